@@ -1,0 +1,96 @@
+import Glibc
+
+/// Opens audio files by what their bytes say they are, never by their names.
+public enum AudioFile {
+    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis or MP3 from the first bytes.
+    public static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
+        switch try detectFormat(path) {
+        case .wav: try WAVDecoder(path: path)
+        case .ogg: try VorbisDecoder(path: path)
+        case .mp3: try MP3Decoder(path: path)
+        }
+    }
+
+    /// Reads the stream information and tags without decoding the audio.
+    public static func info(_ path: String) throws(DecodingError) -> AudioInfo {
+        try open(path).info
+    }
+
+    /// Decodes a whole file into memory.
+    public static func decode(_ path: String) throws(DecodingError) -> PCMBuffer {
+        let decoder = try open(path)
+        return try PCMBuffer(decodingAllOf: decoder)
+    }
+
+    /// The format the file's first bytes announce.
+    public static func detectFormat(_ path: String) throws(DecodingError) -> AudioFileFormat {
+        let header = try readPrefix(path, count: 12)
+        if header.isEmpty { throw .empty(path) }
+        if header.starts(with: Array("RIFF".utf8)) || header.starts(with: Array("RF64".utf8)) {
+            if header.count >= 12 && Array(header[8..<12]) == Array("WAVE".utf8) { return .wav }
+            throw .unsupportedFormat(path)
+        }
+        if header.starts(with: Array("OggS".utf8)) { return .ogg }
+        if header.starts(with: Array("ID3".utf8)) { return .mp3 }
+        if header.count >= 4 && isMPEGAudioFrameHeader(header[0], header[1], header[2]) { return .mp3 }
+        throw .unsupportedFormat(path)
+    }
+
+    /// A plausible MPEG audio frame header: 11 sync bits, a valid version, layer, bitrate and rate index.
+    static func isMPEGAudioFrameHeader(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8) -> Bool {
+        guard b0 == 0xFF, b1 & 0xE0 == 0xE0 else { return false }
+        let version = (b1 >> 3) & 0x3, layer = (b1 >> 1) & 0x3
+        let bitrate = b2 >> 4, rate = (b2 >> 2) & 0x3
+        return version != 1 && layer != 0 && bitrate != 0xF && bitrate != 0 && rate != 3
+    }
+
+    /// The first `count` bytes of a regular file (fewer if it is shorter).
+    static func readPrefix(_ path: String, count: Int) throws(DecodingError) -> [UInt8] {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(path, errno: errno) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw .unreadable(path, errno: errno) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path, errno: (status.st_mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
+        guard got >= 0 else { throw .unreadable(path, errno: errno) }
+        return Array(bytes.prefix(got))
+    }
+}
+
+/// Decoded audio held in memory: interleaved 32-bit float.
+public struct PCMBuffer: Sendable, Equatable {
+    public var sampleRate: Int
+    public var channels: Int
+    public var samples: [Float]
+
+    public init(sampleRate: Int, channels: Int, samples: [Float]) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.samples = samples
+    }
+
+    public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+    public var duration: Double { Double(frames) / Double(sampleRate) }
+
+    /// Reads a decoder to its end.
+    public init(decodingAllOf decoder: any AudioDecoder) throws(DecodingError) {
+        let info = decoder.info
+        sampleRate = info.sampleRate
+        channels = info.channels
+        // Trust the claimed length only as a hint, and never beyond a sane bound.
+        let hint = Int(min(max(info.frames, 0), 1 << 26)) * info.channels
+        samples = []
+        samples.reserveCapacity(hint)
+        let chunkFrames = 4096
+        var chunk = [Float](repeating: 0, count: chunkFrames * info.channels)
+        while true {
+            let got = try chunk.withUnsafeMutableBufferPointer { (p) throws(DecodingError) -> Int in
+                try decoder.read(into: p.baseAddress!, frames: chunkFrames)
+            }
+            if got == 0 { break }
+            samples.append(contentsOf: chunk[0..<(got * info.channels)])
+        }
+    }
+}

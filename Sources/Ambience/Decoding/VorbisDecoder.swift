@@ -1,0 +1,299 @@
+import CVorbisFile
+import Glibc
+
+/// An open Ogg Vorbis stream. Owns the `OggVorbis_File` and its `FILE*`; nothing else in the project touches
+/// libvorbisfile or libogg.
+///
+/// Before libvorbisfile sees the file, every Ogg page is checked with libogg: libvorbisfile quietly skips damaged
+/// pages, and a game would rather hear about a damaged asset when loading it than as a glitch while playing.
+final class VorbisDecoder: AudioDecoder {
+    let info: AudioInfo
+    private let path: String
+    /// Points into itself: allocated once, never copied. `ov_clear` closes the `FILE*` it was opened with.
+    private let file: UnsafeMutablePointer<OggVorbis_File>
+
+    init(path: String) throws(DecodingError) {
+        guard let stream = fopen(path, "rb") else { throw .unreadable(path, errno: errno) }
+        do throws(DecodingError) {
+            try Self.verifyPages(of: stream, path: path)
+        } catch {
+            fclose(stream)
+            throw error
+        }
+        guard fseek(stream, 0, SEEK_SET) == 0 else {
+            let code = errno
+            fclose(stream)
+            throw .unreadable(path, errno: code)
+        }
+
+        let file = UnsafeMutablePointer<OggVorbis_File>.allocate(capacity: 1)
+        let status = ov_open(stream, file, nil, 0)
+        guard status == 0 else {
+            // After a failed ov_open the FILE* is still ours, and the OggVorbis_File holds nothing to clear.
+            fclose(stream)
+            file.deallocate()
+            throw .corrupt(path, reason: Self.describe(status))
+        }
+        let info: AudioInfo
+        do throws(DecodingError) {
+            info = try Self.readInfo(of: file, path: path)
+        } catch {
+            ov_clear(file)
+            file.deallocate()
+            throw error
+        }
+        // Nothing throws from here on: once every property is set, a throw would run deinit as well.
+        self.path = path
+        self.file = file
+        self.info = info
+    }
+
+    deinit {
+        ov_clear(file)
+        file.deallocate()
+    }
+
+    var position: Int64 { max(ov_pcm_tell(file), 0) }
+
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+        let channels = info.channels
+        var written = 0
+        while written < frames {
+            var planes: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
+            var link: Int32 = 0
+            let got = ov_read_float(file, &planes, Int32(clamping: frames - written), &link)
+            if got == 0 { break }
+            guard got > 0, let planes else {
+                let at = position
+                throw .corrupt(path, reason: "\(Self.describe(Int32(clamping: got))) at frame \(at)")
+            }
+            let count = Int(got)
+            let out = buffer + written * channels
+            for channel in 0..<channels {
+                guard let plane = planes[channel] else { continue }
+                for frame in 0..<count { out[frame * channels + channel] = plane[frame] }
+            }
+            written += count
+        }
+        return written
+    }
+
+    func seek(toFrame frame: Int64) throws(DecodingError) {
+        let target = min(max(frame, 0), info.frames)
+        let status = ov_pcm_seek(file, target)
+        guard status == 0 else {
+            throw .corrupt(path, reason: "cannot seek to frame \(target): \(Self.describe(status))")
+        }
+    }
+
+    /// The embedded cover: a `METADATA_BLOCK_PICTURE` (the front cover when there are several), else a legacy
+    /// `COVERART`. Decoded from the comments on each access; nil when absent, malformed or over 16 MiB.
+    var embeddedPicture: EmbeddedPicture? {
+        var best: EmbeddedPicture?
+        var coverArt: [UInt8]?
+        var coverArtMIME: String?
+        for (key, value) in comments(link: 0) {
+            switch key {
+            case "METADATA_BLOCK_PICTURE":
+                guard let block = Self.decodeBase64(value, limit: EmbeddedPicture.maximumSize + 64 * 1024),
+                      let parsed = EmbeddedPicture.parseFLACPictureBlock(block) else { continue }
+                if parsed.type == EmbeddedPicture.frontCoverType { return parsed.picture }
+                if best == nil { best = parsed.picture }
+            case "COVERART":
+                if coverArt == nil { coverArt = Self.decodeBase64(value, limit: EmbeddedPicture.maximumSize) }
+            case "COVERARTMIME":
+                if coverArtMIME == nil { coverArtMIME = String(decoding: value, as: UTF8.self) }
+            default:
+                continue
+            }
+        }
+        if let best { return best }
+        guard let coverArt, !coverArt.isEmpty else { return nil }
+        let mime = coverArtMIME.flatMap { $0.contains("/") ? $0 : nil } ?? EmbeddedPicture.sniffMIMEType(coverArt)
+        return EmbeddedPicture(mimeType: mime, data: coverArt)
+    }
+
+    // MARK: - Opening
+
+    /// Walks every Ogg page with libogg. A page is found only when its CRC matches, so any skipped byte means a
+    /// damaged page or bytes that are no page at all; a stream that stops before a page with the end-of-stream
+    /// flag was cut short.
+    private static func verifyPages(of stream: UnsafeMutablePointer<FILE>, path: String) throws(DecodingError) {
+        var sync = ogg_sync_state()
+        ogg_sync_init(&sync)
+        defer { ogg_sync_clear(&sync) }
+        var page = ogg_page()
+        let chunk = 64 * 1024
+        var fileSize = 0
+        var offset = 0          // file offset of the next byte ogg_sync_pageseek will look at
+        var lastPageEndsStream = false
+
+        while true {
+            guard let buffer = ogg_sync_buffer(&sync, chunk) else {
+                throw .corrupt(path, reason: "out of memory while checking Ogg pages")
+            }
+            let got = fread(buffer, 1, chunk, stream)
+            if got == 0 {
+                if ferror(stream) != 0 { throw .unreadable(path, errno: errno) }
+                break
+            }
+            ogg_sync_wrote(&sync, got)
+            fileSize += got
+
+            while true {
+                let step = ogg_sync_pageseek(&sync, &page)
+                if step == 0 { break }          // needs more bytes
+                if step < 0 {
+                    // The skipped bytes start where the sync layer stood; they are still in its buffer.
+                    let start = Int(sync.returned) + step
+                    let capture = Array("OggS".utf8)
+                    let hasCapture = start + 4 <= Int(sync.fill)
+                        && (0..<4).allSatisfy { sync.data[start + $0] == capture[$0] }
+                    throw .corrupt(path, reason: hasCapture
+                        ? "page checksum mismatch at byte \(offset)"
+                        : "damaged Ogg page or garbage at byte \(offset) (no page capture pattern)")
+                }
+                offset += step
+                lastPageEndsStream = ogg_page_eos(&page) != 0
+            }
+        }
+        if fileSize == 0 { throw .empty(path) }
+        if offset < fileSize || !lastPageEndsStream {
+            throw .corrupt(path, reason: "truncated: stream ends at byte \(fileSize) without its last page")
+        }
+    }
+
+    /// Rate, channels, exact length and tags. Chained streams are accepted only when every link has the first
+    /// link's rate and channel count, since a decoder's output format is fixed.
+    private static func readInfo(of file: UnsafeMutablePointer<OggVorbis_File>, path: String) throws(DecodingError) -> AudioInfo {
+        guard ov_seekable(file) != 0 else { throw .corrupt(path, reason: "stream is not seekable") }
+        guard let first = ov_info(file, 0) else { throw .corrupt(path, reason: "no Vorbis stream information") }
+        let rate = first.pointee.rate, channels = first.pointee.channels
+        guard rate > 0, channels > 0 else {
+            throw .corrupt(path, reason: "invalid stream: \(rate) Hz, \(channels) channels")
+        }
+        let links = ov_streams(file)
+        for link in 1..<max(links, 1) {
+            guard let other = ov_info(file, Int32(link)) else { continue }
+            if other.pointee.rate != rate || other.pointee.channels != channels {
+                throw .corrupt(path, reason: "chained stream changes format: link \(link + 1) is "
+                    + "\(other.pointee.rate) Hz, \(other.pointee.channels) channels; link 1 is \(rate) Hz, \(channels) channels")
+            }
+        }
+        let frames = ov_pcm_total(file, -1)
+        guard frames >= 0 else { throw .corrupt(path, reason: "cannot determine length: \(describe(Int32(clamping: frames)))") }
+        return AudioInfo(format: .ogg, sampleRate: rate, channels: Int(channels), frames: frames,
+                         tags: tags(from: comments(of: file, link: 0)))
+    }
+
+    // MARK: - Comments
+
+    /// The Vorbis comments of one link as (upper-cased key, raw UTF-8 value) pairs, in file order.
+    private func comments(link: Int32) -> [(key: String, value: [UInt8])] {
+        Self.comments(of: file, link: link)
+    }
+
+    private static func comments(of file: UnsafeMutablePointer<OggVorbis_File>, link: Int32) -> [(key: String, value: [UInt8])] {
+        guard let comment = ov_comment(file, link),
+              let entries = comment.pointee.user_comments, let lengths = comment.pointee.comment_lengths
+        else { return [] }
+        var result: [(key: String, value: [UInt8])] = []
+        for index in 0..<Int(max(comment.pointee.comments, 0)) {
+            guard let entry = entries[index] else { continue }
+            let bytes = UnsafeRawBufferPointer(start: entry, count: Int(max(lengths[index], 0)))
+            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let key = String(decoding: bytes[..<equals], as: UTF8.self).uppercased()
+            result.append((key, Array(bytes[(equals + 1)...])))
+        }
+        return result
+    }
+
+    private static func tags(from comments: [(key: String, value: [UInt8])]) -> AudioTags {
+        var tags = AudioTags()
+        for (key, raw) in comments {
+            let value = String(decoding: raw, as: UTF8.self).trimmingSpaces
+            switch key {
+            case "TITLE": tags.title = tags.title ?? value.nonEmpty
+            case "ARTIST": tags.artist = tags.artist ?? value.nonEmpty
+            case "ALBUM": tags.album = tags.album ?? value.nonEmpty
+            case "ALBUMARTIST", "ALBUM ARTIST": tags.albumArtist = tags.albumArtist ?? value.nonEmpty
+            case "GENRE": tags.genre = tags.genre ?? value.nonEmpty
+            case "COMPOSER": tags.composer = tags.composer ?? value.nonEmpty
+            case "TRACKNUMBER": tags.trackNumber = tags.trackNumber ?? leadingNumber(value)
+            case "DISCNUMBER": tags.discNumber = tags.discNumber ?? leadingNumber(value)
+            case "METADATA_BLOCK_PICTURE", "COVERART": tags.hasArtwork = true
+            default: break
+            }
+        }
+        return tags
+    }
+
+    /// Standard base64 (padding optional, no whitespace), or nil when malformed or when it would decode to more
+    /// than `limit` bytes.
+    static func decodeBase64(_ text: [UInt8], limit: Int) -> [UInt8]? {
+        var end = text.count
+        while end > 0 && text[end - 1] == UInt8(ascii: "=") { end -= 1 }
+        guard text.count - end <= 2, end % 4 != 1, end / 4 * 3 <= limit else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(end / 4 * 3 + 2)
+        var accumulator: UInt32 = 0, bits = 0
+        for index in 0..<end {
+            let c = text[index]
+            let value: UInt8
+            switch c {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"): value = c - UInt8(ascii: "A")
+            case UInt8(ascii: "a")...UInt8(ascii: "z"): value = c - UInt8(ascii: "a") + 26
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = c - UInt8(ascii: "0") + 52
+            case UInt8(ascii: "+"): value = 62
+            case UInt8(ascii: "/"): value = 63
+            default: return nil
+            }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return out
+    }
+
+    // MARK: - Errors
+
+    private static func describe(_ status: Int32) -> String {
+        switch status {
+        case OV_EREAD: "read error"
+        case OV_ENOTVORBIS: "not an Ogg Vorbis stream"
+        case OV_EVERSION: "unsupported Vorbis version"
+        case OV_EBADHEADER: "invalid Vorbis header"
+        case OV_EFAULT: "internal libvorbis fault"
+        case OV_HOLE: "interruption in the data (lost sync)"
+        case OV_EBADLINK: "invalid stream section"
+        case OV_ENOSEEK: "stream is not seekable"
+        case OV_EINVAL: "invalid stream state"
+        case OV_EIMPL: "unsupported Vorbis feature"
+        case OV_ENOTAUDIO: "not audio data"
+        case OV_EBADPACKET: "invalid packet"
+        case OV_EOF: "unexpected end of stream"
+        case OV_FALSE: "no data"
+        default: "libvorbisfile error \(status)"
+        }
+    }
+}
+
+/// "3", "03", " 3/12 " → 3. Nil for anything that does not start with a positive number.
+private func leadingNumber(_ text: String) -> Int? {
+    let digits = text.trimmingSpaces.prefix { $0.isASCII && $0.isNumber }
+    guard let number = Int(digits), number > 0 else { return nil }
+    return number
+}
+
+private extension String {
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace || $0 == "\0" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
+    }
+
+    var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,233 @@
+import Synchronization
+
+/// How to build an engine.
+public struct EngineConfiguration: Sendable {
+    public enum Output: Sendable, Equatable {
+        /// Real-time output through SDL: the named device, or the system default (which follows the user's choice).
+        case device(name: String? = nil)
+        /// No device: audio is produced only by `AudioEngine.render`, as fast as the CPU allows.
+        case offline
+    }
+
+    public var output: Output = .device()
+    public var sampleRate = 48_000
+    /// Voices mixed for real (OpenAL sources), up to 4096.
+    public var realVoices = 256
+    /// Voices tracked in all; beyond the real ones they are virtual.
+    public var maxVoices = 16_384
+    public var hrtf = false
+    /// Frames per mix block: the device callback size and the offline render step.
+    public var blockFrames = 512
+    /// Shown to the sound server and on the session bus.
+    public var appName = "ambience"
+    /// Bytes of decoded sounds kept in the cache before idle ones are evicted.
+    public var soundMemoryBudget = 256 << 20
+
+    public init(output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
+                hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20) {
+        self.output = output
+        self.sampleRate = sampleRate
+        self.realVoices = realVoices
+        self.maxVoices = maxVoices
+        self.hrtf = hrtf
+        self.blockFrames = blockFrames
+        self.appName = appName
+        self.soundMemoryBudget = soundMemoryBudget
+    }
+
+    /// Offline rendering at `sampleRate`.
+    public static func offline(sampleRate: Int = 48_000, realVoices: Int = 256) -> EngineConfiguration {
+        EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
+    }
+}
+
+/// Why an engine call failed.
+public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
+    case mixer(String)
+    case output(String)
+    case decoding(DecodingError)
+    case writing(String)
+    /// The mixer could not hold the sound (OpenAL refused the buffer).
+    case outOfMixerMemory(String)
+    /// `render` is for offline engines; a device engine renders on its own.
+    case notOffline
+
+    public var description: String {
+        switch self {
+        case .mixer(let m), .output(let m), .writing(let m): m
+        case .decoding(let e): e.description
+        case .outOfMixerMemory(let name): "\(name): the mixer has no room for this sound"
+        case .notOffline: "render() needs an engine created with output: .offline"
+        }
+    }
+}
+
+/// The game's audio engine: sounds and voices, buses, the listener, and the output.
+///
+/// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and delivers every event on
+/// the calling thread. Every other method may be called from any thread.
+public final class AudioEngine: @unchecked Sendable {
+    public let configuration: EngineConfiguration
+    let mixer: Mixer
+    private let cache: SoundCache
+    private let state = Mutex<EngineState>(EngineState())
+    /// Observers run only on the thread that calls `update()`.
+    private var observers: [(AudioEvent) -> Void] = []
+
+    private struct EngineState {
+        var device: SDLAudioDevice?
+        var lastTickFrame = 0
+        var isShutDown = false
+    }
+
+    public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
+        self.configuration = configuration
+        do {
+            mixer = try Mixer(MixerConfiguration(sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
+                                                 maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
+        } catch {
+            throw .mixer(error.description)
+        }
+        cache = SoundCache(budget: configuration.soundMemoryBudget)
+        if case .device(let name) = configuration.output {
+            do {
+                let device = try SDLAudioDevice(sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
+                                                deviceName: name, appName: configuration.appName, renderer: MixerRenderer(mixer: mixer))
+                state.withLock { $0.device = device }
+            } catch {
+                throw .output(error.description)
+            }
+        }
+    }
+
+    deinit { shutdown() }
+
+    /// Stops output and releases the device. The engine renders nothing afterwards.
+    public func shutdown() {
+        let device = state.withLock { state -> SDLAudioDevice? in
+            state.isShutDown = true
+            let device = state.device
+            state.device = nil
+            return device
+        }
+        device?.close()
+    }
+
+    /// The SDL driver in use ("pulseaudio", "dummy", …), or "offline".
+    public var outputDriver: String { state.withLock { $0.device?.driver } ?? "offline" }
+    public var isOffline: Bool { configuration.output == .offline }
+
+    // MARK: Buses and listener
+
+    public var master: Bus { mixer.bus(.master) }
+    public var music: Bus { mixer.bus(.music) }
+    public var sfx: Bus { mixer.bus(.sfx) }
+    public var ui: Bus { mixer.bus(.ui) }
+    /// Dialogue. By default the music bus ducks −9 dB while it plays.
+    public var voice: Bus { mixer.bus(.voice) }
+
+    /// Adds a bus under `parent` (master when nil).
+    public func makeBus(named name: String, parent: Bus? = nil) -> Bus { mixer.makeBus(named: name, parent: parent) }
+
+    public var duckingRules: [DuckingRule] {
+        get { mixer.currentDuckingRules() }
+        set { mixer.setDuckingRules(newValue) }
+    }
+
+    public var listener: ListenerState {
+        get { mixer.listenerState() }
+        set { mixer.setListener { $0 = newValue } }
+    }
+
+    // MARK: Sounds and voices
+
+    /// Loads a file as a `Sound`, or returns the one already loaded from the same path.
+    public func load(_ path: String) throws(EngineError) -> Sound {
+        try cache.sound(for: path, mixer: mixer)
+    }
+
+    /// Decodes files on a background thread so later `load` calls return at once.
+    public func preload(_ paths: [String]) { cache.preload(paths, mixer: mixer) }
+
+    /// Makes a `Sound` from audio already in memory (not cached).
+    public func makeSound(_ pcm: PCMBuffer, name: String) throws(EngineError) -> Sound {
+        guard let sound = mixer.makeSound(pcm, name: name) else { throw .outOfMixerMemory(name) }
+        return sound
+    }
+
+    /// Stops the sound's voices and frees it.
+    public func unload(_ sound: Sound) {
+        cache.forget(sound)
+        mixer.unload(sound)
+    }
+
+    /// Starts a voice. It is audible in the next block the output renders.
+    @discardableResult
+    public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice { mixer.play(sound, options) }
+
+    public var stats: MixerStats { mixer.stats }
+    /// Bytes held by cached sounds.
+    public var soundMemory: Int { cache.memoryInUse }
+
+    // MARK: The game loop
+
+    /// Registers a handler for events; it runs inside `update()`, on that thread.
+    public func addObserver(_ handler: @escaping (AudioEvent) -> Void) { observers.append(handler) }
+
+    /// Advances the mixer to the output's clock and delivers pending events, in order, on this thread.
+    @discardableResult
+    public func update() -> [AudioEvent] {
+        if !isOffline {
+            let now = mixer.framesRendered.load(ordering: .relaxed)
+            let delta = state.withLock { state in
+                let delta = now - state.lastTickFrame
+                state.lastTickFrame = now
+                return delta
+            }
+            mixer.tick(frames: delta)
+        }
+        let events = mixer.drainEvents().map { event -> AudioEvent in
+            switch event {
+            case .voiceFinished(let v): .voiceFinished(v)
+            case .voiceStolen(let v): .voiceStolen(v)
+            }
+        }
+        for event in events { for observer in observers { observer(event) } }
+        return events
+    }
+
+    // MARK: Offline rendering
+
+    /// Renders the next `frames` frames of the mix (stereo, interleaved) and advances time by as much.
+    public func render(frames: Int) throws(EngineError) -> PCMBuffer {
+        guard isOffline else { throw .notOffline }
+        var samples = [Float](repeating: 0, count: max(frames, 0) * 2)
+        samples.withUnsafeMutableBufferPointer { out in
+            var done = 0
+            while done < frames {
+                let block = min(configuration.blockFrames, frames - done)
+                mixer.tick(frames: block)
+                mixer.render(into: out.baseAddress! + done * 2, frames: block)
+                done += block
+            }
+        }
+        return PCMBuffer(sampleRate: configuration.sampleRate, channels: 2, samples: samples)
+    }
+
+    public func render(seconds: Double) throws(EngineError) -> PCMBuffer {
+        try render(frames: Int((seconds * Double(configuration.sampleRate)).rounded()))
+    }
+}
+
+/// Connects the audio thread to the mixer, counting blocks that took longer than real time as underruns.
+private final class MixerRenderer: AudioRenderCallback {
+    let mixer: Mixer
+    init(mixer: Mixer) { self.mixer = mixer }
+
+    func renderAudio(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+        let start = monotonicNanoseconds()
+        mixer.render(into: buffer, frames: frames)
+        let budget = frames * 1_000_000_000 / mixer.configuration.sampleRate
+        if monotonicNanoseconds() - start > budget { mixer.underruns.add(1, ordering: .relaxed) }
+    }
+}

@@ -1,0 +1,7 @@
+/// Everything the engine tells the game. Delivered in order by `AudioEngine.update()`, on the thread that calls it.
+public enum AudioEvent: Sendable, Equatable {
+    /// A one-shot voice played to its end.
+    case voiceFinished(Voice)
+    /// A voice was stolen by a more important one.
+    case voiceStolen(Voice)
+}

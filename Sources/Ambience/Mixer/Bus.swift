@@ -1,0 +1,76 @@
+/// A mixing bus: a gain stage that voices (and the music stream) play through.
+///
+/// Buses form a tree under `master`; a voice's effective gain is its own gain times every bus gain up the chain.
+/// Handles are cheap to copy and safe to use from any thread.
+public struct Bus: Hashable, Sendable, CustomStringConvertible {
+    let mixer: Mixer
+    let index: Int
+
+    public static func == (a: Bus, b: Bus) -> Bool { a.index == b.index && a.mixer === b.mixer }
+    public func hash(into hasher: inout Hasher) { hasher.combine(index) }
+    public var description: String { "Bus(\(name))" }
+
+    public var name: String { mixer.busName(index) }
+    /// The bus's own gain (linear), not counting its parents or ducking.
+    public var gain: Float {
+        get { mixer.busGain(index) }
+        nonmutating set { mixer.setBusGain(index, newValue, over: 0) }
+    }
+    public var isMuted: Bool {
+        get { mixer.busMuted(index) }
+        nonmutating set { mixer.setBusMuted(index, newValue) }
+    }
+    /// The gain that reaches the output: own gain × ducking × every parent's, 0 when any of them is muted.
+    public var effectiveGain: Float { mixer.busEffectiveGain(index) }
+
+    /// Ramps the bus gain to `gain` over `seconds`.
+    public func fade(to gain: Float, over seconds: Double) { mixer.setBusGain(index, gain, over: seconds) }
+}
+
+/// "While `trigger` has audible voices, `target` goes down by `depth` decibels."
+public struct DuckingRule: Sendable, Equatable {
+    public var trigger: Bus
+    public var target: Bus
+    /// How far to duck, in dB (positive: 9 means −9 dB).
+    public var depth: Float
+    /// Seconds to reach full depth once the trigger sounds.
+    public var attack: Double
+    /// Seconds to come back once the trigger is quiet.
+    public var release: Double
+
+    public init(trigger: Bus, target: Bus, depth: Float = 9, attack: Double = 0.08, release: Double = 0.5) {
+        self.trigger = trigger
+        self.target = target
+        self.depth = depth
+        self.attack = attack
+        self.release = release
+    }
+}
+
+/// A linear ramp of one value, advanced by the mixer's clock.
+struct Ramp {
+    var from: Float
+    var to: Float
+    var duration: Double
+    var elapsed: Double = 0
+
+    var value: Float {
+        duration <= 0 ? to : from + (to - from) * Float(min(elapsed / duration, 1))
+    }
+    var isDone: Bool { elapsed >= duration }
+
+    mutating func advance(_ seconds: Double) { elapsed += seconds }
+}
+
+/// The mixer's record of one bus.
+struct BusState {
+    var name: String
+    var parent: Int?
+    var gain: Float = 1
+    var gainRamp: Ramp?
+    var muted = false
+    /// The ducking multiplier, 1 when nothing ducks this bus.
+    var duck: Float = 1
+    /// Recomputed each tick from the chain.
+    var effective: Float = 1
+}

@@ -1,0 +1,813 @@
+import Synchronization
+import Glibc
+
+/// How the mixer is sized.
+public struct MixerConfiguration: Sendable {
+    /// Output rate of the mix, in Hz.
+    public var sampleRate = 48_000
+    /// OpenAL sources mixed for real (up to 4096). Voices beyond this are virtual.
+    public var realVoices = 256
+    /// Voices tracked in all, real and virtual. When full, the least important voice is stolen.
+    public var maxVoices = 16_384
+    /// Head-related transfer function for 3D voices (headphone listening).
+    public var hrtf = false
+
+    public init(sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false) {
+        self.sampleRate = sampleRate
+        self.realVoices = realVoices
+        self.maxVoices = maxVoices
+        self.hrtf = hrtf
+    }
+}
+
+/// Counters the game can show or log. Read with `AudioEngine.stats`.
+public struct MixerStats: Sendable, Equatable {
+    public var realVoices = 0
+    public var virtualVoices = 0
+    public var started = 0
+    public var stolen = 0
+    public var finished = 0
+    public var renderedBlocks = 0
+    public var averageRenderMicroseconds = 0.0
+    public var maxRenderMicroseconds = 0.0
+    public var underruns = 0
+}
+
+/// What the mixer reports to the game, delivered by `AudioEngine.update()`.
+public enum MixerEvent: Sendable, Equatable {
+    /// A voice played to its end (one-shots only; a stopped voice is not reported).
+    case voiceFinished(Voice)
+    /// A voice lost its place to a more important one.
+    case voiceStolen(Voice)
+}
+
+/// The engine's mixer: OpenAL Soft's loopback device, a pool of real and virtual voices, and the bus tree.
+///
+/// Thread-safety: all mutable state is guarded by `lock`; the audio thread touches only `render` and atomics.
+public final class Mixer: @unchecked Sendable {
+    let device: LoopbackDevice
+    let configuration: MixerConfiguration
+    private let lock = Mutex<Void>(())
+
+    // The voice pool. `active` lists the live slots so ticks never walk the whole table.
+    private var slots: [VoiceSlot]
+    private var freeSlots: [Int32]
+    private var active: [Int32] = []
+    private var sources: [ALSource]
+    private var freeSources: [Int32]
+    private var sourceOwner: [Int32]
+    private var needsRebalance = false
+    /// The real voice that the last rebalance ranked lowest, and its importance: a new, more important voice takes its source at once.
+    private var weakestReal: (slot: Int32, importance: Float) = (-1, .infinity)
+    private var scores: [Float] = []
+    private var scratch: [Float] = []
+
+    private var buses: [BusState]
+    /// Ducking rules by bus index: holding `Bus` handles here would keep the mixer alive forever.
+    private var duckingRules: [(trigger: Int, target: Int, depth: Float, attack: Double, release: Double)] = []
+    private var streams: [StreamChannel] = []
+    private var events: [MixerEvent] = []
+    private var counters = MixerStats()
+    private var useCounter: UInt64 = 0
+
+    // Written by whoever renders (audio thread or offline render), read by the game thread.
+    let framesRendered = Atomic<Int>(0)
+    private let renderBlocks = Atomic<Int>(0)
+    private let renderNanosTotal = Atomic<Int>(0)
+    private let renderNanosMax = Atomic<Int>(0)
+    let underruns = Atomic<Int>(0)
+
+    /// Index of the built-in buses.
+    enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, voice }
+    static let maxPendingEvents = 8192
+
+    public init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
+        var configuration = configuration
+        configuration.realVoices = min(max(configuration.realVoices, 1), 4096)
+        configuration.maxVoices = max(configuration.maxVoices, configuration.realVoices)
+        self.configuration = configuration
+        // Leave room for music streams beside the voice pool.
+        device = try LoopbackDevice(sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf)
+        sources = ALSource.make(count: configuration.realVoices)
+        freeSources = (0..<Int32(sources.count)).reversed()
+        sourceOwner = Array(repeating: -1, count: sources.count)
+        slots = Array(repeating: VoiceSlot(), count: configuration.maxVoices)
+        freeSlots = (0..<Int32(configuration.maxVoices)).reversed()
+        active.reserveCapacity(configuration.maxVoices)
+        scores = Array(repeating: 0, count: configuration.maxVoices)
+        scratch = Array(repeating: 0, count: configuration.maxVoices)
+        buses = [BusState(name: "master", parent: nil)]
+        for bus in BuiltinBus.allCases.dropFirst() { buses.append(BusState(name: "\(bus)", parent: 0)) }
+        events.reserveCapacity(256)
+        ALListener.useInverseDistanceClamped()
+        duckingRules = [(BuiltinBus.voice.rawValue, BuiltinBus.music.rawValue, 9, 0.08, 0.5)]
+    }
+
+    deinit {
+        device.makeCurrent()
+        for source in sources { source.stop(); source.setBuffer(nil); source.delete() }
+    }
+
+    func bus(_ builtin: BuiltinBus) -> Bus { Bus(mixer: self, index: builtin.rawValue) }
+
+    private func withLock<R>(_ body: () -> R) -> R {
+        lock.withLock { _ in
+            device.makeCurrent()
+            return body()
+        }
+    }
+
+    // MARK: Sounds
+
+    /// Uploads decoded audio as a `Sound`.
+    func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
+        let folded = pcm.foldedToStereo()
+        return withLock {
+            folded.samples.withUnsafeBufferPointer { samples in
+                ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
+                    Sound(name: name, buffer: $0, sampleRate: folded.sampleRate, channels: folded.channels, frames: folded.frames)
+                }
+            }
+        }
+    }
+
+    /// Stops every voice of `sound` and frees its memory. Later plays of it return stale voices.
+    func unload(_ sound: Sound) {
+        withLock {
+            guard sound.isLoaded else { return }
+            for i in active.indices.reversed() where i < active.count {
+                let slot = active[i]
+                if slots[Int(slot)].sound === sound { release(slot, event: nil) }
+            }
+            sound.isLoaded = false
+            sound.buffer.delete()
+        }
+    }
+
+    func isLoaded(_ sound: Sound) -> Bool { withLock { sound.isLoaded } }
+    func lastUsed(_ sound: Sound) -> UInt64 { withLock { sound.lastUsed } }
+
+    func touch(_ sound: Sound) {
+        withLock {
+            useCounter &+= 1
+            sound.lastUsed = useCounter
+        }
+    }
+
+    /// Unloads the sound only if no voice plays it.
+    func unloadIfIdle(_ sound: Sound) -> Bool {
+        withLock {
+            guard sound.isLoaded, sound.playingVoices == 0 else { return false }
+            sound.isLoaded = false
+            sound.buffer.delete()
+            return true
+        }
+    }
+
+    // MARK: Voices
+
+    func play(_ sound: Sound, _ options: PlayOptions) -> Voice {
+        withLock {
+            guard sound.isLoaded else { return .none }
+            let busIndex = options.bus.map { $0.mixer === self ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
+            var fresh = VoiceSlot()
+            fresh.sound = sound
+            fresh.bus = busIndex
+            fresh.gain = max(options.gain, 0)
+            fresh.pitch = min(max(options.pitch, 0.01), 16)
+            fresh.loop = options.loop
+            fresh.priority = options.priority
+            fresh.placement = options.placement
+            if options.fadeIn > 0 {
+                fresh.fadeGain = 0
+                fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
+            }
+            let importance = self.importance(of: fresh)
+
+            let slotIndex: Int32
+            if let free = freeSlots.popLast() {
+                slotIndex = free
+            } else {
+                guard let victim = leastImportantVoice(), self.importance(of: slots[Int(victim)]) <= importance else {
+                    counters.stolen += 1
+                    return .none
+                }
+                release(victim, event: .stolen)
+                slotIndex = freeSlots.removeLast()
+            }
+            fresh.generation = slots[Int(slotIndex)].generation
+            fresh.activeIndex = Int32(active.count)
+            slots[Int(slotIndex)] = fresh
+            active.append(slotIndex)
+            sound.playingVoices += 1
+            useCounter &+= 1
+            sound.lastUsed = useCounter
+            counters.started += 1
+
+            if let source = freeSources.popLast() {
+                attach(slotIndex, to: source)
+            } else if weakestReal.slot >= 0, importance > weakestReal.importance, slots[Int(weakestReal.slot)].source >= 0 {
+                let source = detach(weakestReal.slot)
+                weakestReal = (-1, .infinity)
+                attach(slotIndex, to: source)
+                needsRebalance = true
+            } else {
+                needsRebalance = true
+            }
+            return Voice(mixer: self, slot: slotIndex, generation: fresh.generation)
+        }
+    }
+
+    /// Runs `body` on the voice's slot if the handle is current.
+    private func withLiveSlot(_ voice: Voice, _ body: (Int32) -> Void) -> VoiceResult {
+        withLock {
+            guard isCurrent(voice) else { return .stale }
+            body(voice.slot)
+            return .ok
+        }
+    }
+
+    private func isCurrent(_ voice: Voice) -> Bool {
+        voice.slot >= 0 && Int(voice.slot) < slots.count && slots[Int(voice.slot)].generation == voice.generation
+            && slots[Int(voice.slot)].sound != nil
+    }
+
+    func isAlive(_ voice: Voice) -> Bool { withLock { isCurrent(voice) } }
+    func isPlaying(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && !slots[Int(voice.slot)].paused } }
+    func isReal(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && slots[Int(voice.slot)].source >= 0 } }
+
+    func stop(_ voice: Voice, fade: Double) -> VoiceResult {
+        if fade > 0 { return self.fade(voice, to: 0, over: fade, thenStop: true) }
+        return withLiveSlot(voice) { release($0, event: nil) }
+    }
+
+    func setPaused(_ voice: Voice, _ paused: Bool) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            guard slots[Int(slot)].paused != paused else { return }
+            slots[Int(slot)].paused = paused
+            let source = slots[Int(slot)].source
+            if source >= 0 { paused ? sources[Int(source)].pause() : sources[Int(source)].play() }
+            needsRebalance = true
+        }
+    }
+
+    func setGain(_ voice: Voice, _ gain: Float) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            slots[Int(slot)].gain = max(gain, 0)
+            applyGain(slot)
+        }
+    }
+
+    func setPitch(_ voice: Voice, _ pitch: Float) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            slots[Int(slot)].pitch = min(max(pitch, 0.01), 16)
+            let source = slots[Int(slot)].source
+            if source >= 0 { sources[Int(source)].setPitch(slots[Int(slot)].pitch) }
+        }
+    }
+
+    func setPlacement(_ voice: Voice, _ placement: Placement) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            slots[Int(slot)].placement = placement
+            let source = slots[Int(slot)].source
+            if source >= 0 { applyPlacement(placement, to: sources[Int(source)]) }
+        }
+    }
+
+    func fade(_ voice: Voice, to gain: Float, over seconds: Double, thenStop: Bool) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            // Fades ramp the voice's own gain, so a later setGain overrides them.
+            let start = slots[Int(slot)].gain * slots[Int(slot)].fadeGain
+            slots[Int(slot)].gain = 1
+            slots[Int(slot)].fadeGain = start
+            slots[Int(slot)].fade = Ramp(from: start, to: max(gain, 0), duration: max(seconds, 0))
+            slots[Int(slot)].stopAfterFade = thenStop
+        }
+    }
+
+    func elapsed(_ voice: Voice) -> Double? {
+        withLock {
+            guard isCurrent(voice), let sound = slots[Int(voice.slot)].sound else { return nil }
+            return playhead(voice.slot) / Double(sound.sampleRate)
+        }
+    }
+
+    /// The voice's position in its sound, in the sound's frames.
+    private func playhead(_ slot: Int32) -> Double {
+        let s = slots[Int(slot)]
+        guard s.source >= 0 else { return s.elapsedFrames }
+        return Double(sources[Int(s.source)].sampleOffset)
+    }
+
+    // MARK: Time
+
+    /// Advances fades, ducking, virtual voices and finished one-shots by `frames` output frames.
+    func tick(frames: Int) {
+        withLock {
+            let seconds = Double(frames) / Double(configuration.sampleRate)
+            ALBatch.begin()
+            let busesChanged = updateBuses(seconds)
+            var i = active.count - 1
+            while i >= 0 {
+                let slot = active[i]
+                i -= 1
+                advance(slot, frames: frames, seconds: seconds, busesChanged: busesChanged)
+            }
+            // With virtual voices about, loudness and distance change the ranking every tick.
+            if needsRebalance || active.count > sources.count - freeSources.count { rebalance() }
+            if busesChanged { for stream in streams { applyStreamGain(stream) } }
+            ALBatch.commit()
+        }
+    }
+
+    private func advance(_ slot: Int32, frames: Int, seconds: Double, busesChanged: Bool) {
+        let index = Int(slot)
+        var gainChanged = busesChanged
+        if var ramp = slots[index].fade {
+            ramp.advance(seconds)
+            slots[index].fadeGain = ramp.value
+            slots[index].fade = ramp.isDone ? nil : ramp
+            gainChanged = true
+            if ramp.isDone && slots[index].stopAfterFade {
+                release(slot, event: nil)
+                return
+            }
+        }
+        let source = slots[index].source
+        if source >= 0 {
+            if !slots[index].loop && !slots[index].paused && sources[Int(source)].state == .stopped {
+                release(slot, event: .finished)
+                return
+            }
+            if gainChanged { applyGain(slot) }
+        } else if !slots[index].paused, let sound = slots[index].sound {
+            let step = Double(frames) * Double(slots[index].pitch) * Double(sound.sampleRate) / Double(configuration.sampleRate)
+            var position = slots[index].elapsedFrames + step
+            if position >= Double(sound.frames) {
+                guard slots[index].loop, sound.frames > 0 else {
+                    release(slot, event: .finished)
+                    return
+                }
+                position = position.truncatingRemainder(dividingBy: Double(sound.frames))
+            }
+            slots[index].elapsedFrames = position
+        }
+    }
+
+    // MARK: Real and virtual voices
+
+    /// How much a voice matters: priority first, then how loud it would be at the listener.
+    private func importance(of slot: VoiceSlot) -> Float {
+        if slot.paused { return -1 }
+        var audible = slot.gain * slot.fadeGain * buses[slot.bus].effective
+        if case .world(let x, let y, let z, _) = slot.placement {
+            audible *= distanceAttenuation(x, y, z)
+        }
+        return Float(slot.priority) * 16 + min(audible, 15)
+    }
+
+    private func leastImportantVoice() -> Int32? {
+        var best: Int32? = nil
+        var bestScore = Float.infinity
+        for slot in active {
+            let score = importance(of: slots[Int(slot)])
+            if score < bestScore { bestScore = score; best = slot }
+        }
+        return best
+    }
+
+    /// Gives the real sources to the most important voices; the rest keep time virtually.
+    private func rebalance() {
+        needsRebalance = false
+        let count = active.count
+        let capacity = sources.count
+        if count <= capacity {
+            for slot in active where slots[Int(slot)].source < 0 && !slots[Int(slot)].paused {
+                guard let source = freeSources.popLast() else { break }
+                attach(slot, to: source)
+            }
+            weakestReal = (-1, .infinity)
+            return
+        }
+        for (i, slot) in active.enumerated() {
+            var score = importance(of: slots[Int(slot)])
+            if slots[Int(slot)].source >= 0 { score += 0.25 } // hysteresis: do not swap near-equals every tick
+            scores[i] = score
+            scratch[i] = score
+        }
+        let threshold = scratch.withUnsafeMutableBufferPointer { kthLargest($0, count: count, k: capacity) }
+        for (i, slot) in active.enumerated() where scores[i] < threshold && slots[Int(slot)].source >= 0 {
+            freeSources.append(detach(slot))
+        }
+        var weakest: (Int32, Float) = (-1, .infinity)
+        for (i, slot) in active.enumerated() where scores[i] >= threshold && scores[i] >= 0 {
+            if slots[Int(slot)].source < 0 {
+                guard let source = freeSources.popLast() else { continue }
+                attach(slot, to: source)
+            }
+            if scores[i] < weakest.1 { weakest = (slot, scores[i]) }
+        }
+        weakestReal = weakest
+    }
+
+    /// Starts a voice on a real source, at its elapsed position.
+    private func attach(_ slot: Int32, to source: Int32) {
+        let s = slots[Int(slot)]
+        guard let sound = s.sound else { return }
+        let al = sources[Int(source)]
+        sourceOwner[Int(source)] = slot
+        slots[Int(slot)].source = source
+        al.setBuffer(sound.buffer)
+        al.setLooping(s.loop)
+        al.setPitch(s.pitch)
+        applyPlacement(s.placement, to: al)
+        applyGain(slot)
+        if s.elapsedFrames >= 1 { al.sampleOffset = Int(s.elapsedFrames) }
+        al.play()
+        if s.paused { al.pause() }
+    }
+
+    /// Takes a voice off its source, remembering where it was; returns the freed source.
+    private func detach(_ slot: Int32) -> Int32 {
+        let source = slots[Int(slot)].source
+        let al = sources[Int(source)]
+        if al.state != .stopped { slots[Int(slot)].elapsedFrames = Double(al.sampleOffset) }
+        al.stop()
+        al.setBuffer(nil)
+        slots[Int(slot)].source = -1
+        sourceOwner[Int(source)] = -1
+        return source
+    }
+
+    private enum ReleaseEvent { case finished, stolen }
+
+    private func release(_ slot: Int32, event: ReleaseEvent?) {
+        let index = Int(slot)
+        if slots[index].source >= 0 { freeSources.append(detach(slot)) }
+        let voice = Voice(mixer: self, slot: slot, generation: slots[index].generation)
+        slots[index].sound?.playingVoices -= 1
+        slots[index].sound = nil
+        slots[index].fade = nil
+        slots[index].generation &+= 1
+        let position = Int(slots[index].activeIndex)
+        let moved = active.removeLast()
+        if moved != slot {
+            active[position] = moved
+            slots[Int(moved)].activeIndex = Int32(position)
+        }
+        slots[index].activeIndex = -1
+        freeSlots.append(slot)
+        if weakestReal.slot == slot { weakestReal = (-1, .infinity) }
+        switch event {
+        case .finished?:
+            counters.finished += 1
+            post(.voiceFinished(voice))
+        case .stolen?:
+            counters.stolen += 1
+            post(.voiceStolen(voice))
+        case nil:
+            break
+        }
+    }
+
+    private func post(_ event: MixerEvent) {
+        // A game that never calls update() must not grow without bound; the counters still count.
+        if events.count < Mixer.maxPendingEvents { events.append(event) }
+    }
+
+    func drainEvents() -> [MixerEvent] {
+        withLock {
+            let drained = events
+            events.removeAll(keepingCapacity: true)
+            return drained
+        }
+    }
+
+    // MARK: Gains and placement
+
+    private func applyGain(_ slot: Int32) {
+        let s = slots[Int(slot)]
+        guard s.source >= 0 else { return }
+        sources[Int(s.source)].setGain(s.gain * s.fadeGain * buses[s.bus].effective)
+    }
+
+    private func applyPlacement(_ placement: Placement, to source: ALSource) {
+        switch placement {
+        case .pan(let pan):
+            let angle = Double(min(max(pan, -1), 1)) * Double.pi / 2
+            source.setRelative(true)
+            source.setRolloff(0)
+            source.setPosition(Float(sin(angle)), 0, Float(-cos(angle)))
+            source.setVelocity(0, 0, 0)
+        case .world(let x, let y, let z, let velocity):
+            source.setRelative(false)
+            source.setRolloff(listener.rolloff)
+            source.setReferenceDistance(listener.referenceDistance)
+            source.setMaxDistance(listener.maxDistance)
+            source.setPosition(x, y, z)
+            source.setVelocity(velocity.x, velocity.y, velocity.z)
+        }
+    }
+
+    // MARK: Listener
+
+    private var listener = ListenerState()
+
+    func setListener(_ update: (inout ListenerState) -> Void) {
+        withLock {
+            let before = listener
+            update(&listener)
+            ALListener.setPosition(listener.position.x, listener.position.y, listener.position.z)
+            ALListener.setVelocity(listener.velocity.x, listener.velocity.y, listener.velocity.z)
+            ALListener.setOrientation(at: listener.forward, up: listener.up)
+            ALListener.setDopplerFactor(listener.dopplerFactor)
+            if before.rolloff != listener.rolloff || before.referenceDistance != listener.referenceDistance
+                || before.maxDistance != listener.maxDistance {
+                for slot in active where slots[Int(slot)].source >= 0 {
+                    applyPlacement(slots[Int(slot)].placement, to: sources[Int(slots[Int(slot)].source)])
+                }
+            }
+        }
+    }
+
+    func listenerState() -> ListenerState { withLock { listener } }
+
+    /// Inverse-distance-clamped attenuation, as OpenAL computes it, for ranking voices.
+    private func distanceAttenuation(_ x: Float, _ y: Float, _ z: Float) -> Float {
+        let dx = x - listener.position.x, dy = y - listener.position.y, dz = z - listener.position.z
+        let reference = listener.referenceDistance
+        let distance = min(max((dx * dx + dy * dy + dz * dz).squareRoot(), reference), listener.maxDistance)
+        let denominator = reference + listener.rolloff * (distance - reference)
+        return denominator > 0 ? reference / denominator : 1
+    }
+
+    // MARK: Buses
+
+    func busName(_ index: Int) -> String { withLock { buses[index].name } }
+    func busGain(_ index: Int) -> Float { withLock { buses[index].gain } }
+    func busMuted(_ index: Int) -> Bool { withLock { buses[index].muted } }
+    func busEffectiveGain(_ index: Int) -> Float { withLock { buses[index].effective } }
+
+    func setBusGain(_ index: Int, _ gain: Float, over seconds: Double) {
+        withLock {
+            let gain = max(gain, 0)
+            if seconds > 0 {
+                buses[index].gainRamp = Ramp(from: buses[index].gain, to: gain, duration: seconds)
+            } else {
+                buses[index].gainRamp = nil
+                buses[index].gain = gain
+                refreshGains()
+            }
+        }
+    }
+
+    func setBusMuted(_ index: Int, _ muted: Bool) {
+        withLock {
+            buses[index].muted = muted
+            refreshGains()
+        }
+    }
+
+    func makeBus(named name: String, parent: Bus?) -> Bus {
+        withLock {
+            buses.append(BusState(name: name, parent: parent?.index ?? 0))
+            recomputeEffectiveGains()
+            return Bus(mixer: self, index: buses.count - 1)
+        }
+    }
+
+    func setDuckingRules(_ rules: [DuckingRule]) {
+        withLock {
+            duckingRules = rules.filter { $0.trigger.mixer === self && $0.target.mixer === self }
+                .map { ($0.trigger.index, $0.target.index, $0.depth, $0.attack, $0.release) }
+            if duckingRules.isEmpty { for i in buses.indices { buses[i].duck = 1 } }
+            refreshGains()
+        }
+    }
+
+    func currentDuckingRules() -> [DuckingRule] {
+        withLock {
+            duckingRules.map {
+                DuckingRule(trigger: Bus(mixer: self, index: $0.trigger), target: Bus(mixer: self, index: $0.target),
+                            depth: $0.depth, attack: $0.attack, release: $0.release)
+            }
+        }
+    }
+
+    private func refreshGains() {
+        recomputeEffectiveGains()
+        for slot in active { applyGain(slot) }
+        for stream in streams { applyStreamGain(stream) }
+    }
+
+    /// Advances bus fades and ducking; returns whether any effective gain changed.
+    private func updateBuses(_ seconds: Double) -> Bool {
+        var changed = false
+        for i in buses.indices {
+            if var ramp = buses[i].gainRamp {
+                ramp.advance(seconds)
+                buses[i].gain = ramp.value
+                buses[i].gainRamp = ramp.isDone ? nil : ramp
+                changed = true
+            }
+        }
+        for rule in duckingRules {
+            let triggered = busHasAudibleVoices(rule.trigger)
+            let floor = Float(pow(10, Double(-rule.depth) / 20))
+            var duck = buses[rule.target].duck
+            // Move in decibels so attack and release sound linear to the ear.
+            let currentDB = 20 * log10(Double(max(duck, 1e-6)))
+            if triggered && duck > floor {
+                let step = rule.attack > 0 ? Double(rule.depth) * seconds / rule.attack : Double(rule.depth)
+                duck = max(Float(pow(10, (currentDB - step) / 20)), floor)
+                changed = true
+            } else if !triggered && duck < 1 {
+                let step = rule.release > 0 ? Double(rule.depth) * seconds / rule.release : Double(rule.depth)
+                duck = min(Float(pow(10, (currentDB + step) / 20)), 1)
+                changed = true
+            }
+            buses[rule.target].duck = duck
+        }
+        if changed { recomputeEffectiveGains() }
+        return changed
+    }
+
+    private func busHasAudibleVoices(_ bus: Int) -> Bool {
+        for slot in active {
+            let s = slots[Int(slot)]
+            if !s.paused && s.gain * s.fadeGain > 0.001 && isBus(s.bus, under: bus) { return true }
+        }
+        return false
+    }
+
+    private func isBus(_ bus: Int, under ancestor: Int) -> Bool {
+        var current: Int? = bus
+        while let c = current {
+            if c == ancestor { return true }
+            current = buses[c].parent
+        }
+        return false
+    }
+
+    private func recomputeEffectiveGains() {
+        // Parents always precede children in `buses`, so one pass suffices.
+        for i in buses.indices {
+            let own = buses[i].muted ? 0 : buses[i].gain * buses[i].duck
+            buses[i].effective = own * (buses[i].parent.map { buses[$0].effective } ?? 1)
+        }
+    }
+
+    // MARK: Streams (music)
+
+    /// Registers an OpenAL source that plays a stream on `bus`, so bus gains and ducking reach it.
+    func makeStreamChannel(bus: Bus) -> StreamChannel? {
+        withLock {
+            guard let source = ALSource.make(count: 1).first else { return nil }
+            source.setRelative(true)
+            source.setRolloff(0)
+            source.setPosition(0, 0, 0)
+            source.setDirectChannels(true)
+            let channel = StreamChannel(source: source, bus: bus.index)
+            streams.append(channel)
+            applyStreamGain(channel)
+            return channel
+        }
+    }
+
+    func removeStreamChannel(_ channel: StreamChannel) {
+        withLock {
+            streams.removeAll { $0 === channel }
+            channel.source.stop()
+            channel.source.setBuffer(nil)
+            channel.source.delete()
+        }
+    }
+
+    func setStreamGain(_ channel: StreamChannel, _ gain: Float) {
+        withLock {
+            channel.gain = gain
+            applyStreamGain(channel)
+        }
+    }
+
+    /// Runs stream work (queueing buffers) under the mixer's lock with the context current.
+    func withStream<R>(_ body: () -> R) -> R { withLock(body) }
+
+    private func applyStreamGain(_ channel: StreamChannel) {
+        channel.source.setGain(channel.gain * buses[channel.bus].effective)
+    }
+
+    // MARK: Rendering
+
+    /// Mixes one block. Called by the audio thread or by an offline render; never blocks on the game thread.
+    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+        let start = monotonicNanoseconds()
+        device.render(into: buffer, frames: frames)
+        let spent = monotonicNanoseconds() - start
+        framesRendered.add(frames, ordering: .relaxed)
+        renderBlocks.add(1, ordering: .relaxed)
+        renderNanosTotal.add(spent, ordering: .relaxed)
+        var seen = renderNanosMax.load(ordering: .relaxed)
+        while spent > seen {
+            let (exchanged, original) = renderNanosMax.compareExchange(expected: seen, desired: spent, ordering: .relaxed)
+            if exchanged { break }
+            seen = original
+        }
+    }
+
+    var stats: MixerStats {
+        withLock {
+            var s = counters
+            s.realVoices = sources.count - freeSources.count
+            s.virtualVoices = active.count - s.realVoices
+            let blocks = renderBlocks.load(ordering: .relaxed)
+            s.renderedBlocks = blocks
+            s.averageRenderMicroseconds = blocks > 0 ? Double(renderNanosTotal.load(ordering: .relaxed)) / Double(blocks) / 1000 : 0
+            s.maxRenderMicroseconds = Double(renderNanosMax.load(ordering: .relaxed)) / 1000
+            s.underruns = underruns.load(ordering: .relaxed)
+            return s
+        }
+    }
+
+    /// How many voices are alive (real and virtual).
+    var liveVoices: Int { withLock { active.count } }
+}
+
+/// A voice slot in the pool. `generation` changes whenever the slot is freed, which makes old handles stale.
+struct VoiceSlot {
+    var generation: UInt32 = 1
+    var sound: Sound? = nil
+    var bus = 0
+    var gain: Float = 1
+    var fadeGain: Float = 1
+    var fade: Ramp? = nil
+    var stopAfterFade = false
+    var pitch: Float = 1
+    var loop = false
+    var priority: UInt8 = 128
+    var placement: Placement = .pan(0)
+    var paused = false
+    /// Index into the mixer's sources, or -1 while virtual.
+    var source: Int32 = -1
+    /// The playhead in the sound's frames, kept while virtual.
+    var elapsedFrames: Double = 0
+    var activeIndex: Int32 = -1
+}
+
+/// An OpenAL source that plays a stream through a bus.
+final class StreamChannel: @unchecked Sendable {
+    let source: ALSource
+    let bus: Int
+    var gain: Float = 1
+
+    init(source: ALSource, bus: Int) {
+        self.source = source
+        self.bus = bus
+    }
+}
+
+/// The listener and the world's distance settings.
+public struct ListenerState: Sendable, Equatable {
+    public var position: (x: Float, y: Float, z: Float) = (0, 0, 0)
+    public var velocity: (x: Float, y: Float, z: Float) = (0, 0, 0)
+    /// The direction the listener faces.
+    public var forward: (Float, Float, Float) = (0, 0, -1)
+    public var up: (Float, Float, Float) = (0, 1, 0)
+    /// Distance at which a world voice plays at its own gain.
+    public var referenceDistance: Float = 1
+    /// Beyond this a world voice gets no quieter.
+    public var maxDistance: Float = 1000
+    /// How fast gain falls with distance (inverse-distance model).
+    public var rolloff: Float = 1
+    public var dopplerFactor: Float = 1
+
+    public static func == (a: ListenerState, b: ListenerState) -> Bool {
+        a.position == b.position && a.velocity == b.velocity && a.forward == b.forward && a.up == b.up
+            && a.referenceDistance == b.referenceDistance && a.maxDistance == b.maxDistance
+            && a.rolloff == b.rolloff && a.dopplerFactor == b.dopplerFactor
+    }
+}
+
+/// The value that would sit at index `k - 1` if `values[0..<count]` were sorted in descending order (quickselect).
+func kthLargest(_ values: UnsafeMutableBufferPointer<Float>, count: Int, k: Int) -> Float {
+    precondition(k >= 1 && k <= count)
+    var low = 0, high = count - 1
+    let target = k - 1
+    while low < high {
+        let pivot = values[(low + high) / 2]
+        var i = low, j = high
+        while i <= j {
+            while values[i] > pivot { i += 1 }
+            while values[j] < pivot { j -= 1 }
+            if i <= j { values.swapAt(i, j); i += 1; j -= 1 }
+        }
+        if target <= j { high = j } else if target >= i { low = i } else { break }
+    }
+    return values[target]
+}
+
+func monotonicNanoseconds() -> Int {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}

@@ -1,0 +1,88 @@
+/// Where a voice sounds: panned in 2D (head-relative) or placed in the 3D world.
+public enum Placement: Sendable, Equatable {
+    /// -1 is hard left, 0 centre, 1 hard right.
+    case pan(Float)
+    /// A point in world space, with a velocity for doppler.
+    case world(x: Float, y: Float, z: Float, velocity: (x: Float, y: Float, z: Float) = (0, 0, 0))
+
+    public static func == (a: Placement, b: Placement) -> Bool {
+        switch (a, b) {
+        case (.pan(let p), .pan(let q)): p == q
+        case (.world(let x, let y, let z, let v), .world(let x2, let y2, let z2, let v2)):
+            x == x2 && y == y2 && z == z2 && v == v2
+        default: false
+        }
+    }
+}
+
+/// How to start a voice.
+public struct PlayOptions: Sendable {
+    public var gain: Float = 1
+    public var pitch: Float = 1
+    public var loop = false
+    public var bus: Bus? = nil
+    /// Higher wins: 0 (background) to 255 (must be heard). Priority outranks loudness when voices compete.
+    public var priority: UInt8 = 128
+    public var placement: Placement = .pan(0)
+    /// Starts the voice silent and fades it in over this many seconds.
+    public var fadeIn: Double = 0
+
+    public init(gain: Float = 1, pitch: Float = 1, loop: Bool = false, bus: Bus? = nil, priority: UInt8 = 128,
+                placement: Placement = .pan(0), fadeIn: Double = 0) {
+        self.gain = gain
+        self.pitch = pitch
+        self.loop = loop
+        self.bus = bus
+        self.priority = priority
+        self.placement = placement
+        self.fadeIn = fadeIn
+    }
+}
+
+/// What happened to a call on a voice.
+public enum VoiceResult: Sendable, Equatable {
+    case ok
+    /// The voice had already finished or was stolen: the call did nothing.
+    case stale
+}
+
+/// One playing copy of a `Sound`: a handle to a playhead.
+///
+/// A handle outlives its voice harmlessly: once the voice has finished or been stolen, every call does nothing and
+/// returns `.stale`. Handles are cheap to copy and safe to use from any thread.
+public struct Voice: Hashable, Sendable, CustomStringConvertible {
+    // Weak, so handles kept by the game (or waiting in the event queue) never keep a shut-down mixer alive.
+    weak var mixer: Mixer?
+    let slot: Int32
+    let generation: UInt32
+
+    /// A handle that never refers to a voice, e.g. when nothing could be played.
+    public static let none = Voice(mixer: nil, slot: -1, generation: 0)
+
+    public static func == (a: Voice, b: Voice) -> Bool {
+        a.slot == b.slot && a.generation == b.generation && a.mixer === b.mixer
+    }
+    public func hash(into hasher: inout Hasher) { hasher.combine(slot); hasher.combine(generation) }
+    public var description: String { "Voice(\(slot)#\(generation))" }
+
+    /// Whether the voice is still alive and not paused.
+    public var isPlaying: Bool { mixer?.isPlaying(self) ?? false }
+    /// Whether the handle still refers to a live voice (playing or paused).
+    public var isAlive: Bool { mixer?.isAlive(self) ?? false }
+    /// Whether the voice is currently mixed by a real source rather than tracked virtually.
+    public var isReal: Bool { mixer?.isReal(self) ?? false }
+
+    /// Stops the voice, at once or after fading out over `fade` seconds.
+    @discardableResult public func stop(fade: Double = 0) -> VoiceResult { mixer?.stop(self, fade: fade) ?? .stale }
+    @discardableResult public func pause() -> VoiceResult { mixer?.setPaused(self, true) ?? .stale }
+    @discardableResult public func resume() -> VoiceResult { mixer?.setPaused(self, false) ?? .stale }
+    @discardableResult public func setGain(_ gain: Float) -> VoiceResult { mixer?.setGain(self, gain) ?? .stale }
+    @discardableResult public func setPitch(_ pitch: Float) -> VoiceResult { mixer?.setPitch(self, pitch) ?? .stale }
+    @discardableResult public func setPlacement(_ placement: Placement) -> VoiceResult { mixer?.setPlacement(self, placement) ?? .stale }
+    /// Ramps the voice's gain to `gain` over `seconds`.
+    @discardableResult public func fade(to gain: Float, over seconds: Double) -> VoiceResult {
+        mixer?.fade(self, to: gain, over: seconds, thenStop: false) ?? .stale
+    }
+    /// Seconds of the sound played so far (modulo its length when looping).
+    public var elapsed: Double? { mixer?.elapsed(self) }
+}

@@ -1,0 +1,252 @@
+import COpenAL
+
+// The only file that calls OpenAL Soft. Everything above it speaks `LoopbackDevice`, `ALSource` and `ALBuffer`.
+
+/// Why the mixer could not be set up.
+public enum MixerSetupError: Error, CustomStringConvertible, Sendable {
+    case loopbackUnavailable
+    case formatUnsupported(sampleRate: Int)
+    case contextFailed(code: Int32)
+
+    public var description: String {
+        switch self {
+        case .loopbackUnavailable: "OpenAL Soft: the loopback device (ALC_SOFT_loopback) is not available"
+        case .formatUnsupported(let rate): "OpenAL Soft: cannot render stereo float at \(rate) Hz"
+        case .contextFailed(let code): "OpenAL Soft: cannot create a context (ALC error 0x\(String(code, radix: 16)))"
+        }
+    }
+}
+
+/// The OpenAL Soft loopback device and its one context: the engine's mixer.
+///
+/// Buffers and sources belong to this device, so they survive any change of the real output device.
+/// `render` may be called from the audio thread; everything else from the thread holding the engine's lock.
+final class LoopbackDevice: @unchecked Sendable {
+    private let device: OpaquePointer
+    private let context: OpaquePointer
+    let sampleRate: Int
+    /// How many sources the context allows (mono and stereo together).
+    let sourceLimit: Int
+
+    init(sampleRate: Int, sources: Int, hrtf: Bool = false) throws(MixerSetupError) {
+        guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .loopbackUnavailable }
+        guard alcIsRenderFormatSupportedSOFT(device, ALCsizei(sampleRate), ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0 else {
+            alcCloseDevice(device)
+            throw .formatUnsupported(sampleRate: sampleRate)
+        }
+        let attributes: [ALCint] = [
+            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT,
+            ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
+            ALC_FREQUENCY, ALCint(sampleRate),
+            ALC_MONO_SOURCES, ALCint(max(sources - 16, 1)),
+            ALC_STEREO_SOURCES, 16,
+            ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
+            0,
+        ]
+        guard let context = alcCreateContext(device, attributes) else {
+            let code = alcGetError(device)
+            alcCloseDevice(device)
+            throw .contextFailed(code: code)
+        }
+        self.device = device
+        self.context = context
+        self.sampleRate = sampleRate
+        var mono: ALCint = 0, stereo: ALCint = 0
+        alcGetIntegerv(device, ALC_MONO_SOURCES, 1, &mono)
+        alcGetIntegerv(device, ALC_STEREO_SOURCES, 1, &stereo)
+        sourceLimit = Int(mono + stereo)
+        makeCurrent()
+    }
+
+    deinit {
+        if alcGetThreadContext() == context { alcSetThreadContext(nil) }
+        alcDestroyContext(context)
+        alcCloseDevice(device)
+    }
+
+    /// Makes this context current for the calling thread only, so engines on other threads are not disturbed.
+    func makeCurrent() {
+        if alcGetThreadContext() != context { alcSetThreadContext(context) }
+    }
+
+    /// Mixes `frames` stereo float frames into `buffer`. Safe on the audio thread: no allocation, no locks of ours.
+    func render(into buffer: UnsafeMutableRawPointer, frames: Int) {
+        alcRenderSamplesSOFT(device, buffer, ALCsizei(frames))
+    }
+
+    func hasDeviceExtension(_ name: String) -> Bool { alcIsExtensionPresent(device, name) != 0 }
+    func hasExtension(_ name: String) -> Bool { alIsExtensionPresent(name) != 0 }
+
+    /// Whether HRTF is in use.
+    var hrtfEnabled: Bool {
+        var value: ALCint = 0
+        alcGetIntegerv(device, ALC_HRTF_SOFT, 1, &value)
+        return value != 0
+    }
+
+    /// Turns HRTF on or off by resetting the device with new attributes.
+    @discardableResult
+    func setHRTF(_ on: Bool) -> Bool {
+        let attributes: [ALCint] = [
+            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
+            ALC_FREQUENCY, ALCint(sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE, 0,
+        ]
+        return alcResetDeviceSOFT(device, attributes) != 0
+    }
+
+    /// Every ALC and AL extension string, for capability reports.
+    var extensions: [String] {
+        var names: [String] = []
+        if let alc = alcGetString(device, ALC_EXTENSIONS) { names += String(cString: alc).split(separator: " ").map(String.init) }
+        if let al = alGetString(AL_EXTENSIONS) { names += String(cString: al).split(separator: " ").map(String.init) }
+        return names
+    }
+
+    var rendererName: String {
+        alGetString(AL_VERSION).map { "OpenAL Soft " + String(cString: $0) } ?? "OpenAL Soft"
+    }
+}
+
+/// Groups property changes so the mixer applies them together at the next block boundary.
+enum ALBatch {
+    static func begin() { alDeferUpdatesSOFT() }
+    static func commit() { alProcessUpdatesSOFT() }
+}
+
+/// The 3D listener of the current context.
+enum ALListener {
+    static func setGain(_ gain: Float) { alListenerf(AL_GAIN, gain) }
+    static func setPosition(_ x: Float, _ y: Float, _ z: Float) { alListener3f(AL_POSITION, x, y, z) }
+    static func setVelocity(_ x: Float, _ y: Float, _ z: Float) { alListener3f(AL_VELOCITY, x, y, z) }
+    static func setOrientation(at: (Float, Float, Float), up: (Float, Float, Float)) {
+        let values: [ALfloat] = [at.0, at.1, at.2, up.0, up.1, up.2]
+        alListenerfv(AL_ORIENTATION, values)
+    }
+    static func useInverseDistanceClamped() { alDistanceModel(AL_INVERSE_DISTANCE_CLAMPED) }
+    static func setDopplerFactor(_ factor: Float) { alDopplerFactor(factor) }
+    static func setSpeedOfSound(_ speed: Float) { alSpeedOfSound(speed) }
+}
+
+/// Sample data owned by the loopback device.
+struct ALBuffer: Hashable, Sendable {
+    let id: ALuint
+
+    /// Uploads interleaved float samples (1 or 2 channels).
+    static func make(samples: UnsafeBufferPointer<Float>, channels: Int, sampleRate: Int) -> ALBuffer? {
+        var id: ALuint = 0
+        alGetError()
+        alGenBuffers(1, &id)
+        guard alGetError() == AL_NO_ERROR else { return nil }
+        let buffer = ALBuffer(id: id)
+        guard buffer.fill(samples: samples, channels: channels, sampleRate: sampleRate) else { buffer.delete(); return nil }
+        return buffer
+    }
+
+    /// Replaces the buffer's contents. The buffer must not be attached to a playing source.
+    func fill(samples: UnsafeBufferPointer<Float>, channels: Int, sampleRate: Int) -> Bool {
+        let format = channels == 1 ? AL_FORMAT_MONO_FLOAT32 : AL_FORMAT_STEREO_FLOAT32
+        alGetError()
+        alBufferData(id, format, samples.baseAddress, ALsizei(samples.count * MemoryLayout<Float>.size), ALsizei(sampleRate))
+        return alGetError() == AL_NO_ERROR
+    }
+
+    func delete() {
+        var id = id
+        alDeleteBuffers(1, &id)
+    }
+}
+
+/// One OpenAL source: a real, mixed voice.
+struct ALSource: Hashable, Sendable {
+    let id: ALuint
+
+    static func make(count: Int) -> [ALSource] {
+        var made: [ALSource] = []
+        made.reserveCapacity(count)
+        for _ in 0..<count {
+            var id: ALuint = 0
+            alGetError()
+            alGenSources(1, &id)
+            guard alGetError() == AL_NO_ERROR else { break }
+            made.append(ALSource(id: id))
+        }
+        return made
+    }
+
+    func delete() {
+        var id = id
+        alDeleteSources(1, &id)
+    }
+
+    enum State { case initial, playing, paused, stopped }
+
+    var state: State {
+        var value: ALint = 0
+        alGetSourcei(id, AL_SOURCE_STATE, &value)
+        switch value {
+        case AL_PLAYING: return .playing
+        case AL_PAUSED: return .paused
+        case AL_STOPPED: return .stopped
+        default: return .initial
+        }
+    }
+
+    func play() { alSourcePlay(id) }
+    func pause() { alSourcePause(id) }
+    func stop() { alSourceStop(id) }
+    func rewind() { alSourceRewind(id) }
+
+    func setBuffer(_ buffer: ALBuffer?) { alSourcei(id, AL_BUFFER, ALint(bitPattern: buffer?.id ?? 0)) }
+    func setGain(_ gain: Float) { alSourcef(id, AL_GAIN, gain) }
+    func setPitch(_ pitch: Float) { alSourcef(id, AL_PITCH, pitch) }
+    func setLooping(_ loop: Bool) { alSourcei(id, AL_LOOPING, loop ? AL_TRUE : AL_FALSE) }
+    func setRelative(_ relative: Bool) { alSourcei(id, AL_SOURCE_RELATIVE, relative ? AL_TRUE : AL_FALSE) }
+    func setPosition(_ x: Float, _ y: Float, _ z: Float) { alSource3f(id, AL_POSITION, x, y, z) }
+    func setVelocity(_ x: Float, _ y: Float, _ z: Float) { alSource3f(id, AL_VELOCITY, x, y, z) }
+    func setReferenceDistance(_ d: Float) { alSourcef(id, AL_REFERENCE_DISTANCE, d) }
+    func setMaxDistance(_ d: Float) { alSourcef(id, AL_MAX_DISTANCE, d) }
+    func setRolloff(_ r: Float) { alSourcef(id, AL_ROLLOFF_FACTOR, r) }
+    /// Plays stereo content straight to the output channels, unspatialised.
+    func setDirectChannels(_ on: Bool) { alSourcei(id, AL_DIRECT_CHANNELS_SOFT, on ? AL_TRUE : AL_FALSE) }
+
+    /// The playhead in sample frames of the current buffer.
+    var sampleOffset: Int {
+        get {
+            var value: ALint = 0
+            alGetSourcei(id, AL_SAMPLE_OFFSET, &value)
+            return Int(value)
+        }
+        nonmutating set { alSourcei(id, AL_SAMPLE_OFFSET, ALint(clamping: newValue)) }
+    }
+
+    // Streaming: a queue of buffers played back to back, sample-exactly.
+    func queue(_ buffer: ALBuffer) {
+        var id = buffer.id
+        alSourceQueueBuffers(self.id, 1, &id)
+    }
+
+    var buffersQueued: Int {
+        var value: ALint = 0
+        alGetSourcei(id, AL_BUFFERS_QUEUED, &value)
+        return Int(value)
+    }
+
+    var buffersProcessed: Int {
+        var value: ALint = 0
+        alGetSourcei(id, AL_BUFFERS_PROCESSED, &value)
+        return Int(value)
+    }
+
+    /// Takes one finished buffer off the queue.
+    func unqueueProcessed() -> ALBuffer? {
+        guard buffersProcessed > 0 else { return nil }
+        var id: ALuint = 0
+        alSourceUnqueueBuffers(self.id, 1, &id)
+        return ALBuffer(id: id)
+    }
+
+    /// Removes every buffer from a stopped source.
+    func unqueueAll() {
+        setBuffer(nil)
+    }
+}

@@ -1,0 +1,141 @@
+import CSDL2
+import Synchronization
+
+// The only file that calls SDL's audio API.
+
+/// Why real-time output could not start.
+public enum OutputError: Error, CustomStringConvertible, Sendable {
+    case sdl(String)
+    case noDriver(tried: [String])
+    case offlineEngine
+
+    public var description: String {
+        switch self {
+        case .sdl(let message): "SDL audio: \(message)"
+        case .noDriver(let tried): "SDL audio: no driver could open a device (tried \(tried.joined(separator: ", ")))"
+        case .offlineEngine: "this engine renders offline; it has no device output"
+        }
+    }
+}
+
+/// Something that fills audio blocks on the audio thread.
+protocol AudioRenderCallback: AnyObject, Sendable {
+    func renderAudio(into buffer: UnsafeMutablePointer<Float>, frames: Int)
+}
+
+/// An open SDL audio device pulling stereo float blocks from a render callback.
+final class SDLAudioDevice: @unchecked Sendable {
+    private(set) var id: SDL_AudioDeviceID = 0
+    private(set) var driver = ""
+    private(set) var deviceName = ""
+    let sampleRate: Int
+    let blockFrames: Int
+    private let renderer: AudioRenderCallback
+
+    /// Opens the default device (or `deviceName`) at `sampleRate`, stereo float, `blockFrames` per callback.
+    /// Tries `SDL_AUDIODRIVER` if set, else PulseAudio, PipeWire and ALSA, and falls back to SDL's `dummy` driver.
+    init(sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, renderer: AudioRenderCallback) throws(OutputError) {
+        self.sampleRate = sampleRate
+        self.blockFrames = blockFrames
+        self.renderer = renderer
+        let (driver, opened) = try SDLAudio.open(deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
+                                                  userdata: Unmanaged.passUnretained(self).toOpaque())
+        self.driver = driver
+        self.id = opened
+        self.deviceName = deviceName ?? SDLAudio.defaultDeviceName() ?? "default"
+        SDL_PauseAudioDevice(id, 0)
+    }
+
+    deinit { close() }
+
+    /// Stops the callback and closes the device. Safe to call twice.
+    func close() {
+        guard id != 0 else { return }
+        SDL_CloseAudioDevice(id)
+        id = 0
+        SDLAudio.release()
+    }
+
+    /// Whether SDL still considers the device usable.
+    var isAlive: Bool { id != 0 && SDL_GetAudioDeviceStatus(id) != SDL_AUDIO_STOPPED }
+
+    func setPaused(_ paused: Bool) { if id != 0 { SDL_PauseAudioDevice(id, paused ? 1 : 0) } }
+
+    fileprivate func fill(_ stream: UnsafeMutablePointer<UInt8>, bytes: Int) {
+        let frames = bytes / (2 * MemoryLayout<Float>.size)
+        stream.withMemoryRebound(to: Float.self, capacity: frames * 2) { renderer.renderAudio(into: $0, frames: frames) }
+    }
+}
+
+/// SDL's audio subsystem is process-wide: one driver for every device.
+enum SDLAudio {
+    private static let state = Mutex<(users: Int, driver: String?)>((0, nil))
+
+    static let callback: SDL_AudioCallback = { userdata, stream, length in
+        guard let userdata, let stream, length > 0 else { return }
+        Unmanaged<SDLAudioDevice>.fromOpaque(userdata).takeUnretainedValue().fill(stream, bytes: Int(length))
+    }
+
+    static func open(deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int,
+                     userdata: UnsafeMutableRawPointer) throws(OutputError) -> (String, SDL_AudioDeviceID) {
+        let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
+            SDL_SetHint(SDL_HINT_AUDIO_DEVICE_APP_NAME, appName)
+            SDL_SetHint(SDL_HINT_APP_NAME, appName)
+            if state.users == 0 && SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 {
+                guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
+            }
+            var want = SDL_AudioSpec()
+            want.freq = Int32(sampleRate)
+            want.format = SDL_AudioFormat(AUDIO_F32SYS)
+            want.channels = 2
+            want.samples = Uint16(clamping: blockFrames)
+            want.callback = callback
+            want.userdata = userdata
+            var candidates: [String]
+            if let current = state.driver, state.users > 0 {
+                candidates = [current]
+            } else if let chosen = getenv("SDL_AUDIODRIVER").map({ String(cString: $0) }), !chosen.isEmpty {
+                candidates = [chosen, "dummy"]
+            } else {
+                candidates = ["pulseaudio", "pipewire", "alsa", "dummy"]
+            }
+            for driver in candidates {
+                if state.users == 0 {
+                    SDL_AudioQuit()
+                    guard SDL_AudioInit(driver) == 0 else { continue }
+                }
+                var have = SDL_AudioSpec()
+                let id = SDL_OpenAudioDevice(deviceName, 0, &want, &have, 0)
+                if id > 0 {
+                    state.users += 1
+                    state.driver = driver
+                    return .success((driver, id))
+                }
+            }
+            return .failure(.noDriver(tried: candidates))
+        }
+        return try result.get()
+    }
+
+    static func release() {
+        state.withLock { state in
+            state.users -= 1
+            if state.users == 0 { state.driver = nil }
+        }
+    }
+
+    static func defaultDeviceName() -> String? {
+        var name: UnsafeMutablePointer<CChar>? = nil
+        var spec = SDL_AudioSpec()
+        guard SDL_GetDefaultAudioInfo(&name, &spec, 0) == 0, let name else { return nil }
+        defer { SDL_free(name) }
+        return String(cString: name)
+    }
+
+    /// Names of the playback devices SDL can see.
+    static func deviceNames() -> [String] {
+        (0..<max(SDL_GetNumAudioDevices(0), 0)).compactMap { SDL_GetAudioDeviceName($0, 0).map { String(cString: $0) } }
+    }
+
+    static func lastError() -> String { String(cString: SDL_GetError()) }
+}

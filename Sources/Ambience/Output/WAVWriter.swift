@@ -1,0 +1,316 @@
+import Glibc
+import Synchronization
+
+/// Why a WAV file could not be written. Every case names the file the caller asked for.
+public enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The output (or its temporary file next to it) could not be created: a missing folder, no permission, a bad argument.
+    case cannotCreate(String, errno: Int32)
+    /// Writing, syncing or renaming failed, for example with a full disk.
+    case writeFailed(String, errno: Int32)
+    /// The audio does not fit in a WAV file, whose sizes are 32-bit (4 GiB).
+    case tooLarge(String)
+
+    /// The path the error is about.
+    public var path: String {
+        switch self {
+        case .cannotCreate(let p, _), .writeFailed(let p, _), .tooLarge(let p): p
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .cannotCreate(let path, let code):
+            "\(path): cannot create (\(String(cString: strerror(code))))"
+        case .writeFailed(let path, let code):
+            "\(path): cannot write (\(String(cString: strerror(code))))"
+        case .tooLarge(let path):
+            "\(path): too large for a WAV file (over 4 GiB)"
+        }
+    }
+}
+
+/// Writes a WAV file atomically: audio goes to a hidden temporary file in the same folder
+/// (`.NAME.tmp-PID-N`), and `finish()` syncs it and renames it into place.
+///
+/// Until `finish()` succeeds nothing appears at `path` (an existing file there is left as it was).
+/// A writer that is cancelled, fails, or is released unfinished removes its temporary file.
+/// Samples are interleaved Float; 16-bit output clamps to [-1, 1] and rounds to the nearest step.
+/// A writer is owned by one thread at a time.
+public final class WAVWriter {
+    public enum Encoding: Sendable {
+        /// 16-bit signed integer PCM.
+        case pcm16
+        /// 32-bit IEEE float.
+        case float32
+    }
+
+    public let path: String
+    public let sampleRate: Int
+    public let channels: Int
+    public let encoding: Encoding
+
+    /// Sample frames accepted so far (a trailing partial frame is counted once it is completed by `finish()`).
+    public var framesWritten: Int64 { dataBytes / Int64(blockAlign) }
+
+    private enum State { case open, finished, cancelled, failed(AudioWriteError) }
+
+    private let temporaryPath: String
+    private var fd: Int32
+    private var state = State.open
+    private let buffer: UnsafeMutableRawPointer
+    private var buffered = 0
+    private var dataBytes: Int64 = 0
+    private let headerSize: Int
+    /// The largest RIFF size field allowed: 32 bits, or less in tests.
+    private let riffLimit: Int64
+
+    static let bufferBytes = 64 * 1024
+    static let sampleRates = 1...768_000
+    static let channelCounts = 1...8
+    private static let sequence = Atomic<Int>(0)
+
+    public convenience init(path: String, sampleRate: Int, channels: Int, encoding: Encoding) throws(AudioWriteError) {
+        try self.init(path: path, sampleRate: sampleRate, channels: channels, encoding: encoding, riffLimit: Int64(UInt32.max))
+    }
+
+    /// `riffLimit` lowers the 4 GiB limit so that tests can reach it.
+    init(path: String, sampleRate: Int, channels: Int, encoding: Encoding, riffLimit: Int64) throws(AudioWriteError) {
+        guard Self.sampleRates.contains(sampleRate), Self.channelCounts.contains(channels) else {
+            throw .cannotCreate(path, errno: EINVAL)
+        }
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty else { throw .cannotCreate(path, errno: EISDIR) }
+        var existing = stat()
+        if stat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFDIR { throw .cannotCreate(path, errno: EISDIR) }
+
+        var temporary = ""
+        var fd: Int32 = -1
+        for _ in 0..<100 {
+            let n = Self.sequence.wrappingAdd(1, ordering: .relaxed).oldValue
+            temporary = "\(folder).\(name).tmp-\(getpid())-\(n)"
+            fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 || errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw .cannotCreate(path, errno: errno) }
+
+        self.path = path
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.encoding = encoding
+        self.riffLimit = riffLimit
+        self.temporaryPath = temporary
+        self.fd = fd
+        // The header goes out first with zero sizes; finish() patches them.
+        let placeholder = Self.header(sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: 0)
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: Self.bufferBytes, alignment: 16)
+        placeholder.withUnsafeBytes { storage.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        buffer = storage
+        headerSize = placeholder.count
+        buffered = placeholder.count
+    }
+
+    deinit {
+        if case .open = state { abandon() }
+        buffer.deallocate()
+    }
+
+    /// Appends interleaved samples.
+    public func write(_ samples: UnsafeBufferPointer<Float>) throws(AudioWriteError) {
+        try checkOpen()
+        let size = bytesPerSample
+        let adding = Int64(samples.count) * Int64(size)
+        guard Int64(headerSize - 8) + dataBytes + adding <= riffLimit else { throw fail(.tooLarge(path)) }
+        var index = 0
+        while index < samples.count {
+            if Self.bufferBytes - buffered < size { try flush() }
+            let count = min(samples.count - index, (Self.bufferBytes - buffered) / size)
+            let out = buffer + buffered
+            switch encoding {
+            case .pcm16:
+                for i in 0..<count {
+                    out.storeBytes(of: Self.pcm16(samples[index + i]).littleEndian, toByteOffset: i * 2, as: Int16.self)
+                }
+            case .float32:
+                for i in 0..<count {
+                    let x = samples[index + i]
+                    out.storeBytes(of: (x.isNaN ? 0 : x).bitPattern.littleEndian, toByteOffset: i * 4, as: UInt32.self)
+                }
+            }
+            buffered += count * size
+            index += count
+        }
+        dataBytes += adding
+    }
+
+    /// Appends interleaved samples.
+    public func write(_ samples: [Float]) throws(AudioWriteError) {
+        try samples.withUnsafeBufferPointer { (pointer) throws(AudioWriteError) in try write(pointer) }
+    }
+
+    /// Completes the header, syncs the file to disk and moves it to `path`. Calling it again does nothing.
+    public func finish() throws(AudioWriteError) {
+        switch state {
+        case .finished: return
+        case .failed(let error): throw error
+        case .cancelled: throw .writeFailed(path, errno: ECANCELED)
+        case .open: break
+        }
+        let partial = Int((dataBytes / Int64(bytesPerSample)) % Int64(channels))
+        if partial != 0 {
+            try write([Float](repeating: 0, count: channels - partial))
+        }
+        try flush()
+        let header = Self.header(sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: dataBytes)
+        var written = 0
+        while written < header.count {
+            let n = header.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(written)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { throw fail(.writeFailed(path, errno: n == 0 ? EIO : errno)) }
+            written += n
+        }
+        guard fsync(fd) == 0 else { throw fail(.writeFailed(path, errno: errno)) }
+        let closed = close(fd)
+        fd = -1
+        guard closed == 0 else { throw fail(.writeFailed(path, errno: errno)) }
+        guard rename(temporaryPath, path) == 0 else { throw fail(.writeFailed(path, errno: errno)) }
+        state = .finished
+        syncFolder()
+    }
+
+    /// Stops without producing a file and removes the temporary file. Does nothing after `finish()`.
+    public func cancel() {
+        guard case .open = state else { return }
+        abandon()
+        state = .cancelled
+    }
+
+    /// Writes a whole buffer to `path`.
+    public static func write(_ buffer: PCMBuffer, to path: String, encoding: Encoding) throws(AudioWriteError) {
+        let writer = try WAVWriter(path: path, sampleRate: buffer.sampleRate, channels: buffer.channels, encoding: encoding)
+        try writer.write(buffer.samples)
+        try writer.finish()
+    }
+
+    // MARK: - Internals
+
+    private var bytesPerSample: Int { encoding == .pcm16 ? 2 : 4 }
+    private var blockAlign: Int { channels * bytesPerSample }
+
+    static func pcm16(_ x: Float) -> Int16 {
+        guard !x.isNaN else { return 0 }
+        return Int16(min(max((x * 32768).rounded(), -32768), 32767))
+    }
+
+    private func checkOpen() throws(AudioWriteError) {
+        switch state {
+        case .open: return
+        case .failed(let error): throw error
+        case .finished: throw .writeFailed(path, errno: EBADF)
+        case .cancelled: throw .writeFailed(path, errno: ECANCELED)
+        }
+    }
+
+    private func flush() throws(AudioWriteError) {
+        var offset = 0
+        while offset < buffered {
+            let n = Glibc.write(fd, buffer + offset, buffered - offset)
+            if n < 0, errno == EINTR { continue }
+            // write() returning 0 for a non-empty request means no progress is possible: report it as a full disk.
+            guard n > 0 else { throw fail(.writeFailed(path, errno: n == 0 ? ENOSPC : errno)) }
+            offset += n
+        }
+        buffered = 0
+    }
+
+    /// Removes the temporary file and remembers `error` as the answer to every later call.
+    private func fail(_ error: AudioWriteError) -> AudioWriteError {
+        abandon()
+        state = .failed(error)
+        return error
+    }
+
+    private func abandon() {
+        if fd >= 0 { close(fd) }
+        fd = -1
+        unlink(temporaryPath)
+    }
+
+    /// Makes the rename durable. Best effort: the file itself is already synced.
+    private func syncFolder() {
+        let folder = path.lastIndex(of: "/").map { String(path[...$0]) } ?? "."
+        let dir = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard dir >= 0 else { return }
+        _ = fsync(dir)
+        close(dir)
+    }
+
+    /// The header before the samples: RIFF, fmt (WAVE_FORMAT_EXTENSIBLE above 2 channels), fact for float, data.
+    static func header(sampleRate: Int, channels: Int, encoding: Encoding, dataBytes: Int64) -> [UInt8] {
+        let bytesPerSample = encoding == .pcm16 ? 2 : 4
+        let tag: UInt16 = encoding == .pcm16 ? 1 : 3
+        let extensible = channels > 2
+        let blockAlign = channels * bytesPerSample
+        var fmt: [UInt8] = []
+        fmt.appendLE(extensible ? 0xFFFE : tag)
+        fmt.appendLE(UInt16(channels))
+        fmt.appendLE(UInt32(sampleRate))
+        fmt.appendLE(UInt32(sampleRate * blockAlign))
+        fmt.appendLE(UInt16(blockAlign))
+        fmt.appendLE(UInt16(bytesPerSample * 8))
+        if extensible {
+            fmt.appendLE(UInt16(22))
+            fmt.appendLE(UInt16(bytesPerSample * 8))
+            fmt.appendLE(channelMask(channels))
+            fmt.appendLE(tag)
+            fmt += [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
+        } else if encoding == .float32 {
+            fmt.appendLE(UInt16(0))  // cbSize: non-PCM formats carry it
+        }
+
+        var out: [UInt8] = []
+        let factSize = encoding == .float32 ? 12 : 0
+        let total = 12 + 8 + fmt.count + factSize + 8
+        out += Array("RIFF".utf8)
+        out.appendLE(UInt32(truncatingIfNeeded: Int64(total - 8) + dataBytes))
+        out += Array("WAVEfmt ".utf8)
+        out.appendLE(UInt32(fmt.count))
+        out += fmt
+        if encoding == .float32 {
+            out += Array("fact".utf8)
+            out.appendLE(UInt32(4))
+            out.appendLE(UInt32(truncatingIfNeeded: dataBytes / Int64(blockAlign)))
+        }
+        out += Array("data".utf8)
+        out.appendLE(UInt32(truncatingIfNeeded: dataBytes))
+        return out
+    }
+
+    /// The usual speaker layouts: mono, stereo, 3.0, quad, 5.0, 5.1, 6.1, 7.1.
+    static func channelMask(_ channels: Int) -> UInt32 {
+        switch channels {
+        case 1: 0x4
+        case 2: 0x3
+        case 3: 0x7
+        case 4: 0x33
+        case 5: 0x37
+        case 6: 0x3F
+        case 7: 0x70F
+        case 8: 0x63F
+        default: 0
+        }
+    }
+}
+
+private extension Array where Element == UInt8 {
+    mutating func appendLE(_ value: UInt16) {
+        append(UInt8(truncatingIfNeeded: value))
+        append(UInt8(truncatingIfNeeded: value >> 8))
+    }
+
+    mutating func appendLE(_ value: UInt32) {
+        appendLE(UInt16(truncatingIfNeeded: value))
+        appendLE(UInt16(truncatingIfNeeded: value >> 16))
+    }
+}

@@ -1,0 +1,3 @@
+import Ambience
+
+print("ambience")
