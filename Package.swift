@@ -16,8 +16,9 @@ let package = Package(
             name: "Ambience",
             dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123"]
         ),
-        .executableTarget(name: "AmbienceCLI", dependencies: ["Ambience"]),
-        .testTarget(name: "AmbienceTests", dependencies: ["Ambience"]),
+        .target(name: "AmbienceTool", dependencies: ["Ambience"]),
+        .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool"]),
+        .testTarget(name: "AmbienceTests", dependencies: ["Ambience", "AmbienceTool"]),
     ],
     swiftLanguageModes: [.v6]
 )

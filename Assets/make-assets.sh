@@ -16,6 +16,7 @@
 # (-R: fixed random seeds for noise, pluck and dither), the Ogg stream serial
 # number is fixed and PNG time stamps are left out.
 set -euo pipefail
+shopt -s inherit_errexit
 
 ASSETS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 MUSIC="$ASSETS/Music"
@@ -122,7 +123,7 @@ synth_note() {
             "${SOX[@]}" -r "$R" -c 2 -n -c 1 "$out" synth "$d" pluck "$p" sine "$p" \
                 remix 1v0.4 2v0.3 lowpass 700 fade q 60s "$d" 1500s gain -n -6 ;;
         # --- Orbit Lullaby ---
-        box)    # music box: soft pluck plus a decaying sine an octave up
+        box)    # music box: soft pluck with a little sine body
             "${SOX[@]}" -r "$R" -c 2 -n -c 1 "$out" synth "$d" pluck "$p" sine "$p" \
                 remix 1v0.55 2v0.15 lowpass 3500 fade q 40s "$d" 2500s gain -n -6 ;;
         flute)  # gentle sine lead with slow attack and a touch of tremolo
@@ -274,6 +275,20 @@ make_cover() {
         "PNG8:$out" 2>/dev/null || return 1
 }
 
+# mark_front_cover MP3 -- lame writes its APIC frame with picture type 0
+# ("Other"); set it to 3 ("Cover (front)"), which players look for. The frame
+# is <header 10> <encoding 1> "image/png\0" <type 1>; the size is unchanged.
+mark_front_cover() {
+    local f=$1 off
+    off=$(grep -m1 -boa 'APIC' "$f" | cut -d: -f1) || true
+    [[ -n $off ]] || { echo "make-assets: no APIC frame in $f" >&2; return 0; }
+    if cmp -s <(dd if="$f" bs=1 skip=$((off + 11)) count=11 status=none) <(printf 'image/png\0\0'); then
+        printf '\003' | dd of="$f" bs=1 seek=$((off + 21)) conv=notrunc status=none
+    else
+        echo "make-assets: unexpected APIC layout, picture type left as is" >&2
+    fi
+}
+
 make_lullaby() {
     local W="$TMP/lullaby"
     mkdir -p "$W"
@@ -317,6 +332,7 @@ F5:6"
         --tt "Orbit Lullaby" --ta "Ambience Ensemble" --tl "Gravity Wave" \
         --tg "Game" --tn 2 --tv "TPE2=Ambience Ensemble" "${pic[@]}" \
         "$W/lullaby.wav" "$W/out.mp3"
+    ((${#pic[@]} == 0)) || mark_front_cover "$W/out.mp3"
     mv -f "$W/out.mp3" "$MUSIC/orbit-lullaby.mp3"
 }
 
@@ -356,17 +372,18 @@ make_sfx() {
 
     # explosion: 1.2 s -- noise crack, rumbling brown noise and a low boom, all decaying.
     "${SOX[@]}" -r "$R" -c 1 -n "$W/ex_crack.sox" synth 0.25 whitenoise vol 0.7 lowpass 3500 fade l 0.001 0.25 0.24
-    "${SOX[@]}" -r "$R" -c 1 -n "$W/ex_rumble.sox" synth 1.2 brownnoise vol 0.7 lowpass 500 fade l 0.01 1.2 1.15
-    "${SOX[@]}" -r "$R" -c 1 -n "$W/ex_boom.sox" synth 0.9 sine 75-28 vol 0.7 fade l 0.003 0.9 0.85
+    "${SOX[@]}" -r "$R" -c 1 -n "$W/ex_rumble.sox" synth 1.2 brownnoise vol 0.7 lowpass 500 fade h 0.01 1.2 1.15
+    "${SOX[@]}" -r "$R" -c 1 -n "$W/ex_boom.sox" synth 0.9 sine 75-28 vol 0.7 fade h 0.003 0.9 0.85
     "${SOX[@]}" -m -v 0.2 "$W/ex_crack.sox" -v 0.45 "$W/ex_rumble.sox" -v 0.3 "$W/ex_boom.sox" \
         "$W/explosion.sox" lowpass 2500 reverb 30 50 50 100 0 fade q 0 1.2 0.05
     finish_sfx "$W/explosion.sox" explosion -1
 
     # pickup: 0.3 s rising two-note chime (B5 then E6), the first ringing under the second.
-    "${SOX[@]}" -r "$R" -c 2 -n -c 1 "$W/pk1.sox" synth 0.3 sine B5 sine B6 \
-        remix 1v0.55 2v0.15 fade l 0.002 0.3 0.29
-    "${SOX[@]}" -r "$R" -c 2 -n -c 1 "$W/pk2.sox" synth 0.22 sine E6 sine E7 \
-        remix 1v0.55 2v0.15 fade l 0.002 0.22 0.215
+    # (an exponential decay three times the note's length, then cut and faded)
+    "${SOX[@]}" -r "$R" -c 2 -n -c 1 "$W/pk1.sox" synth 0.9 sine B5 sine B6 \
+        remix 1v0.55 2v0.15 fade l 0.002 0.9 0.898 trim 0 0.3 fade t 0 0.3 0.03
+    "${SOX[@]}" -r "$R" -c 2 -n -c 1 "$W/pk2.sox" synth 0.66 sine E6 sine E7 \
+        remix 1v0.55 2v0.15 fade l 0.002 0.66 0.658 trim 0 0.22 fade t 0 0.22 0.03
     place "$W/pickup.sox" 13230 "$W/pk1.sox@0" "$W/pk2.sox@3528"
     finish_sfx "$W/pickup.sox" pickup -2
 

@@ -1,3 +1,4 @@
-import Ambience
+import AmbienceTool
+import Glibc
 
-print("ambience")
+exit(Tool.run(Array(CommandLine.arguments.dropFirst())))

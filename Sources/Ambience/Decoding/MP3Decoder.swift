@@ -71,15 +71,20 @@ final class MP3Decoder: AudioDecoder {
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
         let bytesPerFrame = channels * MemoryLayout<Float>.size
+        // Never past the scanned length: bytes after the last real frame (an APE or Lyrics3 tag, garbage) can
+        // look like frames in another format, or make the resync fail. That is the end of the audio, not damage.
+        let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
         var written = 0
-        reading: while written < frames {
+        reading: while written < wanted {
             var done = 0
-            let status = mpg123_read(handle, buffer + written * channels, (frames - written) * bytesPerFrame, &done)
+            let status = mpg123_read(handle, buffer + written * channels, (wanted - written) * bytesPerFrame, &done)
             written += done / bytesPerFrame
             switch status {
             case MPG123_OK.rawValue:
                 continue
             case MPG123_DONE.rawValue:
+                break reading
+            case _ where written >= wanted:
                 break reading
             case MPG123_NEW_FORMAT.rawValue:
                 var rate = 0, count: Int32 = 0, encoding: Int32 = 0
@@ -132,7 +137,7 @@ final class MP3Decoder: AudioDecoder {
 
         var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
         guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue else {
-            throw .corrupt(path, reason: noFramesOr(handle))
+            try explainMissingFormat(handle, descriptor: descriptor, path: path)
         }
         guard rate > 0, channels == 1 || channels == 2, encoding == Int32(MPG123_ENC_FLOAT_32.rawValue) else {
             throw .corrupt(path, reason: "unexpected output format: \(rate) Hz, \(channels) channels, encoding \(encoding)")
@@ -147,16 +152,19 @@ final class MP3Decoder: AudioDecoder {
         return (AudioInfo(format: .mp3, sampleRate: rate, channels: Int(channels), frames: Int64(length), tags: tags), picture)
     }
 
-    /// Why `mpg123_getformat` found nothing: a read error if it was one, otherwise no decodable frame in the file
-    /// (for example a file holding only an ID3 tag).
-    private static func noFramesOr(_ handle: OpaquePointer) -> String {
+    /// Why `mpg123_getformat` found nothing. libmpg123 reports a file that ends before any MPEG frame (for
+    /// example one holding only an ID3 tag) as a reader error, so a reader error counts as a real one only when the
+    /// file's last byte cannot be read either.
+    private static func explainMissingFormat(_ handle: OpaquePointer, descriptor: Int32, path: String) throws(DecodingError) -> Never {
         let code = mpg123_errcode(handle)
-        switch code {
-        case MPG123_ERR_READER.rawValue, MPG123_LSEEK_FAILED.rawValue, MPG123_BAD_FILE.rawValue:
-            return "cannot read the stream: \(describe(code))"
-        default:
-            return "no MPEG audio frames"
+        if code == MPG123_ERR_READER.rawValue || code == MPG123_LSEEK_FAILED.rawValue || code == MPG123_BAD_FILE.rawValue {
+            var status = stat()
+            var byte: UInt8 = 0
+            if fstat(descriptor, &status) != 0 || pread(descriptor, &byte, 1, max(status.st_size - 1, 0)) < 0 {
+                throw .unreadable(path, errno: errno)
+            }
         }
+        throw .corrupt(path, reason: "no MPEG audio frames")
     }
 
     // MARK: - Tags

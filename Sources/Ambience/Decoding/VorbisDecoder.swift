@@ -37,6 +37,11 @@ final class VorbisDecoder: AudioDecoder {
         let info: AudioInfo
         do throws(DecodingError) {
             info = try Self.readInfo(of: file, path: path)
+            // libvorbisfile 1.3.7 leaves a chained file positioned at the start of its last link: rewind.
+            if ov_pcm_tell(file) != 0 {
+                let rewound = ov_pcm_seek(file, 0)
+                guard rewound == 0 else { throw .corrupt(path, reason: "cannot seek to the start: \(Self.describe(rewound))") }
+            }
         } catch {
             ov_clear(file)
             file.deallocate()

@@ -69,7 +69,10 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 public final class AudioEngine: @unchecked Sendable {
     public let configuration: EngineConfiguration
     let mixer: Mixer
+    /// The application music player, streaming through the `music` bus.
+    public let musicPlayer: MusicPlayer
     private let cache: SoundCache
+    private let streamer: StreamingThread
     private let state = Mutex<EngineState>(EngineState())
     /// Observers run only on the thread that calls `update()`.
     private var observers: [(AudioEvent) -> Void] = []
@@ -89,6 +92,8 @@ public final class AudioEngine: @unchecked Sendable {
             throw .mixer(error.description)
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget)
+        musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
+        streamer = StreamingThread(player: musicPlayer)
         if case .device(let name) = configuration.output {
             do {
                 let device = try SDLAudioDevice(sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
@@ -97,6 +102,7 @@ public final class AudioEngine: @unchecked Sendable {
             } catch {
                 throw .output(error.description)
             }
+            streamer.start()
         }
     }
 
@@ -105,12 +111,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// Stops output and releases the device. The engine renders nothing afterwards.
     public func shutdown() {
         let device = state.withLock { state -> SDLAudioDevice? in
+            if state.isShutDown { return nil }
             state.isShutDown = true
             let device = state.device
             state.device = nil
             return device
         }
         device?.close()
+        streamer.stop()
+        musicPlayer.close()
     }
 
     /// The SDL driver in use ("pulseaudio", "dummy", …), or "offline".
@@ -186,12 +195,14 @@ public final class AudioEngine: @unchecked Sendable {
             }
             mixer.tick(frames: delta)
         }
-        let events = mixer.drainEvents().map { event -> AudioEvent in
+        if isOffline { musicPlayer.pump() }
+        var events = mixer.drainEvents().map { event -> AudioEvent in
             switch event {
             case .voiceFinished(let v): .voiceFinished(v)
             case .voiceStolen(let v): .voiceStolen(v)
             }
         }
+        events += musicPlayer.drainEvents().map(AudioEvent.music)
         for event in events { for observer in observers { observer(event) } }
         return events
     }
@@ -206,6 +217,7 @@ public final class AudioEngine: @unchecked Sendable {
             var done = 0
             while done < frames {
                 let block = min(configuration.blockFrames, frames - done)
+                musicPlayer.pump()
                 mixer.tick(frames: block)
                 mixer.render(into: out.baseAddress! + done * 2, frames: block)
                 done += block

@@ -4,4 +4,6 @@ public enum AudioEvent: Sendable, Equatable {
     case voiceFinished(Voice)
     /// A voice was stolen by a more important one.
     case voiceStolen(Voice)
+    /// A notification from the application music player (only between begin/endGeneratingPlaybackNotifications).
+    case music(MusicEvent)
 }

@@ -142,6 +142,13 @@ struct ALBuffer: Hashable, Sendable {
         return buffer
     }
 
+    /// Buffers with no data yet, for streaming.
+    static func makeEmpty(count: Int) -> [ALBuffer] {
+        var ids = [ALuint](repeating: 0, count: count)
+        alGenBuffers(ALsizei(count), &ids)
+        return ids.filter { $0 != 0 }.map(ALBuffer.init(id:))
+    }
+
     /// Replaces the buffer's contents. The buffer must not be attached to a playing source.
     func fill(samples: UnsafeBufferPointer<Float>, channels: Int, sampleRate: Int) -> Bool {
         let format = channels == 1 ? AL_FORMAT_MONO_FLOAT32 : AL_FORMAT_STEREO_FLOAT32

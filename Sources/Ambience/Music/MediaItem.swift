@@ -1,0 +1,72 @@
+/// A piece of music: where it is and what its tags say. The media library fills every field; an item made from a
+/// bare path reads the file's own tags.
+public struct MediaItem: Sendable, Hashable, Identifiable {
+    /// Stable across rescans of the library (derived from the path for items made from a path).
+    public var persistentID: UInt64
+    public var url: String
+    public var title: String?
+    public var artist: String?
+    public var albumTitle: String?
+    public var albumArtist: String?
+    public var genre: String?
+    public var composer: String?
+    public var trackNumber: Int?
+    public var discNumber: Int?
+    /// Seconds.
+    public var playbackDuration: Double
+    public var hasArtwork: Bool
+
+    public var id: UInt64 { persistentID }
+
+    public init(persistentID: UInt64, url: String, title: String? = nil, artist: String? = nil, albumTitle: String? = nil,
+                albumArtist: String? = nil, genre: String? = nil, composer: String? = nil, trackNumber: Int? = nil,
+                discNumber: Int? = nil, playbackDuration: Double = 0, hasArtwork: Bool = false) {
+        self.persistentID = persistentID
+        self.url = url
+        self.title = title
+        self.artist = artist
+        self.albumTitle = albumTitle
+        self.albumArtist = albumArtist
+        self.genre = genre
+        self.composer = composer
+        self.trackNumber = trackNumber
+        self.discNumber = discNumber
+        self.playbackDuration = playbackDuration
+        self.hasArtwork = hasArtwork
+    }
+
+    /// An item for a file, with its tags when they can be read. A file that cannot be read still makes an item:
+    /// playing it reports a `playbackError` and the player moves on.
+    public init(path: String) {
+        self.init(persistentID: MediaItem.stableID(path), url: path)
+        if let info = try? AudioFile.info(path) {
+            title = info.tags.title
+            artist = info.tags.artist
+            albumTitle = info.tags.album
+            albumArtist = info.tags.albumArtist
+            genre = info.tags.genre
+            composer = info.tags.composer
+            trackNumber = info.tags.trackNumber
+            discNumber = info.tags.discNumber
+            playbackDuration = info.duration
+            hasArtwork = info.tags.hasArtwork
+        }
+        if title == nil { title = path.split(separator: "/").last.map(String.init) }
+    }
+
+    /// FNV-1a of the path: the same file always gets the same ID.
+    public static func stableID(_ path: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+}
+
+/// An ordered group of items, as a queue or a picker's result.
+public struct MediaItemCollection: Sendable, Hashable {
+    public var items: [MediaItem]
+    public init(items: [MediaItem]) { self.items = items }
+    public var count: Int { items.count }
+    /// The item that best stands for the whole (the first).
+    public var representativeItem: MediaItem? { items.first }
+}

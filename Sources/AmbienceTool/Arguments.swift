@@ -1,0 +1,70 @@
+/// A usage mistake: the command prints it with the subcommand's usage and exits 2.
+public struct UsageError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A failed operation: the command prints `ambience: <description>` and exits 1.
+struct ToolFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Command-line words split into options and positional arguments, consumed as a command reads them.
+struct Arguments {
+    private var words: [String]
+    private(set) var positional: [String] = []
+
+    init(_ words: [String]) { self.words = words }
+
+    var wantsHelp: Bool { words.contains("--help") || words.contains("-h") }
+
+    /// Removes and returns a flag's presence.
+    mutating func flag(_ name: String) -> Bool {
+        guard let i = words.firstIndex(of: name) else { return false }
+        words.remove(at: i)
+        return true
+    }
+
+    /// Removes and returns the value of the last `--name VALUE` (or `--name=VALUE`).
+    mutating func option(_ name: String) throws(UsageError) -> String? { try options(name).last }
+
+    /// Removes and returns every value of a repeatable option, in order.
+    mutating func options(_ name: String) throws(UsageError) -> [String] {
+        var values: [String] = []
+        var i = 0
+        while i < words.count {
+            if words[i] == name {
+                guard i + 1 < words.count else { throw UsageError("\(name) needs a value") }
+                values.append(words[i + 1])
+                words.removeSubrange(i...(i + 1))
+            } else if words[i].hasPrefix(name + "=") {
+                values.append(String(words[i].dropFirst(name.count + 1)))
+                words.remove(at: i)
+            } else {
+                i += 1
+            }
+        }
+        return values
+    }
+
+    mutating func number(_ name: String) throws(UsageError) -> Double? {
+        guard let text = try option(name) else { return nil }
+        guard let value = Double(text), value.isFinite else { throw UsageError("\(name) needs a number, not '\(text)'") }
+        return value
+    }
+
+    mutating func integer(_ name: String) throws(UsageError) -> Int? {
+        guard let text = try option(name) else { return nil }
+        guard let value = Int(text) else { throw UsageError("\(name) needs a whole number, not '\(text)'") }
+        return value
+    }
+
+    /// What is left once options are taken: positional arguments. Unknown options are a usage error.
+    mutating func finish() throws(UsageError) -> [String] {
+        if let unknown = words.first(where: { $0.hasPrefix("-") && $0 != "-" }) { throw UsageError("unknown option \(unknown)") }
+        positional = words
+        words = []
+        return positional
+    }
+}

@@ -1,0 +1,46 @@
+import Ambience
+
+struct InfoCommand: Command {
+    static let name = "info"
+    static let usage = """
+        info FILE [--json]                  format, rate, channels, length and tags of an audio file
+          --json    one JSON object with keys format, sampleRate, channels, frames, duration,
+                    title, artist, album, genre, trackNumber, hasArtwork
+        """
+
+    static func run(_ arguments: inout Arguments) throws {
+        let json = arguments.flag("--json")
+        let files = try arguments.finish()
+        guard files.count == 1 else { throw UsageError("info takes exactly one FILE") }
+        let info = try AudioFile.info(files[0])
+        for warning in info.warnings { printError("warning: \(files[0]): \(warning)") }
+        if json {
+            print(describe(info).text)
+        } else {
+            print(files[0])
+            let rows: [(String, String?)] = [
+                ("format", info.format.rawValue), ("sample rate", "\(info.sampleRate) Hz"), ("channels", "\(info.channels)"),
+                ("frames", "\(info.frames)"), ("duration", formatSeconds(info.duration)), ("title", info.tags.title),
+                ("artist", info.tags.artist), ("album", info.tags.album), ("album artist", info.tags.albumArtist),
+                ("genre", info.tags.genre), ("composer", info.tags.composer), ("track", info.tags.trackNumber.map(String.init)),
+                ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no"),
+            ]
+            for (label, value) in rows { if let value { print("  " + label + String(repeating: " ", count: max(13 - label.count, 1)) + value) } }
+        }
+    }
+
+    static func describe(_ info: AudioInfo) -> JSON {
+        .object([
+            ("format", .string(info.format.rawValue)), ("sampleRate", .int(info.sampleRate)), ("channels", .int(info.channels)),
+            ("frames", .int(Int(info.frames))), ("duration", .double(info.duration)), ("title", .optional(info.tags.title)),
+            ("artist", .optional(info.tags.artist)), ("album", .optional(info.tags.album)), ("genre", .optional(info.tags.genre)),
+            ("trackNumber", .optional(info.tags.trackNumber)), ("hasArtwork", .bool(info.tags.hasArtwork)),
+        ])
+    }
+}
+
+func formatSeconds(_ seconds: Double) -> String {
+    let whole = Int(seconds)
+    let millis = Int(((seconds - Double(whole)) * 1000).rounded())
+    return "\(whole / 60):" + (whole % 60 < 10 ? "0" : "") + "\(whole % 60)." + String(repeating: "0", count: 3 - String(millis).count) + "\(millis)"
+}

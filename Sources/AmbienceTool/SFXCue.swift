@@ -1,0 +1,36 @@
+/// One `--sfx FILE@T[,gain=G][,pan=P][,pitch=X]` of `ambience render`.
+public struct SFXCue: Equatable, Sendable {
+    public var path: String
+    /// Seconds from the start of the render.
+    public var time: Double
+    public var gain: Float = 1
+    public var pan: Float = 0
+    public var pitch: Float = 1
+
+    /// Parses a cue. The file name may itself contain `@` or `,`: the last `@` starts the timing part.
+    public init(parsing text: String) throws(UsageError) {
+        guard let at = text.lastIndex(of: "@") else { throw UsageError("--sfx '\(text)': expected FILE@SECONDS") }
+        path = String(text[..<at])
+        guard !path.isEmpty else { throw UsageError("--sfx '\(text)': missing FILE before @") }
+        let fields = text[text.index(after: at)...].split(separator: ",", omittingEmptySubsequences: false)
+        guard let first = fields.first, let t = Double(first), t.isFinite, t >= 0, t <= 86_400 else {
+            throw UsageError("--sfx '\(text)': the time after @ must be seconds from 0 to 86400")
+        }
+        time = t
+        for field in fields.dropFirst() {
+            let pair = field.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, let value = Float(pair[1]), value.isFinite else {
+                throw UsageError("--sfx '\(text)': expected key=number, not '\(field)'")
+            }
+            switch pair[0] {
+            case "gain" where value >= 0 && value <= 16: gain = value
+            case "pan" where value >= -1 && value <= 1: pan = value
+            case "pitch" where value > 0 && value <= 16: pitch = value
+            case "gain", "pan", "pitch":
+                throw UsageError("--sfx '\(text)': \(pair[0])=\(pair[1]) is out of range (gain 0…16, pan -1…1, pitch 0…16)")
+            default:
+                throw UsageError("--sfx '\(text)': unknown key '\(pair[0])' (use gain, pan or pitch)")
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Ambience
+import Glibc
+import Synchronization
+
+/// The `ambience` command. Each subcommand is a `Command`; `run` maps its outcome to an exit status:
+/// 0 ok, 1 failed operation (one `ambience:` line on stderr), 2 usage error.
+public enum Tool {
+    static let commands: [any Command.Type] = [
+        InfoCommand.self, DecodeCommand.self, RenderCommand.self,
+    ]
+
+    public static func run(_ words: [String]) -> Int32 {
+        // A closed pipe must end the command with an error, not kill it.
+        signal(SIGPIPE, SIG_IGN)
+        Interrupt.install()
+        guard let name = words.first, name != "--help", name != "-h", name != "help" else {
+            print(overview)
+            return words.isEmpty ? 2 : 0
+        }
+        guard let command = commands.first(where: { $0.name == name }) else {
+            printError("unknown command '\(name)'\n\(overview)")
+            return 2
+        }
+        var arguments = Arguments(Array(words.dropFirst()))
+        if arguments.wantsHelp {
+            print(command.usage)
+            return 0
+        }
+        do {
+            try command.run(&arguments)
+            return 0
+        } catch let error as UsageError {
+            printError("\(name): \(error)\nusage: \(command.usage.split(separator: "\n").first ?? "")")
+            return 2
+        } catch {
+            printError("\(error)")
+            return Interrupt.requested ? 130 : 1
+        }
+    }
+
+    static var overview: String {
+        "usage: ambience COMMAND [OPTIONS]\n\ncommands:\n"
+            + commands.map { "  " + ($0.usage.split(separator: "\n").first.map(String.init) ?? $0.name) }.joined(separator: "\n")
+            + "\n\nRun 'ambience COMMAND --help' for details."
+    }
+}
+
+/// One subcommand: a name, its usage text (first line is the synopsis) and what it does.
+protocol Command: Sendable {
+    static var name: String { get }
+    static var usage: String { get }
+    static func run(_ arguments: inout Arguments) throws
+}
+
+/// Prints one line on stderr, prefixed `ambience:`. The only writer to stderr.
+func printError(_ message: String) {
+    let line = Array("ambience: \(message)\n".utf8)
+    line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
+/// Ctrl-C and SIGTERM stop long commands cleanly: their loops check `requested` and clean up partial output.
+enum Interrupt {
+    private static let flag = Atomic<Bool>(false)
+    static var requested: Bool { flag.load(ordering: .relaxed) }
+
+    static func install() {
+        let handler: @convention(c) (Int32) -> Void = { _ in Interrupt.flag.store(true, ordering: .relaxed) }
+        signal(SIGINT, handler)
+        signal(SIGTERM, handler)
+    }
+
+    static func check() throws(ToolFailure) {
+        if requested { throw ToolFailure("interrupted") }
+    }
+}
