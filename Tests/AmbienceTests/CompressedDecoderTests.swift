@@ -184,6 +184,12 @@ import Testing
         try decoder.seek(toFrame: 88_200 - 100)
         #expect(try decoder.readFrames(4_096).count == 100)
         #expect(try decoder.readFrames(4_096).isEmpty)
+        try decoder.seek(toFrame: 1_000_000)
+        #expect(decoder.position == 88_200)
+        #expect(try decoder.readFrames(4_096).isEmpty)
+        try decoder.seek(toFrame: -5)
+        #expect(decoder.position == 0)
+        #expect(maxDifference(try decoder.readFrames(1_000), Array(full.samples[0..<1_000])) < 1e-5)
     }
 
     @Test func mp3WithJunkAfterTheLastFrameStillDecodesEveryFrame() throws {

@@ -24,7 +24,8 @@ final class MP3Decoder: AudioDecoder {
         guard initStatus == MPG123_OK.rawValue else {
             throw .corrupt(path, reason: "libmpg123 failed to initialise: \(Self.describe(initStatus))")
         }
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK so that a FIFO cannot block the open; fstat refuses it right after.
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw .unreadable(path, errno: errno) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {

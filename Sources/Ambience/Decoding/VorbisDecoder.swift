@@ -4,8 +4,8 @@ import Glibc
 /// An open Ogg Vorbis stream. Owns the `OggVorbis_File` and its `FILE*`; nothing else in the project touches
 /// libvorbisfile or libogg.
 ///
-/// Before libvorbisfile sees the file, every Ogg page is checked with libogg: libvorbisfile quietly skips damaged
-/// pages, and a game would rather hear about a damaged asset when loading it than as a glitch while playing.
+/// Before libvorbisfile sees the file, every Ogg page is checked with libogg: libvorbisfile resynchronises past
+/// damaged pages, and a game would rather hear about a damaged asset when loading it than as a glitch while playing.
 final class VorbisDecoder: AudioDecoder {
     let info: AudioInfo
     private let path: String
@@ -13,7 +13,7 @@ final class VorbisDecoder: AudioDecoder {
     private let file: UnsafeMutablePointer<OggVorbis_File>
 
     init(path: String) throws(DecodingError) {
-        guard let stream = fopen(path, "rb") else { throw .unreadable(path, errno: errno) }
+        let stream = try Self.openRegularFile(path)
         do throws(DecodingError) {
             try Self.verifyPages(of: stream, path: path)
         } catch {
@@ -119,6 +119,28 @@ final class VorbisDecoder: AudioDecoder {
     }
 
     // MARK: - Opening
+
+    /// A `FILE*` on a regular file. O_NONBLOCK so that a FIFO cannot block the open; fstat refuses it right after.
+    private static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { throw .unreadable(path, errno: errno) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw .unreadable(path, errno: code)
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            close(descriptor)
+            throw .unreadable(path, errno: (status.st_mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL)
+        }
+        guard let stream = fdopen(descriptor, "rb") else {
+            let code = errno
+            close(descriptor)
+            throw .unreadable(path, errno: code)
+        }
+        return stream
+    }
 
     /// Walks every Ogg page with libogg. A page is found only when its CRC matches, so any skipped byte means a
     /// damaged page or bytes that are no page at all; a stream that stops before a page with the end-of-stream

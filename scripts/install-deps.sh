@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Ambience builds, tests and runs with. Does nothing when they are all present.
+set -euo pipefail
+
+packages=(
+  # C libraries the engine links
+  libopenal-dev libsdl2-dev libvorbis-dev libogg-dev libmpg123-dev
+  # the side-by-side benchmark
+  libsdl2-mixer-dev
+  # tools the tests use to make and inspect audio
+  sox libsox-fmt-all vorbis-tools lame
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
