@@ -278,11 +278,19 @@ import Testing
         #expect(decodingError { try MP3Decoder(path: path) } == .empty(path))
     }
 
-    @Test func missingFileIsUnreadable() throws {
+    @Test func missingFilesDirectoriesAndFIFOsAreUnreadable() throws {
         let fixtures = try Fixtures()
-        let path = fixtures.path("absent.ogg")
-        #expect(decodingError { try VorbisDecoder(path: path) } == .unreadable(path, errno: ENOENT))
-        #expect(decodingError { try MP3Decoder(path: path) } == .unreadable(path, errno: ENOENT))
+        let missing = fixtures.path("absent.ogg")
+        #expect(decodingError { try VorbisDecoder(path: missing) } == .unreadable(missing, errno: ENOENT))
+        #expect(decodingError { try MP3Decoder(path: missing) } == .unreadable(missing, errno: ENOENT))
+        let directory = fixtures.directory.path
+        #expect(decodingError { try VorbisDecoder(path: directory) } == .unreadable(directory, errno: EISDIR))
+        #expect(decodingError { try MP3Decoder(path: directory) } == .unreadable(directory, errno: EISDIR))
+        // A FIFO with no writer would block a plain open forever.
+        let fifo = fixtures.path("fifo.mp3")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(decodingError { try VorbisDecoder(path: fifo) } == .unreadable(fifo, errno: EINVAL))
+        #expect(decodingError { try MP3Decoder(path: fifo) } == .unreadable(fifo, errno: EINVAL))
     }
 
     @Test func truncatedOggIsCorrupt() throws {

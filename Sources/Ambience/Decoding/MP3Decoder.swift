@@ -16,7 +16,7 @@ final class MP3Decoder: AudioDecoder {
     private let handle: OpaquePointer          // mpg123_handle *
     private let descriptor: Int32              // ours: mpg123_close leaves a descriptor from mpg123_open_fd open
 
-    /// `mpg123_init` once per process; a no-op since libmpg123 1.27, but still the documented first call.
+    /// `mpg123_init` once per process: a no-op since libmpg123 1.27 (API 46), kept for older libraries that need it.
     private static let libraryStatus: Int32 = mpg123_init()
 
     init(path: String) throws(DecodingError) {
