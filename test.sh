@@ -6,4 +6,5 @@ bash scripts/install-deps.sh
 # No sound card here: device tests use SDL's dummy driver unless a test chooses otherwise.
 export SDL_AUDIODRIVER="${SDL_AUDIODRIVER:-dummy}"
 swift build --build-tests
-swift test --skip-build "$@"
+# A private PulseAudio server and D-Bus session bus (scripts/with-services.sh) for the session and desktop tests.
+bash scripts/with-services.sh swift test --skip-build "$@"

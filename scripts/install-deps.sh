@@ -4,11 +4,15 @@ set -euo pipefail
 
 packages=(
   # C libraries the engine links
-  libopenal-dev libsdl2-dev libvorbis-dev libogg-dev libmpg123-dev
+  libopenal-dev libsdl2-dev libvorbis-dev libogg-dev libmpg123-dev libdbus-1-dev libpulse-dev libsqlite3-dev
+  # the demo game
+  libsdl2-image-dev libsdl2-ttf-dev fonts-dejavu-core
   # the side-by-side benchmark
   libsdl2-mixer-dev
   # tools the tests use to make and inspect audio
   sox libsox-fmt-all vorbis-tools lame
+  # the real services the tests run against
+  pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl xvfb
 )
 
 missing=()

@@ -1,0 +1,3 @@
+#define SDL_MAIN_HANDLED 1
+#include <SDL2/SDL.h>
+#include <SDL2/SDL_image.h>
