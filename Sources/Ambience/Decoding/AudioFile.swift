@@ -46,7 +46,8 @@ public enum AudioFile {
 
     /// The first `count` bytes of a regular file (fewer if it is shorter).
     static func readPrefix(_ path: String, count: Int) throws(DecodingError) -> [UInt8] {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so a FIFO fails at the regular-file check instead of waiting for a writer.
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path, errno: errno) }
         defer { close(fd) }
         var status = stat()

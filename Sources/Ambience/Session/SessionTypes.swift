@@ -1,0 +1,78 @@
+/// How the game's audio behaves beside other apps' audio (the iOS categories).
+public enum SessionCategory: String, Sendable, CaseIterable {
+    /// Mixes with the user's music; silenced when the game is in the background.
+    case ambient
+    /// The default: the game's audio alone. Other players are paused at activation and silenced in the background.
+    case soloAmbient
+    /// Keeps playing in the background. Other players are paused unless `mixWithOthers`.
+    case playback
+}
+
+/// Modifiers of a category.
+public struct SessionOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Playback leaves other players playing.
+    public static let mixWithOthers = SessionOptions(rawValue: 1)
+    /// Other players are turned down while the session is active (implies mixing with them).
+    public static let duckOthers = SessionOptions(rawValue: 2)
+}
+
+/// Options for `AudioSession.setActive(_:options:)`.
+public struct SetActiveOptions: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// On deactivation, resume the players the session paused.
+    public static let notifyOthersOnDeactivation = SetActiveOptions(rawValue: 1)
+}
+
+/// An output device as the session sees it.
+public struct AudioRoute: Sendable, Equatable, CustomStringConvertible {
+    /// The device's human name ("Speakers", "Headphones"), or "none".
+    public var name: String
+    /// The audio driver ("pulseaudio", "dummy", "offline", "null").
+    public var driver: String
+    /// The sound server's sink name, when known.
+    public var sink: String?
+
+    public init(name: String, driver: String, sink: String? = nil) {
+        self.name = name
+        self.driver = driver
+        self.sink = sink
+    }
+
+    public static let none = AudioRoute(name: "none", driver: "null")
+    public var description: String { sink.map { "\(name) (\($0))" } ?? name }
+}
+
+/// Why the route changed (the iOS reasons).
+public enum RouteChangeReason: String, Sendable, CaseIterable {
+    case newDeviceAvailable, oldDeviceUnavailable, categoryChange, override, wakeFromSleep
+    case noSuitableRouteForCategory, routeConfigurationChange
+}
+
+/// A route change notification: why, and from where to where.
+public struct RouteChange: Sendable, Equatable {
+    public var reason: RouteChangeReason
+    public var previous: AudioRoute
+    public var current: AudioRoute
+}
+
+/// An interruption notification.
+public enum Interruption: Sendable, Equatable {
+    case began
+    /// `shouldResume`: the game may resume what the interruption stopped (the session has already done so).
+    case ended(shouldResume: Bool)
+}
+
+/// What the session tells the game, delivered by `AudioEngine.update()`.
+public enum SessionNotification: Sendable, Equatable {
+    case routeChange(RouteChange)
+    case interruption(Interruption)
+    /// Another app's music started (`true`) or stopped: the game may mute its own soundtrack but keep its effects.
+    case silenceSecondaryAudioHint(Bool)
+    case categoryChanged(SessionCategory)
+    /// The desktop services (sound server, session bus) went away or came back.
+    case mediaServicesWereLost
+    case mediaServicesWereReset
+}
