@@ -71,6 +71,8 @@ public final class AudioEngine: @unchecked Sendable {
     let mixer: Mixer
     /// The application music player, streaming through the `music` bus.
     public let musicPlayer: MusicPlayer
+    /// The audio session: category, activation, interruptions and route changes.
+    public let session = AudioSession()
     private let cache: SoundCache
     private let streamer: StreamingThread
     private let state = Mutex<EngineState>(EngineState())
@@ -78,9 +80,12 @@ public final class AudioEngine: @unchecked Sendable {
     private var observers: [(AudioEvent) -> Void] = []
 
     private struct EngineState {
-        var device: SDLAudioDevice?
+        var device: DeviceOutput?
         var lastTickFrame = 0
         var isShutDown = false
+        /// The music player was playing when the session paused app audio, so resuming restarts it.
+        var musicPausedBySession = false
+        var lastDeviceProbe = 0
     }
 
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
@@ -96,21 +101,22 @@ public final class AudioEngine: @unchecked Sendable {
         streamer = StreamingThread(player: musicPlayer)
         if case .device(let name) = configuration.output {
             do {
-                let device = try SDLAudioDevice(sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
-                                                deviceName: name, appName: configuration.appName, renderer: MixerRenderer(mixer: mixer))
+                let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
+                                              deviceName: name, appName: configuration.appName)
                 state.withLock { $0.device = device }
             } catch {
                 throw .output(error.description)
             }
             streamer.start()
         }
+        session.attach(effects: self)
     }
 
     deinit { shutdown() }
 
     /// Stops output and releases the device. The engine renders nothing afterwards.
     public func shutdown() {
-        let device = state.withLock { state -> SDLAudioDevice? in
+        let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
             state.isShutDown = true
             let device = state.device
@@ -186,6 +192,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Advances the mixer to the output's clock and delivers pending events, in order, on this thread.
     @discardableResult
     public func update() -> [AudioEvent] {
+        watchOutputDevice()
         if !isOffline {
             let now = mixer.framesRendered.load(ordering: .relaxed)
             let delta = state.withLock { state in
@@ -203,6 +210,7 @@ public final class AudioEngine: @unchecked Sendable {
             }
         }
         events += musicPlayer.drainEvents().map(AudioEvent.music)
+        events += session.drainNotifications().map(AudioEvent.session)
         for event in events { for observer in observers { observer(event) } }
         return events
     }
@@ -231,15 +239,55 @@ public final class AudioEngine: @unchecked Sendable {
     }
 }
 
-/// Connects the audio thread to the mixer, counting blocks that took longer than real time as underruns.
-private final class MixerRenderer: AudioRenderCallback {
-    let mixer: Mixer
-    init(mixer: Mixer) { self.mixer = mixer }
+// MARK: Session effects
 
-    func renderAudio(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
-        let start = monotonicNanoseconds()
-        mixer.render(into: buffer, frames: frames)
-        let budget = frames * 1_000_000_000 / mixer.configuration.sampleRate
-        if monotonicNanoseconds() - start > budget { mixer.underruns.add(1, ordering: .relaxed) }
+extension AudioEngine: SessionEffects {
+    func perform(_ action: SessionAction) {
+        switch action {
+        case .pauseAppAudio(let reason):
+            mixer.setSuspended(true)
+            guard musicPlayer.playbackState == .playing else { return }
+            state.withLock { $0.musicPausedBySession = true }
+            if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
+        case .resumeAppAudio:
+            mixer.setSuspended(false)
+            if state.withLock({ state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }) {
+                musicPlayer.play()
+            }
+        case .silenceOutput(let on):
+            mixer.setOutputSilenced(on)
+        case .followDefaultDevice:
+            if let device = state.withLock({ $0.device }), device.isNull || !device.isDeviceAlive { device.followDefaultDevice() }
+        case .renderToNullDevice:
+            state.withLock { $0.device }?.renderToNull()
+        case .pauseOtherPlayers, .resumeOtherPlayers, .duckOtherPlayers, .unduckOtherPlayers, .notify:
+            break  // the session itself handles these
+        }
+    }
+
+    var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
+
+    var currentRoute: AudioRoute {
+        if isOffline { return AudioRoute(name: "offline", driver: "offline") }
+        return state.withLock { $0.device }?.route ?? .none
+    }
+
+    /// Notices a device that died (SDL marks it stopped) and, with no device, keeps probing for a new one.
+    private func watchOutputDevice() {
+        guard let device = state.withLock({ $0.device }) else { return }
+        if device.isNull {
+            // Probe twice a second, not every frame: opening a device costs milliseconds.
+            let now = monotonicNanoseconds()
+            let due = state.withLock { state -> Bool in
+                guard now - state.lastDeviceProbe > 500_000_000 else { return false }
+                state.lastDeviceProbe = now
+                return true
+            }
+            if due, device.followDefaultDevice() { session.handle(.deviceAdded(device.route, current: .none)) }
+        } else if !device.isDeviceAlive {
+            let previous = device.route
+            let current: AudioRoute? = device.followDefaultDevice() ? device.route : nil
+            session.handle(.currentDeviceRemoved(previous: previous, current: current))
+        }
     }
 }

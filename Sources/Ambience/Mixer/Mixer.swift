@@ -57,6 +57,8 @@ public final class Mixer: @unchecked Sendable {
     private var freeSources: [Int32]
     private var sourceOwner: [Int32]
     private var needsRebalance = false
+    /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
+    private var suspended = false
     /// The real voice that the last rebalance ranked lowest, and its importance: a new, more important voice takes its source at once.
     private var weakestReal: (slot: Int32, importance: Float) = (-1, .infinity)
     private var scores: [Float] = []
@@ -246,7 +248,7 @@ public final class Mixer: @unchecked Sendable {
             guard slots[Int(slot)].paused != paused else { return }
             slots[Int(slot)].paused = paused
             let source = slots[Int(slot)].source
-            if source >= 0 { paused ? sources[Int(source)].pause() : sources[Int(source)].play() }
+            if source >= 0 && !suspended { paused ? sources[Int(source)].pause() : sources[Int(source)].play() }
             needsRebalance = true
         }
     }
@@ -299,6 +301,32 @@ public final class Mixer: @unchecked Sendable {
         return Double(sources[Int(s.source)].sampleOffset)
     }
 
+    // MARK: Session control
+
+    /// Pauses (or resumes) every voice at its position, leaving each voice's own paused state alone.
+    func setSuspended(_ on: Bool) {
+        withLock {
+            guard suspended != on else { return }
+            suspended = on
+            for slot in active where slots[Int(slot)].source >= 0 && !slots[Int(slot)].paused {
+                let source = sources[Int(slots[Int(slot)].source)]
+                on ? source.pause() : source.play()
+            }
+        }
+    }
+
+    var isSuspended: Bool { withLock { suspended } }
+
+    /// Silences the whole mix (voices and streams) from the next block, without stopping anything.
+    func setOutputSilenced(_ on: Bool) {
+        withLock { ALListener.setGain(on ? 0 : 1) }
+    }
+
+    /// Whether any voice is audible-in-principle: alive, not paused, not suspended.
+    var hasPlayingVoices: Bool {
+        withLock { !suspended && active.contains { !slots[Int($0)].paused } }
+    }
+
     // MARK: Time
 
     /// Advances fades, ducking, virtual voices and finished one-shots by `frames` output frames.
@@ -335,12 +363,12 @@ public final class Mixer: @unchecked Sendable {
         }
         let source = slots[index].source
         if source >= 0 {
-            if !slots[index].loop && !slots[index].paused && sources[Int(source)].state == .stopped {
+            if !slots[index].loop && !slots[index].paused && !suspended && sources[Int(source)].state == .stopped {
                 release(slot, event: .finished)
                 return
             }
             if gainChanged { applyGain(slot) }
-        } else if !slots[index].paused, let sound = slots[index].sound {
+        } else if !slots[index].paused, !suspended, let sound = slots[index].sound {
             let step = Double(frames) * Double(slots[index].pitch) * Double(sound.sampleRate) / Double(configuration.sampleRate)
             var position = slots[index].elapsedFrames + step
             if position >= Double(sound.frames) {
@@ -424,7 +452,7 @@ public final class Mixer: @unchecked Sendable {
         applyGain(slot)
         if s.elapsedFrames >= 1 { al.sampleOffset = Int(s.elapsedFrames) }
         al.play()
-        if s.paused { al.pause() }
+        if s.paused || suspended { al.pause() }
     }
 
     /// Takes a voice off its source, remembering where it was; returns the freed source.

@@ -1,0 +1,322 @@
+import Glibc
+
+/// A reproducible crowd of 3D voices, for the stress test (`ambience stress`, `Demos/MixerStress`) and the side-by-side
+/// benchmark, which plays the very same sounds, positions and pitches through raw OpenAL Soft and SDL_mixer.
+///
+/// Everything comes from one seed: the sounds (short mono tones and noise bursts made in memory, 0.2–2 s), and for
+/// each voice its sound, a position within `radius` metres of the listener, a pitch from 0.9 to 1.1 and whether it
+/// loops. One-shot voices are started again whenever they finish, so the crowd stays the same size.
+public struct StressScene: Sendable {
+    /// One voice of the crowd.
+    public struct VoiceSpec: Sendable, Equatable {
+        /// Index into `sounds`.
+        public var sound: Int
+        public var x: Float
+        public var y: Float
+        public var z: Float
+        public var pitch: Float
+        public var loop: Bool
+    }
+
+    public let sampleRate: Int
+    /// Mono sounds at `sampleRate`.
+    public let sounds: [PCMBuffer]
+    public let voices: [VoiceSpec]
+
+    public static let defaultSeed: UInt64 = 0xA5B1_E7CE_5EED_0001
+
+    /// Makes a crowd of `voices` voices. The same seed gives the same scene, and a smaller crowd is a prefix of a larger one.
+    public init(voices: Int, seed: UInt64 = StressScene.defaultSeed, sampleRate: Int = 48_000, loopingFraction: Double = 0.7,
+                radius: Float = 50) {
+        self.sampleRate = sampleRate
+        sounds = StressScene.makeSounds(sampleRate: sampleRate, seed: seed)
+        var rng = SplitMix64(seed: seed ^ 0x5CE7_E000)
+        var specs: [VoiceSpec] = []
+        specs.reserveCapacity(max(voices, 0))
+        for _ in 0..<max(voices, 0) {
+            specs.append(VoiceSpec(
+                sound: Int.random(in: 0..<sounds.count, using: &rng),
+                x: Float.random(in: -radius...radius, using: &rng),
+                y: Float.random(in: -radius / 10...radius / 10, using: &rng),
+                z: Float.random(in: -radius...radius, using: &rng),
+                pitch: Float.random(in: 0.9...1.1, using: &rng),
+                loop: Double.random(in: 0..<1, using: &rng) < loopingFraction))
+        }
+        self.voices = specs
+    }
+
+    /// The bundled theme (`Assets/Music/gravity-wave-theme.ogg`), looked for in the current directory and above the
+    /// running program; nil when it is not there.
+    public static var defaultMusicPath: String? {
+        let relative = "Assets/Music/gravity-wave-theme.ogg"
+        var candidates = [relative]
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        if length > 0 {
+            var directory = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            for _ in 0..<5 {
+                guard let slash = directory.lastIndex(of: "/"), slash != directory.startIndex else { break }
+                directory = String(directory[..<slash])
+                candidates.append(directory + "/" + relative)
+            }
+        }
+        return candidates.first { access($0, R_OK) == 0 }
+    }
+
+    /// Three tones and two noise bursts, 0.2–2 s, peaking at 0.3.
+    static func makeSounds(sampleRate: Int, seed: UInt64) -> [PCMBuffer] {
+        var rng = SplitMix64(seed: seed)
+        let rate = Double(sampleRate)
+        func make(_ seconds: Double, _ sample: (Double, inout SplitMix64) -> Double) -> PCMBuffer {
+            let frames = Int(seconds * rate)
+            var samples = [Float](repeating: 0, count: frames)
+            for i in 0..<frames { samples[i] = Float(0.3 * sample(Double(i) / rate, &rng)) }
+            return PCMBuffer(sampleRate: sampleRate, channels: 1, samples: samples)
+        }
+        var lowpassed = 0.0
+        return [
+            // A 2 s hum: whole cycles of 110 and 220 Hz, so it loops without a click.
+            make(2.0) { t, _ in 0.7 * sin(2 * .pi * 110 * t) + 0.3 * sin(2 * .pi * 220 * t) },
+            // A 1.2 s whine with vibrato.
+            make(1.2) { t, _ in sin(2 * .pi * 880 * t + 3 * sin(2 * .pi * 5 * t)) },
+            // 0.8 s of softened hiss.
+            make(0.8) { _, rng in
+                lowpassed += 0.2 * (Double.random(in: -1...1, using: &rng) - lowpassed)
+                return 2.5 * lowpassed
+            },
+            // A 0.2 s blip that dies away.
+            make(0.2) { t, _ in sin(2 * .pi * 1320 * t) * exp(-t * 20) },
+            // A 0.5 s crack: a noise burst with a fast decay.
+            make(0.5) { t, rng in Double.random(in: -1...1, using: &rng) * exp(-t * 9) },
+        ]
+    }
+}
+
+/// How to run a `StressScene`.
+public struct StressOptions: Sendable {
+    /// Seconds of audio to render (offline) or to run for (real time).
+    public var seconds: Double
+    /// Voices mixed for real; the rest are virtual.
+    public var realVoices: Int
+    /// Frames per render block (offline) and per device callback (real time).
+    public var blockFrames: Int
+    /// Music streamed beside the crowd (repeating), or nil for none.
+    public var music: String?
+
+    public init(seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024, music: String? = StressScene.defaultMusicPath) {
+        self.seconds = seconds
+        self.realVoices = realVoices
+        self.blockFrames = blockFrames
+        self.music = music
+    }
+}
+
+/// What a stress run measured.
+public struct StressReport: Sendable {
+    public var voices = 0
+    /// Voices mixed by real sources at the end of the run.
+    public var realVoices = 0
+    /// Voices kept in time virtually at the end of the run.
+    public var virtualVoices = 0
+    /// Seconds of audio rendered (offline) or of wall time run (real time).
+    public var seconds = 0.0
+    /// Process CPU time over the render loop.
+    public var cpuSeconds = 0.0
+    /// CPU seconds per second of audio: 1 is one core at full load.
+    public var rtf = 0.0
+    /// Median cost of one `AudioEngine.play` call, in nanoseconds.
+    public var playCallNs = 0.0
+    public var peakRSSBytes = 0
+    public var underruns = 0
+    // Beyond the contract's keys:
+    public var playCalls = 0
+    /// One-shot voices started again after they finished.
+    public var retriggers = 0
+    /// Voices lost to stealing (none while the pool holds the whole crowd).
+    public var stolen = 0
+    /// RMS of the rendered mix over both channels (offline only).
+    public var outputRMS: Double? = nil
+    /// The music file streamed, if any.
+    public var music: String? = nil
+    /// "offline", or the SDL driver that played the audio.
+    public var driver = "offline"
+    public var wallSeconds = 0.0
+    /// Seconds of audio the mixer rendered.
+    public var renderedSeconds = 0.0
+    public var renderedBlocks = 0
+    public var averageRenderMicroseconds = 0.0
+    public var maxRenderMicroseconds = 0.0
+    /// Whether the run stopped early because `isCancelled` said so.
+    public var cancelled = false
+
+    public init() {}
+}
+
+extension StressScene {
+    /// Renders the scene offline, as fast as the CPU allows, in blocks of `options.blockFrames`, calling `update()` after each.
+    public func run(_ options: StressOptions, isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+        let engine = try AudioEngine(EngineConfiguration(
+            output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
+            maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
+        defer { engine.shutdown() }
+        let crowd = try StressCrowd(scene: self, engine: engine)
+        var report = StressReport()
+        report.music = try startMusic(options.music, on: engine)
+        crowd.start()
+
+        let totalFrames = Int((options.seconds * Double(sampleRate)).rounded())
+        var done = 0
+        var sumOfSquares = 0.0
+        let wallStart = monotonicNanoseconds()
+        let cpuStart = ProcessUsage.cpuSeconds
+        while done < totalFrames {
+            if isCancelled() { report.cancelled = true; break }
+            let frames = min(options.blockFrames, totalFrames - done)
+            let block = try engine.render(frames: frames)
+            block.samples.withUnsafeBufferPointer { samples in
+                var sum: Float = 0
+                for v in samples { sum += v * v }
+                sumOfSquares += Double(sum)
+            }
+            done += frames
+            crowd.handle(engine.update())
+        }
+        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
+        report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
+        report.seconds = Double(done) / Double(sampleRate)
+        report.renderedSeconds = report.seconds
+        report.outputRMS = done > 0 ? (sumOfSquares / Double(done * 2)).squareRoot() : 0
+        crowd.fill(&report, stats: engine.stats)
+        return report
+    }
+
+    /// Plays the scene through the real-time output (the default device, else SDL's dummy driver) for `options.seconds`,
+    /// with a game loop calling `update()` at 60 Hz.
+    public func runRealtime(_ options: StressOptions, deviceName: String? = nil,
+                            isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+        let engine = try AudioEngine(EngineConfiguration(
+            output: .device(name: deviceName), sampleRate: sampleRate, realVoices: options.realVoices,
+            maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
+        defer { engine.shutdown() }
+        let crowd = try StressCrowd(scene: self, engine: engine)
+        var report = StressReport()
+        report.driver = engine.outputDriver
+        report.music = try startMusic(options.music, on: engine)
+        crowd.start()
+
+        let framesStart = engine.mixer.framesRendered.load(ordering: .relaxed)
+        let wallStart = monotonicNanoseconds()
+        let cpuStart = ProcessUsage.cpuSeconds
+        let frameNanos = 1_000_000_000 / 60
+        let endNanos = wallStart + Int(options.seconds * 1e9)
+        var next = wallStart
+        while true {
+            if isCancelled() { report.cancelled = true; break }
+            next += frameNanos
+            if next > endNanos { break }
+            var deadline = timespec(tv_sec: next / 1_000_000_000, tv_nsec: next % 1_000_000_000)
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+            crowd.handle(engine.update())
+        }
+        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
+        report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
+        report.seconds = report.wallSeconds
+        report.renderedSeconds = Double(engine.mixer.framesRendered.load(ordering: .relaxed) - framesStart) / Double(sampleRate)
+        crowd.fill(&report, stats: engine.stats)
+        return report
+    }
+
+    private func startMusic(_ path: String?, on engine: AudioEngine) throws(EngineError) -> String? {
+        guard let path else { return nil }
+        try engine.musicPlayer.setQueue(paths: [path])
+        engine.musicPlayer.repeatMode = .all
+        engine.musicPlayer.play()
+        return path
+    }
+}
+
+/// The scene's sounds and voices in one engine: starts the crowd, and starts each one-shot again when it finishes.
+private final class StressCrowd {
+    let scene: StressScene
+    let engine: AudioEngine
+    let sounds: [Sound]
+    /// Which scene voice each live one-shot plays.
+    private var oneShots: [Voice: Int] = [:]
+    private var playNanos: [Int] = []
+    private(set) var retriggers = 0
+
+    init(scene: StressScene, engine: AudioEngine) throws(EngineError) {
+        self.scene = scene
+        self.engine = engine
+        var made: [Sound] = []
+        for (i, pcm) in scene.sounds.enumerated() { made.append(try engine.makeSound(pcm, name: "stress-\(i)")) }
+        sounds = made
+        oneShots.reserveCapacity(scene.voices.count)
+        playNanos.reserveCapacity(scene.voices.count * 4)
+    }
+
+    func start() {
+        for i in scene.voices.indices { play(i) }
+    }
+
+    func handle(_ events: [AudioEvent]) {
+        for event in events {
+            guard case .voiceFinished(let voice) = event, let index = oneShots.removeValue(forKey: voice) else { continue }
+            play(index)
+            retriggers += 1
+        }
+    }
+
+    private func play(_ index: Int) {
+        let spec = scene.voices[index]
+        let options = PlayOptions(pitch: spec.pitch, loop: spec.loop, placement: .world(x: spec.x, y: spec.y, z: spec.z))
+        let sound = sounds[spec.sound]
+        let start = monotonicNanoseconds()
+        let voice = engine.play(sound, options)
+        playNanos.append(monotonicNanoseconds() - start)
+        if !spec.loop && voice != .none { oneShots[voice] = index }
+    }
+
+    func fill(_ report: inout StressReport, stats: MixerStats) {
+        report.voices = scene.voices.count
+        report.realVoices = stats.realVoices
+        report.virtualVoices = stats.virtualVoices
+        report.rtf = report.seconds > 0 ? report.cpuSeconds / report.seconds : 0
+        report.playCallNs = median(playNanos)
+        report.playCalls = playNanos.count
+        report.peakRSSBytes = ProcessUsage.peakRSSBytes
+        report.underruns = stats.underruns
+        report.retriggers = retriggers
+        report.stolen = stats.stolen
+        report.renderedBlocks = stats.renderedBlocks
+        report.averageRenderMicroseconds = stats.averageRenderMicroseconds
+        report.maxRenderMicroseconds = stats.maxRenderMicroseconds
+    }
+
+    private func median(_ values: [Int]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let mid = sorted.count / 2
+        return sorted.count % 2 == 1 ? Double(sorted[mid]) : Double(sorted[mid - 1] + sorted[mid]) / 2
+    }
+}
+
+/// What the process has used so far, for measurements.
+public enum ProcessUsage {
+    /// CPU time of every thread of the process, in seconds (`CLOCK_PROCESS_CPUTIME_ID`).
+    public static var cpuSeconds: Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// The largest resident set the process has had, in bytes.
+    public static var peakRSSBytes: Int {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        return usage.ru_maxrss * 1024
+    }
+
+    /// A monotonic clock in nanoseconds.
+    public static var monotonicNanoseconds: Int { Ambience.monotonicNanoseconds() }
+}

@@ -1,0 +1,101 @@
+import Testing
+@testable import Ambience
+
+/// The session rules carried out on real rendered audio (offline engine).
+@Suite struct SessionRulesTests {
+    func engineWithTone(category: SessionCategory) throws -> (AudioEngine, Voice) {
+        let engine = try AudioEngine(.offline())
+        engine.session.setCategory(category)
+        engine.session.setActive(true)
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "tone")
+        let voice = engine.play(sound, PlayOptions(loop: true))
+        _ = try engine.render(frames: 4_800)
+        return (engine, voice)
+    }
+
+    @Test(arguments: SessionCategory.allCases)
+    func backgroundSilencesWithinOneBlockExceptPlayback(category: SessionCategory) throws {
+        let (engine, _) = try engineWithTone(category: category)
+        engine.session.enterBackground()
+        let background = try Signal(engine.render(frames: 9_600))
+        if category == .playback {
+            #expect(background.rms(512..<9_600) > 0.1)
+        } else {
+            #expect(background.peak(512..<9_600) == 0)  // silent from the second block on
+        }
+        engine.session.enterForeground()
+        #expect(try Signal(engine.render(frames: 9_600)).rms(512..<9_600) > 0.1)
+    }
+
+    @Test func interruptionPausesAndItsEndResumesWhereItWas() throws {
+        let engine = try AudioEngine(.offline())
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 2), name: "tone")
+        let voice = engine.play(sound)
+        _ = try engine.render(frames: 24_000)
+        let before = try #require(voice.elapsed)
+        engine.session.beginInterruption()
+        let during = try Signal(engine.render(frames: 24_000))
+        #expect(during.peak(512..<24_000) == 0)
+        #expect(abs(try #require(voice.elapsed) - before) < 0.02)  // it kept its place
+        engine.session.endInterruption()
+        let after = try Signal(engine.render(frames: 9_600))
+        #expect(after.rms(512..<9_600) > 0.1)
+        let events = engine.update()
+        #expect(events.contains(.session(.interruption(.began))))
+        #expect(events.contains(.session(.interruption(.ended(shouldResume: true)))))
+    }
+
+    @Test func interruptionPausesTheMusicPlayerAndResumesIt() throws {
+        let fixtures = try Fixtures()
+        let engine = try AudioEngine(.offline())
+        try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("m.wav", seconds: 3)])
+        engine.musicPlayer.play()
+        _ = try engine.render(frames: 24_000)
+        engine.session.beginInterruption()
+        #expect(engine.musicPlayer.playbackState == .interrupted)
+        let position = engine.musicPlayer.currentPlaybackTime
+        #expect(try Signal(engine.render(frames: 24_000)).peak(512..<24_000) == 0)
+        engine.session.endInterruption()
+        #expect(engine.musicPlayer.playbackState == .playing)
+        #expect(abs(engine.musicPlayer.currentPlaybackTime - position) < 0.05)
+        #expect(try Signal(engine.render(frames: 9_600)).rms(512..<9_600) > 0.1)
+    }
+
+    @Test func nothingPlayingMeansNothingResumes() throws {
+        let engine = try AudioEngine(.offline())
+        engine.session.beginInterruption()
+        engine.session.endInterruption()
+        #expect(engine.update().contains(.session(.interruption(.ended(shouldResume: false)))))
+    }
+
+    @Test func categoryChangeIsNotified() throws {
+        let engine = try AudioEngine(.offline())
+        engine.session.setCategory(.ambient)
+        engine.session.setCategory(.ambient)
+        engine.session.setCategory(.playback, options: .mixWithOthers)
+        let notes = engine.update().compactMap { if case .session(let n) = $0 { n } else { nil } }
+        #expect(notes == [.categoryChanged(.ambient), .categoryChanged(.playback)])
+    }
+
+    @Test func oldDeviceUnavailablePausesUntilResumeThenContinues() throws {
+        let fixtures = try Fixtures()
+        let engine = try AudioEngine(.offline())
+        try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("m.wav", seconds: 3)])
+        engine.musicPlayer.play()
+        let sound = try engine.makeSound(tone(hz: 880, seconds: 1), name: "sfx")
+        let voice = engine.play(sound, PlayOptions(loop: true))
+        _ = try engine.render(frames: 24_000)
+        let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
+        let headphones = AudioRoute(name: "Headphones", driver: "pulseaudio", sink: "headphones")
+        engine.session.handle(.currentDeviceRemoved(previous: speakers, current: headphones))
+        #expect(engine.musicPlayer.playbackState == .paused)
+        #expect(try Signal(engine.render(frames: 24_000)).peak(512..<24_000) == 0)
+        #expect(engine.update().contains(.session(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))))
+        let musicTime = engine.musicPlayer.currentPlaybackTime
+        engine.session.resumeAfterRouteChange()
+        #expect(engine.musicPlayer.playbackState == .playing)
+        #expect(voice.isPlaying)
+        #expect(abs(engine.musicPlayer.currentPlaybackTime - musicTime) < 0.05)
+        #expect(try Signal(engine.render(frames: 9_600)).rms(512..<9_600) > 0.1)
+    }
+}
