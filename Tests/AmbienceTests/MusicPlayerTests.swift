@@ -232,4 +232,30 @@ import Testing
         engine.music.isMuted = true
         #expect(try Signal(engine.render(frames: 9_600)).peak(1_000..<9_600) == 0)
     }
+
+    @Test func crossfadeFollowsEqualPowerCurves() throws {
+        let engine = try engine()
+        let player = engine.musicPlayer
+        let a = try fixtures.sineWAV("a.wav", hz: 300, seconds: 2)
+        let b = try fixtures.sineWAV("b.wav", hz: 500, seconds: 2)
+        player.crossfadeDuration = 1
+        try player.setQueue(paths: [a, b])
+        player.play()
+        var out = try Signal(engine.render(frames: 120_000))
+        #expect(player.nowPlayingItem?.url == b)  // the second item is current once the first has ended
+        out.samples += try engine.render(frames: 72_000).samples
+        // Before the fade only the first item; during it cos/sin gains; after it only the second.
+        #expect(abs(out.amplitude(of: 300, in: 24_000..<43_200) - 0.5) < 0.01)
+        #expect(out.amplitude(of: 500, in: 24_000..<43_200) < 0.01)
+        for x in [0.25, 0.5, 0.75] {
+            let centre = 48_000 + Int(x * 48_000)
+            let window = (centre - 2_400)..<(centre + 2_400)
+            #expect(abs(out.amplitude(of: 300, in: window) - 0.5 * cos(x * .pi / 2)) < 0.02, "x = \(x)")
+            #expect(abs(out.amplitude(of: 500, in: window) - 0.5 * sin(x * .pi / 2)) < 0.02, "x = \(x)")
+        }
+        #expect(abs(out.amplitude(of: 500, in: 100_000..<140_000) - 0.5) < 0.01)
+        // The second item keeps its full length after the overlap: 2 + 2 - 1 seconds in all.
+        let end = try #require((0..<out.frames).last { abs(out.samples[$0 * 2]) > 1e-4 })
+        #expect(abs(end - 144_000) < 20)
+    }
 }

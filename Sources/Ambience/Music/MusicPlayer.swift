@@ -45,6 +45,11 @@ public final class MusicPlayer: @unchecked Sendable {
     private var feed: Feed?
     /// A feed held back until the queue drains, because its rate differs from the buffers already queued.
     private var pendingFeed: Feed?
+    /// The next item, fading in under the end of `feed` during a crossfade.
+    private var incoming: Feed?
+    private var fadeLength = 0
+    private var fadeDone = 0
+    private var _crossfadeDuration: Double = 0
     /// Seed for shuffling; fixed for reproducible tests.
     public var shuffleSeed: UInt64 = 0x5EED
 
@@ -376,6 +381,13 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// Seconds over which one item fades out while the next fades in (equal power). 0, the default, joins items
+    /// gaplessly, sample for sample.
+    public var crossfadeDuration: Double {
+        get { lock.withLock { _ in _crossfadeDuration } }
+        set { lock.withLock { _ in _crossfadeDuration = max(newValue.isFinite ? newValue : 0, 0) } }
+    }
+
     /// The order in which the queue plays, as queue indices (differs from queue order when shuffling).
     public var playOrder: [Int] { lock.withLock { _ in order } }
 
@@ -453,6 +465,7 @@ public final class MusicPlayer: @unchecked Sendable {
         stream.reclaimAll()
         feed = nil
         pendingFeed = nil
+        incoming = nil
         currentPlayID = 0
     }
 
@@ -553,21 +566,37 @@ public final class MusicPlayer: @unchecked Sendable {
             var filled = 0
             while filled < MusicPlayer.bufferFrames {
                 let start = current.decoder.position
+                let remaining = Int(max(current.decoder.info.frames - start, 0))
+                beginCrossfadeIfDue(after: current, remaining: remaining, rate: rate)
+                var want = MusicPlayer.bufferFrames - filled
+                let fadeFrames = Int(_crossfadeDuration * Double(rate))
+                if incoming != nil {
+                    want = min(want, max(remaining, 1))
+                } else if fadeFrames > 0 && remaining > fadeFrames {
+                    want = min(want, remaining - fadeFrames)  // stop exactly where the fade must begin
+                }
                 var got = 0
                 do {
-                    got = try stream.decode(from: current.decoder, into: filled, frames: MusicPlayer.bufferFrames - filled)
+                    got = try stream.decode(from: current.decoder, into: filled, frames: want)
                 } catch {
                     post(.playbackError(queue[order[current.orderIndex]].item, error))
                 }
                 if got > 0 {
+                    if let incoming {
+                        stream.mixIn(from: incoming.decoder, at: filled, frames: got, fadeDone: fadeDone, fadeLength: fadeLength)
+                        fadeDone += got
+                    }
                     segments.append(.init(entryID: current.entryID, playID: current.playID, startFrame: start, frames: got))
                     filled += got
                     emptyItems = 0
                     continue
                 }
-                // This item is done: the next one follows in the same buffer when it shares the rate.
+                // This item is done: the next one follows in the same buffer when it shares the rate (already
+                // under way if it was fading in).
                 emptyItems += 1
-                guard emptyItems <= order.count, let next = openNext(after: current) else { feed = nil; break }
+                let following = incoming ?? (emptyItems <= order.count ? openNext(after: current) : nil)
+                incoming = nil
+                guard let next = following else { feed = nil; break }
                 feed = next
                 if next.decoder.info.sampleRate != rate { break }
                 current = next
@@ -576,6 +605,21 @@ public final class MusicPlayer: @unchecked Sendable {
                 mixer.withStream { stream.queueFilled(frames: filled, segments: segments, on: channel.source) }
             }
         }
+    }
+
+    /// Opens the next item to fade in once the current one is within the crossfade of its end.
+    private func beginCrossfadeIfDue(after current: Feed, remaining: Int, rate: Int) {
+        let fadeFrames = Int(_crossfadeDuration * Double(rate))
+        guard fadeFrames > 0, incoming == nil, remaining > 0, remaining <= fadeFrames else { return }
+        guard let next = openNext(after: current) else { return }
+        guard next.decoder.info.sampleRate == rate else {
+            // Different rates cannot be mixed here; it follows after a drain instead.
+            pendingFeed = next
+            return
+        }
+        incoming = next
+        fadeLength = remaining
+        fadeDone = 0
     }
 
     /// The decoder for the item after `feed`, skipping (and reporting) unplayable ones.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The buffers of a music stream and what each holds, so the playhead can be mapped back to an item and a time.
 struct StreamQueue {
     /// A run of one item's frames inside a buffer.
@@ -83,6 +85,19 @@ struct StreamQueue {
             }
         }
         return got
+    }
+
+    /// Decodes `frames` frames of the incoming item and crossfades them with what is already at `at`:
+    /// equal-power curves over `fadeLength` frames, of which `fadeDone` have passed. Missing frames count as silence.
+    mutating func mixIn(from decoder: any AudioDecoder, at: Int, frames: Int, fadeDone: Int, fadeLength: Int) {
+        let saved = Array(stereo[(at * 2)..<((at + frames) * 2)])
+        let got = (try? decode(from: decoder, into: at, frames: frames)) ?? 0
+        for f in got..<frames { stereo[(at + f) * 2] = 0; stereo[(at + f) * 2 + 1] = 0 }
+        for f in 0..<frames {
+            let x = Double(fadeDone + f) / Double(max(fadeLength, 1))
+            let gainOut = Float(cos(min(x, 1) * Double.pi / 2)), gainIn = Float(sin(min(x, 1) * Double.pi / 2))
+            for c in 0..<2 { stereo[(at + f) * 2 + c] = saved[f * 2 + c] * gainOut + stereo[(at + f) * 2 + c] * gainIn }
+        }
     }
 
     /// Uploads the pending frames into a free buffer and queues it on `source`. Call with the mixer's lock held.

@@ -66,6 +66,17 @@ struct Signal {
         return periods * Double(sampleRate) / (crossings.last! - crossings.first!)
     }
 
+    /// Amplitude of the `hz` component of one channel over a range (projection on sine and cosine).
+    func amplitude(of hz: Double, in range: Range<Int>, channel: Int = 0) -> Double {
+        var re = 0.0, im = 0.0
+        for f in range {
+            let phase = 2 * Double.pi * hz * Double(f) / Double(sampleRate)
+            re += Double(samples[f * channels + channel]) * cos(phase)
+            im += Double(samples[f * channels + channel]) * sin(phase)
+        }
+        return 2 * (re * re + im * im).squareRoot() / Double(range.count)
+    }
+
     /// The largest sample-to-sample jump of one channel: a click or a phase break shows up here.
     func maxStep(in range: Range<Int>? = nil, channel: Int = 0) -> Float {
         let x = self.channel(channel, range)

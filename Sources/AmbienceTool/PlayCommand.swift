@@ -1,0 +1,216 @@
+import Ambience
+import Glibc
+
+struct PlayCommand: Command {
+    static let name = "play"
+    static let usage = """
+        play FILE... [--category ambient|solo-ambient|playback] [--events-json] [--seconds S]
+                                            real-time playback through the default device, with session rules
+          --category     the session category (default solo-ambient)
+          --events-json  one JSON object per line on stdout for every event (route changes, interruptions, state)
+          --seconds      stop after S seconds (default: when the queue ends)
+        On a terminal: space pauses, n next, p previous, r resumes after a route change, q quits.
+        Otherwise stdin takes one command per line: play, pause, next, previous, resume, interrupt, end-interruption,
+        background, foreground, quit.
+        """
+
+    static func run(_ arguments: inout Arguments) throws {
+        let json = arguments.flag("--events-json")
+        let seconds = try arguments.number("--seconds")
+        let categoryName = try arguments.option("--category") ?? "solo-ambient"
+        let categories: [String: SessionCategory] = ["ambient": .ambient, "solo-ambient": .soloAmbient, "playback": .playback]
+        guard let category = categories[categoryName] else { throw UsageError("--category must be ambient, solo-ambient or playback") }
+        let files = try arguments.finish()
+        guard !files.isEmpty else { throw UsageError("play needs at least one FILE") }
+        for file in files { _ = try AudioFile.info(file) }
+
+        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience"))
+        defer { engine.shutdown() }
+        engine.session.setCategory(category)
+        engine.session.setActive(true)
+        let player = engine.musicPlayer
+        player.beginGeneratingPlaybackNotifications()
+        try player.setQueue(paths: files)
+        player.play()
+        let report = EventReporter(json: json)
+        report.started(driver: engine.outputDriver, route: engine.session.currentRoute, category: category)
+
+        let input = LineInput()
+        let start = monotonicSeconds()
+        var ended = false
+        while !Interrupt.requested && !ended {
+            for event in engine.update() {
+                report.event(event)
+                if case .music(.nowPlayingItemDidChange(nil)) = event, player.playbackState == .stopped { ended = true }
+            }
+            if let seconds, monotonicSeconds() - start >= seconds { break }
+            for command in input.poll() {
+                switch command {
+                case "play": player.play()
+                case "pause": player.pause()
+                case " ": player.playbackState == .playing ? player.pause() : player.play()
+                case "next", "n": player.skipToNextItem()
+                case "previous", "p": player.skipToPreviousItem()
+                case "resume", "r": engine.session.resumeAfterRouteChange()
+                case "interrupt": engine.session.beginInterruption()
+                case "end-interruption": engine.session.endInterruption()
+                case "background": engine.session.enterBackground()
+                case "foreground": engine.session.enterForeground()
+                case "quit", "q": ended = true
+                default: report.note("unknown command '\(command)'")
+                }
+            }
+            report.progress(player)
+            usleep(16_000)
+        }
+        report.finish()
+        engine.session.setActive(false, options: .notifyOthersOnDeactivation)
+    }
+}
+
+/// Prints what happens: JSON lines for scripts, or a status line for people.
+final class EventReporter {
+    let json: Bool
+    let terminal = isatty(STDOUT_FILENO) == 1
+    private var lastLine = ""
+
+    init(json: Bool) { self.json = json }
+
+    func emit(_ object: JSON) {
+        print(object.text)
+        fflush(nil)
+    }
+
+    func started(driver: String, route: AudioRoute, category: SessionCategory) {
+        if json {
+            emit(.object([("event", .string("started")), ("driver", .string(driver)), ("route", .string(route.description)),
+                          ("category", .string(category.rawValue))]))
+        } else {
+            print("playing through \(route) (\(driver)), category \(category.rawValue)")
+        }
+    }
+
+    func note(_ text: String) {
+        json ? emit(.object([("event", .string("note")), ("text", .string(text))])) : print(text)
+    }
+
+    func event(_ event: AudioEvent) {
+        guard let object = EventReporter.describe(event) else { return }
+        if json { emit(object) } else { clearStatus(); print(EventReporter.sentence(event)) }
+    }
+
+    func progress(_ player: MusicPlayer) {
+        guard !json, terminal, let item = player.nowPlayingItem else { return }
+        let time = player.currentPlaybackTime, length = max(item.playbackDuration, 0.001)
+        let width = 30, filled = min(Int(Double(width) * time / length), width)
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let line = "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(formatSeconds(time)) / \(formatSeconds(length)) \(player.playbackState.rawValue)"
+        if line != lastLine {
+            print("\r\u{1B}[K" + line, terminator: "")
+            fflush(nil)
+            lastLine = line
+        }
+    }
+
+    func finish() { if !json && terminal { print("") } }
+
+    private func clearStatus() { if terminal && !lastLine.isEmpty { print("\r\u{1B}[K", terminator: ""); lastLine = "" } }
+
+    static func describe(_ event: AudioEvent) -> JSON? {
+        switch event {
+        case .session(.routeChange(let change)):
+            return .object([("event", .string("routeChange")), ("reason", .string(change.reason.rawValue)),
+                            ("previous", .string(change.previous.description)), ("current", .string(change.current.description))])
+        case .session(.interruption(.began)):
+            return .object([("event", .string("interruption")), ("type", .string("began"))])
+        case .session(.interruption(.ended(let resume))):
+            return .object([("event", .string("interruption")), ("type", .string("ended")), ("shouldResume", .bool(resume))])
+        case .session(.silenceSecondaryAudioHint(let on)):
+            return .object([("event", .string("silenceSecondaryAudioHint")), ("begin", .bool(on))])
+        case .session(.categoryChanged(let category)):
+            return .object([("event", .string("categoryChanged")), ("category", .string(category.rawValue))])
+        case .session(.mediaServicesWereLost):
+            return .object([("event", .string("mediaServicesWereLost"))])
+        case .session(.mediaServicesWereReset):
+            return .object([("event", .string("mediaServicesWereReset"))])
+        case .music(.playbackStateDidChange(let state)):
+            return .object([("event", .string("playbackState")), ("state", .string(state.rawValue))])
+        case .music(.nowPlayingItemDidChange(let item)):
+            return .object([("event", .string("nowPlaying")), ("title", .optional(item?.title)), ("artist", .optional(item?.artist)),
+                            ("path", .optional(item?.url))])
+        case .music(.playbackError(let item, let error)):
+            return .object([("event", .string("playbackError")), ("path", .string(item.url)), ("error", .string(error.description))])
+        case .music(.volumeDidChange(let volume)):
+            return .object([("event", .string("volume")), ("volume", .double(Double(volume)))])
+        case .music(.queueDidChange), .voiceFinished, .voiceStolen:
+            return nil
+        }
+    }
+
+    static func sentence(_ event: AudioEvent) -> String {
+        switch event {
+        case .session(.routeChange(let c)): "route change: \(c.reason.rawValue), \(c.previous) -> \(c.current)"
+        case .session(.interruption(.began)): "interruption began"
+        case .session(.interruption(.ended(let r))): "interruption ended" + (r ? ", resuming" : "")
+        case .session(.silenceSecondaryAudioHint(let on)): on ? "other music started: the soundtrack should stay quiet" : "other music stopped"
+        case .music(.playbackStateDidChange(let s)): "state: \(s.rawValue)"
+        case .music(.nowPlayingItemDidChange(let item)): "now playing: " + (item.map { "\($0.title ?? "?") by \($0.artist ?? "unknown")" } ?? "nothing")
+        case .music(.playbackError(let item, let error)): "skipped \(item.url): \(error)"
+        default: EventReporter.describe(event)?.text ?? ""
+        }
+    }
+}
+
+/// Commands typed at a terminal (single keys) or piped in (one per line), read without blocking.
+final class LineInput {
+    private let terminal = isatty(STDIN_FILENO) == 1
+    private var saved = termios()
+    private var pending: [UInt8] = []
+    private var closed = false
+
+    init() {
+        _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
+        if terminal {
+            tcgetattr(STDIN_FILENO, &saved)
+            var raw = saved
+            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        }
+    }
+
+    deinit {
+        if terminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+        _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) & ~O_NONBLOCK)
+    }
+
+    func poll() -> [String] {
+        guard !closed else { return [] }
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let got = read(STDIN_FILENO, &buffer, buffer.count)
+        if got == 0 { closed = true }
+        guard got > 0 else { return [] }
+        if terminal { return buffer[0..<got].map { String(UnicodeScalar($0)) } }
+        pending += buffer[0..<got]
+        var lines: [String] = []
+        while let newline = pending.firstIndex(of: 10) {
+            lines.append(String(decoding: pending[..<newline], as: UTF8.self).trimmingCharacters(in: " \r\t"))
+            pending.removeSubrange(...newline)
+        }
+        return lines.filter { !$0.isEmpty }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, set.contains(first) { scalars.removeFirst() }
+        while let last = scalars.last, set.contains(last) { scalars.removeLast() }
+        return String(scalars)
+    }
+}
