@@ -757,6 +757,8 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
+    var freeSourceCount: Int { withLock { freeSources.count } }
+
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { active.count } }
 }

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// The effects mixer, heard through offline renders.
+@Suite struct MixerTests {
+    func engine(realVoices: Int = 256, maxVoices: Int = 16_384) throws -> AudioEngine {
+        var configuration = EngineConfiguration.offline(realVoices: realVoices)
+        configuration.maxVoices = maxVoices
+        return try AudioEngine(configuration)
+    }
+
+    @Test func highPriorityVoiceTakesTheSourceAndTheStolenOneIsSilent() throws {
+        let engine = try engine(realVoices: 1, maxVoices: 1)
+        let low = try engine.makeSound(tone(hz: 300, seconds: 2), name: "low")
+        let high = try engine.makeSound(tone(hz: 700, seconds: 2), name: "high")
+        let background = engine.play(low, PlayOptions(priority: 10))
+        _ = try engine.render(frames: 4_800)
+        let important = engine.play(high, PlayOptions(priority: 200))
+        let out = try Signal(engine.render(frames: 9_600))
+        #expect(abs(out.dominantFrequency(in: 512..<9_600) - 700) < 1)
+        #expect(out.amplitude(of: 300, in: 512..<9_600) < 0.005)
+        #expect(!background.isAlive)
+        #expect(important.isPlaying)
+        #expect(engine.update().contains(.voiceStolen(background)))
+        // With the pool full of important voices, a less important one is refused and reported stale.
+        let refused = engine.play(low, PlayOptions(priority: 1))
+        #expect(!refused.isAlive)
+        #expect(refused.stop() == .stale)
+    }
+
+    @Test func virtualVoiceResumesAtItsElapsedOffset() throws {
+        let engine = try engine(realVoices: 1)
+        // A ramp makes the playhead readable from any sample.
+        let frames = 96_000
+        let ramp = PCMBuffer(sampleRate: 48_000, channels: 1, samples: (0..<frames).map { Float($0) / Float(frames) * 0.5 })
+        let quiet = try engine.makeSound(ramp, name: "ramp")
+        let voice = engine.play(quiet, PlayOptions(gain: 1, priority: 100))
+        _ = try engine.render(frames: 12_000)
+        #expect(voice.isReal)
+        // A louder, more important voice takes the only source: the ramp goes virtual and keeps time.
+        let loud = try engine.makeSound(tone(hz: 500, seconds: 1), name: "loud")
+        let interloper = engine.play(loud, PlayOptions(priority: 200))
+        _ = try engine.render(frames: 2_048)
+        #expect(!voice.isReal)
+        _ = try engine.render(frames: 20_000 - 2_048)
+        interloper.stop()
+        engine.update()
+        let out = try Signal(engine.render(frames: 4_096))
+        #expect(voice.isReal)
+        // 32,000 frames have passed; the ramp is heard from there (within one block), not from its start.
+        // A centred mono source is mixed at 0.5956 (-4.5 dB), so a sample tells the playhead.
+        let playhead = Double(out.samples[1_024 * 2]) / (0.5956 * 0.5) * Double(frames)
+        #expect(abs(playhead - (32_000 + 1_024)) <= 512, "playhead \(playhead)")
+    }
+
+    @Test func oneShotEndingWhileVirtualFinishesAndIsReported() throws {
+        let engine = try engine(realVoices: 1)
+        let blip = try engine.makeSound(tone(hz: 300, seconds: 0.1), name: "blip")
+        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
+        engine.play(hum, PlayOptions(loop: true, priority: 250))
+        let virtual = engine.play(blip, PlayOptions(priority: 1))
+        _ = try engine.render(frames: 1_024)
+        #expect(!virtual.isReal)
+        _ = try engine.render(frames: 9_600)
+        #expect(engine.update().contains(.voiceFinished(virtual)))
+        #expect(!virtual.isAlive)
+    }
+
+    @Test func duckingLowersMusicByNineDecibelsAndRestores() throws {
+        let fixtures = try Fixtures()
+        let engine = try engine()
+        try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("music.wav", hz: 300, seconds: 4)])
+        engine.musicPlayer.play()
+        let before = try Signal(engine.render(frames: 9_600)).amplitude(of: 300, in: 2_000..<9_600)
+        let dialogue = try engine.makeSound(tone(hz: 900, seconds: 1), name: "line")
+        engine.play(dialogue, PlayOptions(bus: engine.voice))
+        // The default rule: attack 80 ms. After it the music is 9 dB down.
+        let ducked = try Signal(engine.render(frames: 24_000))
+        let depth = decibels(ducked.amplitude(of: 300, in: 6_000..<24_000), over: before)
+        #expect(abs(depth + 9) < 1)
+        // The line ends at 1 s; release 500 ms later the music is back.
+        _ = try engine.render(frames: 24_000 + 24_000)
+        let after = try Signal(engine.render(frames: 9_600)).amplitude(of: 300, in: 0..<9_600)
+        #expect(abs(decibels(after, over: before)) < 0.2)
+    }
+
+    @Test func mutedBusIsSilentAndGainsMultiplyAlongTheChain() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")
+        let weapons = engine.makeBus(named: "weapons", parent: engine.sfx)
+        engine.play(sound, PlayOptions(loop: true, bus: weapons))
+        let full = try Signal(engine.render(frames: 4_800)).rms(512..<4_800)
+        engine.sfx.gain = 0.5
+        weapons.gain = 0.5
+        #expect(weapons.effectiveGain == 0.25)
+        let quarter = try Signal(engine.render(frames: 4_800)).rms(512..<4_800)
+        #expect(abs(decibels(quarter, over: full) + 12.04) < 0.1)
+        engine.sfx.isMuted = true
+        #expect(try Signal(engine.render(frames: 4_800)).peak(512..<4_800) == 0)
+    }
+
+    @Test func voicePlacedLeftIsLouderOnTheLeft() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")
+        engine.listener = ListenerState()
+        engine.play(sound, PlayOptions(placement: .world(x: -5, y: 0, z: 0)))
+        let out = try Signal(engine.render(frames: 9_600))
+        #expect(out.rms(512..<9_600, channel: 0) > 2 * out.rms(512..<9_600, channel: 1))
+    }
+
+    @Test func distanceAttenuatesWorldVoices() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")
+        engine.play(sound, PlayOptions(placement: .world(x: 0, y: 0, z: -1)))
+        let near = try Signal(engine.render(frames: 9_600)).rms(512..<9_600)
+        let engine2 = try self.engine()
+        let sound2 = try engine2.makeSound(tone(hz: 440, seconds: 1), name: "t")
+        engine2.play(sound2, PlayOptions(placement: .world(x: 0, y: 0, z: -4)))
+        let far = try Signal(engine2.render(frames: 9_600)).rms(512..<9_600)
+        // Inverse distance, reference 1, rolloff 1: four times as far is a quarter the amplitude.
+        #expect(abs(decibels(far, over: near) + 12.04) < 0.3)
+    }
+
+    @Test func fadeEndsAtItsTarget() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 2), name: "t")
+        let voice = engine.play(sound, PlayOptions(loop: true))
+        let full = try Signal(engine.render(frames: 4_800)).amplitude(of: 440, in: 0..<4_800)
+        voice.fade(to: 0.25, over: 0.5)
+        _ = try engine.render(frames: 24_000)
+        let after = try Signal(engine.render(frames: 4_800)).amplitude(of: 440, in: 0..<4_800)
+        #expect(abs(after / full - 0.25) < 0.01)
+        voice.stop(fade: 0.1)
+        _ = try engine.render(frames: 4_800 + 1_024)
+        #expect(!voice.isAlive)
+        #expect(try Signal(engine.render(frames: 2_048)).peak() == 0)
+    }
+
+    @Test func staleHandleDoesNothing() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 0.05), name: "t")
+        let voice = engine.play(sound)
+        _ = try engine.render(frames: 9_600)
+        engine.update()
+        let other = engine.play(sound, PlayOptions(loop: true))  // reuses the slot under a new generation
+        for result in [voice.stop(), voice.pause(), voice.resume(), voice.setGain(0), voice.setPitch(2),
+                       voice.setPlacement(.pan(1)), voice.fade(to: 0, over: 1)] {
+            #expect(result == .stale)
+        }
+        #expect(other.isPlaying)
+        #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
+        #expect(Voice.none.stop() == .stale)
+    }
+
+    @Test func pausedVoiceKeepsItsPlaceAndResumes() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 2), name: "t")
+        let voice = engine.play(sound)
+        _ = try engine.render(frames: 24_000)
+        voice.pause()
+        #expect(try Signal(engine.render(frames: 24_000)).peak(512..<24_000) == 0)
+        #expect(abs((voice.elapsed ?? 0) - 0.5) < 0.02)
+        voice.resume()
+        #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
+    }
+
+    @Test func aVoiceStartedBeforeABlockIsAudibleInIt() throws {
+        let engine = try engine()
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")
+        _ = try engine.render(frames: 512)
+        engine.play(sound)
+        let block = try Signal(engine.render(frames: 512))
+        #expect(block.firstFrame(above: 0.001).map { $0 < 16 } == true)
+    }
+
+    @Test func hundredThousandOneShotsLeakNothing() throws {
+        let engine = try engine(realVoices: 64, maxVoices: 256)
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 0.01), name: "tick")
+        func residentBytes() -> Int {
+            let statm = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8)) ?? ""
+            return (Int(statm.split(separator: " ").dropFirst().first ?? "0") ?? 0) * Int(getpagesize())
+        }
+        var warm = 0
+        for round in 0..<100 {
+            for _ in 0..<1_000 { engine.play(sound) }
+            _ = try engine.render(frames: 1_024)
+            engine.update()
+            if round == 10 { warm = residentBytes() }
+        }
+        _ = try engine.render(frames: 4_800)
+        engine.update()
+        let stats = engine.stats
+        #expect(stats.started == 100_000)
+        #expect(stats.realVoices == 0 && stats.virtualVoices == 0)
+        #expect(engine.mixer.liveVoices == 0)
+        #expect(stats.finished + stats.stolen >= 100_000 - 256)
+        // Every source is free again and the buffer count is unchanged: nothing leaked in OpenAL.
+        #expect(engine.mixer.freeSourceCount == 64)
+        #expect(residentBytes() - warm < 4 << 20)
+    }
+}
