@@ -200,3 +200,73 @@ import Testing
         #expect(residentBytes() - warm < 4 << 20)
     }
 }
+
+@Suite struct EffectsTests {
+    func clickAndTail(reverb: ReverbPreset?) throws -> Signal {
+        let engine = try AudioEngine(.offline())
+        if let reverb { #expect(engine.setReverb(reverb, on: engine.sfx)) }
+        let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.05), name: "click")
+        engine.play(click)
+        return try Signal(engine.render(frames: 48_000))
+    }
+
+    @Test(arguments: [ReverbPreset.room, .hall, .cave, .underwater])
+    func reverbLeavesATail(preset: ReverbPreset) throws {
+        let dry = try clickAndTail(reverb: nil)
+        let wet = try clickAndTail(reverb: preset)
+        let tail = 4_800..<9_600  // 50 ms after the click ended
+        #expect(dry.peak(tail) == 0)
+        #expect(wet.rms(tail) > 0.001)
+    }
+
+    @Test func reverbZoneAppliesInsideOnly() throws {
+        func tail(at x: Float) throws -> Double {
+            let engine = try AudioEngine(.offline())
+            #expect(engine.setReverbZones([ReverbZone(center: (10, 0, 0), radius: 5, reverb: ReverbPreset.cave.parameters)]))
+            let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.05), name: "click")
+            engine.play(click, PlayOptions(placement: .world(x: x, y: 0, z: -1)))
+            return try Signal(engine.render(frames: 9_600)).rms(4_800..<9_600)
+        }
+        #expect(try tail(at: 10) > 0.001)
+        #expect(try tail(at: -10) == 0)
+    }
+
+    @Test func occlusionTakesTheHighs() throws {
+        func highs(occlusion: Float) throws -> Double {
+            let engine = try AudioEngine(.offline())
+            var random = SplitMix64(seed: 7)
+            let noise = PCMBuffer(sampleRate: 48_000, channels: 1,
+                                  samples: (0..<48_000).map { _ in Float(Int64(bitPattern: random.next()) >> 40) / Float(1 << 24) * 0.5 })
+            let sound = try engine.makeSound(noise, name: "noise")
+            engine.play(sound).setOcclusion(occlusion)
+            let out = try Signal(engine.render(frames: 24_000))
+            // The first difference is a crude high-pass: its energy is the noise's highs.
+            let left = out.channel(0, 512..<24_000)
+            return (zip(left.dropFirst(), left).reduce(0.0) { $0 + Double(($1.0 - $1.1) * ($1.0 - $1.1)) } / Double(left.count)).squareRoot()
+        }
+        #expect(decibels(try highs(occlusion: 1), over: try highs(occlusion: 0)) < -12)
+    }
+
+    @Test func capabilitiesReportWhatIsThere() throws {
+        let engine = try AudioEngine(.offline())
+        let capabilities = engine.capabilities
+        #expect(capabilities.effects == capabilities.extensions.contains("ALC_EXT_EFX"))
+        #expect(capabilities.missing.isEmpty == (capabilities.effects && capabilities.hrtf))
+        #expect(capabilities.realVoices == 256)
+        #expect(capabilities.renderer.hasPrefix("OpenAL Soft"))
+    }
+
+    @Test func hrtfChangesHowAWorldVoiceSounds() throws {
+        func render(hrtf: Bool) throws -> Signal {
+            let engine = try AudioEngine(.offline())
+            if hrtf { #expect(engine.setHRTF(true)) }
+            #expect(engine.capabilities.hrtfEnabled == hrtf)
+            let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")
+            engine.play(sound, PlayOptions(placement: .world(x: -3, y: 0, z: -1)))
+            return try Signal(engine.render(frames: 9_600))
+        }
+        let plain = try render(hrtf: false), binaural = try render(hrtf: true)
+        #expect(binaural.rms(2_000..<9_600) > 0.01)
+        #expect(abs(decibels(binaural.rms(2_000..<9_600, channel: 1), over: plain.rms(2_000..<9_600, channel: 1))) > 0.5)
+    }
+}

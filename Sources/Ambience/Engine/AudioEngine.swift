@@ -154,6 +154,26 @@ public final class AudioEngine: @unchecked Sendable {
         set { mixer.setListener { $0 = newValue } }
     }
 
+    // MARK: Effects and capabilities
+
+    /// Puts a reverb on a bus and everything under it (nil removes it). False when this OpenAL has no EFX.
+    @discardableResult
+    public func setReverb(_ preset: ReverbPreset?, on bus: Bus) -> Bool { mixer.setReverb(preset?.parameters, bus: bus.index) }
+
+    @discardableResult
+    public func setReverb(_ parameters: ReverbParameters?, on bus: Bus) -> Bool { mixer.setReverb(parameters, bus: bus.index) }
+
+    /// Replaces the world's reverb zones. A world voice inside a zone uses its reverb instead of its bus's.
+    @discardableResult
+    public func setReverbZones(_ zones: [ReverbZone]) -> Bool { mixer.setReverbZones(zones) }
+
+    /// Turns HRTF rendering on or off; returns whether the device now does what was asked.
+    @discardableResult
+    public func setHRTF(_ on: Bool) -> Bool { mixer.setHRTF(on) }
+
+    /// What this machine's OpenAL Soft supports, and what is missing.
+    public var capabilities: AudioCapabilities { mixer.capabilities }
+
     // MARK: Sounds and voices
 
     /// Loads a file as a `Sound`, or returns the one already loaded from the same path.

@@ -65,6 +65,12 @@ public final class Mixer: @unchecked Sendable {
     private var scratch: [Float] = []
 
     private var buses: [BusState]
+    /// Effects exist only where ALC_EXT_EFX does; everything else works without them.
+    let effectsAvailable: Bool
+    private var busReverbs: [Int: ALEffectSlot] = [:]
+    private var zones: [(zone: ReverbZone, slot: ALEffectSlot)] = []
+    /// One low-pass filter per real source, made the first time that source carries an occluded voice.
+    private var filters: [ALFilter?]
     /// Ducking rules by bus index: holding `Bus` handles here would keep the mixer alive forever.
     private var duckingRules: [(trigger: Int, target: Int, depth: Float, attack: Double, release: Double)] = []
     private var streams: [StreamChannel] = []
@@ -93,6 +99,8 @@ public final class Mixer: @unchecked Sendable {
         sources = ALSource.make(count: configuration.realVoices)
         freeSources = (0..<Int32(sources.count)).reversed()
         sourceOwner = Array(repeating: -1, count: sources.count)
+        effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX")
+        filters = Array(repeating: nil, count: sources.count)
         slots = Array(repeating: VoiceSlot(), count: configuration.maxVoices)
         freeSlots = (0..<Int32(configuration.maxVoices)).reversed()
         active.reserveCapacity(configuration.maxVoices)
@@ -108,6 +116,9 @@ public final class Mixer: @unchecked Sendable {
     deinit {
         device.makeCurrent()
         for source in sources { source.stop(); source.setBuffer(nil); source.delete() }
+        for filter in filters { filter?.delete() }
+        for slot in busReverbs.values { slot.delete() }
+        for zone in zones { zone.slot.delete() }
     }
 
     func bus(_ builtin: BuiltinBus) -> Bus { Bus(mixer: self, index: builtin.rawValue) }
@@ -272,7 +283,17 @@ public final class Mixer: @unchecked Sendable {
         withLiveSlot(voice) { slot in
             slots[Int(slot)].placement = placement
             let source = slots[Int(slot)].source
-            if source >= 0 { applyPlacement(placement, to: sources[Int(source)]) }
+            if source >= 0 {
+                applyPlacement(placement, to: sources[Int(source)])
+                if effectsAvailable { applyEffects(slot) }
+            }
+        }
+    }
+
+    func setOcclusion(_ voice: Voice, _ amount: Float) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            slots[Int(slot)].occlusion = min(max(amount, 0), 1)
+            if slots[Int(slot)].source >= 0 && effectsAvailable { applyEffects(slot) }
         }
     }
 
@@ -450,6 +471,7 @@ public final class Mixer: @unchecked Sendable {
         al.setPitch(s.pitch)
         applyPlacement(s.placement, to: al)
         applyGain(slot)
+        if effectsAvailable { applyEffects(slot) }
         if s.elapsedFrames >= 1 { al.sampleOffset = Int(s.elapsedFrames) }
         al.play()
         if s.paused || suspended { al.pause() }
@@ -534,6 +556,78 @@ public final class Mixer: @unchecked Sendable {
             source.setMaxDistance(listener.maxDistance)
             source.setPosition(x, y, z)
             source.setVelocity(velocity.x, velocity.y, velocity.z)
+        }
+    }
+
+    // MARK: Effects
+
+    /// Sends a real voice to its reverb (its zone's, else its bus chain's) and filters it for occlusion.
+    private func applyEffects(_ slot: Int32) {
+        let s = slots[Int(slot)]
+        let sourceIndex = Int(s.source)
+        let source = sources[sourceIndex]
+        var reverb: ALEffectSlot? = nil
+        if case .world(let x, let y, let z, _) = s.placement { reverb = zones.first { $0.zone.contains(x, y, z) }?.slot }
+        var bus: Int? = s.bus
+        while reverb == nil, let b = bus {
+            reverb = busReverbs[b]
+            bus = buses[b].parent
+        }
+        source.setReverbSend(reverb)
+        if s.occlusion > 0 {
+            if filters[sourceIndex] == nil { filters[sourceIndex] = ALFilter.makeLowPass() }
+            // Walls take the highs first: at full occlusion, -6 dB overall and -26 dB above the reference.
+            filters[sourceIndex]?.setLowPass(gain: 1 - 0.5 * s.occlusion, gainHF: 1 - 0.95 * s.occlusion)
+            source.setDirectFilter(filters[sourceIndex])
+        } else {
+            source.setDirectFilter(nil)
+        }
+    }
+
+    private func refreshEffects() {
+        for slot in active where slots[Int(slot)].source >= 0 { applyEffects(slot) }
+    }
+
+    /// Puts a reverb on a bus (nil removes it). Returns false when effects are unavailable.
+    func setReverb(_ parameters: ReverbParameters?, bus: Int) -> Bool {
+        withLock {
+            guard effectsAvailable else { return false }
+            if let parameters {
+                if let existing = busReverbs[bus] { existing.set(parameters) } else {
+                    guard let made = ALEffectSlot.makeReverb(parameters) else { return false }
+                    busReverbs[bus] = made
+                }
+            } else if let existing = busReverbs.removeValue(forKey: bus) {
+                for slot in active where slots[Int(slot)].source >= 0 { sources[Int(slots[Int(slot)].source)].setReverbSend(nil) }
+                existing.delete()
+            }
+            refreshEffects()
+            return true
+        }
+    }
+
+    func setReverbZones(_ newZones: [ReverbZone]) -> Bool {
+        withLock {
+            guard effectsAvailable else { return false }
+            for slot in active where slots[Int(slot)].source >= 0 { sources[Int(slots[Int(slot)].source)].setReverbSend(nil) }
+            for zone in zones { zone.slot.delete() }
+            zones = newZones.compactMap { zone in ALEffectSlot.makeReverb(zone.reverb).map { (zone, $0) } }
+            refreshEffects()
+            return zones.count == newZones.count
+        }
+    }
+
+    func setHRTF(_ on: Bool) -> Bool { withLock { device.setHRTF(on) && device.hrtfEnabled == on } }
+
+    var capabilities: AudioCapabilities {
+        withLock {
+            let hrtf = device.hasDeviceExtension("ALC_SOFT_HRTF")
+            var missing: [String] = []
+            if !effectsAvailable { missing.append("reverb and occlusion filters (ALC_EXT_EFX)") }
+            if !hrtf { missing.append("HRTF (ALC_SOFT_HRTF)") }
+            if !device.hasExtension("AL_SOFT_direct_channels") { missing.append("unspatialised stereo music (AL_SOFT_direct_channels)") }
+            return AudioCapabilities(renderer: device.rendererName, effects: effectsAvailable, hrtf: hrtf, hrtfEnabled: device.hrtfEnabled,
+                                     realVoices: sources.count, extensions: device.extensions, missing: missing)
         }
     }
 
@@ -776,6 +870,8 @@ struct VoiceSlot {
     var loop = false
     var priority: UInt8 = 128
     var placement: Placement = .pan(0)
+    /// 0 (clear) to 1 (behind a wall): a low-pass on the dry sound.
+    var occlusion: Float = 0
     var paused = false
     /// Index into the mixer's sources, or -1 while virtual.
     var source: Int32 = -1

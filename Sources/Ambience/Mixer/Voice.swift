@@ -79,6 +79,8 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     @discardableResult public func setGain(_ gain: Float) -> VoiceResult { mixer?.setGain(self, gain) ?? .stale }
     @discardableResult public func setPitch(_ pitch: Float) -> VoiceResult { mixer?.setPitch(self, pitch) ?? .stale }
     @discardableResult public func setPlacement(_ placement: Placement) -> VoiceResult { mixer?.setPlacement(self, placement) ?? .stale }
+    /// Muffles the voice as if behind a wall: 0 is clear, 1 fully occluded (a low-pass filter; needs EFX).
+    @discardableResult public func setOcclusion(_ amount: Float) -> VoiceResult { mixer?.setOcclusion(self, amount) ?? .stale }
     /// Ramps the voice's gain to `gain` over `seconds`.
     @discardableResult public func fade(to gain: Float, over seconds: Double) -> VoiceResult {
         mixer?.fade(self, to: gain, over: seconds, thenStop: false) ?? .stale

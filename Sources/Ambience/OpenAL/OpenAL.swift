@@ -256,4 +256,98 @@ struct ALSource: Hashable, Sendable {
     func unqueueAll() {
         setBuffer(nil)
     }
+
+    /// Sends the source's sound to a reverb slot (aux send 0), or stops sending.
+    func setReverbSend(_ slot: ALEffectSlot?) {
+        alSource3i(id, AL_AUXILIARY_SEND_FILTER, ALint(bitPattern: slot?.id ?? 0), 0, AL_FILTER_NULL)
+    }
+
+    /// Filters the source's dry path, or removes the filter.
+    func setDirectFilter(_ filter: ALFilter?) { alSourcei(id, AL_DIRECT_FILTER, ALint(bitPattern: filter?.id ?? 0)) }
+}
+
+/// Reverb settings in the units of the EFX standard reverb.
+public struct ReverbParameters: Sendable, Equatable {
+    public var density: Float, diffusion: Float, gain: Float, gainHF: Float
+    public var decayTime: Float, decayHFRatio: Float
+    public var reflectionsGain: Float, reflectionsDelay: Float
+    public var lateReverbGain: Float, lateReverbDelay: Float
+    public var airAbsorptionGainHF: Float, roomRolloffFactor: Float
+    public var decayHFLimit: Bool
+
+    public init(density: Float, diffusion: Float, gain: Float, gainHF: Float, decayTime: Float, decayHFRatio: Float,
+                reflectionsGain: Float, reflectionsDelay: Float, lateReverbGain: Float, lateReverbDelay: Float,
+                airAbsorptionGainHF: Float = 0.9943, roomRolloffFactor: Float = 0, decayHFLimit: Bool = true) {
+        self.density = density; self.diffusion = diffusion; self.gain = gain; self.gainHF = gainHF
+        self.decayTime = decayTime; self.decayHFRatio = decayHFRatio
+        self.reflectionsGain = reflectionsGain; self.reflectionsDelay = reflectionsDelay
+        self.lateReverbGain = lateReverbGain; self.lateReverbDelay = lateReverbDelay
+        self.airAbsorptionGainHF = airAbsorptionGainHF; self.roomRolloffFactor = roomRolloffFactor
+        self.decayHFLimit = decayHFLimit
+    }
+}
+
+/// An EFX auxiliary effect slot holding a reverb.
+struct ALEffectSlot: Hashable, Sendable {
+    let id: ALuint
+    let effect: ALuint
+
+    static func makeReverb(_ p: ReverbParameters) -> ALEffectSlot? {
+        var slot: ALuint = 0, effect: ALuint = 0
+        alGetError()
+        alGenAuxiliaryEffectSlots(1, &slot)
+        alGenEffects(1, &effect)
+        guard alGetError() == AL_NO_ERROR else { return nil }
+        let made = ALEffectSlot(id: slot, effect: effect)
+        alEffecti(effect, AL_EFFECT_TYPE, AL_EFFECT_REVERB)
+        made.set(p)
+        return made
+    }
+
+    func set(_ p: ReverbParameters) {
+        alEffectf(effect, AL_REVERB_DENSITY, p.density)
+        alEffectf(effect, AL_REVERB_DIFFUSION, p.diffusion)
+        alEffectf(effect, AL_REVERB_GAIN, p.gain)
+        alEffectf(effect, AL_REVERB_GAINHF, p.gainHF)
+        alEffectf(effect, AL_REVERB_DECAY_TIME, p.decayTime)
+        alEffectf(effect, AL_REVERB_DECAY_HFRATIO, p.decayHFRatio)
+        alEffectf(effect, AL_REVERB_REFLECTIONS_GAIN, p.reflectionsGain)
+        alEffectf(effect, AL_REVERB_REFLECTIONS_DELAY, p.reflectionsDelay)
+        alEffectf(effect, AL_REVERB_LATE_REVERB_GAIN, p.lateReverbGain)
+        alEffectf(effect, AL_REVERB_LATE_REVERB_DELAY, p.lateReverbDelay)
+        alEffectf(effect, AL_REVERB_AIR_ABSORPTION_GAINHF, p.airAbsorptionGainHF)
+        alEffectf(effect, AL_REVERB_ROOM_ROLLOFF_FACTOR, p.roomRolloffFactor)
+        alEffecti(effect, AL_REVERB_DECAY_HFLIMIT, p.decayHFLimit ? AL_TRUE : AL_FALSE)
+        alAuxiliaryEffectSloti(id, AL_EFFECTSLOT_EFFECT, ALint(bitPattern: effect))
+    }
+
+    func delete() {
+        var slot = id, effect = effect
+        alDeleteAuxiliaryEffectSlots(1, &slot)
+        alDeleteEffects(1, &effect)
+    }
+}
+
+/// An EFX low-pass filter (for occlusion).
+struct ALFilter: Hashable, Sendable {
+    let id: ALuint
+
+    static func makeLowPass() -> ALFilter? {
+        var id: ALuint = 0
+        alGetError()
+        alGenFilters(1, &id)
+        guard alGetError() == AL_NO_ERROR else { return nil }
+        alFilteri(id, AL_FILTER_TYPE, AL_FILTER_LOWPASS)
+        return ALFilter(id: id)
+    }
+
+    func setLowPass(gain: Float, gainHF: Float) {
+        alFilterf(id, AL_LOWPASS_GAIN, gain)
+        alFilterf(id, AL_LOWPASS_GAINHF, gainHF)
+    }
+
+    func delete() {
+        var id = id
+        alDeleteFilters(1, &id)
+    }
 }

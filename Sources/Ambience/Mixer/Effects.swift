@@ -1,0 +1,62 @@
+/// Reverb presets, ported from OpenAL Soft's `efx-presets.h` (standard-reverb fields).
+public enum ReverbPreset: String, Sendable, CaseIterable {
+    case room, hall, cave, underwater, hangar
+
+    public var parameters: ReverbParameters {
+        switch self {
+        case .room:
+            ReverbParameters(density: 0.4287, diffusion: 1, gain: 0.3162, gainHF: 0.5929, decayTime: 0.4, decayHFRatio: 0.83,
+                             reflectionsGain: 0.1503, reflectionsDelay: 0.002, lateReverbGain: 1.0629, lateReverbDelay: 0.003)
+        case .hall:
+            ReverbParameters(density: 1, diffusion: 1, gain: 0.3162, gainHF: 0.5623, decayTime: 3.92, decayHFRatio: 0.7,
+                             reflectionsGain: 0.2427, reflectionsDelay: 0.02, lateReverbGain: 0.9977, lateReverbDelay: 0.029)
+        case .cave:
+            ReverbParameters(density: 1, diffusion: 1, gain: 0.3162, gainHF: 1, decayTime: 2.91, decayHFRatio: 1.3,
+                             reflectionsGain: 0.5, reflectionsDelay: 0.015, lateReverbGain: 0.7063, lateReverbDelay: 0.022,
+                             decayHFLimit: false)
+        case .underwater:
+            ReverbParameters(density: 0.3645, diffusion: 1, gain: 0.3162, gainHF: 0.01, decayTime: 1.49, decayHFRatio: 0.1,
+                             reflectionsGain: 0.5963, reflectionsDelay: 0.007, lateReverbGain: 7.0795, lateReverbDelay: 0.011)
+        case .hangar:
+            ReverbParameters(density: 1, diffusion: 1, gain: 0.3162, gainHF: 0.3162, decayTime: 10.05, decayHFRatio: 0.23,
+                             reflectionsGain: 0.5, reflectionsDelay: 0.02, lateReverbGain: 1.256, lateReverbDelay: 0.03)
+        }
+    }
+}
+
+/// A sphere of the world with its own reverb: world voices inside it use it, whatever their bus.
+public struct ReverbZone: Sendable, Equatable {
+    public var center: (x: Float, y: Float, z: Float)
+    public var radius: Float
+    public var reverb: ReverbParameters
+
+    public init(center: (x: Float, y: Float, z: Float), radius: Float, reverb: ReverbParameters) {
+        self.center = center
+        self.radius = radius
+        self.reverb = reverb
+    }
+
+    public static func == (a: ReverbZone, b: ReverbZone) -> Bool {
+        a.center == b.center && a.radius == b.radius && a.reverb == b.reverb
+    }
+
+    func contains(_ x: Float, _ y: Float, _ z: Float) -> Bool {
+        let dx = x - center.x, dy = y - center.y, dz = z - center.z
+        return dx * dx + dy * dy + dz * dz <= radius * radius
+    }
+}
+
+/// What this machine's OpenAL Soft offers. A missing extension turns its feature off; the engine still runs.
+public struct AudioCapabilities: Sendable, Equatable {
+    public var renderer: String
+    /// Reverb and low-pass filters (ALC_EXT_EFX).
+    public var effects: Bool
+    /// Head-related transfer functions (ALC_SOFT_HRTF).
+    public var hrtf: Bool
+    public var hrtfEnabled: Bool
+    /// Real sources the mixer got.
+    public var realVoices: Int
+    public var extensions: [String]
+    /// Features the engine would use but cannot, with the extension each needs.
+    public var missing: [String]
+}
