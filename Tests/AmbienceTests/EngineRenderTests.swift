@@ -86,7 +86,7 @@ import Testing
         #expect(abs(out.dominantFrequency(in: 2_000..<24_000) - 660) < 1)
     }
 
-    @Test func deviceEngineRefusesOfflineRender() throws {
+    @Test func offlineEngineSaysSo() throws {
         let engine = try AudioEngine(EngineConfiguration(output: .offline))
         #expect(engine.outputDriver == "offline")
     }

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// Real-time output through SDL (the dummy driver on machines with no sound card: it runs the callback at real-time pace).
+@Suite(.serialized) struct RealtimeTests {
+    @Test func aStalledGameThreadDoesNotStarveTheMusic() throws {
+        let fixtures = try Fixtures()
+        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-stall-test"))
+        defer { engine.shutdown() }
+        try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("long.wav", seconds: 6)])
+        engine.musicPlayer.play()
+        engine.update()
+        usleep(300_000)
+        engine.update()
+        let before = engine.musicPlayer.currentPlaybackTime
+        let underrunsBefore = engine.stats.underruns
+        let start = Date()
+        usleep(2_000_000)  // the game thread stalls for 2 s: no update() at all
+        let elapsed = Date().timeIntervalSince(start)
+        let after = engine.musicPlayer.currentPlaybackTime
+        // The playhead moved on by the wall-clock time: the stream never ran dry (a starved source stops its clock
+        // and is counted as an underrun when the streaming thread restarts it).
+        #expect(abs((after - before) - elapsed) < 0.15, "moved \(after - before) s in \(elapsed) s")
+        #expect(engine.stats.underruns == underrunsBefore)
+        #expect(engine.musicPlayer.playbackState == .playing)
+        #expect(engine.outputDriver != "offline")
+    }
+
+    @Test func deviceEngineRendersInRealTimeAndRefusesOfflineRender() throws {
+        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-realtime-test"))
+        defer { engine.shutdown() }
+        #expect(throws: EngineError.notOffline) { try engine.render(frames: 512) }
+        let frames = engine.mixer.framesRendered.load(ordering: .relaxed)
+        usleep(500_000)
+        let rendered = engine.mixer.framesRendered.load(ordering: .relaxed) - frames
+        #expect(abs(Double(rendered) - 24_000) < 6_000, "rendered \(rendered) frames in 0.5 s")
+    }
+}

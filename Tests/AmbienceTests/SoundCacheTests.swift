@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+@Suite struct SoundCacheTests {
+    let fixtures: Fixtures
+    init() throws { fixtures = try Fixtures() }
+
+    @Test func loadingTheSamePathTwiceSharesOneSound() throws {
+        let engine = try AudioEngine(.offline())
+        let path = try fixtures.sineWAV("a.wav", seconds: 0.5)
+        let first = try engine.load(path)
+        let second = try engine.load(fixtures.directory.appendingPathComponent("./a.wav").path)
+        #expect(first === second)
+        #expect(engine.soundMemory == first.memoryCost)
+        #expect(first.memoryCost == 24_000 * 4)
+    }
+
+    @Test func idleSoundsAreEvictedLeastRecentlyUsedFirstWithinTheBudget() throws {
+        // Each one-second mono sound costs 192,000 bytes; the budget holds two.
+        var configuration = EngineConfiguration.offline()
+        configuration.soundMemoryBudget = 400_000
+        let engine = try AudioEngine(configuration)
+        let paths = try (0..<3).map { try fixtures.sineWAV("s\($0).wav", seconds: 1) }
+        let a = try engine.load(paths[0])
+        let b = try engine.load(paths[1])
+        _ = try engine.load(paths[0])           // a is now more recent than b
+        let c = try engine.load(paths[2])       // over budget: b, the least recent idle sound, goes
+        #expect(engine.soundMemory <= 400_000)
+        #expect(engine.mixer.isLoaded(a) && engine.mixer.isLoaded(c))
+        #expect(!engine.mixer.isLoaded(b))
+        #expect(!engine.play(b).isAlive)        // an evicted sound plays nothing, harmlessly
+        // A playing sound is never evicted.
+        engine.play(a, PlayOptions(loop: true))
+        _ = try engine.load(paths[1])
+        #expect(engine.mixer.isLoaded(a))
+        #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
+    }
+
+    @Test func preloadDecodesInTheBackground() throws {
+        let engine = try AudioEngine(.offline())
+        let paths = try (0..<4).map { try fixtures.sineWAV("p\($0).wav", seconds: 0.5) }
+        engine.preload(paths)
+        let deadline = Date().addingTimeInterval(10)
+        while engine.soundMemory < 4 * 24_000 * 4 && Date() < deadline { usleep(5_000) }
+        #expect(engine.soundMemory == 4 * 24_000 * 4)
+        let sound = try engine.load(paths[2])
+        #expect(sound.frames == 24_000)
+    }
+
+    @Test func unloadStopsItsVoicesAndFreesTheMemory() throws {
+        let engine = try AudioEngine(.offline())
+        let sound = try engine.load(try fixtures.sineWAV("u.wav", seconds: 1))
+        let voice = engine.play(sound, PlayOptions(loop: true))
+        engine.unload(sound)
+        #expect(!voice.isAlive)
+        #expect(engine.soundMemory == 0)
+        #expect(try Signal(engine.render(frames: 2_048)).peak() == 0)
+    }
+}
