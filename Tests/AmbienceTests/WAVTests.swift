@@ -393,7 +393,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
         var wav = WAVBytes(data: [0, 0])
         wav.beforeFmt = [UInt8](repeating: 0, count: 8 * 200_000)
         let start = ContinuousClock.now
-        #expect(corruptReason(try fixtures.write("tiny.wav", bytes: wav.bytes)) == "no fmt chunk")
+        #expect(corruptReason(try fixtures.write("tiny.wav", bytes: wav.bytes)) == "no fmt chunk in the first 10000 chunks")
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 

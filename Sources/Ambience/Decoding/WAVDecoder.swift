@@ -277,9 +277,10 @@ extension WAVDecoder {
                 offset = next
             }
 
-            guard let fmt else { throw .corrupt(path, reason: "no fmt chunk") }
+            let gaveUp = walked == WAVDecoder.maxChunks ? " in the first \(walked) chunks" : ""
+            guard let fmt else { throw .corrupt(path, reason: "no fmt chunk" + gaveUp) }
             let format = try Layout.readFormat(fmt, claimedSize: fmtSize, path: path)
-            guard let dataStart else { throw .corrupt(path, reason: "no data chunk") }
+            guard let dataStart else { throw .corrupt(path, reason: "no data chunk" + gaveUp) }
 
             encoding = format.encoding
             channels = format.channels
