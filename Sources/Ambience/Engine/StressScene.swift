@@ -313,7 +313,7 @@ public enum ProcessUsage {
     /// The largest resident set the process has had, in bytes.
     public static var peakRSSBytes: Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         return usage.ru_maxrss * 1024
     }
 
