@@ -6,6 +6,11 @@ let package = Package(
     products: [
         .library(name: "Ambience", targets: ["Ambience"]),
         .executable(name: "ambience", targets: ["AmbienceCLI"]),
+        // The C API (include/ambience.h) as .build/<config>/libambience-c.so. Not "ambience": SwiftPM drops one of
+        // two products with the same name, and the command already has it.
+        .library(name: "ambience-c", type: .dynamic, targets: ["AmbienceC"]),
+        .library(name: "AmbienceHost", targets: ["AmbienceHost"]),
+        .executable(name: "gravity-wave", targets: ["GravityWave"]),
     ],
     targets: [
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
@@ -24,9 +29,19 @@ let package = Package(
             name: "Ambience",
             dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage"]
         ),
-        .target(name: "AmbienceTool", dependencies: ["Ambience"]),
+        .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),
+        .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceBench"]),
         .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool"]),
-        .testTarget(name: "AmbienceTests", dependencies: ["Ambience", "AmbienceTool"]),
+        // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
+        .systemLibrary(name: "CAmbience", path: "include"),
+        .target(name: "AmbienceC", dependencies: ["Ambience", "CAmbience"]),
+        .executableTarget(name: "MixerStress", dependencies: ["Ambience"], path: "Demos/MixerStress"),
+        // The SDL2 game loop: window, events -> session, fixed time step, engine.update() once per frame.
+        .target(name: "AmbienceHost", dependencies: ["Ambience", "CSDL2", "CSDLTTF", "CSDLImage"]),
+        // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
+        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbienceHost"], path: "Demos/GravityWave/Core"),
+        .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
+        .testTarget(name: "AmbienceTests", dependencies: ["Ambience", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -63,8 +63,9 @@ struct PlayCommand: Command {
             report.progress(player)
             usleep(16_000)
         }
-        report.finish()
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
+        let stats = engine.stats
+        report.stopped(underruns: stats.underruns, voices: stats.realVoices + stats.virtualVoices, residentBytes: residentMemoryBytes())
     }
 }
 
@@ -84,7 +85,7 @@ final class EventReporter {
     func started(driver: String, route: AudioRoute, category: SessionCategory) {
         if json {
             emit(.object([("event", .string("started")), ("driver", .string(driver)), ("route", .string(route.description)),
-                          ("category", .string(category.rawValue))]))
+                          ("category", .string(category.rawValue)), ("residentBytes", .int(residentMemoryBytes()))]))
         } else {
             print("playing through \(route) (\(driver)), category \(category.rawValue)")
         }
@@ -112,7 +113,14 @@ final class EventReporter {
         }
     }
 
-    func finish() { if !json && terminal { print("") } }
+    func stopped(underruns: Int, voices: Int, residentBytes: Int) {
+        if json {
+            emit(.object([("event", .string("stopped")), ("underruns", .int(underruns)), ("voices", .int(voices)),
+                          ("residentBytes", .int(residentBytes))]))
+        } else if terminal {
+            print("")
+        }
+    }
 
     private func clearStatus() { if terminal && !lastLine.isEmpty { print("\r\u{1B}[K", terminator: ""); lastLine = "" } }
 
@@ -198,6 +206,18 @@ final class LineInput {
         }
         return lines.filter { !$0.isEmpty }
     }
+}
+
+/// The process's resident memory, from /proc/self/statm (its second field, in pages).
+func residentMemoryBytes() -> Int {
+    let fd = open("/proc/self/statm", O_RDONLY)
+    guard fd >= 0 else { return 0 }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 128)
+    let got = read(fd, &bytes, bytes.count)
+    guard got > 0 else { return 0 }
+    let fields = String(decoding: bytes[0..<got], as: UTF8.self).split(separator: " ")
+    return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
 func monotonicSeconds() -> Double {

@@ -6,7 +6,8 @@ import Synchronization
 /// 0 ok, 1 failed operation (one `ambience:` line on stderr), 2 usage error.
 public enum Tool {
     static let commands: [any Command.Type] = [
-        InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self,
+        InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self, StressCommand.self, BenchCommand.self,
+        LibraryCommand.self,
     ]
 
     public static func run(_ words: [String]) -> Int32 {

@@ -85,7 +85,7 @@ public final class AudioEngine: @unchecked Sendable {
         var isShutDown = false
         /// The music player was playing when the session paused app audio, so resuming restarts it.
         var musicPausedBySession = false
-        var lastDeviceProbe = 0
+        var routes: RouteMonitor?
     }
 
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
@@ -103,7 +103,11 @@ public final class AudioEngine: @unchecked Sendable {
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                                               deviceName: name, appName: configuration.appName)
-                state.withLock { $0.device = device }
+                let routes = RouteMonitor(appName: configuration.appName)
+                state.withLock { state in
+                    state.device = device
+                    state.routes = routes
+                }
             } catch {
                 throw .output(error.description)
             }
@@ -289,25 +293,15 @@ extension AudioEngine: SessionEffects {
 
     var currentRoute: AudioRoute {
         if isOffline { return AudioRoute(name: "offline", driver: "offline") }
-        return state.withLock { $0.device }?.route ?? .none
+        let (device, routes) = state.withLock { ($0.device, $0.routes) }
+        guard let device else { return .none }
+        if device.isNull { return .none }
+        return routes?.route(driver: device.driver) ?? device.route
     }
 
-    /// Notices a device that died (SDL marks it stopped) and, with no device, keeps probing for a new one.
+    /// Feeds the session what the sound server (or SDL) says about devices and other apps' audio.
     private func watchOutputDevice() {
-        guard let device = state.withLock({ $0.device }) else { return }
-        if device.isNull {
-            // Probe twice a second, not every frame: opening a device costs milliseconds.
-            let now = monotonicNanoseconds()
-            let due = state.withLock { state -> Bool in
-                guard now - state.lastDeviceProbe > 500_000_000 else { return false }
-                state.lastDeviceProbe = now
-                return true
-            }
-            if due, device.followDefaultDevice() { session.handle(.deviceAdded(device.route, current: .none)) }
-        } else if !device.isDeviceAlive {
-            let previous = device.route
-            let current: AudioRoute? = device.followDefaultDevice() ? device.route : nil
-            session.handle(.currentDeviceRemoved(previous: previous, current: current))
-        }
+        guard let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) else { return }
+        routes.poll(device: device, session: session, musicPlaying: false)
     }
 }

@@ -15,8 +15,19 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     /// Seconds.
     public var playbackDuration: Double
     public var hasArtwork: Bool
+    /// Shared by every item of one album (the media library sets it; 0 for an item made from a bare path).
+    public var albumPersistentID: UInt64 = 0
+    /// Part of an album whose tracks have different artists, or whose album artist is "Various Artists".
+    public var isCompilation: Bool = false
+    public var mediaType: MediaType = .music
+    /// The file's path as raw bytes, set only when the path is not valid UTF-8: `url` is then a readable
+    /// approximation (undecodable bytes shown as U+FFFD) and these bytes are what opens the file.
+    public var pathBytes: [UInt8]? = nil
 
     public var id: UInt64 { persistentID }
+
+    /// The bytes that name the file on disk: `pathBytes` when set, otherwise `url` as UTF-8.
+    public var fileSystemPath: [UInt8] { pathBytes ?? Array(url.utf8) }
 
     public init(persistentID: UInt64, url: String, title: String? = nil, artist: String? = nil, albumTitle: String? = nil,
                 albumArtist: String? = nil, genre: String? = nil, composer: String? = nil, trackNumber: Int? = nil,
@@ -60,6 +71,17 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
         for byte in path.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return hash
     }
+}
+
+/// What kind of audio an item is (the iOS names). The library tells them apart by genre: "Podcast" makes a podcast,
+/// "Audiobook" (or "Audio Book", "Spoken Word") an audiobook, anything else is music.
+public struct MediaType: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let music = MediaType(rawValue: 1 << 0)
+    public static let podcast = MediaType(rawValue: 1 << 1)
+    public static let audioBook = MediaType(rawValue: 1 << 2)
+    public static let anyAudio = MediaType(rawValue: 0xFF)
 }
 
 /// An ordered group of items, as a queue or a picker's result.

@@ -69,6 +69,11 @@ final class LoopbackDevice: @unchecked Sendable {
         if alcGetThreadContext() != context { alcSetThreadContext(context) }
     }
 
+    /// Forgets this context on the calling thread; a thread that made it current must do this before it ends.
+    func releaseFromThread() {
+        if alcGetThreadContext() == context { alcSetThreadContext(nil) }
+    }
+
     /// Mixes `frames` stereo float frames into `buffer`. Safe on the audio thread: no allocation, no locks of ours.
     func render(into buffer: UnsafeMutableRawPointer, frames: Int) {
         alcRenderSamplesSOFT(device, buffer, ALCsizei(frames))

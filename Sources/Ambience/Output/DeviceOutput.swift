@@ -14,6 +14,7 @@ final class DeviceOutput: @unchecked Sendable {
     private let renderer: MixerRenderer
     private var device: SDLAudioDevice?
     private var null: NullOutput?
+    private var lastProbe = 0
 
     init(mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String) throws(OutputError) {
         self.sampleRate = sampleRate
@@ -52,6 +53,14 @@ final class DeviceOutput: @unchecked Sendable {
             renderToNull()
             return false
         }
+    }
+
+    /// With no device, whether it is time to look for one again (twice a second: opening costs milliseconds).
+    func isProbeDue() -> Bool {
+        let now = monotonicNanoseconds()
+        guard now - lastProbe > 500_000_000 else { return false }
+        lastProbe = now
+        return true
     }
 
     /// Renders into nothing at real-time pace.

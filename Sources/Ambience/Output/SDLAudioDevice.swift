@@ -100,7 +100,10 @@ enum SDLAudio {
                 candidates = ["pulseaudio", "pipewire", "alsa", "dummy"]
             }
             for driver in candidates {
-                if state.users == 0 {
+                // Switch drivers only when needed: re-initialising SDL's PulseAudio driver while the server has no
+                // sink at all crashes inside SDL 2.26 (it reads the missing default sink's name).
+                let current = SDL_GetCurrentAudioDriver().map { String(cString: $0) }
+                if state.users == 0 && current != driver {
                     SDL_AudioQuit()
                     guard SDL_AudioInit(driver) == 0 else { continue }
                 }

@@ -19,6 +19,9 @@ public enum SessionEvent: Sendable, Equatable {
     case resumeAfterRouteChange
     /// Whether a desktop music player is playing (not counting those the session paused).
     case otherMusicChanged(playing: Bool)
+    /// The sound server or session bus went away, or came back.
+    case mediaServicesLost
+    case mediaServicesReset
 }
 
 /// What the policy decides; the session carries it out.
@@ -169,6 +172,11 @@ public struct SessionPolicy: Sendable {
             guard state.isPausedForRouteChange else { break }
             state.isPausedForRouteChange = false
             if !state.isInterrupted { actions.append(.resumeAppAudio) }
+
+        case .mediaServicesLost:
+            actions.append(.notify(.mediaServicesWereLost))
+        case .mediaServicesReset:
+            actions.append(.notify(.mediaServicesWereReset))
 
         case .otherMusicChanged(let playing):
             guard playing != state.otherMusicPlaying else { break }

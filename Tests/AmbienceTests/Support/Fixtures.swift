@@ -77,3 +77,71 @@ final class Fixtures {
 }
 
 enum FixtureError: Error { case toolFailed(String) }
+
+// MARK: - Media library fixtures
+
+extension Fixtures {
+    /// Creates a folder (and its parents) under the fixture directory; returns its path.
+    @discardableResult
+    func folder(_ relative: String) throws -> String {
+        let out = path(relative)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        return out
+    }
+
+    /// A 16-bit sine WAV shared by the encoders below (lame misreads float WAVs), made once per fixture.
+    private func sourceWAV(rate: Int) throws -> String {
+        let name = "library-source-\(rate).wav"
+        if FileManager.default.fileExists(atPath: path(name)) { return path(name) }
+        return try sineWAV(name, hz: 440, seconds: 0.5, rate: rate, channels: 1, bits: 16)
+    }
+
+    /// A half-second Ogg Vorbis at `relative` (folders created) with UTF-8 comments such as "ARTIST=Björk".
+    @discardableResult
+    func libraryOgg(_ relative: String, _ comments: [String] = []) throws -> String {
+        let out = path(relative)
+        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try run("oggenc", ["-Q", "-q", "2", "--utf8"] + comments.flatMap { ["-c", $0] } + ["-o", out, try sourceWAV(rate: 48_000)])
+        return out
+    }
+
+    /// A half-second lame MP3 at `relative` with an ID3v2 tag only, UTF-16 text (so any script survives), from lame
+    /// options such as `["--ta", "Sigur Rós"]`.
+    @discardableResult
+    func libraryMP3(_ relative: String, _ lameTags: [String] = []) throws -> String {
+        let out = path(relative)
+        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Fixtures.run("lame", ["--quiet", "-b", "64", "--id3v2-only", "--id3v2-utf16"] + lameTags + [try sourceWAV(rate: 44_100), out],
+                         environment: ["LC_ALL": "C.UTF-8"])
+        return out
+    }
+
+    /// Replaces an Ogg file's comments, one per line, via `vorbiscomment` (which accepts only valid UTF-8).
+    func rewriteOggComments(_ file: String, lines: [String]) throws {
+        let list = path("comments-\(UUID().uuidString).txt")
+        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: list))
+        try run("vorbiscomment", ["-w", "-R", "-c", list, file])
+    }
+
+    /// Overwrites bytes inside one Ogg page (same length, so the lacing holds) and recomputes that page's CRC: how a
+    /// test writes what no tool will, such as invalid UTF-8 in a Vorbis comment.
+    func patchOgg(_ file: String, replacing old: [UInt8], with new: [UInt8]) throws {
+        precondition(old.count == new.count && !old.isEmpty)
+        var bytes = try self.bytes(of: file)
+        guard let at = (0...(bytes.count - old.count)).first(where: { bytes[$0..<($0 + old.count)].elementsEqual(old) }),
+              let page = stride(from: at, through: 0, by: -1).first(where: { bytes[$0..<min($0 + 4, bytes.count)].elementsEqual("OggS".utf8) })
+        else { throw FixtureError.toolFailed("patchOgg: bytes not found in \(file)") }
+        let segments = Int(bytes[page + 26])
+        let length = 27 + segments + bytes[(page + 27)..<(page + 27 + segments)].reduce(0) { $0 + Int($1) }
+        guard at + old.count <= page + length else { throw FixtureError.toolFailed("patchOgg: bytes span two pages") }
+        bytes.replaceSubrange(at..<(at + old.count), with: new)
+        for index in 22..<26 { bytes[page + index] = 0 }
+        var crc: UInt32 = 0
+        for byte in bytes[page..<(page + length)] {
+            crc ^= UInt32(byte) << 24
+            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
+        }
+        for index in 0..<4 { bytes[page + 22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+    }
+}

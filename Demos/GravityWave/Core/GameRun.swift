@@ -1,0 +1,214 @@
+import Ambience
+import AmbienceHost
+import Glibc
+
+/// One run of the game: an engine, a host, the game, and (headless) a recording. `main` builds one; so do tests.
+public final class GameRun {
+    public let launch: LaunchOptions
+    public let isHeadless: Bool
+    public let engine: AudioEngine
+    public let host: GameHost
+    public let game: GravityWave
+    private var writer: WAVWriter?
+    private var peakVoices = 0
+    private var failure: GameError?
+    private var summary: RunSummary?
+    private var screenshotWritten: String?
+    /// Headless runs stop after this many frames.
+    private let frameLimit: Int?
+
+    /// What the headless pilot does besides flying: presses "Play App Sound", opens the menu, moves in it, closes it.
+    static let interfaceScript: [(frame: Int, key: Key)] = [(60, .character("x")), (150, .escape), (170, .down), (190, .escape)]
+
+    public init(launch: LaunchOptions, headless: Bool, assets: String, settingsPath: String) throws(GameError) {
+        self.launch = launch
+        isHeadless = headless
+        do {
+            engine = try AudioEngine(headless && !launch.realtime ? .offline() : EngineConfiguration(appName: "gravity-wave"))
+        } catch {
+            throw .engine("audio engine: \(error)")
+        }
+        var configuration = HostConfiguration(window: .init(title: "Gravity Wave", width: Int(World.width), height: Int(World.height)))
+        if headless {
+            configuration.window = nil
+            configuration.clock = launch.realtime ? .realTime : .simulated(framesPerSecond: 60)
+            configuration.maxFrameRate = 60
+            if launch.screenshot != nil { configuration.offscreenSize = (Int(World.width), Int(World.height)) }
+            frameLimit = launch.realtime ? nil : Int(((launch.seconds ?? 10) * 60).rounded())
+        } else {
+            frameLimit = nil
+        }
+        do {
+            host = try GameHost(engine: engine, configuration: configuration)
+        } catch {
+            engine.shutdown()
+            throw .host(error.description)
+        }
+        var options = GravityWave.Options(assets: assets, settingsPath: settingsPath)
+        options.seed = launch.seed
+        options.ambientVoices = launch.voices
+        options.volumeOverrides = launch.volumes
+        options.category = launch.category
+        do {
+            game = try GravityWave(engine: engine, options: options)
+        } catch {
+            host.shutdown()
+            throw error
+        }
+        if headless || launch.pilot { game.pilot = Pilot() }
+        for path in [launch.record, launch.screenshot].compactMap({ $0 }) {
+            if let problem = makeParentFolders(of: path) {
+                host.shutdown()
+                throw .output("\(path): cannot create its folder (\(problem))")
+            }
+        }
+        if headless, let path = launch.record {
+            do {
+                writer = try WAVWriter(path: path, sampleRate: engine.configuration.sampleRate, channels: 2, encoding: .pcm16)
+            } catch {
+                host.shutdown()
+                throw .output(error.description)
+            }
+        }
+        wire()
+    }
+
+    private func wire() {
+        host.onEvent = { [unowned self] event in game.handle(event) }
+        host.onUpdate = { [unowned self] dt in game.update(dt: dt) }
+        host.onAudioEvents = { [unowned self] events in game.handleAudioEvents(events) }
+        host.onOfflineAudio = { [unowned self] pcm in
+            guard let writer else { return }
+            do { try writer.write(pcm.samples) } catch {
+                failure = .output("\(error)")
+                host.stop()
+            }
+        }
+        host.onDraw = { [unowned self] canvas, alpha in
+            let isScreenshotFrame = launch.screenshot != nil && host.frameCount + 1 == launch.screenshotFrame
+            guard !isHeadless || isScreenshotFrame else { return }
+            game.draw(canvas, alpha: alpha)
+            if isScreenshotFrame, let path = launch.screenshot { saveScreenshot(canvas, to: path) }
+        }
+        host.onFrameEnd = { [unowned self] in
+            game.frameEnded(host.frameCount, time: host.time)
+            let stats = engine.stats
+            peakVoices = max(peakVoices, stats.realVoices + stats.virtualVoices)
+            if isHeadless {
+                for step in Self.interfaceScript where step.frame == host.frameCount {
+                    host.handle(.keyDown(step.key, isRepeat: false))
+                    host.handle(.keyUp(step.key))
+                }
+            }
+            if let frameLimit, host.frameCount >= frameLimit { host.stop() }
+            if frameLimit == nil, let seconds = launch.seconds ?? (isHeadless ? 10 : nil), host.time >= seconds { host.stop() }
+            if game.wantsToQuit { host.stop() }
+        }
+        host.onShutdown = { [unowned self] in
+            summary = makeSummary()
+            game.shutdown()
+            do { try writer?.finish() } catch { failure = .output("\(error)") }
+        }
+    }
+
+    private func saveScreenshot(_ canvas: Canvas, to path: String) {
+        guard let picture = canvas.readPixels() else {
+            failure = .output("\(path): the renderer cannot read its pixels back")
+            return
+        }
+        do {
+            try picture.writePNG(to: path)
+            screenshotWritten = path
+        } catch {
+            failure = .output("\(error)")
+        }
+    }
+
+    /// Runs until the frame limit, `--seconds`, Quit or the window closing; returns the summary.
+    public func run() throws(GameError) -> RunSummary {
+        host.run()
+        if let failure { throw failure }
+        guard let summary else { throw .engine("the run ended before it started") }
+        return summary
+    }
+
+    private func makeSummary() -> RunSummary {
+        RunSummary(mode: isHeadless ? (launch.realtime ? "headless in real time" : "headless") : "in a window", seconds: host.time, frames: host.frameCount, seed: launch.seed,
+                   sfx: game.audio.counts, sfxLog: game.audio.log.map { RunSummary.SoundStart(frame: $0.frame, time: $0.time, kind: $0.kind) },
+                   peakVoices: peakVoices, ambientVoices: launch.voices, nowPlaying: game.nowPlayingText,
+                   playbackState: game.player.playbackState, sessionEvents: game.sessionEvents, category: engine.session.category,
+                   update: host.updateTiming, render: host.renderTiming, score: game.world.score, deaths: game.world.deaths,
+                   recorded: launch.record, recordedFrames: writer?.framesWritten ?? 0, screenshot: screenshotWritten,
+                   audioDriver: engine.outputDriver, videoDriver: host.videoDriver)
+    }
+}
+
+/// The `gravity-wave` command.
+public enum GravityWaveApp {
+    /// Runs the command; returns the exit status (0 ok, 1 failed, 2 usage).
+    public static func main(arguments: [String]) -> Int32 {
+        let launch: LaunchOptions
+        do {
+            launch = try LaunchOptions.parse(arguments)
+        } catch {
+            complain("gravity-wave: \(error)")
+            complain(LaunchOptions.usage)
+            return 2
+        }
+        if launch.help {
+            print(LaunchOptions.usage)
+            return 0
+        }
+        let environment = processEnvironment()
+        var headless = launch.headless
+        if !headless && !hasDisplay(environment: environment) {
+            print("gravity-wave: no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so running headless")
+            headless = true
+        }
+        if launch.record != nil && !headless {
+            complain("gravity-wave: --record needs --headless (in a window the game plays through the sound card)")
+            return 2
+        }
+        guard let assets = launch.assets ?? findAssets() else {
+            complain("gravity-wave: cannot find the Assets folder (with SFX/ and Music/); pass --assets DIR")
+            return 1
+        }
+        let settingsPath = GameSettings.defaultPath(environment: environment)
+        do {
+            let run: GameRun
+            do {
+                run = try GameRun(launch: launch, headless: headless, assets: assets, settingsPath: settingsPath)
+            } catch .host(let reason) where !headless && launch.record == nil {
+                // A display that will not open is no display: say so and play headless, as without one.
+                print("gravity-wave: cannot open a window (\(reason)), so running headless")
+                run = try GameRun(launch: launch, headless: true, assets: assets, settingsPath: settingsPath)
+            }
+            print(try run.run().text)
+            return 0
+        } catch {
+            complain("gravity-wave: \(error)")
+            return 1
+        }
+    }
+
+    /// `Assets/` in the current folder, or beside the program or up to five folders above it (`.build/debug/…`).
+    public static func findAssets() -> String? {
+        func holdsAssets(_ folder: String) -> Bool { access("\(folder)/SFX/laser.wav", R_OK) == 0 }
+        if holdsAssets("Assets") { return "Assets" }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        var folder = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        for _ in 0..<6 {
+            guard let slash = folder.lastIndex(of: "/") else { return nil }
+            folder = String(folder[..<slash])
+            if holdsAssets("\(folder)/Assets") { return "\(folder)/Assets" }
+        }
+        return nil
+    }
+
+    static func complain(_ message: String) {
+        let bytes = Array((message + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}

@@ -1,0 +1,112 @@
+import Glibc
+
+/// What the game remembers between runs, in `$XDG_CONFIG_HOME/ambience/gravity-wave.conf` (or `~/.config/…`):
+/// `key = value` lines; unknown keys and bad values are ignored.
+public struct GameSettings: Sendable, Equatable {
+    public var player = PlayerChoice.application
+    /// Bus gains, 0…1, by bus name: master, music, sfx, ui.
+    public var volumes: [String: Float] = ["master": 1, "music": 0.8, "sfx": 1, "ui": 1]
+
+    public static let busNames = ["master", "music", "sfx", "ui"]
+
+    public init() {}
+
+    /// `$XDG_CONFIG_HOME/ambience/gravity-wave.conf`, falling back to `~/.config` when XDG_CONFIG_HOME is unset,
+    /// empty or not absolute (as the XDG spec says).
+    public static func defaultPath(environment: [String: String]) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return "\(config)/ambience/gravity-wave.conf" }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return "\(home)/.config/ambience/gravity-wave.conf"
+    }
+
+    /// The settings in `path`; defaults for anything missing (or when the file is missing or unreadable).
+    public static func load(from path: String) -> GameSettings {
+        var settings = GameSettings()
+        guard let text = readText(path) else { return settings }
+        for line in text.split(separator: "\n") {
+            let trimmed = line.trimmingWhitespace()
+            guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
+            let key = trimmed[..<equals].trimmingWhitespace(), value = trimmed[trimmed.index(after: equals)...].trimmingWhitespace()
+            if key == "player", let choice = PlayerChoice(rawValue: String(value)) {
+                settings.player = choice
+            } else if key.hasPrefix("volume."), let gain = Float(value), gain.isFinite {
+                let bus = String(key.dropFirst("volume.".count))
+                if busNames.contains(bus) { settings.volumes[bus] = max(0, min(1, gain)) }
+            }
+        }
+        return settings
+    }
+
+    public var text: String {
+        var lines = ["# Gravity Wave settings (written by the game)", "player = \(player.rawValue)"]
+        for bus in Self.busNames { lines.append("volume.\(bus) = \(Self.format(volumes[bus] ?? 1))") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// Writes atomically: a temporary file in the same folder, synced, then renamed over `path`. Creates the folder.
+    public func save(to path: String) throws(SettingsError) {
+        guard let slash = path.lastIndex(of: "/") else { throw .cannotWrite(path, reason: "not an absolute path") }
+        let folder = String(path[..<slash])
+        if let problem = makeParentFolders(of: path) { throw .cannotWrite(path, reason: problem) }
+        let temporary = "\(folder)/.\(path[path.index(after: slash)...]).tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .cannotWrite(path, reason: String(cString: strerror(errno))) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        let code = errno
+        close(fd)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(written == bytes.count && synced ? errno : code))
+            unlink(temporary)
+            throw .cannotWrite(path, reason: reason)
+        }
+    }
+
+    private static func readText(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 16 {
+            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, 4096, file) }
+            if n == 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func format(_ gain: Float) -> String {
+        let hundredths = Int((gain * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+    }
+}
+
+/// Creates the folders above `path` that do not exist yet (like `mkdir -p`); returns why it could not, or nil.
+func makeParentFolders(of path: String) -> String? {
+    guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return nil }
+    var partial = path.hasPrefix("/") ? "" : "."
+    for part in path[..<slash].split(separator: "/") {
+        partial += "/\(part)"
+        if mkdir(partial, 0o755) != 0 && errno != EEXIST { return "\(partial): \(String(cString: strerror(errno)))" }
+    }
+    return nil
+}
+
+public enum SettingsError: Error, CustomStringConvertible, Equatable {
+    case cannotWrite(String, reason: String)
+    public var description: String {
+        switch self {
+        case .cannotWrite(let path, let reason): "\(path): cannot save settings (\(reason))"
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingWhitespace() -> Substring {
+        let s = Substring(self)
+        guard let first = s.firstIndex(where: { !$0.isWhitespace }) else { return "" }
+        let last = s.lastIndex(where: { !$0.isWhitespace })!
+        return s[first...last]
+    }
+}

@@ -1,0 +1,5 @@
+// gravity-wave: the Ambience demo game. Everything but the start lives in GravityWaveCore.
+import GravityWaveCore
+import Glibc
+
+exit(GravityWaveApp.main(arguments: Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,517 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// An MPRIS player on the desktop (mpv, a browser, Spotify…), as last read from the session bus.
+public struct MPRISPlayerInfo: Sendable, Equatable {
+    public enum Status: String, Sendable { case playing, paused, stopped }
+
+    /// The bus name: `org.mpris.MediaPlayer2.mpv`.
+    public var name: String
+    /// The player's own name for itself ("mpv").
+    public var identity: String?
+    public var status: Status = .stopped
+    public var title: String?
+    /// The artists, joined with ", ".
+    public var artist: String?
+    public var album: String?
+    public var artURL: String?
+    /// Seconds.
+    public var length: Double?
+    /// The track's `mpris:trackid` (an object path), needed to set the position.
+    public var trackID: String?
+    /// Seconds into the track when last read: at a change of state, a seek, or a refresh. MPRIS does not signal the
+    /// position's steady progress; while playing it moves on at the player's rate.
+    public var position: Double?
+    /// 0…1 (some players allow more).
+    public var volume: Double?
+    public var canControl = false
+    public var canPlay = false
+    public var canPause = false
+    public var canGoNext = false
+    public var canGoPrevious = false
+    public var canSeek = false
+    /// The connection that owns the name (":1.8").
+    public var uniqueName: String
+    public var processID: Int?
+    /// False once a call to the player went unanswered within the timeout. It is then not asked again until it sends
+    /// a signal, its name changes hands, or the client's retry interval has passed; commands to it are sent without
+    /// waiting for a reply.
+    public var isResponding = true
+
+    /// The name without the MPRIS prefix, as `playerctl -p` takes it ("mpv").
+    public var shortName: String { String(name.dropFirst(MPRISClient.namePrefix.count)) }
+
+    public init(name: String, uniqueName: String) {
+        self.name = name
+        self.uniqueName = uniqueName
+    }
+}
+
+/// Something asked of a desktop player.
+public enum MPRISCommand: Sendable, Equatable {
+    case play, pause, playPause, stop, next, previous
+    /// Moves the position by this many seconds (negative: back).
+    case seek(by: Double)
+    /// Jumps to this many seconds into the current track.
+    case setPosition(Double)
+    case openURI(String)
+    /// 0…1.
+    case setVolume(Double)
+}
+
+/// What the client saw on the bus; drained by `MPRISClient.drainEvents()`, in order.
+public enum MPRISEvent: Sendable, Equatable {
+    case playerAppeared(MPRISPlayerInfo)
+    /// The bus name, which no longer has an owner.
+    case playerVanished(String)
+    /// Anything but the position changed (status, track, volume, capabilities, responsiveness).
+    case playerChanged(MPRISPlayerInfo)
+    /// The player jumped: (bus name, seconds into the track).
+    case seeked(String, Double)
+    /// A command was refused or went unanswered: (bus name, command, why).
+    case commandFailed(String, MPRISCommand, DesktopError)
+    /// The session bus went away; the client has stopped.
+    case busLost
+}
+
+/// Watches and drives the desktop's MPRIS media players over the session bus.
+///
+/// Threads: the client runs one desktop thread that owns its bus connection. It reads the players, follows their
+/// signals (`NameOwnerChanged`, `PropertiesChanged`, `Seeked`) and carries out commands. Every public method may be
+/// called from any thread and returns at once, except `refresh()`, which waits for a full re-read. `players` is a
+/// snapshot; changes are queued as `MPRISEvent`s for `drainEvents()` (the engine calls it from `update()`).
+///
+/// Each call to a player waits at most `timeout`. A player that lets one go unanswered is marked not responding
+/// and is not asked again until it shows signs of life or `retryInterval` has passed, so a hung player costs one
+/// timeout, not a stream of them.
+public final class MPRISClient: Sendable {
+    public static let namePrefix = "org.mpris.MediaPlayer2."
+    public static let objectPath = "/org/mpris/MediaPlayer2"
+    static let rootInterface = "org.mpris.MediaPlayer2"
+    static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    static let propertiesInterface = "org.freedesktop.DBus.Properties"
+
+    private let core: ClientCore
+
+    /// Connects to the bus at `busAddress` (the session bus by default) and starts watching. Throws
+    /// `busUnavailable` when there is no bus, within `timeout` (nothing is autolaunched).
+    public init(busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
+                retryInterval: Duration = .seconds(10)) throws(DesktopError) {
+        let connection = try DBusConnection(address: busAddress, timeout: timeout)
+        for rule in ClientCore.matchRules { try connection.addMatch(rule, timeout: timeout) }
+        core = ClientCore(connection: connection, timeout: timeout, retryInterval: retryInterval)
+        core.start()
+    }
+
+    deinit { core.stop() }
+
+    /// Stops the desktop thread and closes the connection. Waits for a call in flight (at most the timeout).
+    public func close() { core.stop() }
+
+    /// Every player known, by bus name.
+    public var players: [MPRISPlayerInfo] { core.snapshot() }
+
+    /// The player with this bus name, or short name ("mpv").
+    public func player(named name: String) -> MPRISPlayerInfo? {
+        let full = name.hasPrefix(MPRISClient.namePrefix) ? name : MPRISClient.namePrefix + name
+        return core.shared.withLock { $0.players[full] }
+    }
+
+    /// False once the bus has gone away or the client was closed.
+    public var isConnected: Bool { core.shared.withLock { $0.running } }
+
+    /// The events since the last call, oldest first.
+    public func drainEvents() -> [MPRISEvent] {
+        core.shared.withLock { shared in
+            defer { shared.events.removeAll(keepingCapacity: true) }
+            return shared.events
+        }
+    }
+
+    /// Asks a player (bus name or short name) to do something. Returns at once; a failure arrives as
+    /// `commandFailed`, and the effect as the player's own `playerChanged`/`seeked`.
+    public func send(_ command: MPRISCommand, to player: String) {
+        let full = player.hasPrefix(MPRISClient.namePrefix) ? player : MPRISClient.namePrefix + player
+        core.enqueue(.command(command, full))
+    }
+
+    /// Re-reads every player and returns them. Waits for the desktop thread: a few milliseconds, plus one timeout
+    /// for each player that stops answering now (players already known not to respond are skipped).
+    /// For tools and start-up; a game loop reads `players` and drains events instead.
+    @discardableResult
+    public func refresh() -> [MPRISPlayerInfo] {
+        let done = DispatchSemaphore(value: 0)
+        if core.enqueue(.refresh(done)) { done.wait() }
+        return players
+    }
+}
+
+/// The client's state and its desktop thread.
+///
+/// `shared` is what other threads see. Everything else is confined to the desktop thread (hence
+/// `@unchecked Sendable`): it is touched only inside `run()` and what `run()` calls.
+private final class ClientCore: @unchecked Sendable {
+    enum Job {
+        case command(MPRISCommand, String)
+        case refresh(DispatchSemaphore)
+    }
+
+    struct Shared {
+        var players: [String: MPRISPlayerInfo] = [:]
+        var events: [MPRISEvent] = []
+        var jobs: [Job] = []
+        var running = true
+        var stopRequested = false
+    }
+
+    static let matchRules = [
+        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'",
+        "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/org/mpris/MediaPlayer2'",
+        "type='signal',interface='org.mpris.MediaPlayer2.Player',member='Seeked',path='/org/mpris/MediaPlayer2'",
+    ]
+    /// Events kept for a game that does not drain them; later ones are dropped.
+    static let eventLimit = 4096
+
+    let connection: DBusConnection
+    let timeout: Duration
+    let retryInterval: Duration
+    let shared = Mutex<Shared>(Shared())
+    private let exited = DispatchSemaphore(value: 0)
+
+    // Desktop thread only.
+    private var players: [String: MPRISPlayerInfo] = [:]
+    /// Players not answering, and when they may be asked again.
+    private var silentUntil: [String: ContinuousClock.Instant] = [:]
+
+    init(connection: DBusConnection, timeout: Duration, retryInterval: Duration) {
+        self.connection = connection
+        self.timeout = timeout
+        self.retryInterval = retryInterval
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "ambience.mpris-client"
+        thread.start()
+    }
+
+    func stop() {
+        let first = shared.withLock { shared -> Bool in
+            defer { shared.stopRequested = true; shared.running = false }
+            return !shared.stopRequested
+        }
+        guard first else { return }
+        connection.wake()
+        // The thread leaves at its next turn: after the call in flight, if any (each is bounded by the timeout).
+        if exited.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1)) * 4 + 2_000)) == .success {
+            connection.close()
+        }
+    }
+
+    /// Queues a job for the desktop thread; false when the thread has stopped.
+    @discardableResult
+    func enqueue(_ job: Job) -> Bool {
+        let queued = shared.withLock { shared -> Bool in
+            guard shared.running else { return false }
+            shared.jobs.append(job)
+            return true
+        }
+        if queued { connection.wake() }
+        return queued
+    }
+
+    func snapshot() -> [MPRISPlayerInfo] {
+        shared.withLock { $0.players.values.sorted { $0.name < $1.name } }
+    }
+
+    // MARK: The desktop thread
+
+    private func run() {
+        scanAll()
+        while true {
+            guard let jobs = shared.withLock({ shared -> [Job]? in
+                guard shared.running else { return nil }
+                defer { shared.jobs.removeAll() }
+                return shared.jobs
+            }) else { break }
+            for job in jobs { perform(job) }
+            guard connection.isConnected else {
+                shared.withLock { shared in
+                    shared.players.removeAll()
+                    shared.events.append(.busLost)
+                }
+                break
+            }
+            for message in connection.receive(timeout: nextWait()) { handle(message) }
+            retrySilentPlayers()
+        }
+        // Anyone waiting on a refresh gets the snapshot as it stands.
+        let leftover = shared.withLock { shared -> [Job] in
+            shared.running = false
+            defer { shared.jobs.removeAll() }
+            return shared.jobs
+        }
+        for case .refresh(let done) in leftover { done.signal() }
+        exited.signal()
+    }
+
+    private func perform(_ job: Job) {
+        switch job {
+        case .refresh(let done):
+            scanAll()
+            done.signal()
+        case .command(let command, let name):
+            carryOut(command, on: name)
+        }
+    }
+
+    /// How long `receive` may wait: until the next silent player is due for another try.
+    private func nextWait() -> Duration {
+        guard let due = silentUntil.values.min() else { return .seconds(5) }
+        return min(max(due - .now, .milliseconds(10)), .seconds(5))
+    }
+
+    private func retrySilentPlayers() {
+        let now = ContinuousClock.now
+        for (name, due) in silentUntil where due <= now { read(name) }
+    }
+
+    // MARK: Reading players
+
+    private func scanAll() {
+        guard let names = try? connection.listNames(timeout: timeout).filter({ $0.hasPrefix(MPRISClient.namePrefix) }) else { return }
+        let present = Set(names)
+        for name in players.keys where !present.contains(name) { vanish(name) }
+        for name in names.sorted() {
+            if let due = silentUntil[name], due > .now { continue }
+            read(name)
+        }
+    }
+
+    /// Reads everything about one player: at most one timeout when it does not answer.
+    private func read(_ name: String, owner newOwner: String? = nil) {
+        let known = players[name]
+        let owner: String
+        if let newOwner {
+            owner = newOwner
+        } else if let known {
+            owner = known.uniqueName
+        } else {
+            do throws(DesktopError) {
+                owner = try connection.nameOwner(name, timeout: timeout)
+            } catch {
+                if case .remoteError = error { vanish(name) }   // NameHasNoOwner: gone already
+                return
+            }
+        }
+        var info: MPRISPlayerInfo
+        if let known, known.uniqueName == owner {
+            info = known
+        } else {
+            info = MPRISPlayerInfo(name: name, uniqueName: owner)
+            info.processID = try? connection.processID(of: name, timeout: timeout)
+        }
+        do throws(DesktopError) {
+            apply(try getAll(name, MPRISClient.playerInterface), to: &info)
+            apply(try getAll(name, MPRISClient.rootInterface), to: &info)
+            info.isResponding = true
+            silentUntil[name] = nil
+        } catch {
+            switch error {
+            case .timeout:
+                info.isResponding = false
+                silentUntil[name] = .now + retryInterval
+            case .remoteError(let errorName, _) where errorName.hasSuffix(".ServiceUnknown") || errorName.hasSuffix(".NameHasNoOwner"):
+                vanish(name)
+                return
+            default:
+                break   // it answers, but not the whole protocol: keep what it did say
+            }
+        }
+        publish(info)
+    }
+
+    private func getAll(_ name: String, _ interface: String) throws(DesktopError) -> [String: DBusValue] {
+        let reply = try connection.call(destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
+                                        member: "GetAll", arguments: [.string(interface)], timeout: timeout)
+        guard let properties = reply.first?.dict else { throw .unexpectedReply("\(name) GetAll", reply) }
+        return properties
+    }
+
+    private func apply(_ properties: [String: DBusValue], to info: inout MPRISPlayerInfo) {
+        for (key, value) in properties {
+            switch key {
+            case "PlaybackStatus":
+                info.status = switch value.string {
+                case "Playing": .playing
+                case "Paused": .paused
+                default: .stopped
+                }
+            case "Metadata":
+                let metadata = value.dict ?? [:]
+                info.title = metadata["xesam:title"]?.string
+                info.artist = metadata["xesam:artist"]?.strings?.joined(separator: ", ")
+                info.album = metadata["xesam:album"]?.string
+                info.artURL = metadata["mpris:artUrl"]?.string
+                info.length = metadata["mpris:length"]?.number.map { $0 / 1_000_000 }
+                info.trackID = metadata["mpris:trackid"]?.string
+            case "Position": info.position = value.number.map { $0 / 1_000_000 }
+            case "Volume": info.volume = value.number
+            case "Identity": info.identity = value.string
+            case "CanControl": info.canControl = value.bool ?? info.canControl
+            case "CanPlay": info.canPlay = value.bool ?? info.canPlay
+            case "CanPause": info.canPause = value.bool ?? info.canPause
+            case "CanGoNext": info.canGoNext = value.bool ?? info.canGoNext
+            case "CanGoPrevious": info.canGoPrevious = value.bool ?? info.canGoPrevious
+            case "CanSeek": info.canSeek = value.bool ?? info.canSeek
+            default: break
+            }
+        }
+    }
+
+    /// Stores a player's new state and tells the game: appeared, or changed (position alone does not count).
+    private func publish(_ info: MPRISPlayerInfo, announce: Bool = true) {
+        let old = players[info.name]
+        players[info.name] = info
+        var comparable = old
+        comparable?.position = info.position
+        let event: MPRISEvent? = if old == nil { .playerAppeared(info) } else if comparable != info && announce { .playerChanged(info) } else { nil }
+        shared.withLock { shared in
+            shared.players[info.name] = info
+            if let event { post(event, &shared) }
+        }
+    }
+
+    private func vanish(_ name: String) {
+        silentUntil[name] = nil
+        guard players.removeValue(forKey: name) != nil else { return }
+        shared.withLock { shared in
+            shared.players[name] = nil
+            post(.playerVanished(name), &shared)
+        }
+    }
+
+    private func post(_ event: MPRISEvent, _ shared: inout Shared) {
+        if shared.events.count < ClientCore.eventLimit { shared.events.append(event) }
+    }
+
+    private func markSilent(_ name: String) {
+        guard var info = players[name] else { return }
+        silentUntil[name] = .now + retryInterval
+        info.isResponding = false
+        publish(info)
+    }
+
+    // MARK: Signals
+
+    private func handle(_ message: DBusMessage) {
+        guard message.kind == .signal, let member = message.member, let sender = message.sender else { return }
+        let args = message.arguments
+        switch (message.interface, member) {
+        case ("org.freedesktop.DBus", "NameOwnerChanged"):
+            guard sender == "org.freedesktop.DBus", args.count == 3, let name = args[0].string, let newOwner = args[2].string,
+                  name.hasPrefix(MPRISClient.namePrefix) else { return }
+            if newOwner.isEmpty {
+                vanish(name)
+            } else {
+                silentUntil[name] = nil
+                read(name, owner: newOwner)
+            }
+        case (MPRISClient.propertiesInterface, "PropertiesChanged"):
+            guard message.path == MPRISClient.objectPath, args.count >= 2, let interface = args[0].string,
+                  interface == MPRISClient.playerInterface || interface == MPRISClient.rootInterface else { return }
+            let changed = args[1].dict ?? [:]
+            let invalidated = args.count > 2 ? args[2].strings ?? [] : []
+            for name in names(ownedBy: sender) {
+                guard var info = players[name], info.isResponding, invalidated.isEmpty else {
+                    // A silent player that signals is alive again; invalidated properties must be fetched.
+                    read(name)
+                    continue
+                }
+                apply(changed, to: &info)
+                if changed["PlaybackStatus"] != nil, changed["Position"] == nil, let position = try? position(of: name) {
+                    info.position = position
+                }
+                publish(info)
+            }
+        case (MPRISClient.playerInterface, "Seeked"):
+            guard message.path == MPRISClient.objectPath, let micro = args.first?.number else { return }
+            for name in names(ownedBy: sender) {
+                guard var info = players[name] else { continue }
+                if !info.isResponding {
+                    read(name)
+                    info = players[name] ?? info
+                }
+                info.position = micro / 1_000_000
+                publish(info, announce: false)
+                shared.withLock { post(.seeked(name, micro / 1_000_000), &$0) }
+            }
+        default:
+            break
+        }
+    }
+
+    private func names(ownedBy uniqueName: String) -> [String] {
+        players.values.filter { $0.uniqueName == uniqueName }.map(\.name).sorted()
+    }
+
+    private func position(of name: String) throws(DesktopError) -> Double? {
+        let reply = try connection.call(destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
+                                        member: "Get", arguments: [.string(MPRISClient.playerInterface), .string("Position")],
+                                        timeout: timeout)
+        return reply.first?.number.map { $0 / 1_000_000 }
+    }
+
+    // MARK: Commands
+
+    private func carryOut(_ command: MPRISCommand, on name: String) {
+        guard let info = players[name] else {
+            let error = DesktopError.remoteError(name: "org.freedesktop.DBus.Error.ServiceUnknown", message: "no MPRIS player \(name)")
+            shared.withLock { post(.commandFailed(name, command, error), &$0) }
+            return
+        }
+        func microseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1_000_000).rounded()) }
+        var interface = MPRISClient.playerInterface
+        var arguments: [DBusValue] = []
+        let member: String
+        switch command {
+        case .play: member = "Play"
+        case .pause: member = "Pause"
+        case .playPause: member = "PlayPause"
+        case .stop: member = "Stop"
+        case .next: member = "Next"
+        case .previous: member = "Previous"
+        case .seek(let seconds):
+            member = "Seek"
+            arguments = [.int64(microseconds(seconds))]
+        case .setPosition(let seconds):
+            guard let track = info.trackID else {
+                shared.withLock { post(.commandFailed(name, command, .unsupported("\(name): no track to set the position in")), &$0) }
+                return
+            }
+            member = "SetPosition"
+            arguments = [.objectPath(track), .int64(microseconds(seconds))]
+        case .openURI(let uri):
+            member = "OpenUri"
+            arguments = [.string(uri)]
+        case .setVolume(let volume):
+            interface = MPRISClient.propertiesInterface
+            member = "Set"
+            arguments = [.string(MPRISClient.playerInterface), .string("Volume"), .variant(.double(volume))]
+        }
+        do throws(DesktopError) {
+            if info.isResponding {
+                _ = try connection.call(destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
+                                        arguments: arguments, timeout: timeout)
+            } else {
+                // Known not to answer: send it, but do not wait for it.
+                try connection.send(destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
+                                    arguments: arguments)
+            }
+        } catch {
+            if case .timeout = error { markSilent(name) }
+            shared.withLock { post(.commandFailed(name, command, error), &$0) }
+        }
+    }
+}

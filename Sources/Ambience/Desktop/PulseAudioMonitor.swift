@@ -1,0 +1,508 @@
+import CPulse
+import Glibc
+import Synchronization
+
+// The only file that calls libpulse.
+
+/// An output device of the sound server: a PulseAudio sink.
+struct SinkInfo: Sendable, Hashable {
+    enum State: String, Sendable, Hashable {
+        case running, idle, suspended, unknown
+    }
+
+    /// The server's number for the sink, unique while the server runs.
+    var index: UInt32
+    /// The stable name (`speakers`, `alsa_output.pci-0000_00_1f.3.analog-stereo`).
+    var name: String
+    /// What a person reads ("Speakers").
+    var description: String
+    var state: State
+    var isMuted: Bool
+}
+
+/// One playing stream on the server (a PulseAudio sink input): ours, or another application's.
+struct SinkInput: Sendable, Hashable {
+    var index: UInt32
+    /// The sink the stream plays on.
+    var sinkIndex: UInt32
+    /// A corked stream is paused by its application.
+    var isCorked: Bool
+    var isMuted: Bool
+    /// `application.name`.
+    var applicationName: String?
+    /// `application.process.id`.
+    var processID: pid_t?
+    /// `media.role` (`music`, `game`, `video`, ...).
+    var mediaRole: String?
+    /// The stream's own name (`media.name`).
+    var mediaName: String?
+
+    var isPlaying: Bool { !isCorked }
+}
+
+/// A change on the sound server, in the order the server reported it.
+enum PulseEvent: Sendable, Hashable {
+    case sinkAdded(SinkInfo)
+    /// Its description, state or mute changed.
+    case sinkChanged(from: SinkInfo, to: SinkInfo)
+    /// Carries the sink as it was: the server names only the index of a removed sink.
+    case sinkRemoved(SinkInfo)
+    case defaultSinkChanged(from: String?, to: String?)
+    case sinkInputAdded(SinkInput)
+    /// It was corked or uncorked, muted, moved to another sink, or renamed.
+    case sinkInputChanged(from: SinkInput, to: SinkInput)
+    case sinkInputRemoved(SinkInput)
+    /// The server went away. The monitor does not reconnect; the snapshot keeps its last contents.
+    case connectionLost(String)
+}
+
+/// What the monitor knows about the server at one moment. Pure data: the updates below do no I/O.
+struct PulseSnapshot: Sendable, Equatable {
+    var sinksByIndex: [UInt32: SinkInfo] = [:]
+    var defaultSinkName: String?
+    var sinkInputsByIndex: [UInt32: SinkInput] = [:]
+    var isConnected = false
+
+    var sinks: [SinkInfo] { sinksByIndex.values.sorted { $0.index < $1.index } }
+    var sinkInputs: [SinkInput] { sinkInputsByIndex.values.sorted { $0.index < $1.index } }
+    var defaultSink: SinkInfo? { defaultSinkName.flatMap { sink(named: $0) } }
+
+    func sink(named name: String) -> SinkInfo? { sinksByIndex.values.first { $0.name == name } }
+
+    /// Uncorked streams of every process except `pid`. Our own process may hold several streams (SDL's, and
+    /// short-lived probe streams), so everything of `pid` is left out. Streams that do not name a process count.
+    func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] {
+        sinkInputs.filter { $0.isPlaying && $0.processID != pid }
+    }
+
+    /// The sink that process `pid` plays on: its newest uncorked stream's, else its newest stream's.
+    func sinkOfStream(pid: pid_t) -> SinkInfo? {
+        let own = sinkInputs.filter { $0.processID == pid }
+        guard let stream = own.last(where: \.isPlaying) ?? own.last else { return nil }
+        return sinksByIndex[stream.sinkIndex]
+    }
+
+    mutating func update(_ sink: SinkInfo) -> PulseEvent? {
+        let old = sinksByIndex.updateValue(sink, forKey: sink.index)
+        guard let old else { return .sinkAdded(sink) }
+        return old == sink ? nil : .sinkChanged(from: old, to: sink)
+    }
+
+    mutating func removeSink(index: UInt32) -> PulseEvent? {
+        sinksByIndex.removeValue(forKey: index).map { .sinkRemoved($0) }
+    }
+
+    mutating func update(_ input: SinkInput) -> PulseEvent? {
+        let old = sinkInputsByIndex.updateValue(input, forKey: input.index)
+        guard let old else { return .sinkInputAdded(input) }
+        return old == input ? nil : .sinkInputChanged(from: old, to: input)
+    }
+
+    mutating func removeSinkInput(index: UInt32) -> PulseEvent? {
+        sinkInputsByIndex.removeValue(forKey: index).map { .sinkInputRemoved($0) }
+    }
+
+    mutating func setDefaultSinkName(_ name: String?) -> PulseEvent? {
+        guard name != defaultSinkName else { return nil }
+        defer { defaultSinkName = name }
+        return .defaultSinkChanged(from: defaultSinkName, to: name)
+    }
+}
+
+/// Watches a PulseAudio server: its sinks, the default sink and every stream, kept live by subscription.
+///
+/// libpulse runs on its own thread (a `pa_threaded_mainloop`). Its callbacks update a snapshot and queue
+/// `PulseEvent`s under one short lock; the game thread reads the snapshot and drains the events whenever it likes,
+/// and never waits for the server. Requests (`setDefaultSink`, `moveSinkInput`, ...) wait for the server's
+/// answer, with a timeout. `close()` (or the last reference going away) disconnects and joins the thread.
+final class PulseAudioMonitor: Sendable {
+    /// Events kept for `drainEvents()`; beyond this the oldest are dropped and counted.
+    static let eventCapacity = 1024
+
+    private let connection: PulseConnection
+
+    /// Connects to `server` (a PulseAudio address such as `unix:/run/user/1000/pulse/native`; nil means libpulse's
+    /// usual choice: `PULSE_SERVER`, client.conf, the user's runtime folder), subscribes, and loads the sinks and
+    /// streams. Never starts a server. Throws `.serverUnavailable` when nothing answers, `.timeout` when the
+    /// connection or the first load takes longer than `timeout` each.
+    init(appName: String, server: String? = nil, timeout: Duration = .milliseconds(300)) throws(DesktopError) {
+        connection = try PulseConnection(appName: appName, server: server, timeout: timeout)
+    }
+
+    deinit { connection.close() }
+
+    /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
+    func close() { connection.close() }
+
+    // MARK: Snapshot (any thread, never blocks on the server)
+
+    var snapshot: PulseSnapshot { connection.shared.withLock { $0.model } }
+    var isConnected: Bool { snapshot.isConnected }
+    var sinks: [SinkInfo] { snapshot.sinks }
+    var defaultSinkName: String? { snapshot.defaultSinkName }
+    var defaultSink: SinkInfo? { snapshot.defaultSink }
+    var sinkInputs: [SinkInput] { snapshot.sinkInputs }
+    func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] { snapshot.otherAppsPlaying(excludingPID: pid) }
+    func sinkOfOurStream(pid: pid_t = getpid()) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
+
+    /// The events since the last call, oldest first.
+    func drainEvents() -> [PulseEvent] {
+        connection.shared.withLock { shared in
+            let events = shared.pending
+            shared.pending.removeAll(keepingCapacity: true)
+            return events
+        }
+    }
+
+    /// Events dropped because nobody drained them in time.
+    var droppedEventCount: Int { connection.shared.withLock { $0.dropped } }
+
+    // MARK: Requests (block the caller until the server answers or `timeout` passes)
+
+    /// Makes `name` the default sink. Streams that never chose a sink follow it.
+    func setDefaultSink(_ name: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
+        try connection.request("set the default sink to \(name)", timeout: timeout) { context, callback, userdata in
+            pa_context_set_default_sink(context, name, callback, userdata)
+        }
+    }
+
+    /// Moves stream `index` to the sink named `sink`.
+    func moveSinkInput(index: UInt32, toSink sink: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
+        try connection.request("move stream #\(index) to \(sink)", timeout: timeout) { context, callback, userdata in
+            pa_context_move_sink_input_by_name(context, index, sink, callback, userdata)
+        }
+    }
+
+    func setSinkInputMute(index: UInt32, muted: Bool, timeout: Duration = .seconds(1)) throws(DesktopError) {
+        try connection.request("\(muted ? "mute" : "unmute") stream #\(index)", timeout: timeout) { context, callback, userdata in
+            pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, callback, userdata)
+        }
+    }
+}
+
+/// The snapshot and the queued events: what both threads share.
+struct PulseShared {
+    var model = PulseSnapshot()
+    var pending: [PulseEvent] = []
+    var dropped = 0
+
+    mutating func post(_ event: PulseEvent?) {
+        guard let event else { return }
+        if pending.count >= PulseAudioMonitor.eventCapacity {
+            pending.removeFirst()
+            dropped += 1
+        }
+        pending.append(event)
+    }
+}
+
+/// Owns the libpulse main loop and context. Every libpulse call is made on the main-loop thread (callbacks) or with
+/// the main-loop lock held; `lifecycle` keeps `close()` from freeing them under a request.
+private final class PulseConnection: @unchecked Sendable {
+    let shared = Mutex(PulseShared())
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private let serverLabel: String
+    /// True once closed. Held for a whole request, so requests are serialized with each other and with `close()`.
+    private let lifecycle = Mutex(false)
+    // Main-loop thread or main-loop lock only:
+    private var wasReady = false
+    private var loadsPending = 0
+    private var loadFailure: String?
+
+    init(appName: String, server: String?, timeout: Duration) throws(DesktopError) {
+        serverLabel = server ?? getenv("PULSE_SERVER").map { String(cString: $0) } ?? "the default PulseAudio server"
+        guard let mainloop = pa_threaded_mainloop_new() else {
+            throw .serverUnavailable("\(serverLabel): libpulse could not create a main loop")
+        }
+        pa_threaded_mainloop_set_name(mainloop, "ambience-pulse")
+        let properties = pa_proplist_new()
+        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
+        let context = pa_context_new_with_proplist(pa_threaded_mainloop_get_api(mainloop), appName, properties)
+        pa_proplist_free(properties)
+        guard let context else {
+            pa_threaded_mainloop_free(mainloop)
+            throw .serverUnavailable("\(serverLabel): libpulse could not create a context")
+        }
+        self.mainloop = mainloop
+        self.context = context
+        do throws(DesktopError) {
+            try connect(server: server, timeout: timeout)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    private var lastError: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    /// Connecting or ready (with the main-loop lock held).
+    private var isAlive: Bool { PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 }
+
+    private func connect(server: String?, timeout: Duration) throws(DesktopError) {
+        pa_context_set_state_callback(context, PulseConnection.stateCallback, userdata)
+        pa_context_set_subscribe_callback(context, PulseConnection.subscribeCallback, userdata)
+        guard pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            throw .serverUnavailable("\(serverLabel): \(lastError)")
+        }
+        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+            throw .serverUnavailable("\(serverLabel): libpulse could not start its thread")
+        }
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+
+        waitLocked(timeout) { pa_context_get_state(context) == PA_CONTEXT_READY || !isAlive }
+        guard pa_context_get_state(context) == PA_CONTEXT_READY else {
+            if isAlive { throw .timeout("connecting to \(serverLabel) (no answer in \(timeout))") }
+            throw .serverUnavailable("\(serverLabel): \(lastError)")
+        }
+        wasReady = true
+        shared.withLock { $0.model.isConnected = true }
+
+        // Subscribe first, then load: every change after the load arrives as an event.
+        let mask = PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
+        let operations = [
+            pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
+            pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
+            pa_context_get_sink_info_list(context, PulseConnection.initialSinkCallback, userdata),
+            pa_context_get_sink_input_info_list(context, PulseConnection.initialSinkInputCallback, userdata),
+        ]
+        loadsPending = operations.count
+        for case let operation? in operations { pa_operation_unref(operation) }
+        guard !operations.contains(where: { $0 == nil }) else {
+            throw .serverUnavailable("\(serverLabel): \(lastError)")
+        }
+        waitLocked(timeout) { loadsPending == 0 || !isAlive }
+        guard isAlive else { throw .serverUnavailable("\(serverLabel): \(lastError)") }
+        guard loadsPending == 0 else { throw .timeout("loading sinks and streams from \(serverLabel) (\(timeout))") }
+        if let loadFailure { throw .remoteError(name: "PulseAudio", message: "\(serverLabel): \(loadFailure)") }
+    }
+
+    /// Disconnects and joins the libpulse thread. Idempotent. Must not run on that thread (it never does: callbacks
+    /// hold this object, not the monitor, whose deinit is what calls this).
+    func close() {
+        lifecycle.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            pa_threaded_mainloop_lock(mainloop)
+            pa_context_set_state_callback(context, nil, nil)
+            pa_context_set_subscribe_callback(context, nil, nil)
+            pa_context_disconnect(context)   // cancels pending operations: their callbacks never run
+            pa_context_unref(context)
+            pa_threaded_mainloop_unlock(mainloop)
+            pa_threaded_mainloop_stop(mainloop)
+            pa_threaded_mainloop_free(mainloop)
+        }
+        shared.withLock { $0.model.isConnected = false }
+    }
+
+    /// Sends one request and waits for the server's yes or no.
+    func request(_ what: String, timeout: Duration,
+                 _ start: (OpaquePointer, pa_context_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?) throws(DesktopError) {
+        try lifecycle.withLock { (closed: inout Bool) throws(DesktopError) -> Void in
+            guard !closed else { throw .serverUnavailable("\(what): the monitor is closed") }
+            guard pa_threaded_mainloop_in_thread(mainloop) == 0 else {
+                throw .unsupported("\(what): requests cannot be made from the PulseAudio thread")
+            }
+            pa_threaded_mainloop_lock(mainloop)
+            defer { pa_threaded_mainloop_unlock(mainloop) }
+            guard isAlive else { throw .serverUnavailable("\(what): lost the connection to \(serverLabel)") }
+            let reply = Reply(mainloop: mainloop)
+            guard let operation = start(context, PulseConnection.replyCallback, Unmanaged.passUnretained(reply).toOpaque()) else {
+                throw .remoteError(name: "PulseAudio", message: "\(what): \(lastError)")
+            }
+            defer { pa_operation_unref(operation) }
+            waitLocked(timeout) { reply.isDone || !isAlive }
+            guard reply.isDone else {
+                pa_operation_cancel(operation)   // its callback will not run: `reply` may go
+                if isAlive { throw .timeout("\(what) (no answer in \(timeout))") }
+                throw .serverUnavailable("\(what): lost the connection to \(serverLabel)")
+            }
+            guard reply.succeeded else { throw .remoteError(name: "PulseAudio", message: "\(what): \(lastError)") }
+        }
+    }
+
+    /// With the main-loop lock held: sleeps until `done()` or `timeout` passes. A timer on the loop wakes us.
+    private func waitLocked(_ timeout: Duration, until done: () -> Bool) {
+        guard !done() else { return }
+        let alarm = Reply(mainloop: mainloop)
+        let components = timeout.components
+        let microseconds = UInt64(max(components.seconds, 0)) * 1_000_000 + UInt64(max(components.attoseconds, 0) / 1_000_000_000_000)
+        guard let timer = pa_context_rttime_new(context, pa_rtclock_now() + microseconds, PulseConnection.alarmCallback,
+                                                Unmanaged.passUnretained(alarm).toOpaque()) else { return }
+        while !done() && !alarm.isDone { pa_threaded_mainloop_wait(mainloop) }
+        pa_threaded_mainloop_get_api(mainloop).pointee.time_free(timer)
+    }
+
+    // MARK: On the libpulse thread
+
+    private func contextStateChanged() {
+        if wasReady && !isAlive {
+            wasReady = false
+            let reason = pa_context_get_state(context) == PA_CONTEXT_FAILED ? lastError : "disconnected"
+            let message = "\(serverLabel): \(reason)"
+            shared.withLock {
+                $0.model.isConnected = false
+                $0.post(.connectionLost(message))
+            }
+        }
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    private func serverChanged(_ type: pa_subscription_event_type_t, index: UInt32) {
+        let facility = type.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+        let removed = type.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue
+        var operation: OpaquePointer?
+        switch facility {
+        case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
+            operation = pa_context_get_server_info(context, PulseConnection.serverInfoCallback, userdata)
+        case PA_SUBSCRIPTION_EVENT_SINK.rawValue where removed:
+            shared.withLock { $0.post($0.model.removeSink(index: index)) }
+        case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
+            operation = pa_context_get_sink_info_by_index(context, index, PulseConnection.sinkCallback, userdata)
+        case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue where removed:
+            shared.withLock { $0.post($0.model.removeSinkInput(index: index)) }
+        case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
+            operation = pa_context_get_sink_input_info(context, index, PulseConnection.sinkInputCallback, userdata)
+        default:
+            break
+        }
+        if let operation { pa_operation_unref(operation) }
+    }
+
+    /// `initial` values fill the snapshot without events: they describe the start, not a change.
+    private func received(defaultSink name: String?, initial: Bool) {
+        shared.withLock { shared in
+            let event = shared.model.setDefaultSinkName(name)
+            if !initial { shared.post(event) }
+        }
+    }
+
+    private func received(_ sink: SinkInfo, initial: Bool) {
+        shared.withLock { shared in
+            let event = shared.model.update(sink)
+            if !initial { shared.post(event) }
+        }
+    }
+
+    private func received(_ input: SinkInput, initial: Bool) {
+        shared.withLock { shared in
+            let event = shared.model.update(input)
+            if !initial { shared.post(event) }
+        }
+    }
+
+    private func loadFinished(failure: String? = nil) {
+        if let failure { loadFailure = loadFailure ?? failure }
+        loadsPending -= 1
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    // MARK: Reading libpulse structures
+
+    private static func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+
+    private static func sink(_ info: pa_sink_info) -> SinkInfo {
+        let state: SinkInfo.State = switch info.state {
+        case PA_SINK_RUNNING: .running
+        case PA_SINK_IDLE: .idle
+        case PA_SINK_SUSPENDED: .suspended
+        default: .unknown
+        }
+        return SinkInfo(index: info.index, name: string(info.name) ?? "", description: string(info.description) ?? "",
+                        state: state, isMuted: info.mute != 0)
+    }
+
+    private static func sinkInput(_ info: pa_sink_input_info) -> SinkInput {
+        func property(_ key: String) -> String? { string(pa_proplist_gets(info.proplist, key)) }
+        return SinkInput(index: info.index, sinkIndex: info.sink, isCorked: info.corked != 0, isMuted: info.mute != 0,
+                         applicationName: property(PA_PROP_APPLICATION_NAME),
+                         processID: property(PA_PROP_APPLICATION_PROCESS_ID).flatMap { pid_t($0) },
+                         mediaRole: property(PA_PROP_MEDIA_ROLE), mediaName: string(info.name))
+    }
+
+    // MARK: C callbacks (they capture nothing; `userdata` is the connection, or a `Reply`)
+
+    private static func connection(_ userdata: UnsafeMutableRawPointer?) -> PulseConnection? {
+        userdata.map { Unmanaged<PulseConnection>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static let stateCallback: pa_context_notify_cb_t = { _, userdata in
+        connection(userdata)?.contextStateChanged()
+    }
+
+    private static let subscribeCallback: pa_context_subscribe_cb_t = { _, type, index, userdata in
+        connection(userdata)?.serverChanged(type, index: index)
+    }
+
+    private static let subscribedCallback: pa_context_success_cb_t = { _, success, userdata in
+        connection(userdata)?.loadFinished(failure: success != 0 ? nil : "subscribing to changes was refused")
+    }
+
+    private static let initialServerInfoCallback: pa_server_info_cb_t = { _, info, userdata in
+        guard let connection = connection(userdata) else { return }
+        if let info { connection.received(defaultSink: string(info.pointee.default_sink_name), initial: true) }
+        connection.loadFinished(failure: info == nil ? "reading the server's information failed" : nil)
+    }
+
+    private static let serverInfoCallback: pa_server_info_cb_t = { _, info, userdata in
+        guard let info else { return }
+        connection(userdata)?.received(defaultSink: string(info.pointee.default_sink_name), initial: false)
+    }
+
+    private static let initialSinkCallback: pa_sink_info_cb_t = { _, info, eol, userdata in
+        guard let connection = connection(userdata) else { return }
+        if eol != 0 {
+            connection.loadFinished(failure: eol < 0 ? "listing sinks failed" : nil)
+        } else if let info {
+            connection.received(sink(info.pointee), initial: true)
+        }
+    }
+
+    /// A sink that vanished between the event and this query ends with `eol < 0`: nothing to record.
+    private static let sinkCallback: pa_sink_info_cb_t = { _, info, eol, userdata in
+        guard eol == 0, let info else { return }
+        connection(userdata)?.received(sink(info.pointee), initial: false)
+    }
+
+    private static let initialSinkInputCallback: pa_sink_input_info_cb_t = { _, info, eol, userdata in
+        guard let connection = connection(userdata) else { return }
+        if eol != 0 {
+            connection.loadFinished(failure: eol < 0 ? "listing streams failed" : nil)
+        } else if let info {
+            connection.received(sinkInput(info.pointee), initial: true)
+        }
+    }
+
+    private static let sinkInputCallback: pa_sink_input_info_cb_t = { _, info, eol, userdata in
+        guard eol == 0, let info else { return }
+        connection(userdata)?.received(sinkInput(info.pointee), initial: false)
+    }
+
+    private static let replyCallback: pa_context_success_cb_t = { _, success, userdata in
+        guard let userdata else { return }
+        Unmanaged<Reply>.fromOpaque(userdata).takeUnretainedValue().finish(succeeded: success != 0)
+    }
+
+    private static let alarmCallback: pa_time_event_cb_t = { _, _, _, userdata in
+        guard let userdata else { return }
+        Unmanaged<Reply>.fromOpaque(userdata).takeUnretainedValue().finish(succeeded: false)
+    }
+}
+
+/// One awaited answer (or timer), read and written only with the main-loop lock held.
+private final class Reply {
+    private let mainloop: OpaquePointer
+    private(set) var isDone = false
+    private(set) var succeeded = false
+
+    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+
+    func finish(succeeded: Bool) {
+        isDone = true
+        self.succeeded = succeeded
+        pa_threaded_mainloop_signal(mainloop, 0)
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Why the watcher could not start.
+struct LibraryWatcherError: Error, CustomStringConvertible, Sendable {
+    var description: String
+}
+
+/// Watches the library folders with inotify and hands the folders that changed to `onChange`, on its own thread.
+///
+/// inotify is not recursive: every folder gets a watch, and new folders get one as they appear. Events are
+/// collected until the folder has been quiet for `quietPeriod` (a file being copied in makes many events but one
+/// change), and only those that can change the library count: audio files, playlists and cover images written,
+/// moved or deleted, and folders created, moved or deleted.
+///
+/// Owns the inotify descriptor, the stop pipe and the thread; nothing else in the project calls inotify.
+final class LibraryWatcher: @unchecked Sendable {
+    typealias Scope = MediaLibrary.ScanScope
+
+    private let inotify: Int32
+    private let stopPipe: (read: Int32, write: Int32)
+    private let onChange: @Sendable ([Scope]) -> Void
+    private let roots: [[UInt8]]
+    private let quietPeriod: Double
+    /// Set when the thread has left its loop.
+    private let finished = Mutex<Bool>(false)
+    private let stopped = Atomic<Bool>(false)
+    // Only the watcher thread touches these once it has started.
+    private var folders: [Int32: [UInt8]] = [:]
+
+    private static let mask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+                                              | IN_DELETE_SELF | IN_MOVE_SELF)
+
+    /// Watches every folder under `roots` (synchronously: a change made right after `init` returns is seen), then
+    /// starts the thread.
+    init(roots: [[UInt8]], quietPeriod: Double = 0.2, onChange: @escaping @Sendable ([Scope]) -> Void) throws(LibraryWatcherError) {
+        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(String(cString: strerror(errno))))") }
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else {
+            let code = errno
+            close(fd)
+            throw LibraryWatcherError(description: "cannot make the watcher's stop pipe (\(String(cString: strerror(code))))")
+        }
+        for end in pipeEnds {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        inotify = fd
+        stopPipe = (pipeEnds[0], pipeEnds[1])
+        self.roots = roots
+        self.quietPeriod = quietPeriod
+        self.onChange = onChange
+        var failure: String?
+        for root in roots { failure = addWatches(under: root) ?? failure }
+        // Every property is set: a throw from here on runs deinit, which closes the descriptors.
+        if folders.isEmpty { throw LibraryWatcherError(description: failure ?? "no library folder to watch") }
+        let thread = Thread { [self] in
+            run()
+            finished.withLock { $0 = true }
+        }
+        thread.name = "ambience.library-watcher"
+        thread.start()
+    }
+
+    deinit { closeDescriptors() }
+
+    /// Stops the thread and waits for it (and any re-indexing it is doing) to finish.
+    func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        while !finished.withLock({ $0 }) { usleep(1_000) }
+    }
+
+    private func closeDescriptors() {
+        close(inotify)
+        close(stopPipe.read)
+        close(stopPipe.write)
+    }
+
+    // MARK: Watches
+
+    /// Adds a watch to `folder` and every folder below it (following symlinks, each real folder once per call).
+    /// A folder already watched keeps its watch and gets its new path (it was moved). Returns the last failure, if
+    /// any (for example the per-user watch limit).
+    @discardableResult
+    private func addWatches(under folder: [UInt8]) -> String? {
+        var failure: String?
+        var pending = [folder]
+        var visited: Set<FileIdentity> = []
+        while let current = pending.popLast() {
+            guard let status = RawPath.fileStatus(current), status.isDirectory,
+                  visited.insert(status.identity).inserted else { continue }
+            let wd = RawPath.withCString(current) { inotify_add_watch(inotify, $0, Self.mask) }
+            guard wd >= 0 else {
+                let code = errno
+                failure = "\(RawPath.display(current)): cannot watch (\(String(cString: strerror(code))))"
+                    + (code == ENOSPC ? "; raise fs.inotify.max_user_watches" : "")
+                continue
+            }
+            folders[wd] = current
+            guard case .success(let entries) = RawPath.listFolder(current) else { continue }
+            for entry in entries.reversed() where entry.name.first != UInt8(ascii: ".") {
+                if entry.kind == .folder || entry.kind == .symlink || entry.kind == .unknown {
+                    pending.append(RawPath.join(current, entry.name))
+                }
+            }
+        }
+        return failure
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        var pending: Set<Scope> = []
+        var quietDeadline: UInt64 = 0
+        var firstPending: UInt64 = 0
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+            let now = Self.nanoseconds()
+            var timeout: Int32 = -1
+            if !pending.isEmpty {
+                // Quiet for `quietPeriod`, but never held back more than a second by a steady trickle of events.
+                let due = min(quietDeadline, firstPending + 1_000_000_000)
+                timeout = due > now ? Int32((due - now) / 1_000_000) + 1 : 0
+            }
+            let ready = poll(&descriptors, 2, timeout)
+            if ready < 0 && errno != EINTR { break }
+            if descriptors[1].revents != 0 || stopped.load(ordering: .acquiring) { break }
+            if descriptors[0].revents & Int16(POLLIN) != 0 {
+                let before = pending.count
+                readEvents(into: &pending, buffer: &buffer)
+                if pending.count > 0 {
+                    if before == 0 { firstPending = Self.nanoseconds() }
+                    quietDeadline = Self.nanoseconds() + UInt64(quietPeriod * 1e9)
+                }
+            }
+            if !pending.isEmpty && Self.nanoseconds() >= min(quietDeadline, firstPending + 1_000_000_000) {
+                let scopes = Array(pending)
+                pending.removeAll()
+                onChange(scopes)
+            }
+        }
+    }
+
+    /// Reads every queued event and records the folders that need a new look.
+    private func readEvents(into pending: inout Set<Scope>, buffer: inout [UInt8]) {
+        while true {
+            let got = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return }
+            var offset = 0
+            let headerSize = MemoryLayout<inotify_event>.size
+            while offset + headerSize <= got {
+                let (wd, mask, length) = buffer.withUnsafeBytes { raw in
+                    (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                     raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                }
+                let nameStart = offset + headerSize
+                let nameBytes = buffer[nameStart..<min(nameStart + length, got)]
+                let name = Array(nameBytes.prefix { $0 != 0 })
+                offset = nameStart + length
+                handle(wd: wd, mask: mask, name: name, into: &pending)
+            }
+        }
+    }
+
+    private func handle(wd: Int32, mask: UInt32, name: [UInt8], into pending: inout Set<Scope>) {
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            // Events were lost: look at everything again.
+            for root in roots { pending.insert(Scope(folder: root, recursive: true)) }
+            return
+        }
+        guard let folder = folders[wd] else { return }
+        if mask & UInt32(IN_IGNORED) != 0 {
+            folders[wd] = nil
+            return
+        }
+        if name.isEmpty {
+            // The watched folder itself was deleted or moved away.
+            if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 { pending.insert(Scope(folder: folder, recursive: true)) }
+            return
+        }
+        if name.first == UInt8(ascii: ".") { return }
+        let path = RawPath.join(folder, name)
+        if mask & UInt32(IN_ISDIR) != 0 {
+            if mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { addWatches(under: path) }
+            pending.insert(Scope(folder: path, recursive: true))
+            return
+        }
+        let ext = RawPath.lowercasedExtension(name)
+        let matters = ext.map {
+            LibraryWalk.audioExtensions.contains($0) || LibraryWalk.playlistExtensions.contains($0)
+                || LibraryWalk.coverExtensions.contains($0)
+        } ?? false
+        if mask & UInt32(IN_CREATE) != 0 {
+            // A file being created is looked at when it is closed; a symlink is never written, so it counts now.
+            guard let link = RawPath.fileStatus(path, followSymlinks: false), link.mode & S_IFMT == S_IFLNK else { return }
+            if let target = RawPath.fileStatus(path), target.isDirectory {
+                addWatches(under: path)
+                pending.insert(Scope(folder: path, recursive: true))
+                return
+            }
+        }
+        if matters { pending.insert(Scope(folder: folder, recursive: false)) }
+    }
+
+    private static func nanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}

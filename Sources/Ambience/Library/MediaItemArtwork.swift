@@ -1,0 +1,249 @@
+import CSDLImage
+import Glibc
+
+/// A size in pixels.
+public struct ArtworkSize: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) { self.width = width; self.height = height }
+}
+
+/// Decoded pixels: `width * height` pixels of 4 bytes each, red, green, blue, alpha, row after row, top row first.
+public struct ArtworkImage: Sendable, Hashable {
+    public var width: Int
+    public var height: Int
+    public var pixels: [UInt8]
+
+    /// The RGBA bytes of the pixel at (x, y).
+    public func pixel(x: Int, y: Int) -> (red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8) {
+        let at = (y * width + x) * 4
+        return (pixels[at], pixels[at + 1], pixels[at + 2], pixels[at + 3])
+    }
+}
+
+/// Why a picture could not be used. Each case names the file (or the audio file that embeds the picture).
+public enum ArtworkError: Error, CustomStringConvertible, Equatable, Sendable {
+    case tooLarge(String, bytes: Int)
+    case unreadable(String, reason: String)
+    case undecodable(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .tooLarge(let path, let bytes): "\(path): image is \(bytes) bytes, over the 16 MB limit; ignored"
+        case .unreadable(let path, let reason): "\(path): \(reason)"
+        case .undecodable(let path, let reason): "\(path): cannot decode image (\(reason))"
+        }
+    }
+}
+
+/// An item's cover picture: embedded in the file (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE) or a `cover.*` /
+/// `folder.*` image (JPEG or PNG) beside it. Decoded with SDL2_image; nothing else in the project calls SDL_image.
+///
+/// Keeps the encoded image (at most 16 MB) and decodes it on each `image(size:)`.
+public final class MediaItemArtwork: Sendable {
+    public enum Source: Sendable, Hashable {
+        /// Embedded in the audio file's tags, with its MIME type.
+        case embedded(mimeType: String)
+        /// An image file beside the audio file.
+        case file(String)
+    }
+
+    public let source: Source
+    /// The picture's own size.
+    public let bounds: ArtworkSize
+    private let data: [UInt8]
+    private let name: String
+
+    /// The largest side `image(size:)` makes: more is a mistake, not a cover.
+    public static let maximumImageSide = 8192
+
+    /// Checks that `data` decodes, and reads its size. `name` says where the picture came from, for errors.
+    public init(data: [UInt8], source: Source, name: String) throws(ArtworkError) {
+        guard data.count <= MediaLibrary.maximumArtworkSize else { throw .tooLarge(name, bytes: data.count) }
+        guard !data.isEmpty else { throw .undecodable(name, reason: "no image data") }
+        let size = try Self.withDecodedSurface(data, name: name) { surface in
+            ArtworkSize(width: Int(surface.pointee.w), height: Int(surface.pointee.h))
+        }
+        self.data = data
+        self.source = source
+        self.name = name
+        self.bounds = size
+    }
+
+    /// The picture scaled to exactly `size`, as RGBA pixels; nil when the size is not 1…8192 on each side or the
+    /// image no longer decodes.
+    public func image(size: ArtworkSize) -> ArtworkImage? {
+        guard (1...Self.maximumImageSide).contains(size.width), (1...Self.maximumImageSide).contains(size.height) else { return nil }
+        return try? Self.withDecodedSurface(data, name: name) { source -> ArtworkImage? in
+            let format = SDL_PIXELFORMAT_RGBA32.rawValue
+            guard let target = SDL_CreateRGBSurfaceWithFormat(0, Int32(size.width), Int32(size.height), 32, format) else { return nil }
+            defer { SDL_FreeSurface(target) }
+            // Copy, do not blend: transparent pixels stay transparent.
+            SDL_SetSurfaceBlendMode(source, SDL_BLENDMODE_NONE)
+            guard SDL_UpperBlitScaled(source, nil, target, nil) == 0 else { return nil }
+            return Self.pixels(of: target)
+        } ?? nil
+    }
+
+    // MARK: Finding an item's artwork
+
+    /// The artwork for an item, and why any picture that was found was not used.
+    public struct Lookup: Sendable {
+        public var artwork: MediaItemArtwork?
+        public var ignored: [ArtworkError]
+    }
+
+    /// The embedded picture when there is a usable one, else the first usable `cover.*`, then `folder.*` beside the
+    /// file (`.jpg`, `.jpeg`, `.png`, any case).
+    public static func lookup(forFileAt path: [UInt8]) -> Lookup {
+        var lookup = Lookup(artwork: nil, ignored: [])
+        let display = RawPath.display(path)
+        let embedded = RawPath.withOpenablePath(path) { (openable) -> Outcome<EmbeddedPicture?> in
+            guard let decoder = try? AudioFile.open(openable) else { return .success(nil) }
+            switch decoder {
+            case let vorbis as VorbisDecoder:
+                if decoder.info.tags.hasArtwork && vorbis.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                return .success(decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil)
+            case let mp3 as MP3Decoder:
+                if decoder.info.tags.hasArtwork && mp3.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                return .success(mp3.embeddedPicture)
+            default:
+                return .success(nil)
+            }
+        }
+        switch embedded {
+        case .success(let picture?):
+            do throws(ArtworkError) {
+                lookup.artwork = try MediaItemArtwork(data: picture.data, source: .embedded(mimeType: picture.mimeType), name: display)
+                return lookup
+            } catch {
+                lookup.ignored.append(error)
+            }
+        case .success(nil):
+            break
+        case .failure(let reason):
+            lookup.ignored.append(.unreadable(display, reason: reason))
+        }
+        for cover in coverFiles(besideFileAt: path) {
+            let coverName = RawPath.display(cover)
+            if let status = RawPath.fileStatus(cover), status.size > Int64(MediaLibrary.maximumArtworkSize) {
+                lookup.ignored.append(.tooLarge(coverName, bytes: Int(status.size)))
+                continue
+            }
+            switch RawPath.readFile(cover, limit: MediaLibrary.maximumArtworkSize) {
+            case .failure(let reason):
+                lookup.ignored.append(.unreadable(coverName, reason: reason))
+            case .success(let data):
+                do throws(ArtworkError) {
+                    lookup.artwork = try MediaItemArtwork(data: data, source: .file(coverName), name: coverName)
+                    return lookup
+                } catch {
+                    lookup.ignored.append(error)
+                }
+            }
+        }
+        return lookup
+    }
+
+    /// `cover.*` then `folder.*` images in the file's folder, best first.
+    static func coverFiles(besideFileAt path: [UInt8]) -> [[UInt8]] {
+        let folder = RawPath.parent(path)
+        guard case .success(let entries) = RawPath.listFolder(folder.isEmpty ? [UInt8(ascii: ".")] : folder) else { return [] }
+        return entries.compactMap { entry -> (rank: Int, path: [UInt8])? in
+            guard let rank = LibraryWalk.coverRank(entry.name, ext: RawPath.lowercasedExtension(entry.name)) else { return nil }
+            return (rank, folder.isEmpty ? entry.name : RawPath.join(folder, entry.name))
+        }
+        .sorted { $0.rank != $1.rank ? $0.rank < $1.rank : $0.path.lexicographicallyPrecedes($1.path) }
+        .map(\.path)
+    }
+
+    // MARK: SDL
+
+    /// Decodes `data` with SDL2_image, converts it to RGBA32 and calls `body` with the surface (freed afterwards).
+    private static func withDecodedSurface<T>(_ data: [UInt8], name: String,
+                                              _ body: (UnsafeMutablePointer<SDL_Surface>) -> T) throws(ArtworkError) -> T {
+        if let problem = pngProblem(data) { throw .undecodable(name, reason: problem) }
+        let decoded = data.withUnsafeBytes { raw -> Result<UnsafeMutablePointer<SDL_Surface>, ArtworkError> in
+            guard let stream = SDL_RWFromConstMem(raw.baseAddress, Int32(raw.count)) else {
+                return .failure(.undecodable(name, reason: sdlError()))
+            }
+            // IMG_Load_RW closes the stream (freesrc = 1), also when it fails.
+            guard let surface = IMG_Load_RW(stream, 1) else { return .failure(.undecodable(name, reason: sdlError())) }
+            defer { SDL_FreeSurface(surface) }
+            guard surface.pointee.w > 0, surface.pointee.h > 0 else { return .failure(.undecodable(name, reason: "image has no pixels")) }
+            guard let rgba = SDL_ConvertSurfaceFormat(surface, SDL_PIXELFORMAT_RGBA32.rawValue, 0) else {
+                return .failure(.undecodable(name, reason: sdlError()))
+            }
+            return .success(rgba)
+        }
+        switch decoded {
+        case .failure(let error): throw error
+        case .success(let surface):
+            defer { SDL_FreeSurface(surface) }
+            return body(surface)
+        }
+    }
+
+    /// The pixels of an RGBA32 surface, rows packed without the surface's padding.
+    private static func pixels(of surface: UnsafeMutablePointer<SDL_Surface>) -> ArtworkImage? {
+        let width = Int(surface.pointee.w), height = Int(surface.pointee.h), pitch = Int(surface.pointee.pitch)
+        guard SDL_LockSurface(surface) == 0 else { return nil }
+        defer { SDL_UnlockSurface(surface) }
+        guard let base = surface.pointee.pixels else { return nil }
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        pixels.withUnsafeMutableBytes { out in
+            for row in 0..<height {
+                out.baseAddress!.advanced(by: row * width * 4).copyMemory(from: base.advanced(by: row * pitch), byteCount: width * 4)
+            }
+        }
+        return ArtworkImage(width: width, height: height, pixels: pixels)
+    }
+
+    private static let pngSignature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+
+    /// What is structurally wrong with a PNG: chunk lengths, CRCs, IHDR first, IEND present. nil when nothing is, or
+    /// when the data is not a PNG. SDL2_image leaves libpng's default error handler in place, which prints on
+    /// stderr; a damaged PNG is refused here, with a clearer reason, before libpng sees it.
+    static func pngProblem(_ data: [UInt8]) -> String? {
+        guard data.starts(with: pngSignature) else { return nil }
+        func bigEndian(_ at: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(data[at + $1]) } }
+        var at = pngSignature.count
+        var isFirst = true
+        while at + 12 <= data.count {
+            let length = bigEndian(at)
+            let type = String(decoding: data[(at + 4)..<(at + 8)], as: UTF8.self)
+            guard length <= data.count - at - 12 else { return "PNG chunk \(type) at byte \(at) runs past the end of the data" }
+            if isFirst && type != "IHDR" { return "PNG does not start with an IHDR chunk" }
+            isFirst = false
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in data[(at + 4)..<(at + 8 + length)] {
+                crc = crc32Table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)
+            }
+            guard ~crc == UInt32(truncatingIfNeeded: bigEndian(at + 8 + length)) else {
+                return "PNG chunk \(type) at byte \(at) fails its CRC check"
+            }
+            if type == "IEND" { return nil }
+            at += 12 + length
+        }
+        return "PNG is truncated (no IEND chunk)"
+    }
+
+    /// CRC-32 as PNG (and zlib) define it: reflected polynomial 0xEDB88320.
+    private static let crc32Table: [UInt32] = (0..<256).map { index in
+        var crc = UInt32(index)
+        for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        return crc
+    }
+
+    private static func sdlError() -> String {
+        guard let message = SDL_GetError() else { return "unknown SDL_image error" }
+        let text = String(cString: message)
+        return text.isEmpty ? "unknown SDL_image error" : text
+    }
+}
+
+extension MediaItem {
+    /// The item's cover picture (embedded, else `cover.*`/`folder.*` beside the file), read from disk on each access;
+    /// nil when there is none. `MediaItemArtwork.lookup(forFileAt:)` also says why a picture was ignored.
+    public var artwork: MediaItemArtwork? { MediaItemArtwork.lookup(forFileAt: fileSystemPath).artwork }
+}

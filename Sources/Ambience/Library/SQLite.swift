@@ -1,0 +1,369 @@
+import CSQLite
+import Glibc
+
+/// Why a database operation failed. Every case names the database file; `description` reads as one line.
+public enum SQLiteError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The file could not be opened or created (missing folder, no permission, not a regular file).
+    case cannotOpen(path: String, reason: String)
+    /// The file is not a database or is damaged (`SQLITE_NOTADB`, `SQLITE_CORRUPT`, a failed `quick_check`).
+    case corrupt(path: String, reason: String)
+    /// Another connection held a lock for longer than the busy timeout (`SQLITE_BUSY`, `SQLITE_LOCKED`).
+    case locked(path: String, reason: String)
+    /// Any other failure of a statement: disk full, I/O error, a constraint.
+    case failed(path: String, code: Int32, reason: String)
+
+    public var path: String {
+        switch self {
+        case .cannotOpen(let p, _), .corrupt(let p, _), .locked(let p, _), .failed(let p, _, _): p
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .cannotOpen(let path, let reason): "\(path): cannot open database (\(reason))"
+        case .corrupt(let path, let reason): "\(path): database is damaged (\(reason))"
+        case .locked(let path, let reason): "\(path): database is locked by another connection (\(reason))"
+        case .failed(let path, _, let reason): "\(path): database error (\(reason))"
+        }
+    }
+
+    /// Damage or a lock that outlasted the busy timeout: a cache database in this state is moved aside and rebuilt.
+    var isUnusableFile: Bool {
+        switch self {
+        case .corrupt, .locked: true
+        case .cannotOpen, .failed: false
+        }
+    }
+}
+
+/// A value bound to a statement parameter. Values only ever reach SQL this way, never by string interpolation.
+enum SQLiteValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    static func optional(_ text: String?) -> SQLiteValue { text.map(SQLiteValue.text) ?? .null }
+    static func optional(_ number: Int?) -> SQLiteValue { number.map { .integer(Int64($0)) } ?? .null }
+    static func id(_ value: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: value)) }
+    static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
+}
+
+/// A connection to one SQLite database file. Owns the `sqlite3*` and its prepared statements; nothing else in the
+/// project calls sqlite3.
+///
+/// A connection is used by one thread at a time (it is opened with `SQLITE_OPEN_NOMUTEX`); its owner serialises.
+final class SQLiteDatabase {
+    struct OpenFlags: OptionSet, Sendable {
+        let rawValue: Int32
+        static let readOnly = OpenFlags(rawValue: SQLITE_OPEN_READONLY)
+        static let readWrite = OpenFlags(rawValue: SQLITE_OPEN_READWRITE)
+        static let create = OpenFlags(rawValue: SQLITE_OPEN_CREATE)
+    }
+
+    let path: String
+    private let handle: OpaquePointer
+    /// Prepared statements by SQL text: each distinct statement is compiled once.
+    private var statements: [String: SQLiteStatement] = [:]
+
+    /// Opens (and with `.create`, creates) the database at `path`. `busyTimeout` is how long a statement waits for
+    /// another connection's lock before failing with `.locked`.
+    init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: Double = 2) throws(SQLiteError) {
+        var db: OpaquePointer?
+        let status = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX, nil)
+        guard status == SQLITE_OK, let db else {
+            let reason = db.map { String(cString: sqlite3_errmsg($0)) } ?? Self.describe(status)
+            sqlite3_close_v2(db)
+            throw Self.error(status, reason: reason, path: path, opening: true)
+        }
+        self.path = path
+        handle = db
+        sqlite3_extended_result_codes(db, 0)
+        sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
+    }
+
+    deinit {
+        statements.removeAll()   // finalize every statement before the connection closes
+        sqlite3_close_v2(handle)
+    }
+
+    // MARK: Statements
+
+    /// Runs SQL text that has no parameters: schema and pragmas. Several statements may be separated by `;`.
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        defer { sqlite3_free(message) }
+        guard status == SQLITE_OK else {
+            throw error(status, detail: message.map { String(cString: $0) })
+        }
+    }
+
+    /// Runs one statement with bound values, discarding any rows. Returns the number of rows changed.
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> Int {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs one query with bound values and calls `body` for each row.
+    func query(_ sql: String, _ values: [SQLiteValue] = [], _ body: (SQLiteRow) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() { try body(SQLiteRow(statement: statement.handle)) }
+    }
+
+    /// The first column of the first row, as an integer (nil when there is no row or it is NULL).
+    func integer(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> Int64? {
+        var result: Int64?
+        try query(sql, values) { row in if result == nil { result = row.optionalInteger(0) } }
+        return result
+    }
+
+    /// The first column of every row, as text.
+    func texts(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [String] {
+        var result: [String] = []
+        try query(sql, values) { row in result.append(row.text(0) ?? "") }
+        return result
+    }
+
+    /// The compiled statement for `sql`, reused across calls.
+    private func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+        if let cached = statements[sql] { return cached }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            throw error(status)
+        }
+        let prepared = SQLiteStatement(handle: statement, database: self)
+        statements[sql] = prepared
+        return prepared
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`; any error rolls back and is rethrown.
+    func transaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try run("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try run("COMMIT")
+            return result
+        } catch {
+            if sqlite3_get_autocommit(handle) == 0 { _ = try? run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` inside `BEGIN … COMMIT` (deferred: no lock until the first read), so that every query in it sees
+    /// one snapshot of the database.
+    func readTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
+        try run("BEGIN")
+        defer { if sqlite3_get_autocommit(handle) == 0 { _ = try? run("COMMIT") } }
+        return try body()
+    }
+
+    /// Copies the write-ahead log into the database file and empties it. Waits at most the busy timeout for other
+    /// connections' readers; what it could not copy stays in the log, which is not an error.
+    func checkpoint() throws(SQLiteError) {
+        _ = try texts("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    // MARK: Health
+
+    /// Switches to write-ahead logging: readers do not wait for a writer, and a writer does not wait for readers.
+    /// (A read-only or in-memory database keeps its own mode; that is not an error.)
+    func enableWriteAheadLog() throws(SQLiteError) {
+        _ = try texts("PRAGMA journal_mode=WAL")
+        try execute("PRAGMA synchronous=NORMAL")
+    }
+
+    /// Reads the file through a memory map of up to `mapBytes` and keeps up to `cacheBytes` of pages in memory:
+    /// a query that visits every row then costs no system call per page.
+    func useMemory(mapBytes: Int, cacheBytes: Int) throws(SQLiteError) {
+        _ = try texts("PRAGMA mmap_size=\(mapBytes)")
+        try execute("PRAGMA cache_size=-\(cacheBytes / 1024)")
+    }
+
+    /// `PRAGMA quick_check`: throws `.corrupt` with the first problem found.
+    func quickCheck() throws(SQLiteError) {
+        let result = try texts("PRAGMA quick_check")
+        guard result == ["ok"] else {
+            throw .corrupt(path: path, reason: "quick_check: " + (result.first ?? "no result"))
+        }
+    }
+
+    /// Opens a cache database, and when the file is damaged, is not a database, cannot be opened, or stays locked
+    /// past the busy timeout, moves it aside (or deletes it) and creates a new one.
+    ///
+    /// `prepare` creates the schema; it runs on the new file too. Returns the connection and, when the file was
+    /// rebuilt, a sentence saying why and where the old file went.
+    static func openRebuildingIfUnusable(path: String, busyTimeout: Double,
+                                         prepare: (SQLiteDatabase) throws(SQLiteError) -> Void) throws(SQLiteError) -> (SQLiteDatabase, rebuilt: String?) {
+        do {
+            return (try openChecked(path: path, busyTimeout: busyTimeout, prepare: prepare), nil)
+        } catch {
+            // Only a regular file is moved aside: a folder or device at the path is the caller's mistake.
+            var status = stat()
+            let isFile = stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+            guard isFile, error.isUnusableFile || Self.isCannotOpen(error) else { throw error }
+            let aside = moveAside(path)
+            let database = try openChecked(path: path, busyTimeout: busyTimeout, prepare: prepare)
+            let whereTo = aside.map { "moved to \($0)" } ?? "deleted"
+            return (database, "\(error); the old file was \(whereTo) and the index rebuilt")
+        }
+    }
+
+    private static func isCannotOpen(_ error: SQLiteError) -> Bool {
+        if case .cannotOpen = error { return true }
+        return false
+    }
+
+    private static func openChecked(path: String, busyTimeout: Double,
+                                    prepare: (SQLiteDatabase) throws(SQLiteError) -> Void) throws(SQLiteError) -> SQLiteDatabase {
+        let database = try SQLiteDatabase(path: path, busyTimeout: busyTimeout)
+        try database.enableWriteAheadLog()
+        try database.quickCheck()
+        try prepare(database)
+        return database
+    }
+
+    /// Renames the database and its `-wal`, `-shm` and `-journal` files to `<path>.broken…` (replacing older ones);
+    /// deletes them when renaming fails. Returns the new path, or nil when deleted. The journal must go too: left
+    /// behind, SQLite would take it for the new file's hot journal and roll it back into it.
+    private static func moveAside(_ path: String) -> String? {
+        let aside = path + ".broken"
+        var moved = true
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            unlink(aside + suffix)
+            if access(path + suffix, F_OK) == 0 && rename(path + suffix, aside + suffix) != 0 {
+                unlink(path + suffix)
+                if suffix.isEmpty { moved = false }
+            }
+        }
+        return moved ? aside : nil
+    }
+
+    // MARK: Errors
+
+    fileprivate func error(_ status: Int32, detail: String? = nil) -> SQLiteError {
+        Self.error(status, reason: detail ?? String(cString: sqlite3_errmsg(handle)), path: path, opening: false)
+    }
+
+    private static func error(_ status: Int32, reason: String, path: String, opening: Bool) -> SQLiteError {
+        switch status & 0xFF {
+        case SQLITE_CORRUPT, SQLITE_NOTADB: .corrupt(path: path, reason: reason)
+        case SQLITE_BUSY, SQLITE_LOCKED: .locked(path: path, reason: reason)
+        case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_AUTH: .cannotOpen(path: path, reason: reason)
+        default: opening ? .cannotOpen(path: path, reason: reason) : .failed(path: path, code: status, reason: reason)
+        }
+    }
+
+    private static func describe(_ status: Int32) -> String {
+        sqlite3_errstr(status).map { String(cString: $0) } ?? "SQLite error \(status)"
+    }
+}
+
+/// One prepared statement, owned by its connection's cache.
+private final class SQLiteStatement {
+    let handle: OpaquePointer
+    private unowned let database: SQLiteDatabase
+
+    init(handle: OpaquePointer, database: SQLiteDatabase) {
+        self.handle = handle
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(handle) }
+
+    /// `SQLITE_TRANSIENT`: SQLite copies the bytes before the call returns.
+    private static var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }
+
+    func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard values.count == expected else {
+            throw .failed(path: database.path, code: SQLITE_RANGE,
+                          reason: "statement takes \(expected) values, \(values.count) given")
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .null:
+                status = sqlite3_bind_null(handle, index)
+            case .integer(let number):
+                status = sqlite3_bind_int64(handle, index, number)
+            case .real(let number):
+                status = sqlite3_bind_double(handle, index, number)
+            case .text(let text):
+                // withCString gives a pointer even for "" (a null pointer would bind NULL instead of empty text).
+                status = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(clamping: text.utf8.count), Self.transient) }
+            case .blob(let bytes):
+                status = bytes.withUnsafeBytes { raw in
+                    // A zero-length blob still needs a non-null pointer, or SQLite binds NULL.
+                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: raw.count), Self.transient)
+                }
+            }
+            guard status == SQLITE_OK else { throw database.error(status) }
+        }
+    }
+
+    /// Advances to the next row: true when there is one, false when the statement is done.
+    func step() throws(SQLiteError) -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error(status)
+        }
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+}
+
+/// The current row of a query, valid only inside the query's row callback.
+struct SQLiteRow {
+    fileprivate let statement: OpaquePointer
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    func optionalInteger(_ column: Int32) -> Int64? { isNull(column) ? nil : integer(column) }
+    func real(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func bool(_ column: Int32) -> Bool { integer(column) != 0 }
+    func id(_ column: Int32) -> UInt64 { UInt64(bitPattern: integer(column)) }
+
+    /// The first byte of a text or blob value (0 when empty or NULL), without copying the value.
+    func firstByte(_ column: Int32) -> UInt8 {
+        guard let bytes = sqlite3_column_text(statement, column), sqlite3_column_bytes(statement, column) > 0 else { return 0 }
+        return bytes[0]
+    }
+
+    /// Calls `body` with the bytes of a text or blob value (empty for NULL), without copying them.
+    func withBytes<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        return body(UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt8.self), count: count))
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(statement, column) else { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    func blob(_ column: Int32) -> [UInt8]? {
+        if isNull(column) { return nil }
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+}

@@ -1,0 +1,243 @@
+import Ambience
+
+/// Why one system's run failed. A failed system is reported in its cell; the other systems still run.
+public enum BenchError: Error, CustomStringConvertible, Sendable {
+    case engine(EngineError)
+    case openAL(String)
+    case sdlMixer(String)
+
+    public var description: String {
+        switch self {
+        case .engine(let error): "Ambience: \(error)"
+        case .openAL(let message): "raw OpenAL Soft: \(message)"
+        case .sdlMixer(let message): "SDL_mixer: \(message)"
+        }
+    }
+}
+
+/// The systems compared.
+public enum BenchSystem: String, CaseIterable, Sendable {
+    /// The stress scene through the engine, without music.
+    case ambience
+    /// The same, with the bundled theme streaming (only when the file is found).
+    case ambienceMusic
+    /// The scene on an OpenAL Soft loopback device with no engine.
+    case openal
+    /// The scene through SDL_mixer 2.6 on SDL's disk driver.
+    case sdlMixer
+
+    public var title: String {
+        switch self {
+        case .ambience: "Ambience"
+        case .ambienceMusic: "Ambience + music"
+        case .openal: "raw OpenAL Soft"
+        case .sdlMixer: "SDL_mixer"
+        }
+    }
+}
+
+/// One system on one scene: the run with the median rtf, and every run's rtf.
+public struct SystemMeasurement: Sendable {
+    /// CPU seconds per second of audio.
+    public var rtf = 0.0
+    public var cpuSeconds = 0.0
+    /// Seconds of audio mixed.
+    public var seconds = 0.0
+    public var wallSeconds = 0.0
+    public var frames = 0
+    /// Voices mixed for real: Ambience's real voices, OpenAL sources, SDL_mixer channels.
+    public var voicesMixed = 0
+    /// RMS of the mix, where the system hands it to us (not SDL_mixer, whose output goes to /dev/null).
+    public var outputRMS: Double? = nil
+    /// One-shots started again after finishing.
+    public var restarts = 0
+    /// Average wall time of one 1024-frame mix block inside the mixer (Ambience and raw OpenAL: `alcRenderSamplesSOFT`).
+    public var renderMicroseconds: Double? = nil
+    /// Ambience only: median cost of one `play` call.
+    public var playCallNs: Double? = nil
+    /// The rtf of every run, in the order run.
+    public var runs: [Double] = []
+    /// Set when the system could not run; the numbers are then zero.
+    public var error: String? = nil
+
+    public init() {}
+}
+
+/// One scene size and every system's result on it.
+public struct BenchScene: Sendable {
+    public var voices: Int
+    /// Voices Ambience mixes for real in this scene; the rest are virtual.
+    public var ambienceRealVoices: Int
+    public var systems: [(system: BenchSystem, measurement: SystemMeasurement)] = []
+
+    public func measurement(_ system: BenchSystem) -> SystemMeasurement? {
+        systems.first { $0.system == system }?.measurement
+    }
+
+    /// Ambience's rtf over another system's, when both ran.
+    public func ratio(ambienceOver other: BenchSystem) -> Double? {
+        guard let a = measurement(.ambience), a.error == nil, let b = measurement(other), b.error == nil, b.rtf > 0 else { return nil }
+        return a.rtf / b.rtf
+    }
+}
+
+public struct BenchOptions: Sendable {
+    /// Seconds of audio per run.
+    public var seconds: Double
+    /// Runs per cell; the median is reported.
+    public var runs: Int
+    public var voiceCounts: [Int]
+    /// Ambience mixes every voice for real up to this many; larger crowds get `crowdRealVoices` real voices.
+    public var allRealUpTo: Int
+    public var crowdRealVoices: Int
+    public var systems: [BenchSystem]
+    /// The music for the "Ambience + music" row and the streaming cost, or nil to skip both.
+    public var music: String?
+    /// Seconds of audio for the streaming-cost measurement.
+    public var musicSeconds: Double
+
+    public init(seconds: Double = 2, runs: Int = 3, voiceCounts: [Int] = [256, 1024, 4096, 10_000], allRealUpTo: Int = 4096,
+                crowdRealVoices: Int = 256, systems: [BenchSystem] = BenchSystem.allCases,
+                music: String? = StressScene.defaultMusicPath, musicSeconds: Double = 40) {
+        self.seconds = seconds
+        self.runs = max(runs, 1)
+        self.voiceCounts = voiceCounts
+        self.allRealUpTo = allRealUpTo
+        self.crowdRealVoices = crowdRealVoices
+        self.systems = systems
+        self.music = music
+        self.musicSeconds = musicSeconds
+    }
+}
+
+public struct BenchReport: Sendable {
+    public var scenes: [BenchScene] = []
+    /// Median over Ambience's runs of each run's median `play` cost, in nanoseconds.
+    public var playCallNs = 0.0
+    /// Percent of one core that streaming the music costs (music alone minus silence), or nil without music.
+    public var musicStreamCpuPercent: Double? = nil
+    public var music: String? = nil
+    public var seconds = 0.0
+    public var runs = 0
+    public var cancelled = false
+}
+
+/// The side-by-side benchmark: the stress scene through Ambience, raw OpenAL Soft and SDL_mixer, in one process.
+public enum Benchmark {
+    public static func run(_ options: BenchOptions, progress: (String) -> Void = { _ in },
+                           isCancelled: () -> Bool = { false }) -> BenchReport {
+        var report = BenchReport()
+        report.seconds = options.seconds
+        report.runs = options.runs
+        report.music = options.music
+        let systems = options.systems.filter { $0 != .ambienceMusic || options.music != nil }
+        var playCosts: [Double] = []
+        for voices in options.voiceCounts {
+            let scene = StressScene(voices: voices)
+            let real = voices <= options.allRealUpTo ? voices : options.crowdRealVoices
+            var runs: [BenchSystem: [SystemMeasurement]] = [:]
+            // Runs take turns, so a change in the machine's load reaches every system alike.
+            for run in 1...options.runs {
+                for system in systems {
+                    if isCancelled() { report.cancelled = true; return report }
+                    progress("\(voices) voices: \(system.title), run \(run) of \(options.runs)")
+                    var m: SystemMeasurement
+                    do {
+                        m = try measure(system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
+                    } catch {
+                        m = SystemMeasurement()
+                        m.error = error.description
+                    }
+                    runs[system, default: []].append(m)
+                }
+            }
+            var result = BenchScene(voices: voices, ambienceRealVoices: real)
+            for system in systems {
+                let all = runs[system] ?? []
+                if let failed = all.first(where: { $0.error != nil }) {
+                    result.systems.append((system, failed))
+                    continue
+                }
+                var chosen = all.sorted { $0.rtf < $1.rtf }[all.count / 2]
+                chosen.runs = all.map(\.rtf)
+                result.systems.append((system, chosen))
+                if system == .ambience { playCosts += all.compactMap(\.playCallNs) }
+            }
+            report.scenes.append(result)
+        }
+        report.playCallNs = median(playCosts)
+        if let music = options.music, systems.contains(.ambience) || systems.contains(.ambienceMusic), !isCancelled() {
+            progress("music streaming cost")
+            report.musicStreamCpuPercent = try? musicStreamCost(music, seconds: options.musicSeconds, runs: options.runs, isCancelled: isCancelled)
+        }
+        report.cancelled = isCancelled()
+        return report
+    }
+
+    static func measure(_ system: BenchSystem, scene: StressScene, realVoices: Int, options: BenchOptions,
+                        isCancelled: () -> Bool) throws(BenchError) -> SystemMeasurement {
+        switch system {
+        case .ambience, .ambienceMusic:
+            let music = system == .ambienceMusic ? options.music : nil
+            let r: StressReport
+            do {
+                r = try scene.run(StressOptions(seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music),
+                                  isCancelled: isCancelled)
+            } catch {
+                throw .engine(error)
+            }
+            var m = SystemMeasurement()
+            m.rtf = r.rtf
+            m.cpuSeconds = r.cpuSeconds
+            m.seconds = r.seconds
+            m.wallSeconds = r.wallSeconds
+            m.frames = Int((r.seconds * Double(scene.sampleRate)).rounded())
+            m.voicesMixed = r.realVoices
+            m.outputRMS = r.outputRMS
+            m.restarts = r.retriggers
+            m.playCallNs = r.playCallNs
+            m.renderMicroseconds = r.averageRenderMicroseconds
+            return m
+        case .openal:
+            return try RawOpenAL.run(scene, seconds: options.seconds, isCancelled: isCancelled)
+        case .sdlMixer:
+            return try SDLMixer.run(scene, seconds: options.seconds, isCancelled: isCancelled)
+        }
+    }
+
+    /// Percent of a core spent streaming `path`: an engine rendering the music alone, minus one rendering silence.
+    static func musicStreamCost(_ path: String, seconds: Double, runs: Int, isCancelled: () -> Bool) throws(EngineError) -> Double {
+        func cpu(music: Bool) throws(EngineError) -> Double {
+            let engine = try AudioEngine(EngineConfiguration(output: .offline, blockFrames: 1024))
+            defer { engine.shutdown() }
+            if music {
+                try engine.musicPlayer.setQueue(paths: [path])
+                engine.musicPlayer.repeatMode = .all
+                engine.musicPlayer.play()
+            }
+            let total = Int(seconds * Double(engine.configuration.sampleRate))
+            var done = 0
+            let start = ProcessUsage.cpuSeconds
+            while done < total, !isCancelled() {
+                _ = try engine.render(frames: 1024)
+                engine.update()
+                done += 1024
+            }
+            return ProcessUsage.cpuSeconds - start
+        }
+        var costs: [Double] = []
+        for _ in 0..<max(runs, 1) {
+            let silence = try cpu(music: false)
+            let music = try cpu(music: true)
+            costs.append((music - silence) / seconds * 100)
+        }
+        return median(costs)
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let mid = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+    }
+}

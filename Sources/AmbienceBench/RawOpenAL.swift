@@ -1,0 +1,114 @@
+import Ambience
+import COpenAL
+
+// The benchmark's own, separate use of OpenAL Soft: the stress scene with no engine in between. Only the benchmark
+// links this; the engine's OpenAL wrapper stays the only one in the Ambience library.
+
+/// The stress scene played straight through an OpenAL Soft loopback device: one source per voice (as many as the
+/// device gives), the same buffers, positions and pitches, rendered in blocks; finished one-shots are played again.
+enum RawOpenAL {
+    static func run(_ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
+                    isCancelled: () -> Bool = { false }) throws(BenchError) -> SystemMeasurement {
+        guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .openAL("cannot open a loopback device") }
+        defer { alcCloseDevice(device) }
+        let rate = ALCint(scene.sampleRate)
+        guard alcIsRenderFormatSupportedSOFT(device, rate, ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0 else {
+            throw .openAL("cannot render stereo float at \(rate) Hz")
+        }
+        let attributes: [ALCint] = [
+            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT, ALC_FREQUENCY, rate,
+            ALC_MONO_SOURCES, ALCint(clamping: max(scene.voices.count, 1)), ALC_HRTF_SOFT, ALC_FALSE, 0,
+        ]
+        guard let context = alcCreateContext(device, attributes) else {
+            throw .openAL("cannot create a context (ALC error 0x\(String(alcGetError(device), radix: 16)))")
+        }
+        let previous = alcGetThreadContext()
+        alcSetThreadContext(context)
+        defer {
+            alcSetThreadContext(previous)
+            alcDestroyContext(context)
+        }
+
+        alDistanceModel(AL_INVERSE_DISTANCE_CLAMPED)
+        var buffers = [ALuint](repeating: 0, count: scene.sounds.count)
+        alGenBuffers(ALsizei(buffers.count), &buffers)
+        defer { alDeleteBuffers(ALsizei(buffers.count), buffers) }
+        for (buffer, sound) in zip(buffers, scene.sounds) {
+            sound.samples.withUnsafeBytes {
+                alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, $0.baseAddress, ALsizei($0.count), ALsizei(sound.sampleRate))
+            }
+        }
+        guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot upload the scene's sounds") }
+
+        // As many sources as the device gives, up to one per voice.
+        var sources: [ALuint] = []
+        sources.reserveCapacity(scene.voices.count)
+        for _ in scene.voices {
+            var id: ALuint = 0
+            alGenSources(1, &id)
+            guard alGetError() == AL_NO_ERROR else { break }
+            sources.append(id)
+        }
+        defer {
+            alSourceStopv(ALsizei(sources.count), sources)
+            alDeleteSources(ALsizei(sources.count), sources)
+        }
+        guard !sources.isEmpty else { throw .openAL("the device gave no sources") }
+        var oneShots: [Int] = []
+        for (i, source) in sources.enumerated() {
+            let voice = scene.voices[i]
+            alSourcei(source, AL_BUFFER, ALint(bitPattern: buffers[voice.sound]))
+            alSourcei(source, AL_LOOPING, voice.loop ? AL_TRUE : AL_FALSE)
+            alSourcef(source, AL_PITCH, voice.pitch)
+            alSourcef(source, AL_REFERENCE_DISTANCE, 1)
+            alSourcef(source, AL_MAX_DISTANCE, 1000)
+            alSourcef(source, AL_ROLLOFF_FACTOR, 1)
+            alSource3f(source, AL_POSITION, voice.x, voice.y, voice.z)
+            if !voice.loop { oneShots.append(i) }
+        }
+        alSourcePlayv(ALsizei(sources.count), sources)
+        guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot play \(sources.count) sources") }
+
+        let totalFrames = Int((seconds * Double(scene.sampleRate)).rounded())
+        var out = [Float](repeating: 0, count: blockFrames * 2)
+        var done = 0
+        var sumOfSquares = 0.0
+        var restarted = 0
+        var renderNanos = 0, blocks = 0
+        let cpuStart = ProcessUsage.cpuSeconds
+        let wallStart = ProcessUsage.monotonicNanoseconds
+        while done < totalFrames, !isCancelled() {
+            let frames = min(blockFrames, totalFrames - done)
+            out.withUnsafeMutableBufferPointer { block in
+                let renderStart = ProcessUsage.monotonicNanoseconds
+                alcRenderSamplesSOFT(device, block.baseAddress, ALCsizei(frames))
+                renderNanos += ProcessUsage.monotonicNanoseconds - renderStart
+                blocks += 1
+                var sum: Float = 0
+                for v in block[0..<(frames * 2)] { sum += v * v }
+                sumOfSquares += Double(sum)
+            }
+            done += frames
+            // What a game does without an engine: poll its one-shots and start the finished ones again.
+            for i in oneShots {
+                var state: ALint = 0
+                alGetSourcei(sources[i], AL_SOURCE_STATE, &state)
+                if state == AL_STOPPED {
+                    alSourcePlay(sources[i])
+                    restarted += 1
+                }
+            }
+        }
+        var m = SystemMeasurement()
+        m.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
+        m.wallSeconds = Double(ProcessUsage.monotonicNanoseconds - wallStart) / 1e9
+        m.frames = done
+        m.seconds = Double(done) / Double(scene.sampleRate)
+        m.rtf = m.seconds > 0 ? m.cpuSeconds / m.seconds : 0
+        m.voicesMixed = sources.count
+        m.outputRMS = done > 0 ? (sumOfSquares / Double(done * 2)).squareRoot() : 0
+        m.restarts = restarted
+        m.renderMicroseconds = blocks > 0 ? Double(renderNanos) / Double(blocks) / 1000 : nil
+        return m
+    }
+}

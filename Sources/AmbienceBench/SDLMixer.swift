@@ -1,0 +1,144 @@
+import Ambience
+import CSDLMixer
+import Glibc
+import Synchronization
+
+// The only file that calls SDL_mixer. Only the benchmark links it; the Ambience library never does.
+
+/// The stress scene through SDL_mixer 2.6: one channel per voice, each placed with `Mix_SetPosition` (angle and
+/// distance from the voice's 3D position), mixed by SDL's `disk` driver into /dev/null as fast as the CPU allows.
+///
+/// SDL_mixer has no per-channel pitch, so its voices play at pitch 1. SDL audio is process-wide: this must not run
+/// while anything else in the process has SDL audio open.
+enum SDLMixer {
+    /// Bytes the mixer has produced, counted by the post-mix callback on SDL's audio thread.
+    private static let mixedBytes = Atomic<Int>(0)
+
+    static func run(_ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
+                    isCancelled: () -> Bool = { false }) throws(BenchError) -> SystemMeasurement {
+        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
+            throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
+        }
+        let environment = SavedEnvironment(["SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"])
+        defer { environment.restore() }
+        // The disk driver logs a CRITICAL warning on every open; the benchmark chose it on purpose.
+        var logger: SDL_LogOutputFunction? = nil
+        var loggerData: UnsafeMutableRawPointer? = nil
+        SDL_LogGetOutputFunction(&logger, &loggerData)
+        SDL_LogSetOutputFunction({ _, _, _, _ in }, nil)
+        defer { SDL_LogSetOutputFunction(logger, loggerData) }
+        guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
+        defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
+        let driver = SDL_GetCurrentAudioDriver().map { String(cString: $0) } ?? "none"
+        guard driver == "disk" else { throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'disk'") }
+        guard Mix_OpenAudio(Int32(scene.sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
+            throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
+        }
+        defer { Mix_CloseAudio() }
+        var rate: Int32 = 0, format: Uint16 = 0, channels: Int32 = 0
+        guard Mix_QuerySpec(&rate, &format, &channels) != 0, rate == scene.sampleRate, format == Uint16(AUDIO_F32SYS), channels == 2 else {
+            throw .sdlMixer("the device opened at \(rate) Hz, format 0x\(String(format, radix: 16)), \(channels) channels, not \(scene.sampleRate) Hz float stereo")
+        }
+
+        // The scene's mono sounds as stereo float chunks in the device's format.
+        let samples = scene.sounds.map { sound in
+            let stereo = UnsafeMutableBufferPointer<Float>.allocate(capacity: sound.frames * 2)
+            for (i, v) in sound.samples.enumerated() { stereo[2 * i] = v; stereo[2 * i + 1] = v }
+            return stereo
+        }
+        defer { for s in samples { s.deallocate() } }
+        var chunks: [UnsafeMutablePointer<Mix_Chunk>] = []
+        defer { for chunk in chunks { Mix_FreeChunk(chunk) } }
+        for s in samples {
+            let bytes = UnsafeMutableRawPointer(s.baseAddress!).assumingMemoryBound(to: Uint8.self)
+            guard let chunk = Mix_QuickLoad_RAW(bytes, Uint32(s.count * MemoryLayout<Float>.size)) else {
+                throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())")
+            }
+            chunks.append(chunk)
+        }
+
+        let count = Int(Mix_AllocateChannels(Int32(clamping: scene.voices.count)))
+        guard count == scene.voices.count else { throw .sdlMixer("Mix_AllocateChannels gave \(count) channels, not \(scene.voices.count)") }
+        defer { Mix_HaltChannel(-1) }
+        let placement = scene.voices.map(position)
+        var oneShots: [Int32] = []
+        for (i, voice) in scene.voices.enumerated() {
+            let channel = Int32(i)
+            Mix_SetPosition(channel, placement[i].angle, placement[i].distance)
+            guard Mix_PlayChannel(channel, chunks[voice.sound], voice.loop ? -1 : 0) == channel else {
+                throw .sdlMixer("Mix_PlayChannel(\(channel)): \(sdlError())")
+            }
+            if !voice.loop { oneShots.append(channel) }
+        }
+
+        mixedBytes.store(0, ordering: .relaxed)
+        Mix_SetPostMix({ _, _, length in SDLMixer.mixedBytes.add(Int(length), ordering: .relaxed) }, nil)
+        defer { Mix_SetPostMix(nil, nil) }
+        let bytesPerFrame = 2 * MemoryLayout<Float>.size
+        let targetBytes = Int((seconds * Double(scene.sampleRate)).rounded()) * bytesPerFrame
+        let startBytes = mixedBytes.load(ordering: .relaxed)
+        let cpuStart = ProcessUsage.cpuSeconds
+        let wallStart = ProcessUsage.monotonicNanoseconds
+        var lastProgress = (bytes: startBytes, at: wallStart)
+        var restarted = 0
+        while mixedBytes.load(ordering: .relaxed) - startBytes < targetBytes, !isCancelled() {
+            usleep(1_000)
+            // What a game does: start finished one-shots again (SDL_mixer drops a channel's effects when it ends).
+            for channel in oneShots where Mix_Playing(channel) == 0 {
+                let voice = scene.voices[Int(channel)]
+                Mix_SetPosition(channel, placement[Int(channel)].angle, placement[Int(channel)].distance)
+                Mix_PlayChannel(channel, chunks[voice.sound], 0)
+                restarted += 1
+            }
+            let now = ProcessUsage.monotonicNanoseconds, bytes = mixedBytes.load(ordering: .relaxed)
+            if bytes != lastProgress.bytes {
+                lastProgress = (bytes, now)
+            } else if now - lastProgress.at > 10_000_000_000 {
+                throw .sdlMixer("SDL's audio thread stopped mixing")
+            }
+        }
+        let cpuEnd = ProcessUsage.cpuSeconds
+        let wallEnd = ProcessUsage.monotonicNanoseconds
+        let frames = (mixedBytes.load(ordering: .relaxed) - startBytes) / bytesPerFrame
+
+        var m = SystemMeasurement()
+        m.cpuSeconds = cpuEnd - cpuStart
+        m.wallSeconds = Double(wallEnd - wallStart) / 1e9
+        m.frames = frames
+        m.seconds = Double(frames) / Double(scene.sampleRate)
+        m.rtf = m.seconds > 0 ? m.cpuSeconds / m.seconds : 0
+        m.voicesMixed = count
+        m.restarts = restarted
+        return m
+    }
+
+    /// SDL_mixer's angle (degrees clockwise from straight ahead, -z) and distance (0 near … 255 far) for a 3D
+    /// position, with the inverse-distance attenuation OpenAL applies (reference 1 m, rolloff 1).
+    static func position(_ voice: StressScene.VoiceSpec) -> (angle: Int16, distance: UInt8) {
+        var degrees = atan2(Double(voice.x), Double(-voice.z)) * 180 / .pi
+        if degrees < 0 { degrees += 360 }
+        let metres = (Double(voice.x * voice.x + voice.y * voice.y + voice.z * voice.z)).squareRoot()
+        let gain = 1 / max(metres, 1)
+        return (Int16(degrees.rounded()) % 360, UInt8(clamping: Int(((1 - gain) * 255).rounded())))
+    }
+
+    private static func sdlError() -> String { String(cString: SDL_GetError()) }
+}
+
+/// Sets environment variables and puts the old values back.
+private struct SavedEnvironment {
+    private var saved: [(String, String?)] = []
+
+    init(_ values: [String: String]) {
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+            saved.append((name, getenv(name).map { String(cString: $0) }))
+            setenv(name, value, 1)
+        }
+    }
+
+    func restore() {
+        for (name, value) in saved {
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+        }
+    }
+}

@@ -1,0 +1,406 @@
+// ambience.h: version, engine lifetime, update and render, stats and capabilities.
+
+import Ambience
+import CAmbience
+import Glibc
+
+@_cdecl("ambience_get_version")
+public func ambience_get_version(_ major: UnsafeMutablePointer<UInt32>?, _ minor: UnsafeMutablePointer<UInt32>?,
+                                 _ patch: UnsafeMutablePointer<UInt32>?) -> ambience_status {
+    api("ambience_get_version") {
+        major?.pointee = 0
+        minor?.pointee = 1
+        patch?.pointee = 0
+    }
+}
+
+// MARK: - Configuration
+
+private func defaultConfig() -> ambience_engine_config {
+    let defaults = EngineConfiguration()
+    var config = ambience_engine_config()
+    config.output = AMBIENCE_OUTPUT_DEVICE
+    config.device_name = nil
+    config.sample_rate = Int32(defaults.sampleRate)
+    config.real_voices = Int32(defaults.realVoices)
+    config.max_voices = Int32(defaults.maxVoices)
+    config.block_frames = Int32(defaults.blockFrames)
+    config.hrtf = defaults.hrtf
+    config.app_name = nil
+    config.sound_memory_budget = UInt64(defaults.soundMemoryBudget)
+    return config
+}
+
+@_cdecl("ambience_engine_config_init")
+public func ambience_engine_config_init(_ config: UnsafeMutablePointer<ambience_engine_config>?) -> ambience_status {
+    api("ambience_engine_config_init") {
+        try output(config, "config").pointee = defaultConfig()
+    }
+}
+
+private func configuration(_ c: ambience_engine_config) throws(APIError) -> EngineConfiguration {
+    let outputKind: EngineConfiguration.Output
+    switch c.output {
+    case AMBIENCE_OUTPUT_DEVICE: outputKind = .device(name: try optionalString(c.device_name, "config->device_name"))
+    case AMBIENCE_OUTPUT_OFFLINE: outputKind = .offline
+    default: throw APIError.invalid("config->output is \(c.output.rawValue), not an ambience_output_kind")
+    }
+    guard (8_000...192_000).contains(c.sample_rate) else {
+        throw APIError.invalid("config->sample_rate is \(c.sample_rate), outside 8000...192000")
+    }
+    guard (1...4096).contains(c.real_voices) else {
+        throw APIError.invalid("config->real_voices is \(c.real_voices), outside 1...4096")
+    }
+    guard c.max_voices >= c.real_voices, c.max_voices <= 1 << 20 else {
+        throw APIError.invalid("config->max_voices is \(c.max_voices), outside real_voices...1048576")
+    }
+    guard (16...16_384).contains(c.block_frames) else {
+        throw APIError.invalid("config->block_frames is \(c.block_frames), outside 16...16384")
+    }
+    guard c.sound_memory_budget <= UInt64(Int.max) else { throw APIError.invalid("config->sound_memory_budget is too large") }
+    let appName = try optionalString(c.app_name, "config->app_name") ?? "ambience"
+    return EngineConfiguration(output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
+                               maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
+                               appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
+}
+
+// MARK: - Lifetime
+
+@_cdecl("ambience_engine_create")
+public func ambience_engine_create(_ config: UnsafePointer<ambience_engine_config>?,
+                                   _ outEngine: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+    api("ambience_engine_create") {
+        let out = try output(outEngine, "out_engine")
+        let settings = try configuration(config?.pointee ?? defaultConfig())
+        let engine: AudioEngine
+        engine = try AudioEngine(settings)
+        engine.musicPlayer.beginGeneratingPlaybackNotifications()
+        _ = exitHandlerInstalled
+        let builtins: [Bus] = [engine.master, engine.music, engine.sfx, engine.ui, engine.voice]
+        let handle = registry.withLock { state -> UInt in
+            let handle = HandleKind.engine.handle(serial: state.serial())
+            let busHandles = builtins.map { _ in HandleKind.bus.handle(serial: state.serial()) }
+            let box = EngineBox(handle: handle, engine: engine, builtinBuses: busHandles)
+            state.engines[handle] = box
+            for (bus, busHandle) in zip(builtins, busHandles) {
+                state.buses[busHandle] = BusBox(handle: busHandle, owner: box, bus: bus)
+            }
+            return handle
+        }
+        out.pointee = OpaquePointer(bitPattern: handle)
+    }
+}
+
+@_cdecl("ambience_engine_shutdown")
+public func ambience_engine_shutdown(_ engine: OpaquePointer?) -> ambience_status {
+    api("ambience_engine_shutdown") {
+        let box = try engineBox(engine, allowShutDown: true)
+        if box.isShutDown.exchange(true, ordering: .acquiringAndReleasing) { return }
+        box.engine.shutdown()
+    }
+}
+
+@_cdecl("ambience_engine_destroy")
+public func ambience_engine_destroy(_ engine: OpaquePointer?) -> ambience_status {
+    api("ambience_engine_destroy") {
+        let box = try engineBox(engine, allowShutDown: true)
+        guard let (_, libraries) = registry.withLock({ $0.removeEngine(box.handle) }) else {
+            throw APIError(AMBIENCE_ERROR_DESTROYED_HANDLE, "engine was destroyed")  // lost a race with another destroy
+        }
+        for library in libraries { library.endAllNotifications() }
+        box.isDestroyed.store(true, ordering: .releasing)
+        if !box.isShutDown.exchange(true, ordering: .acquiringAndReleasing) { box.engine.shutdown() }
+        // The box (and with it the engine, its mixer and its OpenAL device) is released when the last call using
+        // it returns: at once, unless another thread is inside a call on this engine.
+    }
+}
+
+// MARK: - The game loop
+
+@_cdecl("ambience_update")
+public func ambience_update(_ engine: OpaquePointer?) -> ambience_status {
+    api("ambience_update") {
+        let box = try engineBox(engine)
+        guard !box.isUpdating.exchange(true, ordering: .acquiringAndReleasing) else {
+            throw APIError(AMBIENCE_ERROR_BUSY, "ambience_update is already running for this engine")
+        }
+        defer { box.isUpdating.store(false, ordering: .releasing) }
+        let events = box.engine.update()
+        for event in events {
+            if box.isDestroyed.load(ordering: .acquiring) || box.isShutDown.load(ordering: .acquiring) { break }
+            deliver(event, to: box)
+        }
+        for library in registry.withLock({ $0.libraries(of: box) }) {
+            for event in library.library.drainEvents() {
+                if box.isDestroyed.load(ordering: .acquiring) || box.isShutDown.load(ordering: .acquiring) { break }
+                switch event {
+                case .libraryDidChange:
+                    guard let callback = box.callbacks.withLock({ $0.libraryChanged }) else { continue }
+                    callback.function(callback.userdata, OpaquePointer(bitPattern: library.handle))
+                }
+            }
+        }
+        sweepVoices()
+    }
+}
+
+@_cdecl("ambience_render")
+public func ambience_render(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?, _ frames: Int) -> ambience_status {
+    api("ambience_render") {
+        let box = try engineBox(engine)
+        guard box.engine.isOffline else { throw APIError(EngineError.notOffline) }
+        guard frames >= 0, frames <= Int.max / 8 else { throw APIError.invalid("frames \(UInt(bitPattern: frames)) is too large") }
+        guard frames > 0 else { return }
+        guard let out else { throw APIError.invalid("out is NULL") }
+        // In whole blocks, so the result is the same as one long render, without holding it all in memory twice.
+        let block = box.engine.configuration.blockFrames
+        let chunk = block * max(1, 8192 / block)
+        var done = 0
+        while done < frames {
+            let count = min(chunk, frames - done)
+            let pcm: PCMBuffer
+            pcm = try box.engine.render(frames: count)
+            pcm.samples.withUnsafeBufferPointer { samples in
+                if let base = samples.baseAddress {
+                    (out + done * 2).update(from: base, count: min(samples.count, count * 2))
+                }
+            }
+            done += count
+        }
+    }
+}
+
+// MARK: - Queries
+
+@_cdecl("ambience_engine_get_sample_rate")
+public func ambience_engine_get_sample_rate(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> ambience_status {
+    api("ambience_engine_get_sample_rate") {
+        let box = try engineBox(engine)
+        try output(out, "out_sample_rate").pointee = Int32(box.engine.configuration.sampleRate)
+    }
+}
+
+@_cdecl("ambience_engine_is_offline")
+public func ambience_engine_is_offline(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> ambience_status {
+    api("ambience_engine_is_offline") {
+        let box = try engineBox(engine)
+        try output(out, "out_offline").pointee = box.engine.isOffline
+    }
+}
+
+@_cdecl("ambience_engine_get_output_driver")
+public func ambience_engine_get_output_driver(_ engine: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?,
+                                              _ size: Int, _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+    api("ambience_engine_get_output_driver") {
+        let box = try engineBox(engine)
+        try copyOut(box.engine.outputDriver, buffer, size, required)
+    }
+}
+
+@_cdecl("ambience_engine_get_stats")
+public func ambience_engine_get_stats(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_stats>?) -> ambience_status {
+    api("ambience_engine_get_stats") {
+        let box = try engineBox(engine)
+        let target = try output(out, "out_stats")
+        let s = box.engine.stats
+        var stats = ambience_stats()
+        stats.real_voices = Int64(s.realVoices)
+        stats.virtual_voices = Int64(s.virtualVoices)
+        stats.started = Int64(s.started)
+        stats.stolen = Int64(s.stolen)
+        stats.finished = Int64(s.finished)
+        stats.rendered_blocks = Int64(s.renderedBlocks)
+        stats.underruns = Int64(s.underruns)
+        stats.average_render_microseconds = s.averageRenderMicroseconds
+        stats.max_render_microseconds = s.maxRenderMicroseconds
+        target.pointee = stats
+    }
+}
+
+@_cdecl("ambience_engine_get_capabilities")
+public func ambience_engine_get_capabilities(_ engine: OpaquePointer?,
+                                             _ out: UnsafeMutablePointer<ambience_capabilities>?) -> ambience_status {
+    api("ambience_engine_get_capabilities") {
+        let box = try engineBox(engine)
+        let target = try output(out, "out_capabilities")
+        let c = box.engine.capabilities
+        var caps = ambience_capabilities()
+        caps.effects = c.effects
+        caps.hrtf = c.hrtf
+        caps.hrtf_enabled = c.hrtfEnabled
+        caps.real_voices = Int32(clamping: c.realVoices)
+        target.pointee = caps
+    }
+}
+
+// MARK: - Callbacks
+
+private func setCallback(_ function: StaticString, _ engine: OpaquePointer?,
+                         _ body: (inout Callbacks) -> Void) -> ambience_status {
+    api(function) {
+        let box = try engineBox(engine)
+        box.callbacks.withLock { body(&$0) }
+    }
+}
+
+@_cdecl("ambience_set_route_change_callback")
+public func ambience_set_route_change_callback(_ engine: OpaquePointer?, _ callback: ambience_route_change_callback?,
+                                               _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_route_change_callback", engine) { $0.routeChange = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_interruption_callback")
+public func ambience_set_interruption_callback(_ engine: OpaquePointer?, _ callback: ambience_interruption_callback?,
+                                               _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_interruption_callback", engine) { $0.interruption = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_now_playing_callback")
+public func ambience_set_now_playing_callback(_ engine: OpaquePointer?, _ callback: ambience_now_playing_callback?,
+                                              _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_now_playing_callback", engine) { $0.nowPlaying = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_playback_state_callback")
+public func ambience_set_playback_state_callback(_ engine: OpaquePointer?, _ callback: ambience_playback_state_callback?,
+                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_playback_state_callback", engine) { $0.playbackState = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_silence_hint_callback")
+public func ambience_set_silence_hint_callback(_ engine: OpaquePointer?, _ callback: ambience_silence_hint_callback?,
+                                               _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_silence_hint_callback", engine) { $0.silenceHint = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_playback_error_callback")
+public func ambience_set_playback_error_callback(_ engine: OpaquePointer?, _ callback: ambience_playback_error_callback?,
+                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_playback_error_callback", engine) { $0.playbackError = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_voice_finished_callback")
+public func ambience_set_voice_finished_callback(_ engine: OpaquePointer?, _ callback: ambience_voice_finished_callback?,
+                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_voice_finished_callback", engine) { $0.voiceFinished = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+@_cdecl("ambience_set_library_changed_callback")
+public func ambience_set_library_changed_callback(_ engine: OpaquePointer?, _ callback: ambience_library_changed_callback?,
+                                                  _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_library_changed_callback", engine) { $0.libraryChanged = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
+// MARK: - Delivering events
+
+/// Calls the C callback for one event. The callbacks are read under the lock and called outside it, so a callback
+/// may call anything, including setting callbacks or destroying the engine.
+private func deliver(_ event: AudioEvent, to box: EngineBox) {
+    let callbacks = box.callbacks.withLock { $0 }
+    switch event {
+    case .voiceFinished(let voice), .voiceStolen(let voice):
+        let how = if case .voiceStolen = event { AMBIENCE_VOICE_STOLEN } else { AMBIENCE_VOICE_FINISHED }
+        let id = registry.withLock { state -> UInt64? in
+            guard let id = state.voiceIDs[voice] else { return nil }
+            state.removeVoice(id)
+            return id
+        }
+        if let id, let callback = callbacks.voiceFinished { callback.function(callback.userdata, id, how) }
+    case .music(let music):
+        deliver(music, callbacks)
+    case .session(let note):
+        deliver(note, callbacks)
+    }
+}
+
+private func deliver(_ event: MusicEvent, _ callbacks: Callbacks) {
+    switch event {
+    case .nowPlayingItemDidChange(let item):
+        guard let callback = callbacks.nowPlaying else { return }
+        guard let item else { return callback.function(callback.userdata, nil) }
+        withMediaItem(item) { callback.function(callback.userdata, $0) }
+    case .playbackStateDidChange(let state):
+        guard let callback = callbacks.playbackState else { return }
+        callback.function(callback.userdata, cPlaybackState(state))
+    case .playbackError(let item, let error):
+        guard let callback = callbacks.playbackError else { return }
+        item.url.withCString { path in
+            error.description.withCString { message in callback.function(callback.userdata, path, message) }
+        }
+    case .volumeDidChange, .queueDidChange:
+        break
+    }
+}
+
+private func deliver(_ note: SessionNotification, _ callbacks: Callbacks) {
+    switch note {
+    case .routeChange(let change):
+        guard let callback = callbacks.routeChange else { return }
+        withRoute(change.previous) { previous in
+            withRoute(change.current) { current in
+                var c = ambience_route_change(reason: cRouteChangeReason(change.reason), previous: previous, current: current)
+                callback.function(callback.userdata, &c)
+            }
+        }
+    case .interruption(let interruption):
+        guard let callback = callbacks.interruption else { return }
+        switch interruption {
+        case .began: callback.function(callback.userdata, AMBIENCE_INTERRUPTION_BEGAN, false)
+        case .ended(let shouldResume): callback.function(callback.userdata, AMBIENCE_INTERRUPTION_ENDED, shouldResume)
+        }
+    case .silenceSecondaryAudioHint(let silence):
+        guard let callback = callbacks.silenceHint else { return }
+        callback.function(callback.userdata, silence)
+    case .categoryChanged, .mediaServicesWereLost, .mediaServicesWereReset:
+        break
+    }
+}
+
+private func withRoute<R>(_ route: AudioRoute, _ body: (ambience_route) -> R) -> R {
+    route.name.withCString { name in
+        route.driver.withCString { driver in
+            withOptionalCString(route.sink) { sink in body(ambience_route(name: name, driver: driver, sink: sink)) }
+        }
+    }
+}
+
+private func withMediaItem<R>(_ item: MediaItem, _ body: (UnsafePointer<ambience_media_item>) -> R) -> R {
+    item.url.withCString { path in
+        withOptionalCString(item.title) { title in
+            withOptionalCString(item.artist) { artist in
+                withOptionalCString(item.albumTitle) { album in
+                    var c = ambience_media_item(path: path, title: title, artist: artist, album: album,
+                                                duration: item.playbackDuration,
+                                                track_number: Int32(clamping: item.trackNumber ?? 0),
+                                                persistent_id: item.persistentID)
+                    return body(&c)
+                }
+            }
+        }
+    }
+}
+
+// MARK: - Enum mapping (explicit, both ways)
+
+func cPlaybackState(_ state: PlaybackState) -> ambience_playback_state {
+    switch state {
+    case .stopped: AMBIENCE_PLAYBACK_STOPPED
+    case .playing: AMBIENCE_PLAYBACK_PLAYING
+    case .paused: AMBIENCE_PLAYBACK_PAUSED
+    case .interrupted: AMBIENCE_PLAYBACK_INTERRUPTED
+    case .seekingForward: AMBIENCE_PLAYBACK_SEEKING_FORWARD
+    case .seekingBackward: AMBIENCE_PLAYBACK_SEEKING_BACKWARD
+    }
+}
+
+func cRouteChangeReason(_ reason: RouteChangeReason) -> ambience_route_change_reason {
+    switch reason {
+    case .newDeviceAvailable: AMBIENCE_ROUTE_NEW_DEVICE_AVAILABLE
+    case .oldDeviceUnavailable: AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE
+    case .categoryChange: AMBIENCE_ROUTE_CATEGORY_CHANGE
+    case .override: AMBIENCE_ROUTE_OVERRIDE
+    case .wakeFromSleep: AMBIENCE_ROUTE_WAKE_FROM_SLEEP
+    case .noSuitableRouteForCategory: AMBIENCE_ROUTE_NO_SUITABLE_ROUTE_FOR_CATEGORY
+    case .routeConfigurationChange: AMBIENCE_ROUTE_CONFIGURATION_CHANGE
+    }
+}

@@ -1,0 +1,351 @@
+// ambience.h: sounds, voices and the listener.
+
+import Ambience
+import CAmbience
+import Glibc
+
+// MARK: - Sounds
+
+/// The C handle for a sound: the existing one when this `Sound` already has a live handle.
+private func register(_ sound: Sound, path: String?, owner: EngineBox) -> UInt {
+    registry.withLock { state in
+        if let existing = state.soundHandles[ObjectIdentifier(sound)], state.sounds[existing] != nil { return existing }
+        let handle = HandleKind.sound.handle(serial: state.serial())
+        state.sounds[handle] = SoundBox(handle: handle, owner: owner, path: path, sound: sound)
+        state.soundHandles[ObjectIdentifier(sound)] = handle
+        return handle
+    }
+}
+
+@_cdecl("ambience_sound_load")
+public func ambience_sound_load(_ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?,
+                                _ outSound: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+    api("ambience_sound_load") {
+        let box = try engineBox(engine)
+        let path = try string(path, "path")
+        let out = try output(outSound, "out_sound")
+        let sound: Sound
+        sound = try box.engine.load(path)
+        out.pointee = OpaquePointer(bitPattern: register(sound, path: path, owner: box))
+    }
+}
+
+@_cdecl("ambience_sound_create_pcm")
+public func ambience_sound_create_pcm(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ samples: UnsafePointer<Float>?,
+                                      _ frames: Int, _ channels: Int32, _ sampleRate: Int32,
+                                      _ outSound: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+    api("ambience_sound_create_pcm") {
+        let box = try engineBox(engine)
+        let name = try optionalString(name, "name") ?? "pcm"
+        let out = try output(outSound, "out_sound")
+        guard channels == 1 || channels == 2 else { throw APIError.invalid("channels is \(channels), not 1 or 2") }
+        guard (1_000...384_000).contains(sampleRate) else {
+            throw APIError.invalid("sample_rate is \(sampleRate), outside 1000...384000")
+        }
+        guard frames > 0, frames <= 1 << 31 else { throw APIError.invalid("frames is \(UInt(bitPattern: frames)), outside 1...2^31") }
+        guard let samples else { throw APIError.invalid("samples is NULL") }
+        let buffer = UnsafeBufferPointer(start: samples, count: frames * Int(channels))
+        guard buffer.allSatisfy(\.isFinite) else { throw APIError.invalid("samples contain NaN or infinity") }
+        let pcm = PCMBuffer(sampleRate: Int(sampleRate), channels: Int(channels), samples: Array(buffer))
+        let sound: Sound
+        sound = try box.engine.makeSound(pcm, name: name)
+        out.pointee = OpaquePointer(bitPattern: register(sound, path: nil, owner: box))
+    }
+}
+
+@_cdecl("ambience_preload")
+public func ambience_preload(_ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int) -> ambience_status {
+    api("ambience_preload") {
+        let box = try engineBox(engine)
+        let paths = try strings(paths, count: count, "paths")
+        if !paths.isEmpty { box.engine.preload(paths) }
+    }
+}
+
+@_cdecl("ambience_sound_unload")
+public func ambience_sound_unload(_ sound: OpaquePointer?) -> ambience_status {
+    api("ambience_sound_unload") {
+        let box = try soundBox(sound)
+        let removed = registry.withLock { state -> Sound? in
+            guard state.sounds.removeValue(forKey: box.handle) != nil else { return nil }
+            let sound = box.sound.withLock { $0 }
+            if state.soundHandles[ObjectIdentifier(sound)] == box.handle { state.soundHandles[ObjectIdentifier(sound)] = nil }
+            return sound
+        }
+        guard let removed else { throw APIError(AMBIENCE_ERROR_DESTROYED_HANDLE, "sound was destroyed") }
+        box.owner.engine.unload(removed)
+    }
+}
+
+@_cdecl("ambience_sound_get_info")
+public func ambience_sound_get_info(_ sound: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_sound_info>?) -> ambience_status {
+    api("ambience_sound_get_info") {
+        let box = try soundBox(sound)
+        let target = try output(out, "out_info")
+        let s = box.sound.withLock { $0 }
+        target.pointee = ambience_sound_info(sample_rate: Int32(clamping: s.sampleRate), channels: Int32(clamping: s.channels),
+                                             frames: Int64(s.frames), duration: s.duration, memory_cost: UInt64(s.memoryCost))
+    }
+}
+
+@_cdecl("ambience_engine_get_sound_memory")
+public func ambience_engine_get_sound_memory(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?) -> ambience_status {
+    api("ambience_engine_get_sound_memory") {
+        let box = try engineBox(engine)
+        try output(out, "out_bytes").pointee = UInt64(max(box.engine.soundMemory, 0))
+    }
+}
+
+// MARK: - Playing
+
+private func defaultPlayOptions() -> ambience_play_options {
+    var o = ambience_play_options()
+    o.gain = 1
+    o.pitch = 1
+    o.loop = false
+    o.bus = nil
+    o.priority = 128
+    o.placement = AMBIENCE_PLACEMENT_PAN
+    o.pan = 0
+    o.position = (0, 0, 0)
+    o.velocity = (0, 0, 0)
+    o.fade_in = 0
+    return o
+}
+
+@_cdecl("ambience_play_options_init")
+public func ambience_play_options_init(_ options: UnsafeMutablePointer<ambience_play_options>?) -> ambience_status {
+    api("ambience_play_options_init") { try output(options, "options").pointee = defaultPlayOptions() }
+}
+
+private func vector(_ v: (Float, Float, Float), _ what: String) throws(APIError) -> (x: Float, y: Float, z: Float) {
+    (try finite(v.0, "\(what)[0]"), try finite(v.1, "\(what)[1]"), try finite(v.2, "\(what)[2]"))
+}
+
+private func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(APIError) -> PlayOptions {
+    let placement: Placement
+    switch o.placement {
+    case AMBIENCE_PLACEMENT_PAN:
+        placement = .pan(try finite(o.pan, "options->pan", in: -1...1))
+    case AMBIENCE_PLACEMENT_WORLD:
+        let p = try vector(o.position, "options->position")
+        placement = .world(x: p.x, y: p.y, z: p.z, velocity: try vector(o.velocity, "options->velocity"))
+    default:
+        throw APIError.invalid("options->placement is \(o.placement.rawValue), not an ambience_placement")
+    }
+    guard (0...255).contains(o.priority) else { throw APIError.invalid("options->priority is \(o.priority), outside 0...255") }
+    var bus: Bus? = nil
+    if let pointer = o.bus {
+        let busBox = try busBox(pointer, "options->bus")
+        guard busBox.owner === engine else { throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "options->bus belongs to another engine") }
+        bus = busBox.bus
+    }
+    return PlayOptions(gain: try finite(o.gain, "options->gain", in: 0...Float.greatestFiniteMagnitude),
+                       pitch: try finite(o.pitch, "options->pitch", in: 0.01...16), loop: o.loop, bus: bus,
+                       priority: UInt8(o.priority), placement: placement,
+                       fadeIn: try finite(o.fade_in, "options->fade_in", in: 0...86_400))
+}
+
+@_cdecl("ambience_play")
+public func ambience_play(_ sound: OpaquePointer?, _ options: UnsafePointer<ambience_play_options>?,
+                          _ outVoice: UnsafeMutablePointer<UInt64>?) -> ambience_status {
+    api("ambience_play") {
+        let box = try soundBox(sound)
+        let engine = box.owner
+        let settings = try playOptions(options?.pointee ?? defaultPlayOptions(), engine: engine)
+        var current = box.sound.withLock { $0 }
+        var voice = engine.engine.play(current, settings)
+        if voice == .none, let path = box.path {
+            // The cache may have evicted the samples to stay within its budget: load them again and retry once.
+            let reloaded: Sound
+            reloaded = try engine.engine.load(path)
+            if reloaded !== current {
+                registry.withLock { state in
+                    state.soundHandles[ObjectIdentifier(current)] = nil
+                    box.sound.withLock { $0 = reloaded }
+                    if state.soundHandles[ObjectIdentifier(reloaded)] == nil { state.soundHandles[ObjectIdentifier(reloaded)] = box.handle }
+                }
+                current = reloaded
+                voice = engine.engine.play(current, settings)
+            }
+        }
+        let id: UInt64 = voice == .none ? 0 : registry.withLock { state in
+            // The engine may have been destroyed meanwhile: then the voice is stale from the start.
+            guard state.engines[engine.handle] != nil else {
+                defer { state.nextVoice += 1 }
+                return state.nextVoice
+            }
+            return state.addVoice(voice, owner: engine, placement: settings.placement)
+        }
+        outVoice?.pointee = id
+    }
+}
+
+// MARK: - Voices
+
+@_cdecl("ambience_voice_stop")
+public func ambience_voice_stop(_ voice: UInt64, _ fade: Double) -> ambience_status {
+    api("ambience_voice_stop") {
+        let fade = try finite(fade, "fade_seconds", in: 0...86_400)
+        try voiceCall(voice) { $0.voice.stop(fade: fade) }
+        if fade == 0 { registry.withLock { $0.removeVoice(voice) } }
+    }
+}
+
+@_cdecl("ambience_voice_pause")
+public func ambience_voice_pause(_ voice: UInt64) -> ambience_status {
+    api("ambience_voice_pause") { try voiceCall(voice) { $0.voice.pause() } }
+}
+
+@_cdecl("ambience_voice_resume")
+public func ambience_voice_resume(_ voice: UInt64) -> ambience_status {
+    api("ambience_voice_resume") { try voiceCall(voice) { $0.voice.resume() } }
+}
+
+@_cdecl("ambience_voice_set_gain")
+public func ambience_voice_set_gain(_ voice: UInt64, _ gain: Float) -> ambience_status {
+    api("ambience_voice_set_gain") {
+        let gain = try finite(gain, "gain", in: 0...Float.greatestFiniteMagnitude)
+        try voiceCall(voice) { $0.voice.setGain(gain) }
+    }
+}
+
+@_cdecl("ambience_voice_set_pitch")
+public func ambience_voice_set_pitch(_ voice: UInt64, _ pitch: Float) -> ambience_status {
+    api("ambience_voice_set_pitch") {
+        let pitch = try finite(pitch, "pitch", in: 0.01...16)
+        try voiceCall(voice) { $0.voice.setPitch(pitch) }
+    }
+}
+
+/// Sets a new placement and remembers it for the next partial update.
+private func place(_ id: UInt64, _ placement: Placement) throws(APIError) {
+    try voiceCall(id) { $0.voice.setPlacement(placement) }
+    registry.withLock { state in state.voices[id]?.placement = placement }
+}
+
+@_cdecl("ambience_voice_set_pan")
+public func ambience_voice_set_pan(_ voice: UInt64, _ pan: Float) -> ambience_status {
+    api("ambience_voice_set_pan") { try place(voice, .pan(try finite(pan, "pan", in: -1...1))) }
+}
+
+@_cdecl("ambience_voice_set_position")
+public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
+    api("ambience_voice_set_position") {
+        let p = try vector((x, y, z), "position")
+        let velocity: (x: Float, y: Float, z: Float)
+        if case .world(_, _, _, let v) = try voiceEntry(voice).placement { velocity = v } else { velocity = (0, 0, 0) }
+        try place(voice, .world(x: p.x, y: p.y, z: p.z, velocity: velocity))
+    }
+}
+
+@_cdecl("ambience_voice_set_velocity")
+public func ambience_voice_set_velocity(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
+    api("ambience_voice_set_velocity") {
+        let v = try vector((x, y, z), "velocity")
+        guard case .world(let px, let py, let pz, _) = try voiceEntry(voice).placement else {
+            throw APIError.invalid("voice \(voice) is panned, not placed in the world: set its position first")
+        }
+        try place(voice, .world(x: px, y: py, z: pz, velocity: v))
+    }
+}
+
+@_cdecl("ambience_voice_fade")
+public func ambience_voice_fade(_ voice: UInt64, _ gain: Float, _ seconds: Double) -> ambience_status {
+    api("ambience_voice_fade") {
+        let gain = try finite(gain, "gain", in: 0...Float.greatestFiniteMagnitude)
+        let seconds = try finite(seconds, "seconds", in: 0...86_400)
+        try voiceCall(voice) { $0.voice.fade(to: gain, over: seconds) }
+    }
+}
+
+@_cdecl("ambience_voice_set_occlusion")
+public func ambience_voice_set_occlusion(_ voice: UInt64, _ amount: Float) -> ambience_status {
+    api("ambience_voice_set_occlusion") {
+        let amount = try finite(amount, "amount", in: 0...1)
+        let entry = try voiceEntry(voice)
+        guard entry.owner.hasEffects else {
+            throw APIError(AMBIENCE_ERROR_UNSUPPORTED, "occlusion needs OpenAL's EFX extension, which this device lacks")
+        }
+        try voiceCall(voice) { $0.voice.setOcclusion(amount) }
+    }
+}
+
+@_cdecl("ambience_voice_is_playing")
+public func ambience_voice_is_playing(_ voice: UInt64, _ out: UnsafeMutablePointer<Bool>?) -> ambience_status {
+    api("ambience_voice_is_playing") {
+        let target = try output(out, "out_playing")
+        target.pointee = false
+        let entry = try voiceEntry(voice)
+        guard entry.voice.isAlive else {
+            registry.withLock { $0.removeVoice(voice) }
+            throw staleVoice(voice)
+        }
+        target.pointee = entry.voice.isPlaying
+    }
+}
+
+@_cdecl("ambience_voice_get_elapsed")
+public func ambience_voice_get_elapsed(_ voice: UInt64, _ out: UnsafeMutablePointer<Double>?) -> ambience_status {
+    api("ambience_voice_get_elapsed") {
+        let target = try output(out, "out_seconds")
+        guard let elapsed = try voiceEntry(voice).voice.elapsed else {
+            registry.withLock { $0.removeVoice(voice) }
+            throw staleVoice(voice)
+        }
+        target.pointee = elapsed
+    }
+}
+
+// MARK: - Listener
+
+@_cdecl("ambience_listener_get")
+public func ambience_listener_get(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_listener>?) -> ambience_status {
+    api("ambience_listener_get") {
+        let box = try engineBox(engine)
+        let target = try output(out, "out_listener")
+        let l = box.engine.listener
+        var c = ambience_listener()
+        c.position = (l.position.x, l.position.y, l.position.z)
+        c.velocity = (l.velocity.x, l.velocity.y, l.velocity.z)
+        c.forward = l.forward
+        c.up = l.up
+        c.reference_distance = l.referenceDistance
+        c.max_distance = l.maxDistance
+        c.rolloff = l.rolloff
+        c.doppler_factor = l.dopplerFactor
+        target.pointee = c
+    }
+}
+
+@_cdecl("ambience_listener_set")
+public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePointer<ambience_listener>?) -> ambience_status {
+    api("ambience_listener_set") {
+        let box = try engineBox(engine)
+        guard let c = listener?.pointee else { throw APIError.invalid("listener is NULL") }
+        var l = box.engine.listener
+        l.position = try vector(c.position, "listener->position")
+        l.velocity = try vector(c.velocity, "listener->velocity")
+        let forward = try vector(c.forward, "listener->forward")
+        let up = try vector(c.up, "listener->up")
+        guard forward != (0, 0, 0), up != (0, 0, 0) else { throw APIError.invalid("listener->forward and ->up must not be zero") }
+        l.forward = (forward.x, forward.y, forward.z)
+        l.up = (up.x, up.y, up.z)
+        l.referenceDistance = try finite(c.reference_distance, "listener->reference_distance", in: Float.leastNormalMagnitude...Float.greatestFiniteMagnitude)
+        l.maxDistance = try finite(c.max_distance, "listener->max_distance", in: Float.leastNormalMagnitude...Float.greatestFiniteMagnitude)
+        l.rolloff = try finite(c.rolloff, "listener->rolloff", in: 0...Float.greatestFiniteMagnitude)
+        l.dopplerFactor = try finite(c.doppler_factor, "listener->doppler_factor", in: 0...Float.greatestFiniteMagnitude)
+        box.engine.listener = l
+    }
+}
+
+@_cdecl("ambience_listener_set_position")
+public func ambience_listener_set_position(_ engine: OpaquePointer?, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
+    api("ambience_listener_set_position") {
+        let box = try engineBox(engine)
+        let p = try vector((x, y, z), "position")
+        var l = box.engine.listener
+        l.position = p
+        box.engine.listener = l
+    }
+}

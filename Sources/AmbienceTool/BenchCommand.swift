@@ -1,0 +1,125 @@
+import Ambience
+import AmbienceBench
+
+struct BenchCommand: Command {
+    static let name = "bench"
+    static let usage = """
+        bench [--json] [--seconds S] [--voices N,N...] [--systems NAME,NAME...]
+                                            side by side with raw OpenAL Soft and SDL_mixer, on the same scene, in one run
+          --seconds  seconds of audio per run (default 2); each cell is the median of 3 runs
+          --voices   scene sizes, comma-separated (default 256,1024,4096,10000); Ambience mixes every voice for real
+                     up to 4096, and 256 real voices in larger scenes
+          --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer (default all)
+          --json     one JSON object: {"scenes":[{"voices":N,"systems":{"ambience":{"rtf":…},"openal":{…},
+                     "sdlMixer":{…}},"ratios":{"ambienceOverOpenAL":…,"ambienceOverSDLMixer":…}},…],
+                     "playCallNs":…,"musicStreamCpuPercent":…}
+        The scene is `ambience stress`'s crowd at 256, 1024 and 4096 voices (all real in Ambience) and 10000 voices
+        (256 real in Ambience; raw OpenAL mixes every source it can get; SDL_mixer gets 10000 channels). rtf is CPU
+        seconds per second of audio. SDL_mixer has no per-voice pitch, so its voices play at pitch 1. The music cost is
+        an engine streaming Assets/Music/gravity-wave-theme.ogg alone, minus one rendering silence.
+        """
+
+    static func run(_ arguments: inout Arguments) throws {
+        let json = arguments.flag("--json")
+        let seconds = try arguments.number("--seconds") ?? 2
+        var options = BenchOptions(seconds: seconds)
+        if let text = try arguments.option("--voices") {
+            let counts = text.split(separator: ",").map { Int($0) }
+            guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) >= 1 && ($0 ?? 0) <= 100_000 }) else {
+                throw UsageError("--voices needs whole numbers from 1 to 100000, comma-separated, not '\(text)'")
+            }
+            options.voiceCounts = counts.map { $0! }
+        }
+        if let text = try arguments.option("--systems") {
+            let systems = text.split(separator: ",").map { BenchSystem(rawValue: String($0)) }
+            guard !systems.isEmpty, systems.allSatisfy({ $0 != nil }) else {
+                throw UsageError("--systems takes ambience, ambienceMusic, openal, sdlMixer, comma-separated, not '\(text)'")
+            }
+            options.systems = systems.map { $0! }
+        }
+        guard try arguments.finish().isEmpty else { throw UsageError("bench takes no positional arguments") }
+        guard seconds > 0, seconds <= 600 else { throw UsageError("--seconds must be above 0 and at most 600") }
+
+        let report = Benchmark.run(options, progress: { _ in }, isCancelled: { Interrupt.requested })
+        try Interrupt.check()
+        if json {
+            print(describe(report).text)
+        } else {
+            printTable(report)
+        }
+    }
+
+    static func describe(_ report: BenchReport) -> JSON {
+        .object([
+            ("scenes", .array(report.scenes.map { scene in
+                .object([
+                    ("voices", .int(scene.voices)),
+                    ("systems", .object(scene.systems.map { ($0.system.jsonKey, describe($0.measurement)) })),
+                    ("ratios", .object([
+                        ("ambienceOverOpenAL", number(scene.ratio(ambienceOver: .openal))),
+                        ("ambienceOverSDLMixer", number(scene.ratio(ambienceOver: .sdlMixer))),
+                    ])),
+                    ("ambienceRealVoices", .int(scene.ambienceRealVoices)),
+                ])
+            })),
+            ("playCallNs", .double(report.playCallNs)),
+            ("musicStreamCpuPercent", number(report.musicStreamCpuPercent)),
+            ("music", .optional(report.music)),
+            ("seconds", .double(report.seconds)),
+            ("runs", .int(report.runs)),
+        ])
+    }
+
+    static func describe(_ m: SystemMeasurement) -> JSON {
+        if let error = m.error { return .object([("rtf", .null), ("error", .string(error))]) }
+        var pairs: [(String, JSON)] = [
+            ("rtf", .double(m.rtf)), ("cpuSeconds", .double(m.cpuSeconds)), ("seconds", .double(m.seconds)),
+            ("voicesMixed", .int(m.voicesMixed)), ("frames", .int(m.frames)), ("restarts", .int(m.restarts)),
+            ("runs", .array(m.runs.map(JSON.double))),
+        ]
+        if let rms = m.outputRMS { pairs.append(("outputRMS", .double(rms))) }
+        if let us = m.renderMicroseconds { pairs.append(("renderMicroseconds", .double(us))) }
+        if let ns = m.playCallNs { pairs.append(("playCallNs", .double(ns))) }
+        return .object(pairs)
+    }
+
+    static func number(_ value: Double?) -> JSON { value.map(JSON.double) ?? .null }
+
+    static func printTable(_ report: BenchReport) {
+        let systems = BenchSystem.allCases.filter { s in report.scenes.contains { $0.measurement(s) != nil } }
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(width - text.count, 1)) }
+        func cell(_ m: SystemMeasurement?) -> String {
+            guard let m else { return "-" }
+            return m.error == nil ? fixed(m.rtf, 4) : "failed"
+        }
+        print("rtf: CPU seconds per second of audio (median of \(report.runs) runs of \(fixed(report.seconds, 1)) s; lower is better)\n")
+        print(pad("scene", 20) + systems.map { pad($0.title, 18) }.joined() + pad("Amb/OpenAL", 12) + "Amb/SDL_mixer")
+        for scene in report.scenes {
+            let label = scene.ambienceRealVoices < scene.voices ? "\(scene.voices) (\(scene.ambienceRealVoices) real)" : "\(scene.voices) voices"
+            print(pad(label, 20) + systems.map { pad(cell(scene.measurement($0)), 18) }.joined()
+                + pad(scene.ratio(ambienceOver: .openal).map { fixed($0, 2) } ?? "-", 12)
+                + (scene.ratio(ambienceOver: .sdlMixer).map { fixed($0, 2) } ?? "-"))
+        }
+        print("")
+        for scene in report.scenes {
+            if let sources = scene.measurement(.openal)?.voicesMixed, sources > 0, sources < scene.voices {
+                print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
+            }
+            for (system, m) in scene.systems { if let error = m.error { print("\(scene.voices) voices, \(system.title): \(error)") } }
+        }
+        let perScene = report.scenes.compactMap { scene in
+            scene.measurement(.ambience)?.playCallNs.map { "\(scene.voices) voices \(Int($0.rounded())) ns" }
+        }
+        print("play(): median \(Int(report.playCallNs.rounded())) ns (per scene: \(perScene.joined(separator: ", ")))")
+        if let music = report.musicStreamCpuPercent {
+            print("music streaming (44.1 kHz stereo Ogg Vorbis): \(fixed(music, 2))% of a core")
+        } else {
+            print("music streaming: not measured (Assets/Music/gravity-wave-theme.ogg not found)")
+        }
+    }
+}
+
+extension BenchSystem {
+    /// The key in `ambience bench --json`.
+    var jsonKey: String { rawValue }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+
+// The C API from C: include/ambience.h compiled by gcc and g++, Tests/CAPI/capi_test.c and Demos/CGameLoop built with
+// `cc` against the debug libambience-c.so, run, and checked under valgrind.
+//
+// The shared library comes from `swift build --build-tests` (it builds every product, the dynamic library included).
+// The tests never run `swift build` themselves: inside `swift test` that would wait forever on SwiftPM's build lock.
+
+private enum CAPI {
+    /// Tests/AmbienceTests/CAPITests.swift → the package root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// The folder holding libambience-c.so: next to the test binary (the build folder), else .build/debug.
+    static let libraryFolder: String = {
+        let fm = FileManager.default
+        if let binary = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let folder = URL(fileURLWithPath: binary).deletingLastPathComponent().path
+            if fm.fileExists(atPath: folder + "/libambience-c.so") { return folder }
+        }
+        return root + "/.build/debug"
+    }()
+
+    static var libraryBuilt: Bool { FileManager.default.fileExists(atPath: libraryFolder + "/libambience-c.so") }
+    static let missingLibrary = "libambience-c.so is not built: run `swift build --build-tests` first"
+
+    static func onPath(_ tool: String) -> Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+        }
+    }
+
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var killedBySignal: Bool
+    }
+
+    /// Runs a command to completion (killed after `timeout` seconds), with its output.
+    static func run(_ arguments: [String], in folder: String = root, environment: [String: String] = [:],
+                    timeout: Double = 300) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = DispatchTime.now() + timeout
+        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: deadline, execute: killer)
+        // Read both pipes at once, so neither can fill up and stall the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var errData = Data()
+        DispatchQueue.global().async(group: group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        killer.cancel()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                   stderr: String(decoding: errData, as: UTF8.self),
+                   killedBySignal: process.terminationReason == .uncaughtSignal)
+    }
+
+    /// A private scratch folder, removed by the caller.
+    static func scratch() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-capi-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    static let warnings = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
+
+    /// Builds Tests/CAPI/capi_test.c against the header and the debug shared library.
+    static func buildTestProgram(into folder: String) throws -> String {
+        let program = folder + "/capi_test"
+        let build = try run(["cc", "-std=c99"] + warnings + ["Tests/CAPI/capi_test.c", "-Iinclude", "-L\(libraryFolder)",
+                             "-lambience-c", "-Wl,-rpath,\(libraryFolder)", "-lm", "-pthread", "-o", program])
+        #expect(build.status == 0, "cc capi_test.c: \(build.stderr)")
+        return program
+    }
+
+    /// The "N passed, M failed" line.
+    static func tally(_ output: String) -> (passed: Int, failed: Int)? {
+        guard let line = output.split(separator: "\n").last(where: { $0.hasSuffix(" failed") }) else { return nil }
+        let words = line.split(separator: " ")
+        guard words.count == 4, let passed = Int(words[0]), let failed = Int(words[2]) else { return nil }
+        return (passed, failed)
+    }
+
+    /// The README's line for building the C demo (README.md, "The C API"), with `release` for `debug`.
+    static let readmeLine =
+        "cc -std=c99 Demos/CGameLoop/main.c -Iinclude -L.build/release -lambience-c -Wl,-rpath,$PWD/.build/release -o cgameloop"
+}
+
+@Suite(.serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
+struct CAPITests {
+    @Test func headerIsPlainC99AndCxxWithoutWarnings() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = folder + "/header.c"
+        try "#include \"ambience.h\"\nint main(void) { ambience_voice v = AMBIENCE_VOICE_NONE; return (int)v; }\n"
+            .write(toFile: source, atomically: true, encoding: .utf8)
+        for compiler in [["gcc", "-std=c99"], ["g++", "-x", "c++"], ["g++", "-std=c++98", "-x", "c++"]] {
+            let result = try CAPI.run(compiler + CAPI.warnings + ["-Iinclude", "-fsyntax-only", source])
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(compiler.joined(separator: " ")): \(result.stderr)")
+        }
+        // The test program and the demo are held to the same standard.
+        for file in ["Tests/CAPI/capi_test.c", "Demos/CGameLoop/main.c"] {
+            let result = try CAPI.run(["gcc", "-std=c99"] + CAPI.warnings + ["-Iinclude", "-fsyntax-only", file])
+            #expect(result.status == 0 && result.stderr.isEmpty, "\(file): \(result.stderr)")
+        }
+    }
+
+    @Test func everyFunctionGroupWorksFromC() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try CAPI.buildTestProgram(into: folder)
+        let result = try CAPI.run([program, CAPI.root])
+        #expect(!result.killedBySignal, "capi_test crashed: \(result.stderr)")
+        #expect(result.status == 0, "capi_test: \(result.stdout.suffix(300))\n\(result.stderr)")
+        let tally = CAPI.tally(result.stdout)
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed > 700, "\(result.stdout.suffix(200))")
+        // The engine left alive at the end is shut down by the exit handler: OpenAL sees its device closed.
+        #expect(!result.stderr.contains("alc_cleanup"), "\(result.stderr)")
+    }
+
+    @Test(.enabled(if: CAPI.onPath("valgrind"), "valgrind is not installed (apt-get install valgrind)"))
+    func noLeaksUnderValgrind() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try CAPI.buildTestProgram(into: folder)
+        // Only "definitely lost" counts: the Swift runtime's metadata caches are one-time and "possibly lost".
+        // Tests/CAPI/valgrind.supp lists (and explains) the one known exception.
+        let result = try CAPI.run(["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=3",
+                                   "--num-callers=40", "--suppressions=Tests/CAPI/valgrind.supp", program, CAPI.root],
+                                  timeout: 900)
+        #expect(result.status == 0, "valgrind exit \(result.status):\n\(result.stderr.suffix(6000))")
+        #expect(result.stderr.contains("ERROR SUMMARY: 0 errors"), "\(result.stderr.suffix(6000))")
+        #expect(CAPI.tally(result.stdout)?.failed == 0, "\(result.stdout.suffix(300))")
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" && CAPI.onPath("pactl"),
+                   "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
+    func routeChangeReachesTheCCallbackAndResumes() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try CAPI.buildTestProgram(into: folder)
+        let result = try CAPI.run([program, CAPI.root, "route"], timeout: 120)
+        #expect(result.status == 0, "capi_test route: \(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("route change: reason"), "\(result.stdout)")
+    }
+
+    @Test func cGameLoopBuildsWithTheReadmeLineAndRecordsAudio() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The README's line, for the debug build, with the program written to the scratch folder.
+        let line = CAPI.readmeLine.replacingOccurrences(of: ".build/release", with: ".build/debug")
+            .replacingOccurrences(of: "-o cgameloop", with: "-o \(folder)/cgameloop")
+        let build = try CAPI.run(["sh", "-c", line])
+        try #require(build.status == 0, "\(line): \(build.stderr)")
+
+        let wav = folder + "/out.wav"
+        let result = try CAPI.run([folder + "/cgameloop", "--seconds", "2", "--record", wav], timeout: 120)
+        #expect(result.status == 0 && !result.killedBySignal, "cgameloop: \(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("now playing: Gravity Wave Theme"), "\(result.stdout)")
+        // Written whole, then renamed: no temporary file is left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["cgameloop", "out.wav"])
+
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wav)))
+        try #require(bytes.count > 44 && Array(bytes[0..<4]) == Array("RIFF".utf8) && Array(bytes[8..<12]) == Array("WAVE".utf8))
+        func u16(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
+        func u32(_ i: Int) -> Int { u16(i) | u16(i + 2) << 16 }
+        #expect(u16(20) == 1 && u16(22) == 2 && u32(24) == 48_000 && u16(34) == 16)  // PCM, stereo, 48 kHz, 16-bit
+        #expect(Array(bytes[36..<40]) == Array("data".utf8) && u32(40) == 2 * 48_000 * 4 && bytes.count == 44 + u32(40))
+        var sum = 0.0
+        var peak = 0
+        for i in stride(from: 44, to: bytes.count - 1, by: 2) {
+            let sample = Int(Int16(bitPattern: UInt16(u16(i))))
+            sum += Double(sample * sample)
+            peak = max(peak, abs(sample))
+        }
+        let rms = (sum / Double((bytes.count - 44) / 2)).squareRoot() / 32768
+        #expect(rms > 0.02, "the recording is silent (RMS \(rms))")
+        #expect(peak < 32767, "the recording clips")
+    }
+}

@@ -1,0 +1,429 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ambience
+
+private let busRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
+private let needsBus: Comment = "needs the private session bus: bash scripts/with-services.sh swift test --filter MPRIS"
+
+/// The D-Bus layer's parts that need no bus: marshalling, name rules, and failing fast when there is no bus.
+@Suite struct MPRISOfflineTests {
+    @Test func everyValueKindSurvivesARoundTrip() throws {
+        let values: [DBusValue] = [
+            .string("héllo"), .objectPath("/org/ambience/track/42"), .bool(true), .bool(false), .byte(200),
+            .int32(-7), .uint32(4_000_000_000), .int64(-9_000_000_000), .uint64(18_000_000_000_000_000_000), .double(0.25),
+            .strings(["a", "b"]), .array("i", []), .array("ai", [.array("i", [.int32(1), .int32(2)])]),
+            .dict(["xesam:title": .string("T"), "xesam:artist": .strings(["A", "B"]), "mpris:length": .int64(3_000_000),
+                   "nested": .dict(["x": .double(1)]), "boxed": .variant(.uint32(3))]),
+            .dict([:]),
+            .variant(.variant(.int32(5))),
+            .structure([.string("k"), .int64(1), .strings([])]),
+            .array("{ss}", [.structure([.string("k1"), .string("v1")]), .structure([.string("k2"), .string("v2")])]),
+        ]
+        #expect(try DBusConnection.roundTrip(values) == values)
+    }
+
+    @Test func whatLibdbusWouldAbortOnIsRefusedInstead() {
+        // libdbus aborts the process on these; the Swift layer must check them first.
+        for bad: DBusValue in [.objectPath("not a path"), .objectPath("/trailing/"), .array("s", [.int32(1)]),
+                               .array("{ss}", [.structure([.string("k"), .int32(1)])]), .array("", []), .array("ss", []),
+                               .structure([])] {
+            #expect(throws: DesktopError.self, "\(bad)") { try DBusConnection.roundTrip([bad]) }
+        }
+    }
+
+    @Test func appNamesBecomeValidBusNames() {
+        #expect(MPRISServer.busName(forApp: "GravityWave") == "org.mpris.MediaPlayer2.ambience.GravityWave")
+        #expect(MPRISServer.busName(forApp: "gravity-wave 2.0!") == "org.mpris.MediaPlayer2.ambience.gravity_wave_2_0_")
+        #expect(MPRISServer.busName(forApp: "3D Racer") == "org.mpris.MediaPlayer2.ambience._3D_Racer")
+        #expect(MPRISServer.busName(forApp: "") == "org.mpris.MediaPlayer2.ambience.app")
+        #expect(MPRISServer.busName(forApp: "Ünïcode") == "org.mpris.MediaPlayer2.ambience._n_code")
+    }
+
+    /// No address, a socket nobody listens on, and a socket that accepts but never answers: each is
+    /// `busUnavailable`, and within 300 ms.
+    @Test func withoutABusTheClientIsUnavailableWithin300ms() throws {
+        let folder = try Fixtures()
+        let hung = try HungSocket(path: folder.path("hung.sock"))
+        for address in [nil, "unix:path=\(folder.path("nobody.sock"))", "unix:path=\(hung.path)"] as [String?] {
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                _ = try MPRISClient(busAddress: address)
+                Issue.record("\(address ?? "nil"): a client without a bus")
+            } catch {
+                guard case .busUnavailable = error else { Issue.record("\(address ?? "nil"): \(error)"); continue }
+            }
+            let elapsed = clock.now - start
+            #expect(elapsed < .milliseconds(300), "\(address ?? "nil"): \(elapsed)")
+        }
+    }
+}
+
+/// Against the private session bus of `scripts/with-services.sh`, with a real mpv (and its MPRIS plugin) and
+/// `playerctl`. Serialized: mpv takes the name `org.mpris.MediaPlayer2.mpv` only when no other mpv holds it.
+@Suite(.serialized, .enabled(if: busRunning, needsBus))
+struct MPRISTests {
+    let fixtures: Fixtures
+    let song: String
+
+    init() throws {
+        fixtures = try Fixtures()
+        song = try fixtures.sineOgg("song.ogg", seconds: 3, tags: ["TITLE=Title", "ARTIST=Artist", "ALBUM=Album"])
+    }
+
+    /// A generous timeout where responsiveness is not under test: the machine may be busy building.
+    func client() throws -> MPRISClient { try MPRISClient(timeout: .seconds(2)) }
+
+    /// Waits until mpv (found by its process ID) is on the bus, playing, with its tags. (mpv first announces itself
+    /// playing with track ID `/noplaylist` and no title, then with the file name as title, then with the tags.)
+    private func waitForPlaying(_ mpv: MPV, in client: MPRISClient) -> MPRISPlayerInfo? {
+        var found: MPRISPlayerInfo?
+        _ = eventually(within: 3) {
+            found = client.players.first { $0.processID == mpv.pid }
+            return found?.status == .playing && found?.artist != nil
+        }
+        return found
+    }
+
+    @Test func mpvIsListedPlayingWithItsTags() throws {
+        let client = try client()
+        let mpv = try MPV(playing: song)
+        defer { mpv.kill() }
+        let info = try #require(waitForPlaying(mpv, in: client), "mpv did not appear on the bus within 3 s")
+        #expect(info.name == "org.mpris.MediaPlayer2.mpv")
+        #expect(info.shortName == "mpv")
+        #expect(info.status == .playing)
+        #expect(info.title == "Title")
+        #expect(info.artist == "Artist")
+        #expect(info.album == "Album")
+        #expect(info.identity == "mpv")
+        #expect(abs((info.length ?? 0) - 3) < 0.05)
+        #expect(info.trackID != nil)
+        #expect(info.canControl && info.canPause && info.isResponding)
+        #expect(info.uniqueName.hasPrefix(":"))
+        // It arrived through NameOwnerChanged; a fresh listing (ListNames) agrees.
+        #expect(client.drainEvents().contains { if case .playerAppeared(let p) = $0 { p.name == info.name } else { false } })
+        let listed = client.refresh().first { $0.name == info.name }
+        #expect(listed?.status == .playing && listed?.title == "Title" && listed?.processID == mpv.pid)
+    }
+
+    @Test func commandsDriveMpvAndItsSignalsComeBack() throws {
+        let client = try client()
+        let mpv = try MPV(playing: song)
+        defer { mpv.kill() }
+        let info = try #require(waitForPlaying(mpv, in: client))
+        var events = client.drainEvents()
+
+        client.send(.pause, to: info.name)
+        #expect(eventually(within: 2) { playerctl(["-p", info.shortName, "status"]) == "Paused" })
+        // mpv's PropertiesChanged reaches the client as an event, and the snapshot follows.
+        #expect(eventually(within: 2) {
+            events += client.drainEvents()
+            return events.contains { if case .playerChanged(let p) = $0 { p.name == info.name && p.status == .paused } else { false } }
+        })
+        #expect(client.player(named: "mpv")?.status == .paused)
+
+        // SetPosition with mpv's track ID; mpv lands on the Ogg page before the target (1.34 s for 1.5 s) and says so.
+        client.send(.setPosition(1.5), to: "mpv")
+        #expect(eventually(within: 2) {
+            events += client.drainEvents()
+            return events.contains { if case .seeked(info.name, let at) = $0 { abs(at - 1.5) < 0.5 } else { false } }
+        })
+        client.send(.setVolume(0.5), to: info.name)
+        #expect(eventually(within: 2) { Double(playerctl(["-p", info.shortName, "volume"]) ?? "") == 0.5 })
+        #expect(eventually(within: 2) { client.player(named: info.name)?.volume == 0.5 })
+
+        client.send(.play, to: info.name)
+        #expect(eventually(within: 2) { playerctl(["-p", info.shortName, "status"]) == "Playing" })
+        #expect(eventually(within: 2) { client.player(named: info.name)?.status == .playing })
+        #expect(!client.drainEvents().contains { if case .commandFailed = $0 { true } else { false } })
+    }
+
+    @Test func aKilledPlayerVanishesAndNothingBreaks() throws {
+        let client = try client()
+        let mpv = try MPV(playing: song)
+        defer { mpv.kill() }
+        let info = try #require(waitForPlaying(mpv, in: client))
+        _ = client.drainEvents()
+
+        mpv.kill()
+        var events: [MPRISEvent] = []
+        #expect(eventually(within: 2) {
+            events += client.drainEvents()
+            return events.contains(.playerVanished(info.name))
+        })
+        #expect(client.player(named: info.name) == nil)
+        #expect(!client.refresh().contains { $0.name == info.name })
+        #expect(client.isConnected)
+        // A command to the vanished player fails as an event, not a crash or a hang.
+        client.send(.play, to: info.name)
+        #expect(eventually(within: 2) {
+            events += client.drainEvents()
+            return events.contains { if case .commandFailed(info.name, .play, _) = $0 { true } else { false } }
+        })
+    }
+
+    /// A connection that owns an MPRIS name and never reads its socket: the listing pays one timeout for it,
+    /// still returns mpv, and does not ask the silent one again on the next listing.
+    @Test func aPlayerThatNeverAnswersCostsOneTimeout() throws {
+        let mpv = try MPV(playing: song)
+        defer { mpv.kill() }
+        let watcher = try client()
+        _ = try #require(waitForPlaying(mpv, in: watcher))
+        watcher.close()
+        let silent = try DBusConnection(address: DesktopBus.sessionAddress, timeout: .seconds(2))
+        #expect(try silent.requestName("org.mpris.MediaPlayer2.silent"))
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let client = try MPRISClient()   // the default timeout: 250 ms
+        let players = client.refresh()
+        let first = clock.now - start
+        #expect(first >= .milliseconds(240), "the silent player was not asked: \(first)")
+        #expect(first < .milliseconds(250 + 350), "more than one timeout: \(first)")
+        let listedMpv = players.first { $0.processID == mpv.pid }
+        #expect(listedMpv?.status == .playing && listedMpv?.isResponding == true)
+        let listedSilent = players.first { $0.name == "org.mpris.MediaPlayer2.silent" }
+        #expect(listedSilent?.isResponding == false)
+        #expect(listedSilent?.processID == Int(getpid()))
+
+        // Known to be silent: not asked again, and commands to it do not wait.
+        let again = clock.now
+        client.send(.pause, to: "silent")
+        _ = client.refresh()
+        #expect(clock.now - again < .milliseconds(150))
+        #expect(!client.drainEvents().contains { if case .commandFailed = $0 { true } else { false } })
+    }
+
+    /// A bus of the test's own, killed under a client and a server: the client reports `busLost` and empties its
+    /// list, and neither crashes, hangs or spins.
+    @Test func losingTheBusEndsClientAndServerCleanly() throws {
+        let socket = fixtures.path("own-bus.sock")
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(socket)"]
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer {
+            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }   // SIGTERM is blocked, as for mpv
+            daemon.waitUntilExit()
+        }
+        #expect(eventually(within: 2) { FileManager.default.fileExists(atPath: socket) })
+        let address = "unix:path=\(socket)"
+        let client = try MPRISClient(busAddress: address, timeout: .seconds(2))
+        let server = try MPRISServer(controls: FakeControls(items: []), appName: "lost-bus", busAddress: address)
+        #expect(eventually(within: 2) { client.player(named: server.busName) != nil })
+
+        kill(daemon.processIdentifier, SIGKILL)
+        daemon.waitUntilExit()
+        var events: [MPRISEvent] = []
+        #expect(eventually(within: 2) {
+            events += client.drainEvents()
+            return events.contains(.busLost)
+        })
+        #expect(!client.isConnected)
+        #expect(client.players.isEmpty)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(client.refresh().isEmpty)
+        client.send(.play, to: server.busName)
+        server.notifyChanged()
+        server.close()
+        client.close()
+        #expect(clock.now - start < .milliseconds(100))
+    }
+
+    @Test func theServerIsReadAndDrivenByPlayerctl() throws {
+        let controls = FakeControls(items: [
+            MediaItem(persistentID: 1, url: "/music/one.ogg", title: "First Song", artist: "Band", albumTitle: "Record", playbackDuration: 200),
+            MediaItem(persistentID: 2, url: "/music/two.ogg", title: "Second Song", artist: "Band", albumTitle: "Record", playbackDuration: 100),
+        ])
+        let watcher = try client()
+        let server = try MPRISServer(controls: controls, appName: "mpris-test", identity: "MPRIS Test")
+        defer { server.close() }
+        #expect(server.busName == "org.mpris.MediaPlayer2.ambience.mpris_test")
+        let player = "ambience.mpris_test"
+
+        #expect(playerctl(["-p", player, "status"]) == "Stopped")
+        #expect(playerctl(["-p", player, "metadata", "title"]) == "First Song")
+        #expect(playerctl(["-p", player, "metadata", "artist"]) == "Band")
+        #expect(playerctl(["-p", player, "metadata", "album"]) == "Record")
+        #expect(playerctl(["-p", player, "metadata", "mpris:trackid"]) == "'/org/ambience/track/1'")   // playerctl quotes paths
+        #expect(playerctl(["-p", player, "metadata", "mpris:length"]) == "200000000")
+        #expect(playerctl(["-p", player, "metadata", "xesam:url"]) == "file:///music/one.ogg")
+
+        #expect(playerctl(["-p", player, "play"]) != nil)
+        #expect(controls.playbackState == .playing)
+        #expect(playerctl(["-p", player, "status"]) == "Playing")
+        #expect(playerctl(["-p", player, "pause"]) != nil)
+        #expect(controls.playbackState == .paused)
+        #expect(playerctl(["-p", player, "play-pause"]) != nil)
+        #expect(controls.playbackState == .playing)
+        #expect(playerctl(["-p", player, "next"]) != nil)
+        #expect(controls.nowPlayingItem?.persistentID == 2)
+        #expect(eventually(within: 2) { playerctl(["-p", player, "metadata", "title"]) == "Second Song" })
+        #expect(playerctl(["-p", player, "volume", "0.25"]) != nil)
+        #expect(controls.volume == 0.25)
+        #expect(playerctl(["-p", player, "position", "42"]) != nil)   // SetPosition with the current track ID
+        #expect(abs(controls.currentPlaybackTime - 42) < 0.001)
+        #expect(playerctl(["-p", player, "position", "10-"]) != nil)  // Seek(-10 s)
+        #expect(abs(controls.currentPlaybackTime - 32) < 0.001)
+        #expect(playerctl(["-p", player, "stop"]) != nil)
+        #expect(controls.playbackState == .stopped)
+
+        // Seen from the client: the server's PropertiesChanged and Seeked, for a change made inside the game.
+        #expect(eventually(within: 2) { watcher.player(named: player)?.title == "Second Song" })
+        _ = watcher.drainEvents()
+        controls.play()
+        controls.currentPlaybackTime = 80
+        server.notifyChanged()
+        var events: [MPRISEvent] = []
+        #expect(eventually(within: 2) {
+            events += watcher.drainEvents()
+            let changed = events.contains { if case .playerChanged(let p) = $0 { p.name == server.busName && p.status == .playing } else { false } }
+            let seeked = events.contains { if case .seeked(server.busName, let at) = $0 { abs(at - 80) < 0.5 } else { false } }
+            return changed && seeked
+        })
+        let seen = try #require(watcher.player(named: server.busName))
+        #expect(seen.identity == "MPRIS Test" && seen.processID == Int(getpid()) && seen.volume == 0.25 && seen.length == 100)
+
+        // The introspection data parses (gdbus reads it with GLib's XML parser) and names both MPRIS interfaces.
+        let introspection = try Fixtures.run("gdbus", ["introspect", "--session", "--dest", server.busName, "--object-path", MPRISClient.objectPath])
+        #expect(introspection.contains("interface org.mpris.MediaPlayer2.Player"))
+        #expect(introspection.contains("readwrite d Volume"))
+
+        // A second copy of the app takes an instance name, as a second mpv does.
+        let second = try MPRISServer(controls: controls, appName: "mpris-test")
+        #expect(second.busName == "org.mpris.MediaPlayer2.ambience.mpris_test.instance\(getpid())")
+        second.close()
+        server.close()
+        #expect(eventually(within: 2) { watcher.player(named: player) == nil })
+    }
+
+    @Test func theServerExposesTheEnginesMusicPlayer() throws {
+        let one = try fixtures.sineWAV("one.wav", hz: 440, seconds: 2)
+        let two = try fixtures.sineWAV("two.wav", hz: 660, seconds: 2)
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let music = engine.musicPlayer
+        try music.setQueue(paths: [one, two])
+        let server = try MPRISServer(controls: music, appName: "engine-test")
+        defer { server.close() }
+        let player = "ambience.engine_test"
+
+        #expect(playerctl(["-p", player, "metadata", "title"]) == "one.wav")
+        #expect(playerctl(["-p", player, "play"]) != nil)
+        #expect(music.playbackState == .playing)
+        _ = try engine.render(seconds: 0.5)
+        let position = Double(playerctl(["-p", player, "position"]) ?? "") ?? -1
+        #expect(abs(position - 0.5) < 0.1)
+        #expect(playerctl(["-p", player, "next"]) != nil)
+        #expect(music.nowPlayingItem?.url == two)
+        #expect(eventually(within: 2) { playerctl(["-p", player, "metadata", "title"]) == "two.wav" })
+        #expect(playerctl(["-p", player, "volume", "0.5"]) != nil)
+        #expect(music.volume == 0.5)
+        #expect(playerctl(["-p", player, "pause"]) != nil)
+        #expect(music.playbackState == .paused)
+        #expect(playerctl(["-p", player, "status"]) == "Paused")
+    }
+}
+
+// MARK: Helpers
+
+/// A real mpv with the MPRIS plugin, playing a file in a loop with no audio output.
+private final class MPV {
+    private let process: Process
+
+    init(playing file: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/mpv")
+        process.arguments = ["--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal", "--no-video",
+                             "--ao=null", "--loop-file=inf", file]
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+    }
+
+    deinit { kill() }
+
+    var pid: Int { Int(process.processIdentifier) }
+
+    /// Kills mpv and reaps it; safe to call more than once. SIGKILL, because `Process.terminate()`'s SIGTERM does
+    /// not reach it: a child started from a test's worker thread inherits a signal mask that blocks SIGTERM, and mpv
+    /// with `--no-terminal` installs no handler that would unblock it. The bus drops its names with its socket.
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}
+
+/// A player whose state is plain values: the server under test reads and drives it.
+private final class FakeControls: MPRISPlayerControls {
+    private struct State {
+        var items: [MediaItem]
+        var index = 0
+        var playback = PlaybackState.stopped
+        var time: Double = 0
+        var volume: Float = 1
+    }
+    private let state: Mutex<State>
+
+    init(items: [MediaItem]) { state = Mutex(State(items: items)) }
+
+    var playbackState: PlaybackState { state.withLock { $0.playback } }
+    var nowPlayingItem: MediaItem? { state.withLock { $0.items.indices.contains($0.index) ? $0.items[$0.index] : nil } }
+    var currentPlaybackTime: Double {
+        get { state.withLock { $0.time } }
+        set { state.withLock { $0.time = newValue } }
+    }
+    var volume: Float {
+        get { state.withLock { $0.volume } }
+        set { state.withLock { $0.volume = newValue } }
+    }
+    func play() { state.withLock { $0.playback = .playing } }
+    func pause() { state.withLock { $0.playback = .paused } }
+    func stop() { state.withLock { $0.playback = .stopped; $0.time = 0 } }
+    func skipToNextItem() { state.withLock { $0.index = min($0.index + 1, $0.items.count - 1); $0.time = 0 } }
+    func skipToPreviousItem() { state.withLock { $0.index = max($0.index - 1, 0); $0.time = 0 } }
+}
+
+/// A Unix socket that accepts connections and never says a word: a hung bus.
+private final class HungSocket {
+    let path: String
+    private let fd: Int32
+
+    init(path: String) throws {
+        self.path = path
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+            for (i, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[i] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, bound == 0, listen(fd, 8) == 0 else { throw FixtureError.toolFailed("cannot listen on \(path)") }
+    }
+
+    deinit { close(fd) }
+}
+
+/// `playerctl ARGS`: its output, trimmed, or nil when it fails.
+private func playerctl(_ arguments: [String]) -> String? {
+    try? Fixtures.run("playerctl", arguments).trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+/// Polls `condition` every 20 ms until it holds or `seconds` pass.
+private func eventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}

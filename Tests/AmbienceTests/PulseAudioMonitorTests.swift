@@ -1,0 +1,430 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
+
+/// Against real PulseAudio servers. Each test that changes a server gets a throw-away one of its own, set up like
+/// scripts/with-services.sh's (`speakers`, the default, and `headphones`), so other suites that use the shared server
+/// (route-change tests) and these never see each other's changes. Only the SDL test uses the shared server, because
+/// SDL follows `PULSE_SERVER`; it changes nothing there but its own stream. Serialized: SDL's audio is process-wide.
+@Suite(.serialized, .enabled(if: servicesRunning, "needs pulseaudio and the environment of scripts/with-services.sh"))
+struct PulseAudioMonitorTests {
+    @Test func listsSinksAndTheDefault() throws {
+        let server = try PrivatePulseServer()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let monitor = try server.monitor(timeout: .milliseconds(300))
+        print("PulseAudioMonitor: connected and loaded in \(clock.now - start)")
+        #expect(monitor.isConnected)
+        #expect(monitor.sinks.map(\.name).sorted() == ["headphones", "speakers"])
+        #expect(monitor.defaultSinkName == "speakers")
+        #expect(monitor.defaultSink?.description == "Speakers")
+        #expect(monitor.sink(named: "headphones")?.description == "Headphones")
+        #expect(monitor.sinkInputs.isEmpty)
+        #expect(monitor.drainEvents().isEmpty, "the first load describes the start: no events")
+        monitor.close()
+        #expect(!monitor.isConnected)
+        monitor.close()
+        #expect(throws: DesktopError.self) { try monitor.setDefaultSink("headphones") }
+    }
+
+    @Test func findsTheServerThroughPULSE_SERVER() throws {
+        // The shared server of with-services.sh, found the way every client finds it. Read only.
+        let monitor = try PulseAudioMonitor(appName: "ambience-test")
+        #expect(monitor.isConnected)
+        #expect(!monitor.sinks.isEmpty)
+    }
+
+    @Test func announcesAddedAndRemovedSinks() throws {
+        let server = try PrivatePulseServer()
+        let monitor = try server.monitor()
+        let clock = ContinuousClock()
+        var start = clock.now
+        let module = try server.pactl("load-module", "module-null-sink", "sink_name=extra", "sink_properties=device.description=Extra")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let added = try #require(next(from: monitor, since: start) { if case .sinkAdded(let s) = $0 { s.name == "extra" } else { false } })
+        print("PulseAudioMonitor: sinkAdded \(added.latency) after pactl load-module started")
+        #expect(added.latency < .milliseconds(500))
+        guard case .sinkAdded(let sink) = added.event else { return }
+        #expect(sink.description == "Extra")
+        #expect(monitor.sinks.contains(sink))
+
+        start = clock.now
+        try server.pactl("unload-module", module)
+        let removed = try #require(next(from: monitor, since: start) { if case .sinkRemoved = $0 { true } else { false } })
+        print("PulseAudioMonitor: sinkRemoved \(removed.latency) after pactl unload-module started")
+        #expect(removed.latency < .milliseconds(500))
+        #expect(removed.event == .sinkRemoved(sink), "the server names only the index: the name comes from our map")
+        #expect(monitor.sink(named: "extra") == nil)
+        #expect(monitor.defaultSinkName == "speakers")
+    }
+
+    @Test func announcesDefaultSinkChanges() throws {
+        let server = try PrivatePulseServer()
+        let monitor = try server.monitor()
+        let clock = ContinuousClock()
+        var start = clock.now
+        try server.pactl("set-default-sink", "headphones")
+        let changed = try #require(next(from: monitor, since: start) { if case .defaultSinkChanged = $0 { true } else { false } })
+        print("PulseAudioMonitor: defaultSinkChanged \(changed.latency) after pactl set-default-sink started")
+        #expect(changed.latency < .milliseconds(500))
+        #expect(changed.event == .defaultSinkChanged(from: "speakers", to: "headphones"))
+        #expect(monitor.defaultSinkName == "headphones")
+
+        // Back, through the monitor's own request.
+        start = clock.now
+        try monitor.setDefaultSink("speakers")
+        let restored = try #require(next(from: monitor, since: start) { if case .defaultSinkChanged = $0 { true } else { false } })
+        print("PulseAudioMonitor: defaultSinkChanged \(restored.latency) after setDefaultSink started")
+        #expect(restored.event == .defaultSinkChanged(from: "headphones", to: "speakers"))
+
+        #expect(throws: DesktopError.self) { try monitor.setDefaultSink("no-such-sink") }
+        #expect(monitor.defaultSinkName == "speakers")
+
+        // Removing the default sink: the server picks another default, and says so.
+        try server.pactl("unload-module", try #require(try server.moduleID(ofSink: "speakers")))
+        let events = drain(monitor, for: .milliseconds(200))
+        #expect(events.contains { if case .sinkRemoved(let s) = $0 { s.name == "speakers" } else { false } })
+        #expect(events.contains(.defaultSinkChanged(from: "speakers", to: "headphones")))
+    }
+
+    @Test func seesAnotherAppPlaying() throws {
+        let server = try PrivatePulseServer()
+        let wav = try server.fixtures.sineWAV("other-app.wav", seconds: 20, amplitude: 0.1)
+        let monitor = try server.monitor()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let player = try server.launch("paplay", wav)
+        let pid = player.processIdentifier
+        // SIGKILL: a child started from the test runner inherits a signal mask that blocks SIGTERM and SIGINT.
+        defer { if player.isRunning { kill(pid, SIGKILL); player.waitUntilExit() } }
+
+        let added = try #require(next(from: monitor, since: start, within: .seconds(2)) {
+            if case .sinkInputAdded(let input) = $0 { input.processID == pid } else { false }
+        })
+        print("PulseAudioMonitor: another app's stream (paplay) seen \(added.latency) after launch")
+        let stream = try #require(monitor.otherAppsPlaying(excludingPID: getpid()).first { $0.processID == pid })
+        #expect(stream.isPlaying)
+        #expect(stream.applicationName == "paplay")
+        #expect(stream.sinkIndex == monitor.defaultSink?.index)
+        #expect(monitor.otherAppsPlaying(excludingPID: pid).isEmpty)
+        #expect(monitor.sinkOfOurStream(pid: pid)?.name == "speakers")
+
+        // A stream that never chose a sink follows the default.
+        var changed = clock.now
+        try monitor.setDefaultSink("headphones")
+        let followed = try #require(next(from: monitor, since: changed) {
+            if case .sinkInputChanged(_, let to) = $0 { to.index == stream.index } else { false }
+        })
+        print("PulseAudioMonitor: a stream followed the default to headphones \(followed.latency) after the request")
+        #expect(monitor.sinkOfOurStream(pid: pid)?.name == "headphones")
+
+        changed = clock.now
+        try monitor.setSinkInputMute(index: stream.index, muted: true)
+        let muted = try #require(next(from: monitor, since: changed) {
+            if case .sinkInputChanged(_, let to) = $0 { to.index == stream.index && to.isMuted } else { false }
+        })
+        print("PulseAudioMonitor: sinkInputChanged (muted) \(muted.latency) after the request")
+
+        let stopped = clock.now
+        kill(pid, SIGKILL)
+        player.waitUntilExit()
+        let removed = try #require(next(from: monitor, since: stopped) {
+            if case .sinkInputRemoved(let input) = $0 { input.index == stream.index } else { false }
+        })
+        print("PulseAudioMonitor: sinkInputRemoved \(removed.latency) after SIGKILL")
+        #expect(monitor.otherAppsPlaying(excludingPID: getpid()).isEmpty)
+    }
+
+    @Test func findsOurOwnSDLStream() throws {
+        let monitor = try PulseAudioMonitor(appName: "ambience-test", timeout: .seconds(2))
+        let ours = getpid()
+        let engine = try openEngineOnPulseAudio()
+        defer { engine.shutdown() }
+        let stream = try #require(wait(for: monitor, within: .seconds(2)) { $0.sinkInputs.last { $0.processID == ours } },
+                                  "our SDL stream never showed up")
+        let streamsOfOurs = monitor.sinkInputs.filter { $0.processID == ours }
+        print("PulseAudioMonitor: SDL stream: application.name=\(stream.applicationName ?? "nil") "
+              + "media.name=\(stream.mediaName ?? "nil") media.role=\(stream.mediaRole ?? "nil") corked=\(stream.isCorked) "
+              + "streams of this process: \(streamsOfOurs.count)")
+        #expect(stream.applicationName == "ambience-test")
+        #expect(stream.isPlaying)
+        let snapshot = monitor.snapshot
+        #expect(snapshot.otherAppsPlaying(excludingPID: ours).allSatisfy { $0.processID != ours }, "our own stream is not another app's")
+        #expect(snapshot.otherAppsPlaying(excludingPID: -1).contains { $0.index == stream.index })
+        let sink = try #require(monitor.sinkOfOurStream(pid: ours))
+        #expect(sink.index == stream.sinkIndex)
+        #expect(sink.name == "speakers", "SDL opened the default device (another suite may have moved it)")
+
+        // Moves of our own stream only: the shared server's default is left alone for the other suites.
+        try monitor.moveSinkInput(index: stream.index, toSink: "headphones")
+        #expect(wait(for: monitor) { $0.sinkOfStream(pid: ours)?.name == "headphones" ? true : nil } != nil)
+        try monitor.moveSinkInput(index: stream.index, toSink: "speakers")
+        #expect(wait(for: monitor) { $0.sinkOfStream(pid: ours)?.name == "speakers" ? true : nil } != nil)
+        #expect(throws: DesktopError.self) { try monitor.moveSinkInput(index: stream.index, toSink: "no-such-sink") }
+
+        // SDL's close blocks until about 2 s after the open here: a null sink renders in 2 s blocks.
+        engine.shutdown()
+        let removed = next(from: monitor, since: ContinuousClock().now) {
+            if case .sinkInputRemoved(let input) = $0 { input.index == stream.index } else { false }
+        }
+        #expect(removed != nil)
+        #expect(monitor.sinkOfOurStream(pid: ours) == nil)
+    }
+
+    @Test func reportsALostServer() throws {
+        let server = try PrivatePulseServer()
+        let monitor = try server.monitor()
+        let clock = ContinuousClock()
+        let killed = clock.now
+        server.kill()
+        let lost = try #require(next(from: monitor, since: killed) { if case .connectionLost = $0 { true } else { false } })
+        print("PulseAudioMonitor: connectionLost \(lost.latency) after SIGKILL of the server: \(lost.event)")
+        #expect(!monitor.isConnected)
+        #expect(monitor.sinks.map(\.name).sorted() == ["headphones", "speakers"], "the snapshot keeps its last contents")
+        do {
+            try monitor.setDefaultSink("headphones")
+            Issue.record("a request to a dead server succeeded")
+        } catch {
+            guard case .serverUnavailable = error else { Issue.record("expected serverUnavailable, got \(error)"); return }
+        }
+    }
+
+    @Test func closesWhileEventsArrive() throws {
+        // Teardown under traffic: each monitor closes (or deinits) while the server is still announcing changes.
+        let server = try PrivatePulseServer()
+        for round in 0..<5 {
+            let monitor = try server.monitor()
+            try server.pactl("set-default-sink", "headphones")
+            try server.pactl("set-default-sink", "speakers")
+            if round.isMultiple(of: 2) { monitor.close() }
+        }
+        #expect(try server.monitor().defaultSinkName == "speakers")
+    }
+}
+
+/// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
+@Suite struct PulseAudioMonitorFailureTests {
+    @Test func deadSocketFailsFast() {
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            let monitor = try PulseAudioMonitor(appName: "ambience-test", server: "unix:/nonexistent-ambience-\(getpid())/native")
+            Issue.record("connected to a dead socket: \(monitor.sinks)")
+        } catch {
+            guard case .serverUnavailable(let detail) = error else { Issue.record("expected serverUnavailable, got \(error)"); return }
+            #expect(detail.contains("/nonexistent-ambience-"))
+        }
+        let elapsed = clock.now - start
+        print("PulseAudioMonitor: dead socket refused in \(elapsed)")
+        #expect(elapsed < .milliseconds(500))
+    }
+
+    @Test func silentServerTimesOut() throws {
+        // A socket that accepts connections into its backlog and never says a word.
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-silent-\(getpid()).sock").path
+        unlink(path)
+        let listener = try listeningSocket(at: path)
+        defer { close(listener); unlink(path) }
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            _ = try PulseAudioMonitor(appName: "ambience-test", server: "unix:\(path)", timeout: .milliseconds(300))
+            Issue.record("a silent server cannot be connected")
+        } catch {
+            guard case .timeout(let what) = error else { Issue.record("expected timeout, got \(error)"); return }
+            #expect(what.contains(path))
+        }
+        let elapsed = clock.now - start
+        print("PulseAudioMonitor: silent server gave up after \(elapsed)")
+        #expect(elapsed >= .milliseconds(290) && elapsed < .milliseconds(700))
+    }
+
+    @Test func snapshotTracksSinksByIndex() {
+        var model = PulseSnapshot()
+        let speakers = SinkInfo(index: 0, name: "speakers", description: "Speakers", state: .idle, isMuted: false)
+        #expect(model.update(speakers) == .sinkAdded(speakers))
+        #expect(model.update(speakers) == nil)
+        var running = speakers
+        running.state = .running
+        #expect(model.update(running) == .sinkChanged(from: speakers, to: running))
+        #expect(model.removeSink(index: 7) == nil)
+        #expect(model.removeSink(index: 0) == .sinkRemoved(running))
+        #expect(model.setDefaultSinkName("speakers") == .defaultSinkChanged(from: nil, to: "speakers"))
+        #expect(model.setDefaultSinkName("speakers") == nil)
+    }
+
+    @Test func otherAppsPlayingLeavesOutOurProcessAndCorkedStreams() {
+        var model = PulseSnapshot()
+        _ = model.update(SinkInfo(index: 1, name: "speakers", description: "Speakers", state: .running, isMuted: false))
+        _ = model.update(SinkInfo(index: 2, name: "headphones", description: "Headphones", state: .idle, isMuted: false))
+        func input(_ index: UInt32, sink: UInt32, pid: pid_t?, corked: Bool) -> SinkInput {
+            SinkInput(index: index, sinkIndex: sink, isCorked: corked, isMuted: false, applicationName: nil, processID: pid,
+                      mediaRole: nil, mediaName: nil)
+        }
+        _ = model.update(input(10, sink: 1, pid: 100, corked: false))   // ours: SDL
+        _ = model.update(input(11, sink: 2, pid: 100, corked: true))    // ours: a probe stream
+        _ = model.update(input(12, sink: 1, pid: 200, corked: false))   // mpv playing
+        _ = model.update(input(13, sink: 1, pid: 300, corked: true))    // a paused player
+        _ = model.update(input(14, sink: 1, pid: nil, corked: false))   // no process named
+        #expect(model.otherAppsPlaying(excludingPID: 100).map(\.index) == [12, 14])
+        #expect(model.sinkOfStream(pid: 100)?.name == "speakers")
+        #expect(model.sinkOfStream(pid: 999) == nil)
+        var moved = input(12, sink: 2, pid: 200, corked: false)
+        #expect(model.update(moved) == .sinkInputChanged(from: input(12, sink: 1, pid: 200, corked: false), to: moved))
+        moved.isCorked = true
+        _ = model.update(moved)
+        #expect(model.otherAppsPlaying(excludingPID: 100).map(\.index) == [14])
+        #expect(model.removeSinkInput(index: 12) == .sinkInputRemoved(moved))
+    }
+}
+
+// MARK: Helpers
+
+extension PulseAudioMonitor {
+    func sink(named name: String) -> SinkInfo? { snapshot.sink(named: name) }
+}
+
+/// A PulseAudio server of the test's own, killed when the test lets go of it.
+private final class PrivatePulseServer {
+    let fixtures: Fixtures
+    let address: String
+    private let process = Process()
+
+    init() throws {
+        fixtures = try Fixtures()
+        address = "unix:" + fixtures.path("native")
+        let config = fixtures.path("server.pa")
+        try """
+            load-module module-native-protocol-unix auth-anonymous=1 socket=\(fixtures.path("native"))
+            load-module module-null-sink sink_name=speakers sink_properties=device.description=Speakers
+            load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
+            set-default-sink speakers
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["pulseaudio", "-n", "-F", config, "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit=yes",
+                             "--use-pid-file=no", "--realtime=no", "--high-priority=no", "--log-target=file:\(fixtures.path("pulseaudio.log"))"]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["PULSE_RUNTIME_PATH": fixtures.path("runtime"), "PULSE_STATE_PATH": fixtures.path("state")]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let clock = ContinuousClock()
+        let start = clock.now
+        while (try? pactl("info")) == nil {
+            guard process.isRunning, clock.now - start < .seconds(5) else {
+                kill()
+                throw FixtureError.toolFailed("pulseaudio did not start: \((try? String(contentsOfFile: fixtures.path("pulseaudio.log"), encoding: .utf8)) ?? "")")
+            }
+            usleep(20_000)
+        }
+    }
+
+    deinit { kill() }
+
+    /// A generous timeout: the machine may be busy building. Failing fast is tested on its own.
+    func monitor(timeout: Duration = .seconds(2)) throws -> PulseAudioMonitor {
+        try PulseAudioMonitor(appName: "ambience-test", server: address, timeout: timeout)
+    }
+
+    @discardableResult
+    func pactl(_ arguments: String...) throws -> String { try Fixtures.run("pactl", arguments, environment: ["PULSE_SERVER": address]) }
+
+    func moduleID(ofSink name: String) throws -> String? {
+        try pactl("list", "short", "modules").split(separator: "\n").first { $0.contains("sink_name=\(name) ") || $0.hasSuffix("sink_name=\(name)") }
+            .map { String($0.split(separator: "\t")[0]) }
+    }
+
+    /// Starts a client of this server (`paplay`, `pacat`, ...) in the background.
+    func launch(_ tool: String, _ arguments: String...) throws -> Process {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        child.arguments = [tool] + arguments
+        child.environment = ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": address]) { $1 }
+        child.standardOutput = FileHandle.nullDevice
+        child.standardError = FileHandle.nullDevice
+        try child.run()
+        return child
+    }
+
+    func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+}
+
+/// An engine whose SDL output is on PulseAudio. SDL's audio is process-wide: while another suite's engine holds it
+/// (on test.sh's dummy driver), ours would share that driver, so wait for it to be free.
+private func openEngineOnPulseAudio() throws -> AudioEngine {
+    let clock = ContinuousClock()
+    let start = clock.now
+    while true {
+        let engine = try withEnvironment("SDL_AUDIODRIVER", "pulseaudio") {
+            try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-test"))
+        }
+        if engine.outputDriver == "pulseaudio" || clock.now - start > .seconds(20) { return engine }
+        engine.shutdown()
+        usleep(100_000)
+    }
+}
+
+/// Drains the monitor every millisecond until an event matches. Returns it with the time since `start`.
+private func next(from monitor: PulseAudioMonitor, since start: ContinuousClock.Instant, within limit: Duration = .milliseconds(500),
+                  _ matches: (PulseEvent) -> Bool) -> (event: PulseEvent, latency: Duration)? {
+    let clock = ContinuousClock()
+    while true {
+        let now = clock.now
+        if let event = monitor.drainEvents().first(where: matches) { return (event, now - start) }
+        if now - start > limit { return nil }
+        usleep(1_000)
+    }
+}
+
+/// Everything the monitor reports during `duration`.
+private func drain(_ monitor: PulseAudioMonitor, for duration: Duration) -> [PulseEvent] {
+    let clock = ContinuousClock()
+    let start = clock.now
+    var events: [PulseEvent] = []
+    while clock.now - start < duration {
+        events += monitor.drainEvents()
+        usleep(1_000)
+    }
+    return events + monitor.drainEvents()
+}
+
+/// Polls the snapshot until `probe` finds something.
+private func wait<T>(for monitor: PulseAudioMonitor, within limit: Duration = .milliseconds(500), _ probe: (PulseSnapshot) -> T?) -> T? {
+    let clock = ContinuousClock()
+    let start = clock.now
+    while clock.now - start < limit {
+        if let found = probe(monitor.snapshot) { return found }
+        usleep(1_000)
+    }
+    return probe(monitor.snapshot)
+}
+
+/// Runs `body` with an environment variable set, then puts the old value back.
+private func withEnvironment<T>(_ name: String, _ value: String, _ body: () throws -> T) rethrows -> T {
+    let previous = getenv(name).map { String(cString: $0) }
+    setenv(name, value, 1)
+    defer { if let previous { setenv(name, previous, 1) } else { unsetenv(name) } }
+    return try body()
+}
+
+private func listeningSocket(at path: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw FixtureError.toolFailed("socket: errno \(errno)") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, listen(fd, 8) == 0 else { close(fd); throw FixtureError.toolFailed("bind/listen \(path): errno \(errno)") }
+    return fd
+}
