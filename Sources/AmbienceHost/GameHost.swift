@@ -129,6 +129,14 @@ public final class GameHost {
         shutdown()
     }
 
+    /// Runs the loop with these two closures (the other hooks keep what they were set to): `update` with the fixed
+    /// step in seconds, `draw` with the canvas and the interpolation alpha.
+    public func run(update: @escaping (Double) -> Void, draw: @escaping (Canvas, Double) -> Void) {
+        onUpdate = update
+        onDraw = draw
+        run()
+    }
+
     /// Runs frames until `stop()` (or a quit event), then shuts down.
     public func run() {
         isRunning = true

@@ -272,13 +272,13 @@ public final class Canvas {
         SDL_RenderClear(renderer)
     }
 
-    public func fill(_ rect: Rect, _ color: Color) {
+    public func fillRect(_ rect: Rect, _ color: Color) {
         setColor(color)
         var r = Self.frect(rect)
         SDL_RenderFillRectF(renderer, &r)
     }
 
-    public func stroke(_ rect: Rect, _ color: Color) {
+    public func strokeRect(_ rect: Rect, _ color: Color) {
         setColor(color)
         var r = Self.frect(rect)
         SDL_RenderDrawRectF(renderer, &r)

@@ -205,10 +205,11 @@ struct LibraryBench {
         let rssAfter = Self.peakMemoryKB()
 
         // 3. Rescan with nothing changed (best of three, and the first).
-        var rescans: [Double] = []
+        var rescans: [Double] = [], rescanCPU: [Double] = []
         for _ in 0..<3 {
             let report = try library.scan()
             rescans.append(clock.lap())
+            rescanCPU.append(clock.lastLapCPU)
             guard report.added + report.updated + report.removed == 0 else {
                 throw ToolFailure("bench: a rescan with nothing changed changed \(report)")
             }
@@ -221,7 +222,7 @@ struct LibraryBench {
 
         // 4. Query by artist: the median of 50 different artists.
         let artistCount = max(1, (files + Self.tracksPerAlbum * Self.albumsPerArtist - 1) / (Self.tracksPerAlbum * Self.albumsPerArtist))
-        var artistTimes: [Double] = []
+        var artistTimes: [Double] = [], artistCPU: [Double] = []
         var artistItems = 0
         for run in 0..<50 {
             var query = MediaQuery.songs(in: library)
@@ -229,20 +230,23 @@ struct LibraryBench {
             _ = clock.lap()
             artistItems = try query.results().items.count
             artistTimes.append(clock.lap())
+            artistCPU.append(clock.lastLapCPU)
         }
 
         // 5. Every album: counted by the index, and with every item loaded.
-        var groupTimes: [Double] = [], collectionTimes: [Double] = []
+        var groupTimes: [Double] = [], collectionTimes: [Double] = [], groupCPU: [Double] = [], collectionCPU: [Double] = []
         var albumCount = 0, collectionCount = 0
         for _ in 0..<10 {
             _ = clock.lap()
             albumCount = try MediaQuery.albums(in: library).groups().count
             groupTimes.append(clock.lap())
+            groupCPU.append(clock.lastLapCPU)
         }
-        for _ in 0..<3 {
+        for _ in 0..<5 {
             _ = clock.lap()
             collectionCount = try MediaQuery.albums(in: library).results().collections.count
             collectionTimes.append(clock.lap())
+            collectionCPU.append(clock.lastLapCPU)
         }
 
         let formatList = formats.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -254,10 +258,14 @@ struct LibraryBench {
                 ("firstScanFilesPerSecond", .double(rate)), ("failed", .int(first.failed.count)),
                 ("peakMemoryMB", .double(Double(rssAfter) / 1024)), ("peakMemoryBeforeScanMB", .double(Double(rssBefore) / 1024)),
                 ("rescanSeconds", .double(rescans[0])), ("rescanBestSeconds", .double(rescans.min() ?? 0)),
+                ("rescanCPUSeconds", .double(rescanCPU.min() ?? 0)), ("reused", .bool(reused)),
                 ("reopenSeconds", .double(reopen)), ("reopenedRescanSeconds", .double(coldRescan)),
                 ("artistQueryMilliseconds", .double(Self.median(artistTimes) * 1000)), ("artistQueryItems", .int(artistItems)),
+                ("artistQueryCPUMilliseconds", .double(Self.median(artistCPU) * 1000)),
                 ("albumGroupsMilliseconds", .double(Self.median(groupTimes) * 1000)), ("albums", .int(albumCount)),
+                ("albumGroupsCPUMilliseconds", .double(Self.median(groupCPU) * 1000)),
                 ("albumCollectionsMilliseconds", .double(Self.median(collectionTimes) * 1000)),
+                ("albumCollectionsCPUMilliseconds", .double(Self.median(collectionCPU) * 1000)),
                 ("path", .string(keep ? base : "")),
             ]).text)
         } else {
@@ -268,11 +276,14 @@ struct LibraryBench {
             }
             print("first scan: \(first.files) files in \(Self.seconds(firstScan)) (\(Int(rate)) files/s), \(first.failed.count) failed; "
                   + "peak memory \(rssAfter / 1024) MB (\(rssBefore / 1024) MB before the scan)")
-            print("rescan, nothing changed: \(Self.seconds(rescans[0])) (best of 3: \(Self.seconds(rescans.min() ?? 0))); "
-                  + "reopen with quick_check \(Self.seconds(reopen)), then rescan \(Self.seconds(coldRescan))")
-            print("query by artist: \(Self.milliseconds(Self.median(artistTimes))) median of 50 (\(artistItems) items each)")
-            print("group all albums: \(Self.milliseconds(Self.median(groupTimes))) for \(albumCount) albums with counts; "
-                  + "\(Self.milliseconds(Self.median(collectionTimes))) with all \(first.files) items loaded into \(collectionCount) collections")
+            print("rescan, nothing changed: \(Self.seconds(rescans[0])) (best of 3: \(Self.seconds(rescans.min() ?? 0)), "
+                  + "\(Self.seconds(rescanCPU.min() ?? 0)) CPU); reopen with quick_check \(Self.seconds(reopen)), then rescan \(Self.seconds(coldRescan))")
+            print("query by artist: \(Self.milliseconds(Self.median(artistTimes))) median of 50 "
+                  + "(\(Self.milliseconds(Self.median(artistCPU))) CPU; \(artistItems) items each)")
+            print("group all albums: \(Self.milliseconds(Self.median(groupTimes))) for \(albumCount) albums with counts "
+                  + "(\(Self.milliseconds(Self.median(groupCPU))) CPU); \(Self.milliseconds(Self.median(collectionTimes))) with all "
+                  + "\(first.files) items loaded into \(collectionCount) collections (\(Self.milliseconds(Self.median(collectionCPU))) CPU), median of 5")
+            print("times are wall clock, medians; CPU is this thread's CPU time, which other processes on the machine do not inflate")
         }
     }
 
@@ -330,11 +341,24 @@ struct LibraryBench {
 
 private struct Stopwatch {
     private var last = DispatchTime.now().uptimeNanoseconds
-    /// Seconds since the previous lap (or the start).
+    private var lastCPU = Stopwatch.threadCPU()
+    /// CPU seconds this thread used in the previous lap: unlike wall time, not inflated when other processes share
+    /// the cores.
+    private(set) var lastLapCPU: Double = 0
+
+    /// Wall seconds since the previous lap (or the start).
     mutating func lap() -> Double {
         let now = DispatchTime.now().uptimeNanoseconds
-        defer { last = now }
+        let cpu = Stopwatch.threadCPU()
+        defer { last = now; lastCPU = cpu }
+        lastLapCPU = cpu - lastCPU
         return Double(now - last) / 1e9
+    }
+
+    private static func threadCPU() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 }
 

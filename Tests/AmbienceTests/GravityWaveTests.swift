@@ -359,8 +359,9 @@ import AmbienceHost
         #expect(others.paused == ["org.mpris.MediaPlayer2.spotify"])
         #expect(engine.musicPlayer.playbackState == .playing)
         #expect(game.hudNote == nil)
-        // At exit the session gives the user's player back.
+        // At exit (the engine's rule) the session gives the user's player back.
         game.shutdown()
+        engine.shutdown()
         #expect(others.resumed == ["org.mpris.MediaPlayer2.spotify"])
     }
 
@@ -372,6 +373,7 @@ import AmbienceHost
         let game = try makeGame(engine)
         #expect(game.soundtrackOffForUserMusic)
         game.shutdown()
+        engine.shutdown()
         #expect(others.paused.isEmpty && others.resumed.isEmpty)
     }
 
@@ -405,7 +407,7 @@ import AmbienceHost
         #expect(game.settings.player == .system)
         let saved = try String(contentsOfFile: settingsPath, encoding: .utf8)
         #expect(saved.contains("player = system"))
-        #expect(game.player === engine.musicPlayer)   // no system player in this build: the game's player stands in
+        #expect(game.player === engine.musicPlayer)   // an offline engine reaches no desktop: the game's player stands in
         #expect(game.statusMessage?.contains("System player not available") == true)
         let folder = (settingsPath as NSString).deletingLastPathComponent
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["gravity-wave.conf"])

@@ -332,35 +332,6 @@ struct MPRISTests {
 
 // MARK: Helpers
 
-/// A real mpv with the MPRIS plugin, playing a file in a loop with no audio output.
-private final class MPV {
-    private let process: Process
-
-    init(playing file: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/mpv")
-        process.arguments = ["--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal", "--no-video",
-                             "--ao=null", "--loop-file=inf", file]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        self.process = process
-    }
-
-    deinit { kill() }
-
-    var pid: Int { Int(process.processIdentifier) }
-
-    /// Kills mpv and reaps it; safe to call more than once. SIGKILL, because `Process.terminate()`'s SIGTERM does
-    /// not reach it: a child started from a test's worker thread inherits a signal mask that blocks SIGTERM, and mpv
-    /// with `--no-terminal` installs no handler that would unblock it. The bus drops its names with its socket.
-    func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-}
-
 /// A player whose state is plain values: the server under test reads and drives it.
 private final class FakeControls: MPRISPlayerControls {
     private struct State {
@@ -413,17 +384,3 @@ private final class HungSocket {
     deinit { close(fd) }
 }
 
-/// `playerctl ARGS`: its output, trimmed, or nil when it fails.
-private func playerctl(_ arguments: [String]) -> String? {
-    try? Fixtures.run("playerctl", arguments).trimmingCharacters(in: .whitespacesAndNewlines)
-}
-
-/// Polls `condition` every 20 ms until it holds or `seconds` pass.
-private func eventually(within seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(20_000)
-    }
-    return condition()
-}

@@ -11,7 +11,9 @@ public protocol GameMusicPlayer: AnyObject {
     var nowPlayingItem: MediaItem? { get }
     var playbackState: PlaybackState { get }
     var currentPlaybackTime: Double { get }
-    func setQueue(with collection: MediaItemCollection)
+    /// The system player may refuse a queue (MPRIS opens one item at a time); the application player never does.
+    func setQueue(with collection: MediaItemCollection) throws
+    func beginGeneratingPlaybackNotifications()
 }
 
 extension MusicPlayer: GameMusicPlayer {}
@@ -26,10 +28,7 @@ public enum PlayerChoice: String, Sendable, CaseIterable {
     public var title: String { self == .application ? "Application" : "System" }
 }
 
-extension AudioEngine {
-    /// The desktop's music player for the "System" choice, or nil when this build of Ambience has none.
-    ///
-    /// `AudioEngine.systemMusicPlayer` does not exist yet. When it does, plug it in with one line here:
-    /// `extension SystemMusicPlayer: GameMusicPlayer {}` and return `systemMusicPlayer` below.
-    var gameSystemMusicPlayer: (any GameMusicPlayer)? { nil }
-}
+// The desktop's music player for the "System" choice, or nil when it cannot be reached (no session bus). This one
+// line is the whole plug: without `SystemMusicPlayer` it reads
+// `extension AudioEngine { var gameSystemMusicPlayer: (any GameMusicPlayer)? { nil } }`.
+extension SystemMusicPlayer: GameMusicPlayer {}; extension AudioEngine { var gameSystemMusicPlayer: (any GameMusicPlayer)? { systemMusicPlayer.isAvailable ? systemMusicPlayer : nil } }

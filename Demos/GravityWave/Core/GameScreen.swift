@@ -146,7 +146,7 @@ extension GravityWave {
             do { fonts = try Fonts() } catch { fontsFailed = true; statusMessage = "\(error)" }
         }
         canvas.clear(Color(hue: hue, saturation: 0.55, value: 0.16))
-        for (point, level) in stars { canvas.fill(Rect(point.x, point.y, 2, 2), Color(level, level, level)) }
+        for (point, level) in stars { canvas.fillRect(Rect(point.x, point.y, 2, 2), Color(level, level, level)) }
         drawWorld(canvas, alpha: alpha)
         drawHUD(canvas)
         switch screen {
@@ -164,9 +164,17 @@ extension GravityWave {
         canvas.drawText(string, at: point, font: fonts[keyPath: font], color: color, anchor: anchor)
     }
 
+    /// `string`, cut short with an ellipsis to fit `width`.
+    private func fitted(_ string: String, _ font: KeyPath<Fonts, Font>, width: Double) -> String {
+        guard let fonts, fonts[keyPath: font].size(of: string).width > width else { return string }
+        var cut = string
+        while !cut.isEmpty && fonts[keyPath: font].size(of: cut + "…").width > width { cut.removeLast() }
+        return cut + "…"
+    }
+
     private func drawButton(_ canvas: Canvas, _ control: Control, focused: Bool = false) {
-        canvas.fill(control.rect, control.selected ? Palette.buttonSelected : Palette.button)
-        canvas.stroke(control.rect, focused ? Color.white : Palette.frame)
+        canvas.fillRect(control.rect, control.selected ? Palette.buttonSelected : Palette.button)
+        canvas.strokeRect(control.rect, focused ? Color.white : Palette.frame)
         text(canvas, control.label, control.rect.center, anchor: .center)
     }
 
@@ -203,7 +211,7 @@ extension GravityWave {
         }
         for particle in world.particles {
             let c = Color(hue: particle.hue, saturation: 0.8, value: 1, alpha: UInt8(max(0, min(1, particle.life)) * 255))
-            canvas.fill(Rect(particle.position.x - 1.5, particle.position.y - 1.5, 3, 3), c)
+            canvas.fillRect(Rect(particle.position.x - 1.5, particle.position.y - 1.5, 3, 3), c)
         }
         let ship = world.ship
         guard ship.isAlive else { return }
@@ -227,14 +235,14 @@ extension GravityWave {
     private func point(_ v: Vector) -> Point { Point(v.x, v.y) }
 
     private func drawHUD(_ canvas: Canvas) {
-        canvas.fill(Rect(0, 0, World.width, 44), Palette.bar)
+        canvas.fillRect(Rect(0, 0, World.width, 44), Palette.bar)
         if let picture = artworkPicture() { canvas.drawImage(picture, in: Rect(6, 4, 36, 36)) }
-        text(canvas, nowPlayingText, Point(50, 22), anchor: .centerLeft)
+        text(canvas, fitted(nowPlayingText, \.body, width: World.width - 300), Point(50, 22), anchor: .centerLeft)
         text(canvas, "Score \(world.score)   Crashes \(world.deaths)", Point(World.width - 12, 22), anchor: .centerRight)
         if let note = hudNote {
-            text(canvas, note, Point(12, 52), \.small, Palette.note)
+            text(canvas, fitted(note, \.small, width: World.width - 24), Point(12, 52), \.small, Palette.note)
         }
-        canvas.fill(Rect(0, World.height - 52, World.width, 52), Palette.bar)
+        canvas.fillRect(Rect(0, World.height - 52, World.width, 52), Palette.bar)
         for control in hudButtons() { drawButton(canvas, control) }
         text(canvas, "Arrows/WASD fly · Space fire · keys P M X · Esc menu",
              Point(World.width - 12, World.height - 27), \.small, Palette.dim, anchor: .centerRight)
@@ -251,9 +259,9 @@ extension GravityWave {
     }
 
     private func drawPanel(_ canvas: Canvas, _ rect: Rect, title: String) {
-        canvas.fill(Rect(0, 0, World.width, World.height), Color(0, 0, 0, 120))
-        canvas.fill(rect, Palette.panel)
-        canvas.stroke(rect, Palette.frame)
+        canvas.fillRect(Rect(0, 0, World.width, World.height), Color(0, 0, 0, 120))
+        canvas.fillRect(rect, Palette.panel)
+        canvas.strokeRect(rect, Palette.frame)
         text(canvas, title, Point(rect.center.x, rect.y + 14), \.title, anchor: .topCenter)
     }
 
@@ -262,15 +270,15 @@ extension GravityWave {
         drawPanel(canvas, panel, title: "Paused")
         let labels = ["Audio session", "Music player"] + GameSettings.busNames.map(Self.busTitle) + [""]
         let rowY: [Double] = [155, 205] + GameSettings.busNames.indices.map { 257 + Double($0) * 46 } + [468]
-        canvas.fill(Rect(panel.x + 8, rowY[menuFocus] - 20, panel.width - 16, 40), Palette.focus)
+        canvas.fillRect(Rect(panel.x + 8, rowY[menuFocus] - 20, panel.width - 16, 40), Palette.focus)
         for (row, label) in labels.enumerated() where !label.isEmpty {
             text(canvas, label, Point(panel.x + 24, rowY[row]), anchor: .centerLeft)
         }
         for control in menuElements() {
             if case .setVolume(let bus, let gain) = control.action {
-                canvas.fill(control.rect, Palette.button)
-                canvas.fill(Rect(control.rect.x, control.rect.y, control.rect.width * Double(gain), control.rect.height), Palette.buttonSelected)
-                canvas.stroke(control.rect, Palette.frame)
+                canvas.fillRect(control.rect, Palette.button)
+                canvas.fillRect(Rect(control.rect.x, control.rect.y, control.rect.width * Double(gain), control.rect.height), Palette.buttonSelected)
+                canvas.strokeRect(control.rect, Palette.frame)
                 text(canvas, "\(Int((gain * 100).rounded()))%", Point(control.rect.maxX + 10, control.rect.center.y), \.small, anchor: .centerLeft)
                 _ = bus
             } else {
@@ -285,17 +293,17 @@ extension GravityWave {
         let panel = Self.pickerPanel
         drawPanel(canvas, panel, title: picker.prompt ?? "Choose music")
         let filterBox = Rect(panel.x + 20, 84, 600, 32)
-        canvas.fill(filterBox, Color(0, 0, 0, 160))
-        canvas.stroke(filterBox, Palette.frame)
+        canvas.fillRect(filterBox, Color(0, 0, 0, 160))
+        canvas.strokeRect(filterBox, Palette.frame)
         let caret = Int(world.time * 2 + Double(pickerCursor)) % 2 == 0 ? "_" : " "
         text(canvas, picker.filterText.isEmpty ? "Type to filter" : picker.filterText + caret, Point(filterBox.x + 10, filterBox.center.y),
              \.body, picker.filterText.isEmpty ? Palette.dim : Palette.text, anchor: .centerLeft)
         for control in pickerElements() {
             if case .pickerToggle = control.action {
-                if control.row == pickerCursor { canvas.fill(control.rect, Palette.focus) }
+                if control.row == pickerCursor { canvas.fillRect(control.rect, Palette.focus) }
                 let box = Rect(control.rect.x + 6, control.rect.y + 6, 14, 14)
-                canvas.stroke(box, Palette.frame)
-                if control.selected { canvas.fill(box.insetBy(3, 3), Palette.note) }
+                canvas.strokeRect(box, Palette.frame)
+                if control.selected { canvas.fillRect(box.insetBy(3, 3), Palette.note) }
                 text(canvas, control.label, Point(control.rect.x + 30, control.rect.center.y), anchor: .centerLeft)
             } else {
                 drawButton(canvas, control)
@@ -313,7 +321,7 @@ extension GravityWave {
         } else {
             status = "\(picker.selectedItems.count) selected of \(picker.shownItems.count) · Enter select · Tab done · Esc cancel"
         }
-        text(canvas, status, Point(panel.x + 20, panel.maxY - 32), \.small, Palette.dim, anchor: .centerLeft)
+        text(canvas, fitted(status, \.small, width: panel.width - 300), Point(panel.x + 20, panel.maxY - 32), \.small, Palette.dim, anchor: .centerLeft)
     }
 
     private func drawQueue(_ canvas: Canvas) {
@@ -324,7 +332,7 @@ extension GravityWave {
         for (i, item) in items.prefix(14).enumerated() {
             let y = 110 + Double(i) * 26
             let isNow = item == playing
-            if isNow { canvas.fill(Rect(panel.x + 12, y - 2, panel.width - 24, 26), Palette.focus) }
+            if isNow { canvas.fillRect(Rect(panel.x + 12, y - 2, panel.width - 24, 26), Palette.focus) }
             text(canvas, (isNow ? "▶ " : "   ") + Self.itemLine(item), Point(panel.x + 24, y + 11), \.body, anchor: .centerLeft)
         }
         if items.count > 14 { text(canvas, "and \(items.count - 14) more", Point(panel.x + 24, 110 + 14 * 26 + 4), \.small, Palette.dim) }

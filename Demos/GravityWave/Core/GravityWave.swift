@@ -112,10 +112,11 @@ public final class GravityWave {
         // The UtopiaGL rule: music the user was already playing goes on, and the game's soundtrack stays off. In solo
         // ambient the game claims the output (the session paused the other players) and its soundtrack plays.
         let userMusicPlaying = engine.session.otherMusicWasPlayingAtLaunch || engine.session.secondaryAudioShouldBeSilencedHint
-        player.setQueue(with: soundtrack)
+        engine.musicPlayer.setQueue(with: soundtrack)
+        if player !== engine.musicPlayer { player.beginGeneratingPlaybackNotifications() }
         if userMusicPlaying && options.category != .soloAmbient {
             soundtrackOffForUserMusic = true
-        } else if !soundtrack.items.isEmpty {
+        } else if player === engine.musicPlayer && !soundtrack.items.isEmpty {
             player.play()
         }
     }
@@ -171,7 +172,7 @@ public final class GravityWave {
     public func handleAudioEvents(_ events: [AudioEvent]) {
         for event in events {
             switch event {
-            case .music(.nowPlayingItemDidChange):
+            case .music(.nowPlayingItemDidChange), .systemMusic(.nowPlayingItemDidChange):
                 nowPlayingArtwork = nil
             case .session(let note):
                 sessionEvents.append(note)
@@ -206,11 +207,10 @@ public final class GravityWave {
         }
     }
 
-    /// Saves changed settings and deactivates the session, resuming the players it paused. Music the user was
-    /// already playing is left playing.
+    /// Saves changed settings. The session's exit rules (players it paused resumed, music that was playing at
+    /// launch left playing) are the engine's, in `engine.shutdown()`, which the host calls next.
     public func shutdown() {
         saveSettingsIfChanged()
-        engine.session.setActive(false, options: .notifyOthersOnDeactivation)
     }
 
     // MARK: Input
@@ -476,8 +476,28 @@ public final class GravityWave {
         guard old !== new else { return }
         let wasPlaying = old.playbackState == .playing
         old.pause()
-        new.setQueue(with: userCollection ?? soundtrack)
+        if new === engine.musicPlayer {
+            // The game's player holds the user's picks, else the soundtrack.
+            let wanted = userCollection ?? soundtrack
+            if engine.musicPlayer.items != wanted.items { setQueue(wanted) }
+        } else {
+            // Like the iPod player in AddMusic: the system player goes on with its own music unless the user picked some.
+            new.beginGeneratingPlaybackNotifications()
+            if let userCollection { setQueue(userCollection) }
+        }
         if wasPlaying { new.play() }
+    }
+
+    /// Sets the current player's queue; says why on the HUD when the player refuses it.
+    @discardableResult
+    private func setQueue(_ collection: MediaItemCollection) -> Bool {
+        do {
+            try player.setQueue(with: collection)
+            return true
+        } catch {
+            statusMessage = "Music player: \(error)"
+            return false
+        }
     }
 
     // MARK: The picker
@@ -526,7 +546,7 @@ public final class GravityWave {
     private func updatePlayerQueue(with collection: MediaItemCollection) {
         guard let existing = userCollection else {
             userCollection = collection
-            player.setQueue(with: collection)
+            guard setQueue(collection) else { return }
             soundtrackOffForUserMusic = false
             soundtrackPausedByHint = false
             player.play()
@@ -538,8 +558,7 @@ public final class GravityWave {
             application.append(collection)
         } else {
             let wasPlaying = player.playbackState == .playing
-            player.setQueue(with: combined)
-            if wasPlaying { player.play() }
+            if setQueue(combined) && wasPlaying { player.play() }
         }
     }
 

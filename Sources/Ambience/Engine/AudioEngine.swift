@@ -20,6 +20,9 @@ public struct EngineConfiguration: Sendable {
     public var blockFrames = 512
     /// Shown to the sound server and on the session bus.
     public var appName = "ambience"
+    /// Talk to the desktop: other players over MPRIS (session rules, the system music player) and expose the
+    /// application music player as an MPRIS player. On by default for device output, off for offline engines.
+    public var desktopIntegration = true
     /// Bytes of decoded sounds kept in the cache before idle ones are evicted.
     public var soundMemoryBudget = 256 << 20
 
@@ -35,9 +38,11 @@ public struct EngineConfiguration: Sendable {
         self.soundMemoryBudget = soundMemoryBudget
     }
 
-    /// Offline rendering at `sampleRate`.
+    /// Offline rendering at `sampleRate`, with no desktop integration.
     public static func offline(sampleRate: Int = 48_000, realVoices: Int = 256) -> EngineConfiguration {
-        EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
+        var configuration = EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
+        configuration.desktopIntegration = false
+        return configuration
     }
 }
 
@@ -73,6 +78,10 @@ public final class AudioEngine: @unchecked Sendable {
     public let musicPlayer: MusicPlayer
     /// The audio session: category, activation, interruptions and route changes.
     public let session = AudioSession()
+    /// The desktop's own music player, driven over MPRIS.
+    public let systemMusicPlayer: SystemMusicPlayer
+    private let desktop: DesktopPlayers?
+    private let mprisServer: MPRISServer?
     private let cache: SoundCache
     private let streamer: StreamingThread
     private let state = Mutex<EngineState>(EngineState())
@@ -99,6 +108,17 @@ public final class AudioEngine: @unchecked Sendable {
         cache = SoundCache(budget: configuration.soundMemoryBudget)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
         streamer = StreamingThread(player: musicPlayer)
+        // No bus (or none reachable within 250 ms) simply means no desktop integration.
+        if configuration.desktopIntegration, let client = try? MPRISClient() {
+            let server = try? MPRISServer(controls: musicPlayer, appName: configuration.appName)
+            desktop = DesktopPlayers(client: client, ownBusName: server?.busName)
+            mprisServer = server
+            systemMusicPlayer = SystemMusicPlayer(client: client, ownBusName: server?.busName)
+        } else {
+            desktop = nil
+            mprisServer = nil
+            systemMusicPlayer = SystemMusicPlayer(client: nil, ownBusName: nil)
+        }
         if case .device(let name) = configuration.output {
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
@@ -114,12 +134,26 @@ public final class AudioEngine: @unchecked Sendable {
             streamer.start()
         }
         session.attach(effects: self)
+        session.attach(otherPlayers: desktop)
+        // Learn who is playing before the game activates its session (start-up detection).
+        desktop?.flush()
     }
 
     deinit { shutdown() }
 
     /// Stops output and releases the device. The engine renders nothing afterwards.
+    ///
+    /// The exit rule: players the session paused are resumed, system music the game started is paused, and music
+    /// that was already playing when the game started is left playing.
     public func shutdown() {
+        if !state.withLock({ $0.isShutDown }) {
+            let launch = session.playersPlayingAtLaunch
+            if session.isActive { session.setActive(false, options: .notifyOthersOnDeactivation) }
+            systemMusicPlayer.applyExitRule(playingAtLaunch: launch)
+            desktop?.flush()
+            mprisServer?.close()
+            desktop?.client.close()
+        }
         let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
             state.isShutDown = true
@@ -234,6 +268,7 @@ public final class AudioEngine: @unchecked Sendable {
             }
         }
         events += musicPlayer.drainEvents().map(AudioEvent.music)
+        if let desktop { events += systemMusicPlayer.handle(desktop.client.drainEvents()).map(AudioEvent.systemMusic) }
         events += session.drainNotifications().map(AudioEvent.session)
         for event in events { for observer in observers { observer(event) } }
         return events
@@ -299,9 +334,13 @@ extension AudioEngine: SessionEffects {
         return routes?.route(driver: device.driver) ?? device.route
     }
 
-    /// Feeds the session what the sound server (or SDL) says about devices and other apps' audio.
+    /// Feeds the session what the sound server (or SDL) says about devices, and what the desktop players do.
     private func watchOutputDevice() {
-        guard let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) else { return }
-        routes.poll(device: device, session: session, musicPlaying: false)
+        let musicPlaying = desktop.map { !$0.playingPlayers().isEmpty } ?? false
+        if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
+            routes.poll(device: device, session: session, musicPlaying: musicPlaying)
+        } else if desktop != nil {
+            session.otherAudioChanged(streamsPlaying: false, musicPlaying: musicPlaying)
+        }
     }
 }

@@ -6,6 +6,8 @@ public enum AudioEvent: Sendable, Equatable {
     case voiceStolen(Voice)
     /// A notification from the application music player (only between begin/endGeneratingPlaybackNotifications).
     case music(MusicEvent)
+    /// A notification from the system music player (the desktop's own player).
+    case systemMusic(MusicEvent)
     /// A notification from the audio session: route changes, interruptions, the silence-secondary-audio hint.
     case session(SessionNotification)
 }

@@ -490,8 +490,11 @@ enum LibraryRow {
     static func item(_ row: SQLiteRow) -> MediaItem {
         // The path is decoded once, straight from SQLite's buffer; its bytes are kept only when they are not UTF-8.
         let (url, pathBytes) = row.withBytes(1) { bytes -> (String, [UInt8]?) in
-            if let valid = String(validating: bytes, as: UTF8.self) { return (valid, nil) }
-            return (String(decoding: bytes, as: UTF8.self), Array(bytes))
+            let decoded = String(decoding: bytes, as: UTF8.self)
+            // Invalid bytes come out as U+FFFD (EF BF BD): without any 0xEF the path was valid UTF-8.
+            guard decoded.utf8.contains(0xEF) else { return (decoded, nil) }
+            let exact = decoded.utf8.count == bytes.count && decoded.utf8.elementsEqual(bytes)
+            return (decoded, exact ? nil : Array(bytes))
         }
         var item = MediaItem(persistentID: row.id(0), url: url, title: row.text(2), artist: row.text(3),
                              albumTitle: row.text(4), albumArtist: row.text(5), genre: row.text(6), composer: row.text(7),

@@ -1,0 +1,138 @@
+import Synchronization
+
+/// The system music player: the desktop's own player (any MPRIS player: mpv, VLC, Rhythmbox, Spotify), driven with
+/// the same API as the application player where MPRIS allows. Notifications arrive in `AudioEngine.update()` as
+/// `.systemMusic(...)` events.
+///
+/// It drives the player that is playing, else the one most recently active, else `preferredPlayer`.
+public final class SystemMusicPlayer: @unchecked Sendable {
+    private let client: MPRISClient?
+    private let ownBusName: String?
+    private let lock = Mutex<Void>(())
+    // Guarded by `lock`.
+    private var notificationDepth = 0
+    private var events: [MusicEvent] = []
+    private var lastActive: String?
+    private var lastSeen: [String: MPRISPlayerInfo] = [:]
+    private var _preferredPlayer: String?
+    /// Players the game started through this object, for the exit rule.
+    private var startedByGame: Set<String> = []
+
+    init(client: MPRISClient?, ownBusName: String?) {
+        self.client = client
+        self.ownBusName = ownBusName
+    }
+
+    /// Whether a session bus is there to reach players at all.
+    public var isAvailable: Bool { client?.isConnected ?? false }
+
+    /// A player to use when none is playing or recently active (bus name or short name, e.g. "mpv").
+    public var preferredPlayer: String? {
+        get { lock.withLock { _ in _preferredPlayer } }
+        set { lock.withLock { _ in _preferredPlayer = newValue } }
+    }
+
+    /// Every desktop player but the game's own.
+    public var players: [MPRISPlayerInfo] { client?.players.filter { $0.name != ownBusName } ?? [] }
+
+    /// The player this object drives now.
+    public var currentPlayer: MPRISPlayerInfo? {
+        let all = players
+        if let playing = all.first(where: { $0.status == .playing }) { return playing }
+        let (recent, preferred) = lock.withLock { _ in (lastActive, _preferredPlayer) }
+        if let recent, let player = all.first(where: { $0.name == recent }) { return player }
+        if let preferred, let player = client?.player(named: preferred), player.name != ownBusName { return player }
+        return all.first
+    }
+
+    // MARK: Transport
+
+    public func play() { send(.play, started: true) }
+    public func pause() { send(.pause) }
+    public func stop() { send(.stop) }
+    public func skipToNextItem() { send(.next) }
+    public func skipToPreviousItem() { send(.previous) }
+
+    public var playbackState: PlaybackState {
+        switch currentPlayer?.status {
+        case .playing?: .playing
+        case .paused?: .paused
+        default: .stopped
+        }
+    }
+
+    /// Seconds into the current track; setting it jumps there.
+    public var currentPlaybackTime: Double {
+        get { currentPlayer?.position ?? 0 }
+        set { send(.setPosition(max(newValue, 0))) }
+    }
+
+    /// The current track, from the player's metadata.
+    public var nowPlayingItem: MediaItem? { currentPlayer.flatMap(SystemMusicPlayer.item) }
+
+    /// Plays the collection's first item through `OpenUri`. MPRIS players offer no queue to replace, so more than
+    /// one item is `unsupported`; nothing is sent then.
+    public func setQueue(with collection: MediaItemCollection) throws(DesktopError) {
+        guard let first = collection.items.first else { return }
+        guard collection.items.count == 1 else {
+            throw .unsupported("the system music player can open one item at a time (MPRIS has no queue to replace)")
+        }
+        guard let player = currentPlayer else { throw .unsupported("no desktop music player is running") }
+        let uri = first.url.hasPrefix("/") ? "file://" + first.url : first.url
+        client?.send(.openURI(uri), to: player.name)
+        lock.withLock { _ in _ = startedByGame.insert(player.name) }
+    }
+
+    private func send(_ command: MPRISCommand, started: Bool = false) {
+        guard let player = currentPlayer else { return }
+        if started && player.status != .playing { lock.withLock { _ in _ = startedByGame.insert(player.name) } }
+        client?.send(command, to: player.name)
+    }
+
+    // MARK: Notifications
+
+    public func beginGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth += 1 } }
+    public func endGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) } }
+
+    /// Turns the client's events into the application player's notifications.
+    func handle(_ mprisEvents: [MPRISEvent]) -> [MusicEvent] {
+        lock.withLock { _ in
+            for event in mprisEvents {
+                switch event {
+                case .playerAppeared(let info), .playerChanged(let info):
+                    guard info.name != ownBusName else { continue }
+                    let before = lastSeen[info.name]
+                    lastSeen[info.name] = info
+                    if info.status == .playing { lastActive = info.name }
+                    if before?.status != info.status {
+                        post(.playbackStateDidChange(info.status == .playing ? .playing : info.status == .paused ? .paused : .stopped))
+                    }
+                    if before?.trackID != info.trackID || before?.title != info.title { post(.nowPlayingItemDidChange(SystemMusicPlayer.item(info))) }
+                    if before?.volume != info.volume, let volume = info.volume { post(.volumeDidChange(Float(volume))) }
+                case .playerVanished(let name):
+                    if lastSeen.removeValue(forKey: name) != nil { post(.nowPlayingItemDidChange(nil)) }
+                    if lastActive == name { lastActive = nil }
+                    startedByGame.remove(name)
+                case .seeked, .commandFailed, .busLost:
+                    break
+                }
+            }
+            defer { events.removeAll(keepingCapacity: true) }
+            return events
+        }
+    }
+
+    private func post(_ event: MusicEvent) { if notificationDepth > 0 && events.count < 1024 { events.append(event) } }
+
+    /// The exit rule: music the game started is paused; music that was playing at launch is left alone.
+    func applyExitRule(playingAtLaunch: [String]) {
+        let started = lock.withLock { _ in startedByGame }
+        for name in started where !playingAtLaunch.contains(name) { client?.send(.pause, to: name) }
+    }
+
+    static func item(_ info: MPRISPlayerInfo) -> MediaItem? {
+        guard info.title != nil || info.trackID != nil else { return nil }
+        return MediaItem(persistentID: MediaItem.stableID(info.name + (info.trackID ?? info.title ?? "")), url: "",
+                         title: info.title, artist: info.artist, albumTitle: info.album, playbackDuration: info.length ?? 0)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// Start-up detection, the category rules for other players, the system music player and the exit rule, against a
+/// real mpv on the private session bus. In the MPRIS suite, so that only one mpv runs at a time.
+extension MPRISTests {
+    /// An engine that talks to the desktop (offline, so the test hears nothing and needs no device).
+    func desktopEngine(_ appName: String) throws -> AudioEngine {
+        var configuration = EngineConfiguration.offline()
+        configuration.desktopIntegration = true
+        configuration.appName = appName
+        return try AudioEngine(configuration)
+    }
+
+    func startMPV(paused: Bool = false) throws -> (MPV, String) {
+        let mpv = try MPV(playing: song)
+        let client = try MPRISClient(timeout: .seconds(2))
+        defer { client.close() }
+        var name: String?
+        #expect(eventually(within: 5) {
+            let info = client.refresh().first { $0.processID == mpv.pid }
+            name = info?.name
+            return info?.status == .playing && info?.title == "Title"
+        })
+        let bus = try #require(name)
+        if paused {
+            _ = playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "pause"])
+            #expect(eventually(within: 3) { playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "status"]) == "Paused" })
+        }
+        return (mpv, String(bus.dropFirst(MPRISClient.namePrefix.count)))
+    }
+
+    @Test func musicPlayingAtLaunchIsDetectedAndNamed() throws {
+        let (mpv, name) = try startMPV()
+        defer { mpv.kill() }
+        let engine = try desktopEngine("detect")
+        defer { engine.shutdown() }
+        engine.session.setCategory(.ambient)
+        engine.session.setActive(true)
+        #expect(engine.session.otherMusicWasPlayingAtLaunch)
+        #expect(engine.session.playersPlayingAtLaunch == [MPRISClient.namePrefix + name])
+        #expect(engine.systemMusicPlayer.nowPlayingItem?.title == "Title")
+        #expect(engine.systemMusicPlayer.playbackState == .playing)
+        let events = engine.update()
+        #expect(events.contains(.session(.silenceSecondaryAudioHint(true))))
+        #expect(engine.session.secondaryAudioShouldBeSilencedHint)
+        #expect(engine.session.isOtherAudioPlaying)
+        #expect(playerctl(["-p", name, "status"]) == "Playing")  // ambient leaves it alone
+    }
+
+    @Test(arguments: [true, false])
+    func nothingPlayingAtLaunchIsNotDetected(mpvPaused: Bool) throws {
+        let mpv = mpvPaused ? try startMPV(paused: true).0 : nil
+        defer { mpv?.kill() }
+        let engine = try desktopEngine("quiet")
+        defer { engine.shutdown() }
+        engine.session.setActive(true)
+        #expect(!engine.session.otherMusicWasPlayingAtLaunch)
+        engine.update()
+        #expect(!engine.session.secondaryAudioShouldBeSilencedHint)
+    }
+
+    @Test func soloAmbientPausesThePlayerAndDeactivationWithNotifyResumesIt() throws {
+        let (mpv, name) = try startMPV()
+        defer { mpv.kill() }
+        let engine = try desktopEngine("solo")
+        defer { engine.shutdown() }
+        engine.session.setCategory(.soloAmbient)
+        engine.session.setActive(true)
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+        engine.session.setActive(false, options: .notifyOthersOnDeactivation)
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
+    }
+
+    @Test func exitLeavesMusicThatWasPlayingAtLaunch() throws {
+        let (mpv, name) = try startMPV()
+        defer { mpv.kill() }
+        let engine = try desktopEngine("exit-keep")
+        engine.session.setCategory(.ambient)
+        engine.session.setActive(true)
+        engine.update()
+        engine.shutdown()
+        usleep(300_000)
+        #expect(playerctl(["-p", name, "status"]) == "Playing")
+    }
+
+    @Test func exitStopsMusicTheGameStarted() throws {
+        let (mpv, name) = try startMPV(paused: true)
+        defer { mpv.kill() }
+        let engine = try desktopEngine("exit-stop")
+        engine.session.setCategory(.ambient)
+        engine.session.setActive(true)
+        engine.systemMusicPlayer.beginGeneratingPlaybackNotifications()
+        engine.systemMusicPlayer.play()
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually(within: 3) { engine.update().contains(.systemMusic(.playbackStateDidChange(.playing))) })
+        engine.shutdown()
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+    }
+
+    @Test func soloAmbientResumesTheUsersPlayerAtExit() throws {
+        let (mpv, name) = try startMPV()
+        defer { mpv.kill() }
+        let engine = try desktopEngine("solo-exit")
+        engine.session.setActive(true)  // solo ambient is the default
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+        engine.shutdown()
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
+    }
+
+    @Test func systemPlayerCannotTakeAQueueOfMany() throws {
+        let (mpv, _) = try startMPV()
+        defer { mpv.kill() }
+        let engine = try desktopEngine("queue")
+        defer { engine.shutdown() }
+        let items = [MediaItem(path: song), MediaItem(path: song)]
+        #expect(throws: DesktopError.self) { try engine.systemMusicPlayer.setQueue(with: MediaItemCollection(items: items)) }
+    }
+
+    @Test func playerctlDrivesTheGamesOwnPlayer() throws {
+        let engine = try desktopEngine("drive")
+        defer { engine.shutdown() }
+        try engine.musicPlayer.setQueue(paths: [song, song])
+        engine.musicPlayer.play()
+        let player = "ambience.drive"
+        #expect(eventually(within: 3) { playerctl(["-p", player, "status"]) == "Playing" })
+        #expect(playerctl(["-p", player, "metadata", "title"]) == "Title")
+        _ = playerctl(["-p", player, "pause"])
+        #expect(eventually(within: 3) { engine.musicPlayer.playbackState == .paused })
+        _ = playerctl(["-p", player, "next"])
+        #expect(eventually(within: 3) { engine.musicPlayer.indexOfNowPlayingItem == 1 })
+    }
+}
+
+extension MPRISTests {
+    @Test func duckOthersTurnsThePlayerDownWhileActiveAndRestoresIt() throws {
+        let (mpv, name) = try startMPV()
+        defer { mpv.kill() }
+        let engine = try desktopEngine("duck")
+        defer { engine.shutdown() }
+        engine.session.setCategory(.playback, options: [.mixWithOthers, .duckOthers])
+        engine.session.setActive(true)
+        #expect(eventually(within: 3) { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 1) < 0.35 })
+        #expect(playerctl(["-p", name, "status"]) == "Playing")
+        engine.session.setActive(false, options: .notifyOthersOnDeactivation)
+        #expect(eventually(within: 3) { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 0) > 0.95 })
+    }
+}
