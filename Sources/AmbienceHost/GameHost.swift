@@ -197,10 +197,11 @@ public final class GameHost {
             // moves the schedule instead of causing a burst.
             let period = Duration.nanoseconds(Int64(1e9 / configuration.maxFrameRate))
             let now = clock.now
-            nextFrameStart = nextFrameStart.map { $0 + period } ?? start + period
-            if nextFrameStart! < now - period { nextFrameStart = now }
-            if nextFrameStart! > now {
-                let (whole, atto) = (nextFrameStart! - now).components
+            var next = nextFrameStart.map { $0 + period } ?? start + period
+            if next < now - period { next = now }
+            nextFrameStart = next
+            if next > now {
+                let (whole, atto) = (next - now).components
                 var wait = timespec(tv_sec: Int(whole), tv_nsec: Int(atto / 1_000_000_000))
                 var left = timespec()
                 while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }

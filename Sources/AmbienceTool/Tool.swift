@@ -6,7 +6,7 @@ import Synchronization
 /// 0 ok, 1 failed operation (one `ambience:` line on stderr), 2 usage error.
 public enum Tool {
     static let commands: [any Command.Type] = [
-        InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self, StressCommand.self, BenchCommand.self,
+        InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self, SessionCommand.self, StressCommand.self, BenchCommand.self,
         LibraryCommand.self,
     ]
 

@@ -147,3 +147,22 @@ extension MPRISTests {
         #expect(eventually(within: 3) { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 0) > 0.95 })
     }
 }
+
+extension MPRISTests {
+    @Test func sessionCommandReportsPlayersDevicesAndCapabilities() throws {
+        let (mpv, _) = try startMPV()
+        defer { mpv.kill() }
+        let result = try ToolRunner.run(["session", "--json"], environment: ["SDL_AUDIODRIVER": "pulseaudio"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        for key in ["otherAudioPlaying", "secondaryAudioShouldBeSilenced", "players", "outputDevices", "capabilities"] {
+            #expect(object[key] != nil, "missing \(key)")
+        }
+        let players = try #require(object["players"] as? [[String: Any]])
+        #expect(players.contains { $0["status"] as? String == "playing" && $0["title"] as? String == "Title" && $0["artist"] as? String == "Artist" })
+        #expect(object["secondaryAudioShouldBeSilenced"] as? Bool == true)
+        let devices = try #require(object["outputDevices"] as? [[String: Any]])
+        #expect(Set(devices.compactMap { $0["sink"] as? String }).isSuperset(of: ["speakers", "headphones"]))
+        #expect((object["capabilities"] as? [String: Any])?["effects"] as? Bool == true)
+    }
+}

@@ -216,8 +216,8 @@ extension GravityWave {
         let ship = world.ship
         guard ship.isAlive else { return }
         if ship.shield > 0 && Int(t * 10) % 2 == 0 { return }
-        var position = world.previousShipPosition + (ship.position - world.previousShipPosition) * alpha
-        if position.distance(to: ship.position) > 50 { position = ship.position }
+        // Between the last two steps (the world resets the previous position when the ship wraps or respawns).
+        let position = world.previousShipPosition + (ship.position - world.previousShipPosition) * alpha
         let nose = position + Vector.heading(ship.angle) * 15
         let left = position + Vector.heading(ship.angle - 2.45) * 11
         let right = position + Vector.heading(ship.angle + 2.45) * 11

@@ -209,6 +209,9 @@ public final class AudioEngine: @unchecked Sendable {
     @discardableResult
     public func setHRTF(_ on: Bool) -> Bool { mixer.setHRTF(on) }
 
+    /// The output devices the system offers (empty for an offline engine).
+    public var outputDevices: [AudioRoute] { state.withLock { $0.routes }?.devices ?? [] }
+
     /// What this machine's OpenAL Soft supports, and what is missing.
     public var capabilities: AudioCapabilities { mixer.capabilities }
 

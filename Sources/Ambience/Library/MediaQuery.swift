@@ -205,8 +205,7 @@ public struct MediaQuery: Sendable {
 
     /// Items, collections and sections from one read of the index.
     public func results() throws(LibraryError) -> MediaQueryResults {
-        // One read transaction: both steps see the same snapshot, whatever a scan commits meanwhile.
-        let fetched = try library.read { (db) throws(SQLiteError) -> FetchedRows in try db.readTransaction { () throws(SQLiteError) in try fetch(db) } }
+        let fetched = try library.read { (db) throws(SQLiteError) -> FetchedRows in try fetch(db) }
         var results = MediaQueryResults()
         results.items = fetched.items
         results.itemSections = Self.sections(fetched.sections.lazy.map(LibraryKey.sectionTitle(firstByte:)))
@@ -226,7 +225,7 @@ public struct MediaQuery: Sendable {
         var sections: [UInt8] = []
         var groupStarts: [Int] = []
 
-        /// Notes row `index`'s group key, starting a new group when it differs from the previous row's.
+        /// Notes the current row's group key: a new group starts where it differs from the previous row's.
         mutating func noteGroup(_ row: SQLiteRow, column: Int32, integer: Bool, last: inout (Int64?, String?)) {
             if integer {
                 let group = row.integer(column)
@@ -238,53 +237,28 @@ public struct MediaQuery: Sendable {
         }
     }
 
-    /// Two steps. First the order: IDs, section keys and groups, which the grouping indexes mostly answer alone.
-    /// Then the rows: by primary key when they are few, or in one pass over the table when they are many (every
-    /// album of a large library), which reads the file in order instead of jumping to each row.
+    /// One query, ordered so that every group is one contiguous run (the grouping indexes give that order).
     private func fetch(_ db: SQLiteDatabase) throws(SQLiteError) -> FetchedRows {
         let (filter, values) = whereClause()
         let whereText = filter.isEmpty ? "" : "WHERE " + filter
-        var fetched = FetchedRows()
-        var last: (Int64?, String?) = (nil, nil)
+        let sql: String
         if groupingType == .playlist {
-            // Playlists repeat items, in their own order: one query, rows as they come.
-            try db.query("""
+            // Playlists repeat items, in their own order.
+            sql = """
                 SELECT \(LibraryRow.itemColumns), playlists.name_key, playlists.id FROM playlists
                 JOIN playlist_entries e ON e.playlist_id = playlists.id JOIN items ON items.path = e.path
                 \(whereText) ORDER BY playlists.name_key, playlists.id, e.position
-                """, values) { row in
-                fetched.items.append(LibraryRow.item(row))
-                fetched.sections.append(row.firstByte(LibraryRow.itemColumnCount))
-                fetched.noteGroup(row, column: LibraryRow.itemColumnCount + 1, integer: true, last: &last)
-            }
-            return fetched
-        }
-        let shape = groupingType.shape
-        var order: [Int64] = []
-        try db.query("SELECT items.id, \(shape.section), \(shape.group) FROM items \(whereText) ORDER BY \(shape.order)", values) { row in
-            order.append(row.integer(0))
-            fetched.sections.append(row.firstByte(1))
-            fetched.noteGroup(row, column: 2, integer: groupingType.groupIsInteger, last: &last)
-        }
-        guard !order.isEmpty else { return fetched }
-        fetched.items.reserveCapacity(order.count)
-        let total = try db.integer("SELECT COUNT(*) FROM items") ?? 0
-        // A lookup by key costs about four rows of a sequential pass.
-        if Int64(order.count) * 4 < total {
-            for id in order {
-                try db.query("SELECT \(LibraryRow.itemColumns) FROM items WHERE items.id = ?", [.integer(id)]) { row in
-                    fetched.items.append(LibraryRow.item(row))
-                }
-            }
+                """
         } else {
-            var position: [Int64: Int] = [:]
-            position.reserveCapacity(order.count)
-            for (index, id) in order.enumerated() { position[id] = index }
-            var placed = [MediaItem?](repeating: nil, count: order.count)
-            try db.query("SELECT \(LibraryRow.itemColumns) FROM items") { row in
-                if let index = position[row.integer(0)] { placed[index] = LibraryRow.item(row) }
-            }
-            fetched.items = placed.compactMap { $0 }
+            let shape = groupingType.shape
+            sql = "SELECT \(LibraryRow.itemColumns), \(shape.section), \(shape.group) FROM items \(whereText) ORDER BY \(shape.order)"
+        }
+        var fetched = FetchedRows()
+        var last: (Int64?, String?) = (nil, nil)
+        try db.query(sql, values) { row in
+            fetched.items.append(LibraryRow.item(row))
+            fetched.sections.append(row.firstByte(LibraryRow.itemColumnCount))
+            fetched.noteGroup(row, column: LibraryRow.itemColumnCount + 1, integer: groupingType.groupIsInteger, last: &last)
         }
         return fetched
     }

@@ -161,14 +161,6 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Runs `body` inside `BEGIN … COMMIT` (deferred: no lock until the first read), so that every query in it sees
-    /// one snapshot of the database.
-    func readTransaction<T>(_ body: () throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        try run("BEGIN")
-        defer { if sqlite3_get_autocommit(handle) == 0 { _ = try? run("COMMIT") } }
-        return try body()
-    }
-
     /// Copies the write-ahead log into the database file and empties it. Waits at most the busy timeout for other
     /// connections' readers; what it could not copy stays in the log, which is not an error.
     func checkpoint() throws(SQLiteError) {

@@ -108,7 +108,9 @@ final class LoopbackDevice: @unchecked Sendable {
     }
 
     var rendererName: String {
-        alGetString(AL_VERSION).map { "OpenAL Soft " + String(cString: $0) } ?? "OpenAL Soft"
+        // AL_VERSION reads "1.1 ALSOFT 1.19.1": the spec version, then the implementation's.
+        let version = alGetString(AL_VERSION).map { String(cString: $0) } ?? ""
+        return "OpenAL Soft " + (version.split(separator: " ").last.map(String.init) ?? version)
     }
 }
 

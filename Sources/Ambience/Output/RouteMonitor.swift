@@ -26,6 +26,14 @@ final class RouteMonitor: @unchecked Sendable {
 
     var hasSoundServer: Bool { pulse != nil }
 
+    /// The output devices there are: the sound server's sinks, else what SDL lists.
+    var devices: [AudioRoute] {
+        if let pulse {
+            return pulse.sinks.map { AudioRoute(name: $0.description, driver: "pulseaudio", sink: $0.name) }
+        }
+        return SDLAudio.deviceNames().map { AudioRoute(name: $0, driver: "sdl") }
+    }
+
     /// The route as the sound server names it, when there is one.
     func route(driver: String) -> AudioRoute? {
         guard pulse != nil else { return nil }

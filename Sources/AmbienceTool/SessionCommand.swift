@@ -1,0 +1,51 @@
+import Ambience
+
+struct SessionCommand: Command {
+    static let name = "session"
+    static let usage = """
+        session [--json]                    what the audio session sees: other audio, music players, devices, OpenAL
+          --json    one JSON object with keys otherAudioPlaying, secondaryAudioShouldBeSilenced, players (name,
+                    status, title, artist), outputDevices, capabilities
+        """
+
+    static func run(_ arguments: inout Arguments) throws {
+        let json = arguments.flag("--json")
+        guard try arguments.finish().isEmpty else { throw UsageError("session takes no positional arguments") }
+        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-session"))
+        defer { engine.shutdown() }
+        engine.update()
+        let session = engine.session
+        let players = engine.systemMusicPlayer.players
+        let capabilities = engine.capabilities
+        let devices = engine.outputDevices
+        if json {
+            print(JSON.object([
+                ("otherAudioPlaying", .bool(session.isOtherAudioPlaying)),
+                ("secondaryAudioShouldBeSilenced", .bool(session.secondaryAudioShouldBeSilencedHint)),
+                ("players", .array(players.map { p in
+                    .object([("name", .string(p.name)), ("status", .string(p.status.rawValue)), ("title", .optional(p.title)), ("artist", .optional(p.artist))])
+                })),
+                ("outputDevices", .array(devices.map { d in
+                    .object([("name", .string(d.name)), ("driver", .string(d.driver)), ("sink", .optional(d.sink))])
+                })),
+                ("capabilities", .object([
+                    ("renderer", .string(capabilities.renderer)), ("effects", .bool(capabilities.effects)), ("hrtf", .bool(capabilities.hrtf)),
+                    ("realVoices", .int(capabilities.realVoices)), ("missing", .array(capabilities.missing.map(JSON.string))),
+                    ("extensions", .array(capabilities.extensions.map(JSON.string))),
+                ])),
+                ("outputDriver", .string(engine.outputDriver)),
+                ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable)),
+            ]).text)
+        } else {
+            print("output: \(engine.outputDriver), route \(session.currentRoute)")
+            print("other audio playing: \(session.isOtherAudioPlaying ? "yes" : "no")")
+            print("secondary audio should be silenced: \(session.secondaryAudioShouldBeSilencedHint ? "yes" : "no")")
+            print(engine.systemMusicPlayer.isAvailable ? "music players:" : "music players: unavailable (no session bus)")
+            for p in players { print("  \(p.name) \(p.status.rawValue)" + (p.title.map { ": \($0)" } ?? "") + (p.artist.map { " by \($0)" } ?? "")) }
+            print("output devices:")
+            for d in devices { print("  \(d)") }
+            print("OpenAL: \(capabilities.renderer), \(capabilities.realVoices) real voices, effects \(capabilities.effects ? "yes" : "no"), HRTF \(capabilities.hrtf ? "yes" : "no")")
+            for missing in capabilities.missing { print("  missing: \(missing)") }
+        }
+    }
+}
