@@ -114,7 +114,8 @@ public struct BenchReport: Sendable {
     public var scenes: [BenchScene] = []
     /// Median over Ambience's runs of each run's median `play` cost, in nanoseconds.
     public var playCallNs = 0.0
-    /// Percent of one core that streaming the music costs (music alone minus silence), or nil without music.
+    /// Percent of one core that streaming the music costs (music alone minus silence); nil without music or without
+    /// the `ambienceMusic` system.
     public var musicStreamCpuPercent: Double? = nil
     public var music: String? = nil
     public var seconds = 0.0
@@ -166,7 +167,7 @@ public enum Benchmark {
             report.scenes.append(result)
         }
         report.playCallNs = median(playCosts)
-        if let music = options.music, systems.contains(.ambience) || systems.contains(.ambienceMusic), !isCancelled() {
+        if let music = options.music, systems.contains(.ambienceMusic), !isCancelled() {
             progress("music streaming cost")
             report.musicStreamCpuPercent = try? musicStreamCost(music, seconds: options.musicSeconds, runs: options.runs, isCancelled: isCancelled)
         }

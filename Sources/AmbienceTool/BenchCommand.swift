@@ -4,12 +4,14 @@ import AmbienceBench
 struct BenchCommand: Command {
     static let name = "bench"
     static let usage = """
-        bench [--json] [--seconds S] [--voices N,N...] [--systems NAME,NAME...]
+        bench [--json] [--seconds S] [--runs R] [--voices N,N...] [--systems NAME,NAME...]
                                             side by side with raw OpenAL Soft and SDL_mixer, on the same scene, in one run
-          --seconds  seconds of audio per run (default 2); each cell is the median of 3 runs
+          --seconds  seconds of audio per run (default 2)
+          --runs     runs per cell, 1 to 9 (default 3); each cell is the median
           --voices   scene sizes, comma-separated (default 256,1024,4096,10000); Ambience mixes every voice for real
                      up to 4096, and 256 real voices in larger scenes
-          --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer (default all)
+          --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer (default all);
+                     the music streaming cost is measured with ambienceMusic
           --json     one JSON object: {"scenes":[{"voices":N,"systems":{"ambience":{"rtf":…},"openal":{…},
                      "sdlMixer":{…}},"ratios":{"ambienceOverOpenAL":…,"ambienceOverSDLMixer":…}},…],
                      "playCallNs":…,"musicStreamCpuPercent":…}
@@ -22,7 +24,9 @@ struct BenchCommand: Command {
     static func run(_ arguments: inout Arguments) throws {
         let json = arguments.flag("--json")
         let seconds = try arguments.number("--seconds") ?? 2
-        var options = BenchOptions(seconds: seconds)
+        let runs = try arguments.integer("--runs") ?? 3
+        guard (1...9).contains(runs) else { throw UsageError("--runs must be from 1 to 9") }
+        var options = BenchOptions(seconds: seconds, runs: runs)
         if let text = try arguments.option("--voices") {
             let counts = text.split(separator: ",").map { Int($0) }
             guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) >= 1 && ($0 ?? 0) <= 100_000 }) else {

@@ -98,6 +98,7 @@ private enum CAPI {
         "cc -std=c99 Demos/CGameLoop/main.c -Iinclude -L.build/release -lambience-c -Wl,-rpath,$PWD/.build/release -o cgameloop"
 }
 
+extension SoundServerSuites {
 @Suite(.serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
 struct CAPITests {
     @Test func headerIsPlainC99AndCxxWithoutWarnings() throws {
@@ -189,4 +190,5 @@ struct CAPITests {
         #expect(rms > 0.02, "the recording is silent (RMS \(rms))")
         #expect(peak < 32767, "the recording clips")
     }
+}
 }

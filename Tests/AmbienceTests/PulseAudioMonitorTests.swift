@@ -8,6 +8,7 @@ private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST
 /// scripts/with-services.sh's (`speakers`, the default, and `headphones`), so other suites that use the shared server
 /// (route-change tests) and these never see each other's changes. Only the SDL test uses the shared server, because
 /// SDL follows `PULSE_SERVER`; it changes nothing there but its own stream. Serialized: SDL's audio is process-wide.
+extension SoundServerSuites {
 @Suite(.serialized, .enabled(if: servicesRunning, "needs pulseaudio and the environment of scripts/with-services.sh"))
 struct PulseAudioMonitorTests {
     @Test func listsSinksAndTheDefault() throws {
@@ -202,6 +203,7 @@ struct PulseAudioMonitorTests {
         }
         #expect(try server.monitor().defaultSinkName == "speakers")
     }
+}
 }
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.

@@ -3,8 +3,13 @@ import Testing
 @testable import Ambience
 
 /// Real-time output through SDL (the dummy driver on machines with no sound card: it runs the callback at real-time pace).
+extension SoundServerSuites {
 @Suite(.serialized) struct RealtimeTests {
     @Test func aStalledGameThreadDoesNotStarveTheMusic() throws {
+        // SDL's dummy driver runs the callback at real-time pace on a machine with or without a sound server.
+        let previous = getenv("SDL_AUDIODRIVER").map { String(cString: $0) }
+        setenv("SDL_AUDIODRIVER", "dummy", 1)
+        defer { if let previous { setenv("SDL_AUDIODRIVER", previous, 1) } else { unsetenv("SDL_AUDIODRIVER") } }
         let fixtures = try Fixtures()
         let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-stall-test"))
         defer { engine.shutdown() }
@@ -36,4 +41,5 @@ import Testing
         let rendered = engine.mixer.framesRendered.load(ordering: .relaxed) - frames
         #expect(abs(Double(rendered) - 24_000) < 6_000, "rendered \(rendered) frames in 0.5 s")
     }
+}
 }

@@ -3,6 +3,7 @@ import Testing
 @testable import Ambience
 
 /// Route changes against a real PulseAudio server (scripts/with-services.sh), through `ambience play --events-json`.
+extension SoundServerSuites {
 @Suite(.serialized, .enabled(if: PulseServer.isRunning, "needs the private PulseAudio server of scripts/with-services.sh"))
 struct RouteChangeTests {
     let fixtures: Fixtures
@@ -126,4 +127,5 @@ struct RouteChangeTests {
         player.process.waitUntilExit()
         #expect(player.process.terminationStatus == 0)
     }
+}
 }

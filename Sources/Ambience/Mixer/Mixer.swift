@@ -98,7 +98,7 @@ public final class Mixer: @unchecked Sendable {
         self.configuration = configuration
         // Leave room for music streams beside the voice pool.
         device = try LoopbackDevice(sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf)
-        sources = ALSource.make(count: configuration.realVoices)
+        sources = device.withCurrentContext { ALSource.make(count: configuration.realVoices) }
         freeSources = (0..<Int32(sources.count)).reversed()
         sourceOwner = Array(repeating: -1, count: sources.count)
         effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX")
@@ -111,23 +111,25 @@ public final class Mixer: @unchecked Sendable {
         buses = [BusState(name: "master", parent: nil)]
         for bus in BuiltinBus.allCases.dropFirst() { buses.append(BusState(name: "\(bus)", parent: 0)) }
         events.reserveCapacity(256)
-        ALListener.useInverseDistanceClamped()
+        device.withCurrentContext { ALListener.useInverseDistanceClamped() }
         duckingRules = [(BuiltinBus.voice.rawValue, BuiltinBus.music.rawValue, 9, 0.08, 0.5)]
     }
 
     deinit {
-        device.makeCurrent()
-        for source in sources { source.stop(); source.setBuffer(nil); source.delete() }
-        for filter in filters { filter?.delete() }
-        for slot in busReverbs.values { slot.delete() }
-        for zone in zones { zone.slot.delete() }
+        device.withCurrentContext {
+            for source in sources { source.stop(); source.setBuffer(nil); source.delete() }
+            for filter in filters { filter?.delete() }
+            for slot in busReverbs.values { slot.delete() }
+            for zone in zones { zone.slot.delete() }
+        }
     }
 
     func bus(_ builtin: BuiltinBus) -> Bus { Bus(mixer: self, index: builtin.rawValue) }
 
     private func withLock<R>(_ body: () -> R) -> R {
         lock.withLock { _ in
-            device.makeCurrent()
+            let token = device.enter()
+            defer { device.leave(token) }
             return body()
         }
     }
@@ -875,6 +877,8 @@ public final class Mixer: @unchecked Sendable {
     }
 
     var freeSourceCount: Int { withLock { freeSources.count } }
+    var freeSlotCount: Int { withLock { freeSlots.count } }
+    var pendingEventCount: Int { withLock { events.count } }
 
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { active.count } }

@@ -42,8 +42,6 @@ final class SoundCache: Sendable {
     func preload(_ paths: [String], mixer: Mixer) {
         preloadQueue.async { [self] in
             for path in paths { _ = try? sound(for: path, mixer: mixer) }
-            // The worker thread may outlive the engine: it must not keep the OpenAL context.
-            mixer.device.releaseFromThread()
         }
     }
 

@@ -498,9 +498,6 @@ public final class MusicPlayer: @unchecked Sendable {
         endOfQueue()
     }
 
-    /// Called by a thread that pumped the player, before it ends.
-    func leaveThread() { mixer.device.releaseFromThread() }
-
     /// Refills finished buffers and follows the playhead. Called by the streaming thread, or per block when offline.
     func pump() {
         lock.withLock { _ in

@@ -18,7 +18,6 @@ final class StreamingThread: Sendable {
                 player.pump()
                 usleep(10_000)
             }
-            player.leaveThread()
             finished.withLock { $0 = true }
         }
         thread.name = "ambience.streaming"

@@ -55,7 +55,6 @@ final class LoopbackDevice: @unchecked Sendable {
         alcGetIntegerv(device, ALC_MONO_SOURCES, 1, &mono)
         alcGetIntegerv(device, ALC_STEREO_SOURCES, 1, &stereo)
         sourceLimit = Int(mono + stereo)
-        makeCurrent()
     }
 
     deinit {
@@ -64,14 +63,28 @@ final class LoopbackDevice: @unchecked Sendable {
         alcCloseDevice(device)
     }
 
-    /// Makes this context current for the calling thread only, so engines on other threads are not disturbed.
-    func makeCurrent() {
-        if alcGetThreadContext() != context { alcSetThreadContext(context) }
+    /// Makes this context current on the calling thread only (so engines on other threads are not disturbed) and
+    /// returns what to hand to `leave`, which puts back whatever was current before. A thread therefore never keeps
+    /// our context: one that ends later cannot leak it (OpenAL Soft 1.19 leaks a context still current on an
+    /// exiting thread).
+    func enter() -> ContextToken {
+        let previous = alcGetThreadContext()
+        if previous != context { alcSetThreadContext(context) }
+        return ContextToken(previous: previous)
     }
 
-    /// Forgets this context on the calling thread; a thread that made it current must do this before it ends.
-    func releaseFromThread() {
-        if alcGetThreadContext() == context { alcSetThreadContext(nil) }
+    func leave(_ token: ContextToken) {
+        if token.previous != context { alcSetThreadContext(token.previous) }
+    }
+
+    struct ContextToken {
+        fileprivate let previous: OpaquePointer?
+    }
+
+    func withCurrentContext<R>(_ body: () throws -> R) rethrows -> R {
+        let token = enter()
+        defer { leave(token) }
+        return try body()
     }
 
     /// Mixes `frames` stereo float frames into `buffer`. Safe on the audio thread: no allocation, no locks of ours.
