@@ -59,6 +59,7 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) private var freeSources: [Int32]
     @exclusivity(unchecked) private var sourceOwner: [Int32]
     private var needsRebalance = false
+    private var framesSinceRebalance = 0
     /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
     private var suspended = false
     /// The real voice that the last rebalance ranked lowest, and its importance: a new, more important voice takes its source at once.
@@ -366,8 +367,15 @@ public final class Mixer: @unchecked Sendable {
                 i -= 1
                 advance(slot, frames: frames, seconds: seconds, busesChanged: busesChanged)
             }
-            // With virtual voices about, loudness and distance change the ranking every tick.
-            if needsRebalance || active.count > sources.count - freeSources.count { rebalance() }
+            // With no competition a rebalance only hands out free sources: do it at once. With virtual voices about,
+            // ranking the whole crowd costs in proportion to it, so re-rank every 40 ms; a new voice that matters
+            // more than the weakest real one has already taken its source in play().
+            framesSinceRebalance += frames
+            let competing = active.count > sources.count
+            let waiting = active.count > sources.count - freeSources.count  // some voice is virtual
+            if (needsRebalance || waiting) && !competing || competing && framesSinceRebalance * 25 >= configuration.sampleRate {
+                rebalance()
+            }
             if busesChanged { for stream in streams { applyStreamGain(stream) } }
             ALBatch.commit()
         }
@@ -442,6 +450,7 @@ public final class Mixer: @unchecked Sendable {
     /// Gives the real sources to the most important voices; the rest keep time virtually.
     private func rebalance() {
         needsRebalance = false
+        framesSinceRebalance = 0
         let count = active.count
         let capacity = sources.count
         if count <= capacity {
