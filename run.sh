@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# First command: install what is missing, build, and render the bundled music and effects to a WAV.
+# First command: install what is missing, build, and start the demo game "Gravity Wave".
+# With a display it opens the game's window; without one it plays headless (a scripted pilot) and records
+# the game's audio to out/gravity-wave.wav. Extra arguments go to the game (see `gravity-wave --help`).
 set -euo pipefail
 cd "$(dirname "$0")"
 bash scripts/install-deps.sh
-swift build -c release
+swift build -c release --product gravity-wave
+swift build -c release --product ambience
 mkdir -p out
-.build/release/ambience render --out out/demo-mix.wav --seconds 20 \
-  --music Assets/Music/gravity-wave-theme.ogg --music Assets/Music/orbit-lullaby.mp3 \
-  --sfx Assets/SFX/laser.wav@1,pan=-0.6 --sfx Assets/SFX/pickup.wav@2.5,pan=0.6 \
-  --sfx Assets/SFX/explosion.wav@4 --sfx Assets/SFX/laser.wav@6.2,pitch=1.3 --sfx Assets/SFX/ui-click.wav@8
-.build/release/ambience info out/demo-mix.wav
-echo "Listen: out/demo-mix.wav"
+if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  exec .build/release/gravity-wave "$@"
+fi
+echo "No display here: Gravity Wave plays headless for 10 seconds and records its audio."
+.build/release/gravity-wave --headless --seconds 10 --record out/gravity-wave.wav "$@"
+.build/release/ambience info out/gravity-wave.wav
+echo "Listen: out/gravity-wave.wav"
