@@ -308,8 +308,8 @@ private func deliver(_ event: AudioEvent, to box: EngineBox) {
         if let id, let callback = callbacks.voiceFinished { callback.function(callback.userdata, id, how) }
     case .music(let music):
         deliver(music, callbacks)
-    case .systemMusic:
-        break  // the C API drives the application player only; the system player is not wrapped yet
+    case .systemMusic, .library:
+        break  // the system player is not wrapped yet; libraries opened through the C API deliver their own events
     case .session(let note):
         deliver(note, callbacks)
     }

@@ -150,7 +150,7 @@ final class EventReporter {
             return .object([("event", .string("playbackError")), ("path", .string(item.url)), ("error", .string(error.description))])
         case .music(.volumeDidChange(let volume)):
             return .object([("event", .string("volume")), ("volume", .double(Double(volume)))])
-        case .music(.queueDidChange), .voiceFinished, .voiceStolen, .systemMusic:
+        case .music(.queueDidChange), .voiceFinished, .voiceStolen, .systemMusic, .library:
             return nil
         }
     }

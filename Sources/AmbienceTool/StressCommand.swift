@@ -3,7 +3,8 @@ import Ambience
 struct StressCommand: Command {
     static let name = "stress"
     static let usage = """
-        stress --voices N --seconds S [--real R] [--json] [--realtime]
+        stress --voices N --seconds S [--real R] [--json] [--realtime [--chaos]]
+        stress --soak [--seconds S] [--voices N] [--json]
                                             the headless voice stress test: N 3D voices, R of them real
           --voices    voices in the crowd (70% looping; one-shots start again when they finish)
           --seconds   seconds of audio to render (offline), or to run for (--realtime)
@@ -12,24 +13,35 @@ struct StressCommand: Command {
                       playCallNs, peakRSSBytes, underruns (then extra keys)
           --realtime  play through the output device (SDL's dummy driver when there is none) with a 60 Hz
                       game loop, and report the audio callback's timing
+          --chaos     with --realtime: every 0.3 s the music seeks or skips, and every frame voices start,
+                      fade and stop (for ThreadSanitizer: game, streaming and audio threads all busy)
+          --soak      an offline hour (or S seconds) of game audio: the crowd (N voices, default 64), about
+                      280 one-shots a second, music skipping every 30 s, and every 2 minutes an interruption,
+                      a spell in the background and a lost device. JSON key "soak": OpenAL sources and buffers
+                      alive, RSS growth after warm-up, render time per block
         The bundled theme streams beside the crowd when Assets/Music/gravity-wave-theme.ogg is found.
         """
 
     static func run(_ arguments: inout Arguments) throws {
         let json = arguments.flag("--json")
         let realtime = arguments.flag("--realtime")
-        guard let voices = try arguments.integer("--voices") else { throw UsageError("stress needs --voices N") }
-        guard let seconds = try arguments.number("--seconds") else { throw UsageError("stress needs --seconds S") }
+        let chaos = arguments.flag("--chaos")
+        let soak = arguments.flag("--soak")
+        guard let voices = try arguments.integer("--voices") ?? (soak ? 64 : nil) else { throw UsageError("stress needs --voices N") }
+        guard let seconds = try arguments.number("--seconds") ?? (soak ? 3_600 : nil) else { throw UsageError("stress needs --seconds S") }
         let real = try arguments.integer("--real") ?? 256
         guard try arguments.finish().isEmpty else { throw UsageError("stress takes no positional arguments") }
+        guard !chaos || realtime else { throw UsageError("--chaos needs --realtime") }
+        guard !(soak && realtime) else { throw UsageError("--soak renders offline; it does not take --realtime") }
         guard (1...1_000_000).contains(voices) else { throw UsageError("--voices must be from 1 to 1000000") }
         guard seconds > 0, seconds <= 3_600 else { throw UsageError("--seconds must be above 0 and at most 3600") }
         guard (1...4096).contains(real) else { throw UsageError("--real must be from 1 to 4096") }
 
         let scene = StressScene(voices: voices)
-        let options = StressOptions(seconds: seconds, realVoices: real)
+        let options = StressOptions(seconds: seconds, realVoices: real, chaos: chaos)
         let report = realtime
             ? try scene.runRealtime(options, isCancelled: { Interrupt.requested })
+            : soak ? try scene.runSoak(options, isCancelled: { Interrupt.requested })
             : try scene.run(options, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
@@ -51,6 +63,29 @@ struct StressCommand: Command {
             ("maxRenderMicroseconds", .double(r.maxRenderMicroseconds)),
         ]
         if let rms = r.outputRMS { pairs.append(("outputRMS", .double(rms))) }
+        if let c = r.chaos {
+            pairs.append(("chaos", .object([
+                ("seeks", .int(c.seeks)), ("skips", .int(c.skips)), ("voicesStarted", .int(c.voicesStarted)),
+                ("voicesStopped", .int(c.voicesStopped)), ("voicesFaded", .int(c.voicesFaded)),
+            ])))
+        }
+        if let s = r.soak {
+            pairs.append(("soak", .object([
+                ("oneShots", .int(s.oneShots)), ("musicSkips", .int(s.musicSkips)), ("interruptions", .int(s.interruptions)),
+                ("backgroundings", .int(s.backgroundings)), ("routeChanges", .int(s.routeChanges)),
+                ("warmupSeconds", .double(s.warmupSeconds)),
+                ("alSourcesAfterWarmup", .int(s.alSourcesAfterWarmup)), ("alSourcesAtEnd", .int(s.alSourcesAtEnd)),
+                ("alSourcesMax", .int(s.alSourcesMax)), ("alBuffersAfterWarmup", .int(s.alBuffersAfterWarmup)),
+                ("alBuffersAtEnd", .int(s.alBuffersAtEnd)), ("alBuffersMax", .int(s.alBuffersMax)),
+                ("voicesAtEnd", .int(s.voicesAtEnd)),
+                ("rssAfterWarmupBytes", .int(s.rssAfterWarmupBytes)), ("rssAtEndBytes", .int(s.rssAtEndBytes)),
+                ("rssGrowthBytes", .int(s.rssGrowthBytes)),
+                ("averageBlockMicroseconds", .double(s.averageBlockMicroseconds)),
+                ("maxBlockMicroseconds", .double(s.maxBlockMicroseconds)),
+                ("routeChangeEvents", .int(s.routeChangeEvents)), ("interruptionEvents", .int(s.interruptionEvents)),
+                ("playbackErrors", .int(s.playbackErrors)),
+            ])))
+        }
         return .object(pairs)
     }
 
@@ -67,6 +102,15 @@ struct StressCommand: Command {
             ("peak memory", "\(r.peakRSSBytes >> 20) MiB"),
         ]
         if let rms = r.outputRMS { rows.append(("output RMS", fixed(rms, 4))) }
+        if let c = r.chaos {
+            rows.append(("chaos", "\(c.seeks) seeks, \(c.skips) skips, \(c.voicesStarted) voices started, \(c.voicesStopped) stopped, \(c.voicesFaded) faded"))
+        }
+        if let s = r.soak {
+            rows.append(("soak", "\(s.oneShots) one-shots, \(s.musicSkips) skips, \(s.interruptions) interruptions, \(s.backgroundings) backgroundings, \(s.routeChanges) lost devices"))
+            rows.append(("AL objects", "sources \(s.alSourcesAfterWarmup) → \(s.alSourcesAtEnd) (max \(s.alSourcesMax)), buffers \(s.alBuffersAfterWarmup) → \(s.alBuffersAtEnd) (max \(s.alBuffersMax))"))
+            rows.append(("RSS growth", "\(s.rssGrowthBytes / 1024) KiB after \(fixed(s.warmupSeconds, 0)) s of warm-up"))
+            rows.append(("block", "average \(fixed(s.averageBlockMicroseconds, 1)) µs, longest \(fixed(s.maxBlockMicroseconds, 1)) µs"))
+        }
         for (label, value) in rows { print(label + String(repeating: " ", count: max(13 - label.count, 1)) + value) }
     }
 }

@@ -320,6 +320,26 @@ import Testing
 
     // MARK: - Change notifications
 
+    @Test func aWatchedLibraryNotifiesThroughTheEnginesUpdate() throws {
+        let source = try fixtures.libraryOgg("source.ogg", ["TITLE=Copied"])
+        try fixtures.libraryOgg("music/first.ogg", ["TITLE=First"])
+        let library = try openLibrary()
+        try library.scan()
+        let engine = try AudioEngine(.offline())
+        engine.watch(library)
+        library.beginGeneratingLibraryChangeNotifications()
+        defer { library.endGeneratingLibraryChangeNotifications() }
+        try FileManager.default.copyItem(atPath: source, toPath: music + "/copied.ogg")
+        var seen: [AudioEvent] = []
+        let deadline = Date().addingTimeInterval(3)
+        while !seen.contains(.library(.libraryDidChange)) && Date() < deadline {
+            seen += engine.update()
+            usleep(20_000)
+        }
+        #expect(seen.filter { $0 == .library(.libraryDidChange) }.count == 1)
+        #expect(library.items.map(\.title) == ["Copied", "First"])
+    }
+
     @Test func aFileCopiedInWhileWatchingGivesOneNotification() throws {
         let source = try fixtures.libraryOgg("source.ogg", ["TITLE=Copied", "ARTIST=Watcher"])
         try fixtures.libraryOgg("music/first.ogg", ["TITLE=First"])

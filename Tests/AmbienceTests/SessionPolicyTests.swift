@@ -12,7 +12,7 @@ import Testing
         .interruptionBegan(appAudioPlaying: true), .interruptionEnded,
         .currentDeviceRemoved(previous: speakers, current: headphones), .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
-        .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange,
+        .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost, .mediaServicesReset,
     ]
 
@@ -38,8 +38,8 @@ import Testing
             #expect(actions.isEmpty)  // it was never backgrounded
         case .interruptionBegan:
             #expect(actions == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])
-        case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange:
-            #expect(!actions.contains(.resumeAppAudio))  // nothing was interrupted or paused
+        case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange, .stopAfterRouteChange:
+            #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.resumeEffectsOnly))  // nothing was paused
         case .currentDeviceRemoved(_, let current?):
             #expect(actions == [.followDefaultDevice, .pauseAppAudio(.routeChange),
                                 .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: Self.speakers, current: current)))])
@@ -131,6 +131,10 @@ import Testing
         #expect(!policy.handle(.currentDeviceRemoved(previous: Self.headphones, current: Self.speakers)).contains(.pauseAppAudio(.routeChange)))
         #expect(policy.handle(.resumeAfterRouteChange) == [.resumeAppAudio])
         #expect(policy.handle(.resumeAfterRouteChange) == [])
+        // Stop instead of Resume: the effects go on, the music does not.
+        _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: Self.headphones))
+        #expect(policy.handle(.stopAfterRouteChange) == [.resumeEffectsOnly])
+        #expect(!policy.state.isPausedForRouteChange)
     }
 
     @Test func losingEveryDeviceInterruptsAndADeviceComingBackResumes() {

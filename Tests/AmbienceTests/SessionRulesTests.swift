@@ -98,4 +98,22 @@ import Testing
         #expect(abs(engine.musicPlayer.currentPlaybackTime - musicTime) < 0.05)
         #expect(try Signal(engine.render(frames: 9_600)).rms(512..<9_600) > 0.1)
     }
+
+    @Test func stopAfterRouteChangeResumesEffectsButNotMusic() throws {
+        let fixtures = try Fixtures()
+        let engine = try AudioEngine(.offline())
+        try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("m.wav", hz: 300, seconds: 3)])
+        engine.musicPlayer.play()
+        let sound = try engine.makeSound(tone(hz: 880, seconds: 1), name: "sfx")
+        engine.play(sound, PlayOptions(loop: true))
+        _ = try engine.render(frames: 9_600)
+        let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
+        engine.session.handle(.currentDeviceRemoved(previous: speakers, current: AudioRoute(name: "Headphones", driver: "pulseaudio")))
+        engine.session.stopAfterRouteChange()
+        engine.musicPlayer.stop()
+        let out = try Signal(engine.render(frames: 9_600))
+        #expect(out.amplitude(of: 880, in: 1_024..<9_600) > 0.1)
+        #expect(out.amplitude(of: 300, in: 0..<9_600) < 0.001)
+        #expect(engine.musicPlayer.playbackState == .stopped)
+    }
 }

@@ -47,3 +47,19 @@ private func fuzzDecoder(_ bytes: [UInt8]) {
     try? decoder.seek(toFrame: info.frames / 2)
     _ = try? buffer.withUnsafeMutableBufferPointer { (p) throws(DecodingError) -> Int in try decoder.read(into: p.baseAddress!, frames: 1024) }
 }
+
+/// The library's playlist parser, as `.m3u` (Latin-1 fallback) and as `.m3u8`, with roots that exercise
+/// "inside", "outside" and the whole file system. Every entry it accepts must be normalized and inside a root.
+private func fuzzPlaylist(_ bytes: [UInt8]) {
+    let roots: [[UInt8]] = [Array("/music".utf8), Array("/".utf8)]
+    for isUTF8Playlist in [false, true] {
+        var parsed = PlaylistFile.Parsed(name: "fuzz")
+        PlaylistFile.parse(bytes, folder: Array("/music/lists".utf8), isUTF8Playlist: isUTF8Playlist,
+                           roots: roots, into: &parsed)
+        for entry in parsed.entries {
+            precondition(entry.path == RawPath.normalized(entry.path), "entry not normalized")
+            precondition(roots.contains { RawPath.isInside(entry.path, $0) }, "entry outside every root")
+            precondition(entry.line >= 1, "entry without a line")
+        }
+    }
+}

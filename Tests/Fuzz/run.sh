@@ -26,13 +26,27 @@ swiftc -sanitize=fuzzer,address -parse-as-library -module-name AmbienceFuzz -O -
 seeds="$work/seeds"
 mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u}
 cp Assets/SFX/*.wav "$seeds/wav/"
-sox -n -r 8000 -c 2 -b 24 "$seeds/wav/tiny24.wav" synth 0.01 sine 440
+sox -n -r 8000 -c 2 -b 24 "$seeds/wav/tiny24.wav" synth 0.01 sine 440 2>/dev/null
 sox -n -r 8000 -c 1 -e floating-point -b 32 "$seeds/wav/tinyfloat.wav" synth 0.01 sine 440
-sox -n -r 8000 -c 1 "$work/t.wav" synth 0.2 sine 440
+sox -n -r 8000 -c 1 -b 16 "$work/t.wav" synth 0.2 sine 440
 oggenc -Q -q 0 -t "Seed" -a "Fuzz" -o "$seeds/ogg/tiny.ogg" "$work/t.wav"
 lame --quiet -b 32 --tt "Seed" --ta "Fuzz" --add-id3v2 "$work/t.wav" "$seeds/mp3/tiny.mp3"
-[ -f Assets/Music/cover.png ] && lame --quiet -b 32 --ti Assets/Music/cover.png "$work/t.wav" "$seeds/mp3/art.mp3"
+lame --quiet -b 32 --tt "Seed" --ta "Fuzz" --tn 3 --tg Rock --id3v1-only "$work/t.wav" "$seeds/mp3/id3v1.mp3"
+lame --quiet -b 32 --ti Assets/Music/cover.png "$work/t.wav" "$seeds/mp3/art.mp3"
+# The bundled music, cut to the first 64 KB (the longest input a run tries).
+head -c 65536 Assets/Music/gravity-wave-theme.ogg > "$seeds/ogg/theme-head.ogg"
+head -c 65536 Assets/Music/orbit-lullaby.mp3 > "$seeds/mp3/lullaby-head.mp3"
+# A FLAC picture block (as in METADATA_BLOCK_PICTURE) around the bundled cover, alone and inside a Vorbis comment.
+python3 - "$seeds/picture/cover.bin" Assets/Music/cover.png <<'PY'
+import struct, sys
+png = open(sys.argv[2], "rb").read()
+mime, desc = b"image/png", b"cover"
+block = struct.pack(">I", 3) + struct.pack(">I", len(mime)) + mime + struct.pack(">I", len(desc)) + desc
+block += struct.pack(">IIIII", 32, 32, 24, 0, len(png)) + png
+open(sys.argv[1], "wb").write(block)
+PY
 printf '\x00\x00\x00\x03\x00\x00\x00\x09image/png\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x20\x00\x00\x00\x00\x00\x00\x00\x04\x89PNG' > "$seeds/picture/block.bin"
+oggenc -Q -q 0 -c "METADATA_BLOCK_PICTURE=$(base64 -w0 "$seeds/picture/cover.bin")" -o "$seeds/ogg/art.ogg" "$work/t.wav"
 printf 'laser.wav@1.5,gain=0.8,pan=-1,pitch=1.2' > "$seeds/sfx/cue.txt"
 printf 'a@b,c.wav@0' > "$seeds/sfx/odd.txt"
 printf '#EXTM3U\n#EXTINF:12,Artist - Title\nmusic/a.ogg\n../outside.mp3\n/abs/path.wav\n' > "$seeds/m3u/list.m3u"

@@ -430,9 +430,8 @@ public final class GravityWave {
             engine.session.resumeAfterRouteChange()
         case .alertStop:
             alert = nil
-            // Ending the route-change pause resumes the effects (and restarts the music it paused); the music then
-            // stops, as the user asked.
-            engine.session.resumeAfterRouteChange()
+            // The effects go on; the music stays stopped, as the user asked.
+            engine.session.stopAfterRouteChange()
             player.stop()
         }
     }

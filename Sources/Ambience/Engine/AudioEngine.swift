@@ -95,6 +95,7 @@ public final class AudioEngine: @unchecked Sendable {
         /// The music player was playing when the session paused app audio, so resuming restarts it.
         var musicPausedBySession = false
         var routes: RouteMonitor?
+        var libraries: [MediaLibrary] = []
     }
 
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
@@ -247,6 +248,12 @@ public final class AudioEngine: @unchecked Sendable {
 
     // MARK: The game loop
 
+    /// Delivers the library's change notifications in `update()` as `.library(.libraryDidChange)`, between its
+    /// `beginGeneratingLibraryChangeNotifications()` and `end…` calls.
+    public func watch(_ library: MediaLibrary) {
+        state.withLock { state in if !state.libraries.contains(where: { $0 === library }) { state.libraries.append(library) } }
+    }
+
     /// Registers a handler for events; it runs inside `update()`, on that thread.
     public func addObserver(_ handler: @escaping (AudioEvent) -> Void) { observers.append(handler) }
 
@@ -272,6 +279,7 @@ public final class AudioEngine: @unchecked Sendable {
         }
         events += musicPlayer.drainEvents().map(AudioEvent.music)
         if let desktop { events += systemMusicPlayer.handle(desktop.client.drainEvents()).map(AudioEvent.systemMusic) }
+        for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
         for event in events { for observer in observers { observer(event) } }
         return events
@@ -316,6 +324,9 @@ extension AudioEngine: SessionEffects {
             if state.withLock({ state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }) {
                 musicPlayer.play()
             }
+        case .resumeEffectsOnly:
+            mixer.setSuspended(false)
+            state.withLock { $0.musicPausedBySession = false }
         case .silenceOutput(let on):
             mixer.setOutputSilenced(on)
         case .followDefaultDevice:

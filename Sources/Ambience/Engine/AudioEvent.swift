@@ -8,6 +8,8 @@ public enum AudioEvent: Sendable, Equatable {
     case music(MusicEvent)
     /// A notification from the system music player (the desktop's own player).
     case systemMusic(MusicEvent)
+    /// A media library the engine watches (`AudioEngine.watch(_:)`) changed: query it again.
+    case library(MediaLibraryEvent)
     /// A notification from the audio session: route changes, interruptions, the silence-secondary-audio hint.
     case session(SessionNotification)
 }

@@ -102,12 +102,17 @@ public struct StressOptions: Sendable {
     public var blockFrames: Int
     /// Music streamed beside the crowd (repeating), or nil for none.
     public var music: String?
+    /// Real time only: every ~0.3 s the music player seeks or skips (through `music` and the other bundled track),
+    /// and every game frame extra voices start, fade and stop, so the game, streaming and audio threads all race.
+    public var chaos: Bool
 
-    public init(seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024, music: String? = StressScene.defaultMusicPath) {
+    public init(seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024, music: String? = StressScene.defaultMusicPath,
+                chaos: Bool = false) {
         self.seconds = seconds
         self.realVoices = realVoices
         self.blockFrames = blockFrames
         self.music = music
+        self.chaos = chaos
     }
 }
 
@@ -148,8 +153,53 @@ public struct StressReport: Sendable {
     public var maxRenderMicroseconds = 0.0
     /// Whether the run stopped early because `isCancelled` said so.
     public var cancelled = false
+    /// What `--chaos` did, when it ran.
+    public var chaos: ChaosCounts? = nil
+    /// What `--soak` measured, when it ran.
+    public var soak: SoakReport? = nil
 
     public init() {}
+}
+
+/// What the chaos of a real-time run did to the engine.
+public struct ChaosCounts: Sendable {
+    public var seeks = 0
+    public var skips = 0
+    public var voicesStarted = 0
+    public var voicesStopped = 0
+    public var voicesFaded = 0
+}
+
+/// A soak run: an hour of game audio rendered offline, watched for leaks.
+public struct SoakReport: Sendable {
+    public var oneShots = 0
+    public var musicSkips = 0
+    public var interruptions = 0
+    public var backgroundings = 0
+    public var routeChanges = 0
+    /// Seconds of audio after which the baseline below was taken.
+    public var warmupSeconds = 0.0
+    /// OpenAL sources and buffers alive in the process (made and not deleted): at the baseline, at the end, and the
+    /// most at any block after the baseline.
+    public var alSourcesAfterWarmup = 0
+    public var alSourcesAtEnd = 0
+    public var alSourcesMax = 0
+    public var alBuffersAfterWarmup = 0
+    public var alBuffersAtEnd = 0
+    public var alBuffersMax = 0
+    /// Voices alive (real + virtual) at the end.
+    public var voicesAtEnd = 0
+    /// Resident memory (`/proc/self/statm`), at the baseline and at the end.
+    public var rssAfterWarmupBytes = 0
+    public var rssAtEndBytes = 0
+    public var rssGrowthBytes: Int { rssAtEndBytes - rssAfterWarmupBytes }
+    /// Wall time of each `AudioEngine.render` block (mixing, music streaming and the mixer tick), in microseconds.
+    public var averageBlockMicroseconds = 0.0
+    public var maxBlockMicroseconds = 0.0
+    /// Events the game saw, by kind: route changes, interruptions, playback errors.
+    public var routeChangeEvents = 0
+    public var interruptionEvents = 0
+    public var playbackErrors = 0
 }
 
 extension StressScene {
@@ -201,8 +251,9 @@ extension StressScene {
         let crowd = try StressCrowd(scene: self, engine: engine)
         var report = StressReport()
         report.driver = engine.outputDriver
-        report.music = try startMusic(options.music, on: engine)
+        report.music = try startMusic(options.music, on: engine, playlist: options.chaos)
         crowd.start()
+        let chaos = options.chaos ? StressChaos(engine: engine, sounds: crowd.sounds) : nil
 
         let framesStart = engine.mixer.framesRendered.load(ordering: .relaxed)
         let wallStart = monotonicNanoseconds()
@@ -216,8 +267,10 @@ extension StressScene {
             if next > endNanos { break }
             var deadline = timespec(tv_sec: next / 1_000_000_000, tv_nsec: next % 1_000_000_000)
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+            chaos?.step()
             crowd.handle(engine.update())
         }
+        report.chaos = chaos?.counts
         report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = report.wallSeconds
@@ -226,9 +279,18 @@ extension StressScene {
         return report
     }
 
-    private func startMusic(_ path: String?, on engine: AudioEngine) throws(EngineError) -> String? {
+    /// Plays `path` on repeat; with `playlist`, followed by the other bundled track (when it is beside it), so
+    /// that skipping changes the decoder.
+    private func startMusic(_ path: String?, on engine: AudioEngine, playlist: Bool = false) throws(EngineError) -> String? {
         guard let path else { return nil }
-        try engine.musicPlayer.setQueue(paths: [path])
+        var paths = [path]
+        if playlist, let slash = path.lastIndex(of: "/") {
+            let other = String(path[...slash]) + "orbit-lullaby.mp3"
+            if other != path && access(other, R_OK) == 0 { paths.append(other) }
+        } else if playlist, path != "orbit-lullaby.mp3", access("orbit-lullaby.mp3", R_OK) == 0 {
+            paths.append("orbit-lullaby.mp3")
+        }
+        try engine.musicPlayer.setQueue(paths: paths)
         engine.musicPlayer.repeatMode = .all
         engine.musicPlayer.play()
         return path
@@ -301,6 +363,177 @@ private final class StressCrowd {
     }
 }
 
+/// Real-time chaos, one `step()` per game frame: extra voices start (with a fade-in), fade, and stop (some at once,
+/// some with a fade-out); every 18th frame (0.3 s at 60 Hz) the music player seeks to a random time or skips.
+private final class StressChaos {
+    let engine: AudioEngine
+    let sounds: [Sound]
+    private var rng = SplitMix64(seed: 0xC4A0_5EED)
+    private var voices: [Voice] = []
+    private var frame = 0
+    private(set) var counts = ChaosCounts()
+
+    init(engine: AudioEngine, sounds: [Sound]) {
+        self.engine = engine
+        self.sounds = sounds
+        voices.reserveCapacity(64)
+    }
+
+    func step() {
+        frame += 1
+        for _ in 0..<2 where voices.count < 48 {
+            let options = PlayOptions(gain: Float.random(in: 0.2...1, using: &rng), pitch: Float.random(in: 0.8...1.25, using: &rng),
+                                      loop: Bool.random(using: &rng), placement: .pan(Float.random(in: -1...1, using: &rng)),
+                                      fadeIn: Double.random(in: 0...0.1, using: &rng))
+            voices.append(engine.play(sounds[Int.random(in: 0..<sounds.count, using: &rng)], options))
+            counts.voicesStarted += 1
+        }
+        if !voices.isEmpty {
+            let i = Int.random(in: 0..<voices.count, using: &rng)
+            voices[i].fade(to: Float.random(in: 0...1, using: &rng), over: Double.random(in: 0.01...0.3, using: &rng))
+            counts.voicesFaded += 1
+        }
+        if voices.count > 8 {
+            for _ in 0..<2 {
+                voices.swapAt(Int.random(in: 0..<voices.count, using: &rng), voices.count - 1)
+                let voice = voices.removeLast()
+                voice.stop(fade: Bool.random(using: &rng) ? 0 : Double.random(in: 0.01...0.2, using: &rng))
+                counts.voicesStopped += 1
+            }
+        }
+        guard frame % 18 == 0 else { return }
+        let player = engine.musicPlayer
+        if (frame / 18) % 2 == 0 {
+            player.skipToNextItem()
+            counts.skips += 1
+        } else {
+            let duration = player.nowPlayingItem?.playbackDuration ?? 0
+            player.currentPlaybackTime = Double.random(in: 0...max(duration - 0.5, 0), using: &rng)
+            counts.seeks += 1
+        }
+        if player.playbackState != .playing { player.play() }
+    }
+}
+
+extension StressScene {
+    /// The soak: `options.seconds` of game audio rendered offline (an hour by default in `ambience stress --soak`).
+    /// The scene's crowd loops, `oneShotsPerSecond` short one-shots start at random (about a million an hour), the
+    /// music skips every 30 s, and every two minutes the session goes through an interruption, a spell in the
+    /// background and the loss of its device (then Resume). The report says whether anything grew: OpenAL sources
+    /// and buffers, voices, resident memory after `warmupSeconds`, and how long each block took to render.
+    /// The warm-up covers one whole two-minute cycle: each kind of event (a skip to the MP3, an interruption, a
+    /// route change) makes its one-time allocations the first time it happens, about 9 MB in all.
+    public func runSoak(_ options: StressOptions, oneShotsPerSecond: Double = 280, warmupSeconds: Double = 150,
+                        isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+        var configuration = EngineConfiguration(
+            output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
+            maxVoices: max(voices.count + 4096, options.realVoices, 1), blockFrames: options.blockFrames)
+        configuration.desktopIntegration = false
+        let engine = try AudioEngine(configuration)
+        defer { engine.shutdown() }
+        engine.session.setActive(true)
+        let crowd = try StressCrowd(scene: self, engine: engine)
+        var report = StressReport()
+        report.music = try startMusic(options.music, on: engine, playlist: true)
+        engine.musicPlayer.beginGeneratingPlaybackNotifications()
+        crowd.start()
+
+        var soak = SoakReport()
+        soak.warmupSeconds = min(warmupSeconds, options.seconds / 2)
+        let rate = Double(sampleRate)
+        let totalFrames = Int((options.seconds * rate).rounded())
+        let warmupFrames = Int(soak.warmupSeconds * rate)
+        var rng = SplitMix64(seed: 0x50A6_5EED)
+        var oneShotDebt = 0.0
+        var done = 0
+        var blocks = 0
+        var blockNanos = 0
+        var maxBlockNanos = 0
+        var warmedUp = false
+        let wallStart = monotonicNanoseconds()
+        let cpuStart = ProcessUsage.cpuSeconds
+        // Short sounds only for the one-shots: the blip, the crack and the hiss.
+        let oneShotSounds = [crowd.sounds[3], crowd.sounds[4], crowd.sounds[2]]
+        while done < totalFrames {
+            if isCancelled() { report.cancelled = true; break }
+            let frames = min(options.blockFrames, totalFrames - done)
+            let start = monotonicNanoseconds()
+            _ = try engine.render(frames: frames)
+            let took = monotonicNanoseconds() - start
+            let before = done
+            done += frames
+            if warmedUp {
+                blocks += 1
+                blockNanos += took
+                maxBlockNanos = max(maxBlockNanos, took)
+                soak.alSourcesMax = max(soak.alSourcesMax, ALObjectCount.sources.load(ordering: .relaxed))
+                soak.alBuffersMax = max(soak.alBuffersMax, ALObjectCount.buffers.load(ordering: .relaxed))
+            } else if done >= warmupFrames {
+                warmedUp = true
+                soak.alSourcesAfterWarmup = ALObjectCount.sources.load(ordering: .relaxed)
+                soak.alBuffersAfterWarmup = ALObjectCount.buffers.load(ordering: .relaxed)
+                soak.rssAfterWarmupBytes = ProcessUsage.residentBytes
+            }
+
+            // One-shots, spread evenly over the blocks.
+            oneShotDebt += oneShotsPerSecond * Double(frames) / rate
+            while oneShotDebt >= 1 {
+                oneShotDebt -= 1
+                let options = PlayOptions(gain: Float.random(in: 0.1...0.6, using: &rng), pitch: Float.random(in: 0.8...1.25, using: &rng),
+                                          placement: .world(x: Float.random(in: -30...30, using: &rng), y: 0,
+                                                            z: Float.random(in: -30...30, using: &rng)))
+                engine.play(oneShotSounds[Int.random(in: 0..<oneShotSounds.count, using: &rng)], options)
+                soak.oneShots += 1
+            }
+
+            // The schedule, in seconds of audio: crossing second `t` (mod the period) fires the event once.
+            func crossed(_ t: Double, every period: Double) -> Bool {
+                let a = Double(before) / rate, b = Double(done) / rate
+                guard b >= t else { return false }
+                return t + ((b - t) / period).rounded(.down) * period > a
+            }
+            let player = engine.musicPlayer
+            if crossed(30, every: 30) { player.skipToNextItem(); soak.musicSkips += 1 }
+            if crossed(40, every: 120) { engine.session.beginInterruption(); soak.interruptions += 1 }
+            if crossed(43, every: 120) { engine.session.endInterruption() }
+            if crossed(70, every: 120) { engine.session.enterBackground(); soak.backgroundings += 1 }
+            if crossed(72, every: 120) { engine.session.enterForeground() }
+            if crossed(100, every: 120) {
+                engine.session.handle(.currentDeviceRemoved(previous: engine.session.currentRoute,
+                                                            current: AudioRoute(name: "Headphones", driver: "offline")))
+                soak.routeChanges += 1
+            }
+            if crossed(101, every: 120) { engine.session.resumeAfterRouteChange() }
+
+            for event in engine.update() {
+                switch event {
+                case .session(.routeChange): soak.routeChangeEvents += 1
+                case .session(.interruption(let interruption)):
+                    soak.interruptionEvents += 1
+                    // The game's part: resume its music when told it may.
+                    if case .ended(shouldResume: true) = interruption, player.playbackState != .playing { player.play() }
+                case .music(.playbackError): soak.playbackErrors += 1
+                default: break
+                }
+                crowd.handle([event])
+            }
+        }
+        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
+        report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
+        report.seconds = Double(done) / rate
+        report.renderedSeconds = report.seconds
+        crowd.fill(&report, stats: engine.stats)
+        soak.alSourcesAtEnd = ALObjectCount.sources.load(ordering: .relaxed)
+        soak.alBuffersAtEnd = ALObjectCount.buffers.load(ordering: .relaxed)
+        soak.rssAtEndBytes = ProcessUsage.residentBytes
+        soak.voicesAtEnd = report.realVoices + report.virtualVoices
+        soak.averageBlockMicroseconds = blocks > 0 ? Double(blockNanos) / Double(blocks) / 1000 : 0
+        soak.maxBlockMicroseconds = Double(maxBlockNanos) / 1000
+        report.soak = soak
+        return report
+    }
+}
+
 /// What the process has used so far, for measurements.
 public enum ProcessUsage {
     /// CPU time of every thread of the process, in seconds (`CLOCK_PROCESS_CPUTIME_ID`).
@@ -315,6 +548,20 @@ public enum ProcessUsage {
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
         return usage.ru_maxrss * 1024
+    }
+
+    /// The resident set now, in bytes (`/proc/self/statm`), or 0 when it cannot be read.
+    public static var residentBytes: Int {
+        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var text = [UInt8](repeating: 0, count: 256)
+        let count = read(fd, &text, text.count)
+        guard count > 0 else { return 0 }
+        // "size resident shared text lib data dt", in pages.
+        let fields = text[..<count].split(separator: UInt8(ascii: " "))
+        guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+        return pages * sysconf(Int32(_SC_PAGESIZE))
     }
 
     /// A monotonic clock in nanoseconds.

@@ -971,20 +971,8 @@ enum LibraryFileReader {
 
 // MARK: - Playlist files
 
-/// An `.m3u`/`.m3u8` playlist: one entry per line, `#` lines are comments or `#EXT…` directives.
-enum PlaylistFile {
-    struct Entry {
-        var line: Int
-        var path: [UInt8]
-    }
-
-    struct Parsed {
-        var name: String
-        var entries: [Entry] = []
-        /// Problems, by line (0 for the file as a whole).
-        var warnings: [(line: Int, text: String)] = []
-    }
-
+/// Reading a playlist file; the parsing itself is in Playlist.swift.
+extension PlaylistFile {
     static func read(_ path: [UInt8], roots: [[UInt8]]) -> Parsed {
         var stem = RawPath.name(path)
         let ext = RawPath.lowercasedExtension(stem)
@@ -999,81 +987,6 @@ enum PlaylistFile {
         }
         parse(bytes, folder: RawPath.parent(path), isUTF8Playlist: ext == "m3u8", roots: roots, into: &parsed)
         return parsed
-    }
-
-    static func parse(_ bytes: [UInt8], folder: [UInt8], isUTF8Playlist: Bool, roots: [[UInt8]], into parsed: inout Parsed) {
-        var text = bytes[...]
-        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
-        var lineNumber = 0
-        for rawLine in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            var line = Array(rawLine)
-            while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { line.removeLast() }
-            while let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { line.removeFirst() }
-            if line.isEmpty { continue }
-            if line.first == UInt8(ascii: "#") {
-                let directive = Array("#PLAYLIST:".utf8)
-                if line.starts(with: directive) {
-                    let name = String(decoding: line.dropFirst(directive.count), as: UTF8.self).trimmingCharacters(in: .whitespaces)
-                    if !name.isEmpty { parsed.name = name }
-                }
-                continue
-            }
-            var entry = line
-            let shown = String(decoding: line, as: UTF8.self)
-            if let url = fileURLPath(entry) {
-                entry = url
-            } else if hasURLScheme(entry) {
-                parsed.warnings.append((lineNumber, "line \(lineNumber): \(shown) is not a local file; skipped"))
-                continue
-            }
-            // A Windows playlist: backslashes separate folders.
-            if !entry.contains(UInt8(ascii: "/")) && entry.contains(UInt8(ascii: "\\")) {
-                entry = entry.map { $0 == UInt8(ascii: "\\") ? UInt8(ascii: "/") : $0 }
-            }
-            // An `.m3u` that is not UTF-8 is in the legacy encoding, taken as Latin-1.
-            if !isUTF8Playlist && !RawPath.isValidUTF8(entry) {
-                entry = Array(String(String.UnicodeScalarView(entry.map { Unicode.Scalar($0) })).utf8)
-            }
-            let absolute = entry.first == UInt8(ascii: "/") ? entry : RawPath.join(folder, entry)
-            let resolved = RawPath.normalized(absolute)
-            guard roots.contains(where: { RawPath.isInside(resolved, $0) }) else {
-                parsed.warnings.append((lineNumber, "line \(lineNumber): \(RawPath.display(resolved)) is outside the library; skipped"))
-                continue
-            }
-            parsed.entries.append(Entry(line: lineNumber, path: resolved))
-        }
-    }
-
-    /// The path of a `file://` URL, percent-decoded; nil when the line is not one.
-    private static func fileURLPath(_ line: [UInt8]) -> [UInt8]? {
-        let lower = line.prefix(16).map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }
-        var rest: ArraySlice<UInt8>
-        if lower.starts(with: Array("file://localhost/".utf8)) {
-            rest = line.dropFirst("file://localhost".count)
-        } else if lower.starts(with: Array("file:///".utf8)) {
-            rest = line.dropFirst("file://".count)
-        } else {
-            return nil
-        }
-        var out: [UInt8] = []
-        while let byte = rest.popFirst() {
-            if byte == UInt8(ascii: "%"), rest.count >= 2,
-               let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
-                out.append(value)
-                rest = rest.dropFirst(2)
-            } else {
-                out.append(byte)
-            }
-        }
-        return out
-    }
-
-    /// `scheme://…` with a scheme of two or more letters (so `C:\…` is not one).
-    private static func hasURLScheme(_ line: [UInt8]) -> Bool {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon >= 2,
-              line[colon...].starts(with: Array("://".utf8)) else { return false }
-        return line[..<colon].allSatisfy { ($0 | 0x20) >= 97 && ($0 | 0x20) <= 122 || ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46 }
     }
 }
 
@@ -1091,8 +1004,8 @@ struct FileIdentity: Hashable, Sendable {
     var inode: UInt64
 }
 
-/// File paths as raw bytes. Linux file names are bytes, not text; keeping them as bytes loses nothing.
-enum RawPath {
+/// The file-system side of `RawPath` (its text operations are in Playlist.swift).
+extension RawPath {
     struct Status {
         var mode: UInt32
         var size: Int64
@@ -1186,57 +1099,4 @@ enum RawPath {
         return body("/proc/self/fd/\(fd)")
     }
 
-    static func isValidUTF8(_ bytes: [UInt8]) -> Bool { String(validating: bytes, as: UTF8.self) != nil }
-
-    /// Readable text for a path: valid UTF-8 as is, other bytes as U+FFFD.
-    static func display(_ path: [UInt8]) -> String { String(decoding: path, as: UTF8.self) }
-
-    static func join(_ folder: [UInt8], _ name: [UInt8]) -> [UInt8] {
-        folder.last == UInt8(ascii: "/") ? folder + name : folder + [UInt8(ascii: "/")] + name
-    }
-
-    static func parent(_ path: [UInt8]) -> [UInt8] {
-        guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return [] }
-        return slash == 0 ? [UInt8(ascii: "/")] : Array(path[..<slash])
-    }
-
-    static func name(_ path: [UInt8]) -> [UInt8] {
-        guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return Array(path[(slash + 1)...])
-    }
-
-    /// The extension in lower case (ASCII only), or nil when there is none.
-    static func lowercasedExtension(_ name: [UInt8]) -> String? {
-        guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0, dot + 1 < name.count else { return nil }
-        let ext = name[(dot + 1)...]
-        guard ext.count <= 8, ext.allSatisfy({ $0 < 0x80 }) else { return nil }
-        return String(decoding: ext, as: UTF8.self).lowercased()
-    }
-
-    /// `.` and `..` resolved by the text alone, repeated slashes collapsed. `..` above the root stays at the root.
-    static func normalized(_ path: [UInt8]) -> [UInt8] {
-        var parts: [ArraySlice<UInt8>] = []
-        for part in path.split(separator: UInt8(ascii: "/")) {
-            if part.elementsEqual([UInt8(ascii: ".")]) { continue }
-            if part.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) { _ = parts.popLast(); continue }
-            parts.append(part)
-        }
-        var out: [UInt8] = []
-        for part in parts { out.append(UInt8(ascii: "/")); out += part }
-        return out.isEmpty ? [UInt8(ascii: "/")] : out
-    }
-
-    /// Whether `path` is `folder` or inside it (by whole path components).
-    static func isInside(_ path: [UInt8], _ folder: [UInt8]) -> Bool {
-        if folder == [UInt8(ascii: "/")] { return path.first == UInt8(ascii: "/") }
-        guard path.starts(with: folder) else { return false }
-        return path.count == folder.count || path[folder.count] == UInt8(ascii: "/")
-    }
-
-    /// FNV-1a: the same bytes always give the same ID (equal to `MediaItem.stableID` for UTF-8 paths).
-    static func stableID(_ bytes: [UInt8]) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
-    }
 }

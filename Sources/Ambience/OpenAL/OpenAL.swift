@@ -1,4 +1,5 @@
 import COpenAL
+import Synchronization
 
 // The only file that calls OpenAL Soft. Everything above it speaks `LoopbackDevice`, `ALSource` and `ALBuffer`.
 
@@ -147,6 +148,13 @@ enum ALListener {
     static func setSpeedOfSound(_ speed: Float) { alSpeedOfSound(speed) }
 }
 
+/// How many OpenAL buffers and sources this process has made and not yet deleted, over every device: what a soak
+/// run watches for leaks (`ambience stress --soak`).
+enum ALObjectCount {
+    static let buffers = Atomic<Int>(0)
+    static let sources = Atomic<Int>(0)
+}
+
 /// Sample data owned by the loopback device.
 struct ALBuffer: Hashable, Sendable {
     let id: ALuint
@@ -157,6 +165,7 @@ struct ALBuffer: Hashable, Sendable {
         alGetError()
         alGenBuffers(1, &id)
         guard alGetError() == AL_NO_ERROR else { return nil }
+        ALObjectCount.buffers.add(1, ordering: .relaxed)
         let buffer = ALBuffer(id: id)
         guard buffer.fill(samples: samples, channels: channels, sampleRate: sampleRate) else { buffer.delete(); return nil }
         return buffer
@@ -166,7 +175,9 @@ struct ALBuffer: Hashable, Sendable {
     static func makeEmpty(count: Int) -> [ALBuffer] {
         var ids = [ALuint](repeating: 0, count: count)
         alGenBuffers(ALsizei(count), &ids)
-        return ids.filter { $0 != 0 }.map(ALBuffer.init(id:))
+        let made = ids.filter { $0 != 0 }.map(ALBuffer.init(id:))
+        ALObjectCount.buffers.add(made.count, ordering: .relaxed)
+        return made
     }
 
     /// Replaces the buffer's contents. The buffer must not be attached to a playing source.
@@ -180,6 +191,7 @@ struct ALBuffer: Hashable, Sendable {
     func delete() {
         var id = id
         alDeleteBuffers(1, &id)
+        ALObjectCount.buffers.subtract(1, ordering: .relaxed)
     }
 }
 
@@ -197,12 +209,14 @@ struct ALSource: Hashable, Sendable {
             guard alGetError() == AL_NO_ERROR else { break }
             made.append(ALSource(id: id))
         }
+        ALObjectCount.sources.add(made.count, ordering: .relaxed)
         return made
     }
 
     func delete() {
         var id = id
         alDeleteSources(1, &id)
+        ALObjectCount.sources.subtract(1, ordering: .relaxed)
     }
 
     enum State { case initial, playing, paused, stopped }

@@ -94,6 +94,9 @@ public final class AudioSession: @unchecked Sendable {
     /// The game's answer to an `oldDeviceUnavailable` alert: resume app audio where it paused.
     public func resumeAfterRouteChange() { handle(.resumeAfterRouteChange) }
 
+    /// The other answer: sound effects go on, the music stays stopped (stop the player as well to forget its place).
+    public func stopAfterRouteChange() { handle(.stopAfterRouteChange) }
+
     // MARK: Events from the system
 
     func systemWillSleep() {

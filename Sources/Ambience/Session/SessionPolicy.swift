@@ -17,6 +17,8 @@ public enum SessionEvent: Sendable, Equatable {
     case wokeFromSleep(current: AudioRoute)
     /// The user answered a route-change alert with Resume.
     case resumeAfterRouteChange
+    /// The user answered it with Stop: effects go on, the music stays stopped.
+    case stopAfterRouteChange
     /// Whether a desktop music player is playing (not counting those the session paused).
     case otherMusicChanged(playing: Bool)
     /// The sound server or session bus went away, or came back.
@@ -28,6 +30,8 @@ public enum SessionEvent: Sendable, Equatable {
 public enum SessionAction: Sendable, Equatable {
     case pauseAppAudio(PauseReason)
     case resumeAppAudio
+    /// Resume the game's sound effects but leave the music player stopped.
+    case resumeEffectsOnly
     /// Silence the whole output (the game stays running and time advances).
     case silenceOutput(Bool)
     case pauseOtherPlayers([String])
@@ -177,6 +181,11 @@ public struct SessionPolicy: Sendable {
             actions.append(.notify(.mediaServicesWereLost))
         case .mediaServicesReset:
             actions.append(.notify(.mediaServicesWereReset))
+
+        case .stopAfterRouteChange:
+            guard state.isPausedForRouteChange else { break }
+            state.isPausedForRouteChange = false
+            if !state.isInterrupted { actions.append(.resumeEffectsOnly) }
 
         case .otherMusicChanged(let playing):
             guard playing != state.otherMusicPlaying else { break }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The engine under the sanitizers (CI runs it after test.sh; about 15-20 minutes on 2 cores, mostly building):
+#   1. ThreadSanitizer: `ambience stress --realtime --chaos` on SDL's dummy driver, so the game thread (update,
+#      play/stop/fade, seek, skip), the streaming thread (decoding, AL buffer queues) and the audio callback
+#      (rendering) all run at once. Any report fails the run. Tests/Sanitizers/tsan.supp holds the suppressions,
+#      each with its reason (races inside C libraries we cannot fix).
+#   2. AddressSanitizer (with LeakSanitizer off: see below): the whole test suite, beside the private PulseAudio
+#      and D-Bus servers of scripts/with-services.sh.
+# Each build has its own scratch path (.build/tsan, .build/asan), so the normal build is left alone.
+#   scripts/sanitizers.sh [tsan|asan]...      (default: both)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+steps=("$@")
+[ ${#steps[@]} -gt 0 ] || steps=(tsan asan)
+export SDL_AUDIODRIVER=dummy
+status=0
+seconds() { date +%s; }
+
+for step in "${steps[@]}"; do
+  case $step in
+  tsan)
+    start=$(seconds)
+    swift build -c debug --sanitize=thread --scratch-path .build/tsan --product ambience
+    built=$(seconds)
+    log=$(mktemp /tmp/ambience-tsan.XXXXXX)
+    # 2000 voices (256 real), 20 s of real time, the bundled theme and lullaby seeking and skipping every 0.3 s.
+    if TSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/tsan.supp halt_on_error=0 second_deadlock_stack=1 history_size=4" \
+        .build/tsan/debug/ambience stress --voices 2000 --seconds 20 --realtime --chaos > "$log" 2>&1 \
+        && ! grep -q "WARNING: ThreadSanitizer" "$log"; then
+      echo "sanitizers: tsan: clean ($(grep -c . "$log") lines of output; build $((built - start)) s, run $(( $(seconds) - built )) s)"
+    else
+      echo "sanitizers: tsan: FAILED (build $((built - start)) s, run $(( $(seconds) - built )) s):" >&2
+      cat "$log" >&2
+      status=1
+    fi
+    rm -f "$log"
+    ;;
+  asan)
+    start=$(seconds)
+    swift build --build-tests --sanitize=address --scratch-path .build/asan
+    built=$(seconds)
+    # LeakSanitizer is off: the Swift runtime's metadata caches, libdbus's and libpulse's process-wide state and
+    # OpenAL Soft's configuration are all allocated once per process and never freed, by design.
+    if ASAN_OPTIONS="detect_leaks=0 abort_on_error=0 halt_on_error=1" \
+        bash scripts/with-services.sh swift test --skip-build --sanitize=address --scratch-path .build/asan; then
+      echo "sanitizers: asan: the test suite is clean (build $((built - start)) s, tests $(( $(seconds) - built )) s)"
+    else
+      echo "sanitizers: asan: FAILED (build $((built - start)) s, tests $(( $(seconds) - built )) s)" >&2
+      status=1
+    fi
+    ;;
+  *) echo "sanitizers: unknown step '$step' (tsan or asan)" >&2; exit 2 ;;
+  esac
+done
+exit $status
