@@ -92,6 +92,8 @@ extension MPRISTests {
         engine.session.setCategory(.ambient)
         engine.session.setActive(true)
         engine.systemMusicPlayer.beginGeneratingPlaybackNotifications()
+        // Other test engines may be on the bus too: name the player to drive.
+        engine.systemMusicPlayer.preferredPlayer = name
         engine.systemMusicPlayer.play()
         #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
         #expect(eventually(within: 3) { engine.update().contains(.systemMusic(.playbackStateDidChange(.playing))) })

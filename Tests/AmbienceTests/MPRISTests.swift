@@ -192,7 +192,8 @@ struct MPRISTests {
         let again = clock.now
         client.send(.pause, to: "silent")
         _ = client.refresh()
-        #expect(clock.now - again < .milliseconds(150))
+        // Less than one more timeout (250 ms), with room for a busy machine.
+        #expect(clock.now - again < .milliseconds(240))
         #expect(!client.drainEvents().contains { if case .commandFailed = $0 { true } else { false } })
     }
 

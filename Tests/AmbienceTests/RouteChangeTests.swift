@@ -100,12 +100,12 @@ struct RouteChangeTests {
             // server makes its configured default the default again, and the engine follows it there.
             let before = player.events.count
             try PulseServer.pactl("unload-module", try #require(try PulseServer.moduleID(ofSink: "speakers")))
-            #expect(player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "oldDeviceUnavailable" } != nil, "cycle \(cycle)")
+            #expect(player.waitFor(event: "routeChange", timeout: 15, after: before) { $0["reason"] as? String == "oldDeviceUnavailable" } != nil, "cycle \(cycle)")
             try PulseServer.pactl("load-module", "module-null-sink", "sink_name=speakers", "sink_properties=device.description=Speakers")
-            #expect(player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "newDeviceAvailable" } != nil, "cycle \(cycle)")
-            #expect(player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "routeConfigurationChange" } != nil, "cycle \(cycle)")
+            #expect(player.waitFor(event: "routeChange", timeout: 15, after: before) { $0["reason"] as? String == "newDeviceAvailable" } != nil, "cycle \(cycle)")
+            #expect(player.waitFor(event: "routeChange", timeout: 15, after: before) { $0["reason"] as? String == "routeConfigurationChange" } != nil, "cycle \(cycle)")
             player.send("resume")
-            #expect(player.waitFor(event: "playbackState", after: before) { $0["state"] as? String == "playing" } != nil, "cycle \(cycle)")
+            #expect(player.waitFor(event: "playbackState", timeout: 15, after: before) { $0["state"] as? String == "playing" } != nil, "cycle \(cycle)")
         }
         #expect(try ourStream()?.sink == "speakers")
         #expect(player.process.isRunning)

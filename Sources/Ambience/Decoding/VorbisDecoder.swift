@@ -67,7 +67,15 @@ final class VorbisDecoder: AudioDecoder {
             var planes: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
             var link: Int32 = 0
             let got = ov_read_float(file, &planes, Int32(clamping: frames - written), &link)
-            if got == 0 { break }
+            if got == 0 {
+                // The end of the stream before its last frame: the file shrank since it was opened. What was read
+                // is returned, then the next read says so.
+                let at = position
+                guard written > 0 || at >= info.frames else {
+                    throw .corrupt(path, reason: "cut short while being read: it ends at frame \(at) of \(info.frames)")
+                }
+                break
+            }
             guard got > 0, let planes else {
                 let at = position
                 throw .corrupt(path, reason: "\(Self.describe(Int32(clamping: got))) at frame \(at)")

@@ -65,7 +65,13 @@ final class WAVDecoder: AudioDecoder {
             let offset = layout.dataOffset + position * Int64(blockAlign)
             let got = try file.read(into: chunk, count: count * blockAlign, at: offset)
             let whole = got / blockAlign
-            if whole == 0 { break }  // the file shrank since it was opened
+            if whole == 0 {
+                // The file shrank since it was opened: what was read is returned, then the next read says so.
+                guard done > 0 else {
+                    throw .corrupt(path, reason: "cut short while being read: it ends at frame \(position) of \(layout.frames)")
+                }
+                break
+            }
             layout.encoding.convert(chunk, samples: whole * layout.channels, into: buffer + done * layout.channels)
             done += whole
             position += Int64(whole)

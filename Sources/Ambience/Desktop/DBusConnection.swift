@@ -167,7 +167,7 @@ struct DBusMessage: Sendable {
 final class DBusConnection: @unchecked Sendable {
     /// The bus-assigned unique name (":1.42").
     let uniqueName: String
-    private let lock = Mutex<Void>(())
+    private let lock = Lock<Void>(())
     // Guarded by `lock`.
     private var connection: OpaquePointer?
     private var inbox: [DBusMessage] = []
@@ -742,7 +742,7 @@ private final class OpenAttempt: Sendable {
         case failure(String)
     }
     let done = DispatchSemaphore(value: 0)
-    private let state = Mutex<(outcome: Outcome?, abandoned: Bool)>((nil, false))
+    private let state = Lock<(outcome: Outcome?, abandoned: Bool)>((nil, false))
 
     func run(_ address: String) {
         var error = DBusError()

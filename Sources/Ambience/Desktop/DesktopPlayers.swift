@@ -6,7 +6,7 @@ final class DesktopPlayers: OtherPlayers {
     /// Our own MPRIS server's name: the game's music is never "other".
     let ownBusName: String?
     /// Volumes before ducking, to restore exactly.
-    private let savedVolumes = Mutex<[String: Double]>([:])
+    private let savedVolumes = Lock<[String: Double]>([:])
 
     init(client: MPRISClient, ownBusName: String?) {
         self.client = client

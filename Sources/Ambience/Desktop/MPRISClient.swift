@@ -176,7 +176,7 @@ private final class ClientCore: @unchecked Sendable {
     let connection: DBusConnection
     let timeout: Duration
     let retryInterval: Duration
-    let shared = Mutex<Shared>(Shared())
+    let shared = Lock<Shared>(Shared())
     private let exited = DispatchSemaphore(value: 0)
 
     // Desktop thread only.

@@ -116,7 +116,7 @@ private final class ServerCore: @unchecked Sendable {
     let controls: any MPRISPlayerControls
     let identity: String
     let pollInterval: Duration
-    private let shared = Mutex<Shared>(Shared())
+    private let shared = Lock<Shared>(Shared())
     private let exited = DispatchSemaphore(value: 0)
 
     // Desktop thread only.

@@ -199,12 +199,12 @@ struct PulseShared {
 /// Owns the libpulse main loop and context. Every libpulse call is made on the main-loop thread (callbacks) or with
 /// the main-loop lock held; `lifecycle` keeps `close()` from freeing them under a request.
 private final class PulseConnection: @unchecked Sendable {
-    let shared = Mutex(PulseShared())
+    let shared = Lock(PulseShared())
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
     private let serverLabel: String
     /// True once closed. Held for a whole request, so requests are serialized with each other and with `close()`.
-    private let lifecycle = Mutex(false)
+    private let lifecycle = Lock(false)
     // Main-loop thread or main-loop lock only:
     private var wasReady = false
     private var loadsPending = 0

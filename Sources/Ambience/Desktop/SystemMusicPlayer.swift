@@ -4,11 +4,11 @@ import Synchronization
 /// the same API as the application player where MPRIS allows. Notifications arrive in `AudioEngine.update()` as
 /// `.systemMusic(...)` events.
 ///
-/// It drives the player that is playing, else the one most recently active, else `preferredPlayer`.
+/// It drives `preferredPlayer` when set, else the player that is playing, else the one most recently active.
 public final class SystemMusicPlayer: @unchecked Sendable {
     private let client: MPRISClient?
     private let ownBusName: String?
-    private let lock = Mutex<Void>(())
+    private let lock = Lock<Void>(())
     // Guarded by `lock`.
     private var notificationDepth = 0
     private var events: [MusicEvent] = []
@@ -35,13 +35,14 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// Every desktop player but the game's own.
     public var players: [MPRISPlayerInfo] { client?.players.filter { $0.name != ownBusName } ?? [] }
 
-    /// The player this object drives now.
+    /// The player this object drives now: the one named by `preferredPlayer` when it is on the bus, else the one
+    /// playing, else the most recently active, else any.
     public var currentPlayer: MPRISPlayerInfo? {
         let all = players
-        if let playing = all.first(where: { $0.status == .playing }) { return playing }
         let (recent, preferred) = lock.withLock { _ in (lastActive, _preferredPlayer) }
-        if let recent, let player = all.first(where: { $0.name == recent }) { return player }
         if let preferred, let player = client?.player(named: preferred), player.name != ownBusName { return player }
+        if let playing = all.first(where: { $0.status == .playing }) { return playing }
+        if let recent, let player = all.first(where: { $0.name == recent }) { return player }
         return all.first
     }
 

@@ -165,6 +165,7 @@ public final class AudioEngine: @unchecked Sendable {
         device?.close()
         streamer.stop()
         musicPlayer.close()
+        mixer.close()
     }
 
     /// The SDL driver in use ("pulseaudio", "dummy", …), or "offline".

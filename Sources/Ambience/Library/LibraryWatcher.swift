@@ -24,7 +24,7 @@ final class LibraryWatcher: @unchecked Sendable {
     private let roots: [[UInt8]]
     private let quietPeriod: Double
     /// Set when the thread has left its loop.
-    private let finished = Mutex<Bool>(false)
+    private let finished = Lock<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     // Only the watcher thread touches these once it has started.
     private var folders: [Int32: [UInt8]] = [:]

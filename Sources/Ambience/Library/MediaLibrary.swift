@@ -92,9 +92,9 @@ public final class MediaLibrary: @unchecked Sendable {
     let roots: [[UInt8]]
     private let writer: GuardedDatabase
     private let reader: GuardedDatabase
-    private let notifications = Mutex<NotificationState>(NotificationState())
+    private let notifications = Lock<NotificationState>(NotificationState())
     /// Problems found while opening (a rebuilt database), reported by the next scan.
-    private let pendingWarnings: Mutex<[ScanIssue]>
+    private let pendingWarnings: Lock<[ScanIssue]>
     private let cancelRequested = Atomic<Bool>(false)
 
     private struct NotificationState {
@@ -146,7 +146,7 @@ public final class MediaLibrary: @unchecked Sendable {
         }
         writer = GuardedDatabase(opened.0)
         reader = GuardedDatabase(readConnection)
-        pendingWarnings = Mutex(opened.rebuilt.map { [ScanIssue(path: dbPath, reason: $0)] } ?? [])
+        pendingWarnings = Lock(opened.rebuilt.map { [ScanIssue(path: dbPath, reason: $0)] } ?? [])
     }
 
     deinit {

@@ -47,7 +47,7 @@ public enum MixerEvent: Sendable, Equatable {
 public final class Mixer: @unchecked Sendable {
     let device: LoopbackDevice
     let configuration: MixerConfiguration
-    private let lock = Mutex<Void>(())
+    private let lock = Lock<Void>(())
 
     // The voice pool. `active` lists the live slots so ticks never walk the whole table.
     // Every access to these arrays happens under `lock`, and none is held across a call that touches them again, so
@@ -126,6 +126,15 @@ public final class Mixer: @unchecked Sendable {
     }
 
     func bus(_ builtin: BuiltinBus) -> Bus { Bus(mixer: self, index: builtin.rawValue) }
+
+    /// Frees every OpenAL object and closes the device. Later calls do nothing audible. Called by
+    /// `AudioEngine.shutdown()` once nothing renders any more.
+    func close() {
+        withLock {
+            for source in sources { source.stop(); source.setBuffer(nil) }
+        }
+        lock.withLock { _ in device.close() }
+    }
 
     private func withLock<R>(_ body: () -> R) -> R {
         lock.withLock { _ in

@@ -5,7 +5,7 @@ import Synchronization
 /// Sounds loaded from files, shared by path, with a memory budget: idle sounds are evicted least recently used first.
 final class SoundCache: Sendable {
     let budget: Int
-    private let state = Mutex<State>(State())
+    private let state = Lock<State>(State())
     private let preloadQueue = DispatchQueue(label: "ambience.preload", qos: .utility)
 
     private struct State {

@@ -25,7 +25,7 @@ public enum MusicEvent: Sendable, Equatable {
 public final class MusicPlayer: @unchecked Sendable {
     private let mixer: Mixer
     private let channel: StreamChannel
-    private let lock = Mutex<Void>(())
+    private let lock = Lock<Void>(())
     // Everything below is guarded by `lock`.
     private var queue: [Entry] = []
     private var order: [Int] = []

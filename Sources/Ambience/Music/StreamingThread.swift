@@ -5,7 +5,7 @@ import Synchronization
 final class StreamingThread: Sendable {
     private let player: MusicPlayer
     private let running = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(true)
+    private let finished = Lock<Bool>(true)
 
     init(player: MusicPlayer) { self.player = player }
 

@@ -58,7 +58,16 @@ final class LoopbackDevice: @unchecked Sendable {
         sourceLimit = Int(mono + stereo)
     }
 
-    deinit {
+    /// Set once the device is closed: OpenAL calls then run with no context at all and do nothing.
+    private let closed = Atomic<Bool>(false)
+
+    deinit { close() }
+
+    /// Destroys the context and closes the device now, rather than whenever the last reference goes (a thread that
+    /// is still finishing at process exit may hold one, and OpenAL complains about devices left open at exit).
+    /// The audio thread must have stopped calling `render` first.
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if alcGetThreadContext() == context { alcSetThreadContext(nil) }
         alcDestroyContext(context)
         alcCloseDevice(device)
@@ -70,16 +79,19 @@ final class LoopbackDevice: @unchecked Sendable {
     /// exiting thread).
     func enter() -> ContextToken {
         let previous = alcGetThreadContext()
-        if previous != context { alcSetThreadContext(context) }
-        return ContextToken(previous: previous)
+        let wanted = closed.load(ordering: .acquiring) ? nil : context
+        guard previous != wanted else { return ContextToken(previous: previous, changed: false) }
+        alcSetThreadContext(wanted)
+        return ContextToken(previous: previous, changed: true)
     }
 
     func leave(_ token: ContextToken) {
-        if token.previous != context { alcSetThreadContext(token.previous) }
+        if token.changed { alcSetThreadContext(token.previous) }
     }
 
     struct ContextToken {
         fileprivate let previous: OpaquePointer?
+        fileprivate let changed: Bool
     }
 
     func withCurrentContext<R>(_ body: () throws -> R) rethrows -> R {
@@ -90,6 +102,10 @@ final class LoopbackDevice: @unchecked Sendable {
 
     /// Mixes `frames` stereo float frames into `buffer`. Safe on the audio thread: no allocation, no locks of ours.
     func render(into buffer: UnsafeMutableRawPointer, frames: Int) {
+        guard !closed.load(ordering: .relaxed) else {
+            buffer.initializeMemory(as: Float.self, repeating: 0, count: frames * 2)
+            return
+        }
         alcRenderSamplesSOFT(device, buffer, ALCsizei(frames))
     }
 

@@ -101,7 +101,7 @@ final class NullOutput: Sendable {
     private let sampleRate: Int
     private let blockFrames: Int
     private let running = Atomic<Bool>(false)
-    private let finished = Mutex<Bool>(true)
+    private let finished = Lock<Bool>(true)
 
     init(renderer: MixerRenderer, sampleRate: Int, blockFrames: Int) {
         self.renderer = renderer

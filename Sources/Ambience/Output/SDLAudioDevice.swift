@@ -69,7 +69,7 @@ final class SDLAudioDevice: @unchecked Sendable {
 
 /// SDL's audio subsystem is process-wide: one driver for every device.
 enum SDLAudio {
-    private static let state = Mutex<(users: Int, driver: String?)>((0, nil))
+    private static let state = Lock<(users: Int, driver: String?)>((0, nil))
 
     static let callback: SDL_AudioCallback = { userdata, stream, length in
         guard let userdata, let stream, length > 0 else { return }

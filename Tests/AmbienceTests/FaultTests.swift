@@ -1,0 +1,270 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Ambience
+
+// Fault runs: each fault must not crash anything, must show up as a clear event or error, and must leave
+// everything else playing. Faults in files and disks run here; faults of the sound server and the session bus
+// (which open devices or change servers) run one at a time in `SoundServerSuites`, below.
+
+@Suite struct FaultTests {
+    let fixtures: Fixtures
+    init() throws { fixtures = try Fixtures() }
+
+    /// A music file cut short while it streams: the player reports a playback error for it and moves on to the next
+    /// item, which plays.
+    @Test(arguments: ["ogg", "mp3", "wav"])
+    func musicFileTruncatedWhileItStreams(format: String) throws {
+        let long: String
+        switch format {
+        case "ogg": long = try fixtures.sineOgg("long.ogg", hz: 440, seconds: 20)
+        case "mp3": long = try fixtures.sineMP3("long.mp3", hz: 440, seconds: 20, rate: 48_000)
+        default: long = try fixtures.sineWAV("long.wav", hz: 440, seconds: 20)
+        }
+        let next = try fixtures.sineWAV("next.wav", hz: 660, seconds: 10)
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        let player = engine.musicPlayer
+        player.beginGeneratingPlaybackNotifications()
+        try player.setQueue(paths: [long, next])
+        player.play()
+        _ = try engine.render(frames: 48_000)
+        // Cut the file to its first fifth (4 s) while its decoder is open, 1 s in.
+        let size = try #require(RawPath.fileStatus(Array(long.utf8))?.size)
+        #expect(truncate(long, off_t(size / 5)) == 0)
+        var events: [MusicEvent] = []
+        var tail: [Float] = []
+        for second in 0..<8 {
+            let block = try engine.render(frames: 48_000)
+            events += engine.update().compactMap { if case .music(let e) = $0 { e } else { nil } }
+            if second >= 5 { tail += block.samples }
+        }
+        let error = events.first { if case .playbackError(let item, _) = $0 { item.url == long } else { false } }
+        #expect(error != nil, "no playbackError for the truncated \(format); events: \(events)")
+        if case .playbackError(_, let reason) = error { #expect(reason.description.contains(long)) }
+        #expect(events.contains { if case .nowPlayingItemDidChange(let item) = $0 { item?.url == next } else { false } })
+        // The next item plays: 660 Hz, 2 to 4 s after the cut.
+        let out = Signal(tail, channels: 2, sampleRate: 48_000)
+        #expect(out.rms() > 0.05)
+        #expect(abs(out.dominantFrequency() - 660) < 2)
+    }
+
+    /// Rendering onto a full disk (a 200 KB tmpfs): status 1, one `ambience:` line naming the file and the reason,
+    /// and nothing left behind, neither the output nor a temporary file. A render that fits still works there.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func renderOntoAFullDiskLeavesNothing() throws {
+        let disk = fixtures.path("small-disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        try fixtures.run("mount", ["-t", "tmpfs", "-o", "size=200k", "tmpfs", disk])
+        defer { _ = try? fixtures.run("umount", [disk]) }
+        let out = disk + "/mix.wav"
+        let full = try ToolRunner.run(["render", "--out", out, "--seconds", "10"])
+        #expect(full.status == 1)
+        #expect(!full.killedBySignal)
+        #expect(full.stderrLines.count == 1)
+        #expect(full.stderr.hasPrefix("ambience: "))
+        #expect(full.stderr.contains("mix.wav"))
+        #expect(full.stderr.lowercased().contains("no space left"), "stderr: \(full.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk).isEmpty)
+        let fits = try ToolRunner.run(["render", "--out", out, "--seconds", "0.2"])
+        #expect(fits.status == 0, "stderr: \(fits.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == ["mix.wav"])
+    }
+}
+
+extension SoundServerSuites {
+    @Suite struct FaultsOfServers {
+        let fixtures: Fixtures
+        init() throws { fixtures = try Fixtures() }
+
+        /// The sink we play on unloaded and loaded again 100 times in quick succession on the shared server.
+        /// `ambience play` stays up, reports the route changes, and plays on after Resume.
+        @Test(.enabled(if: PulseServer.isRunning, "needs scripts/with-services.sh"))
+        func outputDeviceFlappingAHundredTimes() throws {
+            defer { try? PulseServer.restore() }
+            let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
+            let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"])
+            defer { player.stop() }
+            #expect(player.waitFor(event: "started", timeout: 10)?.event["driver"] as? String == "pulseaudio")
+            #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
+            for _ in 0..<100 {
+                guard let module = try PulseServer.moduleID(ofSink: "speakers") else { break }
+                try PulseServer.pactl("unload-module", module)
+                try PulseServer.pactl("load-module", "module-null-sink", "sink_name=speakers", "sink_properties=device.description=Speakers")
+                try PulseServer.pactl("set-default-sink", "speakers")
+            }
+            #expect(player.process.isRunning, "ambience play died while the sink flapped")
+            let changes = player.events.filter { $0["event"] as? String == "routeChange" }.count
+            #expect(changes > 0)
+            // Resume (the answer to oldDeviceUnavailable), then the music must be playing and its stream running.
+            let seen = player.events.count
+            player.send("resume")
+            player.send("play")
+            #expect(eventually(within: 5) {
+                (player.events.last { $0["event"] as? String == "playbackState" }?["state"] as? String) == "playing"
+            })
+            #expect(eventually(within: 5) {
+                ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience" && !$0.corked }
+            }, "no running ambience stream after Resume; events since: \(player.events.dropFirst(seen))")
+            #expect(!player.events.contains { $0["event"] as? String == "playbackError" })
+            player.stop()
+            #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)
+            #expect(player.events.contains { $0["event"] as? String == "stopped" })
+        }
+
+        /// PulseAudio killed under `ambience play`, then started again on the same socket: the player reports
+        /// mediaServicesWereLost, keeps running, and reports mediaServicesWereReset when the server is back.
+        @Test func pulseAudioKilledAndRestarted() throws {
+            let server = try ThrowawayService.pulseaudio(in: fixtures)
+            defer { server.kill() }
+            let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
+            let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"], environment: server.environment)
+            defer { player.stop() }
+            #expect(player.waitFor(event: "started", timeout: 10)?.event["driver"] as? String == "pulseaudio")
+            #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
+            server.kill()
+            #expect(player.waitFor(event: "mediaServicesWereLost", timeout: 10) != nil, "events: \(player.events)")
+            #expect(player.process.isRunning)
+            try server.start()
+            #expect(player.waitFor(event: "mediaServicesWereReset", timeout: 15) != nil, "events: \(player.events)")
+            #expect(player.process.isRunning)
+            player.stop()
+            #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)
+            #expect(player.events.contains { $0["event"] as? String == "stopped" })
+        }
+
+        /// The session bus killed: an MPRIS client sees it go (busLost, not connected) and a new one connects when
+        /// the bus is back at the same address.
+        @Test func sessionBusKilledAndBack() throws {
+            let bus = try ThrowawayService.dbus(in: fixtures)
+            defer { bus.kill() }
+            let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+            #expect(client.isConnected)
+            bus.kill()
+            #expect(eventually(within: 10) { !client.isConnected })
+            #expect(client.drainEvents().contains { if case .busLost = $0 { true } else { false } })
+            #expect(throws: DesktopError.self) { try MPRISClient(busAddress: bus.address, timeout: .milliseconds(500)) }
+            try bus.start()
+            let again = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+            #expect(again.isConnected)
+            again.close()
+            client.close()
+        }
+
+        /// `ambience play` on a session bus that dies under it: it keeps playing and obeys commands, and quits
+        /// cleanly. (The engine does not reconnect when the bus comes back: see the known issue.)
+        @Test func playerOutlivesTheSessionBus() throws {
+            let bus = try ThrowawayService.dbus(in: fixtures)
+            defer { bus.kill() }
+            let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
+            let player = try LivePlayer(files: [music], arguments: ["--seconds", "60"],
+                                        environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "SDL_AUDIODRIVER": "dummy"])
+            defer { player.stop() }
+            #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
+            bus.kill()
+            usleep(500_000)
+            let seen = player.events.count
+            player.send("pause")
+            #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "paused" } != nil)
+            player.send("play")
+            #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "playing" } != nil)
+            #expect(player.process.isRunning)
+            player.stop()
+            #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)
+        }
+    }
+}
+
+/// A pulseaudio or dbus-daemon of the test's own, at a fixed address, that can be killed and started again there.
+/// Started with `posix_spawn`, never `Process`: pulseaudio closes every inherited descriptor at start-up, which
+/// Foundation takes for the child's exit, and later `Process.waitUntilExit()` calls in the test process hang.
+private final class ThrowawayService {
+    let address: String
+    let environment: [String: String]
+    private let arguments: [String]
+    private let isReady: () -> Bool
+    private var pid: pid_t = 0
+
+    private init(arguments: [String], address: String, environment: [String: String], isReady: @escaping () -> Bool) throws {
+        self.arguments = arguments
+        self.address = address
+        self.environment = environment
+        self.isReady = isReady
+        try start()
+    }
+
+    deinit { kill() }
+
+    static func pulseaudio(in fixtures: Fixtures) throws -> ThrowawayService {
+        let config = fixtures.path("server.pa")
+        try """
+            load-module module-native-protocol-unix auth-anonymous=1 socket=\(fixtures.path("native"))
+            load-module module-null-sink sink_name=speakers sink_properties=device.description=Speakers
+            set-default-sink speakers
+
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        for folder in ["runtime", "state"] { try FileManager.default.createDirectory(atPath: fixtures.path(folder), withIntermediateDirectories: true) }
+        let address = "unix:" + fixtures.path("native")
+        let environment = ["PULSE_SERVER": address, "PULSE_RUNTIME_PATH": fixtures.path("runtime"), "PULSE_STATE_PATH": fixtures.path("state")]
+        return try ThrowawayService(
+            arguments: ["pulseaudio", "-n", "-F", config, "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit=yes",
+                        "--use-pid-file=no", "--realtime=no", "--high-priority=no", "--log-target=file:\(fixtures.path("pulseaudio.log"))"],
+            address: address, environment: environment,
+            isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment)) != nil })
+    }
+
+    static func dbus(in fixtures: Fixtures) throws -> ThrowawayService {
+        let socket = fixtures.path("bus.sock")
+        let address = "unix:path=" + socket
+        return try ThrowawayService(
+            arguments: ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"],
+            address: address, environment: ["DBUS_SESSION_BUS_ADDRESS": address],
+            isReady: { access(socket, F_OK) == 0 && (try? MPRISClient(busAddress: address, timeout: .milliseconds(500)))?.isConnected == true })
+    }
+
+    /// Starts the service (again) and waits until it answers, at most 10 s.
+    func start() throws {
+        kill()
+        if arguments[0] == "dbus-daemon", let path = address.split(separator: "=").last { unlink(String(path)) }
+        pid = try spawn(arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+        let deadline = Date().addingTimeInterval(10)
+        while !isReady() {
+            guard Date() < deadline, waitpid(pid, nil, WNOHANG) == 0 else {
+                kill()
+                throw FixtureError.toolFailed("\(arguments[0]) did not start")
+            }
+            usleep(20_000)
+        }
+    }
+
+    /// SIGKILL, no clean-up: as if it crashed. Safe to call more than once.
+    func kill() {
+        guard pid > 0 else { return }
+        Glibc.kill(pid, SIGKILL)
+        waitpid(pid, nil, 0)
+        pid = 0
+    }
+}
+
+/// Starts `arguments[0]` (searched on PATH) with no signals blocked, stdin, stdout and stderr on /dev/null.
+private func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var none = sigset_t()
+    sigemptyset(&none)
+    posix_spawnattr_setsigmask(&attributes, &none)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (argv + envp).forEach { free($0) } }
+    var pid: pid_t = 0
+    let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+    guard status == 0 else { throw FixtureError.toolFailed("posix_spawnp \(arguments[0]): \(String(cString: strerror(status)))") }
+    return pid
+}
