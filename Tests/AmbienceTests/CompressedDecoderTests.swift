@@ -195,7 +195,7 @@ import Testing
     @Test func mp3WithJunkAfterTheLastFrameStillDecodesEveryFrame() throws {
         let fixtures = try Fixtures()
         let clean = try fixtures.bytes(of: fixtures.sineMP3("clean.mp3", seconds: 1, rate: 44_100))
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let junk = (0..<5_000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let path = try fixtures.write("junk.mp3", bytes: clean + junk)
         let pcm = try AudioFile.decode(path)
@@ -326,7 +326,7 @@ import Testing
 
     @Test func randomBytesAreRefused() throws {
         let fixtures = try Fixtures()
-        var generator = SplitMix(seed: 42)
+        var generator = SplitMix64(seed: 42)
         let noise = (0..<8_192).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let path = try fixtures.write("x.ogg", bytes: noise)
         #expect(decodingError { try AudioFile.open(path) } == .unsupportedFormat(path))
@@ -509,15 +509,3 @@ private func lastPageStart(_ bytes: [UInt8]) -> Int? {
     return stride(from: bytes.count - 4, through: 1, by: -1).first { Array(bytes[$0..<($0 + 4)]) == capture }
 }
 
-/// A small deterministic random generator, so "random" test files are the same on every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -426,7 +426,7 @@ import Testing
     @Test func badInputIsRecordedPerFileAndTheScanGoesOn() throws {
         let good = try fixtures.libraryOgg("music/good.ogg", ["TITLE=Good"])
         let goodBytes = try fixtures.bytes(of: good)
-        var random = SplitMix(seed: 7)
+        var random = SplitMix64(seed: 7)
         _ = try fixtures.write("music/garbage.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) })
         _ = try fixtures.write("music/truncated.ogg", bytes: Array(goodBytes.prefix(goodBytes.count / 2)))
         _ = try fixtures.write("music/empty.mp3", bytes: [])
@@ -694,15 +694,3 @@ private func flacPictureBlock(type: UInt32, mime: String, image: [UInt8]) -> [UI
         + bigEndian(2) + bigEndian(2) + bigEndian(24) + bigEndian(0) + bigEndian(UInt32(image.count)) + image
 }
 
-/// A small deterministic random generator.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -422,9 +422,5 @@ extension WAVDecoder {
             return trimmed.isEmpty ? nil : String(trimmed)
         }
 
-        /// "3" or "3/12" -> 3.
-        static func leadingNumber(_ text: String) -> Int? {
-            Int(text.prefix { $0.isASCII && $0.isNumber }.prefix(9))
-        }
     }
 }
