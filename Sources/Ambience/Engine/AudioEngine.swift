@@ -23,6 +23,8 @@ public struct EngineConfiguration: Sendable {
     /// Talk to the desktop: other players over MPRIS (session rules, the system music player) and expose the
     /// application music player as an MPRIS player. On by default for device output, off for offline engines.
     public var desktopIntegration = true
+    /// Where logind announces sleep and wake (the system bus); nil turns that off.
+    public var systemBusAddress: String? = SleepMonitor.systemBusAddress
     /// Bytes of decoded sounds kept in the cache before idle ones are evicted.
     public var soundMemoryBudget = 256 << 20
 
@@ -82,6 +84,7 @@ public final class AudioEngine: @unchecked Sendable {
     public let systemMusicPlayer: SystemMusicPlayer
     private let desktop: DesktopPlayers?
     private let mprisServer: MPRISServer?
+    private let sleepMonitor: SleepMonitor?
     private let cache: SoundCache
     private let streamer: StreamingThread
     private let state = Mutex<EngineState>(EngineState())
@@ -120,6 +123,12 @@ public final class AudioEngine: @unchecked Sendable {
             mprisServer = nil
             systemMusicPlayer = SystemMusicPlayer(client: nil, ownBusName: nil)
         }
+        // No system bus (containers, CI) or no logind simply means no sleep notifications.
+        if configuration.desktopIntegration, let address = configuration.systemBusAddress {
+            sleepMonitor = try? SleepMonitor(address: address)
+        } else {
+            sleepMonitor = nil
+        }
         if case .device(let name) = configuration.output {
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
@@ -154,6 +163,7 @@ public final class AudioEngine: @unchecked Sendable {
             desktop?.flush()
             mprisServer?.close()
             desktop?.client.close()
+            sleepMonitor?.close()
         }
         let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
@@ -351,6 +361,9 @@ extension AudioEngine: SessionEffects {
 
     /// Feeds the session what the sound server (or SDL) says about devices, and what the desktop players do.
     private func watchOutputDevice() {
+        for sleeping in sleepMonitor?.drain() ?? [] {
+            if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
+        }
         let musicPlaying = desktop.map { !$0.playingPlayers().isEmpty } ?? false
         if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
             routes.poll(device: device, session: session, musicPlaying: musicPlaying)

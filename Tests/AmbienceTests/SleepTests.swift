@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// System sleep and wake: logind's `PrepareForSleep` signal on a system bus. The bus and the signal are real; the
+/// sender stands in for logind, which does not run here.
+@Suite struct SleepTests {
+    @Test func sleepInterruptsAndWakeResumesWithARouteChange() throws {
+        let fixtures = try Fixtures()
+        let socket = fixtures.path("system-bus.sock")
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
+        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(socket)"]
+        daemon.standardOutput = FileHandle.nullDevice
+        daemon.standardError = FileHandle.nullDevice
+        try daemon.run()
+        defer {
+            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }  // SIGTERM is blocked in test children
+            daemon.waitUntilExit()
+        }
+        #expect(eventually(within: 2) { FileManager.default.fileExists(atPath: socket) })
+        let address = "unix:path=\(socket)"
+
+        var configuration = EngineConfiguration.offline()
+        configuration.desktopIntegration = true
+        configuration.systemBusAddress = address
+        let engine = try AudioEngine(configuration)
+        defer { engine.shutdown() }
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "tone")
+        engine.play(sound, PlayOptions(loop: true))
+        _ = try engine.render(frames: 4_800)
+
+        let logind = try DBusConnection(address: address)
+        defer { logind.close() }
+        func announce(_ sleeping: Bool) throws {
+            try logind.emitSignal(path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                                  member: "PrepareForSleep", arguments: [.bool(sleeping)])
+        }
+
+        var events: [AudioEvent] = []
+        try announce(true)
+        #expect(eventually(within: 3) {
+            events += engine.update()
+            return events.contains(.session(.interruption(.began)))
+        })
+        #expect(try Signal(engine.render(frames: 4_800)).peak(512..<4_800) == 0)
+
+        try announce(false)
+        events = []
+        #expect(eventually(within: 3) {
+            events += engine.update()
+            return events.contains(.session(.interruption(.ended(shouldResume: true))))
+        })
+        #expect(events.contains { if case .session(.routeChange(let change)) = $0 { change.reason == .wakeFromSleep } else { false } })
+        #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
+    }
+
+    @Test func noSystemBusMeansNoSleepMonitorAndNoDelay() throws {
+        var configuration = EngineConfiguration.offline()
+        configuration.desktopIntegration = true
+        configuration.systemBusAddress = "unix:path=/nonexistent/system_bus_socket"
+        let start = Date()
+        let engine = try AudioEngine(configuration)
+        defer { engine.shutdown() }
+        #expect(Date().timeIntervalSince(start) < 2)
+        #expect(engine.update().isEmpty)
+    }
+}
