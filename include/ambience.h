@@ -454,6 +454,32 @@ ambience_status ambience_music_set_crossfade(ambience_engine *engine, double sec
 ambience_status ambience_music_get_crossfade(ambience_engine *engine, double *out_seconds);
 
 /* ============================================================================================================ */
+/* The system music player: the desktop's own player (any MPRIS player: mpv, VLC, Rhythmbox, Spotify)            */
+
+/*
+ * It drives the player named with ambience_system_music_set_player when that one is on the session bus, else the
+ * one playing, else the one most recently active. Without a session bus every call succeeds and does nothing;
+ * ambience_system_music_is_available tells. Commands return at once: their effect shows in the state a moment later.
+ * At shutdown, music the game started here is paused; music that was playing when the game started is left alone.
+ */
+ambience_status ambience_system_music_is_available(ambience_engine *engine, bool *out_available);
+/* The bus name ("org.mpris.MediaPlayer2.mpv") or short name ("mpv") of the player to drive; NULL forgets it. */
+ambience_status ambience_system_music_set_player(ambience_engine *engine, const char *name);
+ambience_status ambience_system_music_play(ambience_engine *engine);
+ambience_status ambience_system_music_pause(ambience_engine *engine);
+ambience_status ambience_system_music_stop(ambience_engine *engine);
+ambience_status ambience_system_music_next(ambience_engine *engine);
+ambience_status ambience_system_music_previous(ambience_engine *engine);
+ambience_status ambience_system_music_set_time(ambience_engine *engine, double seconds);
+ambience_status ambience_system_music_get_time(ambience_engine *engine, double *out_seconds);
+ambience_status ambience_system_music_get_state(ambience_engine *engine, ambience_playback_state *out_state);
+/* A tag of the player's current track (title, artist, album), copied into the caller's buffer; "" when unknown. */
+ambience_status ambience_system_music_get_now_playing_tag(ambience_engine *engine, ambience_tag tag, char *buffer,
+                                                          size_t buffer_size, size_t *required);
+/* Opens one file in the player (MPRIS OpenUri). AMBIENCE_ERROR_UNSUPPORTED when no player is running. */
+ambience_status ambience_system_music_open(ambience_engine *engine, const char *path);
+
+/* ============================================================================================================ */
 /* The audio session: how the game's audio lives beside other apps' audio (the iOS rules)                       */
 
 typedef enum ambience_session_category {

@@ -88,6 +88,7 @@ func api(_ function: StaticString, _ body: () throws -> Void) -> ambience_status
         case let failure as APIError: failure
         case let engineError as EngineError: APIError(engineError)
         case let libraryError as LibraryError: APIError(AMBIENCE_ERROR_LIBRARY, libraryError.description)
+        case let desktopError as DesktopError: APIError(AMBIENCE_ERROR_UNSUPPORTED, desktopError.description)
         default: APIError.invalid("\(error)")
         }
         setLastError("\(function): \(failure.message)")

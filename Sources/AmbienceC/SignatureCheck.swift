@@ -8,6 +8,18 @@ private func same<F>(_ declared: F, _ implemented: F) {}
 
 private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_bus_create, AmbienceC.ambience_bus_create)
+    same(CAmbience.ambience_system_music_is_available, AmbienceC.ambience_system_music_is_available)
+    same(CAmbience.ambience_system_music_set_player, AmbienceC.ambience_system_music_set_player)
+    same(CAmbience.ambience_system_music_play, AmbienceC.ambience_system_music_play)
+    same(CAmbience.ambience_system_music_pause, AmbienceC.ambience_system_music_pause)
+    same(CAmbience.ambience_system_music_stop, AmbienceC.ambience_system_music_stop)
+    same(CAmbience.ambience_system_music_next, AmbienceC.ambience_system_music_next)
+    same(CAmbience.ambience_system_music_previous, AmbienceC.ambience_system_music_previous)
+    same(CAmbience.ambience_system_music_set_time, AmbienceC.ambience_system_music_set_time)
+    same(CAmbience.ambience_system_music_get_time, AmbienceC.ambience_system_music_get_time)
+    same(CAmbience.ambience_system_music_get_state, AmbienceC.ambience_system_music_get_state)
+    same(CAmbience.ambience_system_music_get_now_playing_tag, AmbienceC.ambience_system_music_get_now_playing_tag)
+    same(CAmbience.ambience_system_music_open, AmbienceC.ambience_system_music_open)
     same(CAmbience.ambience_bus_fade, AmbienceC.ambience_bus_fade)
     same(CAmbience.ambience_bus_get, AmbienceC.ambience_bus_get)
     same(CAmbience.ambience_bus_get_effective_gain, AmbienceC.ambience_bus_get_effective_gain)

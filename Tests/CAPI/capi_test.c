@@ -705,6 +705,41 @@ static void test_music(ambience_engine *engine) {
     CHECK(tag[0] == '\0');
 }
 
+/*
+ * The system player. Whatever players share the session bus (other test engines may), every call answers and
+ * nothing crashes; with no bus at all it reports stopped and refuses to open a file.
+ */
+static void test_system_music(ambience_engine *engine) {
+    bool available = true;
+    ambience_playback_state state = AMBIENCE_PLAYBACK_INTERRUPTED;
+    double seconds = -1;
+    char tag[256];
+    size_t required = 0;
+    char theme[4200];
+
+    OK(ambience_system_music_is_available(engine, &available));
+    OK(ambience_system_music_get_state(engine, &state));
+    CHECK(state == AMBIENCE_PLAYBACK_STOPPED || state == AMBIENCE_PLAYBACK_PLAYING || state == AMBIENCE_PLAYBACK_PAUSED);
+    OK(ambience_system_music_get_time(engine, &seconds));
+    CHECK(seconds >= 0);
+    OK(ambience_system_music_get_now_playing_tag(engine, AMBIENCE_TAG_TITLE, tag, sizeof tag, &required));
+    OK(ambience_system_music_set_player(engine, "no-such-player"));
+    OK(ambience_system_music_set_player(engine, NULL));
+    if (!available) {
+        /* No bus: nothing to drive. */
+        OK(ambience_system_music_play(engine));
+        CHECK(state == AMBIENCE_PLAYBACK_STOPPED);
+        path_of(theme, sizeof theme, "Assets/Music/gravity-wave-theme.ogg");
+        EXPECT(ambience_system_music_open(engine, theme), AMBIENCE_ERROR_UNSUPPORTED);
+        CHECK(strstr(ambience_last_error(), "player") != NULL);
+    }
+    EXPECT(ambience_system_music_set_time(engine, -1), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_system_music_get_state(NULL, &state), AMBIENCE_ERROR_NULL_HANDLE);
+    EXPECT(ambience_system_music_get_state(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_system_music_open(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_system_music_set_player(engine, "\xff\xfe"), AMBIENCE_ERROR_INVALID_UTF8);
+}
+
 static void test_session(ambience_engine *engine) {
     ambience_session_state state;
     ambience_sound *sound = tone(engine, 500, 2);
@@ -1271,6 +1306,7 @@ int main(int argc, char **argv) {
         test_buses(engine, other);
         test_music(engine);
         test_session(engine);
+        test_system_music(engine);
         test_library(engine);
         OK(ambience_engine_destroy(other));
         OK(ambience_engine_destroy(engine));
