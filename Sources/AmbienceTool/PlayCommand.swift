@@ -161,6 +161,9 @@ final class EventReporter {
         case .session(.interruption(.began)): "interruption began"
         case .session(.interruption(.ended(let r))): "interruption ended" + (r ? ", resuming" : "")
         case .session(.silenceSecondaryAudioHint(let on)): on ? "other music started: the soundtrack should stay quiet" : "other music stopped"
+        case .session(.categoryChanged(let c)): "category: \(c.rawValue)"
+        case .session(.mediaServicesWereLost): "the sound server went away"
+        case .session(.mediaServicesWereReset): "the sound server is back"
         case .music(.playbackStateDidChange(let s)): "state: \(s.rawValue)"
         case .music(.nowPlayingItemDidChange(let item)): "now playing: " + (item.map { "\($0.title ?? "?") by \($0.artist ?? "unknown")" } ?? "nothing")
         case .music(.playbackError(let item, let error)): "skipped \(item.url): \(error)"
