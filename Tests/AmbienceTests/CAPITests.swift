@@ -45,7 +45,11 @@ private enum CAPI {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Off the shared session bus: a C engine activating its (solo ambient) session would pause the mpv that the
+        // MPRIS suite runs at the same time.
+        var base = ProcessInfo.processInfo.environment
+        base["DBUS_SESSION_BUS_ADDRESS"] = ""
+        process.environment = base.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -189,7 +189,8 @@ public struct SoakReport: Sendable {
     public var alBuffersMax = 0
     /// Voices alive (real + virtual) at the end.
     public var voicesAtEnd = 0
-    /// Resident memory (`/proc/self/statm`), at the baseline and at the end.
+    /// Resident memory (`/proc/self/statm`, after `malloc_trim` so that memory glibc keeps free for later does
+    /// not count), at the baseline and at the end.
     public var rssAfterWarmupBytes = 0
     public var rssAtEndBytes = 0
     public var rssGrowthBytes: Int { rssAtEndBytes - rssAfterWarmupBytes }
@@ -304,7 +305,10 @@ private final class StressCrowd {
     let sounds: [Sound]
     /// Which scene voice each live one-shot plays.
     private var oneShots: [Voice: Int] = [:]
+    /// The cost of the first `timedCalls` play calls (a bounded sample, so that an hour-long soak does not grow it).
     private var playNanos: [Int] = []
+    private static let timedCalls = 65_536
+    private var playCalls = 0
     private(set) var retriggers = 0
 
     init(scene: StressScene, engine: AudioEngine) throws(EngineError) {
@@ -314,7 +318,7 @@ private final class StressCrowd {
         for (i, pcm) in scene.sounds.enumerated() { made.append(try engine.makeSound(pcm, name: "stress-\(i)")) }
         sounds = made
         oneShots.reserveCapacity(scene.voices.count)
-        playNanos.reserveCapacity(scene.voices.count * 4)
+        playNanos.reserveCapacity(min(scene.voices.count * 4, Self.timedCalls))
     }
 
     func start() {
@@ -335,7 +339,8 @@ private final class StressCrowd {
         let sound = sounds[spec.sound]
         let start = monotonicNanoseconds()
         let voice = engine.play(sound, options)
-        playNanos.append(monotonicNanoseconds() - start)
+        if playNanos.count < Self.timedCalls { playNanos.append(monotonicNanoseconds() - start) }
+        playCalls += 1
         if !spec.loop && voice != .none { oneShots[voice] = index }
     }
 
@@ -345,7 +350,7 @@ private final class StressCrowd {
         report.virtualVoices = stats.virtualVoices
         report.rtf = report.seconds > 0 ? report.cpuSeconds / report.seconds : 0
         report.playCallNs = median(playNanos)
-        report.playCalls = playNanos.count
+        report.playCalls = playCalls
         report.peakRSSBytes = ProcessUsage.peakRSSBytes
         report.underruns = stats.underruns
         report.retriggers = retriggers
@@ -472,7 +477,7 @@ extension StressScene {
                 warmedUp = true
                 soak.alSourcesAfterWarmup = ALObjectCount.sources.load(ordering: .relaxed)
                 soak.alBuffersAfterWarmup = ALObjectCount.buffers.load(ordering: .relaxed)
-                soak.rssAfterWarmupBytes = ProcessUsage.residentBytes
+                soak.rssAfterWarmupBytes = ProcessUsage.residentBytesAfterTrim
             }
 
             // One-shots, spread evenly over the blocks.
@@ -525,7 +530,7 @@ extension StressScene {
         crowd.fill(&report, stats: engine.stats)
         soak.alSourcesAtEnd = ALObjectCount.sources.load(ordering: .relaxed)
         soak.alBuffersAtEnd = ALObjectCount.buffers.load(ordering: .relaxed)
-        soak.rssAtEndBytes = ProcessUsage.residentBytes
+        soak.rssAtEndBytes = ProcessUsage.residentBytesAfterTrim
         soak.voicesAtEnd = report.realVoices + report.virtualVoices
         soak.averageBlockMicroseconds = blocks > 0 ? Double(blockNanos) / Double(blocks) / 1000 : 0
         soak.maxBlockMicroseconds = Double(maxBlockNanos) / 1000
@@ -562,6 +567,14 @@ public enum ProcessUsage {
         let fields = text[..<count].split(separator: UInt8(ascii: " "))
         guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
         return pages * sysconf(Int32(_SC_PAGESIZE))
+    }
+
+    /// The resident set after glibc has handed its free memory back to the system (`malloc_trim`): what the
+    /// process holds, not what its allocator keeps for later.
+    public static var residentBytesAfterTrim: Int {
+        typealias Trim = @convention(c) (Int) -> Int32
+        if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") { _ = unsafeBitCast(trim, to: Trim.self)(0) }
+        return residentBytes
     }
 
     /// A monotonic clock in nanoseconds.

@@ -16,6 +16,8 @@ final class LivePlayer: @unchecked Sendable {
         process.arguments = ["play"] + files + ["--events-json"] + arguments
         var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         if environment["SDL_AUDIODRIVER"] == nil { env["SDL_AUDIODRIVER"] = "pulseaudio" }
+        // Off the shared session bus unless asked: its solo-ambient session would pause the MPRIS suite's mpv.
+        if environment["DBUS_SESSION_BUS_ADDRESS"] == nil { env["DBUS_SESSION_BUS_ADDRESS"] = "" }
         process.environment = env
         process.standardInput = input
         process.standardOutput = output
