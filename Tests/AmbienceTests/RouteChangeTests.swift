@@ -98,6 +98,8 @@ struct RouteChangeTests {
         for cycle in 0..<50 {
             // Unplug the speakers: the stream moves to the headphones and the game is told. Plug them back: the
             // server makes its configured default the default again, and the engine follows it there.
+            // Let the stream settle on the default (the server moves it there after the previous cycle's replug).
+            #expect(eventually(within: 5) { ((try? ourStream()) ?? nil)?.sink == "speakers" }, "cycle \(cycle)")
             let before = player.events.count
             try PulseServer.pactl("unload-module", try #require(try PulseServer.moduleID(ofSink: "speakers")))
             #expect(player.waitFor(event: "routeChange", timeout: 15, after: before) { $0["reason"] as? String == "oldDeviceUnavailable" } != nil, "cycle \(cycle)")
