@@ -44,15 +44,29 @@ public enum AudioFile {
         return version != 1 && layer != 0 && bitrate != 0xF && bitrate != 0 && rate != 3
     }
 
-    /// The first `count` bytes of a regular file (fewer if it is shorter).
-    static func readPrefix(_ path: String, count: Int) throws(DecodingError) -> [UInt8] {
-        // Non-blocking, so a FIFO fails at the regular-file check instead of waiting for a writer.
+    /// Opens a regular file for reading; returns its descriptor (the caller closes it) and size. Non-blocking, so a
+    /// FIFO fails at the regular-file check instead of waiting for a writer; a directory is EISDIR.
+    static func openRegularFile(_ path: String) throws(DecodingError) -> (descriptor: Int32, size: Int64) {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw .unreadable(path, errno: errno) }
-        defer { close(fd) }
         var status = stat()
-        guard fstat(fd, &status) == 0 else { throw .unreadable(path, errno: errno) }
-        guard (status.st_mode & S_IFMT) == S_IFREG else { throw .unreadable(path, errno: (status.st_mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL) }
+        guard fstat(fd, &status) == 0 else {
+            let code = errno
+            close(fd)
+            throw .unreadable(path, errno: code)
+        }
+        let kind = status.st_mode & S_IFMT
+        guard kind == S_IFREG else {
+            close(fd)
+            throw .unreadable(path, errno: kind == S_IFDIR ? EISDIR : EINVAL)
+        }
+        return (fd, Int64(status.st_size))
+    }
+
+    /// The first `count` bytes of a regular file (fewer if it is shorter).
+    static func readPrefix(_ path: String, count: Int) throws(DecodingError) -> [UInt8] {
+        let fd = try openRegularFile(path).descriptor
+        defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: count)
         let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
         guard got >= 0 else { throw .unreadable(path, errno: errno) }

@@ -24,20 +24,8 @@ final class MP3Decoder: AudioDecoder {
         guard initStatus == MPG123_OK.rawValue else {
             throw .corrupt(path, reason: "libmpg123 failed to initialise: \(Self.describe(initStatus))")
         }
-        // O_NONBLOCK so that a FIFO cannot block the open; fstat refuses it right after.
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { throw .unreadable(path, errno: errno) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw .unreadable(path, errno: code)
-        }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            close(descriptor)
-            throw .unreadable(path, errno: (status.st_mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL)
-        }
-        guard status.st_size > 0 else {
+        let (descriptor, size) = try AudioFile.openRegularFile(path)
+        guard size > 0 else {
             close(descriptor)
             throw .empty(path)
         }

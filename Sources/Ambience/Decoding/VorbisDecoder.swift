@@ -128,20 +128,9 @@ final class VorbisDecoder: AudioDecoder {
 
     // MARK: - Opening
 
-    /// A `FILE*` on a regular file. O_NONBLOCK so that a FIFO cannot block the open; fstat refuses it right after.
+    /// A `FILE*` on a regular file (see `AudioFile.openRegularFile`).
     private static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
-        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { throw .unreadable(path, errno: errno) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else {
-            let code = errno
-            close(descriptor)
-            throw .unreadable(path, errno: code)
-        }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
-            close(descriptor)
-            throw .unreadable(path, errno: (status.st_mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL)
-        }
+        let descriptor = try AudioFile.openRegularFile(path).descriptor
         guard let stream = fdopen(descriptor, "rb") else {
             let code = errno
             close(descriptor)

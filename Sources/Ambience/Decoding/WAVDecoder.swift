@@ -25,17 +25,11 @@ final class WAVDecoder: AudioDecoder {
     static let channelCounts = 1...8
 
     init(path: String) throws(DecodingError) {
-        // O_NONBLOCK so that a FIFO cannot block the open; it is refused right after by fstat.
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw .unreadable(path, errno: errno) }
+        let (fd, size) = try AudioFile.openRegularFile(path)
         let layout: Layout
         do throws(DecodingError) {
-            var status = stat()
-            guard fstat(fd, &status) == 0 else { throw .unreadable(path, errno: errno) }
-            let kind = status.st_mode & S_IFMT
-            guard kind == S_IFREG else { throw .unreadable(path, errno: kind == S_IFDIR ? EISDIR : EINVAL) }
-            guard status.st_size > 0 else { throw .empty(path) }
-            layout = try Layout(reading: FileBytes(fd: fd, path: path, size: Int64(status.st_size)))
+            guard size > 0 else { throw .empty(path) }
+            layout = try Layout(reading: FileBytes(fd: fd, path: path, size: size))
         } catch {
             close(fd)
             throw error

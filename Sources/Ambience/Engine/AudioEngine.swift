@@ -281,7 +281,6 @@ public final class AudioEngine: @unchecked Sendable {
             }
             mixer.tick(frames: delta)
         }
-        if isOffline { musicPlayer.pump() }
         var events = mixer.drainEvents().map { event -> AudioEvent in
             switch event {
             case .voiceFinished(let v): .voiceFinished(v)
