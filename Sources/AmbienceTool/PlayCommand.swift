@@ -137,10 +137,10 @@ final class EventReporter {
             return .object([("event", .string("silenceSecondaryAudioHint")), ("begin", .bool(on))])
         case .session(.categoryChanged(let category)):
             return .object([("event", .string("categoryChanged")), ("category", .string(category.rawValue))])
-        case .session(.mediaServicesWereLost):
-            return .object([("event", .string("mediaServicesWereLost"))])
-        case .session(.mediaServicesWereReset):
-            return .object([("event", .string("mediaServicesWereReset"))])
+        case .session(.mediaServicesWereLost(let service)):
+            return .object([("event", .string("mediaServicesWereLost")), ("service", .string(service.rawValue))])
+        case .session(.mediaServicesWereReset(let service)):
+            return .object([("event", .string("mediaServicesWereReset")), ("service", .string(service.rawValue))])
         case .music(.playbackStateDidChange(let state)):
             return .object([("event", .string("playbackState")), ("state", .string(state.rawValue))])
         case .music(.nowPlayingItemDidChange(let item)):
@@ -162,8 +162,10 @@ final class EventReporter {
         case .session(.interruption(.ended(let r))): "interruption ended" + (r ? ", resuming" : "")
         case .session(.silenceSecondaryAudioHint(let on)): on ? "other music started: the soundtrack should stay quiet" : "other music stopped"
         case .session(.categoryChanged(let c)): "category: \(c.rawValue)"
-        case .session(.mediaServicesWereLost): "the sound server went away"
-        case .session(.mediaServicesWereReset): "the sound server is back"
+        case .session(.mediaServicesWereLost(.soundServer)): "the sound server went away"
+        case .session(.mediaServicesWereReset(.soundServer)): "the sound server is back"
+        case .session(.mediaServicesWereLost(.sessionBus)): "the session bus went away"
+        case .session(.mediaServicesWereReset(.sessionBus)): "the session bus is back"
         case .music(.playbackStateDidChange(let s)): "state: \(s.rawValue)"
         case .music(.nowPlayingItemDidChange(let item)): "now playing: " + (item.map { "\($0.title ?? "?") by \($0.artist ?? "unknown")" } ?? "nothing")
         case .music(.playbackError(let item, let error)): "skipped \(item.url): \(error)"

@@ -166,8 +166,54 @@ extension SoundServerSuites {
             client.close()
         }
 
-        /// `ambience play` on a session bus that dies under it: it keeps playing and obeys commands, and quits
-        /// cleanly. (The engine does not reconnect when the bus comes back: see the known issue.)
+        /// The session bus killed under a running engine: it reports `mediaServicesWereLost(.sessionBus)`, the system
+        /// music player says it is unavailable, and the game's effects play on. When the bus is back at the same
+        /// address the engine reconnects by itself (`mediaServicesWereReset(.sessionBus)`): its own MPRIS player is
+        /// on the new bus, a player started there is seen, and the session's rules reach it.
+        @Test func engineReconnectsWhenTheSessionBusReturns() throws {
+            let bus = try ThrowawayService.dbus(in: fixtures)
+            defer { bus.kill() }
+            var configuration = EngineConfiguration.offline()
+            configuration.desktopIntegration = true
+            configuration.sessionBusAddress = bus.address
+            configuration.systemBusAddress = nil
+            configuration.appName = "ambience-reconnect"
+            let engine = try AudioEngine(configuration)
+            defer { engine.shutdown() }
+            #expect(engine.systemMusicPlayer.isAvailable)
+            engine.play(try engine.makeSound(tone(hz: 440, seconds: 1), name: "hum"), PlayOptions(loop: true))
+            var events: [AudioEvent] = []
+            func sawEvent(_ event: AudioEvent) -> Bool {
+                events += engine.update()
+                return events.contains(event)
+            }
+
+            bus.kill()
+            #expect(eventually(within: 10) { sawEvent(.session(.mediaServicesWereLost(.sessionBus))) }, "events: \(events)")
+            #expect(!engine.systemMusicPlayer.isAvailable)
+            #expect(engine.systemMusicPlayer.players.isEmpty)
+            #expect(try Signal(engine.render(frames: 4_800)).rms() > 0.1, "effects stopped with the bus")
+
+            try bus.start()
+            #expect(eventually(within: 10) { sawEvent(.session(.mediaServicesWereReset(.sessionBus))) }, "events: \(events)")
+            #expect(engine.systemMusicPlayer.isAvailable)
+            let observer = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+            defer { observer.close() }
+            #expect(observer.refresh().contains { $0.name == MPRISServer.busName(forApp: "ambience-reconnect") })
+
+            let mpv = try MPV(playing: fixtures.sineOgg("song.ogg", hz: 330, seconds: 30), busAddress: bus.address)
+            defer { mpv.kill() }
+            #expect(eventually(within: 10) {
+                _ = engine.update()
+                return engine.systemMusicPlayer.players.contains { $0.processID == mpv.pid && $0.status == .playing }
+            })
+            engine.session.setActive(true)  // soloAmbient: the player is paused, through the new connection
+            #expect(eventually(within: 5) { observer.refresh().contains { $0.processID == mpv.pid && $0.status == .paused } })
+            #expect(try Signal(engine.render(frames: 4_800)).rms() > 0.1)
+        }
+
+        /// `ambience play` on a session bus that dies under it: it says so, keeps playing and obeys commands, says
+        /// when the bus is back, and quits cleanly.
         @Test func playerOutlivesTheSessionBus() throws {
             let bus = try ThrowawayService.dbus(in: fixtures)
             defer { bus.kill() }
@@ -177,12 +223,16 @@ extension SoundServerSuites {
             defer { player.stop() }
             #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
             bus.kill()
-            usleep(500_000)
+            #expect(player.waitFor(event: "mediaServicesWereLost", timeout: 10) { $0["service"] as? String == "sessionBus" } != nil,
+                    "events: \(player.events)")
             let seen = player.events.count
             player.send("pause")
             #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "paused" } != nil)
             player.send("play")
             #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "playing" } != nil)
+            try bus.start()
+            #expect(player.waitFor(event: "mediaServicesWereReset", timeout: 10) { $0["service"] as? String == "sessionBus" } != nil,
+                    "events: \(player.events)")
             #expect(player.process.isRunning)
             player.stop()
             #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)

@@ -13,7 +13,7 @@ import Testing
         .currentDeviceRemoved(previous: speakers, current: headphones), .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
-        .otherMusicChanged(playing: true), .mediaServicesLost, .mediaServicesReset,
+        .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -58,10 +58,10 @@ import Testing
             #expect(actions.contains(.notify(.interruption(.began))))
         case .otherMusicChanged:
             #expect(actions == [.notify(.silenceSecondaryAudioHint(true))])
-        case .mediaServicesLost:
-            #expect(actions == [.notify(.mediaServicesWereLost)])
-        case .mediaServicesReset:
-            #expect(actions == [.notify(.mediaServicesWereReset)])
+        case .mediaServicesLost(let service):
+            #expect(actions == [.notify(.mediaServicesWereLost(service))])
+        case .mediaServicesReset(let service):
+            #expect(actions == [.notify(.mediaServicesWereReset(service))])
         }
     }
 

@@ -79,8 +79,8 @@ public struct RunSummary: Sendable {
         case .interruption(.ended(let resume)): "interruption(ended\(resume ? ", shouldResume" : ""))"
         case .silenceSecondaryAudioHint(let on): "silenceSecondaryAudioHint(\(on))"
         case .categoryChanged(let category): "categoryChanged(\(category.rawValue))"
-        case .mediaServicesWereLost: "mediaServicesWereLost"
-        case .mediaServicesWereReset: "mediaServicesWereReset"
+        case .mediaServicesWereLost(let service): "mediaServicesWereLost(\(service.rawValue))"
+        case .mediaServicesWereReset(let service): "mediaServicesWereReset(\(service.rawValue))"
         }
     }
 

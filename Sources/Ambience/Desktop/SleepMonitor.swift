@@ -14,9 +14,9 @@ final class SleepMonitor: Sendable {
     static let matchRule = "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep',path='/org/freedesktop/login1'"
 
     private let connection: DBusConnection
-    private let signals = Mutex<[Bool]>([])
+    private let signals = Lock<[Bool]>([])
     private let running = Atomic<Bool>(true)
-    private let finished = Mutex<Bool>(false)
+    private let finished = Lock<Bool>(false)
 
     init(address: String) throws(DesktopError) {
         connection = try DBusConnection(address: address)

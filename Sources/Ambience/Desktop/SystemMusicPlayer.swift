@@ -6,10 +6,11 @@ import Synchronization
 ///
 /// It drives `preferredPlayer` when set, else the player that is playing, else the one most recently active.
 public final class SystemMusicPlayer: @unchecked Sendable {
-    private let client: MPRISClient?
-    private let ownBusName: String?
     private let lock = Lock<Void>(())
     // Guarded by `lock`.
+    /// The bus connection's client and the game's own player name; both change when the session bus comes back.
+    private var client: MPRISClient?
+    private var ownBusName: String?
     private var notificationDepth = 0
     private var events: [MusicEvent] = []
     private var lastActive: String?
@@ -23,8 +24,24 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         self.ownBusName = ownBusName
     }
 
+    /// Drives the players through a new connection (nil while the session bus is gone). The players seen on the
+    /// old one are forgotten; those the game started are still paused at exit if they come back under their names.
+    func reconnect(client: MPRISClient?, ownBusName: String?) {
+        lock.withLock { _ in
+            self.client = client
+            self.ownBusName = ownBusName
+            if !lastSeen.isEmpty { post(.nowPlayingItemDidChange(nil)) }
+            lastSeen.removeAll()
+            lastActive = nil
+        }
+    }
+
+    private var connection: (client: MPRISClient?, ownBusName: String?) {
+        lock.withLock { _ -> (client: MPRISClient?, ownBusName: String?) in (client, ownBusName) }
+    }
+
     /// Whether a session bus is there to reach players at all.
-    public var isAvailable: Bool { client?.isConnected ?? false }
+    public var isAvailable: Bool { connection.client?.isConnected ?? false }
 
     /// A player to use when none is playing or recently active (bus name or short name, e.g. "mpv").
     public var preferredPlayer: String? {
@@ -33,13 +50,17 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     }
 
     /// Every desktop player but the game's own.
-    public var players: [MPRISPlayerInfo] { client?.players.filter { $0.name != ownBusName } ?? [] }
+    public var players: [MPRISPlayerInfo] {
+        let (client, ownBusName) = connection
+        return client?.players.filter { $0.name != ownBusName } ?? []
+    }
 
     /// The player this object drives now: the one named by `preferredPlayer` when it is on the bus, else the one
     /// playing, else the most recently active, else any.
     public var currentPlayer: MPRISPlayerInfo? {
         let all = players
         let (recent, preferred) = lock.withLock { _ in (lastActive, _preferredPlayer) }
+        let (client, ownBusName) = connection
         if let preferred, let player = client?.player(named: preferred), player.name != ownBusName { return player }
         if let playing = all.first(where: { $0.status == .playing }) { return playing }
         if let recent, let player = all.first(where: { $0.name == recent }) { return player }
@@ -80,14 +101,14 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         }
         guard let player = currentPlayer else { throw .unsupported("no desktop music player is running") }
         let uri = first.url.hasPrefix("/") ? "file://" + first.url : first.url
-        client?.send(.openURI(uri), to: player.name)
+        connection.client?.send(.openURI(uri), to: player.name)
         lock.withLock { _ in _ = startedByGame.insert(player.name) }
     }
 
     private func send(_ command: MPRISCommand, started: Bool = false) {
         guard let player = currentPlayer else { return }
         if started && player.status != .playing { lock.withLock { _ in _ = startedByGame.insert(player.name) } }
-        client?.send(command, to: player.name)
+        connection.client?.send(command, to: player.name)
     }
 
     // MARK: Notifications
@@ -128,6 +149,7 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// The exit rule: music the game started is paused; music that was playing at launch is left alone.
     func applyExitRule(playingAtLaunch: [String]) {
         let started = lock.withLock { _ in startedByGame }
+        let client = connection.client
         for name in started where !playingAtLaunch.contains(name) { client?.send(.pause, to: name) }
     }
 

@@ -21,16 +21,22 @@ public struct EngineConfiguration: Sendable {
     /// Shown to the sound server and on the session bus.
     public var appName = "ambience"
     /// Talk to the desktop: other players over MPRIS (session rules, the system music player) and expose the
-    /// application music player as an MPRIS player. On by default for device output, off for offline engines.
-    public var desktopIntegration = true
+    /// application music player as an MPRIS player. On by default for device output, off for offline engines:
+    /// a render-to-memory engine should not pause the user's music or announce itself on the bus.
+    public var desktopIntegration: Bool
+    /// The session bus for desktop integration (`DBUS_SESSION_BUS_ADDRESS` by default). When it goes away the
+    /// engine reports `mediaServicesWereLost(.sessionBus)` and reconnects when it is back.
+    public var sessionBusAddress: String? = DesktopBus.sessionAddress
     /// Where logind announces sleep and wake (the system bus); nil turns that off.
     public var systemBusAddress: String? = SleepMonitor.systemBusAddress
     /// Bytes of decoded sounds kept in the cache before idle ones are evicted.
     public var soundMemoryBudget = 256 << 20
 
     public init(output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
-                hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20) {
+                hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20,
+                desktopIntegration: Bool? = nil) {
         self.output = output
+        self.desktopIntegration = desktopIntegration ?? (output != .offline)
         self.sampleRate = sampleRate
         self.realVoices = realVoices
         self.maxVoices = maxVoices
@@ -42,9 +48,7 @@ public struct EngineConfiguration: Sendable {
 
     /// Offline rendering at `sampleRate`, with no desktop integration.
     public static func offline(sampleRate: Int = 48_000, realVoices: Int = 256) -> EngineConfiguration {
-        var configuration = EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
-        configuration.desktopIntegration = false
-        return configuration
+        EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
     }
 }
 
@@ -82,12 +86,12 @@ public final class AudioEngine: @unchecked Sendable {
     public let session = AudioSession()
     /// The desktop's own music player, driven over MPRIS.
     public let systemMusicPlayer: SystemMusicPlayer
-    private let desktop: DesktopPlayers?
-    private let mprisServer: MPRISServer?
+    /// The session bus and what rides on it; nil without desktop integration.
+    private let desktopLink: DesktopLink?
     private let sleepMonitor: SleepMonitor?
     private let cache: SoundCache
     private let streamer: StreamingThread
-    private let state = Mutex<EngineState>(EngineState())
+    private let state = Lock<EngineState>(EngineState())
     /// Observers run only on the thread that calls `update()`.
     private var observers: [(AudioEvent) -> Void] = []
 
@@ -112,17 +116,12 @@ public final class AudioEngine: @unchecked Sendable {
         cache = SoundCache(budget: configuration.soundMemoryBudget)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
         streamer = StreamingThread(player: musicPlayer)
-        // No bus (or none reachable within 250 ms) simply means no desktop integration.
-        if configuration.desktopIntegration, let client = try? MPRISClient() {
-            let server = try? MPRISServer(controls: musicPlayer, appName: configuration.appName)
-            desktop = DesktopPlayers(client: client, ownBusName: server?.busName)
-            mprisServer = server
-            systemMusicPlayer = SystemMusicPlayer(client: client, ownBusName: server?.busName)
-        } else {
-            desktop = nil
-            mprisServer = nil
-            systemMusicPlayer = SystemMusicPlayer(client: nil, ownBusName: nil)
-        }
+        // No bus (or none reachable within 250 ms) means no desktop integration until one appears.
+        desktopLink = configuration.desktopIntegration
+            ? DesktopLink(address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
+            : nil
+        let desktop = desktopLink?.connection
+        systemMusicPlayer = SystemMusicPlayer(client: desktop?.client, ownBusName: desktop?.server?.busName)
         // No system bus (containers, CI) or no logind simply means no sleep notifications.
         if configuration.desktopIntegration, let address = configuration.systemBusAddress {
             sleepMonitor = try? SleepMonitor(address: address)
@@ -144,9 +143,8 @@ public final class AudioEngine: @unchecked Sendable {
             streamer.start()
         }
         session.attach(effects: self)
-        session.attach(otherPlayers: desktop)
-        // Learn who is playing before the game activates its session (start-up detection).
-        desktop?.flush()
+        // The link has already learnt who is playing, before the game activates its session (start-up detection).
+        session.attach(otherPlayers: desktop?.players)
     }
 
     deinit { shutdown() }
@@ -160,9 +158,8 @@ public final class AudioEngine: @unchecked Sendable {
             let launch = session.playersPlayingAtLaunch
             if session.isActive { session.setActive(false, options: .notifyOthersOnDeactivation) }
             systemMusicPlayer.applyExitRule(playingAtLaunch: launch)
-            desktop?.flush()
-            mprisServer?.close()
-            desktop?.client.close()
+            desktopLink?.connection?.players.flush()
+            desktopLink?.close()
             sleepMonitor?.close()
         }
         let device = state.withLock { state -> DeviceOutput? in
@@ -271,6 +268,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Advances the mixer to the output's clock and delivers pending events, in order, on this thread.
     @discardableResult
     public func update() -> [AudioEvent] {
+        followSessionBus()
         watchOutputDevice()
         if !isOffline {
             let now = mixer.framesRendered.load(ordering: .relaxed)
@@ -288,7 +286,9 @@ public final class AudioEngine: @unchecked Sendable {
             }
         }
         events += musicPlayer.drainEvents().map(AudioEvent.music)
-        if let desktop { events += systemMusicPlayer.handle(desktop.client.drainEvents()).map(AudioEvent.systemMusic) }
+        if let desktop = desktopLink?.connection {
+            events += systemMusicPlayer.handle(desktop.client.drainEvents()).map(AudioEvent.systemMusic)
+        }
         for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
         for event in events { for observer in observers { observer(event) } }
@@ -363,11 +363,26 @@ extension AudioEngine: SessionEffects {
         for sleeping in sleepMonitor?.drain() ?? [] {
             if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
         }
-        let musicPlaying = desktop.map { !$0.playingPlayers().isEmpty } ?? false
+        // While the session bus is gone, what the players were last seen doing stands.
+        let desktop = desktopLink?.connection
+        let musicPlaying = desktop.map { !$0.players.playingPlayers().isEmpty } ?? session.state.otherMusicPlaying
         if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
             routes.poll(device: device, session: session, musicPlaying: musicPlaying)
         } else if desktop != nil {
             session.otherAudioChanged(streamsPlaying: false, musicPlaying: musicPlaying)
+        }
+    }
+
+    /// Notices the session bus going away and coming back, and moves the desktop integration onto the new
+    /// connection: other players for the session, the system music player, the game's own MPRIS player.
+    private func followSessionBus() {
+        guard let change = desktopLink?.poll() else { return }
+        let desktop = desktopLink?.connection
+        session.attach(otherPlayers: desktop?.players)
+        systemMusicPlayer.reconnect(client: desktop?.client, ownBusName: desktop?.server?.busName)
+        switch change {
+        case .lost: session.handle(.mediaServicesLost(.sessionBus))
+        case .restored: session.handle(.mediaServicesReset(.sessionBus))
         }
     }
 }

@@ -430,11 +430,9 @@ extension StressScene {
     /// route change) makes its one-time allocations the first time it happens, about 9 MB in all.
     public func runSoak(_ options: StressOptions, oneShotsPerSecond: Double = 280, warmupSeconds: Double = 150,
                         isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
-        var configuration = EngineConfiguration(
+        let engine = try AudioEngine(EngineConfiguration(
             output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
-            maxVoices: max(voices.count + 4096, options.realVoices, 1), blockFrames: options.blockFrames)
-        configuration.desktopIntegration = false
-        let engine = try AudioEngine(configuration)
+            maxVoices: max(voices.count + 4096, options.realVoices, 1), blockFrames: options.blockFrames))
         defer { engine.shutdown() }
         engine.session.setActive(true)
         let crowd = try StressCrowd(scene: self, engine: engine)

@@ -88,7 +88,7 @@ final class RouteMonitor: @unchecked Sendable {
                 self.pulse?.close()
                 self.pulse = nil
                 lostServer = true
-                session.handle(.mediaServicesLost)
+                session.handle(.mediaServicesLost(.soundServer))
                 return
             default:
                 break
@@ -146,6 +146,6 @@ final class RouteMonitor: @unchecked Sendable {
         pulse = monitor
         lostServer = false
         refresh()
-        session.handle(.mediaServicesReset)
+        session.handle(.mediaServicesReset(.soundServer))
     }
 }

@@ -23,7 +23,7 @@ protocol SessionEffects: AnyObject, Sendable {
 ///
 /// All methods may be called from any thread.
 public final class AudioSession: @unchecked Sendable {
-    private let lock = Mutex<Void>(())
+    private let lock = Lock<Void>(())
     // Guarded by `lock`.
     private var policy = SessionPolicy()
     private var notifications: [SessionNotification] = []

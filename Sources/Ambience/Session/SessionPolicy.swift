@@ -21,9 +21,9 @@ public enum SessionEvent: Sendable, Equatable {
     case stopAfterRouteChange
     /// Whether a desktop music player is playing (not counting those the session paused).
     case otherMusicChanged(playing: Bool)
-    /// The sound server or session bus went away, or came back.
-    case mediaServicesLost
-    case mediaServicesReset
+    /// The sound server or the session bus went away, or came back.
+    case mediaServicesLost(MediaService)
+    case mediaServicesReset(MediaService)
 }
 
 /// What the policy decides; the session carries it out.
@@ -177,10 +177,10 @@ public struct SessionPolicy: Sendable {
             state.isPausedForRouteChange = false
             if !state.isInterrupted { actions.append(.resumeAppAudio) }
 
-        case .mediaServicesLost:
-            actions.append(.notify(.mediaServicesWereLost))
-        case .mediaServicesReset:
-            actions.append(.notify(.mediaServicesWereReset))
+        case .mediaServicesLost(let service):
+            actions.append(.notify(.mediaServicesWereLost(service)))
+        case .mediaServicesReset(let service):
+            actions.append(.notify(.mediaServicesWereReset(service)))
 
         case .stopAfterRouteChange:
             guard state.isPausedForRouteChange else { break }

@@ -72,7 +72,16 @@ public enum SessionNotification: Sendable, Equatable {
     /// Another app's music started (`true`) or stopped: the game may mute its own soundtrack but keep its effects.
     case silenceSecondaryAudioHint(Bool)
     case categoryChanged(SessionCategory)
-    /// The desktop services (sound server, session bus) went away or came back.
-    case mediaServicesWereLost
-    case mediaServicesWereReset
+    /// A desktop service went away. The engine carries on without it and reconnects by itself.
+    case mediaServicesWereLost(MediaService)
+    /// The service is back and the engine uses it again.
+    case mediaServicesWereReset(MediaService)
+}
+
+/// The desktop services the engine depends on.
+public enum MediaService: String, Sendable, Equatable {
+    /// PulseAudio (or PipeWire's PulseAudio server): devices, route changes, other apps' streams.
+    case soundServer
+    /// The D-Bus session bus: other music players (MPRIS), the system music player, the game's own MPRIS player.
+    case sessionBus
 }

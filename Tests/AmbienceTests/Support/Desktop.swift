@@ -5,8 +5,12 @@ import Glibc
 final class MPV {
     private let process: Process
 
-    init(playing file: String) throws {
+    /// `busAddress`: a session bus other than the test run's own.
+    init(playing file: String, busAddress: String? = nil) throws {
         let process = Process()
+        if let busAddress {
+            process.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SESSION_BUS_ADDRESS": busAddress]) { $1 }
+        }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mpv")
         process.arguments = ["--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal", "--no-video",
                              "--ao=null", "--loop-file=inf", file]

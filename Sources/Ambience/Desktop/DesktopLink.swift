@@ -1,0 +1,132 @@
+import Foundation
+
+/// The engine's hold on the session bus and everything that rides on it: the MPRIS client (other players and the
+/// system music player) and the game's own MPRIS player.
+///
+/// When the bus goes away (the daemon crashed, the user's session restarted it) everything on it is closed and a
+/// reconnect thread tries the same address every `retryInterval`, so the game thread never waits on a dead or hung
+/// bus. `poll()` (from `update()`) reports the loss and, later, hands over the new connection.
+final class DesktopLink: Sendable {
+    /// What rides on one connection to the bus.
+    struct Connection: Sendable {
+        let client: MPRISClient
+        let server: MPRISServer?
+        let players: DesktopPlayers
+
+        func close() {
+            server?.close()
+            client.close()
+        }
+    }
+
+    enum Change: Equatable {
+        case lost
+        case restored
+    }
+
+    static let retryInterval: Duration = .seconds(2)
+
+    private struct State {
+        var current: Connection?
+        /// Made by the reconnect thread, not yet handed over by `poll()`.
+        var restored: Connection?
+        var reconnecting = false
+        var closed = false
+    }
+
+    private let address: String?
+    private let appName: String
+    private let controls: any MPRISPlayerControls
+    private let state = Lock<State>(State())
+    /// Signalled once, by `close()`, to stop the reconnect thread's wait.
+    private let wake = DispatchSemaphore(value: 0)
+
+    /// Connects to the bus at `address` now (at most the desktop timeout). With no bus there, the link starts out
+    /// disconnected and keeps trying in the background; with no address at all it never tries.
+    init(address: String?, appName: String, controls: any MPRISPlayerControls) {
+        self.address = address
+        self.appName = appName
+        self.controls = controls
+        if let connection = connect() {
+            state.withLock { $0.current = connection }
+        } else if address != nil {
+            startReconnecting()
+        }
+    }
+
+    /// The live connection, if the bus is there.
+    var connection: Connection? { state.withLock { $0.current } }
+
+    /// Notices a lost bus (closing what was on it and starting to reconnect) and hands over a connection the
+    /// reconnect thread made. Call from the game thread.
+    func poll() -> Change? {
+        let (lost, restored) = state.withLock { state -> (Connection?, Connection?) in
+            if let current = state.current, !current.client.isConnected {
+                state.current = nil
+                return (current, nil)
+            }
+            guard state.current == nil, let restored = state.restored else { return (nil, nil) }
+            state.restored = nil
+            state.current = restored
+            return (nil, restored)
+        }
+        if let lost {
+            lost.close()
+            startReconnecting()
+            return .lost
+        }
+        return restored == nil ? nil : .restored
+    }
+
+    /// Closes the connection and stops reconnecting.
+    func close() {
+        let (current, restored, reconnecting) = state.withLock { state in
+            state.closed = true
+            defer { state.current = nil; state.restored = nil }
+            return (state.current, state.restored, state.reconnecting)
+        }
+        current?.close()
+        restored?.close()
+        guard reconnecting else { return }
+        wake.signal()
+        // A connect in flight is bounded by the desktop timeout (three calls at most).
+        let deadline = ContinuousClock.now + .seconds(5)
+        while state.withLock({ $0.reconnecting }) && ContinuousClock.now < deadline { usleep(1_000) }
+    }
+
+    private func connect() -> Connection? {
+        guard let address, let client = try? MPRISClient(busAddress: address) else { return nil }
+        let server = try? MPRISServer(controls: controls, appName: appName, busAddress: address)
+        let players = DesktopPlayers(client: client, ownBusName: server?.busName)
+        // Learn who is playing before the game sees the link again.
+        players.flush()
+        return Connection(client: client, server: server, players: players)
+    }
+
+    private func startReconnecting() {
+        let start = state.withLock { state -> Bool in
+            guard !state.closed, !state.reconnecting else { return false }
+            state.reconnecting = true
+            return true
+        }
+        guard start else { return }
+        let thread = Thread { [self] in reconnect() }
+        thread.name = "ambience.desktop-reconnect"
+        thread.start()
+    }
+
+    private func reconnect() {
+        while wake.wait(timeout: .now() + .milliseconds(Int(DesktopLink.retryInterval / .milliseconds(1)))) == .timedOut {
+            guard let connection = connect() else { continue }
+            let kept = state.withLock { state -> Bool in
+                state.reconnecting = false
+                guard !state.closed else { return false }
+                state.restored = connection
+                return true
+            }
+            if !kept { connection.close() }
+            return
+        }
+        state.withLock { $0.reconnecting = false }
+    }
+}
