@@ -393,7 +393,7 @@ private func openEngineOnPulseAudio() throws -> AudioEngine {
     let start = clock.now
     while true {
         let engine = try withEnvironment("SDL_AUDIODRIVER", "pulseaudio") {
-            try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-test"))
+            try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-test", desktopIntegration: false))
         }
         if engine.outputDriver == "pulseaudio" || clock.now - start > .seconds(20) { return engine }
         engine.shutdown()

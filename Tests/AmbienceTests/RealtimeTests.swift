@@ -11,7 +11,7 @@ extension SoundServerSuites {
         setenv("SDL_AUDIODRIVER", "dummy", 1)
         defer { if let previous { setenv("SDL_AUDIODRIVER", previous, 1) } else { unsetenv("SDL_AUDIODRIVER") } }
         let fixtures = try Fixtures()
-        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-stall-test"))
+        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-stall-test", desktopIntegration: false))
         defer { engine.shutdown() }
         try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("long.wav", seconds: 6)])
         engine.musicPlayer.play()
@@ -33,7 +33,7 @@ extension SoundServerSuites {
     }
 
     @Test func deviceEngineRendersInRealTimeAndRefusesOfflineRender() throws {
-        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-realtime-test"))
+        let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-realtime-test", desktopIntegration: false))
         defer { engine.shutdown() }
         #expect(throws: EngineError.notOffline) { try engine.render(frames: 512) }
         let frames = engine.mixer.framesRendered.load(ordering: .relaxed)
