@@ -118,7 +118,7 @@ struct BenchCommand: Command {
         if let music = report.musicStreamCpuPercent {
             print("music streaming (44.1 kHz stereo Ogg Vorbis): \(fixed(music, 2))% of a core")
         } else {
-            print("music streaming: not measured (Assets/Music/gravity-wave-theme.ogg not found)")
+            print("music streaming: not measured (it needs the ambienceMusic system and Assets/Music/gravity-wave-theme.ogg)")
         }
     }
 }

@@ -67,6 +67,52 @@ import Testing
         #expect(!virtual.isAlive)
     }
 
+    /// A virtual voice keeps time exactly through pitch changes, pauses and session suspension, and a virtual
+    /// one-shot ends when its (re-pitched) length has played, to the block.
+    @Test func virtualVoiceKeepsTimeThroughPitchPauseAndSuspension() throws {
+        let engine = try engine(realVoices: 1)
+        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
+        let blip = try engine.makeSound(tone(hz: 300, seconds: 1), name: "blip")
+        engine.play(hum, PlayOptions(loop: true, priority: 250))
+        let voice = engine.play(blip, PlayOptions(priority: 1))
+        #expect(!voice.isReal)
+        _ = try engine.render(frames: 12_000)
+        #expect(abs((voice.elapsed ?? 0) - 0.25) < 1e-6)
+        voice.setPitch(2)
+        _ = try engine.render(frames: 6_000)
+        #expect(abs((voice.elapsed ?? 0) - 0.5) < 1e-6)
+        voice.pause()
+        _ = try engine.render(frames: 24_000)
+        #expect(abs((voice.elapsed ?? 0) - 0.5) < 1e-6)
+        voice.resume()
+        engine.mixer.setSuspended(true)
+        _ = try engine.render(frames: 24_000)
+        #expect(abs((voice.elapsed ?? 0) - 0.5) < 1e-6)
+        engine.mixer.setSuspended(false)
+        // 0.5 s of sound left at pitch 2 is 12,000 output frames.
+        _ = try engine.render(frames: 11_000)
+        #expect(!engine.update().contains(.voiceFinished(voice)))
+        #expect(voice.isAlive && !voice.isReal)
+        _ = try engine.render(frames: 1_024)
+        #expect(engine.update().contains(.voiceFinished(voice)))
+        #expect(!voice.isAlive)
+    }
+
+    @Test func virtualLoopWrapsAndNeverFinishes() throws {
+        let engine = try engine(realVoices: 1)
+        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
+        let loop = try engine.makeSound(tone(hz: 300, seconds: 0.5), name: "loop")
+        engine.play(hum, PlayOptions(loop: true, priority: 250))
+        let voice = engine.play(loop, PlayOptions(pitch: 1.5, loop: true, priority: 1))
+        _ = try engine.render(frames: 48_000)
+        #expect(voice.isAlive && !voice.isReal)
+        // 1.5 s of the sound played: three times round, the playhead back at the start.
+        #expect(abs((voice.elapsed ?? 1) - 0) < 1e-6 || abs((voice.elapsed ?? 0) - 0.5) < 1e-6)
+        _ = try engine.render(frames: 8_000)
+        #expect(abs((voice.elapsed ?? 0) - 0.25) < 1e-6)
+        #expect(!engine.update().contains(.voiceFinished(voice)))
+    }
+
     @Test func duckingLowersMusicByNineDecibelsAndRestores() throws {
         let fixtures = try Fixtures()
         let engine = try engine()

@@ -66,6 +66,19 @@ public final class Mixer: @unchecked Sendable {
     private var weakestReal: (slot: Int32, importance: Float) = (-1, .infinity)
     @exclusivity(unchecked) private var scores: [Float] = []
     @exclusivity(unchecked) private var scratch: [Float] = []
+    /// Output frames mixed while not suspended: the clock virtual voices keep time by. A virtual voice's playhead is
+    /// computed from it when needed rather than advanced every tick, so ten thousand virtual voices cost nothing
+    /// per block.
+    private var voiceClock = 0
+    /// When each virtual one-shot ends, on `voiceClock`: a min-heap. An entry whose `timing` no longer matches its
+    /// slot's is stale (the voice was paused, re-pitched, made real or freed since) and is dropped when it surfaces.
+    @exclusivity(unchecked) private var endings: [VoiceEnding] = []
+    /// Slots with a fade in progress, the only voices a tick visits besides the real ones.
+    @exclusivity(unchecked) private var fading: [Int32] = []
+    /// Live, unpaused voices per bus: lets ducking skip a scan when its trigger bus has none.
+    @exclusivity(unchecked) private var unpausedVoicesOnBus: [Int] = []
+    /// Shared by every `Voice` handle of this mixer.
+    let owner = VoiceOwner()
 
     @exclusivity(unchecked) private var buses: [BusState]
     /// Effects exist only where ALC_EXT_EFX does; everything else works without them.
@@ -109,11 +122,15 @@ public final class Mixer: @unchecked Sendable {
         active.reserveCapacity(configuration.maxVoices)
         scores = Array(repeating: 0, count: configuration.maxVoices)
         scratch = Array(repeating: 0, count: configuration.maxVoices)
+        endings.reserveCapacity(configuration.maxVoices * 2)
+        fading.reserveCapacity(configuration.maxVoices)
         buses = [BusState(name: "master", parent: nil)]
         for bus in BuiltinBus.allCases.dropFirst() { buses.append(BusState(name: "\(bus)", parent: 0)) }
+        unpausedVoicesOnBus = Array(repeating: 0, count: buses.count)
         events.reserveCapacity(256)
         device.withCurrentContext { ALListener.useInverseDistanceClamped() }
         duckingRules = [(BuiltinBus.voice.rawValue, BuiltinBus.music.rawValue, 9, 0.08, 0.5)]
+        owner.bind(self)
     }
 
     deinit {
@@ -205,6 +222,9 @@ public final class Mixer: @unchecked Sendable {
             fresh.loop = options.loop
             fresh.priority = options.priority
             fresh.placement = options.placement
+            fresh.soundFrames = Double(sound.frames)
+            fresh.step = Double(fresh.pitch) * Double(sound.sampleRate) / Double(configuration.sampleRate)
+            fresh.anchor = voiceClock
             if options.fadeIn > 0 {
                 fresh.fadeGain = 0
                 fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
@@ -223,9 +243,12 @@ public final class Mixer: @unchecked Sendable {
                 slotIndex = freeSlots.removeLast()
             }
             fresh.generation = slots[Int(slotIndex)].generation
+            fresh.timing = slots[Int(slotIndex)].timing &+ 1
             fresh.activeIndex = Int32(active.count)
             slots[Int(slotIndex)] = fresh
             active.append(slotIndex)
+            unpausedVoicesOnBus[busIndex] += 1
+            if fresh.fade != nil { startFading(slotIndex) }
             sound.playingVoices += 1
             useCounter &+= 1
             sound.lastUsed = useCounter
@@ -234,14 +257,15 @@ public final class Mixer: @unchecked Sendable {
             if let source = freeSources.popLast() {
                 attach(slotIndex, to: source)
             } else if weakestReal.slot >= 0, importance > weakestReal.importance, slots[Int(weakestReal.slot)].source >= 0 {
-                let source = detach(weakestReal.slot)
+                let source = demote(weakestReal.slot)
                 weakestReal = (-1, .infinity)
                 attach(slotIndex, to: source)
                 needsRebalance = true
             } else {
+                scheduleEnding(slotIndex)
                 needsRebalance = true
             }
-            return Voice(mixer: self, slot: slotIndex, generation: fresh.generation)
+            return Voice(owner: owner, slot: slotIndex, generation: fresh.generation)
         }
     }
 
@@ -271,9 +295,12 @@ public final class Mixer: @unchecked Sendable {
     func setPaused(_ voice: Voice, _ paused: Bool) -> VoiceResult {
         withLiveSlot(voice) { slot in
             guard slots[Int(slot)].paused != paused else { return }
+            settle(slot)
             slots[Int(slot)].paused = paused
+            unpausedVoicesOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
             let source = slots[Int(slot)].source
             if source >= 0 && !suspended { paused ? sources[Int(source)].pause() : sources[Int(source)].play() }
+            if source < 0 { scheduleEnding(slot) }
             needsRebalance = true
         }
     }
@@ -287,9 +314,12 @@ public final class Mixer: @unchecked Sendable {
 
     func setPitch(_ voice: Voice, _ pitch: Float) -> VoiceResult {
         withLiveSlot(voice) { slot in
+            settle(slot)
             slots[Int(slot)].pitch = min(max(pitch, 0.01), 16)
+            let rate = slots[Int(slot)].sound.map { Double($0.sampleRate) } ?? Double(configuration.sampleRate)
+            slots[Int(slot)].step = Double(slots[Int(slot)].pitch) * rate / Double(configuration.sampleRate)
             let source = slots[Int(slot)].source
-            if source >= 0 { sources[Int(source)].setPitch(slots[Int(slot)].pitch) }
+            if source >= 0 { sources[Int(source)].setPitch(slots[Int(slot)].pitch) } else { scheduleEnding(slot) }
         }
     }
 
@@ -319,6 +349,7 @@ public final class Mixer: @unchecked Sendable {
             slots[Int(slot)].fadeGain = start
             slots[Int(slot)].fade = Ramp(from: start, to: max(gain, 0), duration: max(seconds, 0))
             slots[Int(slot)].stopAfterFade = thenStop
+            startFading(slot)
         }
     }
 
@@ -331,9 +362,100 @@ public final class Mixer: @unchecked Sendable {
 
     /// The voice's position in its sound, in the sound's frames.
     private func playhead(_ slot: Int32) -> Double {
+        let source = slots[Int(slot)].source
+        guard source >= 0 else { return virtualPlayhead(slot) }
+        return Double(sources[Int(source)].sampleOffset)
+    }
+
+    /// Where a virtual voice is in its sound now, from where it was at `anchor` and its speed.
+    private func virtualPlayhead(_ slot: Int32) -> Double {
+        slots.withUnsafeBufferPointer { pool in
+            let s = pool.baseAddress! + Int(slot)
+            guard !s.pointee.paused else { return s.pointee.elapsedFrames }
+            let position = s.pointee.elapsedFrames + Double(voiceClock - s.pointee.anchor) * s.pointee.step
+            guard position >= s.pointee.soundFrames else { return position }
+            guard s.pointee.loop, s.pointee.soundFrames > 0 else { return s.pointee.soundFrames }
+            return position.truncatingRemainder(dividingBy: s.pointee.soundFrames)
+        }
+    }
+
+    /// Folds a virtual voice's progress into `elapsedFrames` before its speed or paused state changes, and makes
+    /// its scheduled ending stale.
+    private func settle(_ slot: Int32) {
+        let index = Int(slot)
+        if slots[index].source < 0 { slots[index].elapsedFrames = virtualPlayhead(slot) }
+        slots[index].anchor = voiceClock
+        slots[index].timing &+= 1
+    }
+
+    /// Schedules the end of a virtual, unpaused one-shot (from its current `elapsedFrames` at `anchor`).
+    private func scheduleEnding(_ slot: Int32) {
         let s = slots[Int(slot)]
-        guard s.source >= 0 else { return s.elapsedFrames }
-        return Double(sources[Int(s.source)].sampleOffset)
+        guard s.source < 0, !s.paused, !s.loop || s.soundFrames <= 0 else { return }
+        let remaining = max(s.soundFrames - s.elapsedFrames, 0) / s.step
+        let end = s.anchor + Int(remaining.rounded(.up))
+        if endings.count >= endings.capacity { compactEndings() }
+        endings.append(VoiceEnding(clock: end, slot: slot, timing: s.timing))
+        siftUp(endings.count - 1)
+    }
+
+    /// Drops stale entries without letting the heap reallocate (the real-time tick must not allocate).
+    private func compactEndings() {
+        endings.removeAll { slots[Int($0.slot)].timing != $0.timing }
+        for i in stride(from: endings.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+    }
+
+    private func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard endings[child].clock < endings[parent].clock else { return }
+            endings.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < endings.count && endings[left].clock < endings[smallest].clock { smallest = left }
+            if right < endings.count && endings[right].clock < endings[smallest].clock { smallest = right }
+            guard smallest != parent else { return }
+            endings.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    /// Releases the virtual one-shots whose end `voiceClock` has reached.
+    private func releaseEndedVirtualVoices() {
+        while let first = endings.first, first.clock <= voiceClock {
+            let last = endings.removeLast()
+            if !endings.isEmpty {
+                endings[0] = last
+                siftDown(0)
+            }
+            let s = slots[Int(first.slot)]
+            if s.timing == first.timing && s.source < 0 && !s.paused && s.sound != nil { release(first.slot, event: .finished) }
+        }
+    }
+
+    private func startFading(_ slot: Int32) {
+        guard slots[Int(slot)].fadeIndex < 0 else { return }
+        slots[Int(slot)].fadeIndex = Int32(fading.count)
+        fading.append(slot)
+    }
+
+    private func stopFading(_ slot: Int32) {
+        let position = Int(slots[Int(slot)].fadeIndex)
+        guard position >= 0 else { return }
+        let moved = fading.removeLast()
+        if moved != slot {
+            fading[position] = moved
+            slots[Int(moved)].fadeIndex = Int32(position)
+        }
+        slots[Int(slot)].fadeIndex = -1
     }
 
     // MARK: Session control
@@ -359,23 +481,24 @@ public final class Mixer: @unchecked Sendable {
 
     /// Whether any voice is audible-in-principle: alive, not paused, not suspended.
     var hasPlayingVoices: Bool {
-        withLock { !suspended && active.contains { !slots[Int($0)].paused } }
+        withLock { !suspended && unpausedVoicesOnBus.contains { $0 > 0 } }
     }
 
     // MARK: Time
 
     /// Advances fades, ducking, virtual voices and finished one-shots by `frames` output frames.
+    ///
+    /// Visits only the real voices, the fading ones and the virtual one-shots that end now: a crowd of virtual
+    /// voices costs nothing here, apart from the periodic re-ranking.
     func tick(frames: Int) {
         withLock {
             let seconds = Double(frames) / Double(configuration.sampleRate)
             ALBatch.begin()
             let busesChanged = updateBuses(seconds)
-            var i = active.count - 1
-            while i >= 0 {
-                let slot = active[i]
-                i -= 1
-                advance(slot, frames: frames, seconds: seconds, busesChanged: busesChanged)
-            }
+            if !suspended { voiceClock += frames }
+            advanceFades(seconds, busesChanged: busesChanged)
+            releaseEndedVirtualVoices()
+            checkRealVoices(gainsChanged: busesChanged)
             // With no competition a rebalance only hands out free sources: do it at once. With virtual voices about,
             // ranking the whole crowd costs in proportion to it, so re-rank every 40 ms; a new voice that matters
             // more than the weakest real one has already taken its source in play().
@@ -390,38 +513,39 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    private func advance(_ slot: Int32, frames: Int, seconds: Double, busesChanged: Bool) {
-        let index = Int(slot)
-        var gainChanged = busesChanged
-        if var ramp = slots[index].fade {
+    private func advanceFades(_ seconds: Double, busesChanged: Bool) {
+        var i = fading.count - 1
+        while i >= 0 {
+            let slot = fading[i]
+            i -= 1
+            let index = Int(slot)
+            guard var ramp = slots[index].fade else { stopFading(slot); continue }
             ramp.advance(seconds)
             slots[index].fadeGain = ramp.value
             slots[index].fade = ramp.isDone ? nil : ramp
-            gainChanged = true
-            if ramp.isDone && slots[index].stopAfterFade {
-                release(slot, event: nil)
-                return
-            }
-        }
-        let source = slots[index].source
-        if source >= 0 {
-            if !slots[index].loop && !slots[index].paused && !suspended && sources[Int(source)].state == .stopped {
-                release(slot, event: .finished)
-                return
-            }
-            if gainChanged { applyGain(slot) }
-        } else if !slots[index].paused, !suspended,
-                  let sound = slots.withUnsafeBufferPointer({ $0[index].sound.map { (frames: $0.frames, sampleRate: $0.sampleRate) } }) {
-            let step = Double(frames) * Double(slots[index].pitch) * Double(sound.sampleRate) / Double(configuration.sampleRate)
-            var position = slots[index].elapsedFrames + step
-            if position >= Double(sound.frames) {
-                guard slots[index].loop, sound.frames > 0 else {
-                    release(slot, event: .finished)
-                    return
+            if ramp.isDone {
+                stopFading(slot)
+                if slots[index].stopAfterFade {
+                    release(slot, event: nil)
+                    continue
                 }
-                position = position.truncatingRemainder(dividingBy: Double(sound.frames))
             }
-            slots[index].elapsedFrames = position
+            // Real voices whose buses changed get their gain in checkRealVoices.
+            if !busesChanged { applyGain(slot) }
+        }
+    }
+
+    /// Releases real one-shots that OpenAL has played to the end, and re-applies gains after a bus change.
+    private func checkRealVoices(gainsChanged: Bool) {
+        for source in sourceOwner.indices {
+            let slot = sourceOwner[source]
+            guard slot >= 0 else { continue }
+            let index = Int(slot)
+            if !slots[index].loop && !slots[index].paused && !suspended && sources[source].state == .stopped {
+                release(slot, event: .finished)
+            } else if gainsChanged {
+                applyGain(slot)
+            }
         }
     }
 
@@ -487,7 +611,7 @@ public final class Mixer: @unchecked Sendable {
         }
         let threshold = scratch.withUnsafeMutableBufferPointer { kthLargest($0, count: count, k: capacity) }
         for (i, slot) in active.enumerated() where scores[i] < threshold && slots[Int(slot)].source >= 0 {
-            freeSources.append(detach(slot))
+            freeSources.append(demote(slot))
         }
         var weakest: (Int32, Float) = (-1, .infinity)
         for (i, slot) in active.enumerated() where scores[i] >= threshold && scores[i] >= 0 {
@@ -502,6 +626,8 @@ public final class Mixer: @unchecked Sendable {
 
     /// Starts a voice on a real source, at its elapsed position.
     private func attach(_ slot: Int32, to source: Int32) {
+        let position = min(virtualPlayhead(slot), slots[Int(slot)].soundFrames - 1)
+        slots[Int(slot)].timing &+= 1  // a real voice's end is OpenAL's to find
         let s = slots[Int(slot)]
         guard let sound = s.sound else { return }
         let al = sources[Int(source)]
@@ -513,16 +639,27 @@ public final class Mixer: @unchecked Sendable {
         applyPlacement(s.placement, to: al)
         applyGain(slot)
         if effectsAvailable { applyEffects(slot) }
-        if s.elapsedFrames >= 1 { al.sampleOffset = Int(s.elapsedFrames) }
+        if position >= 1 { al.sampleOffset = Int(position) }
         al.play()
         if s.paused || suspended { al.pause() }
     }
 
+    /// Takes a voice off its source and makes it virtual where it was; returns the freed source.
+    private func demote(_ slot: Int32) -> Int32 {
+        let source = detach(slot)
+        scheduleEnding(slot)
+        return source
+    }
+
     /// Takes a voice off its source, remembering where it was; returns the freed source.
     private func detach(_ slot: Int32) -> Int32 {
-        let source = slots[Int(slot)].source
+        let index = Int(slot)
+        let source = slots[index].source
         let al = sources[Int(source)]
-        if al.state != .stopped { slots[Int(slot)].elapsedFrames = Double(al.sampleOffset) }
+        // A stopped source has played its one-shot to the end.
+        slots[index].elapsedFrames = al.state == .stopped ? slots[index].soundFrames : Double(al.sampleOffset)
+        slots[index].anchor = voiceClock
+        slots[index].timing &+= 1
         al.stop()
         al.setBuffer(nil)
         slots[Int(slot)].source = -1
@@ -535,11 +672,14 @@ public final class Mixer: @unchecked Sendable {
     private func release(_ slot: Int32, event: ReleaseEvent?) {
         let index = Int(slot)
         if slots[index].source >= 0 { freeSources.append(detach(slot)) }
-        let voice = Voice(mixer: self, slot: slot, generation: slots[index].generation)
+        let voice = Voice(owner: owner, slot: slot, generation: slots[index].generation)
         slots[index].sound?.playingVoices -= 1
         slots[index].sound = nil
+        stopFading(slot)
         slots[index].fade = nil
+        if !slots[index].paused { unpausedVoicesOnBus[slots[index].bus] -= 1 }
         slots[index].generation &+= 1
+        slots[index].timing &+= 1
         let position = Int(slots[index].activeIndex)
         let moved = active.removeLast()
         if moved != slot {
@@ -734,6 +874,7 @@ public final class Mixer: @unchecked Sendable {
     func makeBus(named name: String, parent: Bus?) -> Bus {
         withLock {
             buses.append(BusState(name: name, parent: parent?.index ?? 0))
+            unpausedVoicesOnBus.append(0)
             recomputeEffectiveGains()
             return Bus(mixer: self, index: buses.count - 1)
         }
@@ -796,11 +937,11 @@ public final class Mixer: @unchecked Sendable {
     }
 
     private func busHasAudibleVoices(_ bus: Int) -> Bool {
-        let underBus = buses.indices.map { isBus($0, under: bus) }
+        guard buses.indices.contains(where: { unpausedVoicesOnBus[$0] > 0 && isBus($0, under: bus) }) else { return false }
         return slots.withUnsafeBufferPointer { pool in
             active.contains { slot in
                 let s = pool.baseAddress! + Int(slot)
-                return !s.pointee.paused && s.pointee.gain * s.pointee.fadeGain > 0.001 && underBus[s.pointee.bus]
+                return !s.pointee.paused && s.pointee.gain * s.pointee.fadeGain > 0.001 && isBus(s.pointee.bus, under: bus)
             }
         }
     }
@@ -920,9 +1061,24 @@ struct VoiceSlot {
     var paused = false
     /// Index into the mixer's sources, or -1 while virtual.
     var source: Int32 = -1
-    /// The playhead in the sound's frames, kept while virtual.
+    /// While virtual: the playhead in the sound's frames at `anchor` on the mixer's voice clock (exact while paused).
     var elapsedFrames: Double = 0
+    var anchor = 0
+    /// Sound frames per output frame: pitch times the rate ratio.
+    var step: Double = 1
+    var soundFrames: Double = 0
+    /// Changes whenever the voice's ending moves, making scheduled endings stale.
+    var timing: UInt32 = 0
     var activeIndex: Int32 = -1
+    /// Index into the mixer's `fading` list, or -1.
+    var fadeIndex: Int32 = -1
+}
+
+/// A virtual one-shot's scheduled end.
+struct VoiceEnding {
+    var clock: Int
+    var slot: Int32
+    var timing: UInt32
 }
 
 /// An OpenAL source that plays a stream through a bus.

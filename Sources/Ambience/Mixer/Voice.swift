@@ -51,16 +51,23 @@ public enum VoiceResult: Sendable, Equatable {
 /// A handle outlives its voice harmlessly: once the voice has finished or been stolen, every call does nothing and
 /// returns `.stale`. Handles are cheap to copy and safe to use from any thread.
 public struct Voice: Hashable, Sendable, CustomStringConvertible {
-    // Weak, so handles kept by the game (or waiting in the event queue) never keep a shut-down mixer alive.
-    weak var mixer: Mixer?
+    let owner: VoiceOwner?
     let slot: Int32
     let generation: UInt32
 
+    init(owner: VoiceOwner?, slot: Int32, generation: UInt32) {
+        self.owner = owner
+        self.slot = slot
+        self.generation = generation
+    }
+
+    var mixer: Mixer? { owner?.mixer }
+
     /// A handle that never refers to a voice, e.g. when nothing could be played.
-    public static let none = Voice(mixer: nil, slot: -1, generation: 0)
+    public static let none = Voice(owner: nil, slot: -1, generation: 0)
 
     public static func == (a: Voice, b: Voice) -> Bool {
-        a.slot == b.slot && a.generation == b.generation && a.mixer === b.mixer
+        a.slot == b.slot && a.generation == b.generation && a.owner === b.owner
     }
     public func hash(into hasher: inout Hasher) { hasher.combine(slot); hasher.combine(generation) }
     public var description: String { "Voice(\(slot)#\(generation))" }
@@ -87,4 +94,16 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     }
     /// Seconds of the sound played so far (modulo its length when looping).
     public var elapsed: Double? { mixer?.elapsed(self) }
+}
+
+/// The one object every handle of a mixer shares. Handles hold it strongly and it holds the mixer weakly, so handles
+/// kept by the game (or waiting in the event queue) never keep a shut-down mixer alive, and copying a handle costs a
+/// retain rather than a weak-reference copy (which dominated games that keep thousands of handles in collections).
+final class VoiceOwner: @unchecked Sendable {
+    // Set once, in the mixer's init, before any handle exists.
+    private(set) weak var mixer: Mixer?
+
+    init() {}
+
+    func bind(_ mixer: Mixer) { self.mixer = mixer }
 }
