@@ -53,7 +53,7 @@ public struct SystemMeasurement: Sendable {
     public var restarts = 0
     /// Average wall time of one 1024-frame mix block inside the mixer (Ambience and raw OpenAL: `alcRenderSamplesSOFT`).
     public var renderMicroseconds: Double? = nil
-    /// Ambience only: median cost of one `play` call.
+    /// Median cost of starting a voice: Ambience's `play`, raw OpenAL's `alSourcePlay` of a finished one-shot.
     public var playCallNs: Double? = nil
     /// The rtf of every run, in the order run.
     public var runs: [Double] = []

@@ -75,6 +75,9 @@ enum RawOpenAL {
         var sumOfSquares = 0.0
         var restarted = 0
         var renderNanos = 0, blocks = 0
+        // The cost of starting a one-shot again, sampled like Ambience's `play` (the first 65,536 calls).
+        var playNanos: [Double] = []
+        playNanos.reserveCapacity(65_536)
         let cpuStart = ProcessUsage.cpuSeconds
         let wallStart = ProcessUsage.monotonicNanoseconds
         while done < totalFrames, !isCancelled() {
@@ -94,7 +97,9 @@ enum RawOpenAL {
                 var state: ALint = 0
                 alGetSourcei(sources[i], AL_SOURCE_STATE, &state)
                 if state == AL_STOPPED {
+                    let start = ProcessUsage.monotonicNanoseconds
                     alSourcePlay(sources[i])
+                    if playNanos.count < playNanos.capacity { playNanos.append(Double(ProcessUsage.monotonicNanoseconds - start)) }
                     restarted += 1
                 }
             }
@@ -109,6 +114,7 @@ enum RawOpenAL {
         m.outputRMS = done > 0 ? (sumOfSquares / Double(done * 2)).squareRoot() : 0
         m.restarts = restarted
         m.renderMicroseconds = blocks > 0 ? Double(renderNanos) / Double(blocks) / 1000 : nil
+        m.playCallNs = playNanos.isEmpty ? nil : Benchmark.median(playNanos)
         return m
     }
 }

@@ -115,6 +115,10 @@ struct BenchCommand: Command {
             scene.measurement(.ambience)?.playCallNs.map { "\(scene.voices) voices \(Int($0.rounded())) ns" }
         }
         print("play(): median \(Int(report.playCallNs.rounded())) ns (per scene: \(perScene.joined(separator: ", ")))")
+        let rawPlays = report.scenes.compactMap { scene in
+            scene.measurement(.openal)?.playCallNs.map { "\(scene.voices) voices \(Int($0.rounded())) ns" }
+        }
+        if !rawPlays.isEmpty { print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))") }
         if let music = report.musicStreamCpuPercent {
             print("music streaming (44.1 kHz stereo Ogg Vorbis): \(fixed(music, 2))% of a core")
         } else {

@@ -58,6 +58,8 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) private var sources: [ALSource]
     @exclusivity(unchecked) private var freeSources: [Int32]
     @exclusivity(unchecked) private var sourceOwner: [Int32]
+    /// What each source was last told, so that starting a voice sends OpenAL only what differs (each AL call costs).
+    @exclusivity(unchecked) private var sourceSettings: [SourceSettings]
     private var needsRebalance = false
     private var framesSinceRebalance = 0
     /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
@@ -115,6 +117,7 @@ public final class Mixer: @unchecked Sendable {
         sources = device.withCurrentContext { ALSource.make(count: configuration.realVoices) }
         freeSources = (0..<Int32(sources.count)).reversed()
         sourceOwner = Array(repeating: -1, count: sources.count)
+        sourceSettings = Array(repeating: SourceSettings(), count: sources.count)
         effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX")
         filters = Array(repeating: nil, count: sources.count)
         slots = Array(repeating: VoiceSlot(), count: configuration.maxVoices)
@@ -149,6 +152,7 @@ public final class Mixer: @unchecked Sendable {
     func close() {
         withLock {
             for source in sources { source.stop(); source.setBuffer(nil) }
+            for i in sourceSettings.indices { sourceSettings[i].buffer = nil }
         }
         lock.withLock { _ in device.close() }
     }
@@ -184,7 +188,17 @@ public final class Mixer: @unchecked Sendable {
                 if slots[Int(slot)].sound === sound { release(slot, event: nil) }
             }
             sound.isLoaded = false
+            detachFromIdleSources(sound.buffer)
             sound.buffer.delete()
+        }
+    }
+
+    /// Idle sources keep their last buffer (a replay of the same sound then skips re-attaching it); OpenAL refuses to
+    /// delete a buffer a source holds.
+    private func detachFromIdleSources(_ buffer: ALBuffer) {
+        for i in sourceSettings.indices where sourceSettings[i].buffer == buffer {
+            sources[i].setBuffer(nil)
+            sourceSettings[i].buffer = nil
         }
     }
 
@@ -203,6 +217,7 @@ public final class Mixer: @unchecked Sendable {
         withLock {
             guard sound.isLoaded, sound.playingVoices == 0 else { return false }
             sound.isLoaded = false
+            detachFromIdleSources(sound.buffer)
             sound.buffer.delete()
             return true
         }
@@ -319,7 +334,13 @@ public final class Mixer: @unchecked Sendable {
             let rate = slots[Int(slot)].sound.map { Double($0.sampleRate) } ?? Double(configuration.sampleRate)
             slots[Int(slot)].step = Double(slots[Int(slot)].pitch) * rate / Double(configuration.sampleRate)
             let source = slots[Int(slot)].source
-            if source >= 0 { sources[Int(source)].setPitch(slots[Int(slot)].pitch) } else { scheduleEnding(slot) }
+            if source >= 0 {
+                var wanted = sourceSettings[Int(source)]
+                wanted.pitch = slots[Int(slot)].pitch
+                configure(Int(source), wanted)
+            } else {
+                scheduleEnding(slot)
+            }
         }
     }
 
@@ -328,7 +349,7 @@ public final class Mixer: @unchecked Sendable {
             slots[Int(slot)].placement = placement
             let source = slots[Int(slot)].source
             if source >= 0 {
-                applyPlacement(placement, to: sources[Int(source)])
+                applyPlacement(placement, to: Int(source))
                 if effectsAvailable { applyEffects(slot) }
             }
         }
@@ -610,8 +631,10 @@ public final class Mixer: @unchecked Sendable {
             }
         }
         let threshold = scratch.withUnsafeMutableBufferPointer { kthLargest($0, count: count, k: capacity) }
-        for (i, slot) in active.enumerated() where scores[i] < threshold && slots[Int(slot)].source >= 0 {
-            freeSources.append(demote(slot))
+        // Only real voices can lose their source: visit the sources, not the crowd.
+        for source in sourceOwner.indices {
+            let slot = sourceOwner[source]
+            if slot >= 0 && scores[Int(slots[Int(slot)].activeIndex)] < threshold { freeSources.append(demote(slot)) }
         }
         var weakest: (Int32, Float) = (-1, .infinity)
         for (i, slot) in active.enumerated() where scores[i] >= threshold && scores[i] >= 0 {
@@ -633,10 +656,12 @@ public final class Mixer: @unchecked Sendable {
         let al = sources[Int(source)]
         sourceOwner[Int(source)] = slot
         slots[Int(slot)].source = source
-        al.setBuffer(sound.buffer)
-        al.setLooping(s.loop)
-        al.setPitch(s.pitch)
-        applyPlacement(s.placement, to: al)
+        var wanted = sourceSettings[Int(source)]
+        wanted.buffer = sound.buffer
+        wanted.loop = s.loop
+        wanted.pitch = s.pitch
+        configure(Int(source), wanted)
+        applyPlacement(s.placement, to: Int(source))
         applyGain(slot)
         if effectsAvailable { applyEffects(slot) }
         if position >= 1 { al.sampleOffset = Int(position) }
@@ -660,8 +685,7 @@ public final class Mixer: @unchecked Sendable {
         slots[index].elapsedFrames = al.state == .stopped ? slots[index].soundFrames : Double(al.sampleOffset)
         slots[index].anchor = voiceClock
         slots[index].timing &+= 1
-        al.stop()
-        al.setBuffer(nil)
+        if al.state != .stopped { al.stop() }
         slots[Int(slot)].source = -1
         sourceOwner[Int(source)] = -1
         return source
@@ -722,22 +746,41 @@ public final class Mixer: @unchecked Sendable {
         sources[Int(s.source)].setGain(s.gain * s.fadeGain * buses[s.bus].effective)
     }
 
-    private func applyPlacement(_ placement: Placement, to source: ALSource) {
+    private func applyPlacement(_ placement: Placement, to source: Int) {
+        var wanted = sourceSettings[source]
         switch placement {
         case .pan(let pan):
             let angle = Double(min(max(pan, -1), 1)) * Double.pi / 2
-            source.setRelative(true)
-            source.setRolloff(0)
-            source.setPosition(Float(sin(angle)), 0, Float(-cos(angle)))
-            source.setVelocity(0, 0, 0)
+            wanted.relative = true
+            wanted.rolloff = 0
+            wanted.velocity = (0, 0, 0)
+            configure(source, wanted)
+            sources[source].setPosition(Float(sin(angle)), 0, Float(-cos(angle)))
         case .world(let x, let y, let z, let velocity):
-            source.setRelative(false)
-            source.setRolloff(listener.rolloff)
-            source.setReferenceDistance(listener.referenceDistance)
-            source.setMaxDistance(listener.maxDistance)
-            source.setPosition(x, y, z)
-            source.setVelocity(velocity.x, velocity.y, velocity.z)
+            wanted.relative = false
+            wanted.rolloff = listener.rolloff
+            wanted.referenceDistance = listener.referenceDistance
+            wanted.maxDistance = listener.maxDistance
+            wanted.velocity = velocity
+            configure(source, wanted)
+            sources[source].setPosition(x, y, z)
         }
+    }
+
+    /// Sends the source only the settings that differ from what it has.
+    private func configure(_ index: Int, _ wanted: SourceSettings) {
+        let had = sourceSettings[index]
+        let source = sources[index]
+        if had.buffer != wanted.buffer { source.setBuffer(wanted.buffer) }
+        if had.loop != wanted.loop { source.setLooping(wanted.loop) }
+        if had.pitch != wanted.pitch { source.setPitch(wanted.pitch) }
+        if had.relative != wanted.relative { source.setRelative(wanted.relative) }
+        if had.rolloff != wanted.rolloff { source.setRolloff(wanted.rolloff) }
+        if had.referenceDistance != wanted.referenceDistance { source.setReferenceDistance(wanted.referenceDistance) }
+        if had.maxDistance != wanted.maxDistance { source.setMaxDistance(wanted.maxDistance) }
+        if had.velocity != wanted.velocity { source.setVelocity(wanted.velocity.x, wanted.velocity.y, wanted.velocity.z) }
+        if had.reverb != wanted.reverb { source.setReverbSend(wanted.reverb) }
+        sourceSettings[index] = wanted
     }
 
     // MARK: Effects
@@ -754,15 +797,26 @@ public final class Mixer: @unchecked Sendable {
             reverb = busReverbs[b]
             bus = buses[b].parent
         }
-        source.setReverbSend(reverb)
+        var wanted = sourceSettings[sourceIndex]
+        wanted.reverb = reverb
+        configure(sourceIndex, wanted)
         if s.occlusion > 0 {
             if filters[sourceIndex] == nil { filters[sourceIndex] = ALFilter.makeLowPass() }
             // Walls take the highs first: at full occlusion, -6 dB overall and -26 dB above the reference.
             filters[sourceIndex]?.setLowPass(gain: 1 - 0.5 * s.occlusion, gainHF: 1 - 0.95 * s.occlusion)
+            // OpenAL copies a filter's parameters when it is set, so an occluded voice sets it every time.
             source.setDirectFilter(filters[sourceIndex])
-        } else {
+            sourceSettings[sourceIndex].filtered = true
+        } else if sourceSettings[sourceIndex].filtered {
             source.setDirectFilter(nil)
+            sourceSettings[sourceIndex].filtered = false
         }
+    }
+
+    private func setReverbSend(_ reverb: ALEffectSlot?, source: Int) {
+        var wanted = sourceSettings[source]
+        wanted.reverb = reverb
+        configure(source, wanted)
     }
 
     private func refreshEffects() {
@@ -779,7 +833,7 @@ public final class Mixer: @unchecked Sendable {
                     busReverbs[bus] = made
                 }
             } else if let existing = busReverbs.removeValue(forKey: bus) {
-                for slot in active where slots[Int(slot)].source >= 0 { sources[Int(slots[Int(slot)].source)].setReverbSend(nil) }
+                for slot in active where slots[Int(slot)].source >= 0 { setReverbSend(nil, source: Int(slots[Int(slot)].source)) }
                 existing.delete()
             }
             refreshEffects()
@@ -790,7 +844,7 @@ public final class Mixer: @unchecked Sendable {
     func setReverbZones(_ newZones: [ReverbZone]) -> Bool {
         withLock {
             guard effectsAvailable else { return false }
-            for slot in active where slots[Int(slot)].source >= 0 { sources[Int(slots[Int(slot)].source)].setReverbSend(nil) }
+            for slot in active where slots[Int(slot)].source >= 0 { setReverbSend(nil, source: Int(slots[Int(slot)].source)) }
             for zone in zones { zone.slot.delete() }
             zones = newZones.compactMap { zone in ALEffectSlot.makeReverb(zone.reverb).map { (zone, $0) } }
             refreshEffects()
@@ -827,7 +881,7 @@ public final class Mixer: @unchecked Sendable {
             if before.rolloff != listener.rolloff || before.referenceDistance != listener.referenceDistance
                 || before.maxDistance != listener.maxDistance {
                 for slot in active where slots[Int(slot)].source >= 0 {
-                    applyPlacement(slots[Int(slot)].placement, to: sources[Int(slots[Int(slot)].source)])
+                    applyPlacement(slots[Int(slot)].placement, to: Int(slots[Int(slot)].source))
                 }
             }
         }
@@ -1072,6 +1126,20 @@ struct VoiceSlot {
     var activeIndex: Int32 = -1
     /// Index into the mixer's `fading` list, or -1.
     var fadeIndex: Int32 = -1
+}
+
+/// The settings of a source that a voice's start may leave as they are; the defaults are OpenAL's.
+struct SourceSettings {
+    var buffer: ALBuffer? = nil
+    var loop = false
+    var pitch: Float = 1
+    var relative = false
+    var rolloff: Float = 1
+    var referenceDistance: Float = 1
+    var maxDistance: Float = .greatestFiniteMagnitude
+    var velocity: (x: Float, y: Float, z: Float) = (0, 0, 0)
+    var reverb: ALEffectSlot? = nil
+    var filtered = false
 }
 
 /// A virtual one-shot's scheduled end.
