@@ -35,6 +35,26 @@ import Testing
         #expect(out.peak(original.count..<100_000) == 0)
     }
 
+    /// A file whose name is not UTF-8 (Latin-1 "café.wav", as the library indexes it) plays; one that has gone is
+    /// reported under its readable name and the next item plays.
+    @Test func itemsNamedByNonUTF8BytesPlay() throws {
+        let source = try fixtures.sineWAV("source.wav", hz: 440, seconds: 1, rate: 48_000, channels: 1)
+        let bytes = Array(fixtures.path("caf").utf8) + [0xE9] + Array(".wav".utf8)
+        #expect(RawPath.withCString(bytes) { rename(source, $0) } == 0)
+        var cafe = MediaItem(persistentID: 1, url: fixtures.path("caf\u{FFFD}.wav"), title: "Café")
+        cafe.pathBytes = bytes
+        var gone = MediaItem(persistentID: 2, url: fixtures.path("gon\u{FFFD}.wav"), title: "Gone")
+        gone.pathBytes = Array(fixtures.path("gon").utf8) + [0xE9] + Array(".wav".utf8)
+        let engine = try engine()
+        engine.musicPlayer.beginGeneratingPlaybackNotifications()
+        engine.musicPlayer.setQueue(with: MediaItemCollection(items: [gone, cafe]))
+        engine.musicPlayer.play()
+        let out = try Signal(engine.render(frames: 24_000))
+        #expect(abs(out.dominantFrequency(in: 4_000..<20_000) - 440) < 1)
+        #expect(engine.musicPlayer.nowPlayingItem?.title == "Café")
+        #expect(events(engine).contains(.playbackError(gone, .unreadable(gone.url, errno: ENOENT))))
+    }
+
     @Test(arguments: ["ogg", "mp3"])
     func compressedPairHasNoPhaseJumpAtTheJoin(format: String) throws {
         let cut = 48_000 + 1_234

@@ -11,6 +11,24 @@ public enum AudioFile {
         }
     }
 
+    /// Opens a decoder for a file named by raw bytes: Linux file names need not be UTF-8, which a Swift `String`
+    /// cannot hold. `name` is how errors show the file.
+    public static func open(fileSystemPath bytes: [UInt8], name: String) throws(DecodingError) -> any AudioDecoder {
+        if let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) { return try open(text) }
+        guard !bytes.isEmpty, !bytes.contains(0) else { throw .unreadable(name, errno: ENOENT) }
+        let fd = (bytes + [0]).withUnsafeBufferPointer { path in
+            path.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        }
+        guard fd >= 0 else { throw .unreadable(name, errno: errno) }
+        defer { close(fd) }
+        // The decoder opens its own descriptor through this one's /proc entry, so this one may close at once.
+        do {
+            return try open("/proc/self/fd/\(fd)")
+        } catch {
+            throw error.naming(name)
+        }
+    }
+
     /// Reads the stream information and tags without decoding the audio.
     public static func info(_ path: String) throws(DecodingError) -> AudioInfo {
         try open(path).info

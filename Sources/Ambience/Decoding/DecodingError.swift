@@ -11,6 +11,16 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The format was recognised, but the stream is damaged or not usable.
     case corrupt(String, reason: String)
 
+    /// The same error, about `path` instead.
+    public func naming(_ path: String) -> DecodingError {
+        switch self {
+        case .empty: .empty(path)
+        case .unreadable(_, let code): .unreadable(path, errno: code)
+        case .unsupportedFormat: .unsupportedFormat(path)
+        case .corrupt(_, let reason): .corrupt(path, reason: reason)
+        }
+    }
+
     /// The path the error is about.
     public var path: String {
         switch self {

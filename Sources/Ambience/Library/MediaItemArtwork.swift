@@ -98,8 +98,8 @@ public final class MediaItemArtwork: Sendable {
     public static func lookup(forFileAt path: [UInt8]) -> Lookup {
         var lookup = Lookup(artwork: nil, ignored: [])
         let display = RawPath.display(path)
-        let embedded = RawPath.withOpenablePath(path) { (openable) -> Outcome<EmbeddedPicture?> in
-            guard let decoder = try? AudioFile.open(openable) else { return .success(nil) }
+        let embedded = { () -> Outcome<EmbeddedPicture?> in
+            guard let decoder = try? AudioFile.open(fileSystemPath: path, name: display) else { return .success(nil) }
             switch decoder {
             case let vorbis as VorbisDecoder:
                 if decoder.info.tags.hasArtwork && vorbis.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
@@ -110,7 +110,7 @@ public final class MediaItemArtwork: Sendable {
             default:
                 return .success(nil)
             }
-        }
+        }()
         switch embedded {
         case .success(let picture?):
             do throws(ArtworkError) {

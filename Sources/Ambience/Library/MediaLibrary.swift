@@ -893,24 +893,17 @@ enum LibraryFileReader {
         if !RawPath.isValidUTF8(path) {
             warnings.append("file name is not valid UTF-8; indexed under the exact bytes, shown with U+FFFD")
         }
-        let opened = RawPath.withOpenablePath(path) { (openable) -> Outcome<(AudioInfo, EmbeddedPicture?)> in
-            do throws(DecodingError) {
-                let decoder = try AudioFile.open(openable)
-                let picture: EmbeddedPicture?
-                switch decoder {
-                case let vorbis as VorbisDecoder: picture = decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil
-                case let mp3 as MP3Decoder: picture = mp3.embeddedPicture
-                default: picture = nil
-                }
-                return .success((decoder.info, picture))
-            } catch {
-                return .failure(reason(error))
-            }
-        }
         let info: AudioInfo, picture: EmbeddedPicture?
-        switch opened {
-        case .failure(let reason): return .failure(reason)
-        case .success(let found): (info, picture) = found
+        do throws(DecodingError) {
+            let decoder = try AudioFile.open(fileSystemPath: path, name: RawPath.display(path))
+            info = decoder.info
+            switch decoder {
+            case let vorbis as VorbisDecoder: picture = decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil
+            case let mp3 as MP3Decoder: picture = mp3.embeddedPicture
+            default: picture = nil
+            }
+        } catch {
+            return .failure(reason(error))
         }
         warnings += info.warnings
         if info.tags.hasArtwork && picture == nil {
@@ -1089,14 +1082,5 @@ extension RawPath {
         return .success(Array(bytes.prefix(done)))
     }
 
-    /// Calls `body` with a path `AudioFile` can open: the path itself when it is valid UTF-8, otherwise
-    /// `/proc/self/fd/N` for a descriptor opened from the exact bytes (a Swift `String` cannot hold them).
-    static func withOpenablePath<T>(_ path: [UInt8], _ body: (String) -> Outcome<T>) -> Outcome<T> {
-        if let text = String(validating: path, as: UTF8.self), !path.contains(0) { return body(text) }
-        let fd = withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-        defer { close(fd) }
-        return body("/proc/self/fd/\(fd)")
-    }
 
 }

@@ -478,7 +478,7 @@ public final class MusicPlayer: @unchecked Sendable {
             tried += 1
             let entry = queue[order[i]]
             do {
-                let decoder = try AudioFile.open(entry.item.url)
+                let decoder = try AudioFile.open(fileSystemPath: entry.item.fileSystemPath, name: entry.item.url)
                 let frame = Int64(seekTime * Double(decoder.info.sampleRate))
                 if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
                 feed = Feed(orderIndex: i, entryID: entry.id, playID: nextPlayID, decoder: decoder)
@@ -489,7 +489,7 @@ public final class MusicPlayer: @unchecked Sendable {
                 if playImmediately { mixer.withStream { channel.source.play() } }
                 return
             } catch {
-                post(.playbackError(entry.item, error))
+                post(.playbackError(entry.item, error.naming(entry.item.url)))
                 seekTime = 0
                 index = nextOrderIndex(after: i, natural: false)
             }
@@ -579,7 +579,8 @@ public final class MusicPlayer: @unchecked Sendable {
                 do {
                     got = try stream.decode(from: current.decoder, into: filled, frames: want)
                 } catch {
-                    post(.playbackError(queue[order[current.orderIndex]].item, error))
+                    let item = queue[order[current.orderIndex]].item
+                    post(.playbackError(item, error.naming(item.url)))
                 }
                 if got > 0 {
                     if let incoming {
@@ -630,11 +631,11 @@ public final class MusicPlayer: @unchecked Sendable {
             tried += 1
             let entry = queue[order[i]]
             do {
-                let decoder = try AudioFile.open(entry.item.url)
+                let decoder = try AudioFile.open(fileSystemPath: entry.item.fileSystemPath, name: entry.item.url)
                 defer { nextPlayID += 1 }
                 return Feed(orderIndex: i, entryID: entry.id, playID: nextPlayID, decoder: decoder)
             } catch {
-                post(.playbackError(entry.item, error))
+                post(.playbackError(entry.item, error.naming(entry.item.url)))
                 index = nextOrderIndex(after: i, natural: false)
             }
         }
