@@ -135,9 +135,11 @@ typedef uint64_t ambience_voice;
 /* Engine                                                                                                         */
 
 typedef enum ambience_output_kind {
-    /* Real-time output through SDL on a device (the system default unless device_name is set). */
+    /* Real-time output through SDL on a device (the system default unless device_name is set). The engine also
+     * joins the desktop: the session's rules reach other music players over D-Bus (MPRIS), and the music player
+     * appears there as a player of its own. */
     AMBIENCE_OUTPUT_DEVICE = 0,
-    /* No device: audio is produced only by ambience_render, as fast as the CPU allows. */
+    /* No device: audio is produced only by ambience_render, as fast as the CPU allows. Leaves the desktop alone. */
     AMBIENCE_OUTPUT_OFFLINE = 1
 } ambience_output_kind;
 
@@ -623,6 +625,12 @@ typedef struct ambience_media_item {
     uint64_t persistent_id;
 } ambience_media_item;
 
+/* The desktop services an engine uses. When one goes away the engine plays on without it and reconnects by itself. */
+typedef enum ambience_media_service {
+    AMBIENCE_SERVICE_SOUND_SERVER = 0,  /* PulseAudio or PipeWire-Pulse: devices, route changes, other apps' streams */
+    AMBIENCE_SERVICE_SESSION_BUS = 1    /* D-Bus: other music players, the system music player, the game's MPRIS player */
+} ambience_media_service;
+
 typedef void (*ambience_route_change_callback)(void *userdata, const ambience_route_change *change);
 /* should_resume is meaningful for AMBIENCE_INTERRUPTION_ENDED: the session has already resumed what it paused. */
 typedef void (*ambience_interruption_callback)(void *userdata, ambience_interruption type, bool should_resume);
@@ -636,6 +644,8 @@ typedef void (*ambience_playback_error_callback)(void *userdata, const char *pat
 typedef void (*ambience_voice_finished_callback)(void *userdata, ambience_voice voice, ambience_voice_end how);
 /* The library's items or playlists changed: listings taken before are out of date. */
 typedef void (*ambience_library_changed_callback)(void *userdata, ambience_library *library);
+/* available false: the service went away; true: it is back and the engine uses it again. */
+typedef void (*ambience_media_services_callback)(void *userdata, ambience_media_service service, bool available);
 
 ambience_status ambience_set_route_change_callback(ambience_engine *engine, ambience_route_change_callback callback,
                                                    void *userdata);
@@ -653,6 +663,8 @@ ambience_status ambience_set_voice_finished_callback(ambience_engine *engine,
                                                      ambience_voice_finished_callback callback, void *userdata);
 ambience_status ambience_set_library_changed_callback(ambience_engine *engine,
                                                       ambience_library_changed_callback callback, void *userdata);
+ambience_status ambience_set_media_services_callback(ambience_engine *engine,
+                                                     ambience_media_services_callback callback, void *userdata);
 
 #ifdef __cplusplus
 }

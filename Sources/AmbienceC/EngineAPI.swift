@@ -291,6 +291,12 @@ public func ambience_set_library_changed_callback(_ engine: OpaquePointer?, _ ca
     setCallback("ambience_set_library_changed_callback", engine) { $0.libraryChanged = callback.map { Callback(function: $0, userdata: userdata) } }
 }
 
+@_cdecl("ambience_set_media_services_callback")
+public func ambience_set_media_services_callback(_ engine: OpaquePointer?, _ callback: ambience_media_services_callback?,
+                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+    setCallback("ambience_set_media_services_callback", engine) { $0.mediaServices = callback.map { Callback(function: $0, userdata: userdata) } }
+}
+
 // MARK: - Delivering events
 
 /// Calls the C callback for one event. The callbacks are read under the lock and called outside it, so a callback
@@ -353,7 +359,11 @@ private func deliver(_ note: SessionNotification, _ callbacks: Callbacks) {
     case .silenceSecondaryAudioHint(let silence):
         guard let callback = callbacks.silenceHint else { return }
         callback.function(callback.userdata, silence)
-    case .categoryChanged, .mediaServicesWereLost, .mediaServicesWereReset:
+    case .mediaServicesWereLost(let service), .mediaServicesWereReset(let service):
+        guard let callback = callbacks.mediaServices else { return }
+        let available = if case .mediaServicesWereReset = note { true } else { false }
+        callback.function(callback.userdata, cMediaService(service), available)
+    case .categoryChanged:
         break
     }
 }
@@ -392,6 +402,13 @@ func cPlaybackState(_ state: PlaybackState) -> ambience_playback_state {
     case .interrupted: AMBIENCE_PLAYBACK_INTERRUPTED
     case .seekingForward: AMBIENCE_PLAYBACK_SEEKING_FORWARD
     case .seekingBackward: AMBIENCE_PLAYBACK_SEEKING_BACKWARD
+    }
+}
+
+func cMediaService(_ service: MediaService) -> ambience_media_service {
+    switch service {
+    case .soundServer: AMBIENCE_SERVICE_SOUND_SERVER
+    case .sessionBus: AMBIENCE_SERVICE_SESSION_BUS
     }
 }
 

@@ -113,6 +113,7 @@ struct Callbacks: Sendable {
     var playbackError: Callback<ambience_playback_error_callback>?
     var voiceFinished: Callback<ambience_voice_finished_callback>?
     var libraryChanged: Callback<ambience_library_changed_callback>?
+    var mediaServices: Callback<ambience_media_services_callback>?
 }
 
 /// What an `ambience_engine *` stands for.

@@ -90,6 +90,7 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_session_set_category, AmbienceC.ambience_session_set_category)
     same(CAmbience.ambience_set_interruption_callback, AmbienceC.ambience_set_interruption_callback)
     same(CAmbience.ambience_set_library_changed_callback, AmbienceC.ambience_set_library_changed_callback)
+    same(CAmbience.ambience_set_media_services_callback, AmbienceC.ambience_set_media_services_callback)
     same(CAmbience.ambience_set_now_playing_callback, AmbienceC.ambience_set_now_playing_callback)
     same(CAmbience.ambience_set_playback_error_callback, AmbienceC.ambience_set_playback_error_callback)
     same(CAmbience.ambience_set_playback_state_callback, AmbienceC.ambience_set_playback_state_callback)

@@ -161,6 +161,17 @@ struct CAPITests {
         #expect(result.stdout.contains("route change: reason"), "\(result.stdout)")
     }
 
+    /// The session bus killed under a device engine and started again: the C callback hears both.
+    @Test(.enabled(if: CAPI.onPath("dbus-daemon"), "dbus-daemon is not installed"))
+    func sessionBusLossAndReturnReachTheCCallback() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try CAPI.buildTestProgram(into: folder)
+        let result = try CAPI.run([program, CAPI.root, "bus"], timeout: 120)
+        #expect(result.status == 0, "capi_test bus: \(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains("session bus: lost 1, back 1"), "\(result.stdout)")
+    }
+
     @Test func cGameLoopBuildsWithTheReadmeLineAndRecordsAudio() throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }

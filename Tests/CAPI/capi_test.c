@@ -4,6 +4,7 @@
  *
  *     capi_test ROOT            every function group, offline, plus NOT_OFFLINE on a device engine (SDL dummy)
  *     capi_test ROOT route      a real route change: needs the private PulseAudio of scripts/with-services.sh
+ *     capi_test ROOT bus        the session bus killed and started again (a dbus-daemon of its own)
  *
  * ROOT is the package folder (for Assets/). Prints "N passed, M failed" and exits 1 when anything failed.
  */
@@ -12,6 +13,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +104,8 @@ struct events {
     int hints;
     int library_changes;
     ambience_library *changed_library;
+    int services_lost, services_back;
+    ambience_media_service last_service;
     ambience_engine *engine;     /* for the callbacks that call back into the API */
     ambience_status nested_update;
     int destroy_in_callback;
@@ -172,6 +176,13 @@ static void on_library(void *userdata, ambience_library *library) {
     e->changed_library = library;
 }
 
+static void on_services(void *userdata, ambience_media_service service, bool available) {
+    struct events *e = (struct events *)userdata;
+    if (e != &events) { events.wrong_userdata++; return; }
+    if (available) e->services_back++; else e->services_lost++;
+    e->last_service = service;
+}
+
 static void set_all_callbacks(ambience_engine *engine) {
     OK(ambience_set_voice_finished_callback(engine, on_voice, &events));
     OK(ambience_set_playback_state_callback(engine, on_state, &events));
@@ -181,6 +192,7 @@ static void set_all_callbacks(ambience_engine *engine) {
     OK(ambience_set_route_change_callback(engine, on_route, &events));
     OK(ambience_set_silence_hint_callback(engine, on_hint, &events));
     OK(ambience_set_library_changed_callback(engine, on_library, &events));
+    OK(ambience_set_media_services_callback(engine, on_services, &events));
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
@@ -985,6 +997,7 @@ static void every_engine_call(ambience_engine *e, ambience_status want, ambience
     EXPECT(ambience_set_playback_error_callback(e, on_error, &events), want);
     EXPECT(ambience_set_voice_finished_callback(e, on_voice, &events), want);
     EXPECT(ambience_set_library_changed_callback(e, on_library, &events), want);
+    EXPECT(ambience_set_media_services_callback(e, on_services, &events), want);
     EXPECT(ambience_library_open(e, paths, 1, "/tmp/x.sqlite", &library), want);
     EXPECT(ambience_music_set_queue_from_library(e, library), want);
 }
@@ -1280,17 +1293,89 @@ static void test_route_change(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
+/* The session bus killed under a running engine, then started again at the same address (needs dbus-daemon). */
+
+/* Starts a session bus at `socket` and returns its pid (0 on failure). */
+static long start_bus(const char *socket) {
+    char command[600], pid[32] = {0};
+    FILE *pipe;
+    unlink(socket);
+    snprintf(command, sizeof command, "dbus-daemon --session --fork --print-pid --address=unix:path=%s", socket);
+    pipe = popen(command, "r");
+    if (pipe == NULL) return 0;
+    if (fgets(pid, sizeof pid, pipe) == NULL) pid[0] = '\0';
+    pclose(pipe);
+    return strtol(pid, NULL, 10);
+}
+
+static void test_session_bus(void) {
+    char folder[] = "/tmp/capi_bus_XXXXXX", socket[128], address[160];
+    ambience_engine_config config;
+    ambience_engine *engine = NULL;
+    ambience_sound *sound;
+    ambience_play_options options;
+    ambience_voice voice;
+    bool playing = false;
+    long bus;
+    int i;
+
+    if (mkdtemp(folder) == NULL) { failed++; return; }
+    snprintf(socket, sizeof socket, "%s/bus", folder);
+    snprintf(address, sizeof address, "unix:path=%s", socket);
+    bus = start_bus(socket);
+    if (bus <= 0) {
+        fprintf(stderr, "bus: cannot start dbus-daemon\n");
+        failed++;
+        return;
+    }
+    setenv("DBUS_SESSION_BUS_ADDRESS", address, 1);
+    setenv("SDL_AUDIODRIVER", "dummy", 1);
+    memset(&events, 0, sizeof events);
+    ambience_engine_config_init(&config);
+    config.app_name = "capi_test bus";
+    OK(ambience_engine_create(&config, &engine));
+    if (engine == NULL) { kill((pid_t)bus, SIGKILL); return; }
+    events.engine = engine;
+    set_all_callbacks(engine);
+    sound = tone(engine, 440, 1);
+    OK(ambience_play_options_init(&options));
+    options.loop = true;
+    OK(ambience_play(sound, &options, &voice));
+    for (i = 0; i < 10; i++) { OK(ambience_update(engine)); sleep_ms(20); }
+    CHECK(events.services_lost == 0);
+
+    kill((pid_t)bus, SIGKILL);
+    for (i = 0; i < 500 && events.services_lost == 0; i++) { OK(ambience_update(engine)); sleep_ms(20); }
+    CHECK(events.services_lost == 1 && events.last_service == AMBIENCE_SERVICE_SESSION_BUS);
+    OK(ambience_voice_is_playing(voice, &playing));
+    CHECK(playing);
+
+    bus = start_bus(socket);
+    CHECK(bus > 0);
+    for (i = 0; i < 500 && events.services_back == 0; i++) { OK(ambience_update(engine)); sleep_ms(20); }
+    CHECK(events.services_back == 1 && events.last_service == AMBIENCE_SERVICE_SESSION_BUS);
+    CHECK(events.wrong_userdata == 0);
+    printf("session bus: lost %d, back %d\n", events.services_lost, events.services_back);
+    OK(ambience_engine_destroy(engine));
+    if (bus > 0) kill((pid_t)bus, SIGKILL);
+    unlink(socket);
+    rmdir(folder);
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
 
 int main(int argc, char **argv) {
     ambience_engine *engine, *other, *forgotten;
     if (argc < 2) {
-        fprintf(stderr, "usage: capi_test ROOT [route]\n");
+        fprintf(stderr, "usage: capi_test ROOT [route|bus]\n");
         return 2;
     }
     snprintf(root, sizeof root, "%s", argv[1]);
 
     if (argc > 2 && strcmp(argv[2], "route") == 0) {
         test_route_change();
+    } else if (argc > 2 && strcmp(argv[2], "bus") == 0) {
+        test_session_bus();
     } else {
         setenv("SDL_AUDIODRIVER", "dummy", 1);
         test_version_and_config();
