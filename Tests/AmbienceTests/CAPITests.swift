@@ -150,26 +150,26 @@ struct CAPITests {
         #expect(CAPI.tally(result.stdout)?.failed == 0, "\(result.stdout.suffix(300))")
     }
 
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" && CAPI.onPath("pactl"),
-                   "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
-    func routeChangeReachesTheCCallbackAndResumes() throws {
+    /// Builds capi_test and runs one of its live modes; expects it to pass and to print `line`.
+    func runLiveMode(_ mode: String, expecting line: String) throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let program = try CAPI.buildTestProgram(into: folder)
-        let result = try CAPI.run([program, CAPI.root, "route"], timeout: 120)
-        #expect(result.status == 0, "capi_test route: \(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("route change: reason"), "\(result.stdout)")
+        let result = try CAPI.run([program, CAPI.root, mode], timeout: 120)
+        #expect(result.status == 0, "capi_test \(mode): \(result.stdout)\n\(result.stderr)")
+        #expect(result.stdout.contains(line), "\(result.stdout)")
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" && CAPI.onPath("pactl"),
+                   "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
+    func routeChangeReachesTheCCallbackAndResumes() throws {
+        try runLiveMode("route", expecting: "route change: reason")
     }
 
     /// The session bus killed under a device engine and started again: the C callback hears both.
     @Test(.enabled(if: CAPI.onPath("dbus-daemon"), "dbus-daemon is not installed"))
     func sessionBusLossAndReturnReachTheCCallback() throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = try CAPI.buildTestProgram(into: folder)
-        let result = try CAPI.run([program, CAPI.root, "bus"], timeout: 120)
-        #expect(result.status == 0, "capi_test bus: \(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("session bus: lost 1, back 1"), "\(result.stdout)")
+        try runLiveMode("bus", expecting: "session bus: lost 1, back 1")
     }
 
     @Test func cGameLoopBuildsWithTheReadmeLineAndRecordsAudio() throws {

@@ -10,6 +10,13 @@ import Testing
         return try AudioEngine(configuration)
     }
 
+    /// One real source, held by a looping hum of top priority: every other voice is virtual.
+    func engineWithItsOnlySourceTaken() throws -> AudioEngine {
+        let engine = try engine(realVoices: 1)
+        engine.play(try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum"), PlayOptions(loop: true, priority: 250))
+        return engine
+    }
+
     @Test func highPriorityVoiceTakesTheSourceAndTheStolenOneIsSilent() throws {
         let engine = try engine(realVoices: 1, maxVoices: 1)
         let low = try engine.makeSound(tone(hz: 300, seconds: 2), name: "low")
@@ -55,10 +62,8 @@ import Testing
     }
 
     @Test func oneShotEndingWhileVirtualFinishesAndIsReported() throws {
-        let engine = try engine(realVoices: 1)
+        let engine = try engineWithItsOnlySourceTaken()
         let blip = try engine.makeSound(tone(hz: 300, seconds: 0.1), name: "blip")
-        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
-        engine.play(hum, PlayOptions(loop: true, priority: 250))
         let virtual = engine.play(blip, PlayOptions(priority: 1))
         _ = try engine.render(frames: 1_024)
         #expect(!virtual.isReal)
@@ -70,10 +75,8 @@ import Testing
     /// A virtual voice keeps time exactly through pitch changes, pauses and session suspension, and a virtual
     /// one-shot ends when its (re-pitched) length has played, to the block.
     @Test func virtualVoiceKeepsTimeThroughPitchPauseAndSuspension() throws {
-        let engine = try engine(realVoices: 1)
-        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
+        let engine = try engineWithItsOnlySourceTaken()
         let blip = try engine.makeSound(tone(hz: 300, seconds: 1), name: "blip")
-        engine.play(hum, PlayOptions(loop: true, priority: 250))
         let voice = engine.play(blip, PlayOptions(priority: 1))
         #expect(!voice.isReal)
         _ = try engine.render(frames: 12_000)
@@ -99,10 +102,8 @@ import Testing
     }
 
     @Test func virtualLoopWrapsAndNeverFinishes() throws {
-        let engine = try engine(realVoices: 1)
-        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
+        let engine = try engineWithItsOnlySourceTaken()
         let loop = try engine.makeSound(tone(hz: 300, seconds: 0.5), name: "loop")
-        engine.play(hum, PlayOptions(loop: true, priority: 250))
         let voice = engine.play(loop, PlayOptions(pitch: 1.5, loop: true, priority: 1))
         _ = try engine.render(frames: 48_000)
         #expect(voice.isAlive && !voice.isReal)
