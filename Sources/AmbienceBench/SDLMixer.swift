@@ -81,20 +81,26 @@ enum SDLMixer {
         let wallStart = ProcessUsage.monotonicNanoseconds
         var lastProgress = (bytes: startBytes, at: wallStart)
         var restarted = 0
+        var polledBytes = startBytes
+        let blockBytes = blockFrames * bytesPerFrame
         while mixedBytes.load(ordering: .relaxed) - startBytes < targetBytes, !isCancelled() {
             usleep(1_000)
-            // What a game does: start finished one-shots again (SDL_mixer drops a channel's effects when it ends).
-            for channel in oneShots where Mix_Playing(channel) == 0 {
-                let voice = scene.voices[Int(channel)]
-                Mix_SetPosition(channel, placement[Int(channel)].angle, placement[Int(channel)].distance)
-                Mix_PlayChannel(channel, chunks[voice.sound], 0)
-                restarted += 1
-            }
             let now = ProcessUsage.monotonicNanoseconds, bytes = mixedBytes.load(ordering: .relaxed)
             if bytes != lastProgress.bytes {
                 lastProgress = (bytes, now)
             } else if now - lastProgress.at > 10_000_000_000 {
                 throw .sdlMixer("SDL's audio thread stopped mixing")
+            }
+            // What a game does, once per mixed block like the other systems here: start finished one-shots again
+            // (SDL_mixer drops a channel's effects when it ends). Polling more often would only take SDL's audio
+            // lock away from the mixing thread.
+            guard bytes - polledBytes >= blockBytes else { continue }
+            polledBytes = bytes
+            for channel in oneShots where Mix_Playing(channel) == 0 {
+                let voice = scene.voices[Int(channel)]
+                Mix_SetPosition(channel, placement[Int(channel)].angle, placement[Int(channel)].distance)
+                Mix_PlayChannel(channel, chunks[voice.sound], 0)
+                restarted += 1
             }
         }
         let cpuEnd = ProcessUsage.cpuSeconds

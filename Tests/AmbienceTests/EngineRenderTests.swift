@@ -86,6 +86,22 @@ import Testing
         #expect(abs(out.dominantFrequency(in: 2_000..<24_000) - 660) < 1)
     }
 
+    @Test func renderingIntoABufferGivesTheSameMix() throws {
+        func mix(_ render: (AudioEngine) throws -> [Float]) throws -> [Float] {
+            let engine = try engine()
+            engine.play(try engine.makeSound(tone(hz: 440, seconds: 1), name: "sine"), PlayOptions(pitch: 1.1, placement: .pan(-0.5)))
+            return try render(engine)
+        }
+        let allocated = try mix { try $0.render(frames: 4_800).samples }
+        let inPlace = try mix { engine in
+            var samples = [Float](repeating: .nan, count: 9_600)
+            try samples.withUnsafeMutableBufferPointer { (buffer) throws(EngineError) in try engine.render(into: buffer) }
+            return samples
+        }
+        #expect(Signal(PCMBuffer(sampleRate: 48_000, channels: 2, samples: inPlace)).rms() > 0.1)
+        #expect(inPlace == allocated)
+    }
+
     @Test func offlineEngineSaysSo() throws {
         let engine = try AudioEngine(EngineConfiguration(output: .offline))
         #expect(engine.outputDriver == "offline")

@@ -301,17 +301,27 @@ public final class AudioEngine: @unchecked Sendable {
     public func render(frames: Int) throws(EngineError) -> PCMBuffer {
         guard isOffline else { throw .notOffline }
         var samples = [Float](repeating: 0, count: max(frames, 0) * 2)
-        samples.withUnsafeMutableBufferPointer { out in
-            var done = 0
-            while done < frames {
-                let block = min(configuration.blockFrames, frames - done)
-                musicPlayer.pump()
-                mixer.tick(frames: block)
-                mixer.render(into: out.baseAddress! + done * 2, frames: block)
-                done += block
-            }
-        }
+        samples.withUnsafeMutableBufferPointer { mix(into: $0) }
         return PCMBuffer(sampleRate: configuration.sampleRate, channels: 2, samples: samples)
+    }
+
+    /// Renders the next `buffer.count / 2` frames (stereo, interleaved) into `buffer`: `render(frames:)` without
+    /// allocating, for loops that render block after block.
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>) throws(EngineError) {
+        guard isOffline else { throw .notOffline }
+        mix(into: buffer)
+    }
+
+    private func mix(into buffer: UnsafeMutableBufferPointer<Float>) {
+        let frames = buffer.count / 2
+        var done = 0
+        while done < frames {
+            let block = min(configuration.blockFrames, frames - done)
+            musicPlayer.pump()
+            mixer.tick(frames: block)
+            mixer.render(into: buffer.baseAddress! + done * 2, frames: block)
+            done += block
+        }
     }
 
     public func render(seconds: Double) throws(EngineError) -> PCMBuffer {

@@ -219,14 +219,16 @@ extension StressScene {
         var done = 0
         var sumOfSquares = 0.0
         let wallStart = monotonicNanoseconds()
+        var block = [Float](repeating: 0, count: options.blockFrames * 2)
         let cpuStart = ProcessUsage.cpuSeconds
         while done < totalFrames {
             if isCancelled() { report.cancelled = true; break }
             let frames = min(options.blockFrames, totalFrames - done)
-            let block = try engine.render(frames: frames)
-            block.samples.withUnsafeBufferPointer { samples in
+            try block.withUnsafeMutableBufferPointer { (samples) throws(EngineError) in
+                let mixed = UnsafeMutableBufferPointer(rebasing: samples[0..<(frames * 2)])
+                try engine.render(into: mixed)
                 var sum: Float = 0
-                for v in samples { sum += v * v }
+                for v in mixed { sum += v * v }
                 sumOfSquares += Double(sum)
             }
             done += frames
@@ -457,11 +459,14 @@ extension StressScene {
         let cpuStart = ProcessUsage.cpuSeconds
         // Short sounds only for the one-shots: the blip, the crack and the hiss.
         let oneShotSounds = [crowd.sounds[3], crowd.sounds[4], crowd.sounds[2]]
+        var block = [Float](repeating: 0, count: options.blockFrames * 2)
         while done < totalFrames {
             if isCancelled() { report.cancelled = true; break }
             let frames = min(options.blockFrames, totalFrames - done)
             let start = monotonicNanoseconds()
-            _ = try engine.render(frames: frames)
+            try block.withUnsafeMutableBufferPointer { (samples) throws(EngineError) in
+                try engine.render(into: UnsafeMutableBufferPointer(rebasing: samples[0..<(frames * 2)]))
+            }
             let took = monotonicNanoseconds() - start
             let before = done
             done += frames
