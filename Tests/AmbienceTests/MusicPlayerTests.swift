@@ -35,6 +35,24 @@ import Testing
         #expect(out.peak(original.count..<100_000) == 0)
     }
 
+    /// An item at 44.1 kHz after one at 48 kHz joins the stream without a gap (resampled to the stream's rate), at
+    /// its own pitch and for its own length.
+    @Test func anItemAtAnotherRateFollowsWithoutAGap() throws {
+        let a = try fixtures.sineWAV("a.wav", hz: 440, seconds: 1, rate: 48_000)
+        let b = try fixtures.sineWAV("b.wav", hz: 660, seconds: 1, rate: 44_100)
+        let engine = try engine()
+        try engine.musicPlayer.setQueue(paths: [a, b])
+        engine.musicPlayer.play()
+        let out = try Signal(engine.render(frames: 120_000))
+        let start = try #require(out.firstFrame(above: 0.01))
+        for window in stride(from: start, to: start + 96_000 - 240, by: 240) {
+            #expect(out.rms(window..<(window + 240)) > 0.05, "quiet 5 ms at frame \(window)")
+        }
+        #expect(abs(out.dominantFrequency(in: (start + 10_000)..<(start + 40_000)) - 440) < 2)
+        #expect(abs(out.dominantFrequency(in: (start + 58_000)..<(start + 90_000)) - 660) < 2)
+        #expect(out.peak((start + 96_000 + 64)..<120_000) == 0)
+    }
+
     /// A file whose name is not UTF-8 (Latin-1 "café.wav", as the library indexes it) plays; one that has gone is
     /// reported under its readable name and the next item plays.
     @Test func itemsNamedByNonUTF8BytesPlay() throws {

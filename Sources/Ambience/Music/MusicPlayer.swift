@@ -43,8 +43,6 @@ public final class MusicPlayer: @unchecked Sendable {
     private var currentPlayID: UInt64 = 0
     private var stream: StreamQueue
     private var feed: Feed?
-    /// A feed held back until the queue drains, because its rate differs from the buffers already queued.
-    private var pendingFeed: Feed?
     /// The next item, fading in under the end of `feed` during a crossfade.
     private var incoming: Feed?
     private var fadeLength = 0
@@ -64,6 +62,13 @@ public final class MusicPlayer: @unchecked Sendable {
         let entryID: UInt64
         let playID: UInt64
         let decoder: any AudioDecoder
+
+        /// This feed at `rate`: an OpenAL queue holds one rate, so an item at another rate is resampled to join
+        /// the stream without a gap.
+        func at(rate: Int) -> Feed {
+            guard decoder.info.sampleRate != rate else { return self }
+            return Feed(orderIndex: orderIndex, entryID: entryID, playID: playID, decoder: ResampledDecoder(decoder, rate: rate))
+        }
     }
 
     static let bufferFrames = 4096
@@ -85,7 +90,6 @@ public final class MusicPlayer: @unchecked Sendable {
             }
             stream.reclaimAll()
             feed = nil
-            pendingFeed = nil
         }
         mixer.removeStreamChannel(channel)
     }
@@ -230,7 +234,7 @@ public final class MusicPlayer: @unchecked Sendable {
         lock.withLock { _ in
             switch state {
             case .playing: return
-            case .paused where !stream.queued.isEmpty || pendingFeed != nil:
+            case .paused where !stream.queued.isEmpty:
                 mixer.withStream { channel.source.play() }
             default:
                 if position == nil { position = order.isEmpty ? nil : 0 }
@@ -464,7 +468,6 @@ public final class MusicPlayer: @unchecked Sendable {
         }
         stream.reclaimAll()
         feed = nil
-        pendingFeed = nil
         incoming = nil
         currentPlayID = 0
     }
@@ -501,19 +504,12 @@ public final class MusicPlayer: @unchecked Sendable {
     /// Refills finished buffers and follows the playhead. Called by the streaming thread, or per block when offline.
     func pump() {
         lock.withLock { _ in
-            guard feed != nil || pendingFeed != nil || !stream.queued.isEmpty else { return }
+            guard feed != nil || !stream.queued.isEmpty else { return }
             let (sourceStopped, playhead) = reclaimProcessed()
             followPlayhead(playhead)
             if state == .playing && sourceStopped {
                 if stream.queued.isEmpty {
-                    if let pending = pendingFeed {
-                        // The old rate has drained: start the new one.
-                        pendingFeed = nil
-                        feed = pending
-                        fill()
-                        mixer.withStream { channel.source.play() }
-                        followPlayhead(0)
-                    } else if feed == nil {
+                    if feed == nil {
                         endOfQueue()
                         return
                     }
@@ -554,14 +550,10 @@ public final class MusicPlayer: @unchecked Sendable {
     private func fill() {
         var emptyItems = 0
         while stream.hasFreeBuffer, var current = feed {
-            let rate = current.decoder.info.sampleRate
-            if stream.queued.isEmpty { stream.sampleRate = rate }
-            guard rate == stream.sampleRate else {
-                // A different rate cannot share the OpenAL queue: it starts once the queue drains.
-                pendingFeed = current
-                feed = nil
-                return
-            }
+            if stream.queued.isEmpty { stream.sampleRate = current.decoder.info.sampleRate }
+            let rate = stream.sampleRate
+            current = current.at(rate: rate)
+            feed = current
             var segments: [StreamQueue.Segment] = []
             var filled = 0
             while filled < MusicPlayer.bufferFrames {
@@ -592,14 +584,13 @@ public final class MusicPlayer: @unchecked Sendable {
                     emptyItems = 0
                     continue
                 }
-                // This item is done: the next one follows in the same buffer when it shares the rate (already
-                // under way if it was fading in).
+                // This item is done: the next one follows in the same buffer, at the stream's rate (already under
+                // way if it was fading in).
                 emptyItems += 1
                 let following = incoming ?? (emptyItems <= order.count ? openNext(after: current) : nil)
                 incoming = nil
-                guard let next = following else { feed = nil; break }
+                guard let next = following?.at(rate: rate) else { feed = nil; break }
                 feed = next
-                if next.decoder.info.sampleRate != rate { break }
                 current = next
             }
             if filled > 0 {
@@ -613,12 +604,7 @@ public final class MusicPlayer: @unchecked Sendable {
         let fadeFrames = Int(_crossfadeDuration * Double(rate))
         guard fadeFrames > 0, incoming == nil, remaining > 0, remaining <= fadeFrames else { return }
         guard let next = openNext(after: current) else { return }
-        guard next.decoder.info.sampleRate == rate else {
-            // Different rates cannot be mixed here; it follows after a drain instead.
-            pendingFeed = next
-            return
-        }
-        incoming = next
+        incoming = next.at(rate: rate)
         fadeLength = remaining
         fadeDone = 0
     }
