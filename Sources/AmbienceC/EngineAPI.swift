@@ -315,7 +315,8 @@ private func deliver(_ event: AudioEvent, to box: EngineBox) {
     case .music(let music):
         deliver(music, callbacks)
     case .systemMusic, .library:
-        break  // the system player is not wrapped yet; libraries opened through the C API deliver their own events
+        // C reads the system player through its getters; libraries opened through the C API deliver their own events.
+        break
     case .session(let note):
         deliver(note, callbacks)
     }
