@@ -8,6 +8,21 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
 
 /// The D-Bus layer's parts that need no bus: marshalling, name rules, and failing fast when there is no bus.
 @Suite struct MPRISOfflineTests {
+    @Test func theSessionBusIsTheVariableElseTheUsersRuntimeSocket() {
+        let runtime = "/run/user/1000"
+        let socketThere = { (path: String) in path == runtime + "/bus" }
+        #expect(DesktopBus.sessionAddress(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/b"], isSocket: socketThere)
+                == "unix:path=/tmp/b")
+        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": runtime], isSocket: socketThere)
+                == "unix:path=/run/user/1000/bus")
+        // Set but empty: the session bus is off, even with a runtime socket there.
+        #expect(DesktopBus.sessionAddress(environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime],
+                                          isSocket: socketThere) == nil)
+        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/user/0"], isSocket: socketThere) == nil)
+        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "relative"], isSocket: { _ in true }) == nil)
+        #expect(DesktopBus.sessionAddress(environment: [:], isSocket: { _ in true }) == nil)
+    }
+
     @Test func everyValueKindSurvivesARoundTrip() throws {
         let values: [DBusValue] = [
             .string("héllo"), .objectPath("/org/ambience/track/42"), .bool(true), .bool(false), .byte(200),

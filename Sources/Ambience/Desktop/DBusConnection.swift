@@ -24,11 +24,24 @@ extension DesktopError {
 
 /// Where the session bus is, and how long a desktop call may wait.
 public enum DesktopBus {
-    /// `DBUS_SESSION_BUS_ADDRESS`, or nil when it is not set (then there is no session bus: nothing is autolaunched).
+    /// `DBUS_SESSION_BUS_ADDRESS`; when it is not set, the user's bus at `$XDG_RUNTIME_DIR/bus` if there is one
+    /// (what systemd user sessions provide, and what libdbus itself falls back to). Nil when neither is there, or
+    /// when the variable is set but empty, which turns the session bus off. Nothing is ever autolaunched.
     public static var sessionAddress: String? {
-        guard let value = getenv("DBUS_SESSION_BUS_ADDRESS") else { return nil }
-        let address = String(cString: value)
-        return address.isEmpty ? nil : address
+        let environment = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].reduce(into: [String: String]()) { found, name in
+            if let value = getenv(name) { found[name] = String(cString: value) }
+        }
+        return sessionAddress(environment: environment) { path in
+            var status = stat()
+            return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
+        }
+    }
+
+    static func sessionAddress(environment: [String: String], isSocket: (String) -> Bool) -> String? {
+        if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address.isEmpty ? nil : address }
+        guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
+        let socket = runtime + "/bus"
+        return isSocket(socket) ? "unix:path=" + socket : nil
     }
 
     /// The longest any desktop call waits for an answer, unless told otherwise.
