@@ -24,7 +24,7 @@ public struct EngineConfiguration: Sendable {
     /// application music player as an MPRIS player. On by default for device output, off for offline engines:
     /// a render-to-memory engine should not pause the user's music or announce itself on the bus.
     public var desktopIntegration: Bool
-    /// The session bus for desktop integration (`DBUS_SESSION_BUS_ADDRESS` by default). When it goes away the
+    /// The session bus for desktop integration (`DesktopBus.sessionAddress` by default). When it goes away the
     /// engine reports `mediaServicesWereLost(.sessionBus)` and reconnects when it is back.
     public var sessionBusAddress: String? = DesktopBus.sessionAddress
     /// Where logind announces sleep and wake (the system bus); nil turns that off.
