@@ -74,7 +74,7 @@ public enum SessionNotification: Sendable, Equatable {
     case categoryChanged(SessionCategory)
     /// A desktop service went away. The engine carries on without it and reconnects by itself.
     case mediaServicesWereLost(MediaService)
-    /// The service is back and the engine uses it again.
+    /// The service is back and the engine uses it again (or it appeared only after the engine started).
     case mediaServicesWereReset(MediaService)
 }
 
