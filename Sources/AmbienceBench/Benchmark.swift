@@ -138,8 +138,8 @@ public enum Benchmark {
             let real = voices <= options.allRealUpTo ? voices : options.crowdRealVoices
             var runs: [BenchSystem: [SystemMeasurement]] = [:]
             // Runs take turns, so a change in the machine's load reaches every system alike, and each run starts
-            // with the next system: a run measured right after the heavy SDL_mixer run comes out slower (measured:
-            // Ambience at 10,000 voices 0.038 after it, 0.026 otherwise), so no system may always take that place.
+            // with the next system, so that none always takes the same place in the order (after the heavy
+            // SDL_mixer run, say).
             for run in 1...options.runs {
                 let shift = (run - 1) % systems.count
                 for system in systems[shift...] + systems[..<shift] {
