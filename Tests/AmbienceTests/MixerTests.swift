@@ -277,6 +277,34 @@ import Testing
         #expect(try tail(at: -10) == 0)
     }
 
+    /// Zones replaced again and again while voices come and go: every old slot is freed (an idle source still
+    /// sending to a slot would keep it alive, and OpenAL Soft has only 64), so the last zone still works.
+    @Test func replacingReverbZonesFreesTheOldOnes() throws {
+        let engine = try AudioEngine(.offline())
+        let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.01), name: "click")
+        for round in 0..<100 {
+            #expect(engine.setReverbZones([ReverbZone(center: (10, 0, 0), radius: 5, reverb: ReverbPreset.hall.parameters)]),
+                    "round \(round)")
+            engine.play(click, PlayOptions(placement: .world(x: 10, y: 0, z: -1)))
+            _ = try engine.render(frames: 1_024)
+        }
+        engine.play(click, PlayOptions(placement: .world(x: 10, y: 0, z: -1)))
+        #expect(try Signal(engine.render(frames: 9_600)).rms(4_800..<9_600) > 0.0005)
+    }
+
+    /// A one-shot whose last sample played just before it was paused is finished, not started again on resume.
+    @Test func aOneShotThatEndedBeforeItsPauseIsFinished() throws {
+        let engine = try AudioEngine(.offline())
+        let blip = try engine.makeSound(tone(hz: 440, seconds: 0.05), name: "blip")  // 2,400 frames
+        let voice = engine.play(blip)
+        _ = try engine.render(frames: 2_560)  // it ends inside the last block; the next tick finds it stopped
+        #expect(voice.pause() == .ok)
+        _ = try engine.render(frames: 512)
+        #expect(engine.update().contains(.voiceFinished(voice)))
+        #expect(voice.resume() == .stale)
+        #expect(try Signal(engine.render(frames: 4_800)).peak() == 0)
+    }
+
     @Test func occlusionTakesTheHighs() throws {
         func highs(occlusion: Float) throws -> Double {
             let engine = try AudioEngine(.offline())

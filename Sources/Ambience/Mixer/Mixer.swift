@@ -562,7 +562,9 @@ public final class Mixer: @unchecked Sendable {
             let slot = sourceOwner[source]
             guard slot >= 0 else { continue }
             let index = Int(slot)
-            if !slots[index].loop && !slots[index].paused && !suspended && sources[source].state == .stopped {
+            // Paused and suspended sources report `.paused`: `.stopped` always means the one-shot played out, even
+            // if it was paused (or the session suspended) after its last sample and before this tick.
+            if !slots[index].loop && sources[source].state == .stopped {
                 release(slot, event: .finished)
             } else if gainsChanged {
                 applyGain(slot)
@@ -813,10 +815,13 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    private func setReverbSend(_ reverb: ALEffectSlot?, source: Int) {
-        var wanted = sourceSettings[source]
-        wanted.reverb = reverb
-        configure(source, wanted)
+    /// Idle sources keep their last send too, and OpenAL refuses to delete a slot a source still sends to.
+    private func detachFromEverySource(_ reverb: ALEffectSlot) {
+        for source in sourceSettings.indices where sourceSettings[source].reverb == reverb {
+            var wanted = sourceSettings[source]
+            wanted.reverb = nil
+            configure(source, wanted)
+        }
     }
 
     private func refreshEffects() {
@@ -833,7 +838,7 @@ public final class Mixer: @unchecked Sendable {
                     busReverbs[bus] = made
                 }
             } else if let existing = busReverbs.removeValue(forKey: bus) {
-                for slot in active where slots[Int(slot)].source >= 0 { setReverbSend(nil, source: Int(slots[Int(slot)].source)) }
+                detachFromEverySource(existing)
                 existing.delete()
             }
             refreshEffects()
@@ -844,8 +849,10 @@ public final class Mixer: @unchecked Sendable {
     func setReverbZones(_ newZones: [ReverbZone]) -> Bool {
         withLock {
             guard effectsAvailable else { return false }
-            for slot in active where slots[Int(slot)].source >= 0 { setReverbSend(nil, source: Int(slots[Int(slot)].source)) }
-            for zone in zones { zone.slot.delete() }
+            for zone in zones {
+                detachFromEverySource(zone.slot)
+                zone.slot.delete()
+            }
             zones = newZones.compactMap { zone in ALEffectSlot.makeReverb(zone.reverb).map { (zone, $0) } }
             refreshEffects()
             return zones.count == newZones.count
