@@ -8,6 +8,15 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
 
 /// The D-Bus layer's parts that need no bus: marshalling, name rules, and failing fast when there is no bus.
 @Suite struct MPRISOfflineTests {
+    /// What a player's volume was before ducking survives a second duck, and is given back once.
+    @Test func savedVolumesKeepTheFirstVolume() {
+        let saved = SavedVolumes()
+        #expect(saved.save(0.8, for: "org.mpris.MediaPlayer2.mpv") == 0.8)
+        #expect(saved.save(0.24, for: "org.mpris.MediaPlayer2.mpv") == 0.8)  // already ducked: keep the original
+        #expect(saved.take("org.mpris.MediaPlayer2.mpv") == 0.8)
+        #expect(saved.take("org.mpris.MediaPlayer2.mpv") == nil)
+    }
+
     @Test func theSessionBusIsTheVariableElseTheUsersRuntimeSocket() {
         let runtime = "/run/user/1000"
         let socketThere = { (path: String) in path == runtime + "/bus" }
@@ -21,6 +30,9 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
         #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/user/0"], isSocket: socketThere) == nil)
         #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "relative"], isSocket: { _ in true }) == nil)
         #expect(DesktopBus.sessionAddress(environment: [:], isSocket: { _ in true }) == nil)
+        // A runtime folder with characters that mean something in an address is escaped.
+        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/a b,c=d;é"], isSocket: { _ in true })
+                == "unix:path=/run/a%20b%2cc%3dd%3b%c3%a9/bus")
     }
 
     @Test func everyValueKindSurvivesARoundTrip() throws {

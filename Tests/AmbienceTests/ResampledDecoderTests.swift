@@ -43,6 +43,17 @@ import Testing
         #expect(worst < 3e-4, "worst error \(worst)")
     }
 
+    @Test func wrappingADecoderPartWayInStartsWhereItStands() throws {
+        let path = try fixtures.sineWAV("part.wav", hz: 300, seconds: 1, rate: 44_100, channels: 1, float: true)
+        let whole = try readAll(ResampledDecoder(try AudioFile.open(path), rate: 48_000))
+        let source = try AudioFile.open(path)
+        try source.seek(toFrame: 1_000)
+        let decoder = ResampledDecoder(source, rate: 48_000)
+        #expect(decoder.position == 1_089)  // the first output frame at or after source frame 1,000
+        let rest = try readAll(decoder)
+        #expect(rest == Array(whole[1_089...]))
+    }
+
     @Test func seekingLandsOnTheSameSamplesAsReadingThere() throws {
         let path = try fixtures.sineWAV("sweep.wav", hz: 1_000, seconds: 1, rate: 22_050, channels: 1, float: true)
         let whole = try readAll(ResampledDecoder(try AudioFile.open(path), rate: 48_000))

@@ -30,6 +30,8 @@ final class ResampledDecoder: AudioDecoder {
         self.info = info
         window = Array(repeating: 0, count: (Self.chunkFrames + 1) * channels)
         windowStart = source.position
+        // Start at the first output frame that lies at or after where the source stands.
+        position = (source.position * self.rate + sourceRate - 1) / sourceRate
     }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
@@ -74,6 +76,7 @@ final class ResampledDecoder: AudioDecoder {
                 windowStart += Int64(windowFrames - 1)
                 kept = 1
             }
+            windowFrames = kept  // what the window holds if the read below fails
             let got = try window.withUnsafeMutableBufferPointer { (room) throws(DecodingError) -> Int in
                 try source.read(into: room.baseAddress! + kept * channels, frames: Self.chunkFrames)
             }

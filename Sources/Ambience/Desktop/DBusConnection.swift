@@ -41,7 +41,22 @@ public enum DesktopBus {
         if let address = environment["DBUS_SESSION_BUS_ADDRESS"] { return address.isEmpty ? nil : address }
         guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
         let socket = runtime + "/bus"
-        return isSocket(socket) ? "unix:path=" + socket : nil
+        return isSocket(socket) ? "unix:path=" + escapedAddressValue(socket) : nil
+    }
+
+    /// A D-Bus address value: bytes outside the spec's optionally-escaped set become `%xx`.
+    static func escapedAddressValue(_ value: String) -> String {
+        var escaped = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "*"):
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                escaped += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
+            }
+        }
+        return escaped
     }
 
     /// The longest any desktop call waits for an answer, unless told otherwise.

@@ -38,6 +38,7 @@ final class DesktopLink: Sendable {
     private let appName: String
     private let controls: any MPRISPlayerControls
     private let state = Lock<State>(State())
+    private let savedVolumes = SavedVolumes()
     /// Signalled once, by `close()`, to stop the reconnect thread's wait.
     private let wake = DispatchSemaphore(value: 0)
 
@@ -89,7 +90,9 @@ final class DesktopLink: Sendable {
         restored?.close()
         guard reconnecting else { return }
         wake.signal()
-        // A connect in flight is bounded by the desktop timeout (three calls at most).
+        // A connect in flight is a handful of calls, each bounded by the desktop timeout (plus one per player
+        // that does not answer). Should it outlast this wait, the thread closes what it made when it finds the
+        // link closed.
         let deadline = ContinuousClock.now + .seconds(5)
         while state.withLock({ $0.reconnecting }) && ContinuousClock.now < deadline { usleep(1_000) }
     }
@@ -97,7 +100,7 @@ final class DesktopLink: Sendable {
     private func connect() -> Connection? {
         guard let address, let client = try? MPRISClient(busAddress: address) else { return nil }
         let server = try? MPRISServer(controls: controls, appName: appName, busAddress: address)
-        let players = DesktopPlayers(client: client, ownBusName: server?.busName)
+        let players = DesktopPlayers(client: client, ownBusName: server?.busName, savedVolumes: savedVolumes)
         // Learn who is playing before the game sees the link again.
         players.flush()
         return Connection(client: client, server: server, players: players)

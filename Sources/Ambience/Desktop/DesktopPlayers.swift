@@ -6,11 +6,14 @@ final class DesktopPlayers: OtherPlayers {
     /// Our own MPRIS server's name: the game's music is never "other".
     let ownBusName: String?
     /// Volumes before ducking, to restore exactly.
-    private let savedVolumes = Lock<[String: Double]>([:])
+    private let savedVolumes: SavedVolumes
 
-    init(client: MPRISClient, ownBusName: String?) {
+    /// `savedVolumes` outlives one connection: a player ducked before the session bus went away gets its volume
+    /// back through the next one.
+    init(client: MPRISClient, ownBusName: String?, savedVolumes: SavedVolumes = SavedVolumes()) {
         self.client = client
         self.ownBusName = ownBusName
+        self.savedVolumes = savedVolumes
     }
 
     func playingPlayers() -> [String] {
@@ -23,10 +26,9 @@ final class DesktopPlayers: OtherPlayers {
     func duck(_ players: [String], to scale: Double) {
         for name in players {
             if scale < 1 {
-                let original = client.player(named: name)?.volume ?? 1
-                savedVolumes.withLock { $0[name] = $0[name] ?? original }
+                let original = savedVolumes.save(client.player(named: name)?.volume ?? 1, for: name)
                 client.send(.setVolume(original * scale), to: name)
-            } else if let original = savedVolumes.withLock({ $0.removeValue(forKey: name) }) {
+            } else if let original = savedVolumes.take(name) {
                 client.send(.setVolume(original), to: name)
             }
         }
@@ -34,4 +36,22 @@ final class DesktopPlayers: OtherPlayers {
 
     /// Waits until every command sent so far has been carried out (the client handles jobs in order).
     func flush() { client.refresh() }
+}
+
+/// Player volumes from before the session ducked them, by bus name.
+final class SavedVolumes: Sendable {
+    private let volumes = Lock<[String: Double]>([:])
+
+    init() {}
+
+    /// Keeps `volume` unless one is kept already (a second duck must not save the ducked volume); returns the kept one.
+    func save(_ volume: Double, for name: String) -> Double {
+        volumes.withLock { saved in
+            if let kept = saved[name] { return kept }
+            saved[name] = volume
+            return volume
+        }
+    }
+
+    func take(_ name: String) -> Double? { volumes.withLock { $0.removeValue(forKey: name) } }
 }
