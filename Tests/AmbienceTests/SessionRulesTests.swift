@@ -117,3 +117,47 @@ import Testing
         #expect(engine.musicPlayer.playbackState == .stopped)
     }
 }
+
+/// The session's bookkeeping toward the desktop players, with a recording stand-in for them (pure logic; the real
+/// players over MPRIS are tested in the MPRIS suite).
+@Suite struct SessionOtherPlayersTests {
+    final class RecordingPlayers: OtherPlayers, @unchecked Sendable {
+        var playing: [String]
+        var calls: [String] = []
+        init(playing: [String]) { self.playing = playing }
+        func playingPlayers() -> [String] { playing }
+        func pause(_ players: [String]) { calls.append("pause \(players)") }
+        func play(_ players: [String]) { calls.append("play \(players)") }
+        func duck(_ players: [String], to scale: Double) { calls.append("duck \(players) \(scale)") }
+    }
+
+    /// Deactivating while the session bus is gone: the players the session paused are resumed once it is back.
+    @Test func aResumeOwedWhileTheBusIsGoneIsSentWhenItReturns() {
+        let session = AudioSession()
+        let players = RecordingPlayers(playing: ["mpv"])
+        session.attach(otherPlayers: players)
+        session.setCategory(.soloAmbient)
+        session.setActive(true)
+        #expect(players.calls == ["pause [\"mpv\"]"])
+        session.attach(otherPlayers: nil)  // the bus went away
+        session.setActive(false, options: .notifyOthersOnDeactivation)
+        let again = RecordingPlayers(playing: [])
+        session.attach(otherPlayers: again)  // the bus is back
+        #expect(again.calls == ["play [\"mpv\"]"])
+        session.attach(otherPlayers: again)
+        #expect(again.calls == ["play [\"mpv\"]"], "owed once, sent once")
+    }
+
+    @Test func anUnduckOwedWhileTheBusIsGoneIsSentWhenItReturns() {
+        let session = AudioSession()
+        let players = RecordingPlayers(playing: ["vlc"])
+        session.attach(otherPlayers: players)
+        session.setCategory(.playback, options: [.mixWithOthers, .duckOthers])
+        session.setActive(true)
+        #expect(players.calls == ["duck [\"vlc\"] 0.3"])
+        session.attach(otherPlayers: nil)
+        session.setActive(false, options: .notifyOthersOnDeactivation)
+        session.attach(otherPlayers: players)
+        #expect(players.calls.last == "duck [\"vlc\"] 1.0")
+    }
+}

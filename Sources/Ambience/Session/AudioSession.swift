@@ -28,6 +28,9 @@ public final class AudioSession: @unchecked Sendable {
     private var policy = SessionPolicy()
     private var notifications: [SessionNotification] = []
     private var otherPlayers: OtherPlayers?
+    /// Players to resume or unduck that could not be reached (no session bus at the time): sent on the next attach.
+    private var owedResumes: [String] = []
+    private var owedUnducks: [String] = []
     private var otherAudioPlaying = false
     private var launchMusic: [String] = []
     private weak var effects: SessionEffects?
@@ -35,7 +38,18 @@ public final class AudioSession: @unchecked Sendable {
     init() {}
 
     func attach(effects: SessionEffects) { lock.withLock { _ in self.effects = effects } }
-    func attach(otherPlayers: OtherPlayers?) { lock.withLock { _ in self.otherPlayers = otherPlayers } }
+    /// Sets (or clears, while the session bus is gone) the desktop players, and gives back to them what the session
+    /// owed them meanwhile: a resume or an unduck decided while they could not be reached.
+    func attach(otherPlayers: OtherPlayers?) {
+        let (resumes, unducks) = lock.withLock { _ -> ([String], [String]) in
+            self.otherPlayers = otherPlayers
+            guard otherPlayers != nil else { return ([], []) }
+            defer { owedResumes.removeAll(); owedUnducks.removeAll() }
+            return (owedResumes, owedUnducks)
+        }
+        if !resumes.isEmpty { otherPlayers?.play(resumes) }
+        if !unducks.isEmpty { otherPlayers?.duck(unducks, to: 1) }
+    }
 
     // MARK: Category and activation
 
@@ -119,9 +133,11 @@ public final class AudioSession: @unchecked Sendable {
         for action in actions {
             switch action {
             case .pauseOtherPlayers(let names): players?.pause(names)
-            case .resumeOtherPlayers(let names): players?.play(names)
+            case .resumeOtherPlayers(let names):
+                if let players { players.play(names) } else { lock.withLock { _ in owedResumes += names } }
             case .duckOtherPlayers(let names): players?.duck(names, to: 0.3)
-            case .unduckOtherPlayers(let names): players?.duck(names, to: 1)
+            case .unduckOtherPlayers(let names):
+                if let players { players.duck(names, to: 1) } else { lock.withLock { _ in owedUnducks += names } }
             case .notify: break
             default: effects?.perform(action)
             }
