@@ -288,45 +288,18 @@ extension PulseAudioMonitor {
     func sink(named name: String) -> SinkInfo? { snapshot.sink(named: name) }
 }
 
-/// A PulseAudio server of the test's own, killed when the test lets go of it.
-///
-/// Started with `posix_spawn`, not `Process`: pulseaudio closes every inherited descriptor at start-up, which
-/// Foundation takes for the child's exit. Foundation then blocks in `waitpid` on its process-monitor thread, and
-/// every later `Process.waitUntilExit()` in the test process hangs.
+/// A PulseAudio server of the test's own (`speakers`, the default, and `headphones`), killed when the test lets go
+/// of it.
 private final class PrivatePulseServer {
     let fixtures: Fixtures
     let address: String
-    private var pid: pid_t = 0
+    private let service: ThrowawayService
 
     init() throws {
         fixtures = try Fixtures()
-        address = "unix:" + fixtures.path("native")
-        let config = fixtures.path("server.pa")
-        try """
-            load-module module-native-protocol-unix auth-anonymous=1 socket=\(fixtures.path("native"))
-            load-module module-null-sink sink_name=speakers sink_properties=device.description=Speakers
-            load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
-            set-default-sink speakers
-
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let arguments = ["pulseaudio", "-n", "-F", config, "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit=yes",
-                         "--use-pid-file=no", "--realtime=no", "--high-priority=no", "--log-target=file:\(fixtures.path("pulseaudio.log"))"]
-        let environment = ProcessInfo.processInfo.environment.merging(
-            ["PULSE_RUNTIME_PATH": fixtures.path("runtime"), "PULSE_STATE_PATH": fixtures.path("state")]) { $1 }
-        pid = try spawn(arguments, environment: environment.map { "\($0.key)=\($0.value)" })
-        let clock = ContinuousClock()
-        let start = clock.now
-        while (try? pactl("info")) == nil {
-            if waitpid(pid, nil, WNOHANG) == pid { pid = 0 }
-            guard pid > 0, clock.now - start < .seconds(5) else {
-                kill()
-                throw FixtureError.toolFailed("pulseaudio did not start: \((try? String(contentsOfFile: fixtures.path("pulseaudio.log"), encoding: .utf8)) ?? "")")
-            }
-            usleep(20_000)
-        }
+        service = try ThrowawayService.pulseaudio(in: fixtures, sinks: ["speakers", "headphones"])
+        address = service.address
     }
-
-    deinit { kill() }
 
     /// A generous timeout: the machine may be busy building. Failing fast is tested on its own.
     func monitor(timeout: Duration = .seconds(2)) throws -> PulseAudioMonitor {
@@ -353,37 +326,8 @@ private final class PrivatePulseServer {
         return child
     }
 
-    /// SIGKILL, and reap it (it is our child, so PID 1 plays no part).
-    func kill() {
-        guard pid > 0 else { return }
-        Glibc.kill(pid, SIGKILL)
-        while waitpid(pid, nil, 0) < 0 && errno == EINTR {}
-        pid = 0
-    }
-}
-
-/// Starts `arguments[0]` (searched on PATH) with no signals blocked, stdin and stdout on /dev/null.
-private func spawn(_ arguments: [String], environment: [String]) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t()
-    sigemptyset(&none)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup($0) } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
-    var pid: pid_t = 0
-    let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
-    guard status == 0 else { throw FixtureError.toolFailed("posix_spawnp \(arguments[0]): \(String(cString: strerror(status)))") }
-    return pid
+    /// SIGKILL, as if it crashed.
+    func kill() { service.kill() }
 }
 
 /// An engine whose SDL output is on PulseAudio. SDL's audio is process-wide: while another suite's engine holds it
