@@ -19,14 +19,12 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// Players the game started through this object, for the exit rule.
     private var startedByGame: Set<String> = []
 
-    init(client: MPRISClient?, ownBusName: String?) {
-        self.client = client
-        self.ownBusName = ownBusName
-    }
+    /// Without a connection until the engine hands it one (`use(client:ownBusName:)`).
+    init() {}
 
-    /// Drives the players through a new connection (nil while the session bus is gone). The players seen on the
-    /// old one are forgotten; those the game started are still paused at exit if they come back under their names.
-    func reconnect(client: MPRISClient?, ownBusName: String?) {
+    /// Drives the players through this connection (nil while the session bus is gone). The players seen on an
+    /// earlier one are forgotten; those the game started are still paused at exit if they come back under their names.
+    func use(client: MPRISClient?, ownBusName: String?) {
         lock.withLock { _ in
             self.client = client
             self.ownBusName = ownBusName

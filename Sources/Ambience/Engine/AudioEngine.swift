@@ -120,8 +120,7 @@ public final class AudioEngine: @unchecked Sendable {
         desktopLink = configuration.desktopIntegration
             ? DesktopLink(address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
             : nil
-        let desktop = desktopLink?.connection
-        systemMusicPlayer = SystemMusicPlayer(client: desktop?.client, ownBusName: desktop?.server?.busName)
+        systemMusicPlayer = SystemMusicPlayer()
         // No system bus (containers, CI) or no logind simply means no sleep notifications.
         if configuration.desktopIntegration, let address = configuration.systemBusAddress {
             sleepMonitor = try? SleepMonitor(address: address)
@@ -144,7 +143,7 @@ public final class AudioEngine: @unchecked Sendable {
         }
         session.attach(effects: self)
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
-        session.attach(otherPlayers: desktop?.players)
+        useDesktopConnection()
     }
 
     deinit { shutdown() }
@@ -387,12 +386,18 @@ extension AudioEngine: SessionEffects {
     /// connection: other players for the session, the system music player, the game's own MPRIS player.
     private func followSessionBus() {
         guard let change = desktopLink?.poll() else { return }
-        let desktop = desktopLink?.connection
-        session.attach(otherPlayers: desktop?.players)
-        systemMusicPlayer.reconnect(client: desktop?.client, ownBusName: desktop?.server?.busName)
+        useDesktopConnection()
         switch change {
         case .lost: session.handle(.mediaServicesLost(.sessionBus))
         case .restored: session.handle(.mediaServicesReset(.sessionBus))
         }
+    }
+
+    /// Points the session and the system music player at the session bus's current connection (none while it is
+    /// gone).
+    private func useDesktopConnection() {
+        let desktop = desktopLink?.connection
+        session.attach(otherPlayers: desktop?.players)
+        systemMusicPlayer.use(client: desktop?.client, ownBusName: desktop?.server?.busName)
     }
 }
