@@ -63,6 +63,36 @@ public enum DesktopBus {
     public static let defaultTimeout: Duration = .milliseconds(250)
 }
 
+/// The thread that owns a bus connection (the MPRIS client's and server's, the sleep monitor's). Its loop runs
+/// while `isRunning`; `stop` wakes it, waits for it to leave and only then closes the connection, so a thread still
+/// in a call to a hung peer keeps its connection instead of losing it underneath.
+final class DesktopThread: Sendable {
+    let connection: DBusConnection
+    private let stopped = Atomic<Bool>(false)
+    private let exited = DispatchSemaphore(value: 0)
+
+    init(connection: DBusConnection) { self.connection = connection }
+
+    /// Not stopped, and the bus is still there.
+    var isRunning: Bool { !stopped.load(ordering: .acquiring) && connection.isConnected }
+
+    func start(name: String, _ loop: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            loop()
+            exited.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Stops the loop, waiting at most `grace` for it to leave. Only the first call does anything.
+    func stop(within grace: Duration) {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        connection.wake()
+        if exited.wait(timeout: .now() + .milliseconds(Int(grace / .milliseconds(1)))) == .success { connection.close() }
+    }
+}
+
 /// A value D-Bus carries, in Swift terms.
 ///
 /// `dict` is the ubiquitous `a{sv}` (its values are the variants' contents). Other dictionaries read as an `array`

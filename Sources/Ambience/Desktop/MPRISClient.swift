@@ -161,8 +161,8 @@ private final class ClientCore: @unchecked Sendable {
         var players: [String: MPRISPlayerInfo] = [:]
         var events: [MPRISEvent] = []
         var jobs: [Job] = []
+        /// False once the thread has left, or is leaving: no more jobs are taken.
         var running = true
-        var stopRequested = false
     }
 
     static let matchRules = [
@@ -177,7 +177,7 @@ private final class ClientCore: @unchecked Sendable {
     let timeout: Duration
     let retryInterval: Duration
     let shared = Lock<Shared>(Shared())
-    private let exited = DispatchSemaphore(value: 0)
+    private let thread: DesktopThread
 
     // Desktop thread only.
     private var players: [String: MPRISPlayerInfo] = [:]
@@ -188,25 +188,15 @@ private final class ClientCore: @unchecked Sendable {
         self.connection = connection
         self.timeout = timeout
         self.retryInterval = retryInterval
+        thread = DesktopThread(connection: connection)
     }
 
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "ambience.mpris-client"
-        thread.start()
-    }
+    func start() { thread.start(name: "ambience.mpris-client") { [self] in run() } }
 
     func stop() {
-        let first = shared.withLock { shared -> Bool in
-            defer { shared.stopRequested = true; shared.running = false }
-            return !shared.stopRequested
-        }
-        guard first else { return }
-        connection.wake()
+        shared.withLock { $0.running = false }
         // The thread leaves at its next turn: after the call in flight, if any (each is bounded by the timeout).
-        if exited.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1)) * 4 + 2_000)) == .success {
-            connection.close()
-        }
+        thread.stop(within: timeout * 4 + .seconds(2))
     }
 
     /// Queues a job for the desktop thread; false when the thread has stopped.
@@ -253,7 +243,6 @@ private final class ClientCore: @unchecked Sendable {
             return shared.jobs
         }
         for case .refresh(let done) in leftover { done.signal() }
-        exited.signal()
     }
 
     private func perform(_ job: Job) {

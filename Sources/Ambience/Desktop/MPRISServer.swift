@@ -88,8 +88,6 @@ public final class MPRISServer: Sendable {
 /// confined to `run()`; `shared` is the only state other threads use).
 private final class ServerCore: @unchecked Sendable {
     private struct Shared {
-        var running = true
-        var stopRequested = false
         var checkSoon = false
     }
 
@@ -117,7 +115,7 @@ private final class ServerCore: @unchecked Sendable {
     let identity: String
     let pollInterval: Duration
     private let shared = Lock<Shared>(Shared())
-    private let exited = DispatchSemaphore(value: 0)
+    private let thread: DesktopThread
 
     // Desktop thread only.
     private var published: Published?
@@ -128,23 +126,12 @@ private final class ServerCore: @unchecked Sendable {
         self.controls = controls
         self.identity = identity
         self.pollInterval = pollInterval
+        thread = DesktopThread(connection: connection)
     }
 
-    func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "ambience.mpris-server"
-        thread.start()
-    }
+    func start() { thread.start(name: "ambience.mpris-server") { [self] in run() } }
 
-    func stop() {
-        let first = shared.withLock { shared -> Bool in
-            defer { shared.stopRequested = true; shared.running = false }
-            return !shared.stopRequested
-        }
-        guard first else { return }
-        connection.wake()
-        if exited.wait(timeout: .now() + .seconds(2)) == .success { connection.close() }
-    }
+    func stop() { thread.stop(within: .seconds(2)) }
 
     func checkSoon() {
         shared.withLock { $0.checkSoon = true }
@@ -156,7 +143,7 @@ private final class ServerCore: @unchecked Sendable {
     private func run() {
         lookAtPlayer()
         var nextPoll = ContinuousClock.now + pollInterval
-        while shared.withLock({ $0.running }), connection.isConnected {
+        while thread.isRunning {
             let messages = connection.receive(timeout: max(nextPoll - .now, .zero))
             var handledCall = false
             for message in messages where message.kind == .methodCall {
@@ -171,8 +158,6 @@ private final class ServerCore: @unchecked Sendable {
             if handledCall || asked || due { lookAtPlayer() }
             if due { nextPoll = .now + pollInterval }
         }
-        shared.withLock { $0.running = false }
-        exited.signal()
     }
 
     /// Compares the player with what the desktop was last told, and tells it what changed.

@@ -13,29 +13,25 @@ final class SleepMonitor: Sendable {
 
     static let matchRule = "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep',path='/org/freedesktop/login1'"
 
-    private let connection: DBusConnection
+    private let thread: DesktopThread
     private let signals = Lock<[Bool]>([])
-    private let running = Atomic<Bool>(true)
-    private let finished = Lock<Bool>(false)
 
     init(address: String) throws(DesktopError) {
-        connection = try DBusConnection(address: address)
+        let connection = try DBusConnection(address: address)
         try connection.addMatch(SleepMonitor.matchRule)
-        let thread = Thread { [weak self] in self?.run() }
-        thread.name = "ambience.sleep-monitor"
-        thread.start()
+        thread = DesktopThread(connection: connection)
+        thread.start(name: "ambience.sleep-monitor") { [weak self] in self?.run() }
     }
 
     deinit { close() }
 
     private func run() {
-        while running.load(ordering: .relaxed) && connection.isConnected {
-            for message in connection.receive(timeout: .milliseconds(200))
+        while thread.isRunning {
+            for message in thread.connection.receive(timeout: .milliseconds(200))
             where message.member == "PrepareForSleep" && message.interface == "org.freedesktop.login1.Manager" {
                 if let sleeping = message.arguments.first?.bool { signals.withLock { if $0.count < 64 { $0.append(sleeping) } } }
             }
         }
-        finished.withLock { $0 = true }
     }
 
     /// `true` for "going to sleep", `false` for "woke up", oldest first.
@@ -46,11 +42,5 @@ final class SleepMonitor: Sendable {
         }
     }
 
-    func close() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        connection.wake()
-        let deadline = ContinuousClock.now + .seconds(1)
-        while !finished.withLock({ $0 }) && ContinuousClock.now < deadline { usleep(1_000) }
-        connection.close()
-    }
+    func close() { thread.stop(within: .seconds(1)) }
 }
