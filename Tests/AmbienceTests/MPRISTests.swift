@@ -227,25 +227,14 @@ struct MPRISTests {
     /// A bus of the test's own, killed under a client and a server: the client reports `busLost` and empties its
     /// list, and neither crashes, hangs or spins.
     @Test func losingTheBusEndsClientAndServerCleanly() throws {
-        let socket = fixtures.path("own-bus.sock")
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(socket)"]
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer {
-            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }   // SIGTERM is blocked, as for mpv
-            daemon.waitUntilExit()
-        }
-        #expect(eventually(within: 2) { FileManager.default.fileExists(atPath: socket) })
-        let address = "unix:path=\(socket)"
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let address = bus.address
         let client = try MPRISClient(busAddress: address, timeout: .seconds(2))
         let server = try MPRISServer(controls: FakeControls(items: []), appName: "lost-bus", busAddress: address)
         #expect(eventually(within: 2) { client.player(named: server.busName) != nil })
 
-        kill(daemon.processIdentifier, SIGKILL)
-        daemon.waitUntilExit()
+        bus.kill()
         var events: [MPRISEvent] = []
         #expect(eventually(within: 2) {
             events += client.drainEvents()

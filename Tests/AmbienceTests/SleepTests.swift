@@ -7,19 +7,10 @@ import Testing
 @Suite struct SleepTests {
     @Test func sleepInterruptsAndWakeResumesWithARouteChange() throws {
         let fixtures = try Fixtures()
-        let socket = fixtures.path("system-bus.sock")
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        daemon.arguments = ["--session", "--nofork", "--nopidfile", "--address=unix:path=\(socket)"]
-        daemon.standardOutput = FileHandle.nullDevice
-        daemon.standardError = FileHandle.nullDevice
-        try daemon.run()
-        defer {
-            if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL) }  // SIGTERM is blocked in test children
-            daemon.waitUntilExit()
-        }
-        #expect(eventually(within: 2) { FileManager.default.fileExists(atPath: socket) })
-        let address = "unix:path=\(socket)"
+        // A bus of the test's own stands in for the system bus.
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let address = bus.address
 
         var configuration = EngineConfiguration.offline()
         configuration.desktopIntegration = true
