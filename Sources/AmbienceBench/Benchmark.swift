@@ -66,18 +66,29 @@ public struct SystemMeasurement: Sendable {
 /// One scene size and every system's result on it.
 public struct BenchScene: Sendable {
     public var voices: Int
+    /// Every voice at pitch 1, as SDL_mixer plays them, so that all three systems do the same work.
+    public var unitPitch = false
     /// Voices Ambience mixes for real in this scene; the rest are virtual.
     public var ambienceRealVoices: Int
     public var systems: [(system: BenchSystem, measurement: SystemMeasurement)] = []
+
+    /// "1024 voices", "10000 (256 real)", "1024 voices, pitch 1".
+    public var title: String {
+        let size = ambienceRealVoices < voices ? "\(voices) (\(ambienceRealVoices) real)" : "\(voices) voices"
+        return unitPitch ? size + ", pitch 1" : size
+    }
 
     public func measurement(_ system: BenchSystem) -> SystemMeasurement? {
         systems.first { $0.system == system }?.measurement
     }
 
-    /// Ambience's rtf over another system's, when both ran.
+    /// Ambience's rtf over another system's, when both ran: the median of the ratios of runs made side by side (run k
+    /// of one system over run k of the other), so that a slow spell of the machine, which slows both runs of a pair,
+    /// cancels out; the ratio of the medians when the runs do not pair up.
     public func ratio(ambienceOver other: BenchSystem) -> Double? {
         guard let a = measurement(.ambience), a.error == nil, let b = measurement(other), b.error == nil, b.rtf > 0 else { return nil }
-        return a.rtf / b.rtf
+        guard !a.runs.isEmpty, a.runs.count == b.runs.count, b.runs.allSatisfy({ $0 > 0 }) else { return a.rtf / b.rtf }
+        return Benchmark.median(zip(a.runs, b.runs).map { $0 / $1 })
     }
 }
 
@@ -87,6 +98,9 @@ public struct BenchOptions: Sendable {
     /// Runs per cell; the median is reported.
     public var runs: Int
     public var voiceCounts: [Int]
+    /// Scene sizes run a second time with every voice at pitch 1: the like-for-like comparison with SDL_mixer, which
+    /// cannot change pitch. Sizes not in `voiceCounts` are not run.
+    public var unitPitchVoiceCounts: [Int]
     /// Ambience mixes every voice for real up to this many; larger crowds get `crowdRealVoices` real voices.
     public var allRealUpTo: Int
     public var crowdRealVoices: Int
@@ -96,12 +110,13 @@ public struct BenchOptions: Sendable {
     /// Seconds of audio for the streaming-cost measurement.
     public var musicSeconds: Double
 
-    public init(seconds: Double = 2, runs: Int = 3, voiceCounts: [Int] = [256, 1024, 4096, 10_000], allRealUpTo: Int = 4096,
-                crowdRealVoices: Int = 256, systems: [BenchSystem] = BenchSystem.allCases,
+    public init(seconds: Double = 2, runs: Int = 3, voiceCounts: [Int] = [256, 1024, 4096, 10_000],
+                unitPitchVoiceCounts: [Int] = [1024], allRealUpTo: Int = 4096, crowdRealVoices: Int = 256, systems: [BenchSystem] = BenchSystem.allCases,
                 music: String? = StressScene.defaultMusicPath, musicSeconds: Double = 40) {
         self.seconds = seconds
         self.runs = max(runs, 1)
         self.voiceCounts = voiceCounts
+        self.unitPitchVoiceCounts = unitPitchVoiceCounts
         self.allRealUpTo = allRealUpTo
         self.crowdRealVoices = crowdRealVoices
         self.systems = systems
@@ -133,8 +148,12 @@ public enum Benchmark {
         report.music = options.music
         let systems = options.systems.filter { $0 != .ambienceMusic || options.music != nil }
         var playCosts: [Double] = []
-        for voices in options.voiceCounts {
-            let scene = StressScene(voices: voices)
+        let scenes = options.voiceCounts.flatMap { voices in
+            options.unitPitchVoiceCounts.contains(voices) ? [(voices, false), (voices, true)] : [(voices, false)]
+        }
+        for (voices, unitPitch) in scenes {
+            let scene = StressScene(voices: voices, unitPitch: unitPitch)
+            let label = unitPitch ? "\(voices) voices at pitch 1" : "\(voices) voices"
             let real = voices <= options.allRealUpTo ? voices : options.crowdRealVoices
             var runs: [BenchSystem: [SystemMeasurement]] = [:]
             // Runs take turns, so a change in the machine's load reaches every system alike, and each run starts
@@ -144,7 +163,7 @@ public enum Benchmark {
                 let shift = (run - 1) % systems.count
                 for system in systems[shift...] + systems[..<shift] {
                     if isCancelled() { report.cancelled = true; return report }
-                    progress("\(voices) voices: \(system.title), run \(run) of \(options.runs)")
+                    progress("\(label): \(system.title), run \(run) of \(options.runs)")
                     var m: SystemMeasurement
                     do {
                         m = try measure(system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
@@ -155,7 +174,7 @@ public enum Benchmark {
                     runs[system, default: []].append(m)
                 }
             }
-            var result = BenchScene(voices: voices, ambienceRealVoices: real)
+            var result = BenchScene(voices: voices, unitPitch: unitPitch, ambienceRealVoices: real)
             for system in systems {
                 let all = runs[system] ?? []
                 if let failed = all.first(where: { $0.error != nil }) {

@@ -4,20 +4,23 @@ import AmbienceBench
 struct BenchCommand: Command {
     static let name = "bench"
     static let usage = """
-        bench [--json] [--seconds S] [--runs R] [--voices N,N...] [--systems NAME,NAME...]
+        bench [--json] [--seconds S] [--runs R] [--voices N,N...] [--unit-pitch N,N...|none] [--systems NAME,NAME...]
                                             side by side with raw OpenAL Soft and SDL_mixer, on the same scene, in one run
           --seconds  seconds of audio per run (default 2)
           --runs     runs per cell, 1 to 9 (default 3); each cell is the median
           --voices   scene sizes, comma-separated (default 256,1024,4096,10000); Ambience mixes every voice for real
                      up to 4096, and 256 real voices in larger scenes
+          --unit-pitch  scene sizes also run with every voice at pitch 1, the only pitch SDL_mixer plays, so that
+                     the three systems do the same work (default 1024; none for none)
           --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer (default all);
                      the music streaming cost is measured with ambienceMusic
-          --json     one JSON object: {"scenes":[{"voices":N,"systems":{"ambience":{"rtf":…},"openal":{…},
+          --json     one JSON object: {"scenes":[{"voices":N,"unitPitch":B,"systems":{"ambience":{"rtf":…},"openal":{…},
                      "sdlMixer":{…}},"ratios":{"ambienceOverOpenAL":…,"ambienceOverSDLMixer":…}},…],
                      "playCallNs":…,"musicStreamCpuPercent":…}
         The scene is `ambience stress`'s crowd at 256, 1024 and 4096 voices (all real in Ambience) and 10000 voices
         (256 real in Ambience; raw OpenAL mixes every source it can get; SDL_mixer gets 10000 channels). rtf is CPU
-        seconds per second of audio. SDL_mixer has no per-voice pitch, so its voices play at pitch 1. The music cost is
+        seconds per second of audio. SDL_mixer has no per-voice pitch, so its voices always play at pitch 1: the
+        "at pitch 1" rows compare the same work, the others cost Ambience and OpenAL the resampling. The music cost is
         an engine streaming Assets/Music/gravity-wave-theme.ogg alone, minus one rendering silence.
         """
 
@@ -33,6 +36,13 @@ struct BenchCommand: Command {
                 throw UsageError("--voices needs whole numbers from 1 to 100000, comma-separated, not '\(text)'")
             }
             options.voiceCounts = counts.map { $0! }
+        }
+        if let text = try arguments.option("--unit-pitch") {
+            let counts = text == "none" ? [] : text.split(separator: ",").map { Int($0) }
+            guard text == "none" || (!counts.isEmpty && counts.allSatisfy({ ($0 ?? 0) >= 1 && ($0 ?? 0) <= 100_000 })) else {
+                throw UsageError("--unit-pitch needs whole numbers from 1 to 100000, comma-separated, or none, not '\(text)'")
+            }
+            options.unitPitchVoiceCounts = counts.map { $0! }
         }
         if let text = try arguments.option("--systems") {
             let systems = text.split(separator: ",").map { BenchSystem(rawValue: String($0)) }
@@ -58,6 +68,7 @@ struct BenchCommand: Command {
             ("scenes", .array(report.scenes.map { scene in
                 .object([
                     ("voices", .int(scene.voices)),
+                    ("unitPitch", .bool(scene.unitPitch)),
                     ("systems", .object(scene.systems.map { ($0.system.jsonKey, describe($0.measurement)) })),
                     ("ratios", .object([
                         ("ambienceOverOpenAL", number(scene.ratio(ambienceOver: .openal))),
@@ -97,10 +108,9 @@ struct BenchCommand: Command {
             return m.error == nil ? fixed(m.rtf, 4) : "failed"
         }
         print("rtf: CPU seconds per second of audio (median of \(report.runs) runs of \(fixed(report.seconds, 1)) s; lower is better)\n")
-        print(pad("scene", 20) + systems.map { pad($0.title, 18) }.joined() + pad("Amb/OpenAL", 12) + "Amb/SDL_mixer")
+        print(pad("scene", 24) + systems.map { pad($0.title, 18) }.joined() + pad("Amb/OpenAL", 12) + "Amb/SDL_mixer")
         for scene in report.scenes {
-            let label = scene.ambienceRealVoices < scene.voices ? "\(scene.voices) (\(scene.ambienceRealVoices) real)" : "\(scene.voices) voices"
-            print(pad(label, 20) + systems.map { pad(cell(scene.measurement($0)), 18) }.joined()
+            print(pad(scene.title, 24) + systems.map { pad(cell(scene.measurement($0)), 18) }.joined()
                 + pad(scene.ratio(ambienceOver: .openal).map { fixed($0, 2) } ?? "-", 12)
                 + (scene.ratio(ambienceOver: .sdlMixer).map { fixed($0, 2) } ?? "-"))
         }
@@ -109,14 +119,14 @@ struct BenchCommand: Command {
             if let sources = scene.measurement(.openal)?.voicesMixed, sources > 0, sources < scene.voices {
                 print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
             }
-            for (system, m) in scene.systems { if let error = m.error { print("\(scene.voices) voices, \(system.title): \(error)") } }
+            for (system, m) in scene.systems { if let error = m.error { print("\(scene.title), \(system.title): \(error)") } }
         }
         let perScene = report.scenes.compactMap { scene in
-            scene.measurement(.ambience)?.playCallNs.map { "\(scene.voices) voices \(Int($0.rounded())) ns" }
+            scene.measurement(.ambience)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
         }
         print("play(): median \(Int(report.playCallNs.rounded())) ns (per scene: \(perScene.joined(separator: ", ")))")
         let rawPlays = report.scenes.compactMap { scene in
-            scene.measurement(.openal)?.playCallNs.map { "\(scene.voices) voices \(Int($0.rounded())) ns" }
+            scene.measurement(.openal)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
         }
         if !rawPlays.isEmpty { print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))") }
         if let music = report.musicStreamCpuPercent {

@@ -4,8 +4,9 @@ import Glibc
 /// benchmark, which plays the very same sounds, positions and pitches through raw OpenAL Soft and SDL_mixer.
 ///
 /// Everything comes from one seed: the sounds (short mono tones and noise bursts made in memory, 0.2–2 s), and for
-/// each voice its sound, a position within `radius` metres of the listener, a pitch from 0.9 to 1.1 and whether it
-/// loops. One-shot voices are started again whenever they finish, so the crowd stays the same size.
+/// each voice its sound, a position within `radius` metres of the listener, a pitch from 0.9 to 1.1 (or exactly 1 in
+/// the unit-pitch variant, the only pitch SDL_mixer can play) and whether it loops. One-shot voices are started again
+/// whenever they finish, so the crowd stays the same size.
 public struct StressScene: Sendable {
     /// One voice of the crowd.
     public struct VoiceSpec: Sendable, Equatable {
@@ -22,25 +23,30 @@ public struct StressScene: Sendable {
     /// Mono sounds at `sampleRate`.
     public let sounds: [PCMBuffer]
     public let voices: [VoiceSpec]
+    /// Whether every voice plays at pitch 1 (no resampling), instead of 0.9–1.1.
+    public let unitPitch: Bool
 
     public static let defaultSeed: UInt64 = 0xA5B1_E7CE_5EED_0001
 
     /// Makes a crowd of `voices` voices. The same seed gives the same scene, and a smaller crowd is a prefix of a larger one.
+    /// With `unitPitch` the crowd is the same (sounds, positions, loops) but every voice plays at pitch 1.
     public init(voices: Int, seed: UInt64 = StressScene.defaultSeed, sampleRate: Int = 48_000, loopingFraction: Double = 0.7,
-                radius: Float = 50) {
+                radius: Float = 50, unitPitch: Bool = false) {
         self.sampleRate = sampleRate
+        self.unitPitch = unitPitch
         sounds = StressScene.makeSounds(sampleRate: sampleRate, seed: seed)
         var rng = SplitMix64(seed: seed ^ 0x5CE7_E000)
         var specs: [VoiceSpec] = []
         specs.reserveCapacity(max(voices, 0))
         for _ in 0..<max(voices, 0) {
-            specs.append(VoiceSpec(
-                sound: Int.random(in: 0..<sounds.count, using: &rng),
-                x: Float.random(in: -radius...radius, using: &rng),
-                y: Float.random(in: -radius / 10...radius / 10, using: &rng),
-                z: Float.random(in: -radius...radius, using: &rng),
-                pitch: Float.random(in: 0.9...1.1, using: &rng),
-                loop: Double.random(in: 0..<1, using: &rng) < loopingFraction))
+            let sound = Int.random(in: 0..<sounds.count, using: &rng)
+            let x = Float.random(in: -radius...radius, using: &rng)
+            let y = Float.random(in: -radius / 10...radius / 10, using: &rng)
+            let z = Float.random(in: -radius...radius, using: &rng)
+            // Drawn either way, so that both variants place the same crowd.
+            let pitch = Float.random(in: 0.9...1.1, using: &rng)
+            let loop = Double.random(in: 0..<1, using: &rng) < loopingFraction
+            specs.append(VoiceSpec(sound: sound, x: x, y: y, z: z, pitch: unitPitch ? 1 : pitch, loop: loop))
         }
         self.voices = specs
     }
