@@ -305,6 +305,39 @@ import Testing
         #expect(try Signal(engine.render(frames: 4_800)).peak() == 0)
     }
 
+    /// A real one-shot is reported finished right after its last sound, however its speed changed on the way:
+    /// the mixer asks OpenAL only near the end it predicts, so each change of speed must move that prediction.
+    @Test(arguments: ["plain", "pitch raised", "paused a while", "moving voice", "moving listener"])
+    func aRealOneShotIsFinishedRightAfterItsLastSound(change: String) throws {
+        let engine = try AudioEngine(.offline())
+        let note = try engine.makeSound(tone(hz: 440, seconds: 1), name: "note")
+        // Doppler plays it faster than its pitch: a fifth with the voice closing in at 60 m/s, a third with the
+        // listener closing in at 120 m/s.
+        let velocity: (x: Float, y: Float, z: Float) = change == "moving voice" ? (0, 0, 60) : (0, 0, 0)
+        let voice = engine.play(note, PlayOptions(placement: .world(x: 0, y: 0, z: -2, velocity: velocity)))
+        #expect(voice.isReal)
+        var lastSound = -1
+        var reported: Int? = nil
+        for block in 0..<120 where reported == nil {
+            switch (change, block) {
+            case ("pitch raised", 10): voice.setPitch(2)
+            case ("paused a while", 10): voice.pause()
+            case ("paused a while", 30): voice.resume()
+            case ("moving listener", 10): engine.listener.velocity = (0, 0, -120)
+            default: break
+            }
+            if try Signal(engine.render(frames: 1_024)).peak() > 1e-4 { lastSound = block }
+            if engine.update().contains(.voiceFinished(voice)) { reported = block }
+        }
+        let end = try #require(reported, "never reported finished")
+        // Not before the sound has ended, and by the next tick after it.
+        #expect(end >= lastSound && end <= lastSound + 2, "last sound in block \(lastSound), finished in block \(end)")
+        // The change did change the length, and nothing cut it short: a second of sound is 47 blocks at pitch 1.
+        let length = ["plain": 45...48, "pitch raised": 27...30, "paused a while": 65...68, "moving voice": 36...40,
+                      "moving listener": 35...39][change]
+        #expect(try #require(length).contains(lastSound), "last sound in block \(lastSound)")
+    }
+
     @Test func occlusionTakesTheHighs() throws {
         func highs(occlusion: Float) throws -> Double {
             let engine = try AudioEngine(.offline())

@@ -60,6 +60,10 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) private var sourceOwner: [Int32]
     /// What each source was last told, so that starting a voice sends OpenAL only what differs (each AL call costs).
     @exclusivity(unchecked) private var sourceSettings: [SourceSettings]
+    /// From when, on `voiceClock`, a tick asks each source whether its one-shot has played out (see `predictEnd`).
+    @exclusivity(unchecked) private var pollFrom: [Int]
+    /// Whether this tick has deferred OpenAL's property updates (see `deferUpdates`).
+    private var deferring = false
     private var needsRebalance = false
     private var framesSinceRebalance = 0
     /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
@@ -118,6 +122,7 @@ public final class Mixer: @unchecked Sendable {
         freeSources = (0..<Int32(sources.count)).reversed()
         sourceOwner = Array(repeating: -1, count: sources.count)
         sourceSettings = Array(repeating: SourceSettings(), count: sources.count)
+        pollFrom = Array(repeating: 0, count: sources.count)
         effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX")
         filters = Array(repeating: nil, count: sources.count)
         slots = Array(repeating: VoiceSlot(), count: configuration.maxVoices)
@@ -315,6 +320,7 @@ public final class Mixer: @unchecked Sendable {
             unpausedVoicesOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
             let source = slots[Int(slot)].source
             if source >= 0 && !suspended { paused ? sources[Int(source)].pause() : sources[Int(source)].play() }
+            if source >= 0 && !paused { predictEndFromSource(slot) }
             if source < 0 { scheduleEnding(slot) }
             needsRebalance = true
         }
@@ -338,6 +344,7 @@ public final class Mixer: @unchecked Sendable {
                 var wanted = sourceSettings[Int(source)]
                 wanted.pitch = slots[Int(slot)].pitch
                 configure(Int(source), wanted)
+                predictEndFromSource(slot)
             } else {
                 scheduleEnding(slot)
             }
@@ -346,11 +353,13 @@ public final class Mixer: @unchecked Sendable {
 
     func setPlacement(_ voice: Voice, _ placement: Placement) -> VoiceResult {
         withLiveSlot(voice) { slot in
+            let before = velocity(of: slots[Int(slot)].placement)
             slots[Int(slot)].placement = placement
             let source = slots[Int(slot)].source
             if source >= 0 {
                 applyPlacement(placement, to: Int(source))
                 if effectsAvailable { applyEffects(slot) }
+                if velocity(of: placement) != before { predictEndFromSource(slot) }
             }
         }
     }
@@ -514,9 +523,9 @@ public final class Mixer: @unchecked Sendable {
     func tick(frames: Int) {
         withLock {
             let seconds = Double(frames) / Double(configuration.sampleRate)
-            ALBatch.begin()
             let busesChanged = updateBuses(seconds)
             if !suspended { voiceClock += frames }
+            if busesChanged || !fading.isEmpty { deferUpdates() }
             advanceFades(seconds, busesChanged: busesChanged)
             releaseEndedVirtualVoices()
             checkRealVoices(gainsChanged: busesChanged)
@@ -527,11 +536,24 @@ public final class Mixer: @unchecked Sendable {
             let competing = active.count > sources.count
             let waiting = active.count > sources.count - freeSources.count  // some voice is virtual
             if (needsRebalance || waiting) && !competing || competing && framesSinceRebalance * 25 >= configuration.sampleRate {
+                deferUpdates()
                 rebalance()
             }
             if busesChanged { for stream in streams { applyStreamGain(stream) } }
-            ALBatch.commit()
+            if deferring {
+                ALBatch.commit()
+                deferring = false
+            }
         }
+    }
+
+    /// Holds this tick's property changes back until its end, so that they reach the same mixed block (a bus fade
+    /// on every voice at once; a demotion and the promotion that takes its source). Only a tick that changes
+    /// something defers: OpenAL Soft's commit visits every voice it has, which a quiet tick need not pay for.
+    private func deferUpdates() {
+        guard !deferring else { return }
+        ALBatch.begin()
+        deferring = true
     }
 
     private func advanceFades(_ seconds: Double, busesChanged: Bool) {
@@ -564,7 +586,7 @@ public final class Mixer: @unchecked Sendable {
             let index = Int(slot)
             // Paused and suspended sources report `.paused`: `.stopped` always means the one-shot played out, even
             // if it was paused (or the session suspended) after its last sample and before this tick.
-            if !slots[index].loop && sources[source].state == .stopped {
+            if !slots[index].loop && pollFrom[source] <= voiceClock && sources[source].state == .stopped {
                 release(slot, event: .finished)
             } else if gainsChanged {
                 applyGain(slot)
@@ -669,7 +691,41 @@ public final class Mixer: @unchecked Sendable {
         if position >= 1 { al.sampleOffset = Int(position) }
         al.play()
         if s.paused || suspended { al.pause() }
+        predictEnd(slot, from: position)
     }
+
+    /// Sets when a tick starts asking the real one-shot's source whether it has played out: its end as predicted
+    /// from `position` (in the sound's frames) and its speed, less a lead that covers OpenAL's fixed-point pitch
+    /// and the block in flight. Asking costs an AL call per source, which every block for every real voice was a
+    /// sixth of the engine's time with a thousand voices. Doppler changes a voice's speed unpredictably, so with
+    /// a velocity on either end the source is asked every block. A pause only makes the end later: asking early
+    /// costs a call and misses nothing.
+    private func predictEnd(_ slot: Int32, from position: @autoclosure () -> Double) {
+        let s = slots[Int(slot)]
+        guard s.source >= 0, !s.loop else { return }
+        if listener.dopplerFactor > 0 && (listener.velocity != (0, 0, 0) || velocity(of: s.placement) != (0, 0, 0)) {
+            pollFrom[Int(s.source)] = 0
+            return
+        }
+        let remaining = max(s.soundFrames - position(), 0) / s.step
+        let lead = Double(Mixer.endPollLeadFrames) + remaining / 1000
+        pollFrom[Int(s.source)] = voiceClock + Int(max(remaining - lead, 0))
+    }
+
+    /// Predicts the end of a real one-shot again from where its source is now, after its speed may have changed.
+    private func predictEndFromSource(_ slot: Int32) {
+        let source = slots[Int(slot)].source
+        guard source >= 0 else { return }
+        predictEnd(slot, from: Double(sources[Int(source)].sampleOffset))
+    }
+
+    private func velocity(of placement: Placement) -> (x: Float, y: Float, z: Float) {
+        if case .world(_, _, _, let velocity) = placement { return velocity }
+        return (0, 0, 0)
+    }
+
+    /// Output frames before a real one-shot's predicted end when its source starts being asked: two 2048-frame blocks.
+    static let endPollLeadFrames = 4096
 
     /// Takes a voice off its source and makes it virtual where it was; returns the freed source.
     private func demote(_ slot: Int32) -> Int32 {
@@ -890,6 +946,11 @@ public final class Mixer: @unchecked Sendable {
                 for slot in active where slots[Int(slot)].source >= 0 {
                     applyPlacement(slots[Int(slot)].placement, to: Int(slots[Int(slot)].source))
                 }
+            }
+            // Doppler came or went: the real one-shots' ends move.
+            if (before.dopplerFactor > 0) != (listener.dopplerFactor > 0)
+                || (before.velocity == (0, 0, 0)) != (listener.velocity == (0, 0, 0)) {
+                for slot in sourceOwner where slot >= 0 { predictEndFromSource(slot) }
             }
         }
     }
