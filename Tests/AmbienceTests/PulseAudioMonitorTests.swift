@@ -56,7 +56,7 @@ struct PulseAudioMonitorTests {
         let removed = try #require(next(from: monitor, since: start) { if case .sinkRemoved = $0 { true } else { false } })
         print("PulseAudioMonitor: sinkRemoved \(removed.latency) after pactl unload-module started")
         #expect(removed.latency < .milliseconds(500))
-        #expect(removed.event == .sinkRemoved(sink), "the server names only the index: the name comes from our map")
+        #expect(removed.event == .sinkRemoved(sink, streams: []), "the server names only the index: the name comes from our map")
         #expect(monitor.sink(named: "extra") == nil)
         #expect(monitor.defaultSinkName == "speakers")
     }
@@ -86,7 +86,7 @@ struct PulseAudioMonitorTests {
         // Removing the default sink: the server picks another default, and says so.
         try server.pactl("unload-module", try #require(try server.moduleID(ofSink: "speakers")))
         let events = drain(monitor, for: .milliseconds(200))
-        #expect(events.contains { if case .sinkRemoved(let s) = $0 { s.name == "speakers" } else { false } })
+        #expect(events.contains { if case .sinkRemoved(let s, _) = $0 { s.name == "speakers" } else { false } })
         #expect(events.contains(.defaultSinkChanged(from: "speakers", to: "headphones")))
     }
 
@@ -252,7 +252,17 @@ struct PulseAudioMonitorTests {
         running.state = .running
         #expect(model.update(running) == .sinkChanged(from: speakers, to: running))
         #expect(model.removeSink(index: 7) == nil)
-        #expect(model.removeSink(index: 0) == .sinkRemoved(running))
+        #expect(model.removeSink(index: 0) == .sinkRemoved(running, streams: []))
+        // A removed sink names the streams that were on it: the server reports their move only afterwards.
+        let headphones = SinkInfo(index: 1, name: "headphones", description: "Headphones", state: .running, isMuted: false)
+        _ = model.update(speakers)
+        _ = model.update(headphones)
+        let game = SinkInput(index: 5, sinkIndex: 0, isCorked: false, isMuted: false, applicationName: "game", processID: 42)
+        let other = SinkInput(index: 6, sinkIndex: 1, isCorked: false, isMuted: false, applicationName: "music", processID: 43)
+        _ = model.update(game)
+        _ = model.update(other)
+        #expect(model.removeSink(index: 0) == .sinkRemoved(speakers, streams: [game]))
+        #expect(model.removeSink(index: 1) == .sinkRemoved(headphones, streams: [other]))
         #expect(model.setDefaultSinkName("speakers") == .defaultSinkChanged(from: nil, to: "speakers"))
         #expect(model.setDefaultSinkName("speakers") == nil)
     }

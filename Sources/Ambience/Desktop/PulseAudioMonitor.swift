@@ -45,8 +45,9 @@ enum PulseEvent: Sendable, Hashable {
     case sinkAdded(SinkInfo)
     /// Its description, state or mute changed.
     case sinkChanged(from: SinkInfo, to: SinkInfo)
-    /// Carries the sink as it was: the server names only the index of a removed sink.
-    case sinkRemoved(SinkInfo)
+    /// Carries the sink as it was (the server names only the index of a removed sink) and the streams the snapshot
+    /// had on it then: the server moves them off before it reports the removal, but says where only afterwards.
+    case sinkRemoved(SinkInfo, streams: [SinkInput])
     case defaultSinkChanged(from: String?, to: String?)
     case sinkInputAdded(SinkInput)
     /// It was corked or uncorked, muted, moved to another sink, or renamed.
@@ -89,7 +90,8 @@ struct PulseSnapshot: Sendable, Equatable {
     }
 
     mutating func removeSink(index: UInt32) -> PulseEvent? {
-        sinksByIndex.removeValue(forKey: index).map { .sinkRemoved($0) }
+        guard let sink = sinksByIndex.removeValue(forKey: index) else { return nil }
+        return .sinkRemoved(sink, streams: sinkInputs.filter { $0.sinkIndex == index })
     }
 
     mutating func update(_ input: SinkInput) -> PulseEvent? {
