@@ -252,13 +252,21 @@ struct MPRISTests {
         #expect(clock.now - start < .milliseconds(100))
     }
 
+    /// On a bus of the test's own: on the shared one, another suite's engine pausing "other players" would take
+    /// the fake player out of the state this test drives it to.
     @Test func theServerIsReadAndDrivenByPlayerctl() throws {
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        func playerctl(_ arguments: [String]) -> String? {
+            (try? Fixtures.run("playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]))?
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         let controls = FakeControls(items: [
             MediaItem(persistentID: 1, url: "/music/one.ogg", title: "First Song", artist: "Band", albumTitle: "Record", playbackDuration: 200),
             MediaItem(persistentID: 2, url: "/music/two.ogg", title: "Second Song", artist: "Band", albumTitle: "Record", playbackDuration: 100),
         ])
-        let watcher = try client()
-        let server = try MPRISServer(controls: controls, appName: "mpris-test", identity: "MPRIS Test")
+        let watcher = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+        let server = try MPRISServer(controls: controls, appName: "mpris-test", identity: "MPRIS Test", busAddress: bus.address)
         defer { server.close() }
         #expect(server.busName == "org.mpris.MediaPlayer2.ambience.mpris_test")
         let player = "ambience.mpris_test"
@@ -307,12 +315,13 @@ struct MPRISTests {
         #expect(seen.identity == "MPRIS Test" && seen.processID == Int(getpid()) && seen.volume == 0.25 && seen.length == 100)
 
         // The introspection data parses (gdbus reads it with GLib's XML parser) and names both MPRIS interfaces.
-        let introspection = try Fixtures.run("gdbus", ["introspect", "--session", "--dest", server.busName, "--object-path", MPRISClient.objectPath])
+        let introspection = try Fixtures.run("gdbus", ["introspect", "--session", "--dest", server.busName, "--object-path", MPRISClient.objectPath],
+                                             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         #expect(introspection.contains("interface org.mpris.MediaPlayer2.Player"))
         #expect(introspection.contains("readwrite d Volume"))
 
         // A second copy of the app takes an instance name, as a second mpv does.
-        let second = try MPRISServer(controls: controls, appName: "mpris-test")
+        let second = try MPRISServer(controls: controls, appName: "mpris-test", busAddress: bus.address)
         #expect(second.busName == "org.mpris.MediaPlayer2.ambience.mpris_test.instance\(getpid())")
         second.close()
         server.close()
