@@ -311,8 +311,10 @@ private final class StressCrowd {
     let scene: StressScene
     let engine: AudioEngine
     let sounds: [Sound]
-    /// Which scene voice each live one-shot plays.
-    private var oneShots: [Voice: Int] = [:]
+    /// Which scene voice each live one-shot plays, by the voice's slot in the pool (with its generation, so that a
+    /// slot used again is not mistaken for the old voice): what a game would keep, an array, not a hash of handles.
+    private var oneShots: [(generation: UInt32, scene: Int)]
+    private var finished: [Int] = []
     /// The cost of the first `timedCalls` play calls (a bounded sample, so that an hour-long soak does not grow it).
     private var playNanos: [Int] = []
     private static let timedCalls = 65_536
@@ -325,7 +327,8 @@ private final class StressCrowd {
         var made: [Sound] = []
         for (i, pcm) in scene.sounds.enumerated() { made.append(try engine.makeSound(pcm, name: "stress-\(i)")) }
         sounds = made
-        oneShots.reserveCapacity(scene.voices.count)
+        oneShots = Array(repeating: (0, -1), count: engine.configuration.maxVoices)
+        finished.reserveCapacity(scene.voices.count)
         playNanos.reserveCapacity(min(scene.voices.count * 4, Self.timedCalls))
     }
 
@@ -334,11 +337,18 @@ private final class StressCrowd {
     }
 
     func handle(_ events: [AudioEvent]) {
+        // Every finished voice is looked up before any is started again: a new voice may take a slot whose old
+        // voice's event comes later in the same batch.
+        finished.removeAll(keepingCapacity: true)
         for event in events {
-            guard case .voiceFinished(let voice) = event, let index = oneShots.removeValue(forKey: voice) else { continue }
-            play(index)
-            retriggers += 1
+            guard case .voiceFinished(let voice) = event, oneShots.indices.contains(Int(voice.slot)) else { continue }
+            let entry = oneShots[Int(voice.slot)]
+            guard entry.scene >= 0, entry.generation == voice.generation else { continue }
+            oneShots[Int(voice.slot)] = (0, -1)
+            finished.append(entry.scene)
         }
+        for index in finished { play(index) }
+        retriggers += finished.count
     }
 
     private func play(_ index: Int) {
@@ -349,7 +359,7 @@ private final class StressCrowd {
         let voice = engine.play(sound, options)
         if playNanos.count < Self.timedCalls { playNanos.append(monotonicNanoseconds() - start) }
         playCalls += 1
-        if !spec.loop && voice != .none { oneShots[voice] = index }
+        if !spec.loop && voice != .none { oneShots[Int(voice.slot)] = (voice.generation, index) }
     }
 
     func fill(_ report: inout StressReport, stats: MixerStats) {

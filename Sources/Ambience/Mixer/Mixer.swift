@@ -1167,22 +1167,24 @@ public final class Mixer: @unchecked Sendable {
 
 /// A voice slot in the pool. `generation` changes whenever the slot is freed, which makes old handles stale.
 struct VoiceSlot {
-    var generation: UInt32 = 1
-    var sound: Sound? = nil
-    var bus = 0
+    // What a re-rank reads comes first, inside one cache line: a re-rank visits every live voice, in no order.
+    var placement: Placement = .pan(0)
     var gain: Float = 1
     var fadeGain: Float = 1
+    var bus = 0
+    /// Index into the mixer's sources, or -1 while virtual.
+    var source: Int32 = -1
+    var priority: UInt8 = 128
+    var paused = false
+
+    var generation: UInt32 = 1
+    var sound: Sound? = nil
     var fade: Ramp? = nil
     var stopAfterFade = false
     var pitch: Float = 1
     var loop = false
-    var priority: UInt8 = 128
-    var placement: Placement = .pan(0)
     /// 0 (clear) to 1 (behind a wall): a low-pass on the dry sound.
     var occlusion: Float = 0
-    var paused = false
-    /// Index into the mixer's sources, or -1 while virtual.
-    var source: Int32 = -1
     /// While virtual: the playhead in the sound's frames at `anchor` on the mixer's voice clock (exact while paused).
     var elapsedFrames: Double = 0
     var anchor = 0
