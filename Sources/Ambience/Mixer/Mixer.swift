@@ -643,12 +643,19 @@ public final class Mixer: @unchecked Sendable {
             active.withUnsafeBufferPointer { live in
                 scores.withUnsafeMutableBufferPointer { scores in
                     scratch.withUnsafeMutableBufferPointer { scratch in
-                        for i in 0..<count {
-                            let slot = pool.baseAddress! + Int(live[i])
+                        func score(_ slot: UnsafePointer<VoiceSlot>) {
                             var score = importance(at: slot)
                             if slot.pointee.source >= 0 { score += 0.25 } // hysteresis: do not swap near-equals every tick
+                            let i = Int(slot.pointee.activeIndex)
                             scores[i] = score
                             scratch[i] = score
+                        }
+                        // A crowded pool is read in memory order, which the prefetcher follows; the live list
+                        // visits the same voices in no order, a cache miss each.
+                        if count * 4 >= pool.count {
+                            for s in 0..<pool.count where pool[s].activeIndex >= 0 { score(pool.baseAddress! + s) }
+                        } else {
+                            for i in 0..<count { score(pool.baseAddress! + Int(live[i])) }
                         }
                     }
                 }
@@ -1176,6 +1183,8 @@ struct VoiceSlot {
     var source: Int32 = -1
     var priority: UInt8 = 128
     var paused = false
+    /// Where the slot is in the mixer's `active` list, or -1 when the slot is free.
+    var activeIndex: Int32 = -1
 
     var generation: UInt32 = 1
     var sound: Sound? = nil
@@ -1193,7 +1202,6 @@ struct VoiceSlot {
     var soundFrames: Double = 0
     /// Changes whenever the voice's ending moves, making scheduled endings stale.
     var timing: UInt32 = 0
-    var activeIndex: Int32 = -1
     /// Index into the mixer's `fading` list, or -1.
     var fadeIndex: Int32 = -1
 }
