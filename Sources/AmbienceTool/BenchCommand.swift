@@ -20,7 +20,7 @@ struct BenchCommand: Command {
         The scene is `ambience stress`'s crowd at 256, 1024 and 4096 voices (all real in Ambience) and 10000 voices
         (256 real in Ambience; raw OpenAL mixes every source it can get; SDL_mixer gets 10000 channels). rtf is CPU
         seconds per second of audio. SDL_mixer has no per-voice pitch, so its voices always play at pitch 1: the
-        "at pitch 1" rows compare the same work, the others cost Ambience and OpenAL the resampling. The music cost is
+        "pitch 1" rows compare the same work, the others cost Ambience and OpenAL the resampling. The music cost is
         an engine streaming Assets/Music/gravity-wave-theme.ogg alone, minus one rendering silence.
         """
 
@@ -30,19 +30,9 @@ struct BenchCommand: Command {
         let runs = try arguments.integer("--runs") ?? 3
         guard (1...9).contains(runs) else { throw UsageError("--runs must be from 1 to 9") }
         var options = BenchOptions(seconds: seconds, runs: runs)
-        if let text = try arguments.option("--voices") {
-            let counts = text.split(separator: ",").map { Int($0) }
-            guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) >= 1 && ($0 ?? 0) <= 100_000 }) else {
-                throw UsageError("--voices needs whole numbers from 1 to 100000, comma-separated, not '\(text)'")
-            }
-            options.voiceCounts = counts.map { $0! }
-        }
+        if let text = try arguments.option("--voices") { options.voiceCounts = try sceneSizes(text, option: "--voices") }
         if let text = try arguments.option("--unit-pitch") {
-            let counts = text == "none" ? [] : text.split(separator: ",").map { Int($0) }
-            guard text == "none" || (!counts.isEmpty && counts.allSatisfy({ ($0 ?? 0) >= 1 && ($0 ?? 0) <= 100_000 })) else {
-                throw UsageError("--unit-pitch needs whole numbers from 1 to 100000, comma-separated, or none, not '\(text)'")
-            }
-            options.unitPitchVoiceCounts = counts.map { $0! }
+            options.unitPitchVoiceCounts = text == "none" ? [] : try sceneSizes(text, option: "--unit-pitch")
         }
         if let text = try arguments.option("--systems") {
             let systems = text.split(separator: ",").map { BenchSystem(rawValue: String($0)) }
@@ -61,6 +51,15 @@ struct BenchCommand: Command {
         } else {
             printTable(report)
         }
+    }
+
+    /// "256,1024": scene sizes from 1 to 100,000.
+    static func sceneSizes(_ text: String, option: String) throws -> [Int] {
+        let counts = text.split(separator: ",").map { Int($0) }
+        guard !counts.isEmpty, counts.allSatisfy({ (1...100_000).contains($0 ?? 0) }) else {
+            throw UsageError("\(option) needs whole numbers from 1 to 100000, comma-separated, not '\(text)'")
+        }
+        return counts.map { $0! }
     }
 
     static func describe(_ report: BenchReport) -> JSON {
