@@ -253,6 +253,8 @@ struct PulseAudioMonitorTests {
         #expect(model.update(running) == .sinkChanged(from: speakers, to: running))
         #expect(model.removeSink(index: 7) == nil)
         #expect(model.removeSink(index: 0) == .sinkRemoved(running, streams: []))
+        #expect(model.setDefaultSinkName("speakers") == .defaultSinkChanged(from: nil, to: "speakers"))
+        #expect(model.setDefaultSinkName("speakers") == nil)
         // A removed sink names the streams that were on it: the server reports their move only afterwards.
         let headphones = SinkInfo(index: 1, name: "headphones", description: "Headphones", state: .running, isMuted: false)
         _ = model.update(speakers)
@@ -263,8 +265,30 @@ struct PulseAudioMonitorTests {
         _ = model.update(other)
         #expect(model.removeSink(index: 0) == .sinkRemoved(speakers, streams: [game]))
         #expect(model.removeSink(index: 1) == .sinkRemoved(headphones, streams: [other]))
-        #expect(model.setDefaultSinkName("speakers") == .defaultSinkChanged(from: nil, to: "speakers"))
-        #expect(model.setDefaultSinkName("speakers") == nil)
+    }
+
+    /// The server reports a sink's removal before it names the new default: the monitor must not take the stale
+    /// default (gone) for "no sink left".
+    @Test func aRemovedDefaultSinkIsFollowedByASinkThatIsLeft() {
+        var model = PulseSnapshot()
+        let speakers = SinkInfo(index: 0, name: "speakers", description: "Speakers", state: .running, isMuted: false)
+        let headphones = SinkInfo(index: 1, name: "headphones", description: "Headphones", state: .idle, isMuted: false)
+        let usb = SinkInfo(index: 2, name: "usb", description: "USB", state: .idle, isMuted: false)
+        for sink in [speakers, headphones, usb] { _ = model.update(sink) }
+        _ = model.setDefaultSinkName("speakers")
+        _ = model.update(SinkInput(index: 5, sinkIndex: 0, isCorked: false, isMuted: false, applicationName: "game", processID: 42))
+        _ = model.removeSink(index: 0)
+        #expect(model.defaultSink == nil)                            // still named "speakers"
+        #expect(model.sinkAfterRemoval(pid: 42) == headphones)       // any sink left
+        // Once the server has moved our stream, that is where we are.
+        _ = model.update(SinkInput(index: 5, sinkIndex: 2, isCorked: false, isMuted: false, applicationName: "game", processID: 42))
+        #expect(model.sinkAfterRemoval(pid: 42) == usb)
+        // And once it names the new default, that wins.
+        _ = model.setDefaultSinkName("headphones")
+        #expect(model.sinkAfterRemoval(pid: 42) == headphones)
+        _ = model.removeSink(index: 1)
+        _ = model.removeSink(index: 2)
+        #expect(model.sinkAfterRemoval(pid: 42) == nil)               // nothing left: no route
     }
 
     @Test func otherAppsPlayingLeavesOutOurProcessAndCorkedStreams() {

@@ -83,6 +83,13 @@ struct PulseSnapshot: Sendable, Equatable {
         return sinksByIndex[stream.sinkIndex]
     }
 
+    /// Where process `pid`'s audio plays once a sink has gone: the default sink, else the sink its stream is on,
+    /// else any sink left. The server names its new default only after it reports the removal, so for a moment the
+    /// default can be the sink that just went while others are still there.
+    func sinkAfterRemoval(pid: pid_t) -> SinkInfo? {
+        defaultSink ?? sinkOfStream(pid: pid) ?? sinks.first
+    }
+
     mutating func update(_ sink: SinkInfo) -> PulseEvent? {
         let old = sinksByIndex.updateValue(sink, forKey: sink.index)
         guard let old else { return .sinkAdded(sink) }

@@ -59,9 +59,7 @@ final class RouteMonitor: @unchecked Sendable {
                 where streams.contains(where: { $0.processID == getpid() }) || sink.name == ourSink?.name || wasJustMovedOff(sink.name):
                 let previous = route(of: sink, device: device)
                 leftSink = nil
-                // The server names its new default only after it reports the removal: until then the default may
-                // be the sink that just went, while others are still there to play on.
-                if let next = pulse.defaultSink ?? pulse.sinkOfOurStream() ?? pulse.sinks.first {
+                if let next = pulse.snapshot.sinkAfterRemoval(pid: getpid()) {
                     if !device.isDeviceAlive { device.followDefaultDevice() }
                     ourSink = next
                     session.handle(.currentDeviceRemoved(previous: previous, current: route(of: next, device: device)))
