@@ -307,7 +307,7 @@ import Testing
 
     /// A real one-shot is reported finished right after its last sound, however its speed changed on the way:
     /// the mixer asks OpenAL only near the end it predicts, so each change of speed must move that prediction.
-    @Test(arguments: ["plain", "pitch raised", "paused a while", "moving voice", "moving listener"])
+    @Test(arguments: ["plain", "pitch raised", "paused a while", "moving voice", "moving listener", "pitch set every frame"])
     func aRealOneShotIsFinishedRightAfterItsLastSound(change: String) throws {
         let engine = try AudioEngine(.offline())
         let note = try engine.makeSound(tone(hz: 440, seconds: 1), name: "note")
@@ -324,6 +324,7 @@ import Testing
             case ("paused a while", 10): voice.pause()
             case ("paused a while", 30): voice.resume()
             case ("moving listener", 10): engine.listener.velocity = (0, 0, -120)
+            case ("pitch set every frame", _): voice.setPitch(1)  // a game that sets it each frame, ended or not
             default: break
             }
             if try Signal(engine.render(frames: 1_024)).peak() > 1e-4 { lastSound = block }
@@ -334,8 +335,23 @@ import Testing
         #expect(end >= lastSound && end <= lastSound + 2, "last sound in block \(lastSound), finished in block \(end)")
         // The change did change the length, and nothing cut it short: a second of sound is 47 blocks at pitch 1.
         let length = ["plain": 45...48, "pitch raised": 27...30, "paused a while": 65...68, "moving voice": 36...40,
-                      "moving listener": 35...39][change]
+                      "moving listener": 35...39, "pitch set every frame": 45...48][change]
         #expect(try #require(length).contains(lastSound), "last sound in block \(lastSound)")
+    }
+
+    /// Resumed at once, with no tick between the pause and the resume, a one-shot that had played out stays
+    /// finished: playing its stopped source again would start it from the top.
+    @Test func aOneShotThatEndedBeforeItsPauseStaysSilentWhenResumedAtOnce() throws {
+        let engine = try AudioEngine(.offline())
+        let blip = try engine.makeSound(tone(hz: 440, seconds: 0.05), name: "blip")  // 2,400 frames
+        let voice = engine.play(blip)
+        _ = try engine.render(frames: 2_560)
+        #expect(voice.pause() == .ok)
+        #expect(voice.resume() == .ok)
+        engine.mixer.setSuspended(true)
+        engine.mixer.setSuspended(false)
+        #expect(try Signal(engine.render(frames: 4_800)).peak() == 0)
+        #expect(engine.update().contains(.voiceFinished(voice)))
     }
 
     @Test func occlusionTakesTheHighs() throws {

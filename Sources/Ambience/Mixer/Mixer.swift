@@ -64,6 +64,8 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) private var pollFrom: [Int]
     /// Whether this tick has deferred OpenAL's property updates (see `deferUpdates`).
     private var deferring = false
+    /// Frames of the latest tick: the block the mixer is rendered in.
+    private var tickFrames = 1024
     private var needsRebalance = false
     private var framesSinceRebalance = 0
     /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
@@ -319,7 +321,7 @@ public final class Mixer: @unchecked Sendable {
             slots[Int(slot)].paused = paused
             unpausedVoicesOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
             let source = slots[Int(slot)].source
-            if source >= 0 && !suspended { paused ? sources[Int(source)].pause() : sources[Int(source)].play() }
+            if source >= 0 && !suspended { paused ? sources[Int(source)].pause() : resumeSource(of: slot) }
             if source >= 0 && !paused { predictEndFromSource(slot) }
             if source < 0 { scheduleEnding(slot) }
             needsRebalance = true
@@ -353,13 +355,13 @@ public final class Mixer: @unchecked Sendable {
 
     func setPlacement(_ voice: Voice, _ placement: Placement) -> VoiceResult {
         withLiveSlot(voice) { slot in
-            let before = velocity(of: slots[Int(slot)].placement)
+            let dopplerBefore = dopplerApplies(to: slots[Int(slot)].placement)
             slots[Int(slot)].placement = placement
             let source = slots[Int(slot)].source
             if source >= 0 {
                 applyPlacement(placement, to: Int(source))
                 if effectsAvailable { applyEffects(slot) }
-                if velocity(of: placement) != before { predictEndFromSource(slot) }
+                if dopplerApplies(to: placement) != dopplerBefore { predictEndFromSource(slot) }
             }
         }
     }
@@ -496,8 +498,7 @@ public final class Mixer: @unchecked Sendable {
             guard suspended != on else { return }
             suspended = on
             for slot in active where slots[Int(slot)].source >= 0 && !slots[Int(slot)].paused {
-                let source = sources[Int(slots[Int(slot)].source)]
-                on ? source.pause() : source.play()
+                on ? sources[Int(slots[Int(slot)].source)].pause() : resumeSource(of: slot)
             }
         }
     }
@@ -523,6 +524,7 @@ public final class Mixer: @unchecked Sendable {
     func tick(frames: Int) {
         withLock {
             let seconds = Double(frames) / Double(configuration.sampleRate)
+            tickFrames = frames
             let busesChanged = updateBuses(seconds)
             if !suspended { voiceClock += frames }
             if busesChanged || !fading.isEmpty { deferUpdates() }
@@ -710,28 +712,47 @@ public final class Mixer: @unchecked Sendable {
     private func predictEnd(_ slot: Int32, from position: @autoclosure () -> Double) {
         let s = slots[Int(slot)]
         guard s.source >= 0, !s.loop else { return }
-        if listener.dopplerFactor > 0 && (listener.velocity != (0, 0, 0) || velocity(of: s.placement) != (0, 0, 0)) {
+        if dopplerApplies(to: s.placement) {
             pollFrom[Int(s.source)] = 0
             return
         }
         let remaining = max(s.soundFrames - position(), 0) / s.step
-        let lead = Double(Mixer.endPollLeadFrames) + remaining / 1000
+        let lead = Double(max(Mixer.endPollLeadFrames, 2 * tickFrames)) + remaining / 1000
         pollFrom[Int(s.source)] = voiceClock + Int(max(remaining - lead, 0))
     }
 
     /// Predicts the end of a real one-shot again from where its source is now, after its speed may have changed.
+    /// A source that has already played out reads offset 0: it is asked at the next tick instead.
     private func predictEndFromSource(_ slot: Int32) {
-        let source = slots[Int(slot)].source
-        guard source >= 0 else { return }
-        predictEnd(slot, from: Double(sources[Int(source)].sampleOffset))
+        let source = Int(slots[Int(slot)].source)
+        guard source >= 0, !slots[Int(slot)].loop else { return }
+        if sources[source].state == .stopped {
+            pollFrom[source] = 0
+        } else {
+            predictEnd(slot, from: Double(sources[source].sampleOffset))
+        }
     }
 
-    private func velocity(of placement: Placement) -> (x: Float, y: Float, z: Float) {
-        if case .world(_, _, _, let velocity) = placement { return velocity }
-        return (0, 0, 0)
+    /// Plays a paused real voice on, unless it is a one-shot that had played out before it was paused: playing a
+    /// stopped source would start it again from the top. The next tick reports it finished.
+    private func resumeSource(of slot: Int32) {
+        let source = Int(slots[Int(slot)].source)
+        if !slots[Int(slot)].loop && sources[source].state == .stopped {
+            pollFrom[source] = 0
+        } else {
+            sources[source].play()
+        }
     }
 
-    /// Output frames before a real one-shot's predicted end when its source starts being asked: two 2048-frame blocks.
+    /// Whether doppler can change how fast a voice placed so plays.
+    private func dopplerApplies(to placement: Placement) -> Bool {
+        guard listener.dopplerFactor > 0 else { return false }
+        if case .world(_, _, _, let velocity) = placement, velocity != (0, 0, 0) { return true }
+        return listener.velocity != (0, 0, 0)
+    }
+
+    /// Output frames before a real one-shot's predicted end when its source starts being asked: two 2048-frame
+    /// blocks, or two of the blocks the mixer is ticked with when they are larger.
     static let endPollLeadFrames = 4096
 
     /// Takes a voice off its source and makes it virtual where it was; returns the freed source.
@@ -922,7 +943,14 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func setHRTF(_ on: Bool) -> Bool { withLock { device.setHRTF(on) && device.hrtfEnabled == on } }
+    func setHRTF(_ on: Bool) -> Bool {
+        withLock {
+            let done = device.setHRTF(on) && device.hrtfEnabled == on
+            // Resetting the device can stop sources (OpenAL Soft stops them when the reset fails): ask them all.
+            for i in pollFrom.indices { pollFrom[i] = 0 }
+            return done
+        }
+    }
 
     var capabilities: AudioCapabilities {
         withLock {

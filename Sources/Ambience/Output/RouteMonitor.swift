@@ -56,7 +56,7 @@ final class RouteMonitor: @unchecked Sendable {
         for event in pulse.drainEvents() {
             switch event {
             case .sinkRemoved(let sink, let streams)
-                where streams.contains(where: { $0.processID == getpid() }) || sink.name == ourSink?.name || wasJustMovedOff(sink.name):
+                where streams.contains(where: isOurStream) || sink.name == ourSink?.name || wasJustMovedOff(sink.name):
                 let previous = route(of: sink, device: device)
                 leftSink = nil
                 if let next = pulse.snapshot.sinkAfterRemoval(pid: getpid()) {
@@ -77,7 +77,7 @@ final class RouteMonitor: @unchecked Sendable {
                 let previous = ourSink.map { route(of: $0, device: device) }
                     ?? from.flatMap { pulse.snapshot.sink(named: $0) }.map { route(of: $0, device: device) } ?? .none
                 // Streams opened without a device follow the default on recent servers; make sure of it.
-                if let ours = pulse.sinkInputs.first(where: { $0.processID == getpid() && $0.applicationName == appName }) {
+                if let ours = pulse.sinkInputs.first(where: isOurStream) {
                     try? pulse.moveSinkInput(index: ours.index, toSink: to)
                 }
                 guard let next = pulse.snapshot.sink(named: to) else { continue }
@@ -114,6 +114,11 @@ final class RouteMonitor: @unchecked Sendable {
             ourSink = pulse.defaultSink
         }
         otherStreamsPlaying = !pulse.otherAppsPlaying(excludingPID: getpid()).isEmpty
+    }
+
+    /// The game's own output stream: this process's, under the app's name (a process can hold other streams).
+    private func isOurStream(_ stream: SinkInput) -> Bool {
+        stream.processID == getpid() && stream.applicationName == appName
     }
 
     private func wasJustMovedOff(_ name: String) -> Bool {
