@@ -153,8 +153,8 @@ public enum Benchmark {
         }
         for (voices, unitPitch) in scenes {
             let scene = StressScene(voices: voices, unitPitch: unitPitch)
-            let label = unitPitch ? "\(voices) voices at pitch 1" : "\(voices) voices"
             let real = voices <= options.allRealUpTo ? voices : options.crowdRealVoices
+            var result = BenchScene(voices: voices, unitPitch: unitPitch, ambienceRealVoices: real)
             var runs: [BenchSystem: [SystemMeasurement]] = [:]
             // Runs take turns, so a change in the machine's load reaches every system alike, and each run starts
             // with the next system, so that none always takes the same place in the order (after the heavy
@@ -163,7 +163,7 @@ public enum Benchmark {
                 let shift = (run - 1) % systems.count
                 for system in systems[shift...] + systems[..<shift] {
                     if isCancelled() { report.cancelled = true; return report }
-                    progress("\(label): \(system.title), run \(run) of \(options.runs)")
+                    progress("\(result.title): \(system.title), run \(run) of \(options.runs)")
                     var m: SystemMeasurement
                     do {
                         m = try measure(system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
@@ -174,7 +174,6 @@ public enum Benchmark {
                     runs[system, default: []].append(m)
                 }
             }
-            var result = BenchScene(voices: voices, unitPitch: unitPitch, ambienceRealVoices: real)
             for system in systems {
                 let all = runs[system] ?? []
                 if let failed = all.first(where: { $0.error != nil }) {

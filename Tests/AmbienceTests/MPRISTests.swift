@@ -257,10 +257,7 @@ struct MPRISTests {
     @Test func theServerIsReadAndDrivenByPlayerctl() throws {
         let bus = try ThrowawayService.dbus(in: fixtures)
         defer { bus.kill() }
-        func playerctl(_ arguments: [String]) -> String? {
-            (try? Fixtures.run("playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]))?
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        func playerctl(_ arguments: [String]) -> String? { AmbienceTests.playerctl(arguments, bus: bus.address) }
         let controls = FakeControls(items: [
             MediaItem(persistentID: 1, url: "/music/one.ogg", title: "First Song", artist: "Band", albumTitle: "Record", playbackDuration: 200),
             MediaItem(persistentID: 2, url: "/music/two.ogg", title: "Second Song", artist: "Band", albumTitle: "Record", playbackDuration: 100),

@@ -322,7 +322,6 @@ public final class Mixer: @unchecked Sendable {
             unpausedVoicesOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
             let source = slots[Int(slot)].source
             if source >= 0 && !suspended { paused ? sources[Int(source)].pause() : resumeSource(of: slot) }
-            if source >= 0 && !paused { predictEndFromSource(slot) }
             if source < 0 { scheduleEnding(slot) }
             needsRebalance = true
         }
@@ -346,7 +345,7 @@ public final class Mixer: @unchecked Sendable {
                 var wanted = sourceSettings[Int(source)]
                 wanted.pitch = slots[Int(slot)].pitch
                 configure(Int(source), wanted)
-                predictEndFromSource(slot)
+                pollFrom[Int(source)] = 0  // a higher pitch ends it sooner than predicted
             } else {
                 scheduleEnding(slot)
             }
@@ -355,13 +354,12 @@ public final class Mixer: @unchecked Sendable {
 
     func setPlacement(_ voice: Voice, _ placement: Placement) -> VoiceResult {
         withLiveSlot(voice) { slot in
-            let dopplerBefore = dopplerApplies(to: slots[Int(slot)].placement)
             slots[Int(slot)].placement = placement
             let source = slots[Int(slot)].source
             if source >= 0 {
                 applyPlacement(placement, to: Int(source))
                 if effectsAvailable { applyEffects(slot) }
-                if dopplerApplies(to: placement) != dopplerBefore { predictEndFromSource(slot) }
+                if dopplerApplies(to: placement) { pollFrom[Int(source)] = 0 }
             }
         }
     }
@@ -424,8 +422,7 @@ public final class Mixer: @unchecked Sendable {
     private func scheduleEnding(_ slot: Int32) {
         let s = slots[Int(slot)]
         guard s.source < 0, !s.paused, !s.loop || s.soundFrames <= 0 else { return }
-        let remaining = max(s.soundFrames - s.elapsedFrames, 0) / s.step
-        let end = s.anchor + Int(remaining.rounded(.up))
+        let end = s.anchor + Int(outputFramesToEnd(s, from: s.elapsedFrames).rounded(.up))
         if endings.count >= endings.capacity { compactEndings() }
         endings.append(VoiceEnding(clock: end, slot: slot, timing: s.timing))
         siftUp(endings.count - 1)
@@ -585,10 +582,7 @@ public final class Mixer: @unchecked Sendable {
         for source in sourceOwner.indices {
             let slot = sourceOwner[source]
             guard slot >= 0 else { continue }
-            let index = Int(slot)
-            // Paused and suspended sources report `.paused`: `.stopped` always means the one-shot played out, even
-            // if it was paused (or the session suspended) after its last sample and before this tick.
-            if !slots[index].loop && pollFrom[source] <= voiceClock && sources[source].state == .stopped {
+            if pollFrom[source] <= voiceClock && hasPlayedOut(slot) {
                 release(slot, event: .finished)
             } else if gainsChanged {
                 applyGain(slot)
@@ -706,38 +700,38 @@ public final class Mixer: @unchecked Sendable {
     /// Sets when a tick starts asking the real one-shot's source whether it has played out: its end as predicted
     /// from `position` (in the sound's frames) and its speed, less a lead that covers OpenAL's fixed-point pitch
     /// and the block in flight. Asking costs an AL call per source (a cache miss or two inside OpenAL Soft): every
-    /// block for every real one-shot, that was 2 % of all the work with 4096 real voices. Doppler changes a voice's
-    /// speed unpredictably, so with a velocity on either end the source is asked every block. A pause only makes the
-    /// end later: asking early costs a call and misses nothing.
-    private func predictEnd(_ slot: Int32, from position: @autoclosure () -> Double) {
+    /// block for every real one-shot, that was 2 % of all the work with 4096 real voices. Whatever may make a voice
+    /// end sooner than predicted (a pitch change, doppler from a velocity on either end, a device reset) sets its
+    /// source to be asked every block from then on, as every source used to be. A pause only makes the end later:
+    /// asking early costs a call and misses nothing.
+    private func predictEnd(_ slot: Int32, from position: Double) {
         let s = slots[Int(slot)]
         guard s.source >= 0, !s.loop else { return }
         if dopplerApplies(to: s.placement) {
             pollFrom[Int(s.source)] = 0
             return
         }
-        let remaining = max(s.soundFrames - position(), 0) / s.step
+        let remaining = outputFramesToEnd(s, from: position)
         let lead = Double(max(Mixer.endPollLeadFrames, 2 * tickFrames)) + remaining / 1000
         pollFrom[Int(s.source)] = voiceClock + Int(max(remaining - lead, 0))
     }
 
-    /// Predicts the end of a real one-shot again from where its source is now, after its speed may have changed.
-    /// A source that has already played out reads offset 0: it is asked at the next tick instead.
-    private func predictEndFromSource(_ slot: Int32) {
-        let source = Int(slots[Int(slot)].source)
-        guard source >= 0, !slots[Int(slot)].loop else { return }
-        if sources[source].state == .stopped {
-            pollFrom[source] = 0
-        } else {
-            predictEnd(slot, from: Double(sources[source].sampleOffset))
-        }
+    /// Output frames a voice needs to play its sound from `position` (in the sound's frames) to the end.
+    private func outputFramesToEnd(_ s: VoiceSlot, from position: Double) -> Double {
+        max(s.soundFrames - position, 0) / s.step
+    }
+
+    /// Whether a real voice is a one-shot that OpenAL has played to the end. Paused and suspended sources report
+    /// `.paused`: `.stopped` always means played out, even if it was paused after its last sample.
+    private func hasPlayedOut(_ slot: Int32) -> Bool {
+        !slots[Int(slot)].loop && sources[Int(slots[Int(slot)].source)].state == .stopped
     }
 
     /// Plays a paused real voice on, unless it is a one-shot that had played out before it was paused: playing a
     /// stopped source would start it again from the top. The next tick reports it finished.
     private func resumeSource(of slot: Int32) {
         let source = Int(slots[Int(slot)].source)
-        if !slots[Int(slot)].loop && sources[source].state == .stopped {
+        if hasPlayedOut(slot) {
             pollFrom[source] = 0
         } else {
             sources[source].play()
@@ -982,10 +976,11 @@ public final class Mixer: @unchecked Sendable {
                     applyPlacement(slots[Int(slot)].placement, to: Int(slots[Int(slot)].source))
                 }
             }
-            // Doppler came or went: the real one-shots' ends move.
-            if (before.dopplerFactor > 0) != (listener.dopplerFactor > 0)
-                || (before.velocity == (0, 0, 0)) != (listener.velocity == (0, 0, 0)) {
-                for slot in sourceOwner where slot >= 0 { predictEndFromSource(slot) }
+            // A new velocity or doppler factor can speed the real one-shots up: ask them every block.
+            if before.velocity != listener.velocity || before.dopplerFactor != listener.dopplerFactor {
+                for (source, slot) in sourceOwner.enumerated() where slot >= 0 && dopplerApplies(to: slots[Int(slot)].placement) {
+                    pollFrom[source] = 0
+                }
             }
         }
     }

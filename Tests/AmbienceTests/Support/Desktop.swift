@@ -34,9 +34,10 @@ final class MPV {
     }
 }
 
-/// `playerctl ARGS`: its output, trimmed, or nil when it fails.
-func playerctl(_ arguments: [String]) -> String? {
-    try? Fixtures.run("playerctl", arguments).trimmingCharacters(in: .whitespacesAndNewlines)
+/// `playerctl ARGS`: its output, trimmed, or nil when it fails. On the session bus, or on `bus` (an address).
+func playerctl(_ arguments: [String], bus: String? = nil) -> String? {
+    let environment = bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] }
+    return try? Fixtures.run("playerctl", arguments, environment: environment).trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
 /// Polls `condition` every 20 ms until it holds or `seconds` pass.
