@@ -15,9 +15,6 @@ final class RouteMonitor: @unchecked Sendable {
     private var lostServer = false
     /// After we move our stream, the server's report of it lags: trust the move until the report agrees (or 1 s).
     private var movedUntil = 0
-    /// The server moves a stream off a sink before it reports the sink's removal, and the snapshot may show the move
-    /// first: the sink we were moved off without a default change, and when, so that its removal still counts.
-    private var leftSink: (name: String, at: Int)?
 
     init(appName: String) {
         self.appName = appName
@@ -56,9 +53,8 @@ final class RouteMonitor: @unchecked Sendable {
         for event in pulse.drainEvents() {
             switch event {
             case .sinkRemoved(let sink, let streams)
-                where streams.contains(where: isOurStream) || sink.name == ourSink?.name || wasJustMovedOff(sink.name):
+                where streams.contains(where: isOurStream) || sink.name == ourSink?.name:
                 let previous = route(of: sink, device: device)
-                leftSink = nil
                 if let next = pulse.snapshot.sinkAfterRemoval(pid: getpid()) {
                     if !device.isDeviceAlive { device.followDefaultDevice() }
                     ourSink = next
@@ -82,7 +78,6 @@ final class RouteMonitor: @unchecked Sendable {
                 }
                 guard let next = pulse.snapshot.sink(named: to) else { continue }
                 ourSink = next
-                leftSink = nil
                 movedUntil = monotonicNanoseconds() + 1_000_000_000
                 session.handle(.defaultDeviceChanged(previous: previous, current: route(of: next, device: device)))
             case .connectionLost:
@@ -107,7 +102,6 @@ final class RouteMonitor: @unchecked Sendable {
         if let sink = pulse.sinkOfOurStream() {
             if sink.name == ourSink?.name { movedUntil = 0 }
             if monotonicNanoseconds() >= movedUntil {
-                if let old = ourSink, old.name != sink.name { leftSink = (old.name, monotonicNanoseconds()) }
                 ourSink = sink
             }
         } else if ourSink == nil {
@@ -119,11 +113,6 @@ final class RouteMonitor: @unchecked Sendable {
     /// The game's own output stream: this process's, under the app's name (a process can hold other streams).
     private func isOurStream(_ stream: SinkInput) -> Bool {
         stream.processID == getpid() && stream.applicationName == appName
-    }
-
-    private func wasJustMovedOff(_ name: String) -> Bool {
-        guard let left = leftSink, left.name == name else { return false }
-        return monotonicNanoseconds() - left.at < 2_000_000_000
     }
 
     private func route(of sink: SinkInfo, device: DeviceOutput) -> AudioRoute {
