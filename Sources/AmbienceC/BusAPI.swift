@@ -55,7 +55,7 @@ public func ambience_bus_get_name(_ bus: OpaquePointer?, _ buffer: UnsafeMutable
 public func ambience_bus_set_gain(_ bus: OpaquePointer?, _ gain: Float) -> ambience_status {
     api("ambience_bus_set_gain") {
         let box = try busBox(bus)
-        box.bus.gain = try finite(gain, "gain", in: 0...Float.greatestFiniteMagnitude)
+        try checked { () throws(InvalidNumber) in try box.bus.setGain(gain) }
     }
 }
 
@@ -71,8 +71,7 @@ public func ambience_bus_get_gain(_ bus: OpaquePointer?, _ out: UnsafeMutablePoi
 public func ambience_bus_fade(_ bus: OpaquePointer?, _ gain: Float, _ seconds: Double) -> ambience_status {
     api("ambience_bus_fade") {
         let box = try busBox(bus)
-        let gain = try finite(gain, "gain", in: 0...Float.greatestFiniteMagnitude)
-        box.bus.fade(to: gain, over: try finite(seconds, "seconds", in: 0...86_400))
+        try checked { () throws(InvalidNumber) in try box.bus.fade(to: gain, over: seconds) }
     }
 }
 
@@ -130,10 +129,9 @@ public func ambience_ducking_add(_ engine: OpaquePointer?, _ trigger: OpaquePoin
             throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "trigger and target must be buses of this engine")
         }
         guard triggerBox.handle != targetBox.handle else { throw APIError.invalid("a bus cannot duck itself") }
-        let rule = DuckingRule(trigger: triggerBox.bus, target: targetBox.bus,
-                               depth: try finite(depth, "depth_db", in: 0...120),
-                               attack: try finite(attack, "attack_seconds", in: 0...3600),
-                               release: try finite(release, "release_seconds", in: 0...3600))
+        let rule = try checked { () throws(InvalidNumber) in
+            try DuckingRule(trigger: triggerBox.bus, target: targetBox.bus, depth: depth, attack: attack, release: release).validated()
+        }
         box.duckingLock.withLock { _ in box.engine.duckingRules.append(rule) }
     }
 }

@@ -45,23 +45,23 @@ private func configuration(_ c: ambience_engine_config) throws(APIError) -> Engi
     case AMBIENCE_OUTPUT_OFFLINE: outputKind = .offline
     default: throw APIError.invalid("config->output is \(c.output.rawValue), not an ambience_output_kind")
     }
-    guard (8_000...192_000).contains(c.sample_rate) else {
-        throw APIError.invalid("config->sample_rate is \(c.sample_rate), outside 8000...192000")
-    }
-    guard (1...4096).contains(c.real_voices) else {
-        throw APIError.invalid("config->real_voices is \(c.real_voices), outside 1...4096")
-    }
-    guard c.max_voices >= c.real_voices, c.max_voices <= 1 << 20 else {
-        throw APIError.invalid("config->max_voices is \(c.max_voices), outside real_voices...1048576")
-    }
-    guard (16...16_384).contains(c.block_frames) else {
-        throw APIError.invalid("config->block_frames is \(c.block_frames), outside 16...16384")
-    }
     guard c.sound_memory_budget <= UInt64(Int.max) else { throw APIError.invalid("config->sound_memory_budget is too large") }
     let appName = try optionalString(c.app_name, "config->app_name") ?? "ambience"
-    return EngineConfiguration(output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
-                               maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
-                               appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
+    // The numbers are checked where Swift's are (EngineConfiguration.validated), under their C names.
+    let settings = EngineConfiguration(output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
+                                       maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
+                                       appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
+    do {
+        return try settings.validated()
+    } catch {
+        guard case .invalidNumber(let refusal) = error else { throw APIError(error) }
+        throw APIError.invalid("config->\(cName(ofConfigurationField: refusal.what)) is \(refusal.value), not \(refusal.expected)")
+    }
+}
+
+/// The C field for a Swift `EngineConfiguration` property: `blockFrames` is `block_frames`.
+private func cName(ofConfigurationField name: String) -> String {
+    name.reduce(into: "") { result, c in result += c.isUppercase ? "_" + c.lowercased() : String(c) }
 }
 
 // MARK: - Lifetime

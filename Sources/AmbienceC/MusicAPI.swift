@@ -62,7 +62,7 @@ public func ambience_music_previous(_ engine: OpaquePointer?) -> ambience_status
 @_cdecl("ambience_music_set_time")
 public func ambience_music_set_time(_ engine: OpaquePointer?, _ seconds: Double) -> ambience_status {
     music("ambience_music_set_time", engine) { player in
-        player.currentPlaybackTime = try finite(seconds, "seconds", in: 0...Double.greatestFiniteMagnitude)
+        try checked { () throws(InvalidNumber) in try player.seek(to: seconds) }
     }
 }
 
@@ -170,7 +170,7 @@ public func ambience_music_get_repeat(_ engine: OpaquePointer?, _ out: UnsafeMut
 @_cdecl("ambience_music_set_volume")
 public func ambience_music_set_volume(_ engine: OpaquePointer?, _ volume: Float) -> ambience_status {
     music("ambience_music_set_volume", engine) { player in
-        player.volume = try finite(volume, "volume", in: 0...1)
+        try checked { () throws(InvalidNumber) in try player.setVolume(volume) }
     }
 }
 
@@ -184,7 +184,7 @@ public func ambience_music_get_volume(_ engine: OpaquePointer?, _ out: UnsafeMut
 @_cdecl("ambience_music_set_crossfade")
 public func ambience_music_set_crossfade(_ engine: OpaquePointer?, _ seconds: Double) -> ambience_status {
     music("ambience_music_set_crossfade", engine) { player in
-        player.crossfadeDuration = try finite(seconds, "seconds", in: 0...60)
+        player.crossfadeDuration = try checked { () throws(InvalidNumber) in try seconds.clamped(to: MixerLimits.crossfade, "seconds") }
     }
 }
 

@@ -40,6 +40,7 @@ extension APIError {
         case .outOfMixerMemory: self.init(AMBIENCE_ERROR_OUT_OF_MEMORY, error.description)
         case .notOffline: self.init(AMBIENCE_ERROR_NOT_OFFLINE, error.description)
         case .writing: self.init(AMBIENCE_ERROR_OUTPUT, error.description)
+        case .invalidNumber: self.init(AMBIENCE_ERROR_INVALID_ARGUMENT, error.description)
         }
     }
 }
@@ -363,9 +364,13 @@ func staleVoice(_ id: UInt64) -> APIError {
 /// Runs a Swift voice call; a `.stale` answer forgets the voice and reports it.
 func voiceCall(_ id: UInt64, _ body: (VoiceEntry) -> VoiceResult) throws(APIError) {
     let entry = try voiceEntry(id)
-    if body(entry) == .stale {
+    switch body(entry) {
+    case .ok: return
+    case .stale:
         registry.withLock { $0.removeVoice(id) }
         throw staleVoice(id)
+    case .invalid(let refusal):
+        throw APIError.invalid(refusal.description)
     }
 }
 
@@ -417,20 +422,10 @@ func output<T>(_ pointer: UnsafeMutablePointer<T>?, _ what: String) throws(APIEr
     return pointer
 }
 
-func finite(_ value: Float, _ what: String, in range: ClosedRange<Float>? = nil) throws(APIError) -> Float {
-    guard value.isFinite else { throw APIError.invalid("\(what) is \(value)") }
-    if let range, !range.contains(value) {
-        throw APIError.invalid("\(what) is \(value), outside \(range.lowerBound)...\(range.upperBound)")
-    }
-    return value
-}
-
-func finite(_ value: Double, _ what: String, in range: ClosedRange<Double>? = nil) throws(APIError) -> Double {
-    guard value.isFinite else { throw APIError.invalid("\(what) is \(value)") }
-    if let range, !range.contains(value) {
-        throw APIError.invalid("\(what) is \(value), outside \(range.lowerBound)...\(range.upperBound)")
-    }
-    return value
+/// Runs an engine call whose numbers the engine checks (`MixerLimits`): its refusal becomes
+/// AMBIENCE_ERROR_INVALID_ARGUMENT, so C and Swift accept and clamp exactly the same values.
+func checked<T>(_ body: () throws(InvalidNumber) -> T) throws(APIError) -> T {
+    do { return try body() } catch { throw APIError.invalid(error.description) }
 }
 
 /// Copies a string into the caller's buffer under the API's one rule (see "Ownership" in ambience.h).

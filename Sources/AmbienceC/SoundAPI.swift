@@ -118,18 +118,13 @@ public func ambience_play_options_init(_ options: UnsafeMutablePointer<ambience_
     api("ambience_play_options_init") { try output(options, "options").pointee = defaultPlayOptions() }
 }
 
-private func vector(_ v: (Float, Float, Float), _ what: String) throws(APIError) -> (x: Float, y: Float, z: Float) {
-    (try finite(v.0, "\(what)[0]"), try finite(v.1, "\(what)[1]"), try finite(v.2, "\(what)[2]"))
-}
-
 private func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(APIError) -> PlayOptions {
     let placement: Placement
     switch o.placement {
     case AMBIENCE_PLACEMENT_PAN:
-        placement = .pan(try finite(o.pan, "options->pan", in: -1...1))
+        placement = .pan(o.pan)
     case AMBIENCE_PLACEMENT_WORLD:
-        let p = try vector(o.position, "options->position")
-        placement = .world(x: p.x, y: p.y, z: p.z, velocity: try vector(o.velocity, "options->velocity"))
+        placement = .world(x: o.position.0, y: o.position.1, z: o.position.2, velocity: (o.velocity.0, o.velocity.1, o.velocity.2))
     default:
         throw APIError.invalid("options->placement is \(o.placement.rawValue), not an ambience_placement")
     }
@@ -140,10 +135,9 @@ private func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(A
         guard busBox.owner === engine else { throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "options->bus belongs to another engine") }
         bus = busBox.bus
     }
-    return PlayOptions(gain: try finite(o.gain, "options->gain", in: 0...Float.greatestFiniteMagnitude),
-                       pitch: try finite(o.pitch, "options->pitch", in: 0.01...16), loop: o.loop, bus: bus,
-                       priority: UInt8(o.priority), placement: placement,
-                       fadeIn: try finite(o.fade_in, "options->fade_in", in: 0...86_400))
+    let options = PlayOptions(gain: o.gain, pitch: o.pitch, loop: o.loop, bus: bus, priority: UInt8(o.priority),
+                              placement: placement, fadeIn: o.fade_in)
+    do { return try options.validated() } catch { throw APIError.invalid("options->\(error.description)") }
 }
 
 @_cdecl("ambience_play")
@@ -186,9 +180,8 @@ public func ambience_play(_ sound: OpaquePointer?, _ options: UnsafePointer<ambi
 @_cdecl("ambience_voice_stop")
 public func ambience_voice_stop(_ voice: UInt64, _ fade: Double) -> ambience_status {
     api("ambience_voice_stop") {
-        let fade = try finite(fade, "fade_seconds", in: 0...86_400)
         try voiceCall(voice) { $0.voice.stop(fade: fade) }
-        if fade == 0 { registry.withLock { $0.removeVoice(voice) } }
+        if fade <= 0 { registry.withLock { $0.removeVoice(voice) } }
     }
 }
 
@@ -205,7 +198,6 @@ public func ambience_voice_resume(_ voice: UInt64) -> ambience_status {
 @_cdecl("ambience_voice_set_gain")
 public func ambience_voice_set_gain(_ voice: UInt64, _ gain: Float) -> ambience_status {
     api("ambience_voice_set_gain") {
-        let gain = try finite(gain, "gain", in: 0...Float.greatestFiniteMagnitude)
         try voiceCall(voice) { $0.voice.setGain(gain) }
     }
 }
@@ -213,48 +205,44 @@ public func ambience_voice_set_gain(_ voice: UInt64, _ gain: Float) -> ambience_
 @_cdecl("ambience_voice_set_pitch")
 public func ambience_voice_set_pitch(_ voice: UInt64, _ pitch: Float) -> ambience_status {
     api("ambience_voice_set_pitch") {
-        let pitch = try finite(pitch, "pitch", in: 0.01...16)
         try voiceCall(voice) { $0.voice.setPitch(pitch) }
     }
 }
 
 /// Sets a new placement and remembers it for the next partial update.
-private func place(_ id: UInt64, _ placement: Placement) throws(APIError) {
+private func place(_ id: UInt64, _ requested: Placement) throws(APIError) {
+    let placement = try checked { () throws(InvalidNumber) in try requested.validated() }
     try voiceCall(id) { $0.voice.setPlacement(placement) }
     registry.withLock { state in state.voices[id]?.placement = placement }
 }
 
 @_cdecl("ambience_voice_set_pan")
 public func ambience_voice_set_pan(_ voice: UInt64, _ pan: Float) -> ambience_status {
-    api("ambience_voice_set_pan") { try place(voice, .pan(try finite(pan, "pan", in: -1...1))) }
+    api("ambience_voice_set_pan") { try place(voice, .pan(pan)) }
 }
 
 @_cdecl("ambience_voice_set_position")
 public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_position") {
-        let p = try vector((x, y, z), "position")
         let velocity: (x: Float, y: Float, z: Float)
         if case .world(_, _, _, let v) = try voiceEntry(voice).placement { velocity = v } else { velocity = (0, 0, 0) }
-        try place(voice, .world(x: p.x, y: p.y, z: p.z, velocity: velocity))
+        try place(voice, .world(x: x, y: y, z: z, velocity: velocity))
     }
 }
 
 @_cdecl("ambience_voice_set_velocity")
 public func ambience_voice_set_velocity(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_velocity") {
-        let v = try vector((x, y, z), "velocity")
         guard case .world(let px, let py, let pz, _) = try voiceEntry(voice).placement else {
             throw APIError.invalid("voice \(voice) is panned, not placed in the world: set its position first")
         }
-        try place(voice, .world(x: px, y: py, z: pz, velocity: v))
+        try place(voice, .world(x: px, y: py, z: pz, velocity: (x, y, z)))
     }
 }
 
 @_cdecl("ambience_voice_fade")
 public func ambience_voice_fade(_ voice: UInt64, _ gain: Float, _ seconds: Double) -> ambience_status {
     api("ambience_voice_fade") {
-        let gain = try finite(gain, "gain", in: 0...Float.greatestFiniteMagnitude)
-        let seconds = try finite(seconds, "seconds", in: 0...86_400)
         try voiceCall(voice) { $0.voice.fade(to: gain, over: seconds) }
     }
 }
@@ -262,7 +250,6 @@ public func ambience_voice_fade(_ voice: UInt64, _ gain: Float, _ seconds: Doubl
 @_cdecl("ambience_voice_set_occlusion")
 public func ambience_voice_set_occlusion(_ voice: UInt64, _ amount: Float) -> ambience_status {
     api("ambience_voice_set_occlusion") {
-        let amount = try finite(amount, "amount", in: 0...1)
         let entry = try voiceEntry(voice)
         guard entry.owner.hasEffects else {
             throw APIError(AMBIENCE_ERROR_UNSUPPORTED, "occlusion needs OpenAL's EFX extension, which this device lacks")
@@ -324,18 +311,15 @@ public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePo
         let box = try engineBox(engine)
         guard let c = listener?.pointee else { throw APIError.invalid("listener is NULL") }
         var l = box.engine.listener
-        l.position = try vector(c.position, "listener->position")
-        l.velocity = try vector(c.velocity, "listener->velocity")
-        let forward = try vector(c.forward, "listener->forward")
-        let up = try vector(c.up, "listener->up")
-        guard forward != (0, 0, 0), up != (0, 0, 0) else { throw APIError.invalid("listener->forward and ->up must not be zero") }
-        l.forward = (forward.x, forward.y, forward.z)
-        l.up = (up.x, up.y, up.z)
-        l.referenceDistance = try finite(c.reference_distance, "listener->reference_distance", in: Float.leastNormalMagnitude...Float.greatestFiniteMagnitude)
-        l.maxDistance = try finite(c.max_distance, "listener->max_distance", in: Float.leastNormalMagnitude...Float.greatestFiniteMagnitude)
-        l.rolloff = try finite(c.rolloff, "listener->rolloff", in: 0...Float.greatestFiniteMagnitude)
-        l.dopplerFactor = try finite(c.doppler_factor, "listener->doppler_factor", in: 0...Float.greatestFiniteMagnitude)
-        box.engine.listener = l
+        l.position = (c.position.0, c.position.1, c.position.2)
+        l.velocity = (c.velocity.0, c.velocity.1, c.velocity.2)
+        l.forward = c.forward
+        l.up = c.up
+        l.referenceDistance = c.reference_distance
+        l.maxDistance = c.max_distance
+        l.rolloff = c.rolloff
+        l.dopplerFactor = c.doppler_factor
+        try checked { () throws(InvalidNumber) in try box.engine.setListener(l) }
     }
 }
 
@@ -343,9 +327,8 @@ public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePo
 public func ambience_listener_set_position(_ engine: OpaquePointer?, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_listener_set_position") {
         let box = try engineBox(engine)
-        let p = try vector((x, y, z), "position")
         var l = box.engine.listener
-        l.position = p
-        box.engine.listener = l
+        l.position = (x, y, z)
+        try checked { () throws(InvalidNumber) in try box.engine.setListener(l) }
     }
 }

@@ -1,3 +1,5 @@
+import Ambience
+
 /// A usage mistake: the command prints it with the subcommand's usage and exits 2.
 public struct UsageError: Error, CustomStringConvertible {
     public var description: String
@@ -51,6 +53,13 @@ struct Arguments {
     mutating func number(_ name: String) throws(UsageError) -> Double? {
         guard let text = try option(name) else { return nil }
         guard let value = Double(text), value.isFinite else { throw UsageError("\(name) needs a number, not '\(text)'") }
+        return value
+    }
+
+    /// A time: seconds (`90`, `0.5`) or clock form (`1:30`, `1:02:03.5`), read by `DurationText.parse`.
+    mutating func duration(_ name: String) throws(UsageError) -> Double? {
+        guard let text = try option(name) else { return nil }
+        guard let value = DurationText.parse(text) else { throw UsageError("\(name) needs a time (S, M:SS or H:MM:SS), not '\(text)'") }
         return value
     }
 

@@ -26,7 +26,7 @@ struct BenchCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws {
         let json = arguments.flag("--json")
-        let seconds = try arguments.number("--seconds") ?? 2
+        let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3
         guard (1...9).contains(runs) else { throw UsageError("--runs must be from 1 to 9") }
         var options = BenchOptions(seconds: seconds, runs: runs)

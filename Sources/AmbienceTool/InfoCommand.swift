@@ -20,7 +20,7 @@ struct InfoCommand: Command {
             print(files[0])
             let rows: [(String, String?)] = [
                 ("format", info.format.rawValue), ("sample rate", "\(info.sampleRate) Hz"), ("channels", "\(info.channels)"),
-                ("frames", "\(info.frames)"), ("duration", formatSeconds(info.duration)), ("title", info.tags.title),
+                ("frames", "\(info.frames)"), ("duration", DurationText.format(info.duration)), ("title", info.tags.title),
                 ("artist", info.tags.artist), ("album", info.tags.album), ("album artist", info.tags.albumArtist),
                 ("genre", info.tags.genre), ("composer", info.tags.composer), ("track", info.tags.trackNumber.map(String.init)),
                 ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no"),
@@ -37,10 +37,4 @@ struct InfoCommand: Command {
             ("trackNumber", .optional(info.tags.trackNumber)), ("hasArtwork", .bool(info.tags.hasArtwork)),
         ])
     }
-}
-
-func formatSeconds(_ seconds: Double) -> String {
-    let whole = Int(seconds)
-    let millis = Int(((seconds - Double(whole)) * 1000).rounded())
-    return "\(whole / 60):" + (whole % 60 < 10 ? "0" : "") + "\(whole % 60)." + String(repeating: "0", count: 3 - String(millis).count) + "\(millis)"
 }

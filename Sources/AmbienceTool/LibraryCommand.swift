@@ -110,7 +110,7 @@ struct LibraryCommand: Command {
                 print(JSON.array(items.map(describe)).text)
             } else {
                 for item in items {
-                    print([item.title ?? "", item.artist ?? "", item.albumTitle ?? "", formatSeconds(item.playbackDuration), item.url]
+                    print([item.title ?? "", item.artist ?? "", item.albumTitle ?? "", DurationText.format(item.playbackDuration), item.url]
                         .joined(separator: "\t"))
                 }
             }

@@ -16,7 +16,7 @@ struct PlayCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws {
         let json = arguments.flag("--events-json")
-        let seconds = try arguments.number("--seconds")
+        let seconds = try arguments.duration("--seconds")
         let categoryName = try arguments.option("--category") ?? "solo-ambient"
         let categories: [String: SessionCategory] = ["ambient": .ambient, "solo-ambient": .soloAmbient, "playback": .playback]
         guard let category = categories[categoryName] else { throw UsageError("--category must be ambient, solo-ambient or playback") }
@@ -103,9 +103,9 @@ final class EventReporter {
     func progress(_ player: MusicPlayer) {
         guard !json, terminal, let item = player.nowPlayingItem else { return }
         let time = player.currentPlaybackTime, length = max(item.playbackDuration, 0.001)
-        let width = 30, filled = min(Int(Double(width) * time / length), width)
+        let width = 30, filled = min(max((Double(width) * time / length).saturated(Int.self, rounding: .down), 0), width)
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let line = "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(formatSeconds(time)) / \(formatSeconds(length)) \(player.playbackState.rawValue)"
+        let line = "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(DurationText.format(time)) / \(DurationText.format(length)) \(player.playbackState.rawValue)"
         if line != lastLine {
             print("\r\u{1B}[K" + line, terminator: "")
             fflush(nil)

@@ -14,7 +14,7 @@ struct RenderCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws {
         guard let out = try arguments.option("--out") else { throw UsageError("render needs --out OUT.wav") }
-        guard let seconds = try arguments.number("--seconds") else { throw UsageError("render needs --seconds S") }
+        guard let seconds = try arguments.duration("--seconds") else { throw UsageError("render needs --seconds S") }
         guard seconds > 0, seconds <= 86_400 else { throw UsageError("--seconds must be above 0 and at most 86400") }
         let rate = try arguments.integer("--rate") ?? 48_000
         guard (8_000...192_000).contains(rate) else { throw UsageError("--rate must be from 8000 to 192000 Hz") }
@@ -56,6 +56,6 @@ struct RenderCommand: Command {
             throw error
         }
         let stats = engine.stats
-        print("rendered \(formatSeconds(seconds)) at \(rate) Hz to \(out): \(cues.count) sound effects, \(music.count) music files, \(stats.started) voices started")
+        print("rendered \(DurationText.format(seconds)) at \(rate) Hz to \(out): \(cues.count) sound effects, \(music.count) music files, \(stats.started) voices started")
     }
 }

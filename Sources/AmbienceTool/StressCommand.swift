@@ -28,7 +28,7 @@ struct StressCommand: Command {
         let chaos = arguments.flag("--chaos")
         let soak = arguments.flag("--soak")
         guard let voices = try arguments.integer("--voices") ?? (soak ? 64 : nil) else { throw UsageError("stress needs --voices N") }
-        guard let seconds = try arguments.number("--seconds") ?? (soak ? 3_600 : nil) else { throw UsageError("stress needs --seconds S") }
+        guard let seconds = try arguments.duration("--seconds") ?? (soak ? 3_600 : nil) else { throw UsageError("stress needs --seconds S") }
         let real = try arguments.integer("--real") ?? 256
         guard try arguments.finish().isEmpty else { throw UsageError("stress takes no positional arguments") }
         guard !chaos || realtime else { throw UsageError("--chaos needs --realtime") }

@@ -460,7 +460,8 @@ private final class ClientCore: @unchecked Sendable {
             shared.withLock { post(.commandFailed(name, command, error), &$0) }
             return
         }
-        func microseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1_000_000).rounded()) }
+        // Commands are made by the engine from finite times; saturating bounds an absurd one.
+        func microseconds(_ seconds: Double) -> Int64 { (seconds * 1_000_000).saturated(Int64.self) }
         var interface = MPRISClient.playerInterface
         var arguments: [DBusValue] = []
         let member: String

@@ -193,7 +193,8 @@ private final class ServerCore: @unchecked Sendable {
 
     // MARK: Properties
 
-    private static func microseconds(_ seconds: Double) -> Int64 { Int64((seconds * 1_000_000).rounded()) }
+    /// Our own playhead in MPRIS's microseconds; saturating, so no time the player reports can trap.
+    private static func microseconds(_ seconds: Double) -> Int64 { (seconds * 1_000_000).saturated(Int64.self) }
 
     private var status: String {
         switch controls.playbackState {

@@ -81,10 +81,13 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         }
     }
 
-    /// Seconds into the current track; setting it jumps there.
+    /// Seconds into the current track; setting it jumps there. A NaN or infinite time is ignored.
     public var currentPlaybackTime: Double {
         get { currentPlayer?.position ?? 0 }
-        set { send(.setPosition(max(newValue, 0))) }
+        set {
+            guard newValue.isFinite else { return }
+            send(.setPosition(max(newValue, 0)))
+        }
     }
 
     /// The current track, from the player's metadata.

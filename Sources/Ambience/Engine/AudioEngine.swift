@@ -46,6 +46,28 @@ public struct EngineConfiguration: Sendable {
         self.soundMemoryBudget = soundMemoryBudget
     }
 
+    /// The limits every entry point checks a configuration against, Swift and C alike (`validated()`).
+    public static let sampleRates = 8_000...192_000
+    public static let realVoiceCounts = 1...4096
+    /// `maxVoices` must also be at least `realVoices`.
+    public static let maxVoiceCounts = 1...(1 << 20)
+    public static let blockFrameCounts = 16...16_384
+
+    /// The configuration when every number is within its limits, else a refusal that names the first one that is
+    /// not. `AudioEngine.init` and `ambience_engine_create` both call this, so Swift and C accept the same values.
+    public func validated() throws(EngineError) -> EngineConfiguration {
+        do {
+            _ = try sampleRate.checked(Int.self, in: Self.sampleRates, "sampleRate")
+            _ = try realVoices.checked(Int.self, in: Self.realVoiceCounts, "realVoices")
+            _ = try maxVoices.checked(Int.self, in: max(realVoices, 1)...Self.maxVoiceCounts.upperBound, "maxVoices")
+            _ = try blockFrames.checked(Int.self, in: Self.blockFrameCounts, "blockFrames")
+            _ = try soundMemoryBudget.checked(Int.self, in: 0...Int.max, "soundMemoryBudget")
+        } catch {
+            throw .invalidNumber(error)
+        }
+        return self
+    }
+
     /// Offline rendering at `sampleRate`, with no desktop integration.
     public static func offline(sampleRate: Int = 48_000, realVoices: Int = 256) -> EngineConfiguration {
         EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
@@ -62,6 +84,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
     case outOfMixerMemory(String)
     /// `render` is for offline engines; a device engine renders on its own.
     case notOffline
+    /// A number from the caller was NaN, infinite or outside what it configures; nothing was changed.
+    case invalidNumber(InvalidNumber)
 
     public var description: String {
         switch self {
@@ -69,6 +93,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
         case .decoding(let e): e.description
         case .outOfMixerMemory(let name): "\(name): the mixer has no room for this sound"
         case .notOffline: "render() needs an engine created with output: .offline"
+        case .invalidNumber(let e): e.description
         }
     }
 }
@@ -105,8 +130,10 @@ public final class AudioEngine: @unchecked Sendable {
         var libraries: [MediaLibrary] = []
     }
 
+    /// Builds the engine. A configuration outside `EngineConfiguration`'s limits is refused with
+    /// `EngineError.invalidNumber` before anything is opened.
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
-        self.configuration = configuration
+        self.configuration = try configuration.validated()
         do {
             mixer = try Mixer(MixerConfiguration(sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
                                                  maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
@@ -190,15 +217,25 @@ public final class AudioEngine: @unchecked Sendable {
     /// Adds a bus under `parent` (master when nil).
     public func makeBus(named name: String, parent: Bus? = nil) -> Bus { mixer.makeBus(named: name, parent: parent) }
 
+    /// The ducking rules in force. Setting rules with a NaN or infinite number keeps the old ones
+    /// (`setDuckingRules(_:)` says why).
     public var duckingRules: [DuckingRule] {
         get { mixer.currentDuckingRules() }
-        set { mixer.setDuckingRules(newValue) }
+        set { try? mixer.setDuckingRules(newValue) }
     }
 
+    /// Replaces the ducking rules, each checked by `DuckingRule.validated()`.
+    public func setDuckingRules(_ rules: [DuckingRule]) throws(InvalidNumber) { try mixer.setDuckingRules(rules) }
+
+    /// The listener. Setting one with a NaN or infinite number, or no direction, keeps the old one
+    /// (`setListener(_:)` says why).
     public var listener: ListenerState {
         get { mixer.listenerState() }
-        set { mixer.setListener { $0 = newValue } }
+        set { try? mixer.setListener(newValue) }
     }
+
+    /// Moves the listener, checked by `ListenerState.validated()`.
+    public func setListener(_ listener: ListenerState) throws(InvalidNumber) { try mixer.setListener(listener) }
 
     // MARK: Effects and capabilities
 
@@ -246,6 +283,9 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// Starts a voice. It is audible in the next block the output renders.
+    ///
+    /// Options are checked by `PlayOptions.validated()`: finite numbers out of range are clamped to `MixerLimits`,
+    /// and options with a NaN or infinite number play nothing and give `Voice.none` (call `validated()` to learn why).
     @discardableResult
     public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice { mixer.play(sound, options) }
 
@@ -297,9 +337,13 @@ public final class AudioEngine: @unchecked Sendable {
     // MARK: Offline rendering
 
     /// Renders the next `frames` frames of the mix (stereo, interleaved) and advances time by as much.
-    public func render(frames: Int) throws(EngineError) -> PCMBuffer {
+    public func render(frames requested: Int) throws(EngineError) -> PCMBuffer {
         guard isOffline else { throw .notOffline }
-        var samples = [Float](repeating: 0, count: max(frames, 0) * 2)
+        // At most an hour per call (MixerLimits.renderSeconds): more frames than that is a refusal, not a trap.
+        let most = Int(MixerLimits.renderSeconds.upperBound) * configuration.sampleRate
+        let frames: Int
+        do { frames = try max(requested, 0).checked(Int.self, in: 0...most, "render frames") } catch { throw .invalidNumber(error) }
+        var samples = [Float](repeating: 0, count: frames * 2)
         samples.withUnsafeMutableBufferPointer { mix(into: $0) }
         return PCMBuffer(sampleRate: configuration.sampleRate, channels: 2, samples: samples)
     }
@@ -323,8 +367,12 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
-    public func render(seconds: Double) throws(EngineError) -> PCMBuffer {
-        try render(frames: Int((seconds * Double(configuration.sampleRate)).rounded()))
+    /// Renders `seconds` of the mix (offline engines only), rounded to whole frames. Clamped to
+    /// `MixerLimits.renderSeconds`; NaN and infinities are refused.
+    public func render(seconds requested: Double) throws(EngineError) -> PCMBuffer {
+        let seconds: Double
+        do { seconds = try requested.clamped(to: MixerLimits.renderSeconds, "render seconds") } catch { throw .invalidNumber(error) }
+        return try render(frames: (seconds * Double(configuration.sampleRate)).saturated(Int.self))
     }
 }
 

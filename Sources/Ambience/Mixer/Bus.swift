@@ -11,11 +11,15 @@ public struct Bus: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "Bus(\(name))" }
 
     public var name: String { mixer.busName(index) }
-    /// The bus's own gain (linear), not counting its parents or ducking.
+    /// The bus's own gain (linear), not counting its parents or ducking. Clamped to `MixerLimits.gain`; a NaN or
+    /// infinite value is ignored (`setGain(_:)` says so instead).
     public var gain: Float {
         get { mixer.busGain(index) }
-        nonmutating set { mixer.setBusGain(index, newValue, over: 0) }
+        nonmutating set { try? mixer.setBusGain(index, newValue, over: 0) }
     }
+
+    /// Sets the bus's own gain at once, clamped to `MixerLimits.gain`; NaN and infinities are refused.
+    public func setGain(_ gain: Float) throws(InvalidNumber) { try mixer.setBusGain(index, gain, over: 0) }
     public var isMuted: Bool {
         get { mixer.busMuted(index) }
         nonmutating set { mixer.setBusMuted(index, newValue) }
@@ -23,8 +27,9 @@ public struct Bus: Hashable, Sendable, CustomStringConvertible {
     /// The gain that reaches the output: own gain × ducking × every parent's, 0 when any of them is muted.
     public var effectiveGain: Float { mixer.busEffectiveGain(index) }
 
-    /// Ramps the bus gain to `gain` over `seconds`.
-    public func fade(to gain: Float, over seconds: Double) { mixer.setBusGain(index, gain, over: seconds) }
+    /// Ramps the bus gain to `gain` over `seconds`, both clamped to `MixerLimits`; NaN and infinities are refused
+    /// and the bus keeps its gain.
+    public func fade(to gain: Float, over seconds: Double) throws(InvalidNumber) { try mixer.setBusGain(index, gain, over: seconds) }
 }
 
 /// "While `trigger` has audible voices, `target` goes down by `depth` decibels."

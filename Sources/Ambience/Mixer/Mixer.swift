@@ -233,14 +233,15 @@ public final class Mixer: @unchecked Sendable {
     // MARK: Voices
 
     func play(_ sound: Sound, _ options: PlayOptions) -> Voice {
-        withLock {
+        guard let options = try? options.validated() else { return .none }
+        return withLock {
             guard sound.isLoaded else { return .none }
             let busIndex = options.bus.map { $0.mixer === self ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
             var fresh = VoiceSlot()
             fresh.sound = sound
             fresh.bus = busIndex
-            fresh.gain = max(options.gain, 0)
-            fresh.pitch = min(max(options.pitch, 0.01), 16)
+            fresh.gain = options.gain
+            fresh.pitch = options.pitch
             fresh.loop = options.loop
             fresh.priority = options.priority
             fresh.placement = options.placement
@@ -309,7 +310,9 @@ public final class Mixer: @unchecked Sendable {
     func isPlaying(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && !slots[Int(voice.slot)].paused } }
     func isReal(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && slots[Int(voice.slot)].source >= 0 } }
 
-    func stop(_ voice: Voice, fade: Double) -> VoiceResult {
+    func stop(_ voice: Voice, fade fadeSeconds: Double) -> VoiceResult {
+        let fade: Double
+        do { fade = try fadeSeconds.clamped(to: MixerLimits.seconds, "fade") } catch { return .invalid(error) }
         if fade > 0 { return self.fade(voice, to: 0, over: fade, thenStop: true) }
         return withLiveSlot(voice) { release($0, event: nil) }
     }
@@ -327,17 +330,21 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func setGain(_ voice: Voice, _ gain: Float) -> VoiceResult {
-        withLiveSlot(voice) { slot in
-            slots[Int(slot)].gain = max(gain, 0)
+    func setGain(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        let gain: Float
+        do { gain = try requested.clamped(to: MixerLimits.gain, "gain") } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
+            slots[Int(slot)].gain = gain
             applyGain(slot)
         }
     }
 
-    func setPitch(_ voice: Voice, _ pitch: Float) -> VoiceResult {
-        withLiveSlot(voice) { slot in
+    func setPitch(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        let pitch: Float
+        do { pitch = try requested.clamped(to: MixerLimits.pitch, "pitch") } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
             settle(slot)
-            slots[Int(slot)].pitch = min(max(pitch, 0.01), 16)
+            slots[Int(slot)].pitch = pitch
             let rate = slots[Int(slot)].sound.map { Double($0.sampleRate) } ?? Double(configuration.sampleRate)
             slots[Int(slot)].step = Double(slots[Int(slot)].pitch) * rate / Double(configuration.sampleRate)
             let source = slots[Int(slot)].source
@@ -352,8 +359,10 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func setPlacement(_ voice: Voice, _ placement: Placement) -> VoiceResult {
-        withLiveSlot(voice) { slot in
+    func setPlacement(_ voice: Voice, _ requested: Placement) -> VoiceResult {
+        let placement: Placement
+        do { placement = try requested.validated() } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
             slots[Int(slot)].placement = placement
             let source = slots[Int(slot)].source
             if source >= 0 {
@@ -364,20 +373,29 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func setOcclusion(_ voice: Voice, _ amount: Float) -> VoiceResult {
-        withLiveSlot(voice) { slot in
-            slots[Int(slot)].occlusion = min(max(amount, 0), 1)
+    func setOcclusion(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        let amount: Float
+        do { amount = try requested.clamped(to: MixerLimits.occlusion, "occlusion") } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
+            slots[Int(slot)].occlusion = amount
             if slots[Int(slot)].source >= 0 && effectsAvailable { applyEffects(slot) }
         }
     }
 
-    func fade(_ voice: Voice, to gain: Float, over seconds: Double, thenStop: Bool) -> VoiceResult {
-        withLiveSlot(voice) { slot in
+    func fade(_ voice: Voice, to requestedGain: Float, over requestedSeconds: Double, thenStop: Bool) -> VoiceResult {
+        let gain: Float, seconds: Double
+        do {
+            gain = try requestedGain.clamped(to: MixerLimits.gain, "gain")
+            seconds = try requestedSeconds.clamped(to: MixerLimits.seconds, "seconds")
+        } catch {
+            return .invalid(error)
+        }
+        return withLiveSlot(voice) { slot in
             // Fades ramp the voice's own gain, so a later setGain overrides them.
             let start = slots[Int(slot)].gain * slots[Int(slot)].fadeGain
             slots[Int(slot)].gain = 1
             slots[Int(slot)].fadeGain = start
-            slots[Int(slot)].fade = Ramp(from: start, to: max(gain, 0), duration: max(seconds, 0))
+            slots[Int(slot)].fade = Ramp(from: start, to: gain, duration: seconds)
             slots[Int(slot)].stopAfterFade = thenStop
             startFading(slot)
         }
@@ -422,7 +440,7 @@ public final class Mixer: @unchecked Sendable {
     private func scheduleEnding(_ slot: Int32) {
         let s = slots[Int(slot)]
         guard s.source < 0, !s.paused, !s.loop || s.soundFrames <= 0 else { return }
-        let end = s.anchor + Int(outputFramesToEnd(s, from: s.elapsedFrames).rounded(.up))
+        let end = s.anchor &+ outputFramesToEnd(s, from: s.elapsedFrames).saturated(Int.self, rounding: .up)
         if endings.count >= endings.capacity { compactEndings() }
         endings.append(VoiceEnding(clock: end, slot: slot, timing: s.timing))
         siftUp(endings.count - 1)
@@ -691,7 +709,7 @@ public final class Mixer: @unchecked Sendable {
         applyPlacement(s.placement, to: Int(source))
         applyGain(slot)
         if effectsAvailable { applyEffects(slot) }
-        if position >= 1 { al.sampleOffset = Int(position) }
+        if position >= 1 { al.sampleOffset = position.saturated(Int.self, rounding: .down) }
         al.play()
         if s.paused || suspended { al.pause() }
         predictEnd(slot, from: position)
@@ -908,7 +926,8 @@ public final class Mixer: @unchecked Sendable {
 
     /// Puts a reverb on a bus (nil removes it). Returns false when effects are unavailable.
     func setReverb(_ parameters: ReverbParameters?, bus: Int) -> Bool {
-        withLock {
+        if let parameters, (try? parameters.validated()) == nil { return false }
+        return withLock {
             guard effectsAvailable else { return false }
             if let parameters {
                 if let existing = busReverbs[bus] { existing.set(parameters) } else {
@@ -924,8 +943,9 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func setReverbZones(_ newZones: [ReverbZone]) -> Bool {
-        withLock {
+    func setReverbZones(_ requested: [ReverbZone]) -> Bool {
+        guard let newZones = try? requested.map({ zone throws(InvalidNumber) in try zone.validated() }) else { return false }
+        return withLock {
             guard effectsAvailable else { return false }
             for zone in zones {
                 detachFromEverySource(zone.slot)
@@ -962,10 +982,11 @@ public final class Mixer: @unchecked Sendable {
 
     private var listener = ListenerState()
 
-    func setListener(_ update: (inout ListenerState) -> Void) {
+    func setListener(_ requested: ListenerState) throws(InvalidNumber) {
+        let checked = try requested.validated()
         withLock {
             let before = listener
-            update(&listener)
+            listener = checked
             ALListener.setPosition(listener.position.x, listener.position.y, listener.position.z)
             ALListener.setVelocity(listener.velocity.x, listener.velocity.y, listener.velocity.z)
             ALListener.setOrientation(at: listener.forward, up: listener.up)
@@ -1003,9 +1024,10 @@ public final class Mixer: @unchecked Sendable {
     func busMuted(_ index: Int) -> Bool { withLock { buses[index].muted } }
     func busEffectiveGain(_ index: Int) -> Float { withLock { buses[index].effective } }
 
-    func setBusGain(_ index: Int, _ gain: Float, over seconds: Double) {
+    func setBusGain(_ index: Int, _ requestedGain: Float, over requestedSeconds: Double) throws(InvalidNumber) {
+        let gain = try requestedGain.clamped(to: MixerLimits.gain, "bus gain")
+        let seconds = try requestedSeconds.clamped(to: MixerLimits.seconds, "seconds")
         withLock {
-            let gain = max(gain, 0)
             if seconds > 0 {
                 buses[index].gainRamp = Ramp(from: buses[index].gain, to: gain, duration: seconds)
             } else {
@@ -1032,7 +1054,9 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func setDuckingRules(_ rules: [DuckingRule]) {
+    func setDuckingRules(_ requested: [DuckingRule]) throws(InvalidNumber) {
+        var rules: [DuckingRule] = []
+        for rule in requested { rules.append(try rule.validated()) }
         withLock {
             duckingRules = rules.filter { $0.trigger.mixer === self && $0.target.mixer === self }
                 .map { ($0.trigger.index, $0.target.index, $0.depth, $0.attack, $0.release) }

@@ -44,12 +44,16 @@ public enum VoiceResult: Sendable, Equatable {
     case ok
     /// The voice had already finished or was stolen: the call did nothing.
     case stale
+    /// A number was NaN or infinite (`MixerLimits`): the call did nothing. Finite values out of range are clamped
+    /// and give `.ok`.
+    case invalid(InvalidNumber)
 }
 
 /// One playing copy of a `Sound`: a handle to a playhead.
 ///
 /// A handle outlives its voice harmlessly: once the voice has finished or been stolen, every call does nothing and
-/// returns `.stale`. Handles are cheap to copy and safe to use from any thread.
+/// returns `.stale`. Numbers are checked against `MixerLimits` before the handle: NaN and infinities give `.invalid`,
+/// finite values out of range are clamped. Handles are cheap to copy and safe to use from any thread.
 public struct Voice: Hashable, Sendable, CustomStringConvertible {
     let owner: VoiceOwner?
     let slot: Int32

@@ -309,21 +309,27 @@ public final class MusicPlayer: @unchecked Sendable {
         if playing { startStream(at: target, time: 0, playImmediately: true) }
     }
 
-    /// Seconds into the now-playing item. Setting it seeks sample-accurately; the new position is heard in the next block.
+    /// Seconds into the now-playing item. Setting it seeks sample-accurately; the new position is heard in the next
+    /// block. A NaN or infinite time is ignored (`seek(to:)` says so instead).
     public var currentPlaybackTime: Double {
         get { lock.withLock { _ in playheadTime() } }
-        set {
-            lock.withLock { _ in
-                guard let p = position else { return }
-                let time = max(newValue, 0)
-                if state == .playing {
-                    stopStream()
-                    startStream(at: p, time: time, playImmediately: true)
-                } else {
-                    stopStream()
-                    resumeTime = time
-                    if state == .paused { startStream(at: p, time: time, playImmediately: false) }
-                }
+        set { try? seek(to: newValue) }
+    }
+
+    /// Seeks the now-playing item to `seconds`, clamped to the item (a time past its end is its end); NaN and
+    /// infinities are refused and the playhead stays where it is.
+    public func seek(to seconds: Double) throws(InvalidNumber) {
+        let requested = try seconds.finite("seek time")
+        lock.withLock { _ in
+            guard let p = position else { return }
+            let length = queue[order[p]].item.playbackDuration
+            let time = length > 0 ? min(max(requested, 0), length) : max(requested, 0)
+            stopStream()
+            if state == .playing {
+                startStream(at: p, time: time, playImmediately: true)
+            } else {
+                resumeTime = time
+                if state == .paused { startStream(at: p, time: time, playImmediately: false) }
             }
         }
     }
@@ -371,25 +377,32 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
-    /// The player's own gain (0…1), applied before the music bus.
+    /// The player's own gain (0…1), applied before the music bus. Clamped to `MixerLimits.volume`; a NaN or
+    /// infinite value is ignored (`setVolume(_:)` says so instead).
     public var volume: Float {
         get { lock.withLock { _ in _volume } }
-        set {
-            lock.withLock { _ in
-                let clamped = min(max(newValue, 0), 1)
-                guard clamped != _volume else { return }
-                _volume = clamped
-                mixer.setStreamGain(channel, clamped)
-                post(.volumeDidChange(clamped))
-            }
+        set { try? setVolume(newValue) }
+    }
+
+    /// Sets the player's own gain, clamped to `MixerLimits.volume`; NaN and infinities are refused.
+    public func setVolume(_ volume: Float) throws(InvalidNumber) {
+        let clamped = try volume.clamped(to: MixerLimits.volume, "volume")
+        lock.withLock { _ in
+            guard clamped != _volume else { return }
+            _volume = clamped
+            mixer.setStreamGain(channel, clamped)
+            post(.volumeDidChange(clamped))
         }
     }
 
     /// Seconds over which one item fades out while the next fades in (equal power). 0, the default, joins items
-    /// gaplessly, sample for sample.
+    /// gaplessly, sample for sample. Clamped to `MixerLimits.crossfade`; a NaN or infinite value is ignored.
     public var crossfadeDuration: Double {
         get { lock.withLock { _ in _crossfadeDuration } }
-        set { lock.withLock { _ in _crossfadeDuration = max(newValue.isFinite ? newValue : 0, 0) } }
+        set {
+            guard let seconds = try? newValue.clamped(to: MixerLimits.crossfade, "crossfade") else { return }
+            lock.withLock { _ in _crossfadeDuration = seconds }
+        }
     }
 
     /// The order in which the queue plays, as queue indices (differs from queue order when shuffling).
@@ -482,7 +495,8 @@ public final class MusicPlayer: @unchecked Sendable {
             let entry = queue[order[i]]
             do {
                 let decoder = try AudioFile.open(fileSystemPath: entry.item.fileSystemPath, name: entry.item.url)
-                let frame = Int64(seekTime * Double(decoder.info.sampleRate))
+                // Engine-made from a finite, non-negative time: saturating keeps an absurd one at the item's end.
+                let frame = (seekTime * Double(decoder.info.sampleRate)).saturated(Int64.self, rounding: .down)
                 if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
                 feed = Feed(orderIndex: i, entryID: entry.id, playID: nextPlayID, decoder: decoder)
                 nextPlayID += 1

@@ -31,15 +31,17 @@ final class LoopbackDevice: @unchecked Sendable {
 
     init(sampleRate: Int, sources: Int, hrtf: Bool = false) throws(MixerSetupError) {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .loopbackUnavailable }
-        guard alcIsRenderFormatSupportedSOFT(device, ALCsizei(sampleRate), ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0 else {
+        // The rate and source count come from a validated EngineConfiguration; checking again costs nothing.
+        guard let rate = try? sampleRate.exactly(ALCint.self, "sample rate"),
+              alcIsRenderFormatSupportedSOFT(device, rate, ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0 else {
             alcCloseDevice(device)
             throw .formatUnsupported(sampleRate: sampleRate)
         }
         let attributes: [ALCint] = [
             ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT,
             ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
-            ALC_FREQUENCY, ALCint(sampleRate),
-            ALC_MONO_SOURCES, ALCint(max(sources - 16, 1)),
+            ALC_FREQUENCY, rate,
+            ALC_MONO_SOURCES, ALCint(clamping: max(sources - 16, 1)),
             ALC_STEREO_SOURCES, 16,
             ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
             0,
@@ -124,7 +126,7 @@ final class LoopbackDevice: @unchecked Sendable {
     func setHRTF(_ on: Bool) -> Bool {
         let attributes: [ALCint] = [
             ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
-            ALC_FREQUENCY, ALCint(sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE, 0,
+            ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE, 0,
         ]
         return alcResetDeviceSOFT(device, attributes) != 0
     }
@@ -189,18 +191,23 @@ struct ALBuffer: Hashable, Sendable {
 
     /// Buffers with no data yet, for streaming.
     static func makeEmpty(count: Int) -> [ALBuffer] {
-        var ids = [ALuint](repeating: 0, count: count)
-        alGenBuffers(ALsizei(count), &ids)
+        // A handful, chosen by the music player; clamping only guards the type.
+        var ids = [ALuint](repeating: 0, count: min(max(count, 0), 1024))
+        alGenBuffers(ALsizei(clamping: ids.count), &ids)
         let made = ids.filter { $0 != 0 }.map(ALBuffer.init(id:))
         ALObjectCount.buffers.add(made.count, ordering: .relaxed)
         return made
     }
 
-    /// Replaces the buffer's contents. The buffer must not be attached to a playing source.
+    /// Replaces the buffer's contents. The buffer must not be attached to a playing source. False when OpenAL
+    /// refuses them, or when their size or rate does not fit its `ALsizei` (2 GiB of samples at most).
     func fill(samples: UnsafeBufferPointer<Float>, channels: Int, sampleRate: Int) -> Bool {
         let format = channels == 1 ? AL_FORMAT_MONO_FLOAT32 : AL_FORMAT_STEREO_FLOAT32
+        let (bytes, overflow) = samples.count.multipliedReportingOverflow(by: MemoryLayout<Float>.size)
+        guard !overflow, let size = try? bytes.exactly(ALsizei.self, "buffer bytes"),
+              let rate = try? sampleRate.checked(ALsizei.self, in: 1...ALsizei.max, "buffer rate") else { return false }
         alGetError()
-        alBufferData(id, format, samples.baseAddress, ALsizei(samples.count * MemoryLayout<Float>.size), ALsizei(sampleRate))
+        alBufferData(id, format, samples.baseAddress, size, rate)
         return alGetError() == AL_NO_ERROR
     }
 

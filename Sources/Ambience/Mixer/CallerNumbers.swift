@@ -1,0 +1,117 @@
+/// What the mixer accepts from a caller, in one place for Swift and C alike.
+///
+/// NaN and infinities are refused: the call does nothing and says so (`VoiceResult.invalid`, `EngineError.invalidNumber`,
+/// `AMBIENCE_ERROR_INVALID_ARGUMENT`). Finite values outside these ranges are clamped into them: a gain of 100 plays
+/// at 64, a pitch of 0 at 0.01, a pan of 2 hard right.
+public enum MixerLimits {
+    /// Linear gain of a voice or bus (64 is +36 dB).
+    public static let gain: ClosedRange<Float> = 0...64
+    public static let pitch: ClosedRange<Float> = 0.01...16
+    public static let pan: ClosedRange<Float> = -1...1
+    public static let occlusion: ClosedRange<Float> = 0...1
+    /// Fades, fade-ins, ramps, ducking attack and release, in seconds (up to a day).
+    public static let seconds: ClosedRange<Double> = 0...86_400
+    /// World coordinates and velocities, per axis. Squares of these still fit a `Float`.
+    public static let coordinate: ClosedRange<Float> = -1e9...1e9
+    /// Listener distances (reference and maximum) and reverb-zone radii.
+    public static let distance: ClosedRange<Float> = 0...1e9
+    /// The listener's rolloff and doppler factors.
+    public static let factor: ClosedRange<Float> = 0...100
+    /// How far a ducking rule lowers its target, in dB.
+    public static let duckDepth: ClosedRange<Float> = 0...96
+    /// The music player's own volume.
+    public static let volume: ClosedRange<Float> = 0...1
+    /// The music player's crossfade, in seconds.
+    public static let crossfade: ClosedRange<Double> = 0...60
+    /// How much a caller may render in one call, in seconds (an hour).
+    public static let renderSeconds: ClosedRange<Double> = 0...3600
+}
+
+extension Placement {
+    /// The placement with every number checked against `MixerLimits`.
+    public func validated() throws(InvalidNumber) -> Placement {
+        switch self {
+        case .pan(let p):
+            return .pan(try p.clamped(to: MixerLimits.pan, "pan"))
+        case .world(let x, let y, let z, let v):
+            let p = try coordinates((x, y, z), "position")
+            return .world(x: p.x, y: p.y, z: p.z, velocity: try coordinates(v, "velocity"))
+        }
+    }
+}
+
+/// A point or velocity with every axis finite and within `MixerLimits.coordinate`.
+func coordinates(_ v: (x: Float, y: Float, z: Float), _ what: String) throws(InvalidNumber) -> (x: Float, y: Float, z: Float) {
+    (try v.x.clamped(to: MixerLimits.coordinate, "\(what).x"), try v.y.clamped(to: MixerLimits.coordinate, "\(what).y"),
+     try v.z.clamped(to: MixerLimits.coordinate, "\(what).z"))
+}
+
+extension PlayOptions {
+    /// The options with every number checked against `MixerLimits`: what `play` uses. `play` returns `Voice.none`
+    /// for options this refuses; call it yourself to learn why.
+    public func validated() throws(InvalidNumber) -> PlayOptions {
+        var checked = self
+        checked.gain = try gain.clamped(to: MixerLimits.gain, "gain")
+        checked.pitch = try pitch.clamped(to: MixerLimits.pitch, "pitch")
+        checked.fadeIn = try fadeIn.clamped(to: MixerLimits.seconds, "fadeIn")
+        checked.placement = try placement.validated()
+        return checked
+    }
+}
+
+extension ListenerState {
+    /// The listener with every number checked against `MixerLimits`. A zero `forward` or `up` has no direction and
+    /// is refused.
+    public func validated() throws(InvalidNumber) -> ListenerState {
+        var checked = self
+        checked.position = try coordinates(position, "listener position")
+        checked.velocity = try coordinates(velocity, "listener velocity")
+        let f = try coordinates((forward.0, forward.1, forward.2), "listener forward")
+        let u = try coordinates((up.0, up.1, up.2), "listener up")
+        guard f != (0, 0, 0) else { throw InvalidNumber("listener forward", value: "(0, 0, 0)", expected: "a direction") }
+        guard u != (0, 0, 0) else { throw InvalidNumber("listener up", value: "(0, 0, 0)", expected: "a direction") }
+        checked.forward = (f.x, f.y, f.z)
+        checked.up = (u.x, u.y, u.z)
+        // A zero reference distance would silence every world voice: the smallest is a micrometre.
+        checked.referenceDistance = try referenceDistance.clamped(to: 1e-6...MixerLimits.distance.upperBound, "referenceDistance")
+        checked.maxDistance = try maxDistance.clamped(to: MixerLimits.distance, "maxDistance")
+        checked.rolloff = try rolloff.clamped(to: MixerLimits.factor, "rolloff")
+        checked.dopplerFactor = try dopplerFactor.clamped(to: MixerLimits.factor, "dopplerFactor")
+        return checked
+    }
+}
+
+extension DuckingRule {
+    /// The rule with its depth, attack and release checked against `MixerLimits`.
+    public func validated() throws(InvalidNumber) -> DuckingRule {
+        var checked = self
+        checked.depth = try depth.clamped(to: MixerLimits.duckDepth, "ducking depth")
+        checked.attack = try attack.clamped(to: MixerLimits.seconds, "ducking attack")
+        checked.release = try release.clamped(to: MixerLimits.seconds, "ducking release")
+        return checked
+    }
+}
+
+extension ReverbZone {
+    /// The zone with its centre and radius checked against `MixerLimits`, and its reverb's numbers finite.
+    public func validated() throws(InvalidNumber) -> ReverbZone {
+        let c = try coordinates(center, "zone center")
+        var checked = ReverbZone(center: c, radius: try radius.clamped(to: MixerLimits.distance, "zone radius"), reverb: reverb)
+        checked.reverb = try reverb.validated()
+        return checked
+    }
+}
+
+extension ReverbParameters {
+    /// The parameters when all are finite. OpenAL clamps finite EFX values to their own ranges.
+    public func validated() throws(InvalidNumber) -> ReverbParameters {
+        for (name, value) in [("density", density), ("diffusion", diffusion), ("gain", gain), ("gainHF", gainHF),
+                              ("decayTime", decayTime), ("decayHFRatio", decayHFRatio), ("reflectionsGain", reflectionsGain),
+                              ("reflectionsDelay", reflectionsDelay), ("lateReverbGain", lateReverbGain),
+                              ("lateReverbDelay", lateReverbDelay), ("airAbsorptionGainHF", airAbsorptionGainHF),
+                              ("roomRolloffFactor", roomRolloffFactor)] {
+            _ = try value.finite("reverb \(name)")
+        }
+        return self
+    }
+}
