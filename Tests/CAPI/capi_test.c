@@ -248,6 +248,15 @@ static void test_bad_configs(void) {
     config.real_voices = 0;
     EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
     config.real_voices = 64;
+    /* The same check as Swift's EngineConfiguration.validated(): a zero block once hung the first render. */
+    config.block_frames = 0;
+    EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "config->block_frames is 0") != NULL);
+    config.block_frames = 512;
+    config.max_voices = 8;
+    EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "max_voices") != NULL);
+    config.max_voices = 1024;
     config.app_name = "bad \xff\xfe name";
     EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_UTF8);
     CHECK(engine == (ambience_engine *)&config);
@@ -330,7 +339,9 @@ static void test_render_levels(ambience_engine *engine) {
         OK(ambience_engine_get_capabilities(engine, &caps));
         EXPECT(ambience_voice_set_occlusion(voice, 0.5f), caps.effects ? AMBIENCE_OK : AMBIENCE_ERROR_UNSUPPORTED);
         EXPECT(ambience_voice_set_occlusion(voice, 0), caps.effects ? AMBIENCE_OK : AMBIENCE_ERROR_UNSUPPORTED);
-        EXPECT(ambience_voice_set_occlusion(voice, 2), AMBIENCE_ERROR_INVALID_ARGUMENT);
+        EXPECT(ambience_voice_set_occlusion(voice, 2), caps.effects ? AMBIENCE_OK : AMBIENCE_ERROR_UNSUPPORTED); /* clamped to 1 */
+        EXPECT(ambience_voice_set_occlusion(voice, (float)NAN), caps.effects ? AMBIENCE_ERROR_INVALID_ARGUMENT : AMBIENCE_ERROR_UNSUPPORTED);
+        if (caps.effects) OK(ambience_voice_set_occlusion(voice, 0));
     }
     OK(ambience_voice_set_pan(voice, 0));
 
@@ -353,18 +364,30 @@ static void test_render_levels(ambience_engine *engine) {
     EXPECT(ambience_voice_is_playing(voice, &playing), AMBIENCE_ERROR_STALE_VOICE);
     CHECK(!playing);
 
-    /* Invalid values are refused before anything happens. */
+    /* NaN and infinities are refused before anything happens; finite values out of range are clamped to the
+     * engine's limits (MixerLimits), exactly as in Swift. */
     OK(ambience_play(sound, NULL, &voice));
-    EXPECT(ambience_voice_set_gain(voice, -1), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_voice_set_gain(voice, -1));  /* 0 */
+    OK(ambience_voice_set_gain(voice, 1));
     EXPECT(ambience_voice_set_gain(voice, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
-    EXPECT(ambience_voice_set_pitch(voice, 0), AMBIENCE_ERROR_INVALID_ARGUMENT);
-    EXPECT(ambience_voice_set_pan(voice, 2), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "gain is nan") != NULL);
+    EXPECT(ambience_voice_set_gain(voice, (float)INFINITY), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_voice_set_pitch(voice, 0));  /* 0.01 */
+    EXPECT(ambience_voice_set_pitch(voice, (float)-INFINITY), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_voice_set_pitch(voice, 1));
+    OK(ambience_voice_set_pan(voice, 2));  /* hard right */
+    EXPECT(ambience_voice_set_pan(voice, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_voice_set_pan(voice, 0));
     EXPECT(ambience_voice_set_velocity(voice, 1, 0, 0), AMBIENCE_ERROR_INVALID_ARGUMENT); /* panned */
     EXPECT(ambience_voice_set_position(voice, (float)INFINITY, 0, 0), AMBIENCE_ERROR_INVALID_ARGUMENT);
-    EXPECT(ambience_voice_stop(voice, -1), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_fade(voice, 1, (double)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_stop(voice, (double)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
     EXPECT(ambience_voice_is_playing(voice, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
-    options.gain = -2;
+    OK(ambience_voice_is_playing(voice, &playing));
+    CHECK(playing);
+    options.gain = (float)NAN;
     EXPECT(ambience_play(sound, &options, &voice), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "options->gain") != NULL);
     options.gain = 1;
     options.priority = 300;
     EXPECT(ambience_play(sound, &options, &voice), AMBIENCE_ERROR_INVALID_ARGUMENT);
@@ -556,7 +579,11 @@ static void test_buses(ambience_engine *engine, ambience_engine *other) {
     OK(ambience_bus_get_gain(master, &gain));
     CHECK(gain == 0);
     OK(ambience_bus_set_gain(master, 1));
-    EXPECT(ambience_bus_set_gain(master, -1), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_bus_set_gain(master, 100));  /* clamped to +36 dB */
+    OK(ambience_bus_get_gain(master, &gain));
+    CHECK(gain == 64);
+    OK(ambience_bus_set_gain(master, 1));
+    EXPECT(ambience_bus_set_gain(master, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
     EXPECT(ambience_bus_fade(master, 1, (double)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
 
     reverb = ambience_bus_set_reverb(mine, AMBIENCE_REVERB_HALL);
@@ -646,7 +673,8 @@ static void test_music(ambience_engine *engine) {
     render_rms(engine, -1);
     OK(ambience_music_get_time(engine, &time));
     CHECK(time > 10.1 && time < 10.5);
-    EXPECT(ambience_music_set_time(engine, -1), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_music_set_time(engine, (double)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_music_set_time(engine, (double)INFINITY), AMBIENCE_ERROR_INVALID_ARGUMENT);
 
     OK(ambience_music_next(engine));
     OK(ambience_update(engine));
@@ -675,7 +703,10 @@ static void test_music(ambience_engine *engine) {
     OK(ambience_music_set_volume(engine, 0.25f));
     OK(ambience_music_get_volume(engine, &volume));
     CHECK(volume == 0.25f);
-    EXPECT(ambience_music_set_volume(engine, 1.5f), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_music_set_volume(engine, 1.5f));  /* clamped to 1 */
+    OK(ambience_music_get_volume(engine, &volume));
+    CHECK(volume == 1);
+    EXPECT(ambience_music_set_volume(engine, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
     OK(ambience_music_set_volume(engine, 1));
     OK(ambience_music_set_crossfade(engine, 2));
     OK(ambience_music_get_crossfade(engine, &crossfade));
