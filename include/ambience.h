@@ -25,6 +25,15 @@
  *   returns AMBIENCE_ERROR_STALE_VOICE. Keeping stale voices around is harmless. AMBIENCE_VOICE_NONE (0) is always
  *   stale.
  *
+ * Numbers.  Every float and double argument (gains, pitch, pan, positions, velocities, fades, times, volumes)
+ *   is checked by the same rules as the Swift API: NaN and infinities give AMBIENCE_ERROR_INVALID_ARGUMENT and
+ *   change nothing; finite values outside their range are clamped into it. The ranges: gain and bus gain 0..64,
+ *   pitch 0.01..16, pan -1..1, occlusion 0..1, fades and fade-ins 0..86400 s, positions and velocities
+ *   -1e9..1e9 per axis, listener distances 1e-6..1e9, rolloff and doppler 0..100, ducking depth 0..96 dB,
+ *   music volume 0..1, crossfade 0..60 s, music time 0..the item's length. Engine configurations outside their
+ *   limits (sample_rate 8000..192000, real_voices 1..4096, max_voices real_voices..1048576, block_frames
+ *   16..16384) are refused.
+ *
  * Strings.  Every string is UTF-8 and NUL-terminated. A string argument that is not valid UTF-8 gives
  *   AMBIENCE_ERROR_INVALID_UTF8; a NULL string where one is required gives AMBIENCE_ERROR_INVALID_ARGUMENT.
  *
@@ -75,7 +84,8 @@ extern "C" {
 
 typedef enum ambience_status {
     AMBIENCE_OK = 0,
-    /* An argument is out of range, NaN, NULL where a value is required, or not a handle of the right kind. */
+    /* An argument is NaN or infinite, an enum or count out of range, NULL where a value is required, or not a
+     * handle of the right kind. */
     AMBIENCE_ERROR_INVALID_ARGUMENT = 1,
     /* A handle argument is NULL. */
     AMBIENCE_ERROR_NULL_HANDLE = 2,
@@ -266,7 +276,7 @@ typedef enum ambience_placement {
 } ambience_placement;
 
 typedef struct ambience_play_options {
-    float gain;                    /* >= 0, default 1 */
+    float gain;                    /* 0..64, default 1 */
     float pitch;                   /* 0.01..16, default 1 */
     bool loop;                     /* default false */
     ambience_bus *bus;             /* NULL: the sfx bus */
