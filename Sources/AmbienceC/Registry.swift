@@ -124,7 +124,7 @@ final class EngineBox: Sendable {
     /// Handles of master, music, sfx, ui, voice (the order of `ambience_builtin_bus`).
     let builtinBuses: [UInt]
     let hasEffects: Bool
-    let callbacks = Mutex(Callbacks())
+    let callbacks = Lock(Callbacks())
     /// Set by `ambience_engine_shutdown` (and destroy): every later call is refused.
     let isShutDown = Atomic<Bool>(false)
     /// Set by `ambience_engine_destroy`: `ambience_update` stops delivering events.
@@ -132,7 +132,7 @@ final class EngineBox: Sendable {
     /// `ambience_update` is running (it must not run twice at once, nor re-enter from a callback).
     let isUpdating = Atomic<Bool>(false)
     /// Serializes read-modify-write of the ducking rules.
-    let duckingLock = Mutex<Void>(())
+    let duckingLock = Lock<Void>(())
 
     init(handle: UInt, engine: AudioEngine, builtinBuses: [UInt]) {
         self.handle = handle
@@ -148,13 +148,13 @@ final class SoundBox: Sendable {
     let handle: UInt
     let owner: EngineBox
     let path: String?
-    let sound: Mutex<Sound>
+    let sound: Lock<Sound>
 
     init(handle: UInt, owner: EngineBox, path: String?, sound: Sound) {
         self.handle = handle
         self.owner = owner
         self.path = path
-        self.sound = Mutex(sound)
+        self.sound = Lock(sound)
     }
 }
 
@@ -177,9 +177,9 @@ final class LibraryBox: Sendable {
     let owner: EngineBox
     let library: MediaLibrary
     /// The last `ambience_library_list`.
-    let listing = Mutex<[MediaItem]>([])
+    let listing = Lock<[MediaItem]>([])
     /// Unbalanced `begin…ChangeNotifications` calls, ended when the library is closed.
-    let notificationDepth = Mutex(0)
+    let notificationDepth = Lock(0)
 
     init(handle: UInt, owner: EngineBox, library: MediaLibrary) {
         self.handle = handle
@@ -278,7 +278,7 @@ struct RegistryState {
     func libraries(of box: EngineBox) -> [LibraryBox] { libraries.values.filter { $0.owner === box } }
 }
 
-let registry = Mutex(RegistryState())
+let registry = Lock(RegistryState())
 
 /// Registers `atexit` once: engines still alive when the program exits are shut down and released, so the output
 /// device is closed and the session's exit rule applies even when the program forgot.

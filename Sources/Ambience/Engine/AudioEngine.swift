@@ -117,8 +117,13 @@ public final class AudioEngine: @unchecked Sendable {
     private let cache: SoundCache
     private let streamer: StreamingThread
     private let state = Lock<EngineState>(EngineState())
-    /// Observers run only on the thread that calls `update()`.
-    private var observers: [(AudioEvent) -> Void] = []
+    /// Observers run only on the thread that calls `update()`; any thread may add one, hence the lock.
+    private let observers = Lock<[Observer]>([])
+
+    /// A handler, held under the lock and called only on the update() thread, never concurrently.
+    private struct Observer: @unchecked Sendable {
+        let handle: (AudioEvent) -> Void
+    }
 
     private struct EngineState {
         var device: DeviceOutput?
@@ -252,7 +257,11 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Turns HRTF rendering on or off; returns whether the device now does what was asked.
     @discardableResult
-    public func setHRTF(_ on: Bool) -> Bool { mixer.setHRTF(on) }
+    public func setHRTF(_ on: Bool) -> Bool {
+        // Resetting the OpenAL device while the audio thread renders it is a race inside OpenAL Soft: hold rendering.
+        guard let device = state.withLock({ $0.device }) else { return mixer.setHRTF(on) }
+        return device.withRenderingHeld { mixer.setHRTF(on) }
+    }
 
     /// The output devices the system offers (empty for an offline engine).
     public var outputDevices: [AudioRoute] { state.withLock { $0.routes }?.devices ?? [] }
@@ -302,7 +311,10 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// Registers a handler for events; it runs inside `update()`, on that thread.
-    public func addObserver(_ handler: @escaping (AudioEvent) -> Void) { observers.append(handler) }
+    public func addObserver(_ handler: @escaping (AudioEvent) -> Void) {
+        let observer = Observer(handle: handler)
+        observers.withLock { $0.append(observer) }
+    }
 
     /// Advances the mixer to the output's clock and delivers pending events, in order, on this thread.
     @discardableResult
@@ -330,7 +342,8 @@ public final class AudioEngine: @unchecked Sendable {
         }
         for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
-        for event in events { for observer in observers { observer(event) } }
+        let handlers = observers.withLock { $0 }
+        for event in events { for observer in handlers { observer.handle(event) } }
         return events
     }
 

@@ -8,19 +8,19 @@ import Synchronization
 /// `withLock` is reported as a data race (Swift 6.3, Linux). In a ThreadSanitizer build, `Lock` tells the
 /// sanitizer about each acquire and release (`__tsan_acquire`/`__tsan_release`, found at start-up); in any other
 /// build it is exactly a `Mutex` plus one never-taken branch.
-struct Lock<Value: ~Copyable>: ~Copyable {
+package struct Lock<Value: ~Copyable>: ~Copyable {
     private let mutex: Mutex<Value>
     /// The address the sanitizer knows this lock by; nil without ThreadSanitizer.
     private let token: UnsafeMutableRawPointer?
 
-    init(_ initialValue: consuming sending Value) {
+    package init(_ initialValue: consuming sending Value) {
         mutex = Mutex(initialValue)
         token = ThreadSanitizerHooks.shared.map { _ in .allocate(byteCount: 1, alignment: 1) }
     }
 
     deinit { token?.deallocate() }
 
-    borrowing func withLock<Result: ~Copyable, E: Error>(
+    package borrowing func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try mutex.withLock { (value: inout sending Value) throws(E) -> sending Result in

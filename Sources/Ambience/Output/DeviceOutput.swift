@@ -5,16 +5,21 @@ import Synchronization
 /// that renders at real-time pace into nothing so that time (music, voices) still advances.
 ///
 /// Reopening the device keeps the mixer — the OpenAL loopback device with its buffers, sources and voice positions —
-/// untouched: nothing is reloaded. Called from the game thread only.
+/// untouched: nothing is reloaded. The game thread replaces the device; any thread may ask about it, so the device
+/// and the null output live under one lock. The audio callback never takes it.
 final class DeviceOutput: @unchecked Sendable {
     private let sampleRate: Int
     private let blockFrames: Int
     private let appName: String
     private let deviceName: String?
     private let renderer: MixerRenderer
-    private var device: SDLAudioDevice?
-    private var null: NullOutput?
-    private var lastProbe = 0
+
+    private struct State {
+        var device: SDLAudioDevice?
+        var null: NullOutput?
+        var lastProbe = 0
+    }
+    private let state: Lock<State>
 
     init(mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String) throws(OutputError) {
         self.sampleRate = sampleRate
@@ -22,63 +27,90 @@ final class DeviceOutput: @unchecked Sendable {
         self.appName = appName
         self.deviceName = deviceName
         renderer = MixerRenderer(mixer: mixer)
-        device = try SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName, renderer: renderer)
+        let device = try SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
+                                        renderer: renderer)
+        state = Lock(State(device: device))
     }
 
     deinit { close() }
 
-    var driver: String { device?.driver ?? "null" }
+    var driver: String { state.withLock { $0.device?.driver } ?? "null" }
 
     /// Where the audio goes now.
     var route: AudioRoute {
-        guard let device else { return .none }
-        return AudioRoute(name: device.deviceName, driver: device.driver)
+        state.withLock { state in state.device.map { AudioRoute(name: $0.deviceName, driver: $0.driver) } } ?? .none
     }
 
     /// Whether the device is still there. SDL marks a device that died (its sink removed, its card unplugged) stopped.
-    var isDeviceAlive: Bool { device?.isAlive ?? false }
-    var isNull: Bool { device == nil }
+    var isDeviceAlive: Bool { state.withLock { $0.device?.isAlive } ?? false }
+    var isNull: Bool { state.withLock { $0.device == nil } }
 
     /// Closes the current device and opens the system default. Falls back to the null output when nothing opens.
     @discardableResult
     func followDefaultDevice() -> Bool {
-        device?.close()
-        device = nil
-        do {
-            device = try SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName, renderer: renderer)
-            null?.stop()
-            null = nil
-            return true
-        } catch {
-            renderToNull()
-            return false
+        state.withLock { state in
+            state.device?.close()
+            state.device = nil
+            do {
+                state.device = try SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName,
+                                                  appName: appName, renderer: renderer)
+                state.null?.stop()
+                state.null = nil
+                return true
+            } catch {
+                startNull(&state)
+                return false
+            }
         }
     }
 
     /// With no device, whether it is time to look for one again (twice a second: opening costs milliseconds).
     func isProbeDue() -> Bool {
         let now = monotonicNanoseconds()
-        guard now - lastProbe > 500_000_000 else { return false }
-        lastProbe = now
-        return true
+        return state.withLock { state in
+            guard now - state.lastProbe > 500_000_000 else { return false }
+            state.lastProbe = now
+            return true
+        }
     }
 
     /// Renders into nothing at real-time pace.
     func renderToNull() {
-        device?.close()
-        device = nil
-        if null == nil {
+        state.withLock { state in startNull(&state) }
+    }
+
+    private func startNull(_ state: inout State) {
+        state.device?.close()
+        state.device = nil
+        if state.null == nil {
             let output = NullOutput(renderer: renderer, sampleRate: sampleRate, blockFrames: blockFrames)
             output.start()
-            null = output
+            state.null = output
+        }
+    }
+
+    /// Runs `body` while no block is being rendered: SDL's device lock holds its callback back (the callback itself
+    /// takes no lock of ours), and the null output's thread is stopped and restarted. For changes OpenAL must not
+    /// see mid-render, such as resetting the device for HRTF.
+    func withRenderingHeld(_ body: () -> Bool) -> Bool {
+        state.withLock { state in
+            if let device = state.device {
+                return device.withCallbackLocked(body)
+            }
+            guard let null = state.null else { return body() }
+            null.stop()
+            defer { null.start() }
+            return body()
         }
     }
 
     func close() {
-        device?.close()
-        device = nil
-        null?.stop()
-        null = nil
+        state.withLock { state in
+            state.device?.close()
+            state.device = nil
+            state.null?.stop()
+            state.null = nil
+        }
     }
 }
 

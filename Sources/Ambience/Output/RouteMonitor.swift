@@ -4,13 +4,22 @@ import Glibc
 ///
 /// With a PulseAudio (or PipeWire-Pulse) server it follows the sinks precisely: the server moves a stream silently
 /// when its sink goes away, so the monitor watches the sink our own stream is on. Without one it relies on SDL,
-/// which marks a dead device stopped. Runs on the game thread, inside `update()`.
+/// which marks a dead device stopped. Polls on the game thread, inside `update()`; what other threads may read
+/// (`devices`, `route(driver:)`, `isOtherAudioPlaying`) is published under a lock after every change.
 final class RouteMonitor: @unchecked Sendable {
     private let appName: String
-    private var pulse: PulseAudioMonitor?
+    private var pulse: PulseAudioMonitor? { didSet { publish() } }
     /// The sink our stream was last seen on.
-    private var ourSink: SinkInfo?
-    private var otherStreamsPlaying = false
+    private var ourSink: SinkInfo? { didSet { publish() } }
+    private var otherStreamsPlaying = false { didSet { publish() } }
+
+    /// What any thread may read: a copy of the game thread's state.
+    private struct View {
+        var pulse: PulseAudioMonitor?
+        var ourSink: SinkInfo?
+        var otherStreamsPlaying = false
+    }
+    private let view = Lock(View())
     private var lastReconnect = 0
     private var lostServer = false
     /// After we move our stream, the server's report of it lags: trust the move until the report agrees (or 1 s).
@@ -20,15 +29,21 @@ final class RouteMonitor: @unchecked Sendable {
         self.appName = appName
         pulse = try? PulseAudioMonitor(appName: appName + "-monitor")
         refresh()
+        publish()
+    }
+
+    private func publish() {
+        let current = View(pulse: pulse, ourSink: ourSink, otherStreamsPlaying: otherStreamsPlaying)
+        view.withLock { $0 = current }
     }
 
     deinit { pulse?.close() }
 
-    var hasSoundServer: Bool { pulse != nil }
+    var hasSoundServer: Bool { view.withLock { $0.pulse } != nil }
 
     /// The output devices there are: the sound server's sinks, else what SDL lists.
     var devices: [AudioRoute] {
-        if let pulse {
+        if let pulse = view.withLock({ $0.pulse }) {
             return pulse.sinks.map { AudioRoute(name: $0.description, driver: "pulseaudio", sink: $0.name) }
         }
         return SDLAudio.deviceNames().map { AudioRoute(name: $0, driver: "sdl") }
@@ -36,13 +51,14 @@ final class RouteMonitor: @unchecked Sendable {
 
     /// The route as the sound server names it, when there is one.
     func route(driver: String) -> AudioRoute? {
+        let (pulse, ourSink) = view.withLock { ($0.pulse, $0.ourSink) }
         guard pulse != nil else { return nil }
         guard let sink = ourSink else { return AudioRoute.none }
         return AudioRoute(name: sink.description, driver: driver, sink: sink.name)
     }
 
     /// Whether another process has an uncorked stream.
-    var isOtherAudioPlaying: Bool { otherStreamsPlaying }
+    var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
 
     func poll(device: DeviceOutput, session: AudioSession, musicPlaying: Bool) {
         guard let pulse else {

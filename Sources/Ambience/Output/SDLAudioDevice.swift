@@ -59,6 +59,14 @@ final class SDLAudioDevice: @unchecked Sendable {
     /// Whether SDL still considers the device usable.
     var isAlive: Bool { id != 0 && SDL_GetAudioDeviceStatus(id) != SDL_AUDIO_STOPPED }
 
+    /// Runs `body` while SDL holds the callback back (`SDL_LockAudioDevice`).
+    func withCallbackLocked(_ body: () -> Bool) -> Bool {
+        guard id != 0 else { return body() }
+        SDL_LockAudioDevice(id)
+        defer { SDL_UnlockAudioDevice(id) }
+        return body()
+    }
+
     func setPaused(_ paused: Bool) { if id != 0 { SDL_PauseAudioDevice(id, paused ? 1 : 0) } }
 
     fileprivate func fill(_ stream: UnsafeMutablePointer<UInt8>, bytes: Int) {
