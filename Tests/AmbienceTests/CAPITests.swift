@@ -135,6 +135,22 @@ struct CAPITests {
         #expect(!result.stderr.contains("alc_cleanup"), "\(result.stderr)")
     }
 
+    /// Tests/CAPI/threads_test.c: one engine driven from five threads at once (rendering and updating, voices with
+    /// NaN and stale arguments, buses and the listener, engines and sounds made and destroyed). scripts/sanitizers.sh
+    /// runs the same program under ThreadSanitizer.
+    @Test func theAPIHoldsUpUnderFiveThreadsAtOnce() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = folder + "/threads_test"
+        let build = try CAPI.run(["cc", "-std=c11"] + CAPI.warnings + ["Tests/CAPI/threads_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)",
+                                  "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-pthread", "-o", program])
+        try #require(build.status == 0, "cc threads_test.c: \(build.stderr)")
+        let result = try CAPI.run([program, "1000"], timeout: 300)
+        #expect(!result.killedBySignal && result.status == 0, "threads_test: \(result.stdout.suffix(300))\n\(result.stderr.suffix(2000))")
+        let tally = CAPI.tally(result.stdout)
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed > 10_000, "\(result.stdout.suffix(200))")
+    }
+
     @Test(.enabled(if: CAPI.onPath("valgrind"), "valgrind is not installed (apt-get install valgrind)"))
     func noLeaksUnderValgrind() throws {
         let folder = try CAPI.scratch()
