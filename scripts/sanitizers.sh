@@ -1,10 +1,7 @@
 #!/usr/bin/env bash
-# The engine under the sanitizers (CI runs it after test.sh; about 15-20 minutes on 2 cores, mostly building):
-#   1. ThreadSanitizer: `ambience stress --realtime --chaos` on SDL's dummy driver, so the game thread (update,
-#      play/stop/fade, seek, skip), the streaming thread (decoding, AL buffer queues) and the audio callback
-#      (rendering) all run at once. Any report fails the run. Tests/Sanitizers/tsan.supp holds the suppressions,
-#      each with its reason (races inside C libraries we cannot fix; none so far). The engine's locks are `Lock`
-#      (Sources/Ambience/Engine/Lock.swift), which TSan can see; a bare `Mutex` would drown the run in false reports.
+# The engine under the sanitizers (CI runs it after test.sh; mostly building, on 2 cores):
+#   1. ThreadSanitizer: the stress scene (also under route changes), the C API from five threads, and the
+#      desktop threads' suites (see the tsan step below).
 #   2. AddressSanitizer and LeakSanitizer: the whole test suite but the C API suite (see below), beside the
 #      private PulseAudio and D-Bus servers of scripts/with-services.sh.
 # Each build has its own scratch path (.build/tsan, .build/asan), so the normal build is left alone.
@@ -20,21 +17,65 @@ seconds() { date +%s; }
 for step in "${steps[@]}"; do
   case $step in
   tsan)
+    # Everything is built once under ThreadSanitizer (.build/tsan): the command, the C library and the tests. Then:
+    #   a. `ambience stress --realtime --chaos`: game thread, streaming thread and audio callback all busy;
+    #   b. the same on the private PulseAudio server (SDL's pulseaudio driver) while its sink is unplugged and
+    #      plugged back every 0.3 s: route changes in the middle of the stress scene;
+    #   c. Tests/CAPI/threads_test.c, built with the toolchain's clang against the instrumented libambience-c.so:
+    #      the C API from five threads at once;
+    #   d. the suites whose threads are the desktop's: the MPRIS client and server, the PulseAudio monitor, the
+    #      sleep monitor, the system music player and the library watcher.
+    # Any report fails the run. Tests/Sanitizers/tsan.supp holds the suppressions, each with its reason (races
+    # inside C libraries we cannot fix). The engine's locks are `Lock` (Sources/Ambience/Engine/Lock.swift), which
+    # TSan can see; a bare `Mutex` would drown the run in false reports.
     start=$(seconds)
-    swift build -c debug --sanitize=thread --scratch-path .build/tsan --product ambience
+    swift build -c debug --sanitize=thread --scratch-path .build/tsan --build-tests
     built=$(seconds)
-    log=$(mktemp /tmp/ambience-tsan.XXXXXX)
-    # 2000 voices (256 real), 20 s of real time, the bundled theme and lullaby seeking and skipping every 0.3 s.
-    if TSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/tsan.supp halt_on_error=0 second_deadlock_stack=1 history_size=4" \
-        .build/tsan/debug/ambience stress --voices 2000 --seconds 20 --realtime --chaos > "$log" 2>&1 \
-        && ! grep -q "WARNING: ThreadSanitizer" "$log"; then
-      echo "sanitizers: tsan: clean ($(grep -c . "$log") lines of output; build $((built - start)) s, run $(( $(seconds) - built )) s)"
-    else
-      echo "sanitizers: tsan: FAILED (build $((built - start)) s, run $(( $(seconds) - built )) s):" >&2
-      cat "$log" >&2
-      status=1
-    fi
-    rm -f "$log"
+    log=$(mktemp -d /tmp/ambience-tsan.XXXXXX)
+    export TSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/tsan.supp halt_on_error=0 second_deadlock_stack=1 history_size=4"
+    tsan_check() {  # NAME LOG: fails the run when LOG holds a report
+      if grep -q "WARNING: ThreadSanitizer" "$2"; then
+        echo "sanitizers: tsan: $1: FAILED:" >&2; cat "$2" >&2; status=1
+      else
+        echo "sanitizers: tsan: $1: clean"
+      fi
+    }
+    # a. 2000 voices (256 real), 20 s of real time, the bundled theme and lullaby seeking and skipping every 0.3 s.
+    .build/tsan/debug/ambience stress --voices 2000 --seconds 20 --realtime --chaos > "$log/stress.log" 2>&1 \
+      || { echo "sanitizers: tsan: stress exited $?" >> "$log/stress.log"; echo "WARNING: ThreadSanitizer: (exit status)" >> "$log/stress.log"; }
+    tsan_check "stress scene" "$log/stress.log"
+    # b. The stress scene on a real (null) sink that goes away and comes back 30 times.
+    SDL_AUDIODRIVER=pulseaudio bash scripts/with-services.sh bash -c '
+      pactl load-module module-null-sink sink_name=flapper sink_properties=device.description=Flapper > /dev/null
+      pactl set-default-sink flapper
+      .build/tsan/debug/ambience stress --voices 1000 --seconds 15 --realtime --chaos > "$1" 2>&1 &
+      stress=$!
+      sleep 2
+      for _ in $(seq 1 30); do
+        module=$(pactl list short modules | awk "/sink_name=flapper/ {print \$1}")
+        [ -n "$module" ] && pactl unload-module "$module"
+        sleep 0.15
+        pactl load-module module-null-sink sink_name=flapper sink_properties=device.description=Flapper > /dev/null
+        pactl set-default-sink flapper
+        sleep 0.15
+      done
+      wait $stress || echo "WARNING: ThreadSanitizer: (stress exited $?)" >> "$1"' _ "$log/route.log"
+    tsan_check "route changes under the stress scene" "$log/route.log"
+    # c. The C API from five threads.
+    # The TSan runtime is linked statically into the program; its libdispatch interceptors need the toolchain's
+    # libdispatch and blocks runtime.
+    swiftlib=$(dirname "$(command -v swift)")/../lib/swift/linux
+    clang -std=c11 -fsanitize=thread -g Tests/CAPI/threads_test.c -Iinclude -L.build/tsan/debug -lambience-c \
+      -L"$swiftlib" -ldispatch -lBlocksRuntime -Wl,-rpath,"$PWD/.build/tsan/debug:$swiftlib" -lm -pthread -o "$log/threads_test"
+    "$log/threads_test" 300 > "$log/capi.log" 2>&1 || echo "WARNING: ThreadSanitizer: (threads_test exited $?)" >> "$log/capi.log"
+    tsan_check "C API from five threads" "$log/capi.log"
+    # d. The desktop threads, through their own suites.
+    bash scripts/with-services.sh swift test --skip-build --sanitize=thread --scratch-path .build/tsan --no-parallel \
+      --filter "MPRISTests|PulseAudioMonitorTests|SleepTests|DesktopMusicTests|MediaLibraryTests" > "$log/suites.log" 2>&1 \
+      || echo "WARNING: ThreadSanitizer: (the suites failed)" >> "$log/suites.log"
+    tsan_check "desktop threads (MPRIS, PulseAudio, sleep, system player, library watcher)" "$log/suites.log"
+    echo "sanitizers: tsan: build $((built - start)) s, runs $(( $(seconds) - built )) s"
+    rm -rf "$log"
     ;;
   asan)
     start=$(seconds)

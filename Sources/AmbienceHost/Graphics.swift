@@ -1,3 +1,4 @@
+import Ambience
 /// An 8-bit RGBA colour.
 public struct Color: Sendable, Hashable {
     public var red: UInt8
@@ -12,11 +13,11 @@ public struct Color: Sendable, Hashable {
         self.alpha = alpha
     }
 
-    /// A colour from hue (0…1, wrapping), saturation and value (0…1).
+    /// A colour from hue (0…1, wrapping), saturation and value (0…1). A non-finite hue is red.
     public init(hue: Double, saturation: Double, value: Double, alpha: UInt8 = 255) {
-        let h = (hue - hue.rounded(.down)) * 6
-        let sector = Int(h) % 6
-        let f = h - Double(Int(h))
+        let h = hue.isFinite ? (hue - hue.rounded(.down)) * 6 : 0
+        let sector = h.saturated(Int.self, rounding: .down) % 6
+        let f = h - h.rounded(.down)
         let p = value * (1 - saturation), q = value * (1 - saturation * f), t = value * (1 - saturation * (1 - f))
         let (r, g, b): (Double, Double, Double) = switch sector {
         case 0: (value, t, p)
@@ -26,7 +27,7 @@ public struct Color: Sendable, Hashable {
         case 4: (t, p, value)
         default: (value, p, q)
         }
-        func byte(_ x: Double) -> UInt8 { UInt8(clamping: Int((min(max(x, 0), 1) * 255).rounded())) }
+        func byte(_ x: Double) -> UInt8 { UInt8(clamping: (x * 255).saturated(Int.self)) }  // NaN is 0
         self.init(byte(r), byte(g), byte(b), alpha)
     }
 

@@ -1,3 +1,4 @@
+import Ambience
 import CSDL2
 import Glibc
 import Synchronization
@@ -294,13 +295,14 @@ public final class Canvas {
         guard points.count > 1 else { return }
         setColor(color)
         let fpoints = points.map { SDL_FPoint(x: Float($0.x), y: Float($0.y)) }
-        _ = fpoints.withUnsafeBufferPointer { SDL_RenderDrawLinesF(renderer, $0.baseAddress, Int32($0.count)) }
+        _ = fpoints.withUnsafeBufferPointer { SDL_RenderDrawLinesF(renderer, $0.baseAddress, Int32(clamping: $0.count)) }
     }
 
     public func fillCircle(center: Point, radius: Double, _ color: Color) {
-        guard radius > 0 else { return }
+        // No screen is taller than 16384 rows: a larger (or infinite) radius draws that much, never traps.
+        guard radius > 0, radius.isFinite else { return }
         setColor(color)
-        let r = Int(radius.rounded(.up))
+        let r = min(radius, 16_384).saturated(Int.self, rounding: .up)
         var rows: [SDL_FRect] = []
         rows.reserveCapacity(2 * r + 1)
         for dy in -r...r {
@@ -309,7 +311,7 @@ public final class Canvas {
             guard half > 0 else { continue }
             rows.append(SDL_FRect(x: Float(center.x - half), y: Float(center.y + Double(dy)), w: Float(2 * half), h: 1))
         }
-        _ = rows.withUnsafeBufferPointer { SDL_RenderFillRectsF(renderer, $0.baseAddress, Int32($0.count)) }
+        _ = rows.withUnsafeBufferPointer { SDL_RenderFillRectsF(renderer, $0.baseAddress, Int32(clamping: $0.count)) }
     }
 
     public func strokeCircle(center: Point, radius: Double, _ color: Color) {

@@ -30,15 +30,21 @@ public struct StressScene: Sendable {
 
     /// Makes a crowd of `voices` voices. The same seed gives the same scene, and a smaller crowd is a prefix of a larger one.
     /// With `unitPitch` the crowd is the same (sounds, positions, loops) but every voice plays at pitch 1.
+    /// `voices` and `sampleRate` are clamped to `EngineConfiguration`'s limits, `radius` to `MixerLimits.distance` (a
+    /// non-finite one is 50) and `loopingFraction` to 0...1 (a NaN one is 0.7).
     public init(voices: Int, seed: UInt64 = StressScene.defaultSeed, sampleRate: Int = 48_000, loopingFraction: Double = 0.7,
-                radius: Float = 50, unitPitch: Bool = false) {
+                radius requestedRadius: Float = 50, unitPitch: Bool = false) {
+        let sampleRate = min(max(sampleRate, EngineConfiguration.sampleRates.lowerBound), EngineConfiguration.sampleRates.upperBound)
+        let radius = (try? requestedRadius.clamped(to: MixerLimits.distance, "radius")) ?? 50
+        let loopingFraction = (try? loopingFraction.clamped(to: 0...1, "loopingFraction")) ?? 0.7
+        let voices = min(max(voices, 0), EngineConfiguration.maxVoiceCounts.upperBound)
         self.sampleRate = sampleRate
         self.unitPitch = unitPitch
         sounds = StressScene.makeSounds(sampleRate: sampleRate, seed: seed)
         var rng = SplitMix64(seed: seed ^ 0x5CE7_E000)
         var specs: [VoiceSpec] = []
-        specs.reserveCapacity(max(voices, 0))
-        for _ in 0..<max(voices, 0) {
+        specs.reserveCapacity(voices)
+        for _ in 0..<voices {
             let sound = Int.random(in: 0..<sounds.count, using: &rng)
             let x = Float.random(in: -radius...radius, using: &rng)
             let y = Float.random(in: -radius / 10...radius / 10, using: &rng)
@@ -119,6 +125,17 @@ public struct StressOptions: Sendable {
         self.blockFrames = blockFrames
         self.music = music
         self.chaos = chaos
+    }
+
+    /// How long a run may be: up to a day.
+    public static let secondsRange: ClosedRange<Double> = 0...86_400
+
+    /// The options with `seconds` clamped to `secondsRange`; NaN and infinities are refused. The voice counts and
+    /// block size are checked by the engine's configuration.
+    public func validated() throws(EngineError) -> StressOptions {
+        var checked = self
+        do { checked.seconds = try seconds.clamped(to: Self.secondsRange, "seconds") } catch { throw .invalidNumber(error) }
+        return checked
     }
 }
 
@@ -211,7 +228,8 @@ public struct SoakReport: Sendable {
 
 extension StressScene {
     /// Renders the scene offline, as fast as the CPU allows, in blocks of `options.blockFrames`, calling `update()` after each.
-    public func run(_ options: StressOptions, isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+    public func run(_ requested: StressOptions, isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+        let options = try requested.validated()
         let engine = try AudioEngine(EngineConfiguration(
             output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
             maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
@@ -251,8 +269,9 @@ extension StressScene {
 
     /// Plays the scene through the real-time output (the default device, else SDL's dummy driver) for `options.seconds`,
     /// with a game loop calling `update()` at 60 Hz.
-    public func runRealtime(_ options: StressOptions, deviceName: String? = nil,
+    public func runRealtime(_ requested: StressOptions, deviceName: String? = nil,
                             isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+        let options = try requested.validated()
         let engine = try AudioEngine(EngineConfiguration(
             output: .device(name: deviceName), sampleRate: sampleRate, realVoices: options.realVoices,
             maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
@@ -446,8 +465,16 @@ extension StressScene {
     /// and buffers, voices, resident memory after `warmupSeconds`, and how long each block took to render.
     /// The warm-up covers one whole two-minute cycle: each kind of event (a skip to the MP3, an interruption, a
     /// route change) makes its one-time allocations the first time it happens, about 9 MB in all.
-    public func runSoak(_ options: StressOptions, oneShotsPerSecond: Double = 280, warmupSeconds: Double = 150,
+    public func runSoak(_ requested: StressOptions, oneShotsPerSecond requestedRate: Double = 280, warmupSeconds requestedWarmup: Double = 150,
                         isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+        let options = try requested.validated()
+        let oneShotsPerSecond: Double, warmupSeconds: Double
+        do {
+            oneShotsPerSecond = try requestedRate.clamped(to: 0...100_000, "oneShotsPerSecond")
+            warmupSeconds = try requestedWarmup.clamped(to: StressOptions.secondsRange, "warmupSeconds")
+        } catch {
+            throw .invalidNumber(error)
+        }
         let engine = try AudioEngine(EngineConfiguration(
             output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
             maxVoices: max(voices.count + 4096, options.realVoices, 1), blockFrames: options.blockFrames))
