@@ -9,10 +9,16 @@ packages=(
   libsdl2-image-dev libsdl2-ttf-dev fonts-dejavu-core
   # the side-by-side benchmark
   libsdl2-mixer-dev
-  # tools the tests use to make and inspect audio
+  # tools the tests use to make and inspect audio (sox, soxi, oggenc, vorbiscomment, lame)
   sox libsox-fmt-all vorbis-tools lame
-  # the real services the tests run against
-  pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl xvfb
+  # the real services the tests run against, and their clients (pactl, paplay, pacat, playerctl, gdbus)
+  pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl libglib2.0-bin
+  # the game's screenshot test: xvfb-run needs xauth, which xvfb only recommends
+  xvfb xauth
+  # the C API tests: `cc`, gcc and g++ compile the header, Tests/CAPI/capi_test.c and the C demo; valgrind checks them
+  gcc g++ libc6-dev valgrind
+  # Tests/Fuzz/run.sh writes a seed with python3; the fault tests mount a small tmpfs (mount, umount)
+  python3 mount
 )
 
 missing=()

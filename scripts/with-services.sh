@@ -2,8 +2,10 @@
 # Runs a command beside the real parts the tests use: a private PulseAudio server with two null sinks
 # ("speakers", the default, and "headphones") and a private D-Bus session bus. Everything lives in one
 # temporary folder and is stopped when the command ends. Exports, for the command:
-#   PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, AMBIENCE_TEST_SERVICES=1, AMBIENCE_TEST_RUNTIME (the folder)
+#   PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, AMBIENCE_TEST_SERVICES=1, AMBIENCE_TEST_RUNTIME (the folder),
+#   LANG=LC_ALL=C.UTF-8 (built into Debian's libc: in the C locale, oggenc turns a tag's "Tëst" into "T##st")
 set -euo pipefail
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
 
 root=$(mktemp -d /tmp/ambience-services.XXXXXX)
 export HOME="$root/home" XDG_CONFIG_HOME="$root/config" XDG_RUNTIME_DIR="$root/runtime" XDG_CACHE_HOME="$root/cache"

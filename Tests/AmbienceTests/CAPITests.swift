@@ -38,37 +38,15 @@ private enum CAPI {
         var killedBySignal: Bool
     }
 
-    /// Runs a command to completion (killed after `timeout` seconds), with its output.
+    /// Runs a command to completion (ended after `timeout` seconds: SIGTERM, then SIGKILL), with its output.
     static func run(_ arguments: [String], in folder: String = root, environment: [String: String] = [:],
                     timeout: Double = 300) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
         // Off the shared session bus: a C engine activating its (solo ambient) session would pause the mpv that the
         // MPRIS suite runs at the same time.
-        var base = ProcessInfo.processInfo.environment
-        base["DBUS_SESSION_BUS_ADDRESS"] = ""
-        process.environment = base.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = DispatchTime.now() + timeout
-        let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
-        DispatchQueue.global().asyncAfter(deadline: deadline, execute: killer)
-        // Read both pipes at once, so neither can fill up and stall the child.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        DispatchQueue.global().async(group: group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        killer.cancel()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errData, as: UTF8.self),
-                   killedBySignal: process.terminationReason == .uncaughtSignal)
+        let output = try ChildProcess.run(arguments, environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": ""].merging(environment) { $1 }),
+                                          directory: folder, timeout: timeout)
+        return Run(status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+                   stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal)
     }
 
     /// A private scratch folder, removed by the caller.
@@ -103,7 +81,7 @@ private enum CAPI {
 }
 
 extension SoundServerSuites {
-@Suite(.serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
 struct CAPITests {
     @Test func headerIsPlainC99AndCxxWithoutWarnings() throws {
         let folder = try CAPI.scratch()

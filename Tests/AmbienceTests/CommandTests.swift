@@ -4,7 +4,7 @@ import Testing
 @testable import AmbienceTool
 
 /// The `ambience` command as a black box: outputs, exit statuses, and one clear line for every bad input.
-@Suite struct CommandTests {
+@Suite(.timeLimit(.minutes(5))) struct CommandTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

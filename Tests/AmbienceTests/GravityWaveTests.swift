@@ -7,7 +7,7 @@ import AmbienceHost
 
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the
 /// session rules it follows.
-@Suite(.serialized) struct GravityWaveTests {
+@Suite(.timeLimit(.minutes(5)), .serialized) struct GravityWaveTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let assets = root.appendingPathComponent("Assets").path
     static let binary = root.appendingPathComponent(".build/debug/gravity-wave").path
@@ -153,21 +153,13 @@ import AmbienceHost
             return
         }
         let shot = fixtures.path("window.png")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/xvfb-run")
-        process.arguments = ["-a", "-s", "-screen 0 1024x768x24", Self.binary, "--pilot", "--seconds", "2", "--screenshot", shot, "--assets", Self.assets]
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = fixtures.path("config")
+        var environment = childEnvironment(["XDG_CONFIG_HOME": fixtures.path("config")])
         environment["SDL_AUDIODRIVER"] = environment["SDL_AUDIODRIVER"] ?? "dummy"
         environment["SDL_VIDEODRIVER"] = nil
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
+        let run = try ChildProcess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x768x24", Self.binary, "--pilot", "--seconds", "2",
+                                        "--screenshot", shot, "--assets", Self.assets], environment: environment, timeout: 120)
+        let text = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0 && !run.timedOut, "\(text)")
         #expect(text.contains("in a window") && text.contains("video x11"), "\(text)")
 
         let picture = try Self.decodePNG(shot)

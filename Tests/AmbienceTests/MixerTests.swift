@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The effects mixer, heard through offline renders.
-@Suite struct MixerTests {
+@Suite(.timeLimit(.minutes(5))) struct MixerTests {
     func engine(realVoices: Int = 256, maxVoices: Int = 16_384) throws -> AudioEngine {
         var configuration = EngineConfiguration.offline(realVoices: realVoices)
         configuration.maxVoices = maxVoices

@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The application music player, heard through offline renders.
-@Suite struct MusicPlayerTests {
+@Suite(.timeLimit(.minutes(5))) struct MusicPlayerTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

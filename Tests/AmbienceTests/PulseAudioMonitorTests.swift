@@ -9,7 +9,7 @@ private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST
 /// (route-change tests) and these never see each other's changes. Only the SDL test uses the shared server, because
 /// SDL follows `PULSE_SERVER`; it changes nothing there but its own stream. Serialized: SDL's audio is process-wide.
 extension SoundServerSuites {
-@Suite(.serialized, .enabled(if: servicesRunning, "needs pulseaudio and the environment of scripts/with-services.sh"))
+@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: servicesRunning, "needs pulseaudio and the environment of scripts/with-services.sh"))
 struct PulseAudioMonitorTests {
     @Test func listsSinksAndTheDefault() throws {
         let server = try PrivatePulseServer()
@@ -97,9 +97,8 @@ struct PulseAudioMonitorTests {
         let clock = ContinuousClock()
         let start = clock.now
         let player = try server.launch("paplay", wav)
-        let pid = player.processIdentifier
-        // SIGKILL: a child started from the test runner inherits a signal mask that blocks SIGTERM and SIGINT.
-        defer { if player.isRunning { kill(pid, SIGKILL); player.waitUntilExit() } }
+        let pid = player.pid
+        defer { player.kill() }
 
         let added = try #require(next(from: monitor, since: start, within: .seconds(2)) {
             if case .sinkInputAdded(let input) = $0 { input.processID == pid } else { false }
@@ -129,8 +128,7 @@ struct PulseAudioMonitorTests {
         print("PulseAudioMonitor: sinkInputChanged (muted) \(muted.latency) after the request")
 
         let stopped = clock.now
-        kill(pid, SIGKILL)
-        player.waitUntilExit()
+        player.kill()
         let removed = try #require(next(from: monitor, since: stopped) {
             if case .sinkInputRemoved(let input) = $0 { input.index == stream.index } else { false }
         })
@@ -207,7 +205,7 @@ struct PulseAudioMonitorTests {
 }
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
-@Suite struct PulseAudioMonitorFailureTests {
+@Suite(.timeLimit(.minutes(3))) struct PulseAudioMonitorFailureTests {
     @Test func deadSocketFailsFast() {
         let clock = ContinuousClock()
         let start = clock.now
@@ -349,15 +347,8 @@ private final class PrivatePulseServer {
     }
 
     /// Starts a client of this server (`paplay`, `pacat`, ...) in the background.
-    func launch(_ tool: String, _ arguments: String...) throws -> Process {
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        child.arguments = [tool] + arguments
-        child.environment = ProcessInfo.processInfo.environment.merging(["PULSE_SERVER": address]) { $1 }
-        child.standardOutput = FileHandle.nullDevice
-        child.standardError = FileHandle.nullDevice
-        try child.run()
-        return child
+    func launch(_ tool: String, _ arguments: String...) throws -> ChildProcess {
+        try ChildProcess([tool] + arguments, environment: childEnvironment(["PULSE_SERVER": address]))
     }
 
     /// SIGKILL, as if it crashed.

@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The music player's bridge between items at different rates.
-@Suite struct ResampledDecoderTests {
+@Suite(.timeLimit(.minutes(3))) struct ResampledDecoderTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Route changes against a real PulseAudio server (scripts/with-services.sh), through `ambience play --events-json`.
 extension SoundServerSuites {
-@Suite(.serialized, .enabled(if: PulseServer.isRunning, "needs the private PulseAudio server of scripts/with-services.sh"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: PulseServer.isRunning, "needs the private PulseAudio server of scripts/with-services.sh"))
 struct RouteChangeTests {
     let fixtures: Fixtures
     let music: String
@@ -131,7 +131,7 @@ struct RouteChangeTests {
         let started = try #require(player.waitFor(event: "started"))
         #expect(started.event["driver"] as? String == "dummy")
         #expect(player.waitFor(event: "stopped", timeout: 5) != nil)
-        player.process.waitUntilExit()
+        #expect(player.process.waitForExit(within: 10))
         #expect(player.process.terminationStatus == 0)
     }
 }

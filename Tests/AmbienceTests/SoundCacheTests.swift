@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Ambience
 
-@Suite struct SoundCacheTests {
+@Suite(.timeLimit(.minutes(3))) struct SoundCacheTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -89,7 +89,7 @@ struct SoxWAV: Sendable, CustomTestStringConvertible {
         + [1, 2].map { SoxWAV(bits: 32, float: true, channels: $0) }
 }
 
-@Suite struct WAVDecoderTests {
+@Suite(.timeLimit(.minutes(3))) struct WAVDecoderTests {
     @Test(arguments: SoxWAV.all)
     func decodesSoxSine(_ variant: SoxWAV) throws {
         let fixtures = try Fixtures()
@@ -204,7 +204,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite struct WAVExactDecodingTests {
+@Suite(.timeLimit(.minutes(3))) struct WAVExactDecodingTests {
     @Test(arguments: ExactCase.all)
     func convertsEveryEncodingExactly(_ c: ExactCase) throws {
         let fixtures = try Fixtures()
@@ -271,7 +271,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
 
 // MARK: - Bad input
 
-@Suite struct WAVBadInputTests {
+@Suite(.timeLimit(.minutes(3))) struct WAVBadInputTests {
     @Test func emptyFile() throws {
         let fixtures = try Fixtures()
         let path = try fixtures.write("empty.wav", bytes: [])
@@ -428,7 +428,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
 
 // MARK: - Writing
 
-@Suite struct WAVWriterTests {
+@Suite(.timeLimit(.minutes(3))) struct WAVWriterTests {
     static func testSignal(frames: Int, channels: Int) -> [Float] {
         (0..<(frames * channels)).map { i in
             let frame = i / channels, channel = i % channels

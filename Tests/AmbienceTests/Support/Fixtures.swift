@@ -19,23 +19,17 @@ final class Fixtures {
         try Fixtures.run(tool, arguments)
     }
 
+    /// Runs a tool (found on PATH) in `childEnvironment(environment)`; throws with its stderr when it does not exit 0
+    /// within `timeout` seconds.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String], environment: [String: String]? = nil) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [tool] + arguments
-        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw FixtureError.toolFailed("\(tool) \(arguments.joined(separator: " ")): \(String(decoding: errData, as: UTF8.self))")
+    static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> String {
+        let output = try ChildProcess.run([tool] + arguments, environment: childEnvironment(environment), timeout: timeout)
+        let command = ([tool] + arguments).joined(separator: " ")
+        guard !output.timedOut else { throw FixtureError.toolFailed("\(command): still running after \(timeout) s, killed") }
+        guard output.status == 0, !output.killedBySignal else {
+            throw FixtureError.toolFailed("\(command): \(String(decoding: output.stderr, as: UTF8.self))")
         }
-        return String(decoding: outData, as: UTF8.self)
+        return String(decoding: output.stdout, as: UTF8.self)
     }
 
     /// A sine WAV made by sox. `bits` 8/16/24/32, or `float: true` for 32-bit float.
@@ -111,8 +105,7 @@ extension Fixtures {
     func libraryMP3(_ relative: String, _ lameTags: [String] = []) throws -> String {
         let out = path(relative)
         try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try Fixtures.run("lame", ["--quiet", "-b", "64", "--id3v2-only", "--id3v2-utf16"] + lameTags + [try sourceWAV(rate: 44_100), out],
-                         environment: ["LC_ALL": "C.UTF-8"])
+        try run("lame", ["--quiet", "-b", "64", "--id3v2-only", "--id3v2-utf16"] + lameTags + [try sourceWAV(rate: 44_100), out])
         return out
     }
 

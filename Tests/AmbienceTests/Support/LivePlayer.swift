@@ -1,40 +1,46 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// A running `ambience play --events-json`: its JSON event lines as they arrive, and a stdin for commands.
-final class LivePlayer: @unchecked Sendable {
-    let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+final class LivePlayer: Sendable {
+    let process: ChildProcess
+    /// The write end of its stdin, until `stop()` closes it.
+    private let input: Mutex<Int32?>
     /// Complete lines so far, and the start of the next one.
     private let received = LineBuffer()
+    private let markers = Atomic<Int>(0)
 
     init(files: [String], arguments: [String] = [], environment: [String: String] = [:]) throws {
         // Writing a command to a player that has exited must fail, not kill the test process.
         signal(SIGPIPE, SIG_IGN)
-        process.executableURL = URL(fileURLWithPath: ToolRunner.executable)
-        process.arguments = ["play"] + files + ["--events-json"] + arguments
-        var env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        if environment["SDL_AUDIODRIVER"] == nil { env["SDL_AUDIODRIVER"] = "pulseaudio" }
+        var overrides = environment
+        if environment["SDL_AUDIODRIVER"] == nil { overrides["SDL_AUDIODRIVER"] = "pulseaudio" }
         // Off the shared session bus unless asked: its solo-ambient session would pause the MPRIS suite's mpv.
-        if environment["DBUS_SESSION_BUS_ADDRESS"] == nil { env["DBUS_SESSION_BUS_ADDRESS"] = "" }
-        process.environment = env
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        let received = self.received
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
-            received.append(data)
-        }
-        try process.run()
+        if environment["DBUS_SESSION_BUS_ADDRESS"] == nil { overrides["DBUS_SESSION_BUS_ADDRESS"] = "" }
+        process = try ChildProcess([ToolRunner.executable, "play"] + files + ["--events-json"] + arguments,
+                                   environment: childEnvironment(overrides), stdin: .pipe, stdout: .pipe)
+        input = Mutex(process.input)
+        // A thread of its own reads stdout to its end (the player's exit closes it), so the pipe never fills.
+        let output = process.output!, received = self.received
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+                if count > 0 { received.append(Data(buffer[0..<count])) } else if count < 0 && errno == EINTR { continue } else { break }
+            }
+            close(output)
+        }.start()
     }
 
     deinit { stop() }
 
     func send(_ command: String) {
-        try? input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
+        input.withLock { fd in
+            guard let fd else { return }
+            let line = Array((command + "\n").utf8)
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }   // a whole line: far below PIPE_BUF
+        }
     }
 
     var events: [[String: Any]] {
@@ -44,9 +50,9 @@ final class LivePlayer: @unchecked Sendable {
     /// Waits for an event matching `predicate`; returns it and how long it took.
     @discardableResult
     func waitFor(timeout: Double = 5, after count: Int = 0, _ predicate: ([String: Any]) -> Bool) -> (event: [String: Any], seconds: Double)? {
-        let start = Date()
-        while Date().timeIntervalSince(start) < timeout {
-            if let hit = events.dropFirst(count).first(where: predicate) { return (hit, Date().timeIntervalSince(start)) }
+        let start = monotonicSeconds()
+        while monotonicSeconds() - start < timeout {
+            if let hit = events.dropFirst(count).first(where: predicate) { return (hit, monotonicSeconds() - start) }
             usleep(5_000)
         }
         return nil
@@ -56,13 +62,31 @@ final class LivePlayer: @unchecked Sendable {
         waitFor(timeout: timeout, after: count) { $0["event"] as? String == name && extra($0) }
     }
 
+    /// Sends the player two commands it does not know, one after the other, and waits for the note that answers
+    /// each: once they are in, so is everything its engine reported in the loop turns before. How a test shows that
+    /// something did *not* happen without sleeping. (The loop reports its engine's events, then reads commands: a
+    /// command sent on seeing an event is read a turn later; the second marker covers one more turn.)
+    func roundTrip(timeout: Double = 5) -> Bool {
+        for _ in 0..<2 {
+            let marker = "marker-\(markers.add(1, ordering: .relaxed).newValue)"
+            let seen = events.count
+            send(marker)
+            guard waitFor(event: "note", timeout: timeout, after: seen, { ($0["text"] as? String)?.contains("'\(marker)'") == true }) != nil
+            else { return false }
+        }
+        return true
+    }
+
+    /// Asks the player to quit; after 3 s it is terminated (SIGTERM, SIGKILL 2 s later). Safe to call more than once.
     func stop() {
-        guard process.isRunning else { return }
-        send("quit")
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        if process.isRunning {
+            send("quit")
+            if !process.waitForExit(within: 3) { process.terminate(grace: 2) }
+        }
+        input.withLock { fd in
+            if let fd { close(fd) }
+            fd = nil
+        }
     }
 }
 

@@ -3,14 +3,14 @@ import Glibc
 @testable import Ambience
 
 /// A pulseaudio or dbus-daemon of the test's own, at a fixed address, that can be killed and started again there.
-/// Started with `posix_spawn`, never `Process`: pulseaudio closes every inherited descriptor at start-up, which
+/// A `ChildProcess`, never a Foundation `Process`: pulseaudio closes every inherited descriptor at start-up, which
 /// Foundation takes for the child's exit, and later `Process.waitUntilExit()` calls in the test process hang.
 final class ThrowawayService {
     let address: String
     let environment: [String: String]
     private let arguments: [String]
     private let isReady: () -> Bool
-    private var pid: pid_t = 0
+    private var process: ChildProcess?
 
     private init(arguments: [String], address: String, environment: [String: String], isReady: @escaping () -> Bool) throws {
         self.arguments = arguments
@@ -35,7 +35,7 @@ final class ThrowawayService {
             arguments: ["pulseaudio", "-n", "-F", config, "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit=yes",
                         "--use-pid-file=no", "--realtime=no", "--high-priority=no", "--log-target=file:\(fixtures.path("pulseaudio.log"))"],
             address: address, environment: environment,
-            isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment)) != nil })
+            isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment, timeout: 5)) != nil })
     }
 
     static func dbus(in fixtures: Fixtures) throws -> ThrowawayService {
@@ -51,46 +51,17 @@ final class ThrowawayService {
     func start() throws {
         kill()
         if arguments[0] == "dbus-daemon", let path = address.split(separator: "=").last { unlink(String(path)) }
-        pid = try spawn(arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
-        let deadline = Date().addingTimeInterval(10)
-        while !isReady() {
-            guard Date() < deadline, waitpid(pid, nil, WNOHANG) == 0 else {
-                kill()
-                throw FixtureError.toolFailed("\(arguments[0]) did not start")
-            }
-            usleep(20_000)
+        let process = try ChildProcess(arguments, environment: childEnvironment(environment))
+        self.process = process
+        guard eventually(within: 10, { !process.isRunning || isReady() }), process.isRunning else {
+            kill()
+            throw FixtureError.toolFailed("\(arguments[0]) did not start")
         }
     }
 
     /// SIGKILL, no clean-up: as if it crashed. Safe to call more than once.
     func kill() {
-        guard pid > 0 else { return }
-        Glibc.kill(pid, SIGKILL)
-        waitpid(pid, nil, 0)
-        pid = 0
+        process?.kill()
+        process = nil
     }
-}
-
-/// Starts `arguments[0]` (searched on PATH) with no signals blocked, stdin, stdout and stderr on /dev/null.
-func spawn(_ arguments: [String], environment: [String: String]) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var none = sigset_t()
-    sigemptyset(&none)
-    posix_spawnattr_setsigmask(&attributes, &none)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
-    var pid: pid_t = 0
-    let status = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
-    guard status == 0 else { throw FixtureError.toolFailed("posix_spawnp \(arguments[0]): \(String(cString: strerror(status)))") }
-    return pid
 }

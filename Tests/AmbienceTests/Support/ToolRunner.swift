@@ -8,6 +8,8 @@ enum ToolRunner {
         var stderr: String
         /// True when the process ended by a signal rather than by exiting.
         var killedBySignal: Bool
+        /// True when it ran past its timeout and was ended (SIGTERM, then SIGKILL).
+        var timedOut: Bool
         var stderrLines: [Substring] { stderr.split(separator: "\n") }
     }
 
@@ -18,23 +20,11 @@ enum ToolRunner {
         return root.appendingPathComponent(".build/debug/ambience").path
     }
 
+    /// Runs `ambience ARGUMENTS` with stdin on /dev/null; it is ended after `timeout` seconds (see `ChildProcess.run`).
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self), killedBySignal: process.terminationReason == .uncaughtSignal)
+        let output = try ChildProcess.run([executable] + arguments, environment: childEnvironment(environment), timeout: timeout)
+        return Result(status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+                      stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
+                      timedOut: output.timedOut)
     }
 }
