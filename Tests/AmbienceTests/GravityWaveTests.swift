@@ -483,8 +483,8 @@ import AmbienceHost
 
 /// Other apps' players as the session sees them, without D-Bus.
 final class FakePlayers: OtherPlayers, Sendable {
-    private let state: Mutex<(playing: [String], paused: [String], resumed: [String])>
-    init(playing: [String]) { state = Mutex((playing, [], [])) }
+    private let state: Lock<(playing: [String], paused: [String], resumed: [String])>
+    init(playing: [String]) { state = Lock((playing, [], [])) }
     var paused: [String] { state.withLock { $0.paused } }
     var resumed: [String] { state.withLock { $0.resumed } }
     func playingPlayers() -> [String] { state.withLock { $0.playing } }

@@ -364,9 +364,9 @@ private final class FakeControls: MPRISPlayerControls {
         var time: Double = 0
         var volume: Float = 1
     }
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
-    init(items: [MediaItem]) { state = Mutex(State(items: items)) }
+    init(items: [MediaItem]) { state = Lock(State(items: items)) }
 
     var playbackState: PlaybackState { state.withLock { $0.playback } }
     var nowPlayingItem: MediaItem? { state.withLock { $0.items.indices.contains($0.index) ? $0.items[$0.index] : nil } }

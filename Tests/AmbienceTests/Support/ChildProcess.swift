@@ -1,4 +1,5 @@
 import Foundation
+@testable import Ambience
 import Glibc
 import Synchronization
 
@@ -28,7 +29,7 @@ final class ChildProcess: Sendable {
     let input: Int32?, output: Int32?, errors: Int32?
     let command: String
     /// The raw wait status, once reaped.
-    private let reaped = Mutex<Int32?>(nil)
+    private let reaped = Lock<Int32?>(nil)
 
     init(_ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
          stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
@@ -161,25 +162,46 @@ extension ChildProcess {
     /// about `timeout + 2 * grace` seconds whatever the program does.
     static func run(_ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
                     timeout: Double, grace: Double = 2) throws -> Output {
-        // The runner as it was (ToolRunner before this change): stdout read to its end, then stderr, then a timeout.
         let start = monotonicSeconds()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: outData, stderr: errData,
-                      killedBySignal: process.terminationReason == .uncaughtSignal, timedOut: false, seconds: monotonicSeconds() - start)
+        let child = try ChildProcess(arguments, environment: environment, directory: directory, stdout: .pipe, stderr: .pipe)
+        var streams: [(fd: Int32, data: Data, open: Bool)] = [(child.output!, Data(), true), (child.errors!, Data(), true)]
+        defer { for stream in streams { close(stream.fd) } }
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var terminatedAt: Double?, killedAt: Double?, exitedAt: Double?
+        while true {
+            let now = monotonicSeconds()
+            let running = child.isRunning
+            if !running && !streams.contains(where: \.open) { break }
+            if running && terminatedAt == nil && now - start >= timeout {
+                child.signalGroup(SIGTERM)
+                terminatedAt = now
+            }
+            if !running && exitedAt == nil { exitedAt = now }
+            // Past the grace period: the child ignored SIGTERM, or it exited and something it started holds the pipes.
+            let overdue = terminatedAt.map { now - $0 >= grace } == true || exitedAt.map { now - $0 >= grace } == true
+            if overdue && killedAt == nil {
+                child.signalGroup(SIGKILL)
+                killedAt = now
+            }
+            // SIGKILL ends everything in the group at once; a pipe still open a second later was passed outside it.
+            if let killedAt, now - killedAt > 1 { break }
+            var polled = streams.filter(\.open).map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            guard !polled.isEmpty else { usleep(10_000); continue }
+            guard poll(&polled, nfds_t(polled.count), 50) > 0 else { continue }
+            for entry in polled where entry.revents != 0 {
+                guard let index = streams.firstIndex(where: { $0.fd == entry.fd }) else { continue }
+                let count = read(entry.fd, &chunk, chunk.count)
+                if count > 0 {
+                    if streams[index].data.count < captureLimit { streams[index].data.append(contentsOf: chunk[0..<count]) }
+                } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                    streams[index].open = false
+                }
+            }
+        }
+        if child.isRunning { child.kill() }
+        return Output(status: child.terminationStatus, stdout: streams[0].data, stderr: streams[1].data,
+                      killedBySignal: child.terminationReason == .uncaughtSignal, timedOut: terminatedAt != nil,
+                      seconds: monotonicSeconds() - start)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+@testable import Ambience
 import Glibc
 import Synchronization
 
@@ -6,7 +7,7 @@ import Synchronization
 final class LivePlayer: Sendable {
     let process: ChildProcess
     /// The write end of its stdin, until `stop()` closes it.
-    private let input: Mutex<Int32?>
+    private let input: Lock<Int32?>
     /// Complete lines so far, and the start of the next one.
     private let received = LineBuffer()
     private let markers = Atomic<Int>(0)
@@ -20,7 +21,7 @@ final class LivePlayer: Sendable {
         if environment["DBUS_SESSION_BUS_ADDRESS"] == nil { overrides["DBUS_SESSION_BUS_ADDRESS"] = "" }
         process = try ChildProcess([ToolRunner.executable, "play"] + files + ["--events-json"] + arguments,
                                    environment: childEnvironment(overrides), stdin: .pipe, stdout: .pipe)
-        input = Mutex(process.input)
+        input = Lock(process.input)
         // A thread of its own reads stdout to its end (the player's exit closes it), so the pipe never fills.
         let output = process.output!, received = self.received
         Thread {
@@ -92,7 +93,7 @@ final class LivePlayer: Sendable {
 
 /// Complete lines so far, and the start of the next one.
 final class LineBuffer: Sendable {
-    private let state = Mutex<(lines: [String], partial: String)>(([], ""))
+    private let state = Lock<(lines: [String], partial: String)>(([], ""))
 
     func append(_ data: Data) {
         state.withLock { state in
