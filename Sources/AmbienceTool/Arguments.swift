@@ -1,11 +1,5 @@
 import Ambience
 
-/// A usage mistake: the command prints it with the subcommand's usage and exits 2.
-public struct UsageError: Error, CustomStringConvertible {
-    public var description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// A failed operation: the command prints `ambience: <description>` and exits 1.
 struct ToolFailure: Error, CustomStringConvertible {
     var description: String

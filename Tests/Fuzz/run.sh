@@ -16,9 +16,9 @@ work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 binary="$work/ambience-fuzz"
 
-sources=(Sources/Ambience/Decoding/*.swift Sources/AmbienceTool/SFXCue.swift Sources/AmbienceTool/Arguments.swift
-         Sources/Ambience/Library/Playlist.swift Tests/Fuzz/*.swift)
-swiftc -sanitize=fuzzer,address -parse-as-library -module-name AmbienceFuzz -O -g \
+sources=(Sources/Ambience/Decoding/*.swift Sources/Ambience/Platform/*.swift Sources/AmbienceTool/SFXCue.swift
+         Sources/AmbienceTool/UsageError.swift Sources/Ambience/Library/Playlist.swift Tests/Fuzz/*.swift)
+swiftc -sanitize=fuzzer,address -parse-as-library -module-name AmbienceFuzz -package-name Ambience -O -g \
   -I Sources/CVorbisFile -I Sources/CMPG123 -lvorbisfile -lvorbis -logg -lmpg123 \
   "${sources[@]}" -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 
