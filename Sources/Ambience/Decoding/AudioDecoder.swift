@@ -31,6 +31,61 @@ public struct AudioInfo: Sendable, Equatable {
     public var warnings: [String] = []
 
     public var duration: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
+
+    /// Bytes the whole stream takes decoded: `frames × channels` 32-bit floats (saturating, never trapping).
+    public var decodedBytes: Int64 {
+        let (samples, overflow1) = max(frames, 0).multipliedReportingOverflow(by: Int64(max(channels, 0)))
+        let (bytes, overflow2) = samples.multipliedReportingOverflow(by: Int64(MemoryLayout<Float>.size))
+        return overflow1 || overflow2 ? .max : bytes
+    }
+}
+
+// MARK: - What a header may claim
+
+extension AudioInfo {
+    /// The sample rates a decoder accepts from a header: 1 Hz to 768 kHz. Anything else is damage, not audio.
+    public static let sampleRates = 1...768_000
+    /// The most channels a stream may have: 8, a 7.1 layout. Wider streams are refused with
+    /// `DecodingError.tooManyChannels`; the mixer folds anything over two channels to stereo when it loads a sound.
+    public static let maximumChannels = 8
+    /// The longest stream, in frames: 2^40, more than 260 days at 48 kHz. Within it, every product of a position
+    /// and a sample rate that the engine computes fits in 64 bits.
+    public static let maximumFrames: Int64 = 1 << 40
+
+    /// A header's sample rate and channel count as the engine's integers, or why they are refused.
+    static func checkedFormat(sampleRate: some BinaryInteger, channels: some BinaryInteger,
+                              path: String) throws(DecodingError) -> (sampleRate: Int, channels: Int) {
+        let channelCount: Int
+        do {
+            channelCount = try channels.checked(Int.self, in: 1...Int.max, "channels")
+        } catch {
+            throw .corrupt(path, reason: "\(channels) channels")
+        }
+        guard channelCount <= maximumChannels else { throw .tooManyChannels(path, channels: channelCount) }
+        do {
+            let rate = try sampleRate.checked(Int.self, in: sampleRates.lowerBound...sampleRates.upperBound, "sample rate")
+            return (rate, channelCount)
+        } catch {
+            throw .corrupt(path, reason: "sample rate \(sampleRate) Hz is out of range")
+        }
+    }
+
+    /// The frame `seconds` into the stream, where a seek to that time goes: clamped to `0...frames`. NaN and
+    /// infinities are refused, so no caller's time reaches a decoder unchecked.
+    public func frame(atTime seconds: Double) throws(InvalidNumber) -> Int64 {
+        let time = min(max(try seconds.finite("seek time"), 0), duration)
+        // Within 0...duration, the product is at most `frames` (give or take rounding): it always fits.
+        return min(try (time * Double(sampleRate)).integer(Int64.self, rounding: .down, "seek frame"), frames)
+    }
+
+    /// A stream length the decoder worked out or read, refused when it is negative or over `maximumFrames`.
+    static func checkedLength(_ frames: Int64, path: String) throws(DecodingError) -> Int64 {
+        guard frames >= 0 else { throw .corrupt(path, reason: "negative length (\(frames) frames)") }
+        guard frames <= maximumFrames else {
+            throw .corrupt(path, reason: "claims \(frames) frames, more than the \(maximumFrames) a stream may have")
+        }
+        return frames
+    }
 }
 
 /// A stream of decoded audio. Output is interleaved 32-bit float in the file's own rate and channel count.

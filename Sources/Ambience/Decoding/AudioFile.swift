@@ -34,10 +34,15 @@ public enum AudioFile {
         try open(path).info
     }
 
-    /// Decodes a whole file into memory.
-    public static func decode(_ path: String) throws(DecodingError) -> PCMBuffer {
+    /// The most bytes of decoded audio one whole sound may take: what one OpenAL buffer takes, since
+    /// `alBufferData` counts its bytes in an `ALsizei` (2^31 − 1).
+    public static let maximumDecodedBytes = Int64(Int32.max)
+
+    /// Decodes a whole file into memory. Before any audio is decoded, its decoded size (`AudioInfo.decodedBytes`)
+    /// is checked against `limit`, at most `maximumDecodedBytes`: a larger file is `DecodingError.tooLarge`.
+    public static func decode(_ path: String, limit: Int64 = maximumDecodedBytes) throws(DecodingError) -> PCMBuffer {
         let decoder = try open(path)
-        return try PCMBuffer(decodingAllOf: decoder)
+        return try PCMBuffer(decodingAllOf: decoder, limit: limit, name: path)
     }
 
     /// The format the file's first bytes announce.
@@ -107,23 +112,33 @@ public struct PCMBuffer: Sendable, Equatable {
     public var frames: Int { channels > 0 ? samples.count / channels : 0 }
     public var duration: Double { Double(frames) / Double(sampleRate) }
 
-    /// Reads a decoder to its end.
-    public init(decodingAllOf decoder: any AudioDecoder) throws(DecodingError) {
+    /// Reads a decoder to its end. The stream's decoded size is checked against `limit` (at most
+    /// `AudioFile.maximumDecodedBytes`) before anything is decoded, and again as it decodes, so a stream that
+    /// decodes to more than its header said still stops at the limit. `name` is how errors show the stream.
+    public init(decodingAllOf decoder: any AudioDecoder, limit: Int64 = AudioFile.maximumDecodedBytes,
+                name: String = "audio") throws(DecodingError) {
         let info = decoder.info
+        let limit = min(max(limit, 0), AudioFile.maximumDecodedBytes)
+        guard info.decodedBytes <= limit else { throw .tooLarge(name, bytes: info.decodedBytes, limit: limit) }
+        guard info.channels > 0 else { throw .corrupt(name, reason: "\(info.channels) channels") }
         sampleRate = info.sampleRate
         channels = info.channels
-        // Trust the claimed length only as a hint, and never beyond a sane bound.
-        let hint = Int(min(max(info.frames, 0), 1 << 26)) * info.channels
+        let bytesPerFrame = Int64(info.channels * MemoryLayout<Float>.size)
+        // Within the limit, the stated size is a fair reservation; the loop below holds to the limit either way.
         samples = []
-        samples.reserveCapacity(hint)
+        samples.reserveCapacity(Int(info.decodedBytes) / MemoryLayout<Float>.size)
         let chunkFrames = 4096
         var chunk = [Float](repeating: 0, count: chunkFrames * info.channels)
+        var decoded: Int64 = 0
         while true {
             let got = try chunk.withUnsafeMutableBufferPointer { (p) throws(DecodingError) -> Int in
                 try decoder.read(into: p.baseAddress!, frames: chunkFrames)
             }
-            if got == 0 { break }
-            samples.append(contentsOf: chunk[0..<(got * info.channels)])
+            if got <= 0 { break }
+            decoded += Int64(min(got, chunkFrames))
+            let (bytes, overflow) = decoded.multipliedReportingOverflow(by: bytesPerFrame)
+            guard !overflow, bytes <= limit else { throw .tooLarge(name, bytes: overflow ? .max : bytes, limit: limit) }
+            samples.append(contentsOf: chunk[0..<(min(got, chunkFrames) * info.channels)])
         }
     }
 }

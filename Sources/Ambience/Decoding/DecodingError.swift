@@ -10,6 +10,11 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
     case unsupportedFormat(String)
     /// The format was recognised, but the stream is damaged or not usable.
     case corrupt(String, reason: String)
+    /// The stream has more channels than the engine mixes (`AudioInfo.maximumChannels`).
+    case tooManyChannels(String, channels: Int)
+    /// Decoded whole, the audio would take `bytes` bytes: more than the `limit` it was to fit in (the sound cache's
+    /// budget, or what one OpenAL buffer holds).
+    case tooLarge(String, bytes: Int64, limit: Int64)
 
     /// The same error, about `path` instead.
     public func naming(_ path: String) -> DecodingError {
@@ -18,26 +23,37 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
         case .unreadable(_, let code): .unreadable(path, errno: code)
         case .unsupportedFormat: .unsupportedFormat(path)
         case .corrupt(_, let reason): .corrupt(path, reason: reason)
+        case .tooManyChannels(_, let channels): .tooManyChannels(path, channels: channels)
+        case .tooLarge(_, let bytes, let limit): .tooLarge(path, bytes: bytes, limit: limit)
         }
     }
 
     /// The path the error is about.
     public var path: String {
         switch self {
-        case .empty(let p), .unreadable(let p, _), .unsupportedFormat(let p), .corrupt(let p, _): p
+        case .empty(let p), .unreadable(let p, _), .unsupportedFormat(let p), .corrupt(let p, _), .tooManyChannels(let p, _),
+             .tooLarge(let p, _, _): p
         }
     }
 
-    public var description: String {
+    /// What is wrong, without the path: "empty file", "sample rate 0 Hz is out of range".
+    public var reason: String {
         switch self {
-        case .empty(let path):
-            "\(path): empty file"
-        case .unreadable(let path, let code):
-            "\(path): cannot read (\(String(cString: strerror(code))))"
-        case .unsupportedFormat(let path):
-            "\(path): not a WAV, Ogg Vorbis or MP3 file"
-        case .corrupt(let path, let reason):
-            "\(path): \(reason)"
+        case .empty:
+            "empty file"
+        case .unreadable(_, let code):
+            "cannot read (\(String(cString: strerror(code))))"
+        case .unsupportedFormat:
+            "not a WAV, Ogg Vorbis or MP3 file"
+        case .corrupt(_, let reason):
+            reason
+        case .tooManyChannels(_, let channels):
+            "\(channels) channels is more than the \(AudioInfo.maximumChannels) supported"
+        case .tooLarge(_, let bytes, let limit):
+            "decoded, it takes \(bytes) bytes, over the \(limit) bytes a sound loaded whole may take "
+                + "(stream it with the music player instead)"
         }
     }
+
+    public var description: String { "\(path): \(reason)" }
 }

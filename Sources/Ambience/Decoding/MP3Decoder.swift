@@ -128,9 +128,10 @@ final class MP3Decoder: AudioDecoder {
         guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue else {
             try explainMissingFormat(handle, descriptor: descriptor, path: path)
         }
-        guard rate > 0, channels == 1 || channels == 2, encoding == Int32(MPG123_ENC_FLOAT_32.rawValue) else {
+        guard encoding == Int32(MPG123_ENC_FLOAT_32.rawValue) else {
             throw .corrupt(path, reason: "unexpected output format: \(rate) Hz, \(channels) channels, encoding \(encoding)")
         }
+        let format = try AudioInfo.checkedFormat(sampleRate: rate, channels: channels, path: path)
         // The whole-file scan counts every MPEG frame; with the LAME header's delay and padding that makes the
         // length exact. It returns to the start afterwards.
         try check(mpg123_scan(handle), "cannot scan the stream")
@@ -138,7 +139,8 @@ final class MP3Decoder: AudioDecoder {
         guard length > 0 else { throw .corrupt(path, reason: "no MPEG audio frames") }
 
         let (tags, picture) = readTags(handle)
-        return (AudioInfo(format: .mp3, sampleRate: rate, channels: Int(channels), frames: Int64(length), tags: tags), picture)
+        return (AudioInfo(format: .mp3, sampleRate: format.sampleRate, channels: format.channels,
+                          frames: try AudioInfo.checkedLength(Int64(length), path: path), tags: tags), picture)
     }
 
     /// Why `mpg123_getformat` found nothing. libmpg123 reports a file that ends before any MPEG frame (for

@@ -19,19 +19,24 @@ final class ResampledDecoder: AudioDecoder {
 
     static let chunkFrames = 4096
 
+    /// Rates are taken within `AudioInfo.sampleRates` and the source's length within `AudioInfo.maximumFrames`,
+    /// which every decoder already guarantees: inside those bounds no product below can overflow.
     init(_ source: any AudioDecoder, rate: Int) {
         self.source = source
-        sourceRate = Int64(max(source.info.sampleRate, 1))
-        self.rate = Int64(max(rate, 1))
+        let rates = AudioInfo.sampleRates
+        sourceRate = Int64(min(max(source.info.sampleRate, rates.lowerBound), rates.upperBound))
+        self.rate = Int64(min(max(rate, rates.lowerBound), rates.upperBound))
         channels = max(source.info.channels, 1)
         var info = source.info
-        info.sampleRate = rate
-        info.frames = (source.info.frames * self.rate + sourceRate - 1) / sourceRate
+        info.sampleRate = Int(self.rate)
+        let sourceFrames = min(max(source.info.frames, 0), AudioInfo.maximumFrames)
+        info.frames = (sourceFrames * self.rate + sourceRate - 1) / sourceRate
         self.info = info
         window = Array(repeating: 0, count: (Self.chunkFrames + 1) * channels)
         windowStart = source.position
         // Start at the first output frame that lies at or after where the source stands.
-        position = (source.position * self.rate + sourceRate - 1) / sourceRate
+        let start = min(max(source.position, 0), sourceFrames)
+        position = (start * self.rate + sourceRate - 1) / sourceRate
     }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {

@@ -62,11 +62,14 @@ final class VorbisDecoder: AudioDecoder {
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
+        // Never past the stated length, which is what a caller sized its memory for: a stream whose pages claim
+        // less than its packets decode to ends where the claim does.
+        let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
         var written = 0
-        while written < frames {
+        while written < wanted {
             var planes: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?
             var link: Int32 = 0
-            let got = ov_read_float(file, &planes, Int32(clamping: frames - written), &link)
+            let got = ov_read_float(file, &planes, Int32(clamping: wanted - written), &link)
             if got == 0 {
                 // The end of the stream before its last frame: the file shrank since it was opened. What was read
                 // is returned, then the next read says so.
@@ -80,7 +83,7 @@ final class VorbisDecoder: AudioDecoder {
                 let at = position
                 throw .corrupt(path, reason: "\(Self.describe(Int32(clamping: got))) at frame \(at)")
             }
-            let count = Int(got)
+            let count = min(Int(got), wanted - written)   // libvorbisfile never returns more than asked; kept in bounds anyway
             let out = buffer + written * channels
             for channel in 0..<channels {
                 guard let plane = planes[channel] else { continue }
@@ -187,18 +190,20 @@ final class VorbisDecoder: AudioDecoder {
         }
     }
 
+    /// The most frames one byte of a Vorbis stream can decode to: a packet is at least one byte and gives at most
+    /// half of the largest block size the specification allows (8192).
+    static let maximumFramesPerByte: Int64 = 4096
+
     /// Rate, channels, exact length and tags. Chained streams are accepted only when every link has the first
     /// link's rate and channel count, since a decoder's output format is fixed.
     private static func readInfo(of file: UnsafeMutablePointer<OggVorbis_File>, path: String) throws(DecodingError) -> AudioInfo {
         guard ov_seekable(file) != 0 else { throw .corrupt(path, reason: "stream is not seekable") }
         guard let first = ov_info(file, 0) else { throw .corrupt(path, reason: "no Vorbis stream information") }
         let rate = first.pointee.rate, channels = first.pointee.channels
-        guard rate > 0, channels > 0 else {
-            throw .corrupt(path, reason: "invalid stream: \(rate) Hz, \(channels) channels")
-        }
+        let format = try AudioInfo.checkedFormat(sampleRate: rate, channels: channels, path: path)
         let links = ov_streams(file)
         for link in 1..<max(links, 1) {
-            guard let other = ov_info(file, Int32(link)) else { continue }
+            guard let other = ov_info(file, Int32(clamping: link)) else { continue }
             if other.pointee.rate != rate || other.pointee.channels != channels {
                 throw .corrupt(path, reason: "chained stream changes format: link \(link + 1) is "
                     + "\(other.pointee.rate) Hz, \(other.pointee.channels) channels; link 1 is \(rate) Hz, \(channels) channels")
@@ -206,8 +211,15 @@ final class VorbisDecoder: AudioDecoder {
         }
         let frames = ov_pcm_total(file, -1)
         guard frames >= 0 else { throw .corrupt(path, reason: "cannot determine length: \(describe(Int32(clamping: frames)))") }
-        return AudioInfo(format: .ogg, sampleRate: rate, channels: Int(channels), frames: frames,
-                         tags: tags(from: comments(of: file, link: 0)))
+        // The length comes from the last page's granule position: a claim. One Vorbis packet takes at least a byte
+        // and gives at most half the largest block (4096 frames), so a file cannot hold more than that per byte.
+        let size = Int64(max(ov_raw_total(file, -1), 0))
+        let (possible, overflow) = size.multipliedReportingOverflow(by: maximumFramesPerByte)
+        guard overflow || frames <= possible else {
+            throw .corrupt(path, reason: "claims \(frames) frames, more than its \(size) bytes can hold (at most \(possible))")
+        }
+        return AudioInfo(format: .ogg, sampleRate: format.sampleRate, channels: format.channels,
+                         frames: try AudioInfo.checkedLength(frames, path: path), tags: tags(from: comments(of: file, link: 0)))
     }
 
     // MARK: - Comments

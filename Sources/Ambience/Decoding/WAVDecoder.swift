@@ -3,8 +3,9 @@ import Glibc
 /// A RIFF/WAVE (or RF64/BW64) file, parsed by hand and streamed from disk.
 ///
 /// Integer PCM of 8 (unsigned), 16, 24 and 32 bits, IEEE float of 32 and 64 bits, plain or WAVE_FORMAT_EXTENSIBLE,
-/// 1 to 8 channels. Audio is read with `pread` in chunks of at most `chunkBytes`; no allocation depends on a size
-/// that the file claims. Owns its file descriptor.
+/// 1 to 8 channels at 1 Hz to 768 kHz (`AudioInfo.sampleRates`, `AudioInfo.maximumChannels`). Every size in the
+/// header is a claim: the data chunk's length is cut to the bytes present. Audio is read with `pread` in chunks of
+/// at most `chunkBytes`; no allocation depends on a size that the file claims. Owns its file descriptor.
 final class WAVDecoder: AudioDecoder {
     let info: AudioInfo
     private(set) var position: Int64 = 0
@@ -21,8 +22,6 @@ final class WAVDecoder: AudioDecoder {
     static let maxChunks = 10_000
     /// The most bytes of a LIST chunk read for tags.
     static let maxListBytes = 64 * 1024
-    static let sampleRates = 1...768_000
-    static let channelCounts = 1...8
 
     init(path: String) throws(DecodingError) {
         let (fd, size) = try AudioFile.openRegularFile(path)
@@ -294,7 +293,7 @@ extension WAVDecoder {
                 warnings.append("data chunk claims \(dataClaim) bytes but only \(present) are present")
                 usable = present
             }
-            frames = usable / Int64(blockAlign)
+            frames = try AudioInfo.checkedLength(usable / Int64(blockAlign), path: path)
         }
 
         struct Format {
@@ -313,14 +312,8 @@ extension WAVDecoder {
                   let blockAlign16 = fmt.u16(12), let bits16 = fmt.u16(14) else {
                 throw .corrupt(path, reason: "fmt chunk is \(claimedSize) bytes, too short (need 16)")
             }
-            let channels = Int(channels16), rate = Int(rate32), blockAlign = Int(blockAlign16), bits = Int(bits16)
-            guard channels > 0 else { throw .corrupt(path, reason: "0 channels") }
-            guard WAVDecoder.channelCounts.contains(channels) else {
-                throw .corrupt(path, reason: "\(channels) channels is more than the \(WAVDecoder.channelCounts.upperBound) supported")
-            }
-            guard WAVDecoder.sampleRates.contains(rate) else {
-                throw .corrupt(path, reason: "sample rate \(rate) Hz is out of range")
-            }
+            let (rate, channels) = try AudioInfo.checkedFormat(sampleRate: rate32, channels: channels16, path: path)
+            let blockAlign = Int(blockAlign16), bits = Int(bits16)
 
             var codec = tag
             var codecName = "format tag \(hex(tag)) (\(tagName(tag)))"

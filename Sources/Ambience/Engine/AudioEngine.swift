@@ -272,6 +272,11 @@ public final class AudioEngine: @unchecked Sendable {
     // MARK: Sounds and voices
 
     /// Loads a file as a `Sound`, or returns the one already loaded from the same path.
+    ///
+    /// A sound is decoded whole into memory, so its decoded size (frames × channels × 4 bytes) must fit both the
+    /// cache's `soundMemoryBudget` and one OpenAL buffer (under 2 GiB). A file over either is refused before any of
+    /// it is decoded, with `EngineError.decoding(.tooLarge(path, bytes:limit:))`; it does not fall back to
+    /// streaming. Long audio is music: play it with `musicPlayer`, which streams.
     public func load(_ path: String) throws(EngineError) -> Sound {
         try cache.sound(for: path, mixer: mixer)
     }

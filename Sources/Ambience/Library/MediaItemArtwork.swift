@@ -24,12 +24,18 @@ public struct ArtworkImage: Sendable, Hashable {
 /// Why a picture could not be used. Each case names the file (or the audio file that embeds the picture).
 public enum ArtworkError: Error, CustomStringConvertible, Equatable, Sendable {
     case tooLarge(String, bytes: Int)
+    /// The picture's header claims more pixels than `MediaItemArtwork.maximumPixelSide` on a side or
+    /// `MediaItemArtwork.maximumPixels` in all; it was not decoded.
+    case tooManyPixels(String, width: Int, height: Int)
     case unreadable(String, reason: String)
     case undecodable(String, reason: String)
 
     public var description: String {
         switch self {
         case .tooLarge(let path, let bytes): "\(path): image is \(bytes) bytes, over the 16 MB limit; ignored"
+        case .tooManyPixels(let path, let width, let height):
+            "\(path): image is \(width)×\(height) pixels, over the limit of \(MediaItemArtwork.maximumPixelSide) a side "
+                + "and \(MediaItemArtwork.maximumPixels) in all; ignored"
         case .unreadable(let path, let reason): "\(path): \(reason)"
         case .undecodable(let path, let reason): "\(path): cannot decode image (\(reason))"
         }
@@ -39,7 +45,9 @@ public enum ArtworkError: Error, CustomStringConvertible, Equatable, Sendable {
 /// An item's cover picture: embedded in the file (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE) or a `cover.*` /
 /// `folder.*` image (JPEG or PNG) beside it. Decoded with SDL2_image; nothing else in the project calls SDL_image.
 ///
-/// Keeps the encoded image (at most 16 MB) and decodes it on each `image(size:)`.
+/// Keeps the encoded image (at most 16 MB) and decodes it on each `image(size:)`. Only PNG, JPEG, GIF, BMP and WebP
+/// pictures are decoded, and only once their header's width and height are within `maximumPixelSide` and
+/// `maximumPixels`: a picture that claims more is skipped with `ArtworkError.tooManyPixels`, never decoded.
 public final class MediaItemArtwork: Sendable {
     public enum Source: Sendable, Hashable {
         /// Embedded in the audio file's tags, with its MIME type.
@@ -56,6 +64,11 @@ public final class MediaItemArtwork: Sendable {
 
     /// The largest side `image(size:)` makes: more is a mistake, not a cover.
     public static let maximumImageSide = 8192
+    /// The longest side a picture may claim to be decoded at all: 16384 pixels.
+    public static let maximumPixelSide = 16384
+    /// The most pixels a picture may claim to be decoded at all: 2^25 (32 Mpixel, 128 MiB as RGBA; a large cover
+    /// is 3000×3000, 9 Mpixel).
+    public static let maximumPixels = 1 << 25
 
     /// Checks that `data` decodes, and reads its size. `name` says where the picture came from, for errors.
     public init(data: [UInt8], source: Source, name: String) throws(ArtworkError) {
@@ -159,18 +172,49 @@ public final class MediaItemArtwork: Sendable {
 
     // MARK: SDL
 
+    /// The picture's header, refused unless its size is within the pixel limits. Reads no pixel.
+    static func checkedHeader(_ data: [UInt8], name: String) throws(ArtworkError) -> ImageHeader {
+        let header: ImageHeader
+        switch ImageHeader.read(data) {
+        case .success(let read): header = read
+        case .failure(let problem): throw .undecodable(name, reason: problem.reason)
+        }
+        guard header.width > 0, header.height > 0 else { throw .undecodable(name, reason: "image has no pixels") }
+        let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
+        guard header.width <= maximumPixelSide, header.height <= maximumPixelSide, !overflow, pixels <= maximumPixels else {
+            throw .tooManyPixels(name, width: header.width, height: header.height)
+        }
+        return header
+    }
+
     /// Decodes `data` with SDL2_image, converts it to RGBA32 and calls `body` with the surface (freed afterwards).
+    /// The header is checked first, and the decoder is the one for the format the header was read as.
     private static func withDecodedSurface<T>(_ data: [UInt8], name: String,
                                               _ body: (UnsafeMutablePointer<SDL_Surface>) -> T) throws(ArtworkError) -> T {
+        let header = try checkedHeader(data, name: name)
         if let problem = pngProblem(data) { throw .undecodable(name, reason: problem) }
+        let size: Int32
+        do { size = try data.count.exactly(Int32.self, "image bytes") } catch { throw .tooLarge(name, bytes: data.count) }
         let decoded = data.withUnsafeBytes { raw -> Result<UnsafeMutablePointer<SDL_Surface>, ArtworkError> in
-            guard let stream = SDL_RWFromConstMem(raw.baseAddress, Int32(raw.count)) else {
+            guard let stream = SDL_RWFromConstMem(raw.baseAddress, size) else {
                 return .failure(.undecodable(name, reason: sdlError()))
             }
-            // IMG_Load_RW closes the stream (freesrc = 1), also when it fails.
-            guard let surface = IMG_Load_RW(stream, 1) else { return .failure(.undecodable(name, reason: sdlError())) }
+            defer { SDL_RWclose(stream) }
+            let loaded: UnsafeMutablePointer<SDL_Surface>? = switch header.format {
+            case .png: IMG_LoadPNG_RW(stream)
+            case .jpeg: IMG_LoadJPG_RW(stream)
+            case .gif: IMG_LoadGIF_RW(stream)
+            case .bmp: IMG_LoadBMP_RW(stream)
+            case .webp: IMG_LoadWEBP_RW(stream)
+            }
+            guard let surface = loaded else { return .failure(.undecodable(name, reason: sdlError())) }
             defer { SDL_FreeSurface(surface) }
-            guard surface.pointee.w > 0, surface.pointee.h > 0 else { return .failure(.undecodable(name, reason: "image has no pixels")) }
+            let width = Int(surface.pointee.w), height = Int(surface.pointee.h)
+            guard width > 0, height > 0 else { return .failure(.undecodable(name, reason: "image has no pixels")) }
+            // A decoder that made more than the header said is not trusted with the rest.
+            guard width <= header.width, height <= header.height else {
+                return .failure(.undecodable(name, reason: "decoded to \(width)×\(height) pixels, over the \(header.width)×\(header.height) its header states"))
+            }
             guard let rgba = SDL_ConvertSurfaceFormat(surface, SDL_PIXELFORMAT_RGBA32.rawValue, 0) else {
                 return .failure(.undecodable(name, reason: sdlError()))
             }

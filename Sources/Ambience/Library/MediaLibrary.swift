@@ -17,6 +17,8 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable, Sendable {
     case folderUnreadable(String, errno: Int32)
     /// `cancelScan()` stopped a scan. What it had indexed so far is kept.
     case cancelled
+    /// A number given to the library is NaN or infinite.
+    case invalidNumber(InvalidNumber)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable, Sendable {
         case .noIndex(let path): "\(path): no library index here yet (run 'ambience library scan DIR' first)"
         case .folderUnreadable(let path, let code): "\(path): cannot read folder (\(String(cString: strerror(code))))"
         case .cancelled: "scan cancelled"
+        case .invalidNumber(let number): "\(number)"
         }
     }
 }
@@ -118,12 +121,15 @@ public final class MediaLibrary: @unchecked Sendable {
     ///   - folders: the folders to scan; by default the XDG music folder (`MediaLibrary.defaultFolder()`).
     ///   - databasePath: the index; by default `$XDG_CACHE_HOME/ambience/library.sqlite`. Its folder is created.
     ///   - createIfMissing: when false, a missing index is `LibraryError.noIndex` instead of a new empty one.
-    ///   - busyTimeout: seconds to wait for another process's lock before treating the file as unusable.
+    ///   - busyTimeout: seconds to wait for another process's lock before treating the file as unusable; clamped to
+    ///     0…2147483 (SQLite counts it in a C `int` of milliseconds). NaN and infinities are `.invalidNumber`.
     ///
     /// A database file that is damaged, not a database, or locked past `busyTimeout` is moved aside (to
     /// `<path>.broken`) and rebuilt; the next scan report carries a warning saying so.
     public init(folders: [String]? = nil, databasePath: String? = nil, createIfMissing: Bool = true,
-                busyTimeout: Double = 2) throws(LibraryError) {
+                busyTimeout requestedTimeout: Double = 2) throws(LibraryError) {
+        let busyTimeout: Double
+        do { busyTimeout = try requestedTimeout.clamped(to: SQLiteDatabase.busyTimeouts, "busy timeout") } catch { throw .invalidNumber(error) }
         let environment = ProcessInfo.processInfo.environment
         let chosen = folders ?? [Self.defaultFolder(environment: environment)]
         self.folders = chosen.map(Self.canonicalFolder)
@@ -903,7 +909,7 @@ enum LibraryFileReader {
             default: picture = nil
             }
         } catch {
-            return .failure(reason(error))
+            return .failure(error.reason)
         }
         warnings += info.warnings
         if info.tags.hasArtwork && picture == nil {
@@ -949,16 +955,6 @@ enum LibraryFileReader {
             }
         }
         return text.isEmpty ? nil : text
-    }
-
-    /// A decoding error's reason without its path (the report names the file).
-    static func reason(_ error: DecodingError) -> String {
-        switch error {
-        case .empty: "empty file"
-        case .unreadable(_, let code): "cannot read (\(String(cString: strerror(code))))"
-        case .unsupportedFormat: "not a WAV, Ogg Vorbis or MP3 file"
-        case .corrupt(_, let reason): reason
-        }
     }
 }
 
@@ -1029,9 +1025,17 @@ extension RawPath {
         var status = stat()
         let result = withCString(path) { followSymlinks ? stat($0, &status) : lstat($0, &status) }
         guard result == 0 else { return nil }
-        return Status(mode: status.st_mode, size: Int64(status.st_size),
-                      mtime: Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec),
+        return Status(mode: status.st_mode, size: Int64(status.st_size), mtime: nanoseconds(status.st_mtim),
                       identity: FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+    }
+
+    /// A file time in nanoseconds since the epoch, saturating at `Int64`'s ends: a file system may store any 64-bit
+    /// second count (a file from a card whose clock said the year 2300), and only changes of it matter here.
+    static func nanoseconds(_ time: timespec) -> Int64 {
+        let (seconds, overflow) = Int64(time.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflow2) = seconds.addingReportingOverflow(Int64(time.tv_nsec))
+        guard overflow || overflow2 else { return total }
+        return time.tv_sec < 0 ? .min : .max
     }
 
     /// The names in a folder (without `.` and `..`), sorted by bytes.

@@ -3,6 +3,7 @@ import Foundation   // trimmingCharacters(in:) for the #PLAYLIST: name
 /// An `.m3u`/`.m3u8` playlist: one entry per line, `#` lines are comments or `#EXT…` directives.
 /// Parsing is pure (bytes in, entries and warnings out: no file system, no SQLite), so it is tested and fuzzed
 /// on its own (Tests/Fuzz, target `m3u`). `PlaylistFile.read` in MediaLibrary.swift reads the file.
+/// It runs in time linear in the input: every step on a line moves a slice's ends, never copies what is left.
 enum PlaylistFile {
     struct Entry {
         var line: Int
@@ -22,10 +23,12 @@ enum PlaylistFile {
         var lineNumber = 0
         for rawLine in text.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            var line = Array(rawLine)
-            while let last = line.last, last == UInt8(ascii: "\r") || last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { line.removeLast() }
-            while let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { line.removeFirst() }
-            if line.isEmpty { continue }
+            let isBlank = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+            var trimmed = rawLine
+            while let last = trimmed.last, last == UInt8(ascii: "\r") || isBlank(last) { trimmed = trimmed.dropLast() }
+            while let first = trimmed.first, isBlank(first) { trimmed = trimmed.dropFirst() }
+            if trimmed.isEmpty { continue }
+            let line = Array(trimmed)
             if line.first == UInt8(ascii: "#") {
                 let directive = Array("#PLAYLIST:".utf8)
                 if line.starts(with: directive) {

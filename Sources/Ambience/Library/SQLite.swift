@@ -68,7 +68,7 @@ final class SQLiteDatabase {
     private var statements: [String: SQLiteStatement] = [:]
 
     /// Opens (and with `.create`, creates) the database at `path`. `busyTimeout` is how long a statement waits for
-    /// another connection's lock before failing with `.locked`.
+    /// another connection's lock before failing with `.locked`: seconds, taken within `busyTimeouts` (NaN is none).
     init(path: String, flags: OpenFlags = [.readWrite, .create], busyTimeout: Double = 2) throws(SQLiteError) {
         var db: OpaquePointer?
         let status = sqlite3_open_v2(path, &db, flags.rawValue | SQLITE_OPEN_NOMUTEX, nil)
@@ -80,8 +80,11 @@ final class SQLiteDatabase {
         self.path = path
         handle = db
         sqlite3_extended_result_codes(db, 0)
-        sqlite3_busy_timeout(db, Int32(clamping: Int((busyTimeout * 1000).rounded())))
+        sqlite3_busy_timeout(db, (busyTimeout * 1000).saturated(Int32.self))
     }
+
+    /// The busy timeouts SQLite can wait, in seconds: its timeout is a C `int` of milliseconds.
+    static let busyTimeouts = 0...Double(Int32.max) / 1000
 
     deinit {
         statements.removeAll()   // finalize every statement before the connection closes
@@ -284,7 +287,7 @@ private final class SQLiteStatement {
                           reason: "statement takes \(expected) values, \(values.count) given")
         }
         for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
+            let index = Int32(clamping: offset + 1)   // offset < the parameter count, itself an Int32
             let status: Int32
             switch value {
             case .null:
@@ -295,11 +298,14 @@ private final class SQLiteStatement {
                 status = sqlite3_bind_double(handle, index, number)
             case .text(let text):
                 // withCString gives a pointer even for "" (a null pointer would bind NULL instead of empty text).
-                status = text.withCString { sqlite3_bind_text(handle, index, $0, Int32(clamping: text.utf8.count), Self.transient) }
+                // The 64-bit length is exact: text over SQLite's length limit is SQLITE_TOOBIG, never cut short.
+                status = text.withCString {
+                    sqlite3_bind_text64(handle, index, $0, UInt64(text.utf8.count), Self.transient, UInt8(SQLITE_UTF8))
+                }
             case .blob(let bytes):
                 status = bytes.withUnsafeBytes { raw in
                     // A zero-length blob still needs a non-null pointer, or SQLite binds NULL.
-                    sqlite3_bind_blob(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(clamping: raw.count), Self.transient)
+                    sqlite3_bind_blob64(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(raw.count), Self.transient)
                 }
             }
             guard status == SQLITE_OK else { throw database.error(status) }

@@ -17,7 +17,11 @@ final class SoundCache: Sendable {
 
     var memoryInUse: Int { state.withLock { $0.memory } }
 
-    /// The cached sound for `path`, decoding and uploading it on a miss.
+    /// The most decoded bytes one sound may take: the whole budget, and never more than one OpenAL buffer holds.
+    var soundLimit: Int64 { min(Int64(max(budget, 0)), AudioFile.maximumDecodedBytes) }
+
+    /// The cached sound for `path`, decoding and uploading it on a miss. A file whose decoded size is over
+    /// `soundLimit` is refused with `DecodingError.tooLarge` before any of it is decoded.
     func sound(for path: String, mixer: Mixer) throws(EngineError) -> Sound {
         let key = SoundCache.key(path)
         if let hit = state.withLock({ $0.byPath[key] }), hit.isLoadedNow(in: mixer) {
@@ -25,7 +29,7 @@ final class SoundCache: Sendable {
             return hit
         }
         let pcm: PCMBuffer
-        do { pcm = try AudioFile.decode(path) } catch { throw .decoding(error) }
+        do { pcm = try AudioFile.decode(path, limit: soundLimit) } catch { throw .decoding(error) }
         guard let sound = mixer.makeSound(pcm, name: path) else { throw .outOfMixerMemory(path) }
         let kept = state.withLock { state -> Sound in
             if let raced = state.byPath[key], raced.isLoadedNow(in: mixer) { return raced }
