@@ -68,8 +68,10 @@ private func corruptReason(_ path: String) -> String? {
         _ = try WAVDecoder(path: path)
         return nil
     } catch {
-        if case .corrupt(_, let reason) = error { return reason }
-        return "not .corrupt: \(error)"
+        switch error {
+        case .corrupt, .tooManyChannels: return error.reason
+        default: return "not .corrupt: \(error)"
+        }
     }
 }
 
