@@ -27,9 +27,9 @@
  *
  * Numbers.  Every float and double argument (gains, pitch, pan, positions, velocities, fades, times, volumes)
  *   is checked by the same rules as the Swift API: NaN and infinities give AMBIENCE_ERROR_INVALID_ARGUMENT and
- *   change nothing; finite values outside their range are clamped into it. The ranges: gain and bus gain 0..64,
- *   pitch 0.01..16, pan -1..1, occlusion 0..1, fades and fade-ins 0..86400 s, positions and velocities
- *   -1e9..1e9 per axis, listener distances 1e-6..1e9, rolloff and doppler 0..100, ducking depth 0..96 dB,
+ *   change nothing, checked before the voice (so a stale voice gives it too); finite values outside their range
+ *   are clamped into it. The ranges: gain and bus gain 0..64, pitch 0.01..16, pan -1..1, occlusion 0..1, fades
+ *   and fade-ins 0..86400 s, positions and velocities -1e9..1e9 per axis, listener distances 1e-6..1e9, rolloff and doppler 0..100, ducking depth 0..96 dB,
  *   music volume 0..1, crossfade 0..60 s, music time 0..the item's length. Engine configurations outside their
  *   limits (sample_rate 8000..192000, real_voices 1..4096, max_voices real_voices..1048576, block_frames
  *   16..16384) are refused.

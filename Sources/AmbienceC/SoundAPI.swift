@@ -180,6 +180,7 @@ public func ambience_play(_ sound: OpaquePointer?, _ options: UnsafePointer<ambi
 @_cdecl("ambience_voice_stop")
 public func ambience_voice_stop(_ voice: UInt64, _ fade: Double) -> ambience_status {
     api("ambience_voice_stop") {
+        try checked { () throws(InvalidNumber) in _ = try fade.clamped(to: MixerLimits.seconds, "fade") }
         try voiceCall(voice) { $0.voice.stop(fade: fade) }
         if fade <= 0 { registry.withLock { $0.removeVoice(voice) } }
     }
@@ -198,6 +199,7 @@ public func ambience_voice_resume(_ voice: UInt64) -> ambience_status {
 @_cdecl("ambience_voice_set_gain")
 public func ambience_voice_set_gain(_ voice: UInt64, _ gain: Float) -> ambience_status {
     api("ambience_voice_set_gain") {
+        try checked { () throws(InvalidNumber) in _ = try gain.clamped(to: MixerLimits.gain, "gain") }
         try voiceCall(voice) { $0.voice.setGain(gain) }
     }
 }
@@ -205,6 +207,7 @@ public func ambience_voice_set_gain(_ voice: UInt64, _ gain: Float) -> ambience_
 @_cdecl("ambience_voice_set_pitch")
 public func ambience_voice_set_pitch(_ voice: UInt64, _ pitch: Float) -> ambience_status {
     api("ambience_voice_set_pitch") {
+        try checked { () throws(InvalidNumber) in _ = try pitch.clamped(to: MixerLimits.pitch, "pitch") }
         try voiceCall(voice) { $0.voice.setPitch(pitch) }
     }
 }
@@ -224,6 +227,7 @@ public func ambience_voice_set_pan(_ voice: UInt64, _ pan: Float) -> ambience_st
 @_cdecl("ambience_voice_set_position")
 public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_position") {
+        try checked { () throws(InvalidNumber) in _ = try Placement.world(x: x, y: y, z: z).validated() }
         let velocity: (x: Float, y: Float, z: Float)
         if case .world(_, _, _, let v) = try voiceEntry(voice).placement { velocity = v } else { velocity = (0, 0, 0) }
         try place(voice, .world(x: x, y: y, z: z, velocity: velocity))
@@ -233,6 +237,7 @@ public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float,
 @_cdecl("ambience_voice_set_velocity")
 public func ambience_voice_set_velocity(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_velocity") {
+        try checked { () throws(InvalidNumber) in _ = try Placement.world(x: 0, y: 0, z: 0, velocity: (x, y, z)).validated() }
         guard case .world(let px, let py, let pz, _) = try voiceEntry(voice).placement else {
             throw APIError.invalid("voice \(voice) is panned, not placed in the world: set its position first")
         }
@@ -243,6 +248,10 @@ public func ambience_voice_set_velocity(_ voice: UInt64, _ x: Float, _ y: Float,
 @_cdecl("ambience_voice_fade")
 public func ambience_voice_fade(_ voice: UInt64, _ gain: Float, _ seconds: Double) -> ambience_status {
     api("ambience_voice_fade") {
+        try checked { () throws(InvalidNumber) in
+            _ = try gain.clamped(to: MixerLimits.gain, "gain")
+            _ = try seconds.clamped(to: MixerLimits.seconds, "seconds")
+        }
         try voiceCall(voice) { $0.voice.fade(to: gain, over: seconds) }
     }
 }
@@ -250,6 +259,7 @@ public func ambience_voice_fade(_ voice: UInt64, _ gain: Float, _ seconds: Doubl
 @_cdecl("ambience_voice_set_occlusion")
 public func ambience_voice_set_occlusion(_ voice: UInt64, _ amount: Float) -> ambience_status {
     api("ambience_voice_set_occlusion") {
+        try checked { () throws(InvalidNumber) in _ = try amount.clamped(to: MixerLimits.occlusion, "occlusion") }
         let entry = try voiceEntry(voice)
         guard entry.owner.hasEffects else {
             throw APIError(AMBIENCE_ERROR_UNSUPPORTED, "occlusion needs OpenAL's EFX extension, which this device lacks")

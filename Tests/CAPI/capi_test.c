@@ -418,6 +418,16 @@ static void test_render_levels(ambience_engine *engine) {
         EXPECT(ambience_voice_get_elapsed(voice, &elapsed), AMBIENCE_ERROR_STALE_VOICE);
     }
     EXPECT(ambience_voice_pause(AMBIENCE_VOICE_NONE), AMBIENCE_ERROR_STALE_VOICE);
+    /* Numbers are checked before the voice: NaN is an invalid argument whether or not the voice still plays. */
+    EXPECT(ambience_voice_set_gain(voice, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_set_pitch(voice, (float)INFINITY), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_set_pan(voice, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_set_position(voice, 0, (float)NAN, 0), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_set_velocity(voice, (float)-INFINITY, 0, 0), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_fade(voice, 0, (double)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_stop(voice, (double)INFINITY), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_set_occlusion(voice, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_voice_set_gain(AMBIENCE_VOICE_NONE, (float)NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
     EXPECT(ambience_voice_pause((ambience_voice)0x7fffffffffffULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
     CHECK(render_rms(engine, -1) < 1e-4);
     OK(ambience_sound_unload(sound));
