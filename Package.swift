@@ -41,7 +41,9 @@ let package = Package(
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
         .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbienceHost"], path: "Demos/GravityWave/Core"),
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
-        .testTarget(name: "AmbienceTests", dependencies: ["Ambience", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore"]),
+        // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
+        .testTarget(name: "AmbienceTests",
+                    dependencies: ["Ambience", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
     ],
     swiftLanguageModes: [.v6]
 )

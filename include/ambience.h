@@ -240,9 +240,9 @@ ambience_status ambience_engine_get_capabilities(ambience_engine *engine, ambien
 ambience_status ambience_sound_load(ambience_engine *engine, const char *path, ambience_sound **out_sound);
 
 /*
- * Makes a sound from `frames` frames of samples in memory (interleaved floats, -1..1, `channels` 1 or 2, at
- * `sample_rate` 1000..384000), copied. `name` (UTF-8, copied; NULL: "pcm") names it in messages. Sounds made this way
- * are not cached and never evicted.
+ * Makes a sound from `frames` frames of samples in memory (interleaved floats, -1..1, every one finite; `channels`
+ * 1..8, more than two folded to stereo; `sample_rate` 1..768000, as a file's header may claim), copied. `name`
+ * (UTF-8, copied; NULL: "pcm") names it in messages. Sounds made this way are not cached and never evicted.
  */
 ambience_status ambience_sound_create_pcm(ambience_engine *engine, const char *name, const float *samples,
                                           size_t frames, int32_t channels, int32_t sample_rate,

@@ -2,8 +2,8 @@
 # The engine under the sanitizers (CI runs it after test.sh; mostly building, on 2 cores):
 #   1. ThreadSanitizer: the stress scene (also under route changes), the C API from five threads, and the
 #      desktop threads' suites (see the tsan step below).
-#   2. AddressSanitizer and LeakSanitizer: the whole test suite but the C API suite (see below), beside the
-#      private PulseAudio and D-Bus servers of scripts/with-services.sh.
+#   2. AddressSanitizer and LeakSanitizer: the test suite, the instrumented command and C API included (see below),
+#      beside the private PulseAudio and D-Bus servers of scripts/with-services.sh.
 # Each build has its own scratch path (.build/tsan, .build/asan), so the normal build is left alone.
 #   scripts/sanitizers.sh [tsan|asan]...      (default: both)
 set -euo pipefail
@@ -93,11 +93,13 @@ for step in "${steps[@]}"; do
     # RouteChangeTests drive the normal build's `ambience play` in subprocesses (nothing of theirs runs
     # instrumented), and the MPRIS suite is about real players answering within timeouts: under ASan's slowdown
     # both only measure timing. They run in test.sh.
-    # LeakSanitizer stays on, with Tests/Sanitizers/lsan.supp for what system libraries keep. The C API suite is
-    # skipped: its C test program is built with plain `cc` and cannot link an ASan-instrumented libambience-c.so
-    # (undefined __asan_* symbols); valgrind checks the C API's memory in the normal run.
-    if ASAN_OPTIONS="detect_leaks=1 halt_on_error=1" LSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/lsan.supp" \
-        bash scripts/with-services.sh swift test --skip-build --sanitize=address --scratch-path .build/asan --skip CAPITests --skip RouteChangeTests --skip MPRISTests \
+    # LeakSanitizer stays on, with Tests/Sanitizers/lsan.supp for what system libraries keep. The command tests run
+    # the instrumented `ambience` (the one beside the test binary). The C API suite builds its C programs with the
+    # toolchain's clang and -fsanitize=address (AMBIENCE_TEST_CC), so they link the instrumented libambience-c.so;
+    # valgrind, which cannot run an ASan build, checks the plain one in test.sh.
+    if AMBIENCE_TEST_CC="$(dirname "$(command -v swift)")/clang -fsanitize=address" \
+        ASAN_OPTIONS="detect_leaks=1 halt_on_error=1" LSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/lsan.supp" \
+        bash scripts/with-services.sh swift test --skip-build --sanitize=address --scratch-path .build/asan --skip RouteChangeTests --skip MPRISTests \
         --no-parallel; then
       echo "sanitizers: asan: the test suite is clean (build $((built - start)) s, tests $(( $(seconds) - built )) s)"
     else

@@ -123,6 +123,20 @@ public struct BenchOptions: Sendable {
         self.music = music
         self.musicSeconds = musicSeconds
     }
+
+    /// The options when their times and sizes are ones the benchmark can run (seconds 0…600 per run, voice counts
+    /// 1…1,048,576), else a refusal naming the first that is not. `Benchmark.run` checks this first.
+    public func validated() throws(InvalidNumber) -> BenchOptions {
+        for (value, what) in [(seconds, "seconds"), (musicSeconds, "musicSeconds")] {
+            guard try value.finite(what) > 0, value <= 600 else {
+                throw InvalidNumber(what, value: "\(value)", expected: "above 0 and at most 600")
+            }
+        }
+        for count in voiceCounts + unitPitchVoiceCounts + [allRealUpTo, crowdRealVoices] {
+            _ = try count.checked(Int.self, in: 1...(1 << 20), "voice count")
+        }
+        return self
+    }
 }
 
 public struct BenchReport: Sendable {
@@ -140,8 +154,9 @@ public struct BenchReport: Sendable {
 
 /// The side-by-side benchmark: the stress scene through Ambience, raw OpenAL Soft and SDL_mixer, in one process.
 public enum Benchmark {
-    public static func run(_ options: BenchOptions, progress: (String) -> Void = { _ in },
-                           isCancelled: () -> Bool = { false }) -> BenchReport {
+    public static func run(_ requested: BenchOptions, progress: (String) -> Void = { _ in },
+                           isCancelled: () -> Bool = { false }) throws(InvalidNumber) -> BenchReport {
+        let options = try requested.validated()
         var report = BenchReport()
         report.seconds = options.seconds
         report.runs = options.runs

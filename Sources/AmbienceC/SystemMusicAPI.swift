@@ -48,8 +48,7 @@ public func ambience_system_music_previous(_ engine: OpaquePointer?) -> ambience
 @_cdecl("ambience_system_music_set_time")
 public func ambience_system_music_set_time(_ engine: OpaquePointer?, _ seconds: Double) -> ambience_status {
     systemMusic("ambience_system_music_set_time", engine) { player in
-        guard seconds.isFinite, seconds >= 0 else { throw APIError.invalid("seconds must be a number >= 0") }
-        player.currentPlaybackTime = seconds
+        try checked { () throws(InvalidNumber) in try player.seek(to: seconds) }
     }
 }
 

@@ -49,6 +49,27 @@ public struct HostConfiguration: Sendable {
         self.clock = clock
         self.focusLossIsBackground = focusLossIsBackground
     }
+
+    /// Game updates per second a host accepts.
+    public static let updateRates: ClosedRange<Double> = 1...1000
+    /// Frame-rate caps a host accepts, besides 0 (no cap).
+    public static let maxFrameRates: ClosedRange<Double> = 1...10_000
+
+    /// The configuration when its numbers are within the limits above and the sizes within 1…16384 pixels, else a
+    /// refusal that names the first that is not. `GameHost` checks this before it opens anything.
+    public func validated() throws(HostError) -> HostConfiguration {
+        func check(_ value: Double, _ range: ClosedRange<Double>, zeroAllowed: Bool, _ what: String) throws(HostError) {
+            guard value.isFinite, range.contains(value) || (zeroAllowed && value == 0) else {
+                let expected = "\(zeroAllowed ? "0 or " : "")a number within \(range.lowerBound)...\(range.upperBound)"
+                throw .invalidNumber(InvalidNumber(what, value: "\(value)", expected: expected))
+            }
+        }
+        try check(updateRate, Self.updateRates, zeroAllowed: false, "updateRate")
+        try check(maxFrameRate, Self.maxFrameRates, zeroAllowed: true, "maxFrameRate")
+        if let window { _ = try pixelSize(window.width, window.height) }
+        if let offscreenSize { _ = try pixelSize(offscreenSize.width, offscreenSize.height) }
+        return self
+    }
 }
 
 /// An SDL2 game loop around an `AudioEngine`: events in, fixed-step updates, one `engine.update()` per frame, a
@@ -108,7 +129,7 @@ public final class GameHost {
 
     public init(engine: AudioEngine, configuration: HostConfiguration = HostConfiguration()) throws(HostError) {
         self.engine = engine
-        self.configuration = configuration
+        self.configuration = try configuration.validated()
         timestep = FixedTimestep(rate: configuration.updateRate)
         background = BackgroundTracker(focusLossIsBackground: configuration.focusLossIsBackground)
         if let options = configuration.window {
@@ -175,7 +196,7 @@ public final class GameHost {
 
         if engine.isOffline {
             pendingAudioFrames += elapsed * Double(engine.configuration.sampleRate)
-            let frames = Int(pendingAudioFrames)
+            let frames = pendingAudioFrames.saturated(Int.self, rounding: .down)
             pendingAudioFrames -= Double(frames)
             if frames > 0 {
                 let renderStart = clock.now
@@ -195,7 +216,7 @@ public final class GameHost {
         if configuration.clock == .realTime, configuration.maxFrameRate > 0 {
             // Frames start on a fixed schedule, so sleeping late once does not slow the average; a frame that ran long
             // moves the schedule instead of causing a burst.
-            let period = Duration.nanoseconds(Int64(1e9 / configuration.maxFrameRate))
+            let period = Duration.nanoseconds((1e9 / configuration.maxFrameRate).saturated(Int64.self))
             let now = clock.now
             var next = nextFrameStart.map { $0 + period } ?? start + period
             if next < now - period { next = now }

@@ -9,16 +9,18 @@ public struct FixedTimestep: Sendable {
     public var maxStepsPerFrame: Int
     public private(set) var accumulator: Double = 0
 
+    /// Rates are clamped to `HostConfiguration.updateRates`; a rate that is not finite is 60.
     public init(rate: Double = 60, maxStepsPerFrame: Int = 5) {
-        step = 1 / rate
+        let limits = HostConfiguration.updateRates
+        step = 1 / (rate.isFinite ? min(max(rate, limits.lowerBound), limits.upperBound) : 60)
         self.maxStepsPerFrame = maxStepsPerFrame
     }
 
     /// Adds a frame's elapsed seconds; returns how many updates to run now.
     public mutating func advance(by elapsed: Double) -> Int {
-        accumulator += max(elapsed, 0)
+        if elapsed.isFinite { accumulator += max(elapsed, 0) }
         // A whisker of tolerance, so that a frame of exactly one step is one update despite rounding.
-        var steps = Int((accumulator + step * 1e-6) / step)
+        var steps = ((accumulator + step * 1e-6) / step).saturated(Int.self, rounding: .down)
         if steps > maxStepsPerFrame {
             steps = maxStepsPerFrame
             accumulator = 0

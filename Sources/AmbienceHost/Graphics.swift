@@ -84,7 +84,8 @@ public final class Picture: Sendable {
 
     /// Nil when `pixels` does not hold exactly `width * height * 4` bytes or a side is not positive.
     public init?(width: Int, height: Int, pixels: [UInt8]) {
-        guard width > 0, height > 0, pixels.count == width * height * 4 else { return nil }
+        let (area, overflow) = width.multipliedReportingOverflow(by: height)
+        guard width > 0, height > 0, !overflow, area <= Int.max / 4, pixels.count == area * 4 else { return nil }
         self.width = width
         self.height = height
         self.pixels = pixels

@@ -10,9 +10,10 @@ extension Picture {
         let folder = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let temporary = "\(folder)/.\(name).tmp-\(getpid())"
+        let (w, h) = try pixelSize(width, height)  // at most 16384 a side, so a row of 4-byte pixels fits Int32 too
         let status: Int32 = pixels.withUnsafeBytes { raw in
-            guard let surface = SDL_CreateRGBSurfaceWithFormatFrom(UnsafeMutableRawPointer(mutating: raw.baseAddress), Int32(width),
-                                                                   Int32(height), 32, Int32(width * 4), SDL_PIXELFORMAT_RGBA32.rawValue) else {
+            guard let surface = SDL_CreateRGBSurfaceWithFormatFrom(UnsafeMutableRawPointer(mutating: raw.baseAddress), w, h, 32,
+                                                                   w * 4, SDL_PIXELFORMAT_RGBA32.rawValue) else {
                 return -1
             }
             defer { SDL_FreeSurface(surface) }

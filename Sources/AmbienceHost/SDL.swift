@@ -12,9 +12,12 @@ public enum HostError: Error, CustomStringConvertible, Sendable, Equatable {
     case sdl(what: String, reason: String)
     case font(path: String, reason: String)
     case picture(path: String, reason: String)
+    /// A number in the host's configuration was NaN, infinite or out of its range; nothing was opened.
+    case invalidNumber(InvalidNumber)
 
     public var description: String {
         switch self {
+        case .invalidNumber(let e): e.description
         case .sdl(let what, let reason): "SDL \(what): \(reason)"
         case .font(let path, let reason): "\(path): cannot open font (\(reason))"
         case .picture(let path, let reason): "\(path): cannot write picture (\(reason))"
@@ -25,6 +28,15 @@ public enum HostError: Error, CustomStringConvertible, Sendable, Equatable {
 /// Bytes red, green, blue, alpha in memory (SDL_PIXELFORMAT_RGBA32). Asked of SDL by its masks: with three SDL
 /// modules in this target, the pixel-format enumerators are not visible through CSDL2 alone.
 let rgba32 = SDL_MasksToPixelFormatEnum(32, 0x0000_00FF, 0x0000_FF00, 0x00FF_0000, 0xFF00_0000)
+
+/// A window's, canvas's or picture's size as SDL takes it: 1…16384 pixels a side, or a refusal.
+func pixelSize(_ width: Int, _ height: Int) throws(HostError) -> (Int32, Int32) {
+    do {
+        return (try width.checked(Int32.self, in: 1...16_384, "width"), try height.checked(Int32.self, in: 1...16_384, "height"))
+    } catch {
+        throw .invalidNumber(error)
+    }
+}
 
 func sdlError() -> String {
     guard let message = SDL_GetError() else { return "unknown SDL error" }
@@ -162,8 +174,9 @@ final class Window {
 
     init(title: String, width: Int, height: Int, vsync: Bool) throws(HostError) {
         let flags = SDL_WINDOW_SHOWN.rawValue | SDL_WINDOW_RESIZABLE.rawValue
+        let (w, h) = try pixelSize(width, height)
         guard let window = SDL_CreateWindow(title, Int32(SDL_WINDOWPOS_UNDEFINED_MASK), Int32(SDL_WINDOWPOS_UNDEFINED_MASK),
-                                            Int32(width), Int32(height), flags) else {
+                                            w, h, flags) else {
             throw .sdl(what: "window", reason: sdlError())
         }
         self.window = window
@@ -227,13 +240,14 @@ public final class Canvas {
         self.height = height
         var info = SDL_RendererInfo()
         rendererName = SDL_GetRendererInfo(renderer, &info) == 0 ? info.name.map { String(cString: $0) } ?? "?" : "?"
-        if surface == nil { SDL_RenderSetLogicalSize(renderer, Int32(width), Int32(height)) }
+        if surface == nil, let (w, h) = try? pixelSize(width, height) { SDL_RenderSetLogicalSize(renderer, w, h) }
         SDL_SetRenderDrawBlendMode(renderer, SDL_BLENDMODE_BLEND)
     }
 
     /// A canvas that draws into memory with SDL's software renderer: no display or video driver needed.
     public convenience init(offscreenWidth width: Int, height: Int) throws(HostError) {
-        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, Int32(width), Int32(height), 32, rgba32) else {
+        let (w, h) = try pixelSize(width, height)
+        guard let surface = SDL_CreateRGBSurfaceWithFormat(0, w, h, 32, rgba32) else {
             throw .sdl(what: "offscreen surface", reason: sdlError())
         }
         guard let renderer = SDL_CreateSoftwareRenderer(surface) else {
@@ -315,7 +329,8 @@ public final class Canvas {
     }
 
     public func strokeCircle(center: Point, radius: Double, _ color: Color) {
-        let segments = max(12, min(96, Int(radius)))
+        guard radius > 0, radius.isFinite else { return }
+        let segments = max(12, min(96, radius.saturated(Int.self)))
         let points = (0...segments).map { i -> Point in
             let a = Double(i) / Double(segments) * 2 * Double.pi
             return Point(center.x + radius * cos(a), center.y + radius * sin(a))

@@ -16,9 +16,11 @@ public final class Font {
     private static let serials = Atomic<Int>(0)
 
     public init(path: String = Font.dejaVuSans, size: Int) throws(HostError) {
+        let points: Int32
+        do { points = try size.checked(Int32.self, in: 1...1000, "font size") } catch { throw .invalidNumber(error) }
         // TTF_Init counts its callers; each font's deinit balances its own call.
         guard TTF_Init() == 0 else { throw .font(path: path, reason: String(cString: SDL_GetError())) }
-        guard let font = TTF_OpenFont(path, Int32(size)) else {
+        guard let font = TTF_OpenFont(path, points) else {
             let reason = String(cString: SDL_GetError())
             TTF_Quit()
             throw .font(path: path, reason: reason)

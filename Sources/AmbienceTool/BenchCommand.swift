@@ -44,7 +44,7 @@ struct BenchCommand: Command {
         guard try arguments.finish().isEmpty else { throw UsageError("bench takes no positional arguments") }
         guard seconds > 0, seconds <= 600 else { throw UsageError("--seconds must be above 0 and at most 600") }
 
-        let report = Benchmark.run(options, progress: { _ in }, isCancelled: { Interrupt.requested })
+        let report = try Benchmark.run(options, progress: { _ in }, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
             print(describe(report).text)

@@ -17,15 +17,21 @@ struct InfoCommand: Command {
         if json {
             print(describe(info).text)
         } else {
-            print(files[0])
-            let rows: [(String, String?)] = [
-                ("format", info.format.rawValue), ("sample rate", "\(info.sampleRate) Hz"), ("channels", "\(info.channels)"),
-                ("frames", "\(info.frames)"), ("duration", DurationText.format(info.duration)), ("title", info.tags.title),
-                ("artist", info.tags.artist), ("album", info.tags.album), ("album artist", info.tags.albumArtist),
-                ("genre", info.tags.genre), ("composer", info.tags.composer), ("track", info.tags.trackNumber.map(String.init)),
-                ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no"),
-            ]
-            for (label, value) in rows { if let value { print("  " + label + String(repeating: " ", count: max(13 - label.count, 1)) + value) } }
+            for line in lines(path: files[0], info) { print(line) }
+        }
+    }
+
+    /// The text form: the path, then one "  label  value" line per known field.
+    static func lines(path: String, _ info: AudioInfo) -> [String] {
+        let rows: [(String, String?)] = [
+            ("format", info.format.rawValue), ("sample rate", "\(info.sampleRate) Hz"), ("channels", "\(info.channels)"),
+            ("frames", "\(info.frames)"), ("duration", DurationText.format(info.duration)), ("title", info.tags.title),
+            ("artist", info.tags.artist), ("album", info.tags.album), ("album artist", info.tags.albumArtist),
+            ("genre", info.tags.genre), ("composer", info.tags.composer), ("track", info.tags.trackNumber.map(String.init)),
+            ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no"),
+        ]
+        return [path] + rows.compactMap { label, value in
+            value.map { "  " + label + String(repeating: " ", count: max(13 - label.count, 1)) + $0 }
         }
     }
 

@@ -1,3 +1,5 @@
+import Ambience
+
 /// One `--sfx FILE@T[,gain=G][,pan=P][,pitch=X]` of `ambience render`.
 public struct SFXCue: Equatable, Sendable {
     public var path: String
@@ -13,8 +15,9 @@ public struct SFXCue: Equatable, Sendable {
         path = String(text[..<at])
         guard !path.isEmpty else { throw UsageError("--sfx '\(text)': missing FILE before @") }
         let fields = text[text.index(after: at)...].split(separator: ",", omittingEmptySubsequences: false)
-        guard let first = fields.first, let t = Double(first), t.isFinite, t >= 0, t <= 86_400 else {
-            throw UsageError("--sfx '\(text)': the time after @ must be seconds from 0 to 86400")
+        // The same time forms as --seconds: seconds ("1.5") or clock form ("1:30").
+        guard let first = fields.first, let t = DurationText.parse(String(first)), t.isFinite, t >= 0, t <= 86_400 else {
+            throw UsageError("--sfx '\(text)': the time after @ must be seconds (or m:ss) from 0 to 86400")
         }
         time = t
         for field in fields.dropFirst() {

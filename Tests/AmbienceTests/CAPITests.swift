@@ -2,25 +2,25 @@ import Foundation
 import Testing
 
 // The C API from C: include/ambience.h compiled by gcc and g++, Tests/CAPI/capi_test.c and Demos/CGameLoop built with
-// `cc` against the debug libambience-c.so, run, and checked under valgrind.
+// `cc` against the debug libambience-c.so, run, and checked under valgrind. Under scripts/sanitizers.sh the library
+// is instrumented: AMBIENCE_TEST_CC names the compiler that builds the C programs to match (the toolchain's clang
+// with -fsanitize=address), and valgrind, which cannot run beside AddressSanitizer, is left to the plain run.
 //
 // The shared library comes from `swift build --build-tests` (it builds every product, the dynamic library included).
 // The tests never run `swift build` themselves: inside `swift test` that would wait forever on SwiftPM's build lock.
 
 private enum CAPI {
-    /// Tests/AmbienceTests/CAPITests.swift → the package root.
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().path
+    static let root = BuildProducts.root
+    /// The folder holding libambience-c.so: the build this test binary belongs to.
+    static let libraryFolder = BuildProducts.folder
 
-    /// The folder holding libambience-c.so: next to the test binary (the build folder), else .build/debug.
-    static let libraryFolder: String = {
-        let fm = FileManager.default
-        if let binary = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            let folder = URL(fileURLWithPath: binary).deletingLastPathComponent().path
-            if fm.fileExists(atPath: folder + "/libambience-c.so") { return folder }
-        }
-        return root + "/.build/debug"
+    /// The C compiler and its flags for programs linked against the library: AMBIENCE_TEST_CC, else `cc`.
+    static let compiler: [String] = {
+        let words = (ProcessInfo.processInfo.environment["AMBIENCE_TEST_CC"] ?? "").split(separator: " ").map(String.init)
+        return words.isEmpty ? ["cc"] : words
     }()
+    /// True when the library is built with a sanitizer (scripts/sanitizers.sh sets AMBIENCE_TEST_CC).
+    static let instrumented = compiler != ["cc"]
 
     static var libraryBuilt: Bool { FileManager.default.fileExists(atPath: libraryFolder + "/libambience-c.so") }
     static let missingLibrary = "libambience-c.so is not built: run `swift build --build-tests` first"
@@ -61,7 +61,7 @@ private enum CAPI {
     /// Builds Tests/CAPI/capi_test.c against the header and the debug shared library.
     static func buildTestProgram(into folder: String) throws -> String {
         let program = folder + "/capi_test"
-        let build = try run(["cc", "-std=c99"] + warnings + ["Tests/CAPI/capi_test.c", "-Iinclude", "-L\(libraryFolder)",
+        let build = try run(compiler + ["-std=c99"] + warnings + ["Tests/CAPI/capi_test.c", "-Iinclude", "-L\(libraryFolder)",
                              "-lambience-c", "-Wl,-rpath,\(libraryFolder)", "-lm", "-pthread", "-o", program])
         #expect(build.status == 0, "cc capi_test.c: \(build.stderr)")
         return program
@@ -120,7 +120,7 @@ struct CAPITests {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let program = folder + "/threads_test"
-        let build = try CAPI.run(["cc", "-std=c11"] + CAPI.warnings + ["Tests/CAPI/threads_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)",
+        let build = try CAPI.run(CAPI.compiler + ["-std=c11"] + CAPI.warnings + ["Tests/CAPI/threads_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)",
                                   "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-pthread", "-o", program])
         try #require(build.status == 0, "cc threads_test.c: \(build.stderr)")
         let result = try CAPI.run([program, "1000"], timeout: 300)
@@ -129,7 +129,8 @@ struct CAPITests {
         #expect(tally != nil && tally!.failed == 0 && tally!.passed > 10_000, "\(result.stdout.suffix(200))")
     }
 
-    @Test(.enabled(if: CAPI.onPath("valgrind"), "valgrind is not installed (apt-get install valgrind)"))
+    @Test(.enabled(if: CAPI.onPath("valgrind"), "valgrind is not installed (apt-get install valgrind)"),
+          .enabled(if: !CAPI.instrumented, "valgrind cannot run an AddressSanitizer build; the plain run checks it"))
     func noLeaksUnderValgrind() throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -170,7 +171,9 @@ struct CAPITests {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // The README's line, for the debug build, with the program written to the scratch folder.
-        let line = CAPI.readmeLine.replacingOccurrences(of: ".build/release", with: ".build/debug")
+        let line = CAPI.readmeLine.replacingOccurrences(of: "$PWD/.build/release", with: CAPI.libraryFolder)
+            .replacingOccurrences(of: ".build/release", with: CAPI.libraryFolder)
+            .replacingOccurrences(of: "cc ", with: CAPI.compiler.joined(separator: " ") + " ", options: .anchored)
             .replacingOccurrences(of: "-o cgameloop", with: "-o \(folder)/cgameloop")
         let build = try CAPI.run(["sh", "-c", line])
         try #require(build.status == 0, "\(line): \(build.stderr)")

@@ -10,7 +10,7 @@ import AmbienceHost
 @Suite(.timeLimit(.minutes(5)), .serialized) struct GravityWaveTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let assets = root.appendingPathComponent("Assets").path
-    static let binary = root.appendingPathComponent(".build/debug/gravity-wave").path
+    static let binary = BuildProducts.folder + "/gravity-wave"
 
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }

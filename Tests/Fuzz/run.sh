@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer binary over Ambience's parsers and runs each target for a while.
 #   Tests/Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 30 s; every target)
-# Targets: wav, ogg, mp3 (the whole decoding path: sniffing, tags, integrity checks, reading, seeking), picture
-# (FLAC picture blocks), sfx (the `ambience render --sfx` parser), m3u (playlists).
+# Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3 (one format's decoding path),
+# picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
+# bytes through detection, decoding, resampling, `info`, and offline rendering as a sound and as music) and capi
+# (a byte string read as C API calls on an offline engine).
 # Seeds come from the bundled assets and small generated files; crashes are kept in Tests/Fuzz/crashes/ and
 # fail the run. Fixed crashes become regression inputs in Tests/Fuzz/regressions/, replayed on every run.
 set -euo pipefail
@@ -10,33 +12,62 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u)
+[ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi)
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 binary="$work/ambience-fuzz"
 
-sources=(Sources/Ambience/Decoding/*.swift Sources/Ambience/Platform/*.swift Sources/AmbienceTool/SFXCue.swift
-         Sources/AmbienceTool/UsageError.swift Sources/Ambience/Library/Playlist.swift Tests/Fuzz/*.swift)
-swiftc -sanitize=fuzzer,address -parse-as-library -module-name AmbienceFuzz -package-name Ambience -O -g \
-  -I Sources/CVorbisFile -I Sources/CMPG123 -lvorbisfile -lvorbis -logg -lmpg123 \
-  "${sources[@]}" -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+# The whole engine, module by module as SwiftPM builds it, with libFuzzer's coverage and AddressSanitizer; then the
+# entry point with the drivers the test suite shares (Tests/AmbienceTests/Support/FuzzDrivers.swift).
+build="$work/build"
+mkdir -p "$build"
+flags=(-sanitize=fuzzer,address -parse-as-library -package-name Ambience -O -g -wmo -enable-testing -I "$build"
+       -I include $(for c in Sources/C*/; do echo "-I $c"; done) $(pkg-config --cflags-only-I dbus-1 | sed 's/-I/-Xcc -I/g'))
+module() {  # NAME SOURCES...: compiles one module into $build/NAME.o and NAME.swiftmodule
+  local name=$1
+  shift
+  swiftc "${flags[@]}" -module-name "$name" -emit-module-path "$build/$name.swiftmodule" -c -o "$build/$name.o" "$@" \
+    2> "$work/build-$name.log" || { cat "$work/build-$name.log" >&2; exit 1; }
+}
+module Ambience $(find Sources/Ambience -name '*.swift')
+module AmbienceBench Sources/AmbienceBench/*.swift
+module AmbienceTool Sources/AmbienceTool/*.swift
+module AmbienceC Sources/AmbienceC/*.swift
+swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceTests/Support/FuzzDrivers.swift \
+  "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 \
+  -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 
-# Seed corpora.
+# Seed corpora: real files of every format and variant the engine reads, whole.
 seeds="$work/seeds"
-mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u}
+mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u,pipeline,capi}
 cp Assets/SFX/*.wav "$seeds/wav/"
-sox -n -r 8000 -c 2 -b 24 "$seeds/wav/tiny24.wav" synth 0.01 sine 440 2>/dev/null
-sox -n -r 8000 -c 1 -e floating-point -b 32 "$seeds/wav/tinyfloat.wav" synth 0.01 sine 440
+sox -n -r 8000 -c 1 -b 8 -e unsigned-integer "$seeds/wav/u8.wav" synth 0.01 sine 440
+sox -n -r 8000 -c 2 -b 24 "$seeds/wav/s24-extensible.wav" synth 0.01 sine 440
+sox -n -r 22050 -c 1 -b 32 -e signed-integer "$seeds/wav/s32.wav" synth 0.01 sine 440
+sox -n -r 8000 -c 1 -e floating-point -b 32 "$seeds/wav/float32.wav" synth 0.01 sine 440
+sox -n -r 8000 -c 1 -e floating-point -b 64 "$seeds/wav/float64.wav" synth 0.01 sine 440
+sox -n -r 8000 -c 6 -b 16 "$seeds/wav/six-channels.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 1 -b 16 "$work/t.wav" synth 0.2 sine 440
+sox "$work/t.wav" --comment "Tëst" "$seeds/wav/list-info.wav"
+# RF64: the same PCM under an RF64 header with its ds64 chunk.
+python3 - "$work/t.wav" "$seeds/wav/rf64.wav" <<'PY'
+import struct, sys
+wav = open(sys.argv[1], "rb").read()
+fmt_at = wav.index(b"fmt "); data_at = wav.index(b"data")
+fmt = wav[fmt_at:fmt_at + 8 + struct.unpack("<I", wav[fmt_at + 4:fmt_at + 8])[0]]
+data = wav[data_at + 8:]
+ds64 = b"ds64" + struct.pack("<IQQQI", 28, 4 + 36 + len(fmt) + 8 + len(data), len(data), len(data) // 2, 0)
+open(sys.argv[2], "wb").write(b"RF64\xff\xff\xff\xffWAVE" + ds64 + fmt + b"data\xff\xff\xff\xff" + data)
+PY
 oggenc -Q -q 0 -t "Seed" -a "Fuzz" -o "$seeds/ogg/tiny.ogg" "$work/t.wav"
+cp Assets/Music/gravity-wave-theme.ogg "$seeds/ogg/"
 lame --quiet -b 32 --tt "Seed" --ta "Fuzz" --add-id3v2 "$work/t.wav" "$seeds/mp3/tiny.mp3"
 lame --quiet -b 32 --tt "Seed" --ta "Fuzz" --tn 3 --tg Rock --id3v1-only "$work/t.wav" "$seeds/mp3/id3v1.mp3"
 lame --quiet -b 32 --ti Assets/Music/cover.png "$work/t.wav" "$seeds/mp3/art.mp3"
-# The bundled music, cut to the first 64 KB (the longest input a run tries).
-head -c 65536 Assets/Music/gravity-wave-theme.ogg > "$seeds/ogg/theme-head.ogg"
-head -c 65536 Assets/Music/orbit-lullaby.mp3 > "$seeds/mp3/lullaby-head.mp3"
-# A FLAC picture block (as in METADATA_BLOCK_PICTURE) around the bundled cover, alone and inside a Vorbis comment.
+cp Assets/Music/orbit-lullaby.mp3 "$seeds/mp3/"
+# A FLAC picture block (as in METADATA_BLOCK_PICTURE) around the bundled cover, alone and inside a Vorbis comment;
+# covers as PNG, JPEG, BMP and GIF.
 python3 - "$seeds/picture/cover.bin" Assets/Music/cover.png <<'PY'
 import struct, sys
 png = open(sys.argv[2], "rb").read()
@@ -46,10 +77,23 @@ block += struct.pack(">IIIII", 32, 32, 24, 0, len(png)) + png
 open(sys.argv[1], "wb").write(block)
 PY
 printf '\x00\x00\x00\x03\x00\x00\x00\x09image/png\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00\x20\x00\x00\x00\x00\x00\x00\x00\x04\x89PNG' > "$seeds/picture/block.bin"
+cp Assets/Music/cover.png "$seeds/picture/"
+python3 - "$seeds/picture" <<'PY'
+import struct, sys
+w = h = 4   # a 4×4 24-bit BMP, and the smallest GIF (1×1, one colour)
+pixels = b"".join(bytes([x * 60, y * 60, 128]) for y in range(h) for x in range(w))
+open(sys.argv[1] + "/cover.bmp", "wb").write(b"BM" + struct.pack("<IHHI", 54 + len(pixels), 0, 0, 54)
+    + struct.pack("<IiiHHIIiiII", 40, w, h, 1, 24, 0, len(pixels), 2835, 2835, 0, 0) + pixels)
+open(sys.argv[1] + "/cover.gif", "wb").write(b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\x00\x00\x00\x00\x00"
+    b",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
+PY
 oggenc -Q -q 0 -c "METADATA_BLOCK_PICTURE=$(base64 -w0 "$seeds/picture/cover.bin")" -o "$seeds/ogg/art.ogg" "$work/t.wav"
 printf 'laser.wav@1.5,gain=0.8,pan=-1,pitch=1.2' > "$seeds/sfx/cue.txt"
 printf 'a@b,c.wav@0' > "$seeds/sfx/odd.txt"
 printf '#EXTM3U\n#EXTINF:12,Artist - Title\nmusic/a.ogg\n../outside.mp3\n/abs/path.wav\n' > "$seeds/m3u/list.m3u"
+# The pipeline starts from every audio seed; the C API from its kept call sequences.
+cp "$seeds"/wav/* "$seeds"/ogg/* "$seeds"/mp3/* "$seeds/pipeline/"
+cp Tests/Fuzz/regressions/capi/* "$seeds/capi/"
 
 mkdir -p Tests/Fuzz/crashes
 status=0
@@ -62,9 +106,9 @@ for target in "${targets[@]}"; do
     AMBIENCE_FUZZ_TARGET=$target "$binary" "$regressions"/* > "$work/replay-$target.log" 2>&1 || {
       echo "fuzz: $target: a regression input fails again" >&2; tail -30 "$work/replay-$target.log" >&2; status=1; }
   fi
-  decodeTarget=$target
-  AMBIENCE_FUZZ_TARGET=$decodeTarget "$binary" "$corpus" "$seeds/$target" -max_total_time="$seconds" -max_len=65536 \
-    -timeout=10 -rss_limit_mb=2048 -artifact_prefix="Tests/Fuzz/crashes/$target-" -print_final_stats=1 \
+  # No length cap beyond the largest seed (libFuzzer's default); memory is bounded by libFuzzer's own limits.
+  AMBIENCE_FUZZ_TARGET=$target "$binary" "$corpus" "$seeds/$target" -max_total_time="$seconds" \
+    -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="Tests/Fuzz/crashes/$target-" -print_final_stats=1 \
     > "$work/fuzz-$target.log" 2>&1 || { echo "fuzz: $target found a crash:" >&2; tail -40 "$work/fuzz-$target.log" >&2; status=1; }
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/fuzz-$target.log" | grep -o '[0-9]*$' || echo 0)
   echo "fuzz: $target: $runs inputs in ${seconds}s, $(ls "$corpus" | wc -l) in corpus"

@@ -84,10 +84,13 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// Seconds into the current track; setting it jumps there. A NaN or infinite time is ignored.
     public var currentPlaybackTime: Double {
         get { currentPlayer?.position ?? 0 }
-        set {
-            guard newValue.isFinite else { return }
-            send(.setPosition(max(newValue, 0)))
-        }
+        set { try? seek(to: newValue) }
+    }
+
+    /// Moves the player to `seconds` into its track: the throwing twin of setting `currentPlaybackTime`, by the
+    /// same rule as the application player's: NaN and infinities are refused, a negative time is the start.
+    public func seek(to seconds: Double) throws(InvalidNumber) {
+        send(.setPosition(max(try seconds.finite("seconds"), 0)))
     }
 
     /// The current track, from the player's metadata.

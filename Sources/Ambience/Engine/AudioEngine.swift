@@ -284,8 +284,22 @@ public final class AudioEngine: @unchecked Sendable {
     /// Decodes files on a background thread so later `load` calls return at once.
     public func preload(_ paths: [String]) { cache.preload(paths, mixer: mixer) }
 
-    /// Makes a `Sound` from audio already in memory (not cached).
+    /// Makes a `Sound` from audio already in memory (not cached). The buffer is held to the rules a file's header
+    /// is: a rate in `AudioInfo.sampleRates`, 1 to `AudioInfo.maximumChannels` channels (more than two are folded
+    /// to stereo), whole frames, at most `AudioFile.maximumDecodedBytes`, and every sample finite; anything else is
+    /// `EngineError.invalidNumber`.
     public func makeSound(_ pcm: PCMBuffer, name: String) throws(EngineError) -> Sound {
+        do throws(InvalidNumber) {
+            _ = try pcm.sampleRate.checked(Int.self, in: AudioInfo.sampleRates.lowerBound...AudioInfo.sampleRates.upperBound, "\(name): sample rate")
+            _ = try pcm.channels.checked(Int.self, in: 1...AudioInfo.maximumChannels, "\(name): channels")
+            _ = try pcm.samples.count.checked(Int.self, in: pcm.channels...Int(AudioFile.maximumDecodedBytes) / 4, "\(name): samples")
+            guard pcm.samples.count % pcm.channels == 0 else {
+                throw InvalidNumber("\(name): samples", value: "\(pcm.samples.count)", expected: "whole frames of \(pcm.channels) channels")
+            }
+            if let bad = pcm.samples.first(where: { !$0.isFinite }) { _ = try bad.finite("\(name): a sample") }
+        } catch {
+            throw .invalidNumber(error)
+        }
         guard let sound = mixer.makeSound(pcm, name: name) else { throw .outOfMixerMemory(name) }
         return sound
     }

@@ -1,8 +1,8 @@
 /// What an encoded picture's header says: its format and its size in pixels, read without decoding any pixel.
 ///
 /// `MediaItemArtwork` reads it before SDL_image sees the picture, so that a cover is measured against the pixel limit
-/// by what it claims, before any decoder allocates for that claim. Only the formats read here are decoded at all,
-/// each by its own SDL_image loader: a picture cannot be checked as one format and then decoded as another.
+/// by what it claims, before any decoder allocates for that claim. Of the formats read here only PNG and JPEG are
+/// decoded, each by its own SDL_image loader: a picture cannot be checked as one format and then decoded as another.
 struct ImageHeader: Equatable {
     enum Format: String, Equatable {
         case png = "PNG", jpeg = "JPEG", gif = "GIF", bmp = "BMP", webp = "WebP"

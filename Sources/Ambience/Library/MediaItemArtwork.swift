@@ -45,9 +45,12 @@ public enum ArtworkError: Error, CustomStringConvertible, Equatable, Sendable {
 /// An item's cover picture: embedded in the file (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE) or a `cover.*` /
 /// `folder.*` image (JPEG or PNG) beside it. Decoded with SDL2_image; nothing else in the project calls SDL_image.
 ///
-/// Keeps the encoded image (at most 16 MB) and decodes it on each `image(size:)`. Only PNG, JPEG, GIF, BMP and WebP
-/// pictures are decoded, and only once their header's width and height are within `maximumPixelSide` and
-/// `maximumPixels`: a picture that claims more is skipped with `ArtworkError.tooManyPixels`, never decoded.
+/// Keeps the encoded image (at most 16 MB) and decodes it on each `image(size:)`. Only PNG and JPEG pictures are
+/// decoded (the formats ID3v2 and FLAC name for covers, read by libpng and libjpeg-turbo), and only once their
+/// header's width and height are within `maximumPixelSide` and `maximumPixels`: a picture that claims more is skipped
+/// with `ArtworkError.tooManyPixels`, never decoded. GIF, BMP and WebP covers are recognised and skipped with
+/// `ArtworkError.undecodable`: SDL2_image 2.6's GIF reader crashes on a malformed frame (found by fuzzing), and a
+/// cover is user data, so only decoders that hold up under fuzzing see it.
 public final class MediaItemArtwork: Sendable {
     public enum Source: Sendable, Hashable {
         /// Embedded in the audio file's tags, with its MIME type.
@@ -188,10 +191,13 @@ public final class MediaItemArtwork: Sendable {
     }
 
     /// Decodes `data` with SDL2_image, converts it to RGBA32 and calls `body` with the surface (freed afterwards).
-    /// The header is checked first, and the decoder is the one for the format the header was read as.
+    /// The header is checked first, and the decoder is the one for the format the header was read as (PNG or JPEG).
     private static func withDecodedSurface<T>(_ data: [UInt8], name: String,
                                               _ body: (UnsafeMutablePointer<SDL_Surface>) -> T) throws(ArtworkError) -> T {
         let header = try checkedHeader(data, name: name)
+        guard header.format == .png || header.format == .jpeg else {
+            throw .undecodable(name, reason: "\(header.format.rawValue) covers are not decoded, only PNG and JPEG")
+        }
         if let problem = pngProblem(data) { throw .undecodable(name, reason: problem) }
         let size: Int32
         do { size = try data.count.exactly(Int32.self, "image bytes") } catch { throw .tooLarge(name, bytes: data.count) }
@@ -203,9 +209,7 @@ public final class MediaItemArtwork: Sendable {
             let loaded: UnsafeMutablePointer<SDL_Surface>? = switch header.format {
             case .png: IMG_LoadPNG_RW(stream)
             case .jpeg: IMG_LoadJPG_RW(stream)
-            case .gif: IMG_LoadGIF_RW(stream)
-            case .bmp: IMG_LoadBMP_RW(stream)
-            case .webp: IMG_LoadWEBP_RW(stream)
+            case .gif, .bmp, .webp: nil  // refused above
             }
             guard let surface = loaded else { return .failure(.undecodable(name, reason: sdlError())) }
             defer { SDL_FreeSurface(surface) }

@@ -13,12 +13,8 @@ enum ToolRunner {
         var stderrLines: [Substring] { stderr.split(separator: "\n") }
     }
 
-    static var executable: String {
-        // Tests/AmbienceTests/Support/ToolRunner.swift → the package root.
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/ambience").path
-    }
+    /// The `ambience` of the build this test binary belongs to: under the sanitizers, the instrumented one.
+    static var executable: String { BuildProducts.folder + "/ambience" }
 
     /// Runs `ambience ARGUMENTS` with stdin on /dev/null; it is ended after `timeout` seconds (see `ChildProcess.run`).
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Result {
@@ -27,4 +23,22 @@ enum ToolRunner {
                       stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
                       timedOut: output.timedOut)
     }
+}
+
+/// Where the products of the build that made this test binary are: the folder that holds the binary itself
+/// (`.build/debug`, or `.build/asan/debug` under scripts/sanitizers.sh), so that every command, library and demo a
+/// test starts is the one built with the same flags.
+enum BuildProducts {
+    /// Tests/AmbienceTests/Support/ToolRunner.swift → the package root.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().path
+
+    static let folder: String = {
+        let fm = FileManager.default
+        if let binary = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let folder = URL(fileURLWithPath: binary).deletingLastPathComponent().path
+            if fm.fileExists(atPath: folder + "/ambience") { return folder }
+        }
+        return root + "/.build/debug"
+    }()
 }

@@ -1,0 +1,88 @@
+import Testing
+@testable import Ambience
+import AmbienceBench
+import AmbienceHost
+@testable import AmbienceTool
+
+/// Numbers at the edges the first pass of the reliability work left out: audio made in memory, the SDL host's
+/// configuration and sizes, the benchmark's options, the system player's seek and the `--sfx` time. Each is refused
+/// with a typed error (or clamped, where the rule says so), never trapped on.
+@Suite struct EdgeNumberTests {
+    @Test func audioMadeInMemoryIsHeldToTheRulesOfAFilesHeader() throws {
+        let engine = try AudioEngine(.offline())
+        defer { engine.shutdown() }
+        let refused: [(PCMBuffer, String)] = [
+            (PCMBuffer(sampleRate: 0, channels: 1, samples: [0]), "sample rate"),
+            (PCMBuffer(sampleRate: 768_001, channels: 1, samples: [0]), "sample rate"),
+            (PCMBuffer(sampleRate: 48_000, channels: 0, samples: [0]), "channels"),
+            (PCMBuffer(sampleRate: 48_000, channels: 9, samples: [Float](repeating: 0, count: 9)), "channels"),
+            (PCMBuffer(sampleRate: 48_000, channels: 2, samples: [0, 0, 0]), "samples"),
+            (PCMBuffer(sampleRate: 48_000, channels: 1, samples: []), "samples"),
+            (PCMBuffer(sampleRate: 48_000, channels: 1, samples: [0, .nan, 0]), "a sample"),
+            (PCMBuffer(sampleRate: 48_000, channels: 1, samples: [.infinity]), "a sample"),
+        ]
+        for (pcm, what) in refused {
+            let error = #expect(throws: EngineError.self) { try engine.makeSound(pcm, name: "made") }
+            guard case .invalidNumber(let refusal)? = error else {
+                Issue.record("\(pcm.sampleRate) Hz, \(pcm.channels) channels: \(String(describing: error))")
+                continue
+            }
+            #expect(refusal.what == "made: \(what)", "\(refusal)")
+        }
+        // Six channels are folded to stereo, as a loaded file's would be, and play.
+        let six = try engine.makeSound(PCMBuffer(sampleRate: 48_000, channels: 6, samples: [Float](repeating: 0.25, count: 6 * 4800)),
+                                       name: "six")
+        #expect(six.channels == 2)
+        engine.play(six)
+        #expect(try engine.render(seconds: 0.05).samples.contains { $0 != 0 })
+    }
+
+    @Test func theHostRefusesNumbersItCannotRunWith() throws {
+        let refused: [(HostConfiguration, String)] = [
+            (HostConfiguration(window: nil, updateRate: .nan), "updateRate"),
+            (HostConfiguration(window: nil, updateRate: 0), "updateRate"),
+            (HostConfiguration(window: nil, updateRate: 1e300), "updateRate"),
+            (HostConfiguration(window: nil, maxFrameRate: -1), "maxFrameRate"),
+            (HostConfiguration(window: nil, maxFrameRate: 1e-300), "maxFrameRate"),
+            (HostConfiguration(window: nil, maxFrameRate: .infinity), "maxFrameRate"),
+            (HostConfiguration(window: HostConfiguration.WindowOptions(width: 0)), "width"),
+            (HostConfiguration(window: nil, offscreenSize: (width: 64, height: Int.max)), "height"),
+        ]
+        for (configuration, what) in refused {
+            let error = #expect(throws: HostError.self) { try configuration.validated() }
+            guard case .invalidNumber(let refusal)? = error else { Issue.record("\(String(describing: error))"); continue }
+            #expect(refusal.what == what, "\(refusal)")
+        }
+        #expect(throws: HostError.self) { try Canvas(offscreenWidth: 1 << 40, height: 10) }
+        #expect(Picture(width: Int.max, height: 2, pixels: []) == nil)
+        // The fixed step itself, a pure part games may use alone, clamps instead.
+        var step = FixedTimestep(rate: 0)
+        #expect(step.step == 1)
+        #expect(step.advance(by: .infinity) == 0 && step.advance(by: .nan) == 0)
+        #expect(step.advance(by: 1e300) == step.maxStepsPerFrame)
+        #expect(FixedTimestep(rate: .nan).step == 1.0 / 60)
+    }
+
+    @Test func theBenchmarkRefusesOptionsItCannotRun() {
+        for options in [BenchOptions(seconds: .nan), BenchOptions(seconds: 0), BenchOptions(seconds: 1e9),
+                        BenchOptions(voiceCounts: [0]), BenchOptions(voiceCounts: [Int.max]), BenchOptions(musicSeconds: -.infinity)] {
+            #expect(throws: InvalidNumber.self) { try Benchmark.run(options) }
+        }
+    }
+
+    @Test func theSystemPlayersSeekFollowsTheApplicationPlayersRule() throws {
+        let engine = try AudioEngine(.offline())
+        defer { engine.shutdown() }
+        #expect(throws: InvalidNumber.self) { try engine.systemMusicPlayer.seek(to: .nan) }
+        #expect(throws: InvalidNumber.self) { try engine.musicPlayer.seek(to: .nan) }
+        try engine.systemMusicPlayer.seek(to: -5)  // the start: no player to move, and no refusal
+    }
+
+    @Test func anSFXTimeTakesTheClockFormOfEveryOtherTime() throws {
+        #expect(try SFXCue(parsing: "a@b.wav@1:30,gain=0.5").time == 90)
+        #expect(try SFXCue(parsing: "laser.wav@0.25").time == 0.25)
+        for text in ["x.wav@nan", "x.wav@-1", "x.wav@24:00:01", "x.wav@1e400", "x.wav@"] {
+            #expect(throws: UsageError.self, "\(text)") { try SFXCue(parsing: text) }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// Every input the fuzzers ever found (and the known crash classes of the reliability work), replayed through the
+/// very code the fuzz targets run: each must pass, in the suite and not only in Tests/Fuzz/run.sh.
+@Suite(.timeLimit(.minutes(5)))
+struct FuzzRegressionTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Fuzz/regressions")
+
+    @Test(arguments: FuzzTarget.allCases)
+    func everyKeptInputPassesAgain(target: FuzzTarget) throws {
+        let directory = Self.folder.appendingPathComponent(target.rawValue)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(!names.isEmpty, "Tests/Fuzz/regressions/\(target.rawValue) holds no input")
+        for name in names {
+            let bytes = try [UInt8](Data(contentsOf: directory.appendingPathComponent(name)))
+            let problems = target.run(bytes)
+            #expect(problems.isEmpty, "\(target.rawValue)/\(name): \(problems.joined(separator: "; "))")
+        }
+    }
+}
+
+extension FuzzRegressionTests {
+    /// The picture fuzzer's first find: a GIF whose frame crashed SDL2_image 2.6's GIF reader. Covers are decoded
+    /// only as PNG or JPEG; this one is refused by name and format, and a PNG still decodes.
+    @Test func aGIFCoverIsRefusedNotDecoded() throws {
+        let gif = try [UInt8](Data(contentsOf: Self.folder.appendingPathComponent("picture/gif-frame-crashed-sdl-image.gif")))
+        #expect(throws: ArtworkError.self) { try MediaItemArtwork(data: gif, source: .embedded(mimeType: "image/gif"), name: "crash.gif") }
+        do {
+            _ = try MediaItemArtwork(data: gif, source: .embedded(mimeType: "image/gif"), name: "crash.gif")
+        } catch {
+            #expect(error.description == "crash.gif: cannot decode image (GIF covers are not decoded, only PNG and JPEG)")
+        }
+        let png = try [UInt8](Data(contentsOf: URL(fileURLWithPath: BuildProducts.root + "/Assets/Music/cover.png")))
+        #expect(try MediaItemArtwork(data: png, source: .embedded(mimeType: "image/png"), name: "cover.png").bounds.width > 0)
+    }
+}
