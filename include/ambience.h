@@ -235,6 +235,9 @@ ambience_status ambience_engine_get_capabilities(ambience_engine *engine, ambien
  * Loads a file (WAV, Ogg Vorbis or MP3; the format is read from the bytes) as a sound. Loading the same file again
  * returns the same handle while it is loaded. The handle stays valid until ambience_sound_unload or the engine's
  * destruction; if the engine evicted its samples to stay within the memory budget, playing it decodes it again.
+ * A sound is decoded whole: one whose decoded size (frames x channels x 4 bytes) is over sound_memory_budget or
+ * 2 GiB (one OpenAL buffer) is refused before it is decoded, with AMBIENCE_ERROR_DECODING and a message naming the
+ * file and the size; stream long audio with the music player instead.
  * Errors: AMBIENCE_ERROR_DECODING (the message names the file and the reason), AMBIENCE_ERROR_OUT_OF_MEMORY.
  */
 ambience_status ambience_sound_load(ambience_engine *engine, const char *path, ambience_sound **out_sound);

@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import Testing
 @testable import Ambience
 import AmbienceBench
@@ -35,6 +37,31 @@ import AmbienceHost
         #expect(six.channels == 2)
         engine.play(six)
         #expect(try engine.render(seconds: 0.05).samples.contains { $0 != 0 })
+    }
+
+    /// OpenAL's limit on its own, with a budget far above it: a real (sparse) 1.1 GB 16-bit WAV decodes to 2.2 GB of
+    /// floats, more than one OpenAL buffer holds (Int32.max bytes), and is refused before any of it is decoded.
+    @Test func aSoundOverOneOpenALBufferIsRefusedWhateverTheBudget() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-edge-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/long.wav"
+        let dataBytes: UInt32 = 1_100_000_000
+        var header = Array("RIFF".utf8) + withUnsafeBytes(of: (dataBytes + 36).littleEndian, Array.init) + Array("WAVEfmt ".utf8)
+        header += withUnsafeBytes(of: UInt32(16).littleEndian, Array.init)
+        header += [1, 0, 1, 0] + withUnsafeBytes(of: UInt32(48_000).littleEndian, Array.init)
+        header += withUnsafeBytes(of: UInt32(96_000).littleEndian, Array.init) + [2, 0, 16, 0]
+        header += Array("data".utf8) + withUnsafeBytes(of: dataBytes.littleEndian, Array.init)
+        try Data(header).write(to: URL(fileURLWithPath: path))
+        #expect(truncate(path, off_t(header.count) + off_t(dataBytes)) == 0)
+
+        var configuration = EngineConfiguration.offline()
+        configuration.soundMemoryBudget = 16 << 30
+        let engine = try AudioEngine(configuration)
+        defer { engine.shutdown() }
+        let error = #expect(throws: EngineError.self) { try engine.load(path) }
+        #expect(error == .decoding(.tooLarge(path, bytes: Int64(dataBytes) * 2, limit: Int64(Int32.max))), "\(String(describing: error))")
+        #expect(engine.soundMemory == 0)
     }
 
     @Test func theHostRefusesNumbersItCannotRunWith() throws {

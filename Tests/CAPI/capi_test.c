@@ -521,6 +521,20 @@ static void test_sounds(ambience_engine *engine) {
         EXPECT(ambience_sound_create_pcm(engine, "x", samples, 1, 1, 768001, &sound), AMBIENCE_ERROR_INVALID_ARGUMENT);
         EXPECT(ambience_sound_create_pcm(engine, "\xfe", samples, 1, 1, RATE, &sound), AMBIENCE_ERROR_INVALID_UTF8);
     }
+    {
+        /* A sound over the budget is refused before it is decoded, naming the file and its size. */
+        ambience_engine_config config;
+        ambience_engine *small = NULL;
+        OK(ambience_engine_config_init(&config));
+        config.output = AMBIENCE_OUTPUT_OFFLINE;
+        config.sound_memory_budget = 1024;
+        OK(ambience_engine_create(&config, &small));
+        sound = NULL;
+        EXPECT(ambience_sound_load(small, laser, &sound), AMBIENCE_ERROR_DECODING);
+        CHECK(sound == NULL && strstr(ambience_last_error(), "laser.wav") != NULL);
+        CHECK(strstr(ambience_last_error(), "1024") != NULL);
+        OK(ambience_engine_destroy(small));
+    }
 }
 
 static void test_listener(ambience_engine *engine) {
