@@ -78,12 +78,22 @@ extension MPRISTests {
     @Test func exitLeavesMusicThatWasPlayingAtLaunch() throws {
         let (mpv, name) = try startMPV()
         defer { mpv.kill() }
+        // Hears every change mpv announces, from before the engine starts until after it has exited.
+        let watcher = try MPRISClient(timeout: .seconds(2))
+        defer { watcher.close() }
         let engine = try desktopEngine("exit-keep")
         engine.session.setCategory(.ambient)
         engine.session.setActive(true)
         engine.update()
-        engine.shutdown()
-        usleep(300_000)
+        engine.shutdown()   // returns once mpv has answered every command the exit rule sent
+        // The positive marker: a volume change made after the exit. mpv announces its property changes in the order
+        // they were made, so once the watcher has heard this one, it has heard any pause the engine caused.
+        _ = playerctl(["-p", name, "volume", "0.5"])
+        #expect(eventually(within: 5) { abs((watcher.player(named: name)?.volume ?? 1) - 0.5) < 0.01 }, "the marker never arrived")
+        let paused = watcher.drainEvents().filter {
+            if case .playerChanged(let info) = $0 { info.name == MPRISClient.namePrefix + name && info.status != .playing } else { false }
+        }
+        #expect(paused.isEmpty, "\(paused)")
         #expect(playerctl(["-p", name, "status"]) == "Playing")
     }
 

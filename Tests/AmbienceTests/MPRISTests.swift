@@ -204,11 +204,14 @@ struct MPRISTests {
 
         let clock = ContinuousClock()
         let start = clock.now
-        let client = try MPRISClient()   // the default timeout: 250 ms
+        // A timeout long enough that "one timeout, not two" and "no timeout at all" need no tight bound on a busy machine.
+        let timeout: Duration = .seconds(3)
+        let client = try MPRISClient(timeout: timeout)
         let players = client.refresh()
         let first = clock.now - start
-        #expect(first >= .milliseconds(240), "the silent player was not asked: \(first)")
-        #expect(first < .milliseconds(250 + 350), "more than one timeout: \(first)")
+        print("MPRIS: a listing with one silent player took \(first) (timeout \(timeout))")
+        #expect(first >= timeout - .milliseconds(10), "the silent player was not asked: \(first)")
+        #expect(first < timeout * 2, "more than one timeout: \(first)")
         let listedMpv = players.first { $0.processID == mpv.pid }
         #expect(listedMpv?.status == .playing && listedMpv?.isResponding == true)
         let listedSilent = players.first { $0.name == "org.mpris.MediaPlayer2.silent" }
@@ -219,8 +222,10 @@ struct MPRISTests {
         let again = clock.now
         client.send(.pause, to: "silent")
         _ = client.refresh()
-        // Less than one more timeout (250 ms), with room for a busy machine.
-        #expect(clock.now - again < .milliseconds(240))
+        // Less than one more timeout (3 s): a functional bound; the figure is printed.
+        let second = clock.now - again
+        print("MPRIS: the next listing, the silent player known, took \(second)")
+        #expect(second < .seconds(2), "\(second)")
         #expect(!client.drainEvents().contains { if case .commandFailed = $0 { true } else { false } })
     }
 
@@ -230,8 +235,9 @@ struct MPRISTests {
         let bus = try ThrowawayService.dbus(in: fixtures)
         defer { bus.kill() }
         let address = bus.address
-        let client = try MPRISClient(busAddress: address, timeout: .seconds(2))
-        let server = try MPRISServer(controls: FakeControls(items: []), appName: "lost-bus", busAddress: address)
+        // Timeouts longer than the bound below: a call that waited on the dead bus would fail the test.
+        let client = try MPRISClient(busAddress: address, timeout: .seconds(5))
+        let server = try MPRISServer(controls: FakeControls(items: []), appName: "lost-bus", busAddress: address, timeout: .seconds(5))
         #expect(eventually(within: 2) { client.player(named: server.busName) != nil })
 
         bus.kill()
@@ -249,7 +255,9 @@ struct MPRISTests {
         server.notifyChanged()
         server.close()
         client.close()
-        #expect(clock.now - start < .milliseconds(100))
+        let elapsed = clock.now - start
+        print("MPRIS: refresh, send, notifyChanged and close on a lost bus took \(elapsed)")
+        #expect(elapsed < .seconds(2), "\(elapsed)")
     }
 
     /// On a bus of the test's own: on the shared one, another suite's engine pausing "other players" would take

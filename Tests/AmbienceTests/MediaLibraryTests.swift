@@ -381,11 +381,11 @@ import Testing
         _ = try fixtures.write("music/notes.txt", bytes: Array("hello".utf8))
         #expect(settledEvents(library).isEmpty)
 
-        library.endGeneratingLibraryChangeNotifications()
+        library.endGeneratingLibraryChangeNotifications()   // stops the watcher and waits for its thread
         #expect(!library.isGeneratingLibraryChangeNotifications)
         try FileManager.default.copyItem(atPath: source, toPath: music + "/third.ogg")
-        #expect(settledEvents(library).isEmpty)
-        // Not watching: the explicit scan finds it, and delivers nothing either.
+        #expect(library.drainEvents().isEmpty)
+        // Not watching: the explicit scan (the later event) finds it, not indexed by anyone before, and delivers nothing either.
         #expect(try library.scan().added == 1)
         #expect(library.drainEvents().isEmpty)
     }
@@ -416,9 +416,29 @@ import Testing
         return []
     }
 
-    /// What arrives within the next 0.8 s (the watcher's quiet period is 0.2 s).
+    /// What is queued once the running watcher has caught up with every change made so far: found with a positive
+    /// marker, not a sleep. A marker is a file the watcher must look at that changes nothing the game sees (not audio,
+    /// under an audio name: indexed as a failure, no event). inotify reports in order and the watcher handles one
+    /// batch at a time, re-indexing and then posting: once the index holds a second marker, written after the first
+    /// was indexed, the batch with every earlier change has been indexed and its event (if any) queued.
     func settledEvents(_ library: MediaLibrary) -> [MediaLibraryEvent] {
-        usleep(800_000)
+        for _ in 0..<2 {
+            let name = "marker-\(UUID().uuidString).ogg"
+            let path = RawPath.join(library.roots[0], Array(name.utf8))
+            do {
+                _ = try fixtures.write("music/" + name, bytes: Array("not audio".utf8))
+            } catch {
+                Issue.record("cannot write the marker \(name): \(error)")
+                break
+            }
+            let indexed = eventually(within: 10) {
+                let count = try? library.read { (db) throws(SQLiteError) -> Int64? in
+                    try db.integer("SELECT COUNT(*) FROM failures WHERE path = ?", [.blob(path)])
+                }
+                return count == 1
+            }
+            #expect(indexed, "the watcher never indexed the marker \(name)")
+        }
         return library.drainEvents()
     }
 

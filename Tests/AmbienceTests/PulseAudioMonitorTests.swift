@@ -46,7 +46,7 @@ struct PulseAudioMonitorTests {
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let added = try #require(next(from: monitor, since: start) { if case .sinkAdded(let s) = $0 { s.name == "extra" } else { false } })
         print("PulseAudioMonitor: sinkAdded \(added.latency) after pactl load-module started")
-        #expect(added.latency < .milliseconds(500))
+        #expect(added.latency < .seconds(2))
         guard case .sinkAdded(let sink) = added.event else { return }
         #expect(sink.description == "Extra")
         #expect(monitor.sinks.contains(sink))
@@ -55,7 +55,7 @@ struct PulseAudioMonitorTests {
         try server.pactl("unload-module", module)
         let removed = try #require(next(from: monitor, since: start) { if case .sinkRemoved = $0 { true } else { false } })
         print("PulseAudioMonitor: sinkRemoved \(removed.latency) after pactl unload-module started")
-        #expect(removed.latency < .milliseconds(500))
+        #expect(removed.latency < .seconds(2))
         #expect(removed.event == .sinkRemoved(sink, streams: []), "the server names only the index: the name comes from our map")
         #expect(monitor.sink(named: "extra") == nil)
         #expect(monitor.defaultSinkName == "speakers")
@@ -69,7 +69,7 @@ struct PulseAudioMonitorTests {
         try server.pactl("set-default-sink", "headphones")
         let changed = try #require(next(from: monitor, since: start) { if case .defaultSinkChanged = $0 { true } else { false } })
         print("PulseAudioMonitor: defaultSinkChanged \(changed.latency) after pactl set-default-sink started")
-        #expect(changed.latency < .milliseconds(500))
+        #expect(changed.latency < .seconds(2))
         #expect(changed.event == .defaultSinkChanged(from: "speakers", to: "headphones"))
         #expect(monitor.defaultSinkName == "headphones")
 
@@ -85,9 +85,11 @@ struct PulseAudioMonitorTests {
 
         // Removing the default sink: the server picks another default, and says so.
         try server.pactl("unload-module", try #require(try server.moduleID(ofSink: "speakers")))
-        let events = drain(monitor, for: .milliseconds(200))
-        #expect(events.contains { if case .sinkRemoved(let s, _) = $0 { s.name == "speakers" } else { false } })
-        #expect(events.contains(.defaultSinkChanged(from: "speakers", to: "headphones")))
+        let removedSpeakers = { (event: PulseEvent) in if case .sinkRemoved(let s, _) = event { s.name == "speakers" } else { false } }
+        let newDefault = PulseEvent.defaultSinkChanged(from: "speakers", to: "headphones")
+        let events = collect(from: monitor) { $0.contains(where: removedSpeakers) && $0.contains(newDefault) }
+        #expect(events.contains(where: removedSpeakers), "\(events)")
+        #expect(events.contains(newDefault), "\(events)")
     }
 
     @Test func seesAnotherAppPlaying() throws {
@@ -237,8 +239,10 @@ struct PulseAudioMonitorTests {
             #expect(what.contains(path))
         }
         let elapsed = clock.now - start
-        print("PulseAudioMonitor: silent server gave up after \(elapsed)")
-        #expect(elapsed >= .milliseconds(290) && elapsed < .milliseconds(700))
+        print("PulseAudioMonitor: silent server gave up after \(elapsed) (timeout 300 ms)")
+        // It waited for the timeout, and then gave up: a functional bound, not a measurement (the figure is printed).
+        #expect(elapsed >= .milliseconds(290), "\(elapsed)")
+        #expect(elapsed < .seconds(2), "\(elapsed)")
     }
 
     @Test func snapshotTracksSinksByIndex() {
@@ -371,7 +375,7 @@ private func openEngineOnPulseAudio() throws -> AudioEngine {
 }
 
 /// Drains the monitor every millisecond until an event matches. Returns it with the time since `start`.
-private func next(from monitor: PulseAudioMonitor, since start: ContinuousClock.Instant, within limit: Duration = .milliseconds(500),
+private func next(from monitor: PulseAudioMonitor, since start: ContinuousClock.Instant, within limit: Duration = .seconds(5),
                   _ matches: (PulseEvent) -> Bool) -> (event: PulseEvent, latency: Duration)? {
     let clock = ContinuousClock()
     while true {
@@ -382,20 +386,22 @@ private func next(from monitor: PulseAudioMonitor, since start: ContinuousClock.
     }
 }
 
-/// Everything the monitor reports during `duration`.
-private func drain(_ monitor: PulseAudioMonitor, for duration: Duration) -> [PulseEvent] {
+/// Drains the monitor every millisecond until what it has reported so far satisfies `done`, or `limit` passes (a
+/// bound for the wait, not a measurement). Returns everything reported.
+private func collect(from monitor: PulseAudioMonitor, within limit: Duration = .seconds(5),
+                     until done: ([PulseEvent]) -> Bool) -> [PulseEvent] {
     let clock = ContinuousClock()
     let start = clock.now
     var events: [PulseEvent] = []
-    while clock.now - start < duration {
+    while true {
         events += monitor.drainEvents()
+        if done(events) || clock.now - start > limit { return events }
         usleep(1_000)
     }
-    return events + monitor.drainEvents()
 }
 
 /// Polls the snapshot until `probe` finds something.
-private func wait<T>(for monitor: PulseAudioMonitor, within limit: Duration = .milliseconds(500), _ probe: (PulseSnapshot) -> T?) -> T? {
+private func wait<T>(for monitor: PulseAudioMonitor, within limit: Duration = .seconds(5), _ probe: (PulseSnapshot) -> T?) -> T? {
     let clock = ContinuousClock()
     let start = clock.now
     while clock.now - start < limit {

@@ -15,8 +15,11 @@ extension SoundServerSuites {
         defer { engine.shutdown() }
         try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("long.wav", seconds: 6)])
         engine.musicPlayer.play()
-        engine.update()
-        usleep(300_000)
+        // Until the stream has started: the playhead moves.
+        #expect(eventually(within: 5) {
+            engine.update()
+            return engine.musicPlayer.currentPlaybackTime > 0
+        }, "the music never started")
         engine.update()
         let before = engine.musicPlayer.currentPlaybackTime
         let underrunsBefore = engine.stats.underruns

@@ -36,7 +36,9 @@ struct RouteChangeTests {
         try PulseServer.pactl("unload-module", try #require(try PulseServer.moduleID(ofSink: "speakers")))
         let change = player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "oldDeviceUnavailable" }
         let (event, seconds) = try #require(change)
-        #expect(seconds < 0.5)
+        // A functional bound, generous for a loaded machine; the figure itself is printed for the record.
+        print("RouteChangeTests: oldDeviceUnavailable \(seconds) s after the unload")
+        #expect(seconds < 2)
         #expect(event["previous"] as? String == "Speakers (speakers)")
         #expect(event["current"] as? String == "Headphones (headphones)")
         #expect(player.waitFor(event: "playbackState", after: before) { $0["state"] as? String == "paused" } != nil)
@@ -55,8 +57,9 @@ struct RouteChangeTests {
         try PulseServer.pactl("set-default-sink", "headphones")
         let change = try #require(player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "routeConfigurationChange" })
         #expect(change.event["current"] as? String == "Headphones (headphones)")
-        usleep(200_000)
-        #expect(try ourStream()?.sink == "headphones")
+        #expect(eventually(within: 5) { ((try? ourStream()) ?? nil)?.sink == "headphones" })
+        // Answered markers: every event the player had to report by now is in.
+        #expect(player.roundTrip())
         #expect(!player.events.dropFirst(before).contains { $0["state"] as? String == "paused" })
     }
 
@@ -66,8 +69,9 @@ struct RouteChangeTests {
         let before = player.events.count
         try PulseServer.pactl("load-module", "module-null-sink", "sink_name=usb", "sink_properties=device.description=USB")
         let change = try #require(player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "newDeviceAvailable" })
-        #expect(change.seconds < 0.5)
-        usleep(200_000)
+        print("RouteChangeTests: newDeviceAvailable \(change.seconds) s after the load")
+        #expect(change.seconds < 2)
+        #expect(player.roundTrip())
         #expect(!player.events.dropFirst(before).contains { $0["state"] as? String == "paused" })
         #expect(try ourStream()?.sink == "speakers")
     }
@@ -80,7 +84,8 @@ struct RouteChangeTests {
         try PulseServer.pactl("unload-module", try #require(try PulseServer.moduleID(ofSink: "speakers")))
         #expect(player.waitFor(event: "routeChange", after: before) { $0["reason"] as? String == "noSuitableRouteForCategory" } != nil)
         #expect(player.waitFor(event: "interruption", after: before) { $0["type"] as? String == "began" } != nil)
-        usleep(300_000)
+        // Rendering to nothing, it still answers: its loop turns.
+        #expect(player.roundTrip())
         #expect(player.process.isRunning)
         let lost = player.events.count
         try PulseServer.pactl("load-module", "module-null-sink", "sink_name=speakers", "sink_properties=device.description=Speakers")
