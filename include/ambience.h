@@ -244,7 +244,8 @@ ambience_status ambience_sound_load(ambience_engine *engine, const char *path, a
 
 /*
  * Makes a sound from `frames` frames of samples in memory (interleaved floats, -1..1, every one finite; `channels`
- * 1..8, more than two folded to stereo; `sample_rate` 1..768000, as a file's header may claim), copied. `name`
+ * 1..8, more than two folded to stereo; `sample_rate` 1..768000, as a file's header may claim; at most 2 GiB of
+ * samples, one OpenAL buffer), copied. `name`
  * (UTF-8, copied; NULL: "pcm") names it in messages. Sounds made this way are not cached and never evicted.
  */
 ambience_status ambience_sound_create_pcm(ambience_engine *engine, const char *name, const float *samples,

@@ -17,8 +17,9 @@ packages=(
   xvfb xauth
   # the C API tests: `cc`, gcc and g++ compile the header, Tests/CAPI/capi_test.c and the C demo; valgrind checks them
   gcc g++ libc6-dev valgrind
-  # Tests/Fuzz/run.sh writes a seed with python3; the fault tests mount a small tmpfs (mount, umount)
-  python3 mount
+  # Tests/Fuzz/run.sh writes a seed with python3 and finds libdbus's headers with pkg-config (SwiftPM does too);
+  # the fault tests mount a small tmpfs (mount, umount)
+  python3 pkg-config mount
 )
 
 missing=()

@@ -90,14 +90,14 @@ for step in "${steps[@]}"; do
     built=$(seconds)
     # One test at a time: instrumented code runs 2-3 times slower, and in parallel the real-time suites miss
     # their timing windows (route changes, the Xvfb screenshot); serially the run takes no longer (about 2 min).
-    # RouteChangeTests drive the normal build's `ambience play` in subprocesses (nothing of theirs runs
-    # instrumented), and the MPRIS suite is about real players answering within timeouts: under ASan's slowdown
-    # both only measure timing. They run in test.sh.
+    # RouteChangeTests (real-time playback while sinks come and go) and the MPRIS suite (real players answering
+    # within timeouts) would mostly measure ASan's slowdown; test.sh runs them, and the tsan step runs route changes
+    # under the stress scene.
     # LeakSanitizer stays on, with Tests/Sanitizers/lsan.supp for what system libraries keep. The command tests run
     # the instrumented `ambience` (the one beside the test binary). The C API suite builds its C programs with the
     # toolchain's clang and -fsanitize=address (AMBIENCE_TEST_CC), so they link the instrumented libambience-c.so;
     # valgrind, which cannot run an ASan build, checks the plain one in test.sh.
-    if AMBIENCE_TEST_CC="$(dirname "$(command -v swift)")/clang -fsanitize=address" \
+    if AMBIENCE_TEST_CC="$(dirname "$(readlink -f "$(command -v swift)")")/clang -fsanitize=address" \
         ASAN_OPTIONS="detect_leaks=1 halt_on_error=1" LSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/lsan.supp" \
         bash scripts/with-services.sh swift test --skip-build --sanitize=address --scratch-path .build/asan --skip RouteChangeTests --skip MPRISTests \
         --no-parallel; then

@@ -42,7 +42,8 @@ public func ambience_sound_create_pcm(_ engine: OpaquePointer?, _ name: UnsafePo
         guard (1...Int32(AudioInfo.maximumChannels)).contains(channels) else {
             throw APIError.invalid("channels is \(channels), not 1...\(AudioInfo.maximumChannels)")
         }
-        guard frames > 0, frames <= 1 << 31 else { throw APIError.invalid("frames is \(UInt(bitPattern: frames)), outside 1...2^31") }
+        let most = Int(AudioFile.maximumDecodedBytes) / MemoryLayout<Float>.size / Int(channels)
+        guard frames > 0, frames <= most else { throw APIError.invalid("frames is \(UInt(bitPattern: frames)), outside 1...\(most)") }
         guard let samples else { throw APIError.invalid("samples is NULL") }
         let buffer = UnsafeBufferPointer(start: samples, count: frames * Int(channels))
         let pcm = PCMBuffer(sampleRate: Int(sampleRate), channels: Int(channels), samples: Array(buffer))

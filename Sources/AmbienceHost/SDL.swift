@@ -330,7 +330,7 @@ public final class Canvas {
 
     public func strokeCircle(center: Point, radius: Double, _ color: Color) {
         guard radius > 0, radius.isFinite else { return }
-        let segments = max(12, min(96, radius.saturated(Int.self)))
+        let segments = max(12, Int(min(radius, 96)))  // finite and positive: at most 96 fits
         let points = (0...segments).map { i -> Point in
             let a = Double(i) / Double(segments) * 2 * Double.pi
             return Point(center.x + radius * cos(a), center.y + radius * sin(a))

@@ -8,8 +8,7 @@ import AmbienceHost
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the
 /// session rules it follows.
 @Suite(.timeLimit(.minutes(5)), .serialized) struct GravityWaveTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let assets = root.appendingPathComponent("Assets").path
+    static let assets = BuildProducts.root + "/Assets"
     static let binary = BuildProducts.folder + "/gravity-wave"
 
     let fixtures: Fixtures
@@ -156,10 +155,13 @@ import AmbienceHost
         var environment = childEnvironment(["XDG_CONFIG_HOME": fixtures.path("config")])
         environment["SDL_AUDIODRIVER"] = environment["SDL_AUDIODRIVER"] ?? "dummy"
         environment["SDL_VIDEODRIVER"] = nil
+        // Under AddressSanitizer: X11's and Mesa's drivers, unloaded at exit, leave allocations LeakSanitizer can
+        // neither attribute nor suppress; the game's own memory is checked in-process by the other tests here.
+        if let options = environment["ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options + " detect_leaks=0" }
         let run = try ChildProcess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x768x24", Self.binary, "--pilot", "--seconds", "2",
                                         "--screenshot", shot, "--assets", Self.assets], environment: environment, timeout: 120)
         let text = String(decoding: run.stdout, as: UTF8.self)
-        #expect(run.status == 0 && !run.timedOut, "\(text)")
+        #expect(run.status == 0 && !run.timedOut, "\(text)\n\(String(decoding: run.stderr.suffix(3000), as: UTF8.self))")
         #expect(text.contains("in a window") && text.contains("video x11"), "\(text)")
 
         let picture = try Self.decodePNG(shot)

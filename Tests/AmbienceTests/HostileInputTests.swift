@@ -89,10 +89,9 @@ import Testing
         #expect(error?.description.contains("100000×100000") == true, "\(String(describing: error))")
     }
 
-    /// Parsers are linear: four times the input takes about four times as long, never sixteen.
     /// Parsers are linear in their input: 4 MiB of the shapes that make a careless parser quadratic (one line,
     /// unclosed brackets, spaces to trim, digits) each go through in one pass. Quadratic work on this much (some
-    /// 10^13 steps) would run for hours; the test's limit is a minute, so it fails by its deadline, not by a timing.
+    /// 10^13 steps) would run for hours and fail by the time limit (and CI's step budget), not by a timing.
     @Test(.timeLimit(.minutes(1)))
     func parsersTakeInputsFarLongerThanAnyRealOneInOnePass() {
         let size = 1 << 22

@@ -696,8 +696,7 @@ private func setModificationTime(_ path: String, _ time: timespec) {
 }
 
 /// The 64×64 cover in the repository's assets.
-private let bundledCover = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("Assets/Music/cover.png").path
+private let bundledCover = BuildProducts.root + "/Assets/Music/cover.png"
 
 /// A 2×2 red PNG, complete with valid CRCs.
 private let redPNG: [UInt8] = [

@@ -290,7 +290,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// `EngineError.invalidNumber`.
     public func makeSound(_ pcm: PCMBuffer, name: String) throws(EngineError) -> Sound {
         do throws(InvalidNumber) {
-            _ = try pcm.sampleRate.checked(Int.self, in: AudioInfo.sampleRates.lowerBound...AudioInfo.sampleRates.upperBound, "\(name): sample rate")
+            _ = try pcm.sampleRate.checked(Int.self, in: AudioInfo.sampleRates, "\(name): sample rate")
             _ = try pcm.channels.checked(Int.self, in: 1...AudioInfo.maximumChannels, "\(name): channels")
             _ = try pcm.samples.count.checked(Int.self, in: pcm.channels...Int(AudioFile.maximumDecodedBytes) / 4, "\(name): samples")
             guard pcm.samples.count % pcm.channels == 0 else {

@@ -5,6 +5,7 @@
 import CAmbience
 import Foundation
 import Glibc
+import Synchronization
 @testable import Ambience
 @testable import AmbienceC
 @testable import AmbienceTool
@@ -45,7 +46,8 @@ enum FuzzDrivers {
     /// A file of this process's own for the input's bytes (decoders and the engine read paths). A new name per input,
     /// so the engine's sound cache, which keys on the path, never answers from an earlier input.
     static func scratchFile(_ bytes: [UInt8]) -> String? {
-        let path = "/tmp/ambience-fuzz-\(getpid())-\(scratchCounter.next()).bin"
+        let serial = scratchFiles.add(1, ordering: .relaxed).newValue
+        let path = NSTemporaryDirectory() + "/ambience-fuzz-\(getpid())-\(serial).bin"
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -82,7 +84,8 @@ enum FuzzDrivers {
         guard let decoder = try? AudioFile.open(path) else { return [] }
         var problems: [String] = []
         let info = decoder.info
-        if !(1...768_000).contains(info.sampleRate) { problems.append("sample rate \(info.sampleRate) Hz was accepted") }
+        if !AudioInfo.sampleRates.contains(info.sampleRate) { problems.append("sample rate \(info.sampleRate) Hz was accepted") }
+        if !(1...AudioInfo.maximumChannels).contains(info.channels) { problems.append("\(info.channels) channels were accepted") }
         let frames = readAll(decoder, problems: &problems)
         if frames > info.frames { problems.append("\(frames) frames decoded of \(info.frames) claimed") }
         try? decoder.seek(toFrame: info.frames / 2)
@@ -175,18 +178,16 @@ enum FuzzDrivers {
 }
 
 /// Numbers scratch files apart.
-final class ScratchCounter: @unchecked Sendable {
-    private var value = 0
-    private let lock = NSLock()
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; value += 1; return value }
-}
-private let scratchCounter = ScratchCounter()
+private let scratchFiles = Atomic<Int>(0)
 
 /// A byte string read as C API calls: each call is an opcode byte followed by the bytes of its arguments, taken raw,
 /// so floats are as often NaN, infinite or huge as ordinary. Handles come from earlier calls, or are garbage.
 struct CAPIProgram {
     private var bytes: [UInt8]
     private var at = 0
+    /// What the last run did, so a kept input can be shown to still reach what it was kept for.
+    private(set) var soundsMade = 0
+    private(set) var voicesStarted = 0
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -229,18 +230,20 @@ struct CAPIProgram {
             calls += 1
             let op = byte()
             let sound = sounds[Int(byte()) % sounds.count]
-            let voice = byte() & 0x80 != 0 ? u64() : voices[Int(byte()) % voices.count]
+            let voiceByte = byte()  // high bit: a raw 64-bit value follows; else an earlier voice by index
+            let voice = voiceByte & 0x80 != 0 ? u64() : voices[Int(voiceByte) % voices.count]
             let bus = buses[Int(byte()) % buses.count]
             switch op % 24 {
             case 0:
                 var made: OpaquePointer?
-                let frames = Int(byte()) % (samples.count / 2 + 1)
+                let channels = 1 + Int(byte() % 9)  // 9 is one too many
+                let frames = Int(byte()) % (samples.count / channels + 1)
                 let rate = Int32(bitPattern: u32())
                 let status = samples.withUnsafeBufferPointer { p in
-                    ambience_sound_create_pcm(engine, "fuzz", p.baseAddress, frames, 1 + Int32(byte() % 3), rate, &made)
+                    ambience_sound_create_pcm(engine, "fuzz", p.baseAddress, frames, Int32(channels), rate, &made)
                 }
                 check(status, "sound_create_pcm")
-                if status == AMBIENCE_OK { sounds.append(made) }
+                if status == AMBIENCE_OK { sounds.append(made); soundsMade += 1 }
             case 1:
                 var options = ambience_play_options()
                 ambience_play_options_init(&options)
@@ -251,10 +254,18 @@ struct CAPIProgram {
                 var started: UInt64 = 0
                 check(ambience_play(sound.map { $0 }, &options, &started), "play")
                 voices.append(started)
+                if started != AMBIENCE_VOICE_NONE { voicesStarted += 1 }
             case 2: check(AmbienceC.ambience_voice_stop(voice, double()), "voice_stop")
             case 3: check(AmbienceC.ambience_voice_pause(voice), "voice_pause")
             case 4: check(AmbienceC.ambience_voice_resume(voice), "voice_resume")
-            case 5: check(AmbienceC.ambience_voice_set_gain(voice, float()), "voice_set_gain")
+            case 5:
+                // Numbers are checked before the voice: NaN and infinities are refused whatever the voice's state.
+                let gain = float()
+                let status = AmbienceC.ambience_voice_set_gain(voice, gain)
+                check(status, "voice_set_gain")
+                if !gain.isFinite && status != AMBIENCE_ERROR_INVALID_ARGUMENT {
+                    problems.append("voice_set_gain(\(voice), \(gain)) gave \(status.rawValue), not INVALID_ARGUMENT")
+                }
             case 6: check(AmbienceC.ambience_voice_set_pitch(voice, float()), "voice_set_pitch")
             case 7: check(AmbienceC.ambience_voice_set_pan(voice, float()), "voice_set_pan")
             case 8: check(AmbienceC.ambience_voice_set_position(voice, float(), float(), float()), "voice_set_position")
