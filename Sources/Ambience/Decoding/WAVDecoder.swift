@@ -190,29 +190,6 @@ extension WAVDecoder {
     }
 }
 
-/// Little-endian field access on a short header, with every index checked.
-private extension Array where Element == UInt8 {
-    func u16(_ at: Int) -> UInt16? {
-        guard at >= 0, at + 2 <= count else { return nil }
-        return UInt16(self[at]) | UInt16(self[at + 1]) << 8
-    }
-
-    func u32(_ at: Int) -> UInt32? {
-        guard let lo = u16(at), let hi = u16(at + 2) else { return nil }
-        return UInt32(lo) | UInt32(hi) << 16
-    }
-
-    func u64(_ at: Int) -> UInt64? {
-        guard let lo = u32(at), let hi = u32(at + 4) else { return nil }
-        return UInt64(lo) | UInt64(hi) << 32
-    }
-
-    func fourCC(_ at: Int) -> String? {
-        guard at >= 0, at + 4 <= count else { return nil }
-        return String(decoding: self[at..<(at + 4)], as: Unicode.ASCII.self)
-    }
-}
-
 // MARK: - Parsing the header
 
 extension WAVDecoder {
@@ -249,14 +226,14 @@ extension WAVDecoder {
             while offset <= file.size - 8, walked < WAVDecoder.maxChunks {
                 walked += 1
                 let chunkHeader = try file.bytes(8, at: offset)
-                guard let id = chunkHeader.fourCC(0), let size32 = chunkHeader.u32(4) else { break }
+                guard let id = chunkHeader.fourCC(0), let size32 = chunkHeader.u32LE(4) else { break }
                 var size = Int64(size32)
                 let body = offset + 8
                 switch id {
                 case "ds64" where isRF64:
                     // riffSize (8), dataSize (8), sampleCount (8), table...
                     let ds64 = try file.bytes(Int(min(size, 24)), at: body)
-                    if let claimed = ds64.u64(8) { ds64DataSize = Int64(clamping: claimed) }
+                    if let claimed = ds64.u64LE(8) { ds64DataSize = Int64(clamping: claimed) }
                 case "fmt " where fmt == nil:
                     fmtSize = size
                     fmt = try file.bytes(Int(min(size, 40)), at: body)
@@ -308,8 +285,8 @@ extension WAVDecoder {
         static let subformatTail: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
 
         static func readFormat(_ fmt: [UInt8], claimedSize: Int64, path: String) throws(DecodingError) -> Format {
-            guard fmt.count >= 16, let tag = fmt.u16(0), let channels16 = fmt.u16(2), let rate32 = fmt.u32(4),
-                  let blockAlign16 = fmt.u16(12), let bits16 = fmt.u16(14) else {
+            guard fmt.count >= 16, let tag = fmt.u16LE(0), let channels16 = fmt.u16LE(2), let rate32 = fmt.u32LE(4),
+                  let blockAlign16 = fmt.u16LE(12), let bits16 = fmt.u16LE(14) else {
                 throw .corrupt(path, reason: "fmt chunk is \(claimedSize) bytes, too short (need 16)")
             }
             let (rate, channels) = try AudioInfo.checkedFormat(sampleRate: rate32, channels: channels16, path: path)
@@ -318,7 +295,7 @@ extension WAVDecoder {
             var codec = tag
             var codecName = "format tag \(hex(tag)) (\(tagName(tag)))"
             if tag == extensible {
-                guard fmt.count >= 40, let subtag = fmt.u16(24) else {
+                guard fmt.count >= 40, let subtag = fmt.u16LE(24) else {
                     throw .corrupt(path, reason: "WAVE_FORMAT_EXTENSIBLE fmt chunk is \(claimedSize) bytes, too short (need 40)")
                 }
                 guard Array(fmt[26..<40]) == subformatTail else {
@@ -382,7 +359,7 @@ extension WAVDecoder {
         /// Reads the sub-chunks of a LIST/INFO chunk (already bounded in size) into `tags`.
         static func readInfo(_ list: [UInt8], into tags: inout AudioTags) {
             var at = 4
-            while let id = list.fourCC(at), let size32 = list.u32(at + 4) {
+            while let id = list.fourCC(at), let size32 = list.u32LE(at + 4) {
                 let size = Int(size32)
                 let start = at + 8
                 let end = min(start + size, list.count)

@@ -15,7 +15,7 @@ struct ImageHeader: Equatable {
 
     /// The header of `data`, or why it cannot be read: an unknown format, or a header cut short or malformed.
     static func read(_ data: [UInt8]) -> Result<ImageHeader, Problem> {
-        let bytes = HeaderBytes(data)
+        let bytes = data
         if data.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return png(bytes) }
         if data.starts(with: [0xFF, 0xD8]) { return jpeg(bytes) }
         if data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8)) { return gif(bytes) }
@@ -32,7 +32,7 @@ struct ImageHeader: Equatable {
     // MARK: Formats
 
     /// The IHDR chunk, which must come first: width and height, big-endian 32-bit, at bytes 16 and 20.
-    private static func png(_ bytes: HeaderBytes) -> Result<ImageHeader, Problem> {
+    private static func png(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         guard bytes.fourCC(12) == "IHDR", let width = bytes.u32BE(16), let height = bytes.u32BE(20) else {
             return .failure(Problem("PNG header is cut short or does not start with IHDR"))
         }
@@ -40,7 +40,7 @@ struct ImageHeader: Equatable {
     }
 
     /// The first start-of-frame segment (SOF0…SOF15, not DHT, JPG or DAC), walking the segments by their lengths.
-    private static func jpeg(_ bytes: HeaderBytes) -> Result<ImageHeader, Problem> {
+    private static func jpeg(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         var at = 2
         while true {
             guard bytes.u8(at) == 0xFF else { return .failure(Problem("JPEG has no frame header (bad marker at byte \(at))")) }
@@ -68,7 +68,7 @@ struct ImageHeader: Equatable {
 
     /// The logical screen (bytes 6 and 8, little-endian 16-bit) and the first image descriptor, past the colour
     /// table and any extension blocks.
-    private static func gif(_ bytes: HeaderBytes) -> Result<ImageHeader, Problem> {
+    private static func gif(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         guard let screenWidth = bytes.u16LE(6), let screenHeight = bytes.u16LE(8), let flags = bytes.u8(10) else {
             return .failure(Problem("GIF header is cut short"))
         }
@@ -97,7 +97,7 @@ struct ImageHeader: Equatable {
 
     /// The DIB header after the 14-byte file header: 16-bit sizes in the OS/2 1.x header (12 bytes), signed 32-bit
     /// ones in every later header (a negative height is a top-down picture).
-    private static func bmp(_ bytes: HeaderBytes) -> Result<ImageHeader, Problem> {
+    private static func bmp(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         guard let headerSize = bytes.u32LE(14) else { return .failure(Problem("BMP header is cut short")) }
         if headerSize == 12 {
             guard let width = bytes.u16LE(18), let height = bytes.u16LE(20) else { return .failure(Problem("BMP header is cut short")) }
@@ -112,7 +112,7 @@ struct ImageHeader: Equatable {
 
     /// The first chunk: `VP8 ` (lossy: 14-bit sizes after the key frame's start code), `VP8L` (lossless: 14-bit
     /// sizes minus one after its signature) or `VP8X` (extended: the canvas, 24-bit sizes minus one).
-    private static func webp(_ bytes: HeaderBytes) -> Result<ImageHeader, Problem> {
+    private static func webp(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         switch bytes.fourCC(12) {
         case "VP8 ":
             guard bytes.u8(23) == 0x9D, bytes.u8(24) == 0x01, bytes.u8(25) == 0x2A,
@@ -128,44 +128,5 @@ struct ImageHeader: Equatable {
             break
         }
         return .failure(Problem("WebP header is cut short or of an unknown kind"))
-    }
-}
-
-/// Fields of a picture's header, every read checked against the end (nil past it).
-private struct HeaderBytes {
-    private let data: [UInt8]
-
-    init(_ data: [UInt8]) { self.data = data }
-
-    func u8(_ at: Int) -> UInt8? { at >= 0 && at < data.count ? data[at] : nil }
-
-    func u16LE(_ at: Int) -> UInt16? {
-        guard let lo = u8(at), let hi = u8(at + 1) else { return nil }
-        return UInt16(lo) | UInt16(hi) << 8
-    }
-
-    func u16BE(_ at: Int) -> UInt16? {
-        guard let hi = u8(at), let lo = u8(at + 1) else { return nil }
-        return UInt16(hi) << 8 | UInt16(lo)
-    }
-
-    func u24LE(_ at: Int) -> UInt32? {
-        guard let lo = u16LE(at), let hi = u8(at + 2) else { return nil }
-        return UInt32(lo) | UInt32(hi) << 16
-    }
-
-    func u32LE(_ at: Int) -> UInt32? {
-        guard let lo = u16LE(at), let hi = u16LE(at + 2) else { return nil }
-        return UInt32(lo) | UInt32(hi) << 16
-    }
-
-    func u32BE(_ at: Int) -> UInt32? {
-        guard let hi = u16BE(at), let lo = u16BE(at + 2) else { return nil }
-        return UInt32(hi) << 16 | UInt32(lo)
-    }
-
-    func fourCC(_ at: Int) -> String? {
-        guard at >= 0, at + 4 <= data.count else { return nil }
-        return String(decoding: data[at..<(at + 4)], as: Unicode.ASCII.self)
     }
 }
