@@ -15,12 +15,11 @@ struct ImageHeader: Equatable {
 
     /// The header of `data`, or why it cannot be read: an unknown format, or a header cut short or malformed.
     static func read(_ data: [UInt8]) -> Result<ImageHeader, Problem> {
-        let bytes = data
-        if data.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return png(bytes) }
-        if data.starts(with: [0xFF, 0xD8]) { return jpeg(bytes) }
-        if data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8)) { return gif(bytes) }
-        if data.starts(with: Array("BM".utf8)) { return bmp(bytes) }
-        if data.starts(with: Array("RIFF".utf8)) && bytes.fourCC(8) == "WEBP" { return webp(bytes) }
+        if data.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return png(data) }
+        if data.starts(with: [0xFF, 0xD8]) { return jpeg(data) }
+        if data.starts(with: Array("GIF87a".utf8)) || data.starts(with: Array("GIF89a".utf8)) { return gif(data) }
+        if data.starts(with: Array("BM".utf8)) { return bmp(data) }
+        if data.starts(with: Array("RIFF".utf8)) && data.fourCC(8) == "WEBP" { return webp(data) }
         return .failure(Problem("not a PNG, JPEG, GIF, BMP or WebP image"))
     }
 

@@ -1,5 +1,5 @@
 /// Fields of a header held in memory (a WAV chunk, a picture's first bytes), every read checked against the end:
-/// past it, or before the start, a read is nil. The one way a parser here reads a number out of bytes.
+/// past it, or before the start, a read is nil.
 extension Array where Element == UInt8 {
     package func u8(_ at: Int) -> UInt8? { at >= 0 && at < count ? self[at] : nil }
 
