@@ -379,7 +379,8 @@ typedef enum ambience_reverb_preset {
     AMBIENCE_REVERB_HANGAR = 5
 } ambience_reverb_preset;
 
-/* Puts a reverb on the bus and everything under it. AMBIENCE_ERROR_UNSUPPORTED when OpenAL has no EFX. */
+/* Puts a reverb on the bus and everything under it. AMBIENCE_ERROR_UNSUPPORTED when OpenAL has no EFX, or the engine
+ * runs below 11025 Hz, where OpenAL Soft's effects do not work (capabilities.effects says which). */
 ambience_status ambience_bus_set_reverb(ambience_bus *bus, ambience_reverb_preset preset);
 
 /*

@@ -64,6 +64,23 @@ import AmbienceHost
         #expect(engine.soundMemory == 0)
     }
 
+    /// The C API fuzzer's find: at 8 kHz OpenAL Soft 1.19's reverb turns a world voice's mix into NaN. Below
+    /// 11,025 Hz effects are off, and the mix stays finite; from there up reverb works as before.
+    @Test(arguments: [8_000, 9_000, 11_025])
+    func effectsAreOffWhereOpenALsReverbCannotWork(sampleRate: Int) throws {
+        let engine = try AudioEngine(.offline(sampleRate: sampleRate))
+        defer { engine.shutdown() }
+        let low = sampleRate < 11_025
+        let tone = try engine.makeSound(PCMBuffer(sampleRate: sampleRate, channels: 1,
+                                                  samples: (0..<sampleRate / 10).map { sin(Float($0) * 0.3) * 0.5 }), name: "tone")
+        #expect(engine.capabilities.effects == !low)
+        #expect(engine.setReverb(.room, on: engine.sfx) == !low)
+        engine.play(tone, PlayOptions(loop: true, placement: .world(x: 2, y: 0, z: 0)))
+        let mix = try engine.render(seconds: 0.5)
+        #expect(mix.samples.allSatisfy { $0.isFinite })
+        #expect(mix.samples.contains { $0 != 0 })
+    }
+
     @Test func theHostRefusesNumbersItCannotRunWith() throws {
         let refused: [(HostConfiguration, String)] = [
             (HostConfiguration(window: nil, updateRate: .nan), "updateRate"),

@@ -97,6 +97,8 @@ cp Tests/Fuzz/regressions/capi/* "$seeds/capi/"
 
 mkdir -p Tests/Fuzz/crashes
 status=0
+# libFuzzer and ASan report a crash themselves; Swift's own backtracer, started on top of ASan, can hang for minutes.
+export SWIFT_BACKTRACE=enable=no
 for target in "${targets[@]}"; do
   corpus="$work/corpus-$target"
   mkdir -p "$corpus"

@@ -10,6 +10,7 @@ public struct EngineConfiguration: Sendable {
     }
 
     public var output: Output = .device()
+    /// The mix's rate, 8–192 kHz. Below 11,025 Hz effects (reverb, occlusion) are off: OpenAL Soft's do not work there.
     public var sampleRate = 48_000
     /// Voices mixed for real (OpenAL sources), up to 4096.
     public var realVoices = 256

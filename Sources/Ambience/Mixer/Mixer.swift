@@ -91,6 +91,10 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) private var buses: [BusState]
     /// Effects exist only where ALC_EXT_EFX does; everything else works without them.
     let effectsAvailable: Bool
+    /// OpenAL Soft 1.19 shapes its reverb and low-pass filters around a fixed 5 kHz reference, which needs a Nyquist
+    /// frequency above it: at 9 kHz and below its reverb fills the mix with NaN (the C API fuzzer found it at 8 kHz).
+    /// Below this rate, the lowest common one above 10 kHz, effects are off (`capabilities.effects` is false).
+    static let lowestEffectsSampleRate = 11_025
     private var busReverbs: [Int: ALEffectSlot] = [:]
     private var zones: [(zone: ReverbZone, slot: ALEffectSlot)] = []
     /// One low-pass filter per real source, made the first time that source carries an occluded voice.
@@ -125,7 +129,7 @@ public final class Mixer: @unchecked Sendable {
         sourceOwner = Array(repeating: -1, count: sources.count)
         sourceSettings = Array(repeating: SourceSettings(), count: sources.count)
         pollFrom = Array(repeating: 0, count: sources.count)
-        effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX")
+        effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
         filters = Array(repeating: nil, count: sources.count)
         slots = Array(repeating: VoiceSlot(), count: configuration.maxVoices)
         freeSlots = (0..<Int32(configuration.maxVoices)).reversed()
