@@ -162,7 +162,7 @@ typedef struct ambience_engine_config {
     int32_t block_frames;         /* frames per mix block, 16..16384, default 512 */
     bool hrtf;                    /* head-related rendering for 3D voices, default false */
     const char *app_name;         /* shown to the sound server; NULL: "ambience". Copied. */
-    uint64_t sound_memory_budget; /* bytes of decoded sounds cached before idle ones are evicted, default 256 MiB */
+    uint64_t sound_memory_budget; /* bytes of decoded sounds cached before unheld ones are evicted, default 256 MiB */
 } ambience_engine_config;
 
 /* Fills a config with the defaults above. */
@@ -234,7 +234,8 @@ ambience_status ambience_engine_get_capabilities(ambience_engine *engine, ambien
 /*
  * Loads a file (WAV, Ogg Vorbis or MP3; the format is read from the bytes) as a sound. Loading the same file again
  * returns the same handle while it is loaded. The handle stays valid until ambience_sound_unload or the engine's
- * destruction; if the engine evicted its samples to stay within the memory budget, playing it decodes it again.
+ * destruction: the engine's cache never evicts a sound that has a live handle (the memory budget bounds only what
+ * the cache keeps on its own, such as ambience_preload's sounds).
  * A sound is decoded whole: one whose decoded size (frames x channels x 4 bytes) is over sound_memory_budget or
  * 2 GiB (one OpenAL buffer) is refused before it is decoded, with AMBIENCE_ERROR_DECODING and a message naming the
  * file and the size; stream long audio with the music player instead.

@@ -142,19 +142,17 @@ final class EngineBox: Sendable {
     }
 }
 
-/// What an `ambience_sound *` stands for. A sound loaded from a file remembers its path, so a sound the cache
-/// evicted to stay within its budget is decoded again when played.
+/// What an `ambience_sound *` stands for. The box holds its `Sound`, so the cache never evicts a sound with a live
+/// handle: it plays until `ambience_sound_unload`.
 final class SoundBox: Sendable {
     let handle: UInt
     let owner: EngineBox
-    let path: String?
-    let sound: Lock<Sound>
+    let sound: Sound
 
-    init(handle: UInt, owner: EngineBox, path: String?, sound: Sound) {
+    init(handle: UInt, owner: EngineBox, sound: Sound) {
         self.handle = handle
         self.owner = owner
-        self.path = path
-        self.sound = Lock(sound)
+        self.sound = sound
     }
 }
 
@@ -268,7 +266,7 @@ struct RegistryState {
         for library in ownLibraries { libraries[library.handle] = nil }
         for (key, sound) in sounds where sound.owner === box {
             sounds[key] = nil
-            soundHandles[ObjectIdentifier(sound.sound.withLock { $0 })] = nil
+            soundHandles[ObjectIdentifier(sound.sound)] = nil
         }
         for (key, bus) in buses where bus.owner === box { buses[key] = nil }
         for (id, entry) in voices where entry.owner === box { removeVoice(id) }

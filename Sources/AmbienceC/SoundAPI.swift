@@ -7,11 +7,11 @@ import Glibc
 // MARK: - Sounds
 
 /// The C handle for a sound: the existing one when this `Sound` already has a live handle.
-private func register(_ sound: Sound, path: String?, owner: EngineBox) -> UInt {
+private func register(_ sound: Sound, owner: EngineBox) -> UInt {
     registry.withLock { state in
         if let existing = state.soundHandles[ObjectIdentifier(sound)], state.sounds[existing] != nil { return existing }
         let handle = HandleKind.sound.handle(serial: state.serial())
-        state.sounds[handle] = SoundBox(handle: handle, owner: owner, path: path, sound: sound)
+        state.sounds[handle] = SoundBox(handle: handle, owner: owner, sound: sound)
         state.soundHandles[ObjectIdentifier(sound)] = handle
         return handle
     }
@@ -26,7 +26,7 @@ public func ambience_sound_load(_ engine: OpaquePointer?, _ path: UnsafePointer<
         let out = try output(outSound, "out_sound")
         let sound: Sound
         sound = try box.engine.load(path)
-        out.pointee = OpaquePointer(bitPattern: register(sound, path: path, owner: box))
+        out.pointee = OpaquePointer(bitPattern: register(sound, owner: box))
     }
 }
 
@@ -49,7 +49,7 @@ public func ambience_sound_create_pcm(_ engine: OpaquePointer?, _ name: UnsafePo
         let pcm = PCMBuffer(sampleRate: Int(sampleRate), channels: Int(channels), samples: Array(buffer))
         let sound: Sound
         sound = try box.engine.makeSound(pcm, name: name)
-        out.pointee = OpaquePointer(bitPattern: register(sound, path: nil, owner: box))
+        out.pointee = OpaquePointer(bitPattern: register(sound, owner: box))
     }
 }
 
@@ -68,7 +68,7 @@ public func ambience_sound_unload(_ sound: OpaquePointer?) -> ambience_status {
         let box = try soundBox(sound)
         let removed = registry.withLock { state -> Sound? in
             guard state.sounds.removeValue(forKey: box.handle) != nil else { return nil }
-            let sound = box.sound.withLock { $0 }
+            let sound = box.sound
             if state.soundHandles[ObjectIdentifier(sound)] == box.handle { state.soundHandles[ObjectIdentifier(sound)] = nil }
             return sound
         }
@@ -82,7 +82,7 @@ public func ambience_sound_get_info(_ sound: OpaquePointer?, _ out: UnsafeMutabl
     api("ambience_sound_get_info") {
         let box = try soundBox(sound)
         let target = try output(out, "out_info")
-        let s = box.sound.withLock { $0 }
+        let s = box.sound
         target.pointee = ambience_sound_info(sample_rate: Int32(clamping: s.sampleRate), channels: Int32(clamping: s.channels),
                                              frames: Int64(s.frames), duration: s.duration, memory_cost: UInt64(s.memoryCost))
     }
@@ -147,22 +147,7 @@ public func ambience_play(_ sound: OpaquePointer?, _ options: UnsafePointer<ambi
         let box = try soundBox(sound)
         let engine = box.owner
         let settings = try playOptions(options?.pointee ?? defaultPlayOptions(), engine: engine)
-        var current = box.sound.withLock { $0 }
-        var voice = engine.engine.play(current, settings)
-        if voice == .none, let path = box.path {
-            // The cache may have evicted the samples to stay within its budget: load them again and retry once.
-            let reloaded: Sound
-            reloaded = try engine.engine.load(path)
-            if reloaded !== current {
-                registry.withLock { state in
-                    state.soundHandles[ObjectIdentifier(current)] = nil
-                    box.sound.withLock { $0 = reloaded }
-                    if state.soundHandles[ObjectIdentifier(reloaded)] == nil { state.soundHandles[ObjectIdentifier(reloaded)] = box.handle }
-                }
-                current = reloaded
-                voice = engine.engine.play(current, settings)
-            }
-        }
+        let voice = engine.engine.play(box.sound, settings)
         let id: UInt64 = voice == .none ? 0 : registry.withLock { state in
             // The engine may have been destroyed meanwhile: then the voice is stale from the start.
             guard state.engines[engine.handle] != nil else {

@@ -16,24 +16,28 @@ import Testing
         #expect(first.memoryCost == 24_000 * 4)
     }
 
-    @Test func idleSoundsAreEvictedLeastRecentlyUsedFirstWithinTheBudget() throws {
+    @Test func soundsNobodyHoldsAreEvictedLeastRecentlyUsedFirstWithinTheBudget() throws {
         // Each one-second mono sound costs 192,000 bytes; the budget holds two.
         var configuration = EngineConfiguration.offline()
         configuration.soundMemoryBudget = 400_000
         let engine = try AudioEngine(configuration)
-        let paths = try (0..<3).map { try fixtures.sineWAV("s\($0).wav", seconds: 1) }
-        let a = try engine.load(paths[0])
-        let b = try engine.load(paths[1])
+        let paths = try (0..<4).map { try fixtures.sineWAV("s\($0).wav", seconds: 1) }
+        weak var a: Sound?, b: Sound?
+        a = try engine.load(paths[0])           // loaded and let go, as `preload` does
+        b = try engine.load(paths[1])
         _ = try engine.load(paths[0])           // a is now more recent than b
-        let c = try engine.load(paths[2])       // over budget: b, the least recent idle sound, goes
+        let c = try engine.load(paths[2])       // over budget: b, the least recent sound nobody holds, goes
         #expect(engine.soundMemory <= 400_000)
-        #expect(engine.mixer.isLoaded(a) && engine.mixer.isLoaded(c))
-        #expect(!engine.mixer.isLoaded(b))
-        #expect(!engine.play(b).isAlive)        // an evicted sound plays nothing, harmlessly
-        // A playing sound is never evicted.
-        engine.play(a, PlayOptions(loop: true))
-        _ = try engine.load(paths[1])
-        #expect(engine.mixer.isLoaded(a))
+        #expect(b == nil, "an evicted sound is freed")
+        #expect(a.map { engine.mixer.isLoaded($0) } == true && engine.mixer.isLoaded(c))
+        // A sound the game holds is never evicted, however far past the budget: it plays when asked.
+        let d = try engine.load(paths[3])
+        let e = try engine.load(paths[1])
+        #expect(a == nil, "a, held by nobody, made room")
+        #expect(engine.mixer.isLoaded(c) && engine.mixer.isLoaded(d) && engine.mixer.isLoaded(e))
+        #expect(engine.soundMemory == 3 * 192_000)
+        let voice = engine.play(c, PlayOptions(loop: true))
+        #expect(voice.isAlive)
         #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
     }
 

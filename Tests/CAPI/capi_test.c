@@ -535,6 +535,31 @@ static void test_sounds(ambience_engine *engine) {
         CHECK(strstr(ambience_last_error(), "1024") != NULL);
         OK(ambience_engine_destroy(small));
     }
+    {
+        /* A handle holds its sound: with a budget of one sound, three loaded handles all still play. */
+        ambience_engine_config config;
+        ambience_engine *tight = NULL;
+        ambience_sound *held[3] = {NULL, NULL, NULL};
+        const char *names[3] = {"Assets/SFX/laser.wav", "Assets/SFX/pickup.wav", "Assets/SFX/ui-click.wav"};
+        char path[4200];
+        OK(ambience_engine_config_init(&config));
+        config.output = AMBIENCE_OUTPUT_OFFLINE;
+        config.sound_memory_budget = 60000; /* one of these at a time */
+        OK(ambience_engine_create(&config, &tight));
+        for (int i = 0; i < 3; i++) {
+            path_of(path, sizeof path, names[i]);
+            OK(ambience_sound_load(tight, path, &held[i]));
+        }
+        /* All three stay resident, past the budget: none was evicted (nor is decoded again to play). */
+        OK(ambience_engine_get_sound_memory(tight, &memory));
+        CHECK(memory == (11025 + 13230 + 1764) * 4);
+        for (int i = 0; i < 3; i++) {
+            voice = AMBIENCE_VOICE_NONE;
+            OK(ambience_play(held[i], NULL, &voice));
+            CHECK(voice != AMBIENCE_VOICE_NONE);
+        }
+        OK(ambience_engine_destroy(tight));
+    }
 }
 
 static void test_listener(ambience_engine *engine) {

@@ -30,7 +30,7 @@ public struct EngineConfiguration: Sendable {
     public var sessionBusAddress: String? = DesktopBus.sessionAddress
     /// Where logind announces sleep and wake (the system bus); nil turns that off.
     public var systemBusAddress: String? = SleepMonitor.systemBusAddress
-    /// Bytes of decoded sounds kept in the cache before idle ones are evicted.
+    /// Bytes of decoded sounds the cache keeps before it evicts sounds nobody holds (held sounds may go past it).
     public var soundMemoryBudget = 256 << 20
 
     public init(output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,

@@ -1,7 +1,8 @@
 /// A decoded sound asset held in the mixer's memory: the record, not the playhead.
 ///
 /// Play it any number of times at once with `AudioEngine.play(_:_:)`; each playing copy is a `Voice`.
-/// A `Sound` stays valid until it is unloaded or evicted from the cache; playing an unloaded sound returns a stale voice.
+/// A `Sound` stays valid until it is unloaded; playing an unloaded sound returns a stale voice. The cache evicts only
+/// sounds nobody holds, so one the game keeps always plays.
 public final class Sound: @unchecked Sendable {
     /// The path it was loaded from, or the name it was given.
     public let name: String

@@ -2,7 +2,9 @@ import Dispatch
 import Glibc
 import Synchronization
 
-/// Sounds loaded from files, shared by path, with a memory budget: idle sounds are evicted least recently used first.
+/// Sounds loaded from files, shared by path, with a memory budget: sounds nobody holds are evicted least recently used
+/// first. A `Sound` the game keeps (or a voice plays) is never evicted, so a held sound always plays; the budget bounds
+/// what the cache keeps on its own account, and what the game holds may go past it.
 final class SoundCache: Sendable {
     let budget: Int
     private let state = Lock<State>(State())
@@ -58,15 +60,22 @@ final class SoundCache: Sendable {
         }
     }
 
-    /// Unloads idle sounds, least recently used first, until the cache fits its budget.
+    /// Unloads sounds that only the cache holds, least recently used first, until the cache fits its budget.
     private func evict(mixer: Mixer) {
-        let candidates = state.withLock { state -> [Sound] in
+        let order = state.withLock { state -> [String] in
             guard state.memory > budget else { return [] }
-            return state.byPath.values.sorted { mixer.lastUsed($0) < mixer.lastUsed($1) }
+            return state.byPath.map { (key: $0.key, used: mixer.lastUsed($0.value)) }.sorted { $0.used < $1.used }.map(\.key)
         }
-        for sound in candidates {
-            guard memoryInUse > budget else { return }
-            if mixer.unloadIfIdle(sound) { forget(sound) }
+        for key in order {
+            let evicted = state.withLock { state -> Sound? in
+                // Only the cache's own reference left: nobody can play it, so it can go. The reference is checked in
+                // place, with no copy of it alive (a voice holds its sound too, so a playing one stays).
+                guard state.memory > budget, state.byPath[key] != nil, isKnownUniquelyReferenced(&state.byPath[key]!) else { return nil }
+                let sound = state.byPath.removeValue(forKey: key)!
+                state.memory -= sound.memoryCost
+                return sound
+            }
+            if let evicted { _ = mixer.unloadIfIdle(evicted) }
         }
     }
 
