@@ -41,6 +41,27 @@ import Testing
         #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
     }
 
+    /// A sound made from memory and let go gives its OpenAL buffer back at the next tick; one whose voice still
+    /// plays keeps it until the voice ends. (Before, every made sound kept its buffer for the engine's life.)
+    @Test func aSoundNobodyHoldsGivesItsBufferBack() throws {
+        let engine = try AudioEngine(.offline())
+        defer { engine.shutdown() }
+        let pcm = PCMBuffer(sampleRate: 48_000, channels: 1, samples: [Float](repeating: 0.1, count: 4_800))
+        let dropped = try (0..<50).map { _ in try engine.makeSound(pcm, name: "dropped").buffer }
+        _ = try engine.render(frames: 512)
+        #expect(dropped.allSatisfy { !engine.mixer.exists($0) })
+
+        var held: Sound? = try engine.makeSound(pcm, name: "held")
+        let buffer = held!.buffer
+        let voice = engine.play(held!, PlayOptions(loop: true))
+        held = nil
+        _ = try engine.render(frames: 512)
+        #expect(voice.isAlive && engine.mixer.exists(buffer), "a playing voice keeps its sound")
+        voice.stop()
+        _ = try engine.render(frames: 1_024)
+        #expect(!engine.mixer.exists(buffer))
+    }
+
     @Test func preloadDecodesInTheBackground() throws {
         let engine = try AudioEngine(.offline())
         let paths = try (0..<4).map { try fixtures.sineWAV("p\($0).wav", seconds: 0.5) }

@@ -91,6 +91,8 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) private var buses: [BusState]
     /// Effects exist only where ALC_EXT_EFX does; everything else works without them.
     let effectsAvailable: Bool
+    /// Buffers of sounds freed while loaded, deleted at the next tick.
+    let retiredBuffers = RetiredBuffers()
     /// OpenAL Soft 1.19 shapes its reverb and low-pass filters around a fixed 5 kHz reference, which needs a Nyquist
     /// frequency above it: at 9 kHz and below its reverb fills the mix with NaN (the C API fuzzer found it at 8 kHz).
     /// Below this rate, the lowest common one above 10 kHz, effects are off (`capabilities.effects` is false).
@@ -183,8 +185,10 @@ public final class Mixer: @unchecked Sendable {
         let folded = pcm.foldedToStereo()
         return withLock {
             folded.samples.withUnsafeBufferPointer { samples in
-                ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
-                    Sound(name: name, buffer: $0, sampleRate: folded.sampleRate, channels: folded.channels, frames: folded.frames)
+                deleteRetiredBuffers()
+                return ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
+                    Sound(name: name, buffer: $0, retired: retiredBuffers, sampleRate: folded.sampleRate,
+                          channels: folded.channels, frames: folded.frames)
                 }
             }
         }
@@ -198,7 +202,7 @@ public final class Mixer: @unchecked Sendable {
                 let slot = active[i]
                 if slots[Int(slot)].sound === sound { release(slot, event: nil) }
             }
-            sound.isLoaded = false
+            sound.markUnloaded()
             detachFromIdleSources(sound.buffer)
             sound.buffer.delete()
         }
@@ -213,7 +217,16 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func isLoaded(_ sound: Sound) -> Bool { withLock { sound.isLoaded } }
+    func isLoaded(_ sound: Sound) -> Bool { sound.isLoaded }
+    func exists(_ buffer: ALBuffer) -> Bool { withLock { buffer.exists } }
+
+    /// Deletes the buffers of sounds freed while loaded (see `RetiredBuffers`). Under the lock.
+    private func deleteRetiredBuffers() {
+        for buffer in retiredBuffers.take() {
+            detachFromIdleSources(buffer)
+            buffer.delete()
+        }
+    }
     func lastUsed(_ sound: Sound) -> UInt64 { withLock { sound.lastUsed } }
 
     func touch(_ sound: Sound) {
@@ -227,7 +240,7 @@ public final class Mixer: @unchecked Sendable {
     func unloadIfIdle(_ sound: Sound) -> Bool {
         withLock {
             guard sound.isLoaded, sound.playingVoices == 0 else { return false }
-            sound.isLoaded = false
+            sound.markUnloaded()
             detachFromIdleSources(sound.buffer)
             sound.buffer.delete()
             return true
@@ -542,6 +555,7 @@ public final class Mixer: @unchecked Sendable {
     /// voices costs nothing here, apart from the periodic re-ranking.
     func tick(frames: Int) {
         withLock {
+            deleteRetiredBuffers()
             let seconds = Double(frames) / Double(configuration.sampleRate)
             tickFrames = frames
             let busesChanged = updateBuses(seconds)

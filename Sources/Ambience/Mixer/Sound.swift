@@ -1,8 +1,10 @@
+import Synchronization
+
 /// A decoded sound asset held in the mixer's memory: the record, not the playhead.
 ///
 /// Play it any number of times at once with `AudioEngine.play(_:_:)`; each playing copy is a `Voice`.
 /// A `Sound` stays valid until it is unloaded; playing an unloaded sound returns a stale voice. The cache evicts only
-/// sounds nobody holds, so one the game keeps always plays.
+/// sounds nobody holds, so one the game keeps always plays. A sound nobody holds any more gives its memory back.
 public final class Sound: @unchecked Sendable {
     /// The path it was loaded from, or the name it was given.
     public let name: String
@@ -15,19 +17,54 @@ public final class Sound: @unchecked Sendable {
 
     public var duration: Double { Double(frames) / Double(sampleRate) }
 
-    // Mutable state is guarded by the owning mixer's lock.
     let buffer: ALBuffer
-    var isLoaded = true
+    /// Where the buffer goes when the sound is freed while still loaded: the mixer deletes it at its next tick.
+    private let retired: RetiredBuffers
+    /// Atomic because the last reference may drop on any thread, and `deinit` reads it there.
+    private let loaded = Atomic<Bool>(true)
+    var isLoaded: Bool { loaded.load(ordering: .acquiring) }
+    // Guarded by the owning mixer's lock.
     var playingVoices = 0
     var lastUsed: UInt64 = 0
 
-    init(name: String, buffer: ALBuffer, sampleRate: Int, channels: Int, frames: Int) {
+    init(name: String, buffer: ALBuffer, retired: RetiredBuffers, sampleRate: Int, channels: Int, frames: Int) {
         self.name = name
         self.buffer = buffer
+        self.retired = retired
         self.sampleRate = sampleRate
         self.channels = channels
         self.frames = frames
         memoryCost = frames * channels * MemoryLayout<Float>.size
+    }
+
+    deinit {
+        if isLoaded { retired.retire(buffer) }
+    }
+
+    /// Marks the sound unloaded (its buffer deleted by the mixer); later plays return stale voices.
+    func markUnloaded() { loaded.store(false, ordering: .releasing) }
+}
+
+/// Buffers of sounds freed while still loaded. A `Sound` may be freed on any thread, even inside the mixer's lock
+/// (a voice's release drops its reference), so it cannot delete its buffer itself: it leaves it here, under a lock of
+/// its own, and the mixer deletes what is here under its lock, at the next tick or `makeSound`.
+final class RetiredBuffers: Sendable {
+    private let buffers = Lock<[ALBuffer]>([])
+    private let pending = Atomic<Int>(0)
+
+    func retire(_ buffer: ALBuffer) {
+        buffers.withLock { $0.append(buffer) }
+        pending.add(1, ordering: .releasing)
+    }
+
+    /// Everything retired so far; without retired buffers it returns at once, taking no lock and allocating nothing.
+    func take() -> [ALBuffer] {
+        guard pending.load(ordering: .acquiring) > 0 else { return [] }
+        return buffers.withLock { list in
+            pending.store(0, ordering: .relaxed)
+            defer { list.removeAll() }
+            return list
+        }
     }
 }
 

@@ -177,6 +177,9 @@ enum ALObjectCount {
 struct ALBuffer: Hashable, Sendable {
     let id: ALuint
 
+    /// Whether OpenAL still knows this buffer (the context must be current).
+    var exists: Bool { alIsBuffer(id) != ALboolean(AL_FALSE) }
+
     /// Uploads interleaved float samples (1 or 2 channels).
     static func make(samples: UnsafeBufferPointer<Float>, channels: Int, sampleRate: Int) -> ALBuffer? {
         var id: ALuint = 0
