@@ -54,6 +54,29 @@ import Testing
         #expect(rest == Array(whole[1_089...]))
     }
 
+    /// A source that lands later than asked (as the pipeline fuzzer's MP3 did, where reading then indexed before the
+    /// window and trapped): the resampler goes on from where the source stands.
+    @Test func aSourceThatSeeksPastTheAskedFrameIsFollowed() throws {
+        final class Overshooting: AudioDecoder {
+            let inner: any AudioDecoder
+            init(_ inner: any AudioDecoder) { self.inner = inner }
+            var info: AudioInfo { inner.info }
+            var position: Int64 { inner.position }
+            func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+                try inner.read(into: buffer, frames: frames)
+            }
+            func seek(toFrame frame: Int64) throws(DecodingError) { try inner.seek(toFrame: min(frame + 5_000, inner.info.frames)) }
+        }
+        let path = try fixtures.sineWAV("over.wav", hz: 300, seconds: 1, rate: 44_100, channels: 1, float: true)
+        let whole = try readAll(ResampledDecoder(try AudioFile.open(path), rate: 48_000))
+        let decoder = ResampledDecoder(Overshooting(try AudioFile.open(path)), rate: 48_000)
+        try decoder.seek(toFrame: 10_000)
+        #expect(decoder.position == (Int64(10_000) * 44_100 / 48_000 + 5_000) * 48_000 / 44_100 + 1)
+        let start = Int(decoder.position)
+        let rest = try readAll(decoder)
+        #expect(!rest.isEmpty && rest == Array(whole[start...]))
+    }
+
     @Test func seekingLandsOnTheSameSamplesAsReadingThere() throws {
         let path = try fixtures.sineWAV("sweep.wav", hz: 1_000, seconds: 1, rate: 22_050, channels: 1, float: true)
         let whole = try readAll(ResampledDecoder(try AudioFile.open(path), rate: 48_000))

@@ -46,7 +46,9 @@ final class ResampledDecoder: AudioDecoder {
             let exact = position * sourceRate
             let whole = exact / rate
             let fraction = Float(exact % rate) / Float(rate)
-            guard try load(whole) else { break }
+            // The window only moves forward; seek keeps the playhead at or after it, and this keeps any slip from
+            // reaching an index.
+            guard whole >= windowStart, try load(whole) else { break }
             let next = try load(whole + 1) ? whole + 1 : whole
             let a = Int(whole - windowStart) * channels, b = Int(next - windowStart) * channels
             for c in 0..<channels {
@@ -62,10 +64,12 @@ final class ResampledDecoder: AudioDecoder {
     func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         try source.seek(toFrame: target * sourceRate / rate)
-        position = target
         windowStart = source.position
         windowFrames = 0
         sourceEnded = false
+        // A source may stand after where it was asked to (an MP3 that seeks by frames, a stream shorter than its
+        // header said): go on from the first output frame at or after where it stands, never before it.
+        position = max(target, (max(windowStart, 0) * rate + sourceRate - 1) / sourceRate)
     }
 
     /// Makes source frame `frame` available in the window; false past the end of the source. Only ever asked for
