@@ -51,31 +51,3 @@ public struct DuckingRule: Sendable, Equatable {
         self.release = release
     }
 }
-
-/// A linear ramp of one value, advanced by the mixer's clock.
-struct Ramp {
-    var from: Float
-    var to: Float
-    var duration: Double
-    var elapsed: Double = 0
-
-    var value: Float {
-        duration <= 0 ? to : from + (to - from) * Float(min(elapsed / duration, 1))
-    }
-    var isDone: Bool { elapsed >= duration }
-
-    mutating func advance(_ seconds: Double) { elapsed += seconds }
-}
-
-/// The mixer's record of one bus.
-struct BusState {
-    var name: String
-    var parent: Int?
-    var gain: Float = 1
-    var gainRamp: Ramp?
-    var muted = false
-    /// The ducking multiplier, 1 when nothing ducks this bus.
-    var duck: Float = 1
-    /// Recomputed each tick from the chain.
-    var effective: Float = 1
-}

@@ -1,0 +1,420 @@
+/// Every voice the mixer tracks, real and virtual, as values: slots and generations, the free and active lists,
+/// the voice clock and virtual playheads, the heap of virtual endings, the fading list, and ranking by priority ×
+/// audibility. Pure: no OpenAL, no locks. A slot's `source` is only a number here; `SourcePool` owns what it names.
+///
+/// Virtual time: a voice without a source keeps time on `clock` (output frames mixed while the session has not
+/// suspended the mixer). Its playhead is `elapsedFrames + (clock − anchor) × step`, folded into `elapsedFrames`
+/// (`settle`) whenever its speed or paused state changes, so ten thousand virtual voices cost nothing per block.
+struct VoicePool {
+    /// The slots, indexed by `Voice.slot`. The mixer writes a live slot's settings (gain, pitch, placement…)
+    /// directly; the lists and indices that tie slots together change only through the pool's methods.
+    var slots: [VoiceSlot]
+    private var freeSlots: [Int32]
+    /// The live slots, so a tick never walks the whole table. `VoiceSlot.activeIndex` points back here.
+    private(set) var active: [Int32] = []
+    /// Output frames mixed while not suspended.
+    private(set) var clock = 0
+    /// When each virtual one-shot ends, on `clock`: a min-heap. An entry whose `timing` no longer matches its
+    /// slot's is stale (the voice was paused, re-pitched, made real or freed since) and is dropped when it surfaces.
+    private var endings: [VoiceEnding] = []
+    /// Slots with a fade in progress, the only voices a tick visits besides the real ones.
+    private(set) var fading: [Int32] = []
+    /// Live, unpaused voices per bus: lets ducking skip a scan when its trigger bus has none.
+    private(set) var unpausedOnBus: [Int]
+    /// Rank scores by active index, and a copy that `kthLargest` reorders.
+    private var scores: [Float]
+    private var scratch: [Float]
+    /// The real voice the last rank put lowest, and its score: a new voice that beats it takes its source at once.
+    var weakestReal: (slot: Int32, importance: Float) = (-1, .infinity)
+    /// A rank is owed (a voice started, paused or lost its source) and how long since the last one.
+    var needsRank = false
+    private(set) var framesSinceRank = 0
+
+    init(capacity: Int, buses: Int) {
+        slots = Array(repeating: VoiceSlot(), count: capacity)
+        freeSlots = (0..<Int32(capacity)).reversed()
+        active.reserveCapacity(capacity)
+        scores = Array(repeating: 0, count: capacity)
+        scratch = Array(repeating: 0, count: capacity)
+        endings.reserveCapacity(capacity * 2)
+        fading.reserveCapacity(capacity)
+        unpausedOnBus = Array(repeating: 0, count: buses)
+    }
+
+    var capacity: Int { slots.count }
+    var freeCount: Int { freeSlots.count }
+    var isFull: Bool { freeSlots.isEmpty }
+    var hasUnpausedVoices: Bool { unpausedOnBus.contains { $0 > 0 } }
+
+    mutating func addBus() { unpausedOnBus.append(0) }
+
+    /// Whether a handle's slot and generation name a live voice.
+    func isCurrent(slot: Int32, generation: UInt32) -> Bool {
+        slot >= 0 && Int(slot) < slots.count && slots[Int(slot)].generation == generation && slots[Int(slot)].sound != nil
+    }
+
+    // MARK: Slots
+
+    /// Puts a new voice in a free slot, anchored at the clock; nil when every slot is taken. The slot's generation
+    /// is kept, so the handle made from it is new.
+    mutating func occupy(_ fresh: VoiceSlot) -> Int32? {
+        guard let slot = freeSlots.popLast() else { return nil }
+        var voice = fresh
+        voice.generation = slots[Int(slot)].generation
+        voice.timing = slots[Int(slot)].timing &+ 1
+        voice.activeIndex = Int32(active.count)
+        voice.anchor = clock
+        voice.fadeIndex = -1
+        slots[Int(slot)] = voice
+        active.append(slot)
+        if !voice.paused { unpausedOnBus[voice.bus] += 1 }
+        if voice.fade != nil { startFading(slot) }
+        return slot
+    }
+
+    /// Frees a slot whose source, if it had one, is already taken off (`source` < 0). Its generation moves on, so
+    /// every handle to it goes stale; returns the generation those handles had.
+    @discardableResult
+    mutating func free(_ slot: Int32) -> UInt32 {
+        let index = Int(slot)
+        let generation = slots[index].generation
+        slots[index].sound?.playingVoices -= 1
+        slots[index].sound = nil
+        stopFading(slot)
+        slots[index].fade = nil
+        if !slots[index].paused { unpausedOnBus[slots[index].bus] -= 1 }
+        slots[index].generation &+= 1
+        slots[index].timing &+= 1
+        let position = Int(slots[index].activeIndex)
+        let moved = active.removeLast()
+        if moved != slot {
+            active[position] = moved
+            slots[Int(moved)].activeIndex = Int32(position)
+        }
+        slots[index].activeIndex = -1
+        freeSlots.append(slot)
+        if weakestReal.slot == slot { weakestReal = (-1, .infinity) }
+        return generation
+    }
+
+    /// Pauses or resumes a voice's own playhead (a virtual one's ending is rescheduled).
+    mutating func setPaused(_ slot: Int32, _ paused: Bool) {
+        guard slots[Int(slot)].paused != paused else { return }
+        settle(slot)
+        slots[Int(slot)].paused = paused
+        unpausedOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
+        scheduleEnding(slot)
+        needsRank = true
+    }
+
+    // MARK: Virtual time
+
+    /// Advances the voice clock: virtual voices move on.
+    mutating func advanceClock(by frames: Int) { clock &+= frames }
+
+    /// Where a virtual voice is in its sound now, in the sound's frames.
+    func virtualPlayhead(_ slot: Int32) -> Double {
+        slots.withUnsafeBufferPointer { pool in
+            let s = pool.baseAddress! + Int(slot)
+            guard !s.pointee.paused else { return s.pointee.elapsedFrames }
+            let position = s.pointee.elapsedFrames + Double(clock - s.pointee.anchor) * s.pointee.step
+            guard position >= s.pointee.soundFrames else { return position }
+            guard s.pointee.loop, s.pointee.soundFrames > 0 else { return s.pointee.soundFrames }
+            return position.truncatingRemainder(dividingBy: s.pointee.soundFrames)
+        }
+    }
+
+    /// Folds a virtual voice's progress into `elapsedFrames` before its speed or paused state changes, and makes
+    /// its scheduled ending stale.
+    mutating func settle(_ slot: Int32) {
+        let index = Int(slot)
+        if slots[index].source < 0 { slots[index].elapsedFrames = virtualPlayhead(slot) }
+        slots[index].anchor = clock
+        slots[index].timing &+= 1
+    }
+
+    /// Records where a voice taken off its source stood (`position`, in the sound's frames) and makes any
+    /// scheduled ending stale; it is virtual from here.
+    mutating func becameVirtual(_ slot: Int32, at position: Double) {
+        let index = Int(slot)
+        slots[index].elapsedFrames = position
+        slots[index].anchor = clock
+        slots[index].timing &+= 1
+        slots[index].source = -1
+    }
+
+    /// Schedules the end of a virtual, unpaused one-shot (from its `elapsedFrames` at `anchor`).
+    mutating func scheduleEnding(_ slot: Int32) {
+        let s = slots[Int(slot)]
+        guard s.source < 0, !s.paused, !s.loop || s.soundFrames <= 0 else { return }
+        let end = s.anchor &+ s.outputFramesToEnd(from: s.elapsedFrames).saturated(Int.self, rounding: .up)
+        if endings.count >= endings.capacity { compactEndings() }
+        endings.append(VoiceEnding(clock: end, slot: slot, timing: s.timing))
+        siftUp(endings.count - 1)
+    }
+
+    /// The next virtual one-shot whose end the clock has reached, taken off the heap; nil when none is due.
+    mutating func nextEndedVirtualVoice() -> Int32? {
+        while let first = endings.first, first.clock <= clock {
+            let last = endings.removeLast()
+            if !endings.isEmpty {
+                endings[0] = last
+                siftDown(0)
+            }
+            let s = slots[Int(first.slot)]
+            if s.timing == first.timing && s.source < 0 && !s.paused && s.sound != nil { return first.slot }
+        }
+        return nil
+    }
+
+    /// Drops stale entries without letting the heap reallocate (the real-time tick must not allocate).
+    private mutating func compactEndings() {
+        endings.removeAll { slots[Int($0.slot)].timing != $0.timing }
+        for i in stride(from: endings.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+    }
+
+    private mutating func siftUp(_ index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard endings[child].clock < endings[parent].clock else { return }
+            endings.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ index: Int) {
+        var parent = index
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < endings.count && endings[left].clock < endings[smallest].clock { smallest = left }
+            if right < endings.count && endings[right].clock < endings[smallest].clock { smallest = right }
+            guard smallest != parent else { return }
+            endings.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+
+    // MARK: Fades
+
+    /// What one block did to a voice's fade.
+    enum FadeStep: Equatable {
+        /// It had no fade any more (taken off the list).
+        case idle
+        case moving
+        case ended
+        /// Ended on a `stop(fade:)`: the voice is to be released.
+        case endedThenStop
+    }
+
+    /// Starts a fade of the voice's gain (a later fade replaces it).
+    mutating func fade(_ slot: Int32, to gain: Float, over seconds: Double, thenStop: Bool) {
+        // Fades ramp the voice's own gain, so a later setGain overrides them.
+        let start = slots[Int(slot)].gain * slots[Int(slot)].fadeGain
+        slots[Int(slot)].gain = 1
+        slots[Int(slot)].fadeGain = start
+        slots[Int(slot)].fade = Ramp(from: start, to: gain, duration: seconds)
+        slots[Int(slot)].stopAfterFade = thenStop
+        startFading(slot)
+    }
+
+    /// Moves a fading voice's ramp on by `seconds`.
+    mutating func advanceFade(_ slot: Int32, by seconds: Double) -> FadeStep {
+        let index = Int(slot)
+        guard var ramp = slots[index].fade else {
+            stopFading(slot)
+            return .idle
+        }
+        ramp.advance(seconds)
+        slots[index].fadeGain = ramp.value
+        guard ramp.isDone else {
+            slots[index].fade = ramp
+            return .moving
+        }
+        slots[index].fade = nil
+        stopFading(slot)
+        return slots[index].stopAfterFade ? .endedThenStop : .ended
+    }
+
+    private mutating func startFading(_ slot: Int32) {
+        guard slots[Int(slot)].fadeIndex < 0 else { return }
+        slots[Int(slot)].fadeIndex = Int32(fading.count)
+        fading.append(slot)
+    }
+
+    private mutating func stopFading(_ slot: Int32) {
+        let position = Int(slots[Int(slot)].fadeIndex)
+        guard position >= 0 else { return }
+        let moved = fading.removeLast()
+        if moved != slot {
+            fading[position] = moved
+            slots[Int(moved)].fadeIndex = Int32(position)
+        }
+        slots[Int(slot)].fadeIndex = -1
+    }
+
+    // MARK: Ranking
+
+    /// How much a voice matters: priority first, then how loud it would be at the listener.
+    static func importance(of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility) -> Float {
+        if slot.pointee.paused { return -1 }
+        var audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus]
+        if case .world(let x, let y, let z, _) = slot.pointee.placement {
+            audible *= audibility.listener.attenuation(x, y, z)
+        }
+        return Float(slot.pointee.priority) * 16 + min(audible, 15)
+    }
+
+    static func importance(of slot: VoiceSlot, _ audibility: Audibility) -> Float {
+        withUnsafePointer(to: slot) { importance(of: $0, audibility) }
+    }
+
+    /// The importance of a slot in the pool, read in place: copying a slot would retain its sound.
+    func importance(ofSlot slot: Int32, _ audibility: Audibility) -> Float {
+        slots.withUnsafeBufferPointer { VoicePool.importance(of: $0.baseAddress! + Int(slot), audibility) }
+    }
+
+    /// The live voice that matters least: the one a new voice may steal when every slot is taken.
+    func leastImportantVoice(_ audibility: Audibility) -> (slot: Int32, importance: Float)? {
+        var best: (Int32, Float)? = nil
+        for slot in active {
+            let score = importance(ofSlot: slot, audibility)
+            if score < best?.1 ?? .infinity { best = (slot, score) }
+        }
+        return best
+    }
+
+    /// Whether a rank is due after `frames` more. With no competition a rank only hands out free sources: do it at
+    /// once. With virtual voices about, ranking the whole crowd costs in proportion to it, so re-rank every 40 ms;
+    /// a new voice that matters more than the weakest real one takes its source in `play` without waiting.
+    mutating func rankIsDue(afterFrames frames: Int, sources: Int, freeSources: Int, sampleRate: Int) -> Bool {
+        framesSinceRank += frames
+        let competing = active.count > sources
+        let waiting = active.count > sources - freeSources  // some voice is virtual
+        return (needsRank || waiting) && !competing || competing && framesSinceRank * 25 >= sampleRate
+    }
+
+    /// Marks a rank done.
+    mutating func ranked() {
+        needsRank = false
+        framesSinceRank = 0
+    }
+
+    /// Scores every live voice (a real one gets a small bonus, so near-equals do not swap every tick) and returns
+    /// the score a voice needs to be among the `keep` most important: the real ones are those at or above it.
+    mutating func rank(keep: Int, _ audibility: Audibility) -> Float {
+        let count = active.count
+        slots.withUnsafeBufferPointer { pool in
+            active.withUnsafeBufferPointer { live in
+                scores.withUnsafeMutableBufferPointer { scores in
+                    scratch.withUnsafeMutableBufferPointer { scratch in
+                        func score(_ slot: UnsafePointer<VoiceSlot>) {
+                            var score = VoicePool.importance(of: slot, audibility)
+                            if slot.pointee.source >= 0 { score += 0.25 }
+                            let i = Int(slot.pointee.activeIndex)
+                            scores[i] = score
+                            scratch[i] = score
+                        }
+                        // A crowded pool is read in memory order, which the prefetcher follows; the live list
+                        // visits the same voices in no order, a cache miss each.
+                        if count * 4 >= pool.count {
+                            for s in 0..<pool.count where pool[s].activeIndex >= 0 { score(pool.baseAddress! + s) }
+                        } else {
+                            for i in 0..<count { score(pool.baseAddress! + Int(live[i])) }
+                        }
+                    }
+                }
+            }
+        }
+        return scratch.withUnsafeMutableBufferPointer { kthLargest($0, count: count, k: min(max(keep, 1), count)) }
+    }
+
+    /// The latest rank's score of a live voice.
+    func rankScore(of slot: Int32) -> Float { scores[Int(slots[Int(slot)].activeIndex)] }
+    /// The latest rank's score of the voice at `active[index]`.
+    func rankScore(atActive index: Int) -> Float { scores[index] }
+
+    /// Whether an unpaused voice that can be heard (gain above -60 dB before its buses) plays on `bus` or under
+    /// it: what triggers a ducking rule.
+    func hasAudibleVoices(under bus: Int, in graph: BusGraph) -> Bool {
+        guard unpausedOnBus.indices.contains(where: { unpausedOnBus[$0] > 0 && graph.isBus($0, under: bus) }) else { return false }
+        return slots.withUnsafeBufferPointer { pool in
+            active.contains { slot in
+                let s = pool.baseAddress! + Int(slot)
+                return !s.pointee.paused && s.pointee.gain * s.pointee.fadeGain > 0.001 && graph.isBus(s.pointee.bus, under: bus)
+            }
+        }
+    }
+}
+
+/// What ranking needs besides the voices: the buses' effective gains and the listener.
+struct Audibility {
+    var busGains: [Float]
+    var listener: ListenerState
+}
+
+/// A voice slot in the pool. `generation` changes whenever the slot is freed, which makes old handles stale.
+struct VoiceSlot {
+    // What a rank reads comes first, in the slot's first 64 bytes (one or two cache lines where it was three): a
+    // rank visits every live voice.
+    var placement: Placement = .pan(0)
+    var gain: Float = 1
+    var fadeGain: Float = 1
+    var bus = 0
+    /// Index into the mixer's sources, or -1 while virtual.
+    var source: Int32 = -1
+    var priority: UInt8 = 128
+    var paused = false
+    /// Where the slot is in the pool's `active` list, or -1 when the slot is free.
+    var activeIndex: Int32 = -1
+
+    var generation: UInt32 = 1
+    var sound: Sound? = nil
+    var fade: Ramp? = nil
+    var stopAfterFade = false
+    var pitch: Float = 1
+    var loop = false
+    /// 0 (clear) to 1 (behind a wall): a low-pass on the dry sound.
+    var occlusion: Float = 0
+    /// While virtual: the playhead in the sound's frames at `anchor` on the pool's clock (exact while paused).
+    var elapsedFrames: Double = 0
+    var anchor = 0
+    /// Sound frames per output frame: pitch times the rate ratio.
+    var step: Double = 1
+    var soundFrames: Double = 0
+    /// Changes whenever the voice's ending moves, making scheduled endings stale.
+    var timing: UInt32 = 0
+    /// Index into the pool's `fading` list, or -1.
+    var fadeIndex: Int32 = -1
+
+    /// Output frames the voice needs to play its sound from `position` (in the sound's frames) to the end.
+    func outputFramesToEnd(from position: Double) -> Double {
+        max(soundFrames - position, 0) / step
+    }
+}
+
+/// A virtual one-shot's scheduled end.
+struct VoiceEnding {
+    var clock: Int
+    var slot: Int32
+    var timing: UInt32
+}
+
+/// The value that would sit at index `k - 1` if `values[0..<count]` were sorted in descending order (quickselect).
+func kthLargest(_ values: UnsafeMutableBufferPointer<Float>, count: Int, k: Int) -> Float {
+    precondition(k >= 1 && k <= count)
+    var low = 0, high = count - 1
+    let target = k - 1
+    while low < high {
+        let pivot = values[(low + high) / 2]
+        var i = low, j = high
+        while i <= j {
+            while values[i] > pivot { i += 1 }
+            while values[j] < pivot { j -= 1 }
+            if i <= j { values.swapAt(i, j); i += 1; j -= 1 }
+        }
+        if target <= j { high = j } else if target >= i { low = i } else { break }
+    }
+    return values[target]
+}
