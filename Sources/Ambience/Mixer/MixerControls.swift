@@ -1,0 +1,271 @@
+/// The mixer's controls that are not voices: sounds, effects, the listener, buses, music streams and counters. Each takes the
+/// mixer's lock and works through its parts (Mixer.swift).
+extension Mixer {
+    // MARK: Sounds
+
+    /// Uploads decoded audio as a `Sound`.
+    func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
+        let folded = pcm.foldedToStereo()
+        return withLock {
+            folded.samples.withUnsafeBufferPointer { samples in
+                deleteRetiredBuffers()
+                return ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
+                    Sound(name: name, buffer: $0, retired: retiredBuffers, sampleRate: folded.sampleRate,
+                          channels: folded.channels, frames: folded.frames)
+                }
+            }
+        }
+    }
+
+    /// Stops every voice of `sound` and frees its memory. Later plays of it return stale voices.
+    func unload(_ sound: Sound) {
+        withLock {
+            guard sound.isLoaded else { return }
+            for i in voices.active.indices.reversed() where i < voices.active.count {
+                let slot = voices.active[i]
+                if voices.slots[Int(slot)].sound === sound { release(slot, event: nil) }
+            }
+            deleteBuffer(of: sound)
+        }
+    }
+
+    /// Unloads the sound only if no voice plays it.
+    func unloadIfIdle(_ sound: Sound) -> Bool {
+        withLock {
+            guard sound.isLoaded, sound.playingVoices == 0 else { return false }
+            deleteBuffer(of: sound)
+            return true
+        }
+    }
+
+    func deleteBuffer(of sound: Sound) {
+        sound.markUnloaded()
+        sources.detach(sound.buffer)
+        sound.buffer.delete()
+    }
+
+    func isLoaded(_ sound: Sound) -> Bool { sound.isLoaded }
+    func exists(_ buffer: ALBuffer) -> Bool { withLock { buffer.exists } }
+
+    /// Deletes the buffers of sounds freed while loaded (see `RetiredBuffers`). Under the lock.
+    func deleteRetiredBuffers() {
+        for buffer in retiredBuffers.take() {
+            sources.detach(buffer)
+            buffer.delete()
+        }
+    }
+
+    func lastUsed(_ sound: Sound) -> UInt64 { withLock { sound.lastUsed } }
+
+    func touch(_ sound: Sound) {
+        withLock {
+            useCounter &+= 1
+            sound.lastUsed = useCounter
+        }
+    }
+
+    // MARK: Effects
+
+    /// Sends a real voice to its reverb (its zone's, else its bus chain's) and filters it for occlusion.
+    func applyEffects(_ slot: Int32) {
+        let s = voices.slots[Int(slot)]
+        effects.apply(to: Int(s.source), placement: s.placement, bus: s.bus, occlusion: s.occlusion, graph: buses,
+                      sources: &sources)
+    }
+
+    func refreshEffects() {
+        for slot in voices.active where voices.slots[Int(slot)].source >= 0 { applyEffects(slot) }
+    }
+
+    /// Puts a reverb on a bus (nil removes it). Returns false when effects are unavailable.
+    func setReverb(_ parameters: ReverbParameters?, bus: Int) -> Bool {
+        if let parameters, (try? parameters.validated()) == nil { return false }
+        return withLock {
+            guard effectsAvailable, effects.setReverb(parameters, bus: bus, sources: &sources) else { return false }
+            refreshEffects()
+            return true
+        }
+    }
+
+    func setReverbZones(_ requested: [ReverbZone]) -> Bool {
+        guard let newZones = try? requested.map({ zone throws(InvalidNumber) in try zone.validated() }) else { return false }
+        return withLock {
+            guard effectsAvailable else { return false }
+            let made = effects.setZones(newZones, sources: &sources)
+            refreshEffects()
+            return made
+        }
+    }
+
+    func setHRTF(_ on: Bool) -> Bool {
+        withLock {
+            let done = device.setHRTF(on) && device.hrtfEnabled == on
+            // Resetting the device can stop sources (OpenAL Soft stops them when the reset fails): ask them all.
+            sources.pollAllEveryBlock()
+            return done
+        }
+    }
+
+    var capabilities: AudioCapabilities {
+        withLock {
+            let hrtf = device.hasDeviceExtension("ALC_SOFT_HRTF")
+            var missing: [String] = []
+            if !effectsAvailable { missing.append("reverb and occlusion filters (ALC_EXT_EFX)") }
+            if !hrtf { missing.append("HRTF (ALC_SOFT_HRTF)") }
+            if !device.hasExtension("AL_SOFT_direct_channels") { missing.append("unspatialised stereo music (AL_SOFT_direct_channels)") }
+            return AudioCapabilities(renderer: device.rendererName, effects: effectsAvailable, hrtf: hrtf, hrtfEnabled: device.hrtfEnabled,
+                                     realVoices: sources.count, extensions: device.extensions, missing: missing)
+        }
+    }
+
+    // MARK: Listener
+
+    func setListener(_ requested: ListenerState) throws(InvalidNumber) {
+        let checked = try requested.validated()
+        withLock {
+            let before = listener
+            listener = checked
+            ALListener.setPosition(listener.position.x, listener.position.y, listener.position.z)
+            ALListener.setVelocity(listener.velocity.x, listener.velocity.y, listener.velocity.z)
+            ALListener.setOrientation(at: listener.forward, up: listener.up)
+            ALListener.setDopplerFactor(listener.dopplerFactor)
+            if before.rolloff != listener.rolloff || before.referenceDistance != listener.referenceDistance
+                || before.maxDistance != listener.maxDistance {
+                for slot in voices.active where voices.slots[Int(slot)].source >= 0 {
+                    sources.place(Int(voices.slots[Int(slot)].source), voices.slots[Int(slot)].placement, listener: listener)
+                }
+            }
+            // A new velocity or doppler factor can speed the real one-shots up: ask them every block.
+            if before.velocity != listener.velocity || before.dopplerFactor != listener.dopplerFactor {
+                for source in 0..<sources.count {
+                    let slot = sources.owners[source]
+                    if slot >= 0 && listener.dopplerApplies(to: voices.slots[Int(slot)].placement) {
+                        sources.pollEveryBlock(Int32(source))
+                    }
+                }
+            }
+        }
+    }
+
+    func listenerState() -> ListenerState { withLock { listener } }
+
+    // MARK: Buses
+
+    func busName(_ index: Int) -> String { withLock { buses.nodes[index].name } }
+    func busGain(_ index: Int) -> Float { withLock { buses.nodes[index].gain } }
+    func busMuted(_ index: Int) -> Bool { withLock { buses.nodes[index].muted } }
+    func busEffectiveGain(_ index: Int) -> Float { withLock { buses.effective[index] } }
+
+    func setBusGain(_ index: Int, _ requestedGain: Float, over requestedSeconds: Double) throws(InvalidNumber) {
+        let gain = try requestedGain.clamped(to: MixerLimits.gain, "bus gain")
+        let seconds = try requestedSeconds.clamped(to: MixerLimits.seconds, "seconds")
+        withLock {
+            if buses.setGain(index, to: gain, over: seconds) { refreshGains() }
+        }
+    }
+
+    func setBusMuted(_ index: Int, _ muted: Bool) {
+        withLock {
+            buses.setMuted(index, muted)
+            refreshGains()
+        }
+    }
+
+    /// A new bus under `parent` (master when nil, or when `parent` belongs to another engine).
+    func makeBus(named name: String, parent: Bus?) -> Bus {
+        withLock {
+            let index = buses.add(named: name, parent: parent.flatMap { $0.mixer === self ? $0.index : nil })
+            voices.addBus()
+            return Bus(mixer: self, index: index)
+        }
+    }
+
+    func setDuckingRules(_ requested: [DuckingRule]) throws(InvalidNumber) {
+        var rules: [DuckingRule] = []
+        for rule in requested { rules.append(try rule.validated()) }
+        withLock {
+            buses.setDucking(rules.filter { $0.trigger.mixer === self && $0.target.mixer === self }.map {
+                BusGraph.Ducking(trigger: $0.trigger.index, target: $0.target.index, depth: $0.depth,
+                                 attack: $0.attack, release: $0.release)
+            })
+            refreshGains()
+        }
+    }
+
+    func currentDuckingRules() -> [DuckingRule] {
+        withLock {
+            buses.ducking.map {
+                DuckingRule(trigger: Bus(mixer: self, index: $0.trigger), target: Bus(mixer: self, index: $0.target),
+                            depth: $0.depth, attack: $0.attack, release: $0.release)
+            }
+        }
+    }
+
+    func refreshGains() {
+        for slot in voices.active { applyGain(slot) }
+        for stream in streams { applyStreamGain(stream) }
+    }
+
+    // MARK: Streams (music)
+
+    /// Registers an OpenAL source that plays a stream on `bus`, so bus gains and ducking reach it.
+    func makeStreamChannel(bus: Bus) -> StreamChannel? {
+        withLock {
+            guard let source = ALSource.make(count: 1).first else { return nil }
+            source.setRelative(true)
+            source.setRolloff(0)
+            source.setPosition(0, 0, 0)
+            source.setDirectChannels(true)
+            let channel = StreamChannel(source: source, bus: bus.index)
+            streams.append(channel)
+            applyStreamGain(channel)
+            return channel
+        }
+    }
+
+    func removeStreamChannel(_ channel: StreamChannel) {
+        withLock {
+            streams.removeAll { $0 === channel }
+            channel.source.stop()
+            channel.source.setBuffer(nil)
+            channel.source.delete()
+        }
+    }
+
+    func setStreamGain(_ channel: StreamChannel, _ gain: Float) {
+        withLock {
+            channel.gain = gain
+            applyStreamGain(channel)
+        }
+    }
+
+    /// Runs stream work (queueing buffers) under the mixer's lock with the context current.
+    func withStream<R>(_ body: () -> R) -> R { withLock(body) }
+
+    func applyStreamGain(_ channel: StreamChannel) {
+        channel.source.setGain(channel.gain * buses.effective[channel.bus])
+    }
+
+    // MARK: Counters
+
+    var stats: MixerStats {
+        withLock {
+            var s = counters
+            s.realVoices = sources.inUse
+            s.virtualVoices = voices.active.count - s.realVoices
+            let blocks = renderBlocks.load(ordering: .relaxed)
+            s.renderedBlocks = blocks
+            s.averageRenderMicroseconds = blocks > 0 ? Double(renderNanosTotal.load(ordering: .relaxed)) / Double(blocks) / 1000 : 0
+            s.maxRenderMicroseconds = Double(renderNanosMax.load(ordering: .relaxed)) / 1000
+            s.underruns = underruns.load(ordering: .relaxed)
+            return s
+        }
+    }
+
+    var freeSourceCount: Int { withLock { sources.freeCount } }
+    var freeSlotCount: Int { withLock { voices.freeCount } }
+    var pendingEventCount: Int { withLock { events.count } }
+
+    /// How many voices are alive (real and virtual).
+    var liveVoices: Int { withLock { voices.active.count } }
+}
