@@ -1,15 +1,13 @@
 /// The mixer's EFX objects: a reverb per bus that has one, the reverb zones of the world, and a low-pass filter
-/// per real source for occlusion. Used under the mixer's lock, with its context current. Effects exist only where
-/// ALC_EXT_EFX does and the rate allows it (`Mixer.lowestEffectsSampleRate`); everything else works without them.
+/// per real source for occlusion. Used under the mixer's lock, with its context current, and only where the mixer
+/// has effects (`Mixer.effectsAvailable`: ALC_EXT_EFX, at `Mixer.lowestEffectsSampleRate` or above).
 struct EffectRack {
-    let isAvailable: Bool
     private var busReverbs: [Int: ALEffectSlot] = [:]
     private var zones: [(zone: ReverbZone, slot: ALEffectSlot)] = []
     /// One low-pass filter per real source, made the first time that source carries an occluded voice.
     private var filters: [ALFilter?]
 
-    init(isAvailable: Bool, sources: Int) {
-        self.isAvailable = isAvailable
+    init(sources: Int) {
         filters = Array(repeating: nil, count: sources)
     }
 

@@ -55,13 +55,14 @@ public final class Mixer: @unchecked Sendable {
     public init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
         var configuration = configuration
         configuration.realVoices = min(max(configuration.realVoices, 1), 4096)
-        configuration.maxVoices = max(configuration.maxVoices, configuration.realVoices)
+        // The engine refuses counts past these; a mixer made directly is held to them too (slots are Int32).
+        configuration.maxVoices = min(max(configuration.maxVoices, configuration.realVoices), EngineConfiguration.maxVoiceCounts.upperBound)
         self.configuration = configuration
         // Leave room for music streams beside the voice pool.
         device = try LoopbackDevice(sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf)
         sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
         effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
-        effects = EffectRack(isAvailable: effectsAvailable, sources: sources.count)
+        effects = EffectRack(sources: sources.count)
         buses = BusGraph(root: "master", children: BuiltinBus.allCases.dropFirst().map { "\($0)" })
         buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.voice.rawValue, target: BuiltinBus.music.rawValue,
                                            depth: 9, attack: 0.08, release: 0.5)])

@@ -134,7 +134,7 @@ struct SourcePool {
         }
         let remaining = voice.outputFramesToEnd(from: position)
         let lead = Double(max(SourcePool.endPollLeadFrames, 2 * blockFrames)) + remaining / 1000
-        pollFrom[Int(voice.source)] = clock + Int(max(remaining - lead, 0))
+        pollFrom[Int(voice.source)] = clock &+ max(remaining - lead, 0).saturated(Int.self, rounding: .down)
     }
 
     /// Asks about this source every block from now on.
