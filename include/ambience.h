@@ -436,6 +436,10 @@ ambience_status ambience_music_set_queue(ambience_engine *engine, const char *co
 /* Adds files at the end of the queue; what is playing goes on undisturbed. */
 ambience_status ambience_music_append(ambience_engine *engine, const char *const *paths, size_t count);
 ambience_status ambience_music_get_queue_count(ambience_engine *engine, size_t *out_count);
+/*
+ * The transport calls return at once: files are opened and decoded on the engine's streaming thread (offline, as
+ * it renders), never on yours. What a call causes, a playback error included, arrives in a later ambience_update.
+ */
 ambience_status ambience_music_play(ambience_engine *engine);
 ambience_status ambience_music_pause(ambience_engine *engine);
 /* Stops; the now-playing item stays, and play starts it again from the beginning. */

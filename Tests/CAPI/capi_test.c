@@ -779,6 +779,8 @@ static void test_music(ambience_engine *engine) {
     OK(ambience_music_set_queue(engine, queue, 1));
     OK(ambience_music_append(engine, NULL, 0));
     OK(ambience_music_play(engine));
+    /* The player opens files on the streaming side (offline: as it renders), and reports in the next update. */
+    render_rms(engine, -1);
     OK(ambience_update(engine));
     CHECK(events.errors == 1 && strcmp(events.error_path, missing) == 0);
     CHECK(strstr(events.error_message, "missing-song.ogg") != NULL);

@@ -116,7 +116,6 @@ public final class AudioEngine: @unchecked Sendable {
     private let desktopLink: DesktopLink?
     private let sleepMonitor: SleepMonitor?
     private let cache: SoundCache
-    private let streamer: StreamingThread
     private let state = Lock<EngineState>(EngineState())
     /// Observers run only on the thread that calls `update()`; any thread may add one, hence the lock.
     private let observers = Lock<[Observer]>([])
@@ -148,7 +147,6 @@ public final class AudioEngine: @unchecked Sendable {
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
-        streamer = StreamingThread(player: musicPlayer)
         // No bus (or none reachable within 250 ms) means no desktop integration until one appears.
         desktopLink = configuration.desktopIntegration
             ? DesktopLink(address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
@@ -172,7 +170,7 @@ public final class AudioEngine: @unchecked Sendable {
             } catch {
                 throw .output(error.description)
             }
-            streamer.start()
+            musicPlayer.startStreamingThread()
         }
         session.attach(effects: self)
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
@@ -202,7 +200,6 @@ public final class AudioEngine: @unchecked Sendable {
             return device
         }
         device?.close()
-        streamer.stop()
         musicPlayer.close()
         mixer.close()
     }
@@ -393,7 +390,7 @@ public final class AudioEngine: @unchecked Sendable {
         var done = 0
         while done < frames {
             let block = min(configuration.blockFrames, frames - done)
-            musicPlayer.pump()
+            musicPlayer.pumpUnlessThreaded()
             mixer.tick(frames: block)
             mixer.render(into: buffer.baseAddress! + done * 2, frames: block)
             done += block

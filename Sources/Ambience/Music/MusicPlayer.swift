@@ -20,18 +20,23 @@ public enum MusicEvent: Sendable, Equatable {
 
 /// The application music player: a queue of items streamed gaplessly through the `music` bus.
 ///
-/// Decoding runs ahead on the engine's streaming thread, so music never depends on how often the game calls
-/// `update()`. All methods may be called from any thread; notifications arrive in `AudioEngine.update()`.
+/// Every call returns at once and may be made from any thread: the player's lock guards plain state only. Opening,
+/// probing, seeking and decoding happen on the engine's streaming thread (`MusicFeeder`), never under that lock, so
+/// a skip to a long song cannot stall the game's frame; what a call causes, errors included, arrives as events in
+/// `AudioEngine.update()`. Music never depends on how often the game calls `update()`.
 public final class MusicPlayer: @unchecked Sendable {
     private let mixer: Mixer
     private let channel: StreamChannel
     private let lock = Lock<Void>(())
+    /// The streaming side; only the thread that pumps takes it, and the game never waits on it.
+    private let feeding: Lock<MusicFeeder>
     // Everything below is guarded by `lock`.
     private var queue: [Entry] = []
     private var order: [Int] = []
     /// Index into `order` of the item at the playhead (or the one that will play next when stopped).
     private var position: Int?
     private var state = PlaybackState.stopped
+    /// Where the now-playing item resumes, and the playhead until the stream has something queued.
     private var resumeTime: Double = 0
     private var _shuffleMode = ShuffleMode.off
     private var _repeatMode = RepeatMode.none
@@ -39,15 +44,23 @@ public final class MusicPlayer: @unchecked Sendable {
     private var notificationDepth = 0
     private var events: [MusicEvent] = []
     private var nextEntryID: UInt64 = 1
-    private var nextPlayID: UInt64 = 1
-    private var currentPlayID: UInt64 = 0
     private var stream: StreamQueue
-    private var feed: Feed?
-    /// The next item, fading in under the end of `feed` during a crossfade.
-    private var incoming: Feed?
-    private var fadeLength = 0
-    private var fadeDone = 0
+    /// Bumped whenever the stream is emptied: a block decoded for an older generation is refused.
+    private var generation: UInt64 = 0
+    /// What the feeder should open when it takes up `generation`.
+    private var startOrder: StartOrder?
+    /// The play-through heard now (0 before the generation's first block).
+    private var currentPlayID: UInt64 = 0
+    /// The item the feeder is decoding, which may be ahead of the one heard.
+    private var fed: (entryID: UInt64, playID: UInt64)?
+    /// The feeder has reached the end of the queue in this generation.
+    private var streamEnded = false
+    private var awaitingFirstBlock = true
+    /// Counts queue edits; `feederChoseAt` is the count when the feeder last chose the item to follow.
+    private var queueEdits: UInt64 = 0
+    private var feederChoseAt: UInt64 = 0
     private var _crossfadeDuration: Double = 0
+    private var worker: WorkerThread?
     /// Seed for shuffling; fixed for reproducible tests.
     public var shuffleSeed: UInt64 = 0x5EED
 
@@ -56,22 +69,22 @@ public final class MusicPlayer: @unchecked Sendable {
         let item: MediaItem
     }
 
-    /// The item being decoded into the stream: may run ahead of the one being heard.
-    private struct Feed {
-        let orderIndex: Int
+    /// What the feeder opens to begin a generation.
+    struct StartOrder {
         let entryID: UInt64
-        let playID: UInt64
-        let decoder: any AudioDecoder
-
-        /// This feed at `rate`: an OpenAL queue holds one rate, so an item at another rate is resampled to join
-        /// the stream without a gap.
-        func at(rate: Int) -> Feed {
-            guard decoder.info.sampleRate != rate else { return self }
-            return Feed(orderIndex: orderIndex, entryID: entryID, playID: playID, decoder: ResampledDecoder(decoder, rate: rate))
-        }
+        let item: MediaItem
+        let time: Double
     }
 
-    static let bufferFrames = 4096
+    /// What the feeder learns at the start of a step.
+    struct FeederOrders {
+        let generation: UInt64
+        /// Set only when `generation` is new to the feeder.
+        let start: StartOrder?
+        let freeBuffers: Int
+        let crossfade: Double
+    }
+
     static let bufferCount = 6
 
     init(mixer: Mixer, bus: Bus) throws(EngineError) {
@@ -79,9 +92,13 @@ public final class MusicPlayer: @unchecked Sendable {
         guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
         self.channel = channel
         stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
+        feeding = Lock(MusicFeeder(opener: { item throws(DecodingError) in
+            try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url)
+        }))
     }
 
     func close() {
+        stopStreamingThread()
         lock.withLock { _ in
             mixer.withStream {
                 channel.source.stop()
@@ -89,10 +106,46 @@ public final class MusicPlayer: @unchecked Sendable {
                 for buffer in stream.allBuffers { buffer.delete() }
             }
             stream.reclaimAll()
-            feed = nil
+            generation += 1
         }
         mixer.removeStreamChannel(channel)
     }
+
+    // MARK: Streaming
+
+    /// Feeds the stream from a thread of its own, woken at once by every call that moves the playhead.
+    func startStreamingThread() {
+        lock.withLock { _ in
+            guard worker == nil else { return }
+            // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full.
+            worker = WorkerThread(name: "ambience-stream") { [self] control in
+                while !control.isStopRequested {
+                    pump()
+                    control.wait(seconds: 0.01)
+                }
+            }
+        }
+    }
+
+    /// Stops the streaming thread and waits for it to leave the player.
+    func stopStreamingThread() {
+        let stopping = lock.withLock { _ in
+            defer { worker = nil }
+            return worker
+        }
+        stopping?.stop()
+    }
+
+    /// One round of the feeder: on the streaming thread, or per block when offline.
+    func pump() { feeding.withLock { $0.step(self) } }
+
+    /// Pumps, unless a streaming thread does it (an offline render calls this once per block).
+    func pumpUnlessThreaded() {
+        if lock.withLock({ _ in worker == nil }) { pump() }
+    }
+
+    /// How the feeder opens items: a test's slow or gated disk. Waits for a round under way to end.
+    func setItemOpener(_ opener: @escaping MusicFeeder.Opener) { feeding.withLock { $0.opener = opener } }
 
     // MARK: Notifications
 
@@ -124,7 +177,7 @@ public final class MusicPlayer: @unchecked Sendable {
             resumeTime = 0
             post(.queueDidChange)
             setPosition(queue.isEmpty ? nil : 0)
-            if wasPlaying { startStream(at: 0, time: 0) }
+            if wasPlaying, !queue.isEmpty { requestStart(at: 0, time: 0) }
             if queue.isEmpty { setState(.stopped) }
         }
     }
@@ -178,12 +231,12 @@ public final class MusicPlayer: @unchecked Sendable {
                 resumeTime = 0
                 if orderIndex < order.count {
                     setPosition(orderIndex, force: true)
-                    if playing { startStream(at: orderIndex, time: 0) }
+                    if playing { requestStart(at: orderIndex, time: 0) }
                 } else {
                     endOfQueue()
                 }
             } else {
-                restartIfUpcomingChanged()
+                upcomingMayHaveChanged()
             }
             return true
         }
@@ -211,19 +264,25 @@ public final class MusicPlayer: @unchecked Sendable {
         }
         if position == nil && state == .stopped { position = order.firstIndex(of: at) }
         post(.queueDidChange)
+        upcomingMayHaveChanged()
+    }
+
+    /// After a queue edit, a shuffle or a repeat change.
+    private func upcomingMayHaveChanged() {
+        queueEdits &+= 1
         restartIfUpcomingChanged()
     }
 
     /// If the stream already decoded ahead into an item that is no longer next, re-feed from the playhead.
     private func restartIfUpcomingChanged() {
-        guard let feed, let p = position, feed.orderIndex != p || feed.playID != currentPlayID else { return }
-        let expected = nextOrderIndex(after: p, natural: true)
-        if feed.orderIndex != expected || (expected.map { queue[order[$0]].id } != feed.entryID) {
-            let time = playheadTime()
-            let playing = state == .playing
-            stopStream()
-            startStream(at: p, time: time, playImmediately: playing)
-        }
+        guard let p = position, currentPlayID != 0 else { return }
+        let ahead = stream.firstSegment(after: currentPlayID)?.entryID ?? fed.flatMap { $0.playID > currentPlayID ? $0.entryID : nil }
+        guard let ahead else { return }
+        let expected = nextOrderIndex(after: p, natural: true).map { queue[order[$0]].id }
+        guard ahead != expected else { return }
+        let time = playheadTime()
+        stopStream()
+        requestStart(at: p, time: time)
     }
 
     // MARK: Transport
@@ -240,8 +299,7 @@ public final class MusicPlayer: @unchecked Sendable {
                 if position == nil { position = order.isEmpty ? nil : 0 }
                 guard let p = position else { return }
                 stopStream()
-                startStream(at: p, time: resumeTime, playImmediately: true)
-                if position == nil { return } // every item failed
+                requestStart(at: p, time: resumeTime)
             }
             setState(.playing)
         }
@@ -306,7 +364,7 @@ public final class MusicPlayer: @unchecked Sendable {
         stopStream()
         resumeTime = 0
         setPosition(target, force: true)
-        if playing { startStream(at: target, time: 0, playImmediately: true) }
+        if playing { requestStart(at: target, time: 0) }
     }
 
     /// Seconds into the now-playing item. Setting it seeks sample-accurately; the new position is heard in the next
@@ -325,11 +383,10 @@ public final class MusicPlayer: @unchecked Sendable {
             let length = queue[order[p]].item.playbackDuration
             let time = length > 0 ? min(max(requested, 0), length) : max(requested, 0)
             stopStream()
-            if state == .playing {
-                startStream(at: p, time: time, playImmediately: true)
+            if state == .playing || state == .paused {
+                requestStart(at: p, time: time)  // paused: filled, and heard on play()
             } else {
                 resumeTime = time
-                if state == .paused { startStream(at: p, time: time, playImmediately: false) }
             }
         }
     }
@@ -362,7 +419,7 @@ public final class MusicPlayer: @unchecked Sendable {
                 guard _shuffleMode != newValue else { return }
                 _shuffleMode = newValue
                 rebuildOrder(keepingCurrent: position.map { order[$0] })
-                restartIfUpcomingChanged()
+                upcomingMayHaveChanged()
             }
         }
     }
@@ -372,7 +429,7 @@ public final class MusicPlayer: @unchecked Sendable {
         set {
             lock.withLock { _ in
                 _repeatMode = newValue
-                restartIfUpcomingChanged()
+                upcomingMayHaveChanged()
             }
         }
     }
@@ -459,7 +516,8 @@ public final class MusicPlayer: @unchecked Sendable {
     }
 
     private func setPosition(_ new: Int?, force: Bool = false) {
-        let old = position.map { queue.indices.contains(order[$0]) ? queue[order[$0]].id : 0 }
+        // After a queue replacement `position` may point past the new order: that counts as a change.
+        let old = position.map { order.indices.contains($0) && queue.indices.contains(order[$0]) ? queue[order[$0]].id : 0 }
         position = new
         let now = new.map { queue[order[$0]].id }
         if force || old != now { post(.nowPlayingItemDidChange(new.map { queue[order[$0]].item })) }
@@ -471,85 +529,43 @@ public final class MusicPlayer: @unchecked Sendable {
         setState(.stopped)
     }
 
-    // MARK: Streaming
+    // MARK: The stream (game side)
 
-    /// Empties the stream; nothing sounds until `startStream`.
+    /// Empties the stream and starts a new generation; nothing sounds until the feeder fills it.
     private func stopStream() {
         mixer.withStream {
             channel.source.stop()
             channel.source.setBuffer(nil)
         }
         stream.reclaimAll()
-        feed = nil
-        incoming = nil
+        generation &+= 1
+        startOrder = nil
+        fed = nil
+        streamEnded = false
+        awaitingFirstBlock = true
         currentPlayID = 0
     }
 
-    /// Opens the item at `orderIndex` (skipping unplayable ones), seeks to `time`, fills the queue and plays.
-    private func startStream(at orderIndex: Int, time: Double, playImmediately: Bool = true) {
-        var index: Int? = orderIndex
-        var seekTime = time
-        var tried = 0
-        while let i = index, tried < order.count {
-            tried += 1
-            let entry = queue[order[i]]
-            do {
-                let decoder = try AudioFile.open(fileSystemPath: entry.item.fileSystemPath, name: entry.item.url)
-                // Engine-made from a finite, non-negative time: saturating keeps an absurd one at the item's end.
-                let frame = (seekTime * Double(decoder.info.sampleRate)).saturated(Int64.self, rounding: .down)
-                if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
-                feed = Feed(orderIndex: i, entryID: entry.id, playID: nextPlayID, decoder: decoder)
-                nextPlayID += 1
-                currentPlayID = feed!.playID
-                setPosition(i)
-                fill()
-                if playImmediately { mixer.withStream { channel.source.play() } }
-                return
-            } catch {
-                post(.playbackError(entry.item, error.naming(entry.item.url)))
-                seekTime = 0
-                index = nextOrderIndex(after: i, natural: false)
-            }
-        }
-        // Nothing in the queue could be played.
-        endOfQueue()
-    }
-
-    /// Refills finished buffers and follows the playhead. Called by the streaming thread, or per block when offline.
-    func pump() {
-        lock.withLock { _ in
-            guard feed != nil || !stream.queued.isEmpty else { return }
-            let (sourceStopped, playhead) = reclaimProcessed()
-            followPlayhead(playhead)
-            if state == .playing && sourceStopped {
-                if stream.queued.isEmpty {
-                    if feed == nil {
-                        endOfQueue()
-                        return
-                    }
-                } else {
-                    // Starved: restart from where it stopped.
-                    mixer.underruns.add(1, ordering: .relaxed)
-                }
-            }
-            fill()
-            if state == .playing && sourceStopped && !stream.queued.isEmpty { mixer.withStream { channel.source.play() } }
-        }
-    }
-
-    /// Unqueues played buffers; returns whether the source has stopped and the playhead in frames from the queue head.
-    private func reclaimProcessed() -> (Bool, Int) {
-        mixer.withStream {
-            while let buffer = channel.source.unqueueProcessed() { stream.reclaim(buffer) }
-            return (channel.source.state == .stopped || channel.source.state == .initial, channel.source.sampleOffset)
-        }
+    /// Asks the feeder to open the item at `orderIndex` at `time` (after `stopStream`); it plays if the player is
+    /// playing by then. An item that cannot be opened is reported and skipped by `startFailed`.
+    private func requestStart(at orderIndex: Int, time: Double) {
+        let entry = queue[order[orderIndex]]
+        resumeTime = time
+        startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time)
+        setPosition(orderIndex)
+        worker?.wake()
     }
 
     /// Moves `position` to the item at the playhead, announcing a natural change of item.
     private func followPlayhead(_ offset: Int) {
         guard let segment = stream.segment(at: offset)?.segment, segment.playID != currentPlayID else { return }
         currentPlayID = segment.playID
-        if let o = order.firstIndex(where: { queue[$0].id == segment.entryID }) { setPosition(o, force: true) }
+        if let o = orderIndex(ofEntry: segment.entryID) { setPosition(o, force: true) }
+    }
+
+    private func orderIndex(ofEntry id: UInt64) -> Int? {
+        guard let q = queue.firstIndex(where: { $0.id == id }) else { return nil }
+        return order.firstIndex(of: q)
     }
 
     /// Seconds into the now-playing item.
@@ -560,86 +576,91 @@ public final class MusicPlayer: @unchecked Sendable {
         return Double(segment.startFrame + Int64(within)) / Double(stream.sampleRate)
     }
 
-    /// Decodes into every free buffer, crossing from item to item without a gap.
-    private func fill() {
-        var emptyItems = 0
-        while stream.hasFreeBuffer, var current = feed {
-            if stream.queued.isEmpty { stream.sampleRate = current.decoder.info.sampleRate }
-            let rate = stream.sampleRate
-            current = current.at(rate: rate)
-            feed = current
-            var segments: [StreamQueue.Segment] = []
-            var filled = 0
-            while filled < MusicPlayer.bufferFrames {
-                let start = current.decoder.position
-                let remaining = Int(max(current.decoder.info.frames - start, 0))
-                beginCrossfadeIfDue(after: current, remaining: remaining, rate: rate)
-                var want = MusicPlayer.bufferFrames - filled
-                let fadeFrames = Int(_crossfadeDuration * Double(rate))
-                if incoming != nil {
-                    want = min(want, max(remaining, 1))
-                } else if fadeFrames > 0 && remaining > fadeFrames {
-                    want = min(want, remaining - fadeFrames)  // stop exactly where the fade must begin
+    // MARK: The stream (feeder side): short locked calls, no I/O
+
+    /// Unqueues played buffers, follows the playhead and notices the end of the queue; then says what to feed.
+    /// Nil when there is nothing to do.
+    func beginFeederStep(generation feederGeneration: UInt64, hasFeed: Bool) -> FeederOrders? {
+        lock.withLock { _ in
+            let isNew = feederGeneration != generation
+            guard isNew || hasFeed || !stream.queued.isEmpty else { return nil }
+            if !stream.queued.isEmpty {
+                let (stopped, offset) = mixer.withStream {
+                    while let buffer = channel.source.unqueueProcessed() { stream.reclaim(buffer) }
+                    return (channel.source.state == .stopped || channel.source.state == .initial, channel.source.sampleOffset)
                 }
-                var got = 0
-                do {
-                    got = try stream.decode(from: current.decoder, into: filled, frames: want)
-                } catch {
-                    let item = queue[order[current.orderIndex]].item
-                    post(.playbackError(item, error.naming(item.url)))
+                followPlayhead(offset)
+                if state == .playing && stopped && stream.queued.isEmpty && streamEnded {
+                    endOfQueue()
+                    return nil
                 }
-                if got > 0 {
-                    if let incoming {
-                        stream.mixIn(from: incoming.decoder, at: filled, frames: got, fadeDone: fadeDone, fadeLength: fadeLength)
-                        fadeDone += got
-                    }
-                    segments.append(.init(entryID: current.entryID, playID: current.playID, startFrame: start, frames: got))
-                    filled += got
-                    emptyItems = 0
-                    continue
-                }
-                // This item is done: the next one follows in the same buffer, at the stream's rate (already under
-                // way if it was fading in).
-                emptyItems += 1
-                let following = incoming ?? (emptyItems <= order.count ? openNext(after: current) : nil)
-                incoming = nil
-                guard let next = following?.at(rate: rate) else { feed = nil; break }
-                feed = next
-                current = next
             }
-            if filled > 0 {
-                mixer.withStream { stream.queueFilled(frames: filled, segments: segments, on: channel.source) }
-            }
+            return FeederOrders(generation: generation, start: isNew ? startOrder : nil,
+                                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration)
         }
     }
 
-    /// Opens the next item to fade in once the current one is within the crossfade of its end.
-    private func beginCrossfadeIfDue(after current: Feed, remaining: Int, rate: Int) {
-        let fadeFrames = Int(_crossfadeDuration * Double(rate))
-        guard fadeFrames > 0, incoming == nil, remaining > 0, remaining <= fadeFrames else { return }
-        guard let next = openNext(after: current) else { return }
-        incoming = next.at(rate: rate)
-        fadeLength = remaining
-        fadeDone = 0
+    /// The item that follows the entry `entryID` (`natural`: it ended by itself, so repeat-one replays it), or nil
+    /// at the end of the queue or when `feederGeneration` is no longer the stream's.
+    func entry(after entryID: UInt64, natural: Bool, generation feederGeneration: UInt64) -> (UInt64, MediaItem)? {
+        lock.withLock { _ in
+            feederChoseAt = queueEdits
+            guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID),
+                  let next = nextOrderIndex(after: o, natural: natural) else { return nil }
+            let entry = queue[order[next]]
+            return (entry.id, entry.item)
+        }
     }
 
-    /// The decoder for the item after `feed`, skipping (and reporting) unplayable ones.
-    private func openNext(after feed: Feed) -> Feed? {
-        var index = nextOrderIndex(after: feed.orderIndex, natural: true)
-        var tried = 0
-        while let i = index, tried < order.count {
-            tried += 1
-            let entry = queue[order[i]]
-            do {
-                let decoder = try AudioFile.open(fileSystemPath: entry.item.fileSystemPath, name: entry.item.url)
-                defer { nextPlayID += 1 }
-                return Feed(orderIndex: i, entryID: entry.id, playID: nextPlayID, decoder: decoder)
-            } catch {
-                post(.playbackError(entry.item, error.naming(entry.item.url)))
-                index = nextOrderIndex(after: i, natural: false)
+    func isCurrent(_ feederGeneration: UInt64) -> Bool { lock.withLock { _ in feederGeneration == generation } }
+
+    var queueCount: Int { lock.withLock { _ in order.count } }
+
+    /// The item a generation began with could not be opened: reports it and moves on to the next playable one, or
+    /// stops at the end of the queue. Returns what to open instead.
+    func startFailed(generation feederGeneration: UInt64, entryID: UInt64, error: DecodingError, tried: Int) -> StartOrder? {
+        lock.withLock { _ in
+            guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID) else { return nil }
+            post(.playbackError(queue[order[o]].item, error))
+            guard tried < order.count, let next = nextOrderIndex(after: o, natural: false) else {
+                endOfQueue()
+                return nil
             }
+            requestStart(at: next, time: 0)
+            return startOrder
         }
-        return nil
+    }
+
+    /// Queues a block the feeder decoded for `feederGeneration`, with the errors it met on the way; false when the
+    /// stream has moved on and the block was dropped. Plays the stream if the player is playing and it is not.
+    func publish(_ block: StereoBlock, generation feederGeneration: UInt64, rate: Int,
+                 fed feeding: (entryID: UInt64, playID: UInt64)?, ended: Bool,
+                 errors: [(MediaItem, DecodingError)]) -> Bool {
+        lock.withLock { _ in
+            guard feederGeneration == generation else { return false }
+            for (item, error) in errors { post(.playbackError(item, error)) }
+            fed = feeding
+            streamEnded = ended
+            guard block.frames > 0 else { return true }
+            let sourceState = mixer.withStream {
+                if stream.queued.isEmpty { stream.sampleRate = rate }
+                stream.queue(block, on: channel.source)
+                return channel.source.state
+            }
+            if currentPlayID == 0, let first = block.segments.first { currentPlayID = first.playID }
+            if state == .playing && sourceState != .playing {
+                // A stream that had started and ran dry is an underrun; the generation's first block is not.
+                if !awaitingFirstBlock { mixer.underruns.add(1, ordering: .relaxed) }
+                mixer.withStream { channel.source.play() }
+            }
+            awaitingFirstBlock = false
+            // The queue was edited while the block was decoded: what it holds ahead must still be next. (Checked
+            // only then: the feeder skips unplayable items, which the queue alone cannot tell.)
+            if feederChoseAt != queueEdits && block.segments.contains(where: { $0.playID > currentPlayID }) {
+                restartIfUpcomingChanged()
+            }
+            return true
+        }
     }
 }
 

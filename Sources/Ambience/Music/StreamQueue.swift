@@ -1,11 +1,10 @@
-import Glibc
-
-/// The buffers of a music stream and what each holds, so the playhead can be mapped back to an item and a time.
+/// The OpenAL buffers of the music stream and what each holds, so the playhead can be mapped back to an item and
+/// a time. Guarded by the player's lock; it never decodes (`StereoBlock`, on the streaming side, does).
 struct StreamQueue {
     /// A run of one item's frames inside a buffer.
     struct Segment {
         let entryID: UInt64
-        /// Distinguishes two play-throughs of the same entry (repeat one).
+        /// Distinguishes two play-throughs of the same entry (repeat one); grows along the stream.
         let playID: UInt64
         /// Where the run starts in the item, in its frames.
         let startFrame: Int64
@@ -23,16 +22,13 @@ struct StreamQueue {
     private var free: [ALBuffer]
     /// The rate of every buffer in the queue (OpenAL needs one rate per queue).
     var sampleRate = 48_000
-    private var stereo: [Float]
-    private var decoded: [Float] = []
 
     init(buffers: [ALBuffer]) {
         allBuffers = buffers
         free = buffers
-        stereo = Array(repeating: 0, count: MusicPlayer.bufferFrames * 2)
     }
 
-    var hasFreeBuffer: Bool { !free.isEmpty }
+    var freeBufferCount: Int { free.count }
 
     mutating func reclaim(_ buffer: ALBuffer) {
         if let i = queued.firstIndex(where: { $0.buffer == buffer }) { queued.remove(at: i) }
@@ -58,56 +54,19 @@ struct StreamQueue {
         return queued.last?.segments.last.map { ($0, $0.frames) }
     }
 
-    /// Decodes up to `frames` frames as stereo into the pending buffer at `at`.
-    mutating func decode(from decoder: any AudioDecoder, into at: Int, frames: Int) throws(DecodingError) -> Int {
-        let channels = decoder.info.channels
-        if decoded.count < frames * channels { decoded = Array(repeating: 0, count: MusicPlayer.bufferFrames * max(channels, 2)) }
-        let got = try decoded.withUnsafeMutableBufferPointer { (p) throws(DecodingError) -> Int in
-            try decoder.read(into: p.baseAddress!, frames: frames)
-        }
-        let scale = channels > 2 ? 1 / Float(channels).squareRoot() : 1
-        for f in 0..<got {
-            switch channels {
-            case 1:
-                stereo[(at + f) * 2] = decoded[f]
-                stereo[(at + f) * 2 + 1] = decoded[f]
-            case 2:
-                stereo[(at + f) * 2] = decoded[f * 2]
-                stereo[(at + f) * 2 + 1] = decoded[f * 2 + 1]
-            default:
-                var left: Float = 0, right: Float = 0
-                for c in 0..<channels {
-                    let v = decoded[f * channels + c] * scale
-                    if c == 2 { left += v; right += v } else if c & 1 == 0 { left += v } else { right += v }
-                }
-                stereo[(at + f) * 2] = left
-                stereo[(at + f) * 2 + 1] = right
-            }
-        }
-        return got
+    /// The first queued segment of a play-through after `playID`: what the stream has decoded ahead of the heard item.
+    func firstSegment(after playID: UInt64) -> Segment? {
+        queued.lazy.flatMap(\.segments).first { $0.playID > playID }
     }
 
-    /// Decodes `frames` frames of the incoming item and crossfades them with what is already at `at`:
-    /// equal-power curves over `fadeLength` frames, of which `fadeDone` have passed. Missing frames count as silence.
-    mutating func mixIn(from decoder: any AudioDecoder, at: Int, frames: Int, fadeDone: Int, fadeLength: Int) {
-        let saved = Array(stereo[(at * 2)..<((at + frames) * 2)])
-        let got = (try? decode(from: decoder, into: at, frames: frames)) ?? 0
-        for f in got..<frames { stereo[(at + f) * 2] = 0; stereo[(at + f) * 2 + 1] = 0 }
-        for f in 0..<frames {
-            let x = Double(fadeDone + f) / Double(max(fadeLength, 1))
-            let gainOut = Float(cos(min(x, 1) * Double.pi / 2)), gainIn = Float(sin(min(x, 1) * Double.pi / 2))
-            for c in 0..<2 { stereo[(at + f) * 2 + c] = saved[f * 2 + c] * gainOut + stereo[(at + f) * 2 + c] * gainIn }
-        }
-    }
-
-    /// Uploads the pending frames into a free buffer and queues it on `source`. Call with the mixer's lock held.
-    mutating func queueFilled(frames: Int, segments: [Segment], on source: ALSource) {
+    /// Uploads a decoded block into a free buffer and queues it on `source`. Call with the mixer's lock held.
+    mutating func queue(_ block: StereoBlock, on source: ALSource) {
         guard let buffer = free.popLast() else { return }
-        let ok = stereo.withUnsafeBufferPointer { all in
-            buffer.fill(samples: UnsafeBufferPointer(rebasing: all[0..<(frames * 2)]), channels: 2, sampleRate: sampleRate)
+        guard block.withFrames({ buffer.fill(samples: $0, channels: 2, sampleRate: sampleRate) }) else {
+            free.append(buffer)
+            return
         }
-        guard ok else { free.append(buffer); return }
         source.queue(buffer)
-        queued.append(Queued(buffer: buffer, frames: frames, segments: segments))
+        queued.append(Queued(buffer: buffer, frames: block.frames, segments: block.segments))
     }
 }

@@ -1,0 +1,191 @@
+/// The streaming side of the music player: it opens, probes, seeks and decodes, and nothing else does.
+///
+/// It runs on the streaming thread (or, offline, inside `render`), one step at a time, and owns every decoder. It
+/// never holds the player's lock while it touches a file: it reads its orders from the player in short locked calls,
+/// decodes with no lock held, and hands each finished block back with the generation it was made for. A block from
+/// a generation the game has since replaced (a skip, a seek, a queue edit) is dropped, so a late block never plays.
+/// It opens the next item as soon as the stream is full, so a join never waits on the disk.
+final class MusicFeeder {
+    /// How the feeder opens an item: `AudioFile` in the engine, a slow or gated disk in tests.
+    typealias Opener = @Sendable (MediaItem) throws(DecodingError) -> any AudioDecoder
+
+    struct Feed {
+        let entryID: UInt64
+        let playID: UInt64
+        let item: MediaItem
+        let decoder: any AudioDecoder
+
+        /// This feed at `rate`: an OpenAL queue holds one rate, so an item at another rate is resampled to join
+        /// the stream without a gap.
+        func at(rate: Int) -> Feed {
+            guard decoder.info.sampleRate != rate else { return self }
+            return Feed(entryID: entryID, playID: playID, item: item, decoder: ResampledDecoder(decoder, rate: rate))
+        }
+    }
+
+    /// The item after the current one, opened ahead (or the reason it could not be).
+    private struct Prepared {
+        let entryID: UInt64
+        let decoder: Result<any AudioDecoder, DecodingError>
+    }
+
+    var opener: Opener
+    private var generation: UInt64 = 0
+    private var feed: Feed?
+    /// The next item, fading in under the end of `feed` during a crossfade.
+    private var incoming: Feed?
+    private var prepared: Prepared?
+    private var ended = false
+    private var rate = 48_000
+    private var fadeLength = 0
+    private var fadeDone = 0
+    private var nextPlayID: UInt64 = 1
+    private var block = StereoBlock()
+
+    init(opener: @escaping Opener) { self.opener = opener }
+
+    /// One round: take up a new generation, fill every free buffer, then open the next item ahead.
+    func step(_ player: MusicPlayer) {
+        guard let orders = player.beginFeederStep(generation: generation, hasFeed: feed != nil) else { return }
+        if orders.generation != generation {
+            generation = orders.generation
+            feed = nil
+            incoming = nil
+            ended = false
+            if let start = orders.start { begin(start, player) }
+        }
+        for _ in 0..<orders.freeBuffers {
+            guard feed != nil, fillBlock(player, crossfade: orders.crossfade) else { break }
+        }
+        prepareNext(player)
+    }
+
+    /// Opens the item the game asked for, skipping (and reporting) unplayable ones, and seeks it.
+    private func begin(_ start: MusicPlayer.StartOrder, _ player: MusicPlayer) {
+        var order: MusicPlayer.StartOrder? = start
+        var tried = 0
+        while let current = order {
+            tried += 1
+            do throws(DecodingError) {
+                let decoder = try opener(current.item)
+                // Engine-made from a finite, non-negative time: saturating keeps an absurd one at the item's end.
+                let frame = (current.time * Double(decoder.info.sampleRate)).saturated(Int64.self, rounding: .down)
+                if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
+                feed = makeFeed(entryID: current.entryID, item: current.item, decoder: decoder)
+                rate = decoder.info.sampleRate
+                return
+            } catch {
+                order = player.startFailed(generation: generation, entryID: current.entryID,
+                                           error: error.naming(current.item.url), tried: tried)
+            }
+        }
+    }
+
+    private func makeFeed(entryID: UInt64, item: MediaItem, decoder: any AudioDecoder) -> Feed {
+        defer { nextPlayID += 1 }
+        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: decoder)
+    }
+
+    /// Decodes one block, crossing from item to item without a gap, and hands it to the player. Returns false when
+    /// the player refused it (a newer generation) or the stream has ended.
+    private func fillBlock(_ player: MusicPlayer, crossfade: Double) -> Bool {
+        block.reset()
+        var errors: [(MediaItem, DecodingError)] = []
+        var emptyItems = 0
+        let fadeFrames = Int(crossfade * Double(rate))
+        while block.room > 0, let current = feed?.at(rate: rate) {
+            feed = current
+            let remaining = Int(max(current.decoder.info.frames - current.decoder.position, 0))
+            if fadeFrames > 0, incoming == nil, remaining > 0, remaining <= fadeFrames {
+                guard case .found(let next) = following(current, natural: true, player, &errors) else { return false }
+                incoming = next?.at(rate: rate)
+                fadeLength = remaining
+                fadeDone = 0
+            }
+            var want = block.room
+            if incoming != nil {
+                want = min(want, max(remaining, 1))
+            } else if fadeFrames > 0 && remaining > fadeFrames {
+                want = min(want, remaining - fadeFrames)  // stop exactly where the fade must begin
+            }
+            var got = 0
+            do throws(DecodingError) {
+                got = try block.append(from: current.decoder, frames: want, entryID: current.entryID, playID: current.playID)
+            } catch {
+                errors.append((current.item, error.naming(current.item.url)))
+            }
+            if got > 0 {
+                if let incoming {
+                    block.mixIn(from: incoming.decoder, frames: got, fadeDone: fadeDone, fadeLength: fadeLength)
+                    fadeDone += got
+                }
+                emptyItems = 0
+                continue
+            }
+            // This item is done: the next one follows in the same block (already under way if it was fading in).
+            emptyItems += 1
+            let next: Feed?
+            if let fading = incoming {
+                next = fading
+            } else if emptyItems > player.queueCount {
+                next = nil  // every item in the queue is empty
+            } else {
+                guard case .found(let found) = following(current, natural: true, player, &errors) else { return false }
+                next = found
+            }
+            incoming = nil
+            feed = next
+            if next == nil { ended = true }
+        }
+        let fed = feed.map { (entryID: $0.entryID, playID: $0.playID) }
+        return player.publish(block, generation: generation, rate: rate, fed: fed, ended: ended, errors: errors) && !ended
+    }
+
+    private enum Following { case found(Feed?), stale }
+
+    /// The feed for the item after `current`: opened ahead when it could be, else opened now; unplayable ones are
+    /// reported and skipped. `.stale` when the game has moved the stream elsewhere meanwhile.
+    private func following(_ current: Feed, natural: Bool, _ player: MusicPlayer,
+                           _ errors: inout [(MediaItem, DecodingError)]) -> Following {
+        var after = current.entryID
+        var isNatural = natural
+        for _ in 0..<max(player.queueCount, 1) {
+            guard let (entryID, item) = player.entry(after: after, natural: isNatural, generation: generation) else {
+                return player.isCurrent(generation) ? .found(nil) : .stale
+            }
+            let opened: Result<any AudioDecoder, DecodingError>
+            if let prepared, prepared.entryID == entryID, prepared.decoder.isUsable {
+                opened = prepared.decoder
+            } else {
+                opened = Result { () throws(DecodingError) in try opener(item) }
+            }
+            prepared = nil
+            switch opened {
+            case .success(let decoder):
+                return .found(makeFeed(entryID: entryID, item: item, decoder: decoder).at(rate: rate))
+            case .failure(let error):
+                errors.append((item, error.naming(item.url)))
+                after = entryID
+                isNatural = false
+            }
+        }
+        return .found(nil)
+    }
+
+    /// Opens the item that will follow the current one, unless it is already open.
+    private func prepareNext(_ player: MusicPlayer) {
+        guard let feed, incoming == nil else { return }
+        guard let (entryID, item) = player.entry(after: feed.entryID, natural: true, generation: generation) else { return }
+        if let prepared, prepared.entryID == entryID { return }
+        prepared = Prepared(entryID: entryID, decoder: Result { () throws(DecodingError) in try opener(item) })
+    }
+}
+
+private extension Result where Success == any AudioDecoder {
+    /// An opened decoder that has not been read yet, or a failure to report. (Repeat-one opens the same entry
+    /// again: a decoder that has been read from is not reused.)
+    var isUsable: Bool {
+        if case .success(let decoder) = self { return decoder.position == 0 }
+        return true
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+
+/// A thread that runs one loop until it is asked to stop, and stops by joining.
+///
+/// The loop waits through `WorkerThread.Control.wait(seconds:)`, a condition wait on the monotonic clock, so
+/// `wake()` gets it going at once and `stop()` requests, wakes and joins it: no polling, no thread left behind.
+package final class WorkerThread: @unchecked Sendable {
+    /// What the loop sees: whether it should stop, and a wait that `wake()` and `stop()` cut short.
+    package final class Control: @unchecked Sendable {
+        // pthread objects must not move: they live in allocated memory, guarded by `mutex` itself.
+        private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+        private var stopRequested = false
+        private var woken = false
+
+        fileprivate init() {
+            pthread_mutex_init(mutex, nil)
+            var attributes = pthread_condattr_t()
+            pthread_condattr_init(&attributes)
+            pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+            pthread_cond_init(condition, &attributes)
+            pthread_condattr_destroy(&attributes)
+        }
+
+        deinit {
+            pthread_cond_destroy(condition)
+            pthread_mutex_destroy(mutex)
+            condition.deallocate()
+            mutex.deallocate()
+        }
+
+        private func locked<R>(_ body: () -> R) -> R {
+            pthread_mutex_lock(mutex)
+            defer { pthread_mutex_unlock(mutex) }
+            return body()
+        }
+
+        /// Whether `stop()` has been called.
+        package var isStopRequested: Bool { locked { stopRequested } }
+
+        /// Waits up to `seconds`, or until `wake()` or `stop()`; a wake that came while the loop was busy ends the
+        /// next wait at once, so none is lost.
+        package func wait(seconds: Double) {
+            var deadline = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &deadline)
+            // Engine-made and small (the loops' own periods): saturating keeps any value a valid timespec.
+            let nanos = (max(seconds, 0) * 1e9).saturated(Int.self) + deadline.tv_nsec
+            deadline.tv_sec += nanos / 1_000_000_000
+            deadline.tv_nsec = nanos % 1_000_000_000
+            locked {
+                while !woken && !stopRequested {
+                    if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { break }
+                }
+                woken = false
+            }
+        }
+
+        fileprivate func signal(stopping: Bool) {
+            locked {
+                if stopping { stopRequested = true } else { woken = true }
+                pthread_cond_signal(condition)
+            }
+        }
+    }
+
+    private let control = Control()
+    private let thread: pthread_t?
+    private let joined = Lock<Bool>(false)
+
+    /// Starts `body` on a new thread named `name` (the system keeps its first 15 bytes). If the system refuses a thread,
+    /// `isRunning` is false and `body` never runs.
+    package init(name: String, body: @escaping @Sendable (Control) -> Void) {
+        final class Start {
+            let name: String
+            let control: Control
+            let body: @Sendable (Control) -> Void
+            init(name: String, control: Control, body: @escaping @Sendable (Control) -> Void) {
+                self.name = name
+                self.control = control
+                self.body = body
+            }
+        }
+        let start = Unmanaged.passRetained(Start(name: name, control: control, body: body))
+        var handle = pthread_t()
+        let status = pthread_create(&handle, nil, { context in
+            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+            Thread.current.name = start.name
+            start.body(start.control)
+            return nil
+        }, start.toOpaque())
+        if status == 0 {
+            thread = handle
+        } else {
+            start.release()
+            thread = nil
+        }
+    }
+
+    deinit { stop() }
+
+    /// Whether the thread was started.
+    package var isRunning: Bool { thread != nil && !joined.withLock { $0 } }
+
+    /// Ends the loop's current or next wait at once.
+    package func wake() { control.signal(stopping: false) }
+
+    /// Asks the loop to stop, wakes it and waits for it to return. Safe to call more than once, from any thread
+    /// but the worker's own.
+    package func stop() {
+        guard let thread, !joined.withLock({ done in defer { done = true }; return done }) else { return }
+        control.signal(stopping: true)
+        pthread_join(thread, nil)
+    }
+}
