@@ -22,9 +22,19 @@ struct BenchCommand: Command {
         seconds per second of audio. SDL_mixer has no per-voice pitch, so its voices always play at pitch 1: the
         "pitch 1" rows compare the same work, the others cost Ambience and OpenAL the resampling. The music cost is
         an engine streaming Assets/Music/gravity-wave-theme.ogg alone, minus one rendering silence.
+
+        bench --hitches [--json] [--seconds S] [--item-minutes M] [--files FILE,FILE...]
+                                            the game thread's calls while the music player skips through long files
+          --seconds       how long the 60 Hz game loop runs on a device engine (default 30)
+          --item-minutes  length of the Ogg Vorbis and MP3 files made once with sox, oggenc and lame into
+                          $XDG_CACHE_HOME/ambience/bench (default 30)
+          --files         skip through these files instead
+        Every frame times update(), currentPlaybackTime and one sound effect's play(); every 0.5 s
+        skipToNextItem(); every 20th skip a pause and the music player's play(). Prints p50, p99 and max per call.
         """
 
     static func run(_ arguments: inout Arguments) throws {
+        if arguments.flag("--hitches") { return try runHitches(&arguments) }
         let json = arguments.flag("--json")
         let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3
@@ -51,6 +61,45 @@ struct BenchCommand: Command {
         } else {
             printTable(report)
         }
+    }
+
+    static func runHitches(_ arguments: inout Arguments) throws {
+        let json = arguments.flag("--json")
+        var options = HitchOptions()
+        if let seconds = try arguments.duration("--seconds") {
+            guard seconds > 0, seconds <= 3_600 else { throw UsageError("--seconds must be above 0 and at most 3600") }
+            options.seconds = seconds
+        }
+        if let minutes = try arguments.number("--item-minutes") {
+            guard minutes >= 0.05, minutes <= 120 else { throw UsageError("--item-minutes must be from 0.05 to 120") }
+            options.itemMinutes = minutes
+        }
+        if let files = try arguments.option("--files") { options.files = files.split(separator: ",").map(String.init) }
+        guard try arguments.finish().isEmpty else { throw UsageError("bench --hitches takes no positional arguments") }
+        let report = try Hitches.run(options, isCancelled: { Interrupt.requested })
+        try Interrupt.check()
+        if json {
+            print(JSON.object([
+                ("calls", .array(report.calls.map { call in
+                    .object([("name", .string(call.name)), ("count", .int(call.count)), ("p50Microseconds", .double(call.p50)),
+                             ("p99Microseconds", .double(call.p99)), ("maxMicroseconds", .double(call.max))])
+                })),
+                ("frames", .int(report.frames)), ("lateFrames", .int(report.lateFrames)), ("skips", .int(report.skips)),
+                ("itemsStarted", .int(report.itemsStarted)), ("playbackErrors", .int(report.playbackErrors)),
+                ("underruns", .int(report.underruns)), ("outputDriver", .string(report.outputDriver)),
+                ("files", .array(report.files.map(JSON.string))),
+            ]).text)
+            return
+        }
+        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(width - text.count, 1)) }
+        print("\(report.frames) frames at 60 Hz on the \(report.outputDriver) driver, \(report.skips) skips through "
+            + report.files.map { String($0.split(separator: "/").last ?? "") }.joined(separator: ", "))
+        print(pad("call (microseconds)", 28) + pad("count", 8) + pad("p50", 10) + pad("p99", 10) + "max")
+        for call in report.calls {
+            print(pad(call.name, 28) + pad("\(call.count)", 8) + pad(fixed(call.p50, 1), 10) + pad(fixed(call.p99, 1), 10) + fixed(call.max, 1))
+        }
+        print("items started \(report.itemsStarted), playback errors \(report.playbackErrors), underruns \(report.underruns), "
+            + "late frames \(report.lateFrames)")
     }
 
     /// "256,1024": scene sizes from 1 to 100,000.

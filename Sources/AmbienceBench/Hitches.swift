@@ -1,0 +1,168 @@
+import Ambience
+import Foundation
+
+/// `ambience bench --hitches`: how long the game's own calls take while the music player skips through long files.
+public struct HitchOptions: Sendable {
+    /// How long the 60 Hz game loop runs.
+    public var seconds: Double
+    /// How often the loop skips to the next item.
+    public var skipEvery: Double
+    /// The files to skip through; empty means long Ogg Vorbis and MP3 files made (once) by `makeLongFiles`.
+    public var files: [String]
+    /// The length of the files made when `files` is empty.
+    public var itemMinutes: Double
+
+    public init(seconds: Double = 30, skipEvery: Double = 0.5, files: [String] = [], itemMinutes: Double = 30) {
+        self.seconds = seconds
+        self.skipEvery = skipEvery
+        self.files = files
+        self.itemMinutes = itemMinutes
+    }
+}
+
+/// The spread of one call's durations, in microseconds.
+public struct CallTimes: Sendable {
+    public var name: String
+    public var count: Int
+    public var p50: Double
+    public var p99: Double
+    public var max: Double
+
+    init(name: String, nanoseconds: [Int]) {
+        self.name = name
+        let sorted = nanoseconds.sorted()
+        count = sorted.count
+        func at(_ q: Double) -> Double {
+            sorted.isEmpty ? 0 : Double(sorted[Swift.min(Int(q * Double(sorted.count - 1) + 0.5), sorted.count - 1)]) / 1_000
+        }
+        p50 = at(0.5)
+        p99 = at(0.99)
+        self.max = at(1)
+    }
+}
+
+public struct HitchReport: Sendable {
+    public var calls: [CallTimes] = []
+    public var files: [String] = []
+    public var frames = 0
+    public var skips = 0
+    /// Items the player announced as now playing: how far the streaming side kept up with the skips.
+    public var itemsStarted = 0
+    public var playbackErrors = 0
+    public var underruns = 0
+    public var outputDriver = ""
+    /// Game frames that started more than a frame late (the loop itself was held up).
+    public var lateFrames = 0
+}
+
+public enum Hitches {
+    /// Runs a 60 Hz game loop on a device engine: every frame `update()`, `currentPlaybackTime` and one sound
+    /// effect's `play()`; every `skipEvery` seconds `skipToNextItem()`, and every 20th skip a pause and `play()` of
+    /// the music player. Each call is timed on the game thread.
+    public static func run(_ options: HitchOptions, isCancelled: () -> Bool = { false }) throws -> HitchReport {
+        let files = options.files.isEmpty ? try makeLongFiles(minutes: options.itemMinutes) : options.files
+        var configuration = EngineConfiguration()
+        configuration.desktopIntegration = false
+        let engine: AudioEngine
+        do { engine = try AudioEngine(configuration) } catch { throw BenchError.engine(error) }
+        defer { engine.shutdown() }
+        let click = try tone(engine)
+        let player = engine.musicPlayer
+        do { try player.setQueue(paths: files) } catch { throw BenchError.engine(error) }
+        player.repeatMode = .all
+        player.beginGeneratingPlaybackNotifications()
+        player.play()
+
+        var update: [Int] = [], time: [Int] = [], play: [Int] = [], skip: [Int] = [], musicPlay: [Int] = []
+        var report = HitchReport(files: files, outputDriver: engine.outputDriver)
+        let clock = ContinuousClock()
+        func nanoseconds(_ d: Duration) -> Int { Int(d.components.seconds) * 1_000_000_000 + Int(d.components.attoseconds / 1_000_000_000) }
+        func timed(_ into: inout [Int], _ body: () -> Void) {
+            let start = clock.now
+            body()
+            into.append(nanoseconds(clock.now - start))
+        }
+        let frame = Duration.nanoseconds(16_666_667)
+        let frames = Int((options.seconds * 60).rounded())
+        let skipFrames = Swift.max(Int((options.skipEvery * 60).rounded()), 1)
+        let start = clock.now
+        for n in 0..<frames where !isCancelled() {
+            timed(&update) {
+                for event in engine.update() {
+                    if case .music(.nowPlayingItemDidChange(.some)) = event { report.itemsStarted += 1 }
+                    if case .music(.playbackError) = event { report.playbackErrors += 1 }
+                }
+            }
+            timed(&time) { _ = player.currentPlaybackTime }
+            timed(&play) { _ = engine.play(click, PlayOptions(gain: 0.2)) }
+            if n > 0 && n % skipFrames == 0 {
+                timed(&skip) { player.skipToNextItem() }
+                report.skips += 1
+                if report.skips % 20 == 0 {
+                    player.pause()
+                    timed(&musicPlay) { player.play() }
+                }
+            }
+            let due = start + frame * (n + 1)
+            let now = clock.now
+            if now > due + frame { report.lateFrames += 1 }
+            if now < due { Thread.sleep(forTimeInterval: Double(nanoseconds(due - now)) / 1e9) }
+        }
+        report.frames = update.count
+        report.underruns = engine.stats.underruns
+        report.calls = [
+            CallTimes(name: "update()", nanoseconds: update),
+            CallTimes(name: "skipToNextItem()", nanoseconds: skip),
+            CallTimes(name: "currentPlaybackTime", nanoseconds: time),
+            CallTimes(name: "play() (a sound effect)", nanoseconds: play),
+            CallTimes(name: "musicPlayer.play()", nanoseconds: musicPlay),
+        ]
+        return report
+    }
+
+    /// A 50 ms click, made in memory.
+    static func tone(_ engine: AudioEngine) throws -> Sound {
+        let samples = (0..<2_400).map { Float(sin(Double($0) * 2 * .pi * 880 / 48_000) * 0.3) }
+        do { return try engine.makeSound(PCMBuffer(sampleRate: 48_000, channels: 1, samples: samples), name: "click") }
+        catch { throw BenchError.engine(error) }
+    }
+
+    /// An Ogg Vorbis and an MP3 file of `minutes` of music-like sound (a sweep under noise), made once with sox,
+    /// oggenc and lame into `$XDG_CACHE_HOME/ambience/bench` and kept there.
+    public static func makeLongFiles(minutes: Double) throws -> [String] {
+        let environment = ProcessInfo.processInfo.environment
+        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.cache"
+        let folder = cache + "/ambience/bench"
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let seconds = String(format: "%.1f", Swift.max(minutes * 60, 1))
+        let source = "sox -q -n -r 44100 -c 2 -b 16 -t wav - synth \(seconds) sine 110-1760 pinknoise vol 0.3"
+        var made: [String] = []
+        for (format, encoder) in [("ogg", "oggenc -Q -q 2 -o \"$1\" -"), ("mp3", "lame --quiet -b 128 - \"$1\"")] {
+            let path = "\(folder)/long-\(seconds)s.\(format)"
+            made.append(path)
+            if FileManager.default.fileExists(atPath: path) { continue }
+            let partial = path + ".partial-\(getpid())"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "set -o pipefail; \(source) | \(encoder)", "bash", partial]
+            do { try process.run() } catch { throw HitchError.cannotMakeFile(path, tools: "bash") }
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, rename(partial, path) == 0 else {
+                unlink(partial)
+                throw HitchError.cannotMakeFile(path, tools: "sox, oggenc and lame")
+            }
+        }
+        return made
+    }
+}
+
+public enum HitchError: Error, CustomStringConvertible {
+    case cannotMakeFile(String, tools: String)
+
+    public var description: String {
+        switch self {
+        case .cannotMakeFile(let path, let tools): "\(path): could not be made (it needs \(tools) on PATH; or pass --files)"
+        }
+    }
+}
