@@ -4,7 +4,7 @@
 /// never holds the player's lock while it touches a file: it reads its orders from the player in short locked calls,
 /// decodes with no lock held, and hands each finished block back with the generation it was made for. A block from
 /// a generation the game has since replaced (a skip, a seek, a queue edit) is dropped, so a late block never plays.
-/// It opens the next item as soon as the stream is full, so a join never waits on the disk.
+/// It has the next item opened ahead (`AheadOpener`) as soon as the stream is full, so a join never waits on the disk.
 final class MusicFeeder {
     /// How the feeder opens an item: `AudioFile` in the engine, a slow or gated disk in tests.
     typealias Opener = @Sendable (MediaItem) throws(DecodingError) -> any AudioDecoder
@@ -23,18 +23,11 @@ final class MusicFeeder {
         }
     }
 
-    /// The item after the current one, opened ahead (or the reason it could not be).
-    private struct Prepared {
-        let entryID: UInt64
-        let decoder: Result<any AudioDecoder, DecodingError>
-    }
-
-    var opener: Opener
+    let ahead: AheadOpener
     private var generation: UInt64 = 0
     private var feed: Feed?
     /// The next item, fading in under the end of `feed` during a crossfade.
     private var incoming: Feed?
-    private var prepared: Prepared?
     private var ended = false
     private var rate = 48_000
     private var fadeLength = 0
@@ -42,7 +35,7 @@ final class MusicFeeder {
     private var nextPlayID: UInt64 = 1
     private var block = StereoBlock()
 
-    init(opener: @escaping Opener) { self.opener = opener }
+    init(ahead: AheadOpener) { self.ahead = ahead }
 
     /// One round: take up a new generation, fill every free buffer, then open the next item ahead.
     func step(_ player: MusicPlayer) {
@@ -67,7 +60,7 @@ final class MusicFeeder {
         while let current = order {
             tried += 1
             do throws(DecodingError) {
-                let decoder = try opener(current.item)
+                let decoder = try ahead.open(current.item)
                 // Engine-made from a finite, non-negative time: saturating keeps an absurd one at the item's end.
                 let frame = (current.time * Double(decoder.info.sampleRate)).saturated(Int64.self, rounding: .down)
                 if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
@@ -153,14 +146,7 @@ final class MusicFeeder {
             guard let (entryID, item) = player.entry(after: after, natural: isNatural, generation: generation) else {
                 return player.isCurrent(generation) ? .found(nil) : .stale
             }
-            let opened: Result<any AudioDecoder, DecodingError>
-            if let prepared, prepared.entryID == entryID, prepared.decoder.isUsable {
-                opened = prepared.decoder
-            } else {
-                opened = Result { () throws(DecodingError) in try opener(item) }
-            }
-            prepared = nil
-            switch opened {
+            switch ahead.take(entryID, item) {
             case .success(let decoder):
                 return .found(makeFeed(entryID: entryID, item: item, decoder: decoder).at(rate: rate))
             case .failure(let error):
@@ -172,20 +158,10 @@ final class MusicFeeder {
         return .found(nil)
     }
 
-    /// Opens the item that will follow the current one, unless it is already open.
+    /// Has the item that will follow the current one opened ahead, unless it already is.
     private func prepareNext(_ player: MusicPlayer) {
         guard let feed, incoming == nil else { return }
         guard let (entryID, item) = player.entry(after: feed.entryID, natural: true, generation: generation) else { return }
-        if let prepared, prepared.entryID == entryID { return }
-        prepared = Prepared(entryID: entryID, decoder: Result { () throws(DecodingError) in try opener(item) })
-    }
-}
-
-private extension Result where Success == any AudioDecoder {
-    /// An opened decoder that has not been read yet, or a failure to report. (Repeat-one opens the same entry
-    /// again: a decoder that has been read from is not reused.)
-    var isUsable: Bool {
-        if case .success(let decoder) = self { return decoder.position == 0 }
-        return true
+        ahead.prepare(entryID, item)
     }
 }

@@ -30,6 +30,7 @@ public final class MusicPlayer: @unchecked Sendable {
     private let lock = Lock<Void>(())
     /// The streaming side; only the thread that pumps takes it, and the game never waits on it.
     private let feeding: Lock<MusicFeeder>
+    private let ahead: AheadOpener
     // Everything below is guarded by `lock`.
     private var queue: [Entry] = []
     private var order: [Int] = []
@@ -92,9 +93,10 @@ public final class MusicPlayer: @unchecked Sendable {
         guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
         self.channel = channel
         stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
-        feeding = Lock(MusicFeeder(opener: { item throws(DecodingError) in
+        ahead = AheadOpener(opener: { item throws(DecodingError) in
             try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url)
-        }))
+        })
+        feeding = Lock(MusicFeeder(ahead: ahead))
     }
 
     func close() {
@@ -113,8 +115,11 @@ public final class MusicPlayer: @unchecked Sendable {
 
     // MARK: Streaming
 
-    /// Feeds the stream from a thread of its own, woken at once by every call that moves the playhead.
+    /// Feeds the stream from a thread of its own, woken at once by every call that moves the playhead, with the
+    /// next item opened ahead on another.
     func startStreamingThread() {
+        // `feeding` is never taken inside `lock` (a round takes them the other way round).
+        feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
             guard worker == nil else { return }
             // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full.
@@ -133,7 +138,9 @@ public final class MusicPlayer: @unchecked Sendable {
             defer { worker = nil }
             return worker
         }
-        stopping?.stop()
+        guard let stopping else { return }
+        stopping.stop()
+        feeding.withLock { _ in ahead.stopThread() }
     }
 
     /// One round of the feeder: on the streaming thread, or per block when offline.
@@ -144,8 +151,8 @@ public final class MusicPlayer: @unchecked Sendable {
         if lock.withLock({ _ in worker == nil }) { pump() }
     }
 
-    /// How the feeder opens items: a test's slow or gated disk. Waits for a round under way to end.
-    func setItemOpener(_ opener: @escaping MusicFeeder.Opener) { feeding.withLock { $0.opener = opener } }
+    /// How the feeder opens items: a test's slow or gated disk.
+    func setItemOpener(_ opener: @escaping MusicFeeder.Opener) { ahead.opener = opener }
 
     // MARK: Notifications
 

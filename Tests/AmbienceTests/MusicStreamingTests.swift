@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// The music player never makes the game wait on the disk: the streaming side opens and decodes, the game's calls
+/// touch plain state only, and the next item is open before the current one ends. Heard through offline renders,
+/// with the disk replaced by a gated or throttled double (`SlowDisk.swift`) under the player's item opener.
+@Suite(.timeLimit(.minutes(3))) struct MusicStreamingTests {
+    let fixtures: Fixtures
+    init() throws { fixtures = try Fixtures() }
+
+    func tones(_ count: Int, seconds: Double) throws -> [String] {
+        try (0..<count).map { try fixtures.sineWAV("tone\($0).wav", hz: 300 + 100 * Double($0), seconds: seconds) }
+    }
+
+    /// While the streaming thread is stuck opening a file, every call of the game returns and answers from the
+    /// player's own state. (Were any of them to wait on the disk, the test would never get past it.) Once the disk
+    /// answers, the late open is dropped and the item the game skipped to plays.
+    @Test func gameCallsReturnWhileTheDiskDoesNotAnswer() throws {
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let player = engine.musicPlayer
+        let files = try tones(3, seconds: 5)
+        let gate = DiskGate(), log = OpenLog()
+        player.setItemOpener { item throws(DecodingError) in
+            log.append(item.url)
+            gate.pass()
+            return try AudioFile.open(item.url)
+        }
+        try player.setQueue(paths: files)
+        player.beginGeneratingPlaybackNotifications()
+        player.startStreamingThread()
+        player.play()
+        #expect(eventually(within: 10) { log.urls.count == 1 }, "the streaming thread never began to open the first item")
+
+        player.skipToNextItem()
+        #expect(player.nowPlayingItem?.url == files[1])
+        #expect(player.indexOfNowPlayingItem == 1)
+        #expect(player.playbackState == .playing)
+        #expect(player.currentPlaybackTime == 0)
+        player.currentPlaybackTime = 1.5
+        #expect(player.currentPlaybackTime == 1.5)
+        player.volume = 0.5
+        player.append(MediaItemCollection(items: [MediaItem(path: files[0])]))
+        let events = engine.update().compactMap { if case .music(let e) = $0 { e } else { nil } }
+        #expect(events.contains(.nowPlayingItemDidChange(MediaItem(path: files[1]))))
+        #expect(events.contains(.volumeDidChange(0.5)))
+        #expect(log.urls == [files[0]], "nothing else was opened while the disk was stuck")
+
+        gate.open()
+        player.stopStreamingThread()
+        // From here the offline render pumps the stream: the stuck open's late decoder is dropped, the skipped-to
+        // item opens at the time the game asked for.
+        let out = Signal(try engine.render(frames: 9_600))
+        #expect(abs(out.dominantFrequency(in: 1_000..<9_600) - 400) < 1)
+        #expect(abs(player.currentPlaybackTime - (1.5 + 9_600.0 / 48_000)) < 0.001)
+        #expect(log.urls.starts(with: [files[0], files[1]]))
+    }
+
+    /// The item after the current one is opened as soon as the stream is full, long before the join, and the join
+    /// uses it: each item is opened once.
+    @Test func theNextItemIsOpenedAheadAndUsedAtTheJoin() throws {
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let player = engine.musicPlayer
+        let files = try tones(3, seconds: 2)
+        let log = OpenLog()
+        player.setItemOpener { item throws(DecodingError) in
+            log.append(item.url)
+            return try AudioFile.open(item.url)
+        }
+        try player.setQueue(paths: files)
+        player.play()
+        _ = try engine.render(frames: 4_800)
+        #expect(log.urls == [files[0], files[1]])
+        let out = Signal(try engine.render(frames: 96_000))  // 0.1 s to 2.1 s: across the first join
+        #expect(player.indexOfNowPlayingItem == 1)
+        #expect(log.urls == [files[0], files[1], files[2]])
+        #expect(abs(out.dominantFrequency(in: 0..<80_000) - 300) < 1)
+        #expect(abs(out.dominantFrequency(in: 92_000..<96_000) - 400) < 15)
+    }
+
+    /// On a slow disk (every open takes 0.7 s, longer than the half second the stream holds, and every read
+    /// 2 ms), two items rendered at real-time pace join sample for sample: the second was opened while the first
+    /// played. Without the open ahead, the join would wait 0.7 s on the disk and the stream would run dry.
+    @Test func aJoinHasNoGapWhileTheDiskIsSlow() throws {
+        let whole = try fixtures.sineWAV("whole.wav", hz: 441, seconds: 2.5, rate: 48_000, channels: 1, float: true)
+        let a = fixtures.path("a.wav"), b = fixtures.path("b.wav")
+        try fixtures.run("sox", [whole, a, "trim", "0s", "50001s"])
+        try fixtures.run("sox", [whole, b, "trim", "50001s"])
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let player = engine.musicPlayer
+        player.setItemOpener { item throws(DecodingError) in
+            Thread.sleep(forTimeInterval: 0.7)
+            return ThrottledDecoder(try AudioFile.open(item.url), readDelay: 0.002)
+        }
+        try player.setQueue(paths: [a, b])
+        player.startStreamingThread()
+        player.play()
+
+        // Render block by block at the pace a sound card would pull them.
+        let block = 1_024, blocks = Int(3.8 * 48_000) / block
+        var out = Signal([], channels: 2, sampleRate: 48_000)
+        let start = monotonicSeconds()
+        for n in 0..<blocks {
+            out.samples += try engine.render(frames: block).samples
+            let due = start + Double((n + 1) * block) / 48_000
+            let now = monotonicSeconds()
+            if now < due { Thread.sleep(forTimeInterval: due - now) }
+        }
+        player.stopStreamingThread()
+
+        let original = try AudioFile.decode(whole).samples
+        let first = try #require((0..<out.frames).first { out.samples[$0 * 2] != 0 })
+        let offset = first - 1  // the sine's first sample is 0
+        try #require(offset + original.count <= out.frames, "the items did not finish within the render")
+        var worst: Float = 0, worstFrame = 0
+        for f in 0..<original.count {
+            let error = abs(out.samples[(offset + f) * 2] - original[f])
+            if error > worst { worst = error; worstFrame = f }
+        }
+        #expect(worst < 1e-6, "off by \(worst) at frame \(worstFrame) of \(original.count) (the join is at 50001)")
+        #expect(engine.stats.underruns == 0)
+    }
+
+    @Test func aWorkerThreadWakesAtOnceAndStopsByJoining() {
+        let rounds = Lock<Int>(0), left = Lock<Bool>(false)
+        let worker = WorkerThread(name: "test-worker") { control in
+            while !control.isStopRequested {
+                rounds.withLock { $0 += 1 }
+                control.wait(seconds: 3_600)
+            }
+            left.withLock { $0 = true }
+        }
+        #expect(worker.isRunning)
+        #expect(eventually(within: 10) { rounds.withLock { $0 } == 1 })
+        worker.wake()  // an hour's wait ends at once
+        #expect(eventually(within: 10) { rounds.withLock { $0 } == 2 })
+        worker.stop()
+        #expect(left.withLock { $0 }, "stop() returned before the loop had left")
+        #expect(!worker.isRunning)
+        worker.stop()  // a second stop is harmless
+    }
+}

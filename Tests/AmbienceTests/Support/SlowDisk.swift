@@ -1,0 +1,54 @@
+import Foundation
+@testable import Ambience
+
+/// Test doubles of the disk under the music player: it opens items through them (`MusicPlayer.setItemOpener`).
+
+/// A gate an opener waits at until the test opens it: a disk that does not answer.
+final class DiskGate: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isOpen = false
+
+    func pass() {
+        condition.lock()
+        while !isOpen { condition.wait() }
+        condition.unlock()
+    }
+
+    func open() {
+        condition.lock()
+        isOpen = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+/// Which items were opened, in order.
+final class OpenLog: Sendable {
+    private let opened = Lock<[String]>([])
+    func append(_ url: String) { opened.withLock { $0.append(url) } }
+    var urls: [String] { opened.withLock { $0 } }
+}
+
+/// A real decoder behind a slow disk: every read waits `readDelay` seconds first.
+final class ThrottledDecoder: AudioDecoder {
+    private let decoder: any AudioDecoder
+    private let readDelay: Double
+
+    init(_ decoder: any AudioDecoder, readDelay: Double) {
+        self.decoder = decoder
+        self.readDelay = readDelay
+    }
+
+    var info: AudioInfo { decoder.info }
+    var position: Int64 { decoder.position }
+
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+        Thread.sleep(forTimeInterval: readDelay)
+        return try decoder.read(into: buffer, frames: frames)
+    }
+
+    func seek(toFrame frame: Int64) throws(DecodingError) {
+        Thread.sleep(forTimeInterval: readDelay)
+        try decoder.seek(toFrame: frame)
+    }
+}
