@@ -23,7 +23,7 @@ for step in "${steps[@]}"; do
     #      plugged back every 0.3 s: route changes in the middle of the stress scene;
     #   c. Tests/CAPI/threads_test.c, built with the toolchain's clang against the instrumented libambience-c.so:
     #      the C API from five threads at once;
-    #   d. the suites whose threads are the desktop's: the MPRIS client and server, the PulseAudio monitor, the
+    #   d. the suites whose threads are the desktop's and the music stream's: the MPRIS client and server, the PulseAudio monitor, the
     #      sleep monitor, the system music player and the library watcher.
     # Any report fails the run. Tests/Sanitizers/tsan.supp holds the suppressions, each with its reason (races
     # inside C libraries we cannot fix). The engine's locks are `Lock` (Sources/Ambience/Engine/Lock.swift), which
@@ -73,7 +73,7 @@ for step in "${steps[@]}"; do
     #    slowdown a real player's timing window can be missed, so here a failed expectation is shown but only a
     #    report, a crash or a run that did not finish fails the step.
     if ! bash scripts/with-services.sh swift test --skip-build --sanitize=thread --scratch-path .build/tsan --no-parallel \
-        --filter "MPRISTests|PulseAudioMonitorTests|SleepTests|DesktopMusicTests|MediaLibraryTests" > "$log/suites.log" 2>&1; then
+        --filter "MPRISTests|PulseAudioMonitorTests|SleepTests|DesktopMusicTests|MediaLibraryTests|MusicStreamingTests|MusicPlayerTests" > "$log/suites.log" 2>&1; then
       grep -E "✘ Test .* recorded an issue" "$log/suites.log" | sed 's/^/sanitizers: tsan: (expectation, not a race) /' || true
       grep -qE "Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)" "$log/suites.log" \
         || echo "WARNING: ThreadSanitizer: (the suites did not finish)" >> "$log/suites.log"
