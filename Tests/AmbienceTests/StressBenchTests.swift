@@ -72,6 +72,28 @@ import Testing
         #expect((json["music"] as? String ?? "").hasSuffix("Assets/Music/gravity-wave-theme.ogg"))
     }
 
+    /// The hitches bench on short files: the loop ran its frames, skipped, and the streaming side kept up (every
+    /// skip announced a new item, nothing failed). Its times are the bench's business, not the suite's.
+    @Test func hitchesBenchSkipsThroughItsFiles() throws {
+        let fixtures = try Fixtures()
+        let files = [try fixtures.sineOgg("one.ogg", seconds: 20), try fixtures.sineMP3("two.mp3", seconds: 20)]
+        let result = try ToolRunner.run(["bench", "--hitches", "--seconds", "2", "--files", files.joined(separator: ","), "--json"],
+                                        environment: ["SDL_AUDIODRIVER": "dummy"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(json["frames"] as? Int == 120)
+        #expect(json["skips"] as? Int == 3)
+        #expect(json["playbackErrors"] as? Int == 0)
+        #expect((json["itemsStarted"] as? Int ?? 0) >= 3)
+        let calls = try #require(json["calls"] as? [[String: Any]])
+        #expect(calls.map { $0["name"] as? String } == ["update()", "skipToNextItem()", "currentPlaybackTime", "play() (a sound effect)", "musicPlayer.play()"])
+        #expect(calls.map { $0["count"] as? Int } == [120, 3, 120, 120, 0])
+        for call in calls where call["count"] as? Int ?? 0 > 0 {
+            let p50 = call["p50Microseconds"] as? Double ?? -1, p99 = call["p99Microseconds"] as? Double ?? -1
+            #expect(p50 > 0 && p50 <= p99 && p99 <= call["maxMicroseconds"] as? Double ?? -1)
+        }
+    }
+
     @Test func benchSmokeEverySystemMixesFrames() throws {
         let result = try ToolRunner.run(["bench", "--voices", "256", "--unit-pitch", "256", "--seconds", "0.2", "--runs", "1",
                                          "--systems", "ambience,openal,sdlMixer", "--json"])
