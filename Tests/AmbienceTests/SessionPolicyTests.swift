@@ -14,6 +14,7 @@ import Testing
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
+        .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -48,8 +49,16 @@ import Testing
             #expect(actions.contains(.notify(.routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: Self.speakers, current: .none)))))
         case .deviceAdded:
             #expect(actions == [.notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: Self.speakers, current: Self.speakers)))])
-        case .defaultDeviceChanged:
-            #expect(actions.first == .followDefaultDevice)
+        case .defaultDeviceChanged(let previous, let current):
+            #expect(actions == [.followDefaultDevice, .moveStream(toSink: "headphones"),
+                                .notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current)))])
+        case .setOthersDuckedVolume(let volume):
+            #expect(actions.isEmpty)  // nobody is ducked
+            #expect(policy.state.othersDuckedVolume == volume)
+        case .outputStreamDied:
+            #expect(actions == [.followDefaultDevice])
+        case .otherPlayersReachable(let reachable):
+            #expect(actions.isEmpty, "nothing is owed (reachable: \(reachable))")
         case .setCategory(let new, _, _):
             #expect(actions.contains(.notify(.categoryChanged(new))) == (new != category))
         case .deactivate(let notify):
@@ -89,7 +98,7 @@ import Testing
 
     @Test func duckOthersDucksWhileActiveAndRestores() {
         var policy = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
-        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [.duckOtherPlayers(["mpv"])])
+        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [.duckOtherPlayers(["mpv"], volume: 0.3)])
         #expect(policy.handle(.deactivate(notifyOthers: true)) == [.unduckOtherPlayers(["mpv"])])
     }
 
