@@ -172,4 +172,57 @@ import Testing
         #expect(policy.handle(.otherMusicChanged(playing: true)) == [])
         #expect(policy.handle(.otherMusicChanged(playing: false)) == [.notify(.silenceSecondaryAudioHint(false))])
     }
+    @Test func theMusicPlayingAtFirstActivationIsRememberedAsLaunchMusic() {
+        var policy = SessionPolicy()
+        #expect(!policy.state.otherMusicWasPlayingAtLaunch)
+        _ = policy.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(policy.state.playersPlayingAtLaunch == ["mpv"])
+        #expect(policy.state.otherMusicWasPlayingAtLaunch)
+        // A later activation is not the launch: what plays then is not the user's music from before the game.
+        _ = policy.handle(.deactivate(notifyOthers: true))
+        _ = policy.handle(.activate(playingPlayers: ["vlc"]))
+        #expect(policy.state.playersPlayingAtLaunch == ["mpv"])
+    }
+
+    @Test func resumesAndUnducksDecidedWhileThePlayersAreUnreachableAreOwedAndSentOnce() {
+        var paused = SessionPolicy()
+        _ = paused.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(paused.handle(.otherPlayersReachable(false)) == [])
+        #expect(paused.handle(.deactivate(notifyOthers: true)) == [])
+        #expect(paused.state.owedResumes == ["mpv"])
+        #expect(paused.handle(.otherPlayersReachable(true)) == [.resumeOtherPlayers(["mpv"])])
+        #expect(paused.handle(.otherPlayersReachable(true)) == [], "owed once, sent once")
+
+        var ducked = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
+        _ = ducked.handle(.activate(playingPlayers: ["vlc"]))
+        _ = ducked.handle(.otherPlayersReachable(false))
+        #expect(ducked.handle(.setCategory(.playback, .mixWithOthers, playingPlayers: [])) == [.notify(.categoryChanged(.playback))])
+        #expect(ducked.handle(.otherPlayersReachable(true)) == [.unduckOtherPlayers(["vlc"])])
+        // Without notify nothing is owed: the paused players stay paused.
+        var quiet = SessionPolicy()
+        _ = quiet.handle(.activate(playingPlayers: ["mpv"]))
+        _ = quiet.handle(.otherPlayersReachable(false))
+        _ = quiet.handle(.deactivate(notifyOthers: false))
+        #expect(quiet.handle(.otherPlayersReachable(true)) == [])
+    }
+
+    @Test func theDuckedVolumeIsASettingAndMovesPlayersDuckedNow() {
+        var policy = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
+        #expect(policy.state.othersDuckedVolume == 0.3)
+        #expect(policy.handle(.setOthersDuckedVolume(0.5)) == [])
+        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [.duckOtherPlayers(["mpv"], volume: 0.5)])
+        #expect(policy.handle(.setOthersDuckedVolume(0.1)) == [.duckOtherPlayers(["mpv"], volume: 0.1)])
+        #expect(policy.handle(.setOthersDuckedVolume(0.1)) == [])
+        #expect(policy.handle(.deactivate(notifyOthers: false)) == [.unduckOtherPlayers(["mpv"])])
+    }
+
+    @Test func aDeviceLostTwiceIsReportedOnceAndAStreamThatDiesIsReopenedQuietly() {
+        var policy = policy(.soloAmbient)
+        #expect(policy.handle(.outputStreamDied) == [.followDefaultDevice])
+        _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil))
+        // The output falling to null afterwards is the same loss, already told; with no device nothing is reopened.
+        #expect(policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil)) == [])
+        #expect(policy.handle(.outputStreamDied) == [])
+    }
 }
+

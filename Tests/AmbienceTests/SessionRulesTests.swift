@@ -160,4 +160,22 @@ import Testing
         session.attach(otherPlayers: players)
         #expect(players.calls.last == "duck [\"vlc\"] 1.0")
     }
+    /// The ducked volume is checked at the edge: NaN and infinities are refused and change nothing, the rest clamped.
+    @Test func theDuckedVolumeIsCheckedAndAppliedToPlayersDuckedNow() throws {
+        let session = AudioSession()
+        let players = RecordingPlayers(playing: ["vlc"])
+        session.attach(otherPlayers: players)
+        session.setCategory(.playback, options: [.mixWithOthers, .duckOthers])
+        session.othersDuckedVolume = 0.5
+        session.setActive(true)
+        #expect(players.calls == ["duck [\"vlc\"] 0.5"])
+        #expect(throws: InvalidNumber.self) { try session.setOthersDuckedVolume(.nan) }
+        session.othersDuckedVolume = .infinity
+        #expect(session.othersDuckedVolume == 0.5)
+        #expect(players.calls.count == 1, "a refused volume sends nothing")
+        try session.setOthersDuckedVolume(-2)
+        #expect(session.othersDuckedVolume == 0)
+        #expect(players.calls.last == "duck [\"vlc\"] 0.0")
+    }
 }
+
