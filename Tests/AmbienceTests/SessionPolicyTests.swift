@@ -14,7 +14,7 @@ import Testing
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
-        .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
+        .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -52,6 +52,9 @@ import Testing
         case .defaultDeviceChanged(let previous, let current):
             #expect(actions == [.followDefaultDevice, .moveStream(toSink: "headphones"),
                                 .notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current)))])
+        case .appWillTerminate:
+            #expect(actions == [.pauseOtherPlayers(["rhythmbox"])])  // started by the game, not playing at launch
+            #expect(!policy.state.isActive)
         case .setOthersDuckedVolume(let volume):
             #expect(actions.isEmpty)  // nobody is ducked
             #expect(policy.state.othersDuckedVolume == volume)
@@ -224,5 +227,16 @@ import Testing
         #expect(policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil)) == [])
         #expect(policy.handle(.outputStreamDied) == [])
     }
+    /// The UtopiaGL rule: music playing at launch plays on after the game; music the game started stops with it.
+    @Test func exitResumesWhatTheSessionPausedAndPausesOnlyMusicTheGameStarted() {
+        var solo = SessionPolicy()
+        _ = solo.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(solo.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv", "rhythmbox"]))
+                == [.resumeOtherPlayers(["mpv"]), .pauseOtherPlayers(["rhythmbox"])])
+        var ambient = policy(.ambient, active: false)
+        _ = ambient.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(ambient.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv"])) == [])
+    }
 }
+
 

@@ -187,9 +187,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// that was already playing when the game started is left playing.
     public func shutdown() {
         if !state.withLock({ $0.isShutDown }) {
-            let launch = session.playersPlayingAtLaunch
-            if session.isActive { session.setActive(false, options: .notifyOthersOnDeactivation) }
-            systemMusicPlayer.applyExitRule(playingAtLaunch: launch)
+            session.handle(.appWillTerminate(systemMusicStartedByGame: systemMusicPlayer.playersStartedByGame))
             desktopLink?.connection?.players.flush()
             desktopLink?.close()
             sleepMonitor?.close()

@@ -4,6 +4,9 @@ public enum SessionEvent: Sendable, Equatable {
     /// `playingPlayers`: the desktop music players playing right now.
     case activate(playingPlayers: [String])
     case deactivate(notifyOthers: Bool)
+    /// The game is quitting; `systemMusicStartedByGame`: the desktop players it started through the system music
+    /// player.
+    case appWillTerminate(systemMusicStartedByGame: [String])
     case setCategory(SessionCategory, SessionOptions, playingPlayers: [String])
     /// A new `othersDuckedVolume`, already checked to be within `SessionState.duckedVolumes`.
     case setOthersDuckedVolume(Double)
@@ -127,12 +130,14 @@ public struct SessionPolicy: Sendable {
             actions += claimOthers(playing)
 
         case .deactivate(let notify):
-            guard state.isActive else { break }
-            state.isActive = false
-            actions += unduck(state.duckedPlayers)
-            if notify { actions += resume(state.pausedPlayers) }
-            state.duckedPlayers = []
-            state.pausedPlayers = []
+            actions += deactivate(notifyOthers: notify)
+
+        case .appWillTerminate(let started):
+            // The exit rule: the players the session paused are resumed, system music the game started is paused,
+            // and music that was playing at launch plays on.
+            actions += deactivate(notifyOthers: true)
+            let startedHere = started.filter { !state.playersPlayingAtLaunch.contains($0) }
+            if !startedHere.isEmpty { actions.append(.pauseOtherPlayers(startedHere)) }
 
         case .setCategory(let category, let options, let playing):
             let changed = category != state.category || options != state.options
@@ -262,6 +267,16 @@ public struct SessionPolicy: Sendable {
         guard !fresh.isEmpty else { return [] }
         state.pausedPlayers += fresh
         return [.pauseOtherPlayers(fresh)]
+    }
+
+    private mutating func deactivate(notifyOthers: Bool) -> [SessionAction] {
+        guard state.isActive else { return [] }
+        state.isActive = false
+        defer {
+            state.duckedPlayers = []
+            state.pausedPlayers = []
+        }
+        return unduck(state.duckedPlayers) + (notifyOthers ? resume(state.pausedPlayers) : [])
     }
 
     /// Resumes `players` now, or owes it to them until the session bus is back.
