@@ -158,6 +158,7 @@ private final class PulseConnection: @unchecked Sendable {
 
         // Subscribe first, then load: every change after the load arrives as an event.
         let mask = PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
+            | PA_SUBSCRIPTION_MASK_CARD.rawValue
         let operations = [
             pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
             pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
@@ -253,6 +254,10 @@ private final class PulseConnection: @unchecked Sendable {
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
             operation = pa_context_get_server_info(context, PulseConnection.serverInfoCallback, userdata)
+        case PA_SUBSCRIPTION_EVENT_CARD.rawValue:
+            // A jack plugged or pulled changes a port's availability, which the server posts as a change of the card
+            // only (the sink changes too only if the server switches ports): read the sinks again.
+            operation = pa_context_get_sink_info_list(context, PulseConnection.sinkCallback, userdata)
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSink(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
