@@ -177,5 +177,42 @@ import Testing
         #expect(session.othersDuckedVolume == 0)
         #expect(players.calls.last == "duck [\"vlc\"] 0.0")
     }
+    /// The engine's side of the executor, recorded: each decision reaches it once, in the policy's order.
+    final class RecordingOutput: SessionOutput, @unchecked Sendable {
+        var calls: [String] = []
+        func pauseAppAudio(_ reason: SessionAction.PauseReason) { calls.append("pause \(reason)") }
+        func resumeAppAudio(includingMusic: Bool) { calls.append(includingMusic ? "resume" : "resume effects") }
+        func setOutputSilenced(_ silenced: Bool) { calls.append("silenced \(silenced)") }
+        func followDefaultDevice() { calls.append("follow default") }
+        func moveStream(toSink sink: String) { calls.append("move to \(sink)") }
+        func renderToNullDevice() { calls.append("null") }
+        var isAppAudioPlaying: Bool { true }
+        var currentRoute: AudioRoute { .none }
+    }
+
+    @Test func everyRouteDecisionIsCarriedOutOnceByTheExecutor() {
+        let session = AudioSession()
+        let output = RecordingOutput()
+        session.attach(output: output)
+        let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
+        let headphones = AudioRoute(name: "Headphones", driver: "pulseaudio", sink: "headphones")
+        session.handle(.defaultDeviceChanged(previous: speakers, current: headphones))
+        session.handle(.currentDeviceRemoved(previous: headphones, current: speakers))
+        session.resumeAfterRouteChange()
+        session.handle(.currentDeviceRemoved(previous: speakers, current: nil))
+        session.handle(.currentDeviceRemoved(previous: speakers, current: nil))  // the output falling to null: told once
+        session.handle(.deviceAdded(speakers, current: .none))
+        session.enterBackground()
+        #expect(output.calls == ["follow default", "move to headphones",
+                                 "follow default", "pause routeChange", "resume",
+                                 "null", "pause interruption",
+                                 "follow default", "resume",
+                                 "silenced true"])
+        let reasons = session.drainNotifications().compactMap { note -> RouteChangeReason? in
+            if case .routeChange(let change) = note { change.reason } else { nil }
+        }
+        #expect(reasons == [.routeConfigurationChange, .oldDeviceUnavailable, .noSuitableRouteForCategory, .newDeviceAvailable])
+    }
 }
+
 
