@@ -223,7 +223,7 @@ import Testing
         var policy = policy(.soloAmbient)
         #expect(policy.handle(.outputStreamDied) == [.followDefaultDevice])
         _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil))
-        // The output falling to null afterwards is the same loss, already told; with no device nothing is reopened.
+        // A reopen failing afterwards is the same loss, already told; with no device nothing is reopened.
         #expect(policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil)) == [])
         #expect(policy.handle(.outputStreamDied) == [])
     }

@@ -183,7 +183,12 @@ import Testing
         func pauseAppAudio(_ reason: SessionAction.PauseReason) { calls.append("pause \(reason)") }
         func resumeAppAudio(includingMusic: Bool) { calls.append(includingMusic ? "resume" : "resume effects") }
         func setOutputSilenced(_ silenced: Bool) { calls.append("silenced \(silenced)") }
-        func followDefaultDevice() { calls.append("follow default") }
+        /// Whether a device opens when followed.
+        var opens = true
+        func followDefaultDevice() -> Bool {
+            calls.append("follow default")
+            return opens
+        }
         func moveStream(toSink sink: String) { calls.append("move to \(sink)") }
         func renderToNullDevice() { calls.append("null") }
         var isAppAudioPlaying: Bool { true }
@@ -213,6 +218,24 @@ import Testing
         }
         #expect(reasons == [.routeConfigurationChange, .oldDeviceUnavailable, .noSuitableRouteForCategory, .newDeviceAvailable])
     }
+    /// A device that will not open is no device left: the executor reports it and the policy says so, once.
+    @Test func aDeviceThatWillNotOpenIsReportedAsNoRoute() {
+        let session = AudioSession()
+        let output = RecordingOutput()
+        output.opens = false
+        session.attach(output: output)
+        let speakers = AudioRoute(name: "Speakers", driver: "sdl")
+        let hdmi = AudioRoute(name: "HDMI", driver: "sdl")
+        session.handle(.currentDeviceRemoved(previous: speakers, current: hdmi))
+        #expect(output.calls == ["follow default", "pause routeChange", "null", "pause interruption"])
+        #expect(session.drainNotifications() == [
+            .routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: hdmi)),
+            .routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: .none, current: .none)),
+            .interruption(.began),
+        ])
+        #expect(!session.state.hasDevice)
+    }
 }
+
 
 

@@ -425,10 +425,11 @@ extension AudioEngine: SessionOutput {
 
     func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
 
-    func followDefaultDevice() {
+    func followDefaultDevice() -> Bool {
+        guard let device = state.withLock({ $0.device }) else { return true }  // offline: no device to follow
         // A live stream already plays where the server sends it; only a closed or dead one is reopened.
-        guard let device = state.withLock({ $0.device }), device.isNull || !device.isDeviceAlive else { return }
-        device.followDefaultDevice()
+        guard device.isNull || !device.isDeviceAlive else { return true }
+        return device.followDefaultDevice()
     }
 
     func moveStream(toSink sink: String) { state.withLock { $0.routes }?.moveStream(toSink: sink) }

@@ -24,9 +24,6 @@ final class RouteMonitor: @unchecked Sendable {
     /// SDL's device list when it was last read, and when: a name new to it is a device plugged in.
     private var listedDevices: [String] = []
     private var lastListing = 0
-    /// The output was on the null device at the last poll, and where it played before.
-    private var wasNull = false
-    private var lastRoute = AudioRoute.none
 
     /// What any thread may read: a copy of the game thread's state.
     private struct View {
@@ -82,19 +79,8 @@ final class RouteMonitor: @unchecked Sendable {
     /// What changed since the last poll, as session events, oldest first.
     func poll(device: DeviceOutput) -> [SessionEvent] {
         let now = monotonicNanoseconds()
-        var events: [SessionEvent] = []
-        if let pulse {
-            events += observeServer(pulse, device: device, now: now)
-        } else {
-            events += reconnectIfDue(now: now)
-            events += observeSDL(device, now: now)
-        }
-        // The output fell to the null device without the session deciding it (a reopen failed): no device is left.
-        let isNull = device.isNull
-        if isNull && !wasNull { events.append(.currentDeviceRemoved(previous: lastRoute, current: nil)) }
-        wasNull = isNull
-        if !isNull { lastRoute = route(driver: device.driver) ?? device.route }
-        return events
+        if let pulse { return observeServer(pulse, device: device, now: now) }
+        return reconnectIfDue(now: now) + observeSDL(device, now: now)
     }
 
     private func observeServer(_ pulse: PulseAudioMonitor, device: DeviceOutput, now: Int) -> [SessionEvent] {

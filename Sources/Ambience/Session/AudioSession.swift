@@ -102,12 +102,17 @@ public final class AudioSession: @unchecked Sendable {
         handle(.otherMusicChanged(playing: musicPlaying))
     }
 
-    /// Feeds an event to the rules and carries out what they decide, in order, outside the lock.
+    /// Feeds an event to the rules and carries out what they decide, in order, outside the lock. What carrying out
+    /// revealed (a device that would not open) is fed back after the whole batch.
     func handle(_ event: SessionEvent) {
-        let (actions, executor) = lock.withLock { _ in
-            (policy.handle(event), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
+        var pending = [event]
+        while !pending.isEmpty {
+            let next = pending.removeFirst()
+            let (actions, executor) = lock.withLock { _ in
+                (policy.handle(next), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
+            }
+            for action in actions { pending += executor.perform(action) }
         }
-        for action in actions { executor.perform(action) }
     }
 
     func drainNotifications() -> [SessionNotification] { notifications.drain() }

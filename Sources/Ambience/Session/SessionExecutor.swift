@@ -16,8 +16,9 @@ protocol SessionOutput: AnyObject, Sendable {
     /// Resumes the voices, and the music player when `includingMusic` and the session was what stopped it.
     func resumeAppAudio(includingMusic: Bool)
     func setOutputSilenced(_ silenced: Bool)
-    /// Reopens the device on the system default when it is closed or dead.
-    func followDefaultDevice()
+    /// Reopens the device on the system default when it is closed or dead. Returns whether the output plays on a
+    /// device afterwards (false: nothing opened, it renders to null).
+    func followDefaultDevice() -> Bool
     func moveStream(toSink sink: String)
     func renderToNullDevice()
     /// Whether any of the game's audio (voices or music) is playing: what an interruption would stop.
@@ -33,13 +34,18 @@ struct SessionExecutor {
     let otherPlayers: OtherPlayers?
     let notifications: SessionNotifications
 
-    func perform(_ action: SessionAction) {
+    /// Carries `action` out and returns what doing so revealed, as events for the policy: a device that would not
+    /// open is no device left.
+    func perform(_ action: SessionAction) -> [SessionEvent] {
         switch action {
         case .pauseAppAudio(let reason): output?.pauseAppAudio(reason)
         case .resumeAppAudio: output?.resumeAppAudio(includingMusic: true)
         case .resumeEffectsOnly: output?.resumeAppAudio(includingMusic: false)
         case .silenceOutput(let silenced): output?.setOutputSilenced(silenced)
-        case .followDefaultDevice: output?.followDefaultDevice()
+        case .followDefaultDevice:
+            guard let output else { break }
+            let previous = output.currentRoute
+            if !output.followDefaultDevice() { return [.currentDeviceRemoved(previous: previous, current: nil)] }
         case .moveStream(let sink): output?.moveStream(toSink: sink)
         case .renderToNullDevice: output?.renderToNullDevice()
         case .pauseOtherPlayers(let names): otherPlayers?.pause(names)
@@ -48,6 +54,7 @@ struct SessionExecutor {
         case .unduckOtherPlayers(let names): otherPlayers?.duck(names, to: 1)
         case .notify(let note): notifications.post(note)
         }
+        return []
     }
 }
 

@@ -183,7 +183,7 @@ public struct SessionPolicy: Sendable {
             actions.append(.notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current))))
 
         case .currentDeviceRemoved(let previous, nil):
-            // Already on nothing (the output fell to null after the loss was decided): nothing new to say.
+            // Already on nothing (a reopen failed after the loss was decided): nothing new to say.
             guard state.hasDevice else { break }
             state.hasDevice = false
             actions.append(.renderToNullDevice)
