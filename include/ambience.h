@@ -533,7 +533,7 @@ typedef struct ambience_session_state {
     bool is_active;
     bool is_other_audio_playing;                    /* another app makes sound (a stream or a playing player) */
     bool secondary_audio_should_be_silenced_hint;   /* the user's music plays: keep the soundtrack quiet */
-    bool other_music_was_playing_at_launch;         /* a player was playing at activation (left alone at exit) */
+    bool other_music_was_playing_at_launch;         /* a player was playing at first activation (left alone at exit) */
     bool is_output_silenced;                        /* backgrounded in a category that silences */
     bool is_backgrounded;
     bool is_interrupted;

@@ -432,7 +432,12 @@ extension AudioEngine: SessionOutput {
         return device.followDefaultDevice()
     }
 
-    func moveStream(toSink sink: String) { state.withLock { $0.routes }?.moveStream(toSink: sink) }
+    func moveStream(toSink sink: String) {
+        guard let (server, ours) = state.withLock({ $0.routes })?.ourStream() else { return }
+        // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
+        // put it; the next default change moves it again.
+        try? server.moveSinkInput(index: ours.index, toSink: sink)
+    }
 
     func renderToNullDevice() { state.withLock { $0.device }?.renderToNull() }
 

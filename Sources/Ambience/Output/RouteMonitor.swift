@@ -6,7 +6,7 @@ import Glibc
 /// With a PulseAudio (or PipeWire-Pulse) server it follows the sinks precisely (`RouteTracker`): the server moves a
 /// stream silently when its sink goes away, so the monitor watches the sink our own stream is on. Without one it
 /// relies on SDL, which marks a dead device stopped, and on SDL's device list. Polls on the game thread, inside
-/// `update()`; what other threads may read (`devices`, `route(driver:)`, `isOtherAudioPlaying`, `moveStream`) is
+/// `update()`; what other threads may read (`devices`, `route(driver:)`, `isOtherAudioPlaying`, `ourStream()`) is
 /// published under a lock after every change.
 final class RouteMonitor: @unchecked Sendable {
     /// How often the device list is read while nothing is open (reading it costs milliseconds).
@@ -68,12 +68,11 @@ final class RouteMonitor: @unchecked Sendable {
     /// Whether another process has an uncorked stream.
     var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
 
-    /// Carries out the executor's `.moveStream`: moves the game's own stream to `sink`. A move that fails (the
-    /// stream or the sink went meanwhile, the server did not answer) leaves the stream where the server put it.
-    func moveStream(toSink sink: String) {
+    /// The sound server and the game's own stream on it, for the executor to move.
+    func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
-        guard let pulse, let ours = pulse.sinkInputs.first(where: tracker.isOurStream) else { return }
-        try? pulse.moveSinkInput(index: ours.index, toSink: sink)
+        guard let pulse, let ours = pulse.sinkInputs.first(where: tracker.isOurStream) else { return nil }
+        return (pulse, ours)
     }
 
     /// What changed since the last poll, as session events, oldest first.
