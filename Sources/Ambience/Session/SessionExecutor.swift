@@ -9,7 +9,8 @@ protocol OtherPlayers: AnyObject, Sendable {
 }
 
 /// The game's own audio and its output device, as the session's executor drives them. The engine provides it.
-/// Each method does one thing, decided elsewhere: none of them chooses whether to act.
+/// Each method carries out one action the policy decided; what it may skip is only what is already so (a live
+/// stream needs no reopening, music the session did not stop needs no restart).
 protocol SessionOutput: AnyObject, Sendable {
     /// Suspends every voice and stops the music player (`interrupt()` or `pause()` after `reason`).
     func pauseAppAudio(_ reason: SessionAction.PauseReason)
