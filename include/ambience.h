@@ -523,6 +523,13 @@ ambience_status ambience_session_set_category(ambience_engine *engine, ambience_
  * deactivates it; deactivating with AMBIENCE_SESSION_NOTIFY_OTHERS_ON_DEACTIVATION resumes the players it paused.
  */
 ambience_status ambience_session_set_active(ambience_engine *engine, bool active, uint32_t flags);
+/*
+ * The volume AMBIENCE_SESSION_DUCK_OTHERS turns other players down to, as a fraction of their own (0.3 by default).
+ * Clamped to 0..1; NaN and infinities are AMBIENCE_ERROR_INVALID_ARGUMENT and change nothing. Players ducked at the
+ * time move to the new volume at once.
+ */
+ambience_status ambience_session_set_others_ducked_volume(ambience_engine *engine, double volume);
+ambience_status ambience_session_get_others_ducked_volume(ambience_engine *engine, double *out_volume);
 
 typedef struct ambience_session_state {
     ambience_session_category category;
@@ -530,7 +537,7 @@ typedef struct ambience_session_state {
     bool is_active;
     bool is_other_audio_playing;                    /* another app makes sound (a stream or a playing player) */
     bool secondary_audio_should_be_silenced_hint;   /* the user's music plays: keep the soundtrack quiet */
-    bool other_music_was_playing_at_launch;         /* a player was playing at activation (left alone at exit) */
+    bool other_music_was_playing_at_launch;         /* a player was playing at first activation (left alone at exit) */
     bool is_output_silenced;                        /* backgrounded in a category that silences */
     bool is_backgrounded;
     bool is_interrupted;

@@ -37,6 +37,20 @@ public func ambience_session_set_active(_ engine: OpaquePointer?, _ active: Bool
     }
 }
 
+@_cdecl("ambience_session_set_others_ducked_volume")
+public func ambience_session_set_others_ducked_volume(_ engine: OpaquePointer?, _ volume: Double) -> ambience_status {
+    session("ambience_session_set_others_ducked_volume", engine) { session in
+        try checked { () throws(InvalidNumber) in try session.setOthersDuckedVolume(volume) }
+    }
+}
+
+@_cdecl("ambience_session_get_others_ducked_volume")
+public func ambience_session_get_others_ducked_volume(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> ambience_status {
+    session("ambience_session_get_others_ducked_volume", engine) { session in
+        try output(out, "out_volume").pointee = session.othersDuckedVolume
+    }
+}
+
 @_cdecl("ambience_session_get_state")
 public func ambience_session_get_state(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_session_state>?) -> ambience_status {
     session("ambience_session_get_state", engine) { session in

@@ -14,6 +14,7 @@ import Testing
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
+        .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -48,8 +49,19 @@ import Testing
             #expect(actions.contains(.notify(.routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: Self.speakers, current: .none)))))
         case .deviceAdded:
             #expect(actions == [.notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: Self.speakers, current: Self.speakers)))])
-        case .defaultDeviceChanged:
-            #expect(actions.first == .followDefaultDevice)
+        case .defaultDeviceChanged(let previous, let current):
+            #expect(actions == [.followDefaultDevice, .moveStream(toSink: "headphones"),
+                                .notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current)))])
+        case .appWillTerminate:
+            #expect(actions == [.pauseOtherPlayers(["rhythmbox"])])  // started by the game, not playing at launch
+            #expect(!policy.state.isActive)
+        case .setOthersDuckedVolume(let volume):
+            #expect(actions.isEmpty)  // nobody is ducked
+            #expect(policy.state.othersDuckedVolume == volume)
+        case .outputStreamDied:
+            #expect(actions == [.followDefaultDevice])
+        case .otherPlayersReachable(let reachable):
+            #expect(actions.isEmpty, "nothing is owed (reachable: \(reachable))")
         case .setCategory(let new, _, _):
             #expect(actions.contains(.notify(.categoryChanged(new))) == (new != category))
         case .deactivate(let notify):
@@ -89,7 +101,7 @@ import Testing
 
     @Test func duckOthersDucksWhileActiveAndRestores() {
         var policy = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
-        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [.duckOtherPlayers(["mpv"])])
+        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [.duckOtherPlayers(["mpv"], volume: 0.3)])
         #expect(policy.handle(.deactivate(notifyOthers: true)) == [.unduckOtherPlayers(["mpv"])])
     }
 
@@ -163,4 +175,68 @@ import Testing
         #expect(policy.handle(.otherMusicChanged(playing: true)) == [])
         #expect(policy.handle(.otherMusicChanged(playing: false)) == [.notify(.silenceSecondaryAudioHint(false))])
     }
+    @Test func theMusicPlayingAtFirstActivationIsRememberedAsLaunchMusic() {
+        var policy = SessionPolicy()
+        #expect(!policy.state.otherMusicWasPlayingAtLaunch)
+        _ = policy.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(policy.state.playersPlayingAtLaunch == ["mpv"])
+        #expect(policy.state.otherMusicWasPlayingAtLaunch)
+        // A later activation is not the launch: what plays then is not the user's music from before the game.
+        _ = policy.handle(.deactivate(notifyOthers: true))
+        _ = policy.handle(.activate(playingPlayers: ["vlc"]))
+        #expect(policy.state.playersPlayingAtLaunch == ["mpv"])
+    }
+
+    @Test func resumesAndUnducksDecidedWhileThePlayersAreUnreachableAreOwedAndSentOnce() {
+        var paused = SessionPolicy()
+        _ = paused.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(paused.handle(.otherPlayersReachable(false)) == [])
+        #expect(paused.handle(.deactivate(notifyOthers: true)) == [])
+        #expect(paused.state.owedResumes == ["mpv"])
+        #expect(paused.handle(.otherPlayersReachable(true)) == [.resumeOtherPlayers(["mpv"])])
+        #expect(paused.handle(.otherPlayersReachable(true)) == [], "owed once, sent once")
+
+        var ducked = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
+        _ = ducked.handle(.activate(playingPlayers: ["vlc"]))
+        _ = ducked.handle(.otherPlayersReachable(false))
+        #expect(ducked.handle(.setCategory(.playback, .mixWithOthers, playingPlayers: [])) == [.notify(.categoryChanged(.playback))])
+        #expect(ducked.handle(.otherPlayersReachable(true)) == [.unduckOtherPlayers(["vlc"])])
+        // Without notify nothing is owed: the paused players stay paused.
+        var quiet = SessionPolicy()
+        _ = quiet.handle(.activate(playingPlayers: ["mpv"]))
+        _ = quiet.handle(.otherPlayersReachable(false))
+        _ = quiet.handle(.deactivate(notifyOthers: false))
+        #expect(quiet.handle(.otherPlayersReachable(true)) == [])
+    }
+
+    @Test func theDuckedVolumeIsASettingAndMovesPlayersDuckedNow() {
+        var policy = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
+        #expect(policy.state.othersDuckedVolume == 0.3)
+        #expect(policy.handle(.setOthersDuckedVolume(0.5)) == [])
+        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [.duckOtherPlayers(["mpv"], volume: 0.5)])
+        #expect(policy.handle(.setOthersDuckedVolume(0.1)) == [.duckOtherPlayers(["mpv"], volume: 0.1)])
+        #expect(policy.handle(.setOthersDuckedVolume(0.1)) == [])
+        #expect(policy.handle(.deactivate(notifyOthers: false)) == [.unduckOtherPlayers(["mpv"])])
+    }
+
+    @Test func aDeviceLostTwiceIsReportedOnceAndAStreamThatDiesIsReopenedQuietly() {
+        var policy = policy(.soloAmbient)
+        #expect(policy.handle(.outputStreamDied) == [.followDefaultDevice])
+        _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil))
+        // A reopen failing afterwards is the same loss, already told; with no device nothing is reopened.
+        #expect(policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: nil)) == [])
+        #expect(policy.handle(.outputStreamDied) == [])
+    }
+    /// The UtopiaGL rule: music playing at launch plays on after the game; music the game started stops with it.
+    @Test func exitResumesWhatTheSessionPausedAndPausesOnlyMusicTheGameStarted() {
+        var solo = SessionPolicy()
+        _ = solo.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(solo.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv", "rhythmbox"]))
+                == [.resumeOtherPlayers(["mpv"]), .pauseOtherPlayers(["rhythmbox"])])
+        var ambient = policy(.ambient, active: false)
+        _ = ambient.handle(.activate(playingPlayers: ["mpv"]))
+        #expect(ambient.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv"])) == [])
+    }
 }
+
+

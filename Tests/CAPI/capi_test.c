@@ -844,6 +844,7 @@ static void test_session(ambience_engine *engine) {
     ambience_play_options options;
     ambience_voice voice;
     char route[64];
+    double ducked = 0;
 
     memset(&events, 0, sizeof events);
     events.engine = engine;
@@ -861,6 +862,19 @@ static void test_session(ambience_engine *engine) {
     CHECK(state.is_active && !state.is_other_audio_playing && !state.other_music_was_playing_at_launch);
     OK(ambience_session_get_route(engine, route, sizeof route, NULL));
     CHECK(strcmp(route, "offline") == 0);
+
+    /* The ducked volume of other players: clamped, NaN and infinities refused without a change. */
+    OK(ambience_session_get_others_ducked_volume(engine, &ducked));
+    CHECK(ducked == 0.3);
+    OK(ambience_session_set_others_ducked_volume(engine, 0.5));
+    EXPECT(ambience_session_set_others_ducked_volume(engine, NAN), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_session_set_others_ducked_volume(engine, -INFINITY), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_session_get_others_ducked_volume(engine, &ducked));
+    CHECK(ducked == 0.5);
+    OK(ambience_session_set_others_ducked_volume(engine, 4));
+    OK(ambience_session_get_others_ducked_volume(engine, &ducked));
+    CHECK(ducked == 1);
+    EXPECT(ambience_session_get_others_ducked_volume(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
 
     OK(ambience_play_options_init(&options));
     options.loop = true;

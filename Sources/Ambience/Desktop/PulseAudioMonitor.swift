@@ -4,120 +4,6 @@ import Synchronization
 
 // The only file that calls libpulse.
 
-/// An output device of the sound server: a PulseAudio sink.
-struct SinkInfo: Sendable, Hashable {
-    enum State: String, Sendable, Hashable {
-        case running, idle, suspended, unknown
-    }
-
-    /// The server's number for the sink, unique while the server runs.
-    var index: UInt32
-    /// The stable name (`speakers`, `alsa_output.pci-0000_00_1f.3.analog-stereo`).
-    var name: String
-    /// What a person reads ("Speakers").
-    var description: String
-    var state: State
-    var isMuted: Bool
-}
-
-/// One playing stream on the server (a PulseAudio sink input): ours, or another application's.
-struct SinkInput: Sendable, Hashable {
-    var index: UInt32
-    /// The sink the stream plays on.
-    var sinkIndex: UInt32
-    /// A corked stream is paused by its application.
-    var isCorked: Bool
-    var isMuted: Bool
-    /// `application.name`.
-    var applicationName: String?
-    /// `application.process.id`.
-    var processID: pid_t?
-    /// `media.role` (`music`, `game`, `video`, ...).
-    var mediaRole: String?
-    /// The stream's own name (`media.name`).
-    var mediaName: String?
-
-    var isPlaying: Bool { !isCorked }
-}
-
-/// A change on the sound server, in the order the server reported it.
-enum PulseEvent: Sendable, Hashable {
-    case sinkAdded(SinkInfo)
-    /// Its description, state or mute changed.
-    case sinkChanged(from: SinkInfo, to: SinkInfo)
-    /// Carries the sink as it was (the server names only the index of a removed sink) and the streams the snapshot
-    /// had on it then: the server moves them off before it reports the removal, but says where only afterwards.
-    case sinkRemoved(SinkInfo, streams: [SinkInput])
-    case defaultSinkChanged(from: String?, to: String?)
-    case sinkInputAdded(SinkInput)
-    /// It was corked or uncorked, muted, moved to another sink, or renamed.
-    case sinkInputChanged(from: SinkInput, to: SinkInput)
-    case sinkInputRemoved(SinkInput)
-    /// The server went away. The monitor does not reconnect; the snapshot keeps its last contents.
-    case connectionLost(String)
-}
-
-/// What the monitor knows about the server at one moment. Pure data: the updates below do no I/O.
-struct PulseSnapshot: Sendable, Equatable {
-    var sinksByIndex: [UInt32: SinkInfo] = [:]
-    var defaultSinkName: String?
-    var sinkInputsByIndex: [UInt32: SinkInput] = [:]
-    var isConnected = false
-
-    var sinks: [SinkInfo] { sinksByIndex.values.sorted { $0.index < $1.index } }
-    var sinkInputs: [SinkInput] { sinkInputsByIndex.values.sorted { $0.index < $1.index } }
-    var defaultSink: SinkInfo? { defaultSinkName.flatMap { sink(named: $0) } }
-
-    func sink(named name: String) -> SinkInfo? { sinksByIndex.values.first { $0.name == name } }
-
-    /// Uncorked streams of every process except `pid`. Our own process may hold several streams (SDL's, and
-    /// short-lived probe streams), so everything of `pid` is left out. Streams that do not name a process count.
-    func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] {
-        sinkInputs.filter { $0.isPlaying && $0.processID != pid }
-    }
-
-    /// The sink that process `pid` plays on: its newest uncorked stream's, else its newest stream's.
-    func sinkOfStream(pid: pid_t) -> SinkInfo? {
-        let own = sinkInputs.filter { $0.processID == pid }
-        guard let stream = own.last(where: \.isPlaying) ?? own.last else { return nil }
-        return sinksByIndex[stream.sinkIndex]
-    }
-
-    /// Where process `pid`'s audio plays once a sink has gone: the default sink, else the sink its stream is on,
-    /// else any sink left. The server names its new default only after it reports the removal, so for a moment the
-    /// default can be the sink that just went while others are still there.
-    func sinkAfterRemoval(pid: pid_t) -> SinkInfo? {
-        defaultSink ?? sinkOfStream(pid: pid) ?? sinks.first
-    }
-
-    mutating func update(_ sink: SinkInfo) -> PulseEvent? {
-        let old = sinksByIndex.updateValue(sink, forKey: sink.index)
-        guard let old else { return .sinkAdded(sink) }
-        return old == sink ? nil : .sinkChanged(from: old, to: sink)
-    }
-
-    mutating func removeSink(index: UInt32) -> PulseEvent? {
-        guard let sink = sinksByIndex.removeValue(forKey: index) else { return nil }
-        return .sinkRemoved(sink, streams: sinkInputs.filter { $0.sinkIndex == index })
-    }
-
-    mutating func update(_ input: SinkInput) -> PulseEvent? {
-        let old = sinkInputsByIndex.updateValue(input, forKey: input.index)
-        guard let old else { return .sinkInputAdded(input) }
-        return old == input ? nil : .sinkInputChanged(from: old, to: input)
-    }
-
-    mutating func removeSinkInput(index: UInt32) -> PulseEvent? {
-        sinkInputsByIndex.removeValue(forKey: index).map { .sinkInputRemoved($0) }
-    }
-
-    mutating func setDefaultSinkName(_ name: String?) -> PulseEvent? {
-        guard name != defaultSinkName else { return nil }
-        defer { defaultSinkName = name }
-        return .defaultSinkChanged(from: defaultSinkName, to: name)
-    }
-}
-
 /// Watches a PulseAudio server: its sinks, the default sink and every stream, kept live by subscription.
 ///
 /// libpulse runs on its own thread (a `pa_threaded_mainloop`). Its callbacks update a snapshot and queue
@@ -272,6 +158,7 @@ private final class PulseConnection: @unchecked Sendable {
 
         // Subscribe first, then load: every change after the load arrives as an event.
         let mask = PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
+            | PA_SUBSCRIPTION_MASK_CARD.rawValue
         let operations = [
             pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
             pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
@@ -367,6 +254,10 @@ private final class PulseConnection: @unchecked Sendable {
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
             operation = pa_context_get_server_info(context, PulseConnection.serverInfoCallback, userdata)
+        case PA_SUBSCRIPTION_EVENT_CARD.rawValue:
+            // A jack plugged or pulled changes a port's availability, which the server posts as a change of the card
+            // only (the sink changes too only if the server switches ports): read the sinks again.
+            operation = pa_context_get_sink_info_list(context, PulseConnection.sinkCallback, userdata)
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSink(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
@@ -420,8 +311,20 @@ private final class PulseConnection: @unchecked Sendable {
         case PA_SINK_SUSPENDED: .suspended
         default: .unknown
         }
+        let ports = (0..<Int(info.n_ports)).compactMap { info.ports?[$0].map { port($0.pointee) } }
         return SinkInfo(index: info.index, name: string(info.name) ?? "", description: string(info.description) ?? "",
-                        state: state, isMuted: info.mute != 0)
+                        state: state, isMuted: info.mute != 0, ports: ports,
+                        activePortName: info.active_port.flatMap { string($0.pointee.name) })
+    }
+
+    private static func port(_ info: pa_sink_port_info) -> SinkPort {
+        let availability: SinkPort.Availability = switch UInt32(bitPattern: info.available) {
+        case PA_PORT_AVAILABLE_NO.rawValue: .no
+        case PA_PORT_AVAILABLE_YES.rawValue: .yes
+        default: .unknown
+        }
+        return SinkPort(name: string(info.name) ?? "", description: string(info.description) ?? "", priority: info.priority,
+                        availability: availability)
     }
 
     private static func sinkInput(_ info: pa_sink_input_info) -> SinkInput {

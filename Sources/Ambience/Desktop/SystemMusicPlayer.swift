@@ -150,12 +150,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     private func post(_ event: MusicEvent) { if notificationDepth > 0 && events.count < 1024 { events.append(event) } }
 
-    /// The exit rule: music the game started is paused; music that was playing at launch is left alone.
-    func applyExitRule(playingAtLaunch: [String]) {
-        let started = lock.withLock { _ in startedByGame }
-        let client = connection.client
-        for name in started where !playingAtLaunch.contains(name) { client?.send(.pause, to: name) }
-    }
+    /// The players the game started through this object, for the session's exit rule.
+    var playersStartedByGame: [String] { lock.withLock { _ in startedByGame.sorted() } }
 
     static func item(_ info: MPRISPlayerInfo) -> MediaItem? {
         guard info.title != nil || info.trackID != nil else { return nil }

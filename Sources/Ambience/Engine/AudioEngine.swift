@@ -172,7 +172,7 @@ public final class AudioEngine: @unchecked Sendable {
             }
             musicPlayer.startStreamingThread()
         }
-        session.attach(effects: self)
+        session.attach(output: self)
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         useDesktopConnection()
     }
@@ -185,9 +185,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// that was already playing when the game started is left playing.
     public func shutdown() {
         if !state.withLock({ $0.isShutDown }) {
-            let launch = session.playersPlayingAtLaunch
-            if session.isActive { session.setActive(false, options: .notifyOthersOnDeactivation) }
-            systemMusicPlayer.applyExitRule(playingAtLaunch: launch)
+            session.handle(.appWillTerminate(systemMusicStartedByGame: systemMusicPlayer.playersStartedByGame))
             desktopLink?.connection?.players.flush()
             desktopLink?.close()
             sleepMonitor?.close()
@@ -408,32 +406,37 @@ public final class AudioEngine: @unchecked Sendable {
 
 // MARK: Session effects
 
-extension AudioEngine: SessionEffects {
-    func perform(_ action: SessionAction) {
-        switch action {
-        case .pauseAppAudio(let reason):
-            mixer.setSuspended(true)
-            guard musicPlayer.playbackState == .playing else { return }
-            state.withLock { $0.musicPausedBySession = true }
-            if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
-        case .resumeAppAudio:
-            mixer.setSuspended(false)
-            if state.withLock({ state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }) {
-                musicPlayer.play()
-            }
-        case .resumeEffectsOnly:
-            mixer.setSuspended(false)
-            state.withLock { $0.musicPausedBySession = false }
-        case .silenceOutput(let on):
-            mixer.setOutputSilenced(on)
-        case .followDefaultDevice:
-            if let device = state.withLock({ $0.device }), device.isNull || !device.isDeviceAlive { device.followDefaultDevice() }
-        case .renderToNullDevice:
-            state.withLock { $0.device }?.renderToNull()
-        case .pauseOtherPlayers, .resumeOtherPlayers, .duckOtherPlayers, .unduckOtherPlayers, .notify:
-            break  // the session itself handles these
-        }
+extension AudioEngine: SessionOutput {
+    func pauseAppAudio(_ reason: SessionAction.PauseReason) {
+        mixer.setSuspended(true)
+        guard musicPlayer.playbackState == .playing else { return }
+        state.withLock { $0.musicPausedBySession = true }
+        if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
     }
+
+    func resumeAppAudio(includingMusic: Bool) {
+        mixer.setSuspended(false)
+        let musicWasPaused = state.withLock { state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }
+        if includingMusic && musicWasPaused { musicPlayer.play() }
+    }
+
+    func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
+
+    func followDefaultDevice() -> Bool {
+        guard let device = state.withLock({ $0.device }) else { return true }  // offline: no device to follow
+        // A live stream already plays where the server sends it; only a closed or dead one is reopened.
+        guard device.isNull || !device.isDeviceAlive else { return true }
+        return device.followDefaultDevice()
+    }
+
+    func moveStream(toSink sink: String) {
+        guard let (server, ours) = state.withLock({ $0.routes })?.ourStream() else { return }
+        // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
+        // put it; the next default change moves it again.
+        try? server.moveSinkInput(index: ours.index, toSink: sink)
+    }
+
+    func renderToNullDevice() { state.withLock { $0.device }?.renderToNull() }
 
     var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
 
@@ -445,7 +448,7 @@ extension AudioEngine: SessionEffects {
         return routes?.route(driver: device.driver) ?? device.route
     }
 
-    /// Feeds the session what the sound server (or SDL) says about devices, and what the desktop players do.
+    /// Feeds the session what the sleep monitor, the sound server (or SDL) and the desktop players report.
     private func watchOutputDevice() {
         for sleeping in sleepMonitor?.drain() ?? [] {
             if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
@@ -454,7 +457,8 @@ extension AudioEngine: SessionEffects {
         let desktop = desktopLink?.connection
         let musicPlaying = desktop.map { !$0.players.playingPlayers().isEmpty } ?? session.state.otherMusicPlaying
         if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
-            routes.poll(device: device, session: session, musicPlaying: musicPlaying)
+            for event in routes.poll(device: device) { session.handle(event) }
+            session.otherAudioChanged(streamsPlaying: routes.isOtherAudioPlaying, musicPlaying: musicPlaying)
         } else if desktop != nil {
             session.otherAudioChanged(streamsPlaying: false, musicPlaying: musicPlaying)
         }

@@ -17,7 +17,6 @@ final class DeviceOutput: @unchecked Sendable {
     private struct State {
         var device: SDLAudioDevice?
         var null: NullOutput?
-        var lastProbe = 0
     }
     private let state: Lock<State>
 
@@ -61,16 +60,6 @@ final class DeviceOutput: @unchecked Sendable {
                 startNull(&state)
                 return false
             }
-        }
-    }
-
-    /// With no device, whether it is time to look for one again (twice a second: opening costs milliseconds).
-    func isProbeDue() -> Bool {
-        let now = monotonicNanoseconds()
-        return state.withLock { state in
-            guard now - state.lastProbe > 500_000_000 else { return false }
-            state.lastProbe = now
-            return true
         }
     }
 

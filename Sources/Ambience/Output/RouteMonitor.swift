@@ -1,39 +1,49 @@
 import Glibc
 
-/// Watches where the game's audio goes and turns what it sees into session events.
+/// Watches where the game's audio goes and reports what it sees as session events. It decides nothing and changes
+/// nothing: the session's policy answers the events, and its executor moves the stream or reopens the device.
 ///
-/// With a PulseAudio (or PipeWire-Pulse) server it follows the sinks precisely: the server moves a stream silently
-/// when its sink goes away, so the monitor watches the sink our own stream is on. Without one it relies on SDL,
-/// which marks a dead device stopped. Polls on the game thread, inside `update()`; what other threads may read
-/// (`devices`, `route(driver:)`, `isOtherAudioPlaying`) is published under a lock after every change.
+/// With a PulseAudio (or PipeWire-Pulse) server it follows the sinks precisely (`RouteTracker`): the server moves a
+/// stream silently when its sink goes away, so the monitor watches the sink our own stream is on. Without one it
+/// relies on SDL, which marks a dead device stopped, and on SDL's device list. Polls on the game thread, inside
+/// `update()`; what other threads may read (`devices`, `route(driver:)`, `isOtherAudioPlaying`, `ourStream()`) is
+/// published under a lock after every change.
 final class RouteMonitor: @unchecked Sendable {
+    /// How often the device list is read while nothing is open (reading it costs milliseconds).
+    static let listingIntervalNanoseconds = 500_000_000
+    /// How often a lost sound server is tried again.
+    static let reconnectIntervalNanoseconds = 2_000_000_000
+
     private let appName: String
+    // Game thread only (poll), published to `view`.
     private var pulse: PulseAudioMonitor? { didSet { publish() } }
-    /// The sink our stream was last seen on.
-    private var ourSink: SinkInfo? { didSet { publish() } }
+    private var tracker: RouteTracker { didSet { publish() } }
     private var otherStreamsPlaying = false { didSet { publish() } }
+    private var lastReconnect = 0
+    private var lostServer = false
+    /// SDL's device list when it was last read, and when: a name new to it is a device plugged in.
+    private var listedDevices: [String] = []
+    private var lastListing = 0
 
     /// What any thread may read: a copy of the game thread's state.
     private struct View {
         var pulse: PulseAudioMonitor?
-        var ourSink: SinkInfo?
+        var tracker: RouteTracker
         var otherStreamsPlaying = false
     }
-    private let view = Lock(View())
-    private var lastReconnect = 0
-    private var lostServer = false
-    /// After we move our stream, the server's report of it lags: trust the move until the report agrees (or 1 s).
-    private var movedUntil = 0
+    private let view: Lock<View>
 
     init(appName: String) {
         self.appName = appName
+        tracker = RouteTracker(processID: getpid(), appName: appName)
+        view = Lock(View(tracker: tracker))
         pulse = try? PulseAudioMonitor(appName: appName + "-monitor")
-        refresh()
+        if let pulse { tracker.refresh(pulse.snapshot, now: monotonicNanoseconds()) }
         publish()
     }
 
     private func publish() {
-        let current = View(pulse: pulse, ourSink: ourSink, otherStreamsPlaying: otherStreamsPlaying)
+        let current = View(pulse: pulse, tracker: tracker, otherStreamsPlaying: otherStreamsPlaying)
         view.withLock { $0 = current }
     }
 
@@ -43,120 +53,80 @@ final class RouteMonitor: @unchecked Sendable {
 
     /// The output devices there are: the sound server's sinks, else what SDL lists.
     var devices: [AudioRoute] {
-        if let pulse = view.withLock({ $0.pulse }) {
-            return pulse.sinks.map { AudioRoute(name: $0.description, driver: "pulseaudio", sink: $0.name) }
-        }
+        let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
+        if let pulse { return pulse.sinks.map { tracker.route(of: $0, driver: "pulseaudio") } }
         return SDLAudio.deviceNames().map { AudioRoute(name: $0, driver: "sdl") }
     }
 
     /// The route as the sound server names it, when there is one.
     func route(driver: String) -> AudioRoute? {
-        let (pulse, ourSink) = view.withLock { ($0.pulse, $0.ourSink) }
+        let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard pulse != nil else { return nil }
-        guard let sink = ourSink else { return AudioRoute.none }
-        return AudioRoute(name: sink.description, driver: driver, sink: sink.name)
+        return tracker.ourSink.map { tracker.route(of: $0, driver: driver) } ?? AudioRoute.none
     }
 
     /// Whether another process has an uncorked stream.
     var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
 
-    func poll(device: DeviceOutput, session: AudioSession, musicPlaying: Bool) {
-        guard let pulse else {
-            reconnectIfDue(session: session)
-            watchSDLDevice(device, session: session)
-            return
-        }
+    /// The sound server and the game's own stream on it, for the executor to move.
+    func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
+        let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
+        guard let pulse, let ours = pulse.sinkInputs.first(where: tracker.isOurStream) else { return nil }
+        return (pulse, ours)
+    }
+
+    /// What changed since the last poll, as session events, oldest first.
+    func poll(device: DeviceOutput) -> [SessionEvent] {
+        let now = monotonicNanoseconds()
+        if let pulse { return observeServer(pulse, device: device, now: now) }
+        return reconnectIfDue(now: now) + observeSDL(device, now: now)
+    }
+
+    private func observeServer(_ pulse: PulseAudioMonitor, device: DeviceOutput, now: Int) -> [SessionEvent] {
+        let driver = device.isNull ? "null" : device.driver
+        var events: [SessionEvent] = []
         for event in pulse.drainEvents() {
-            switch event {
-            case .sinkRemoved(let sink, let streams)
-                where streams.contains(where: isOurStream) || sink.name == ourSink?.name:
-                let previous = route(of: sink, device: device)
-                if let next = pulse.snapshot.sinkAfterRemoval(pid: getpid()) {
-                    if !device.isDeviceAlive { device.followDefaultDevice() }
-                    ourSink = next
-                    session.handle(.currentDeviceRemoved(previous: previous, current: route(of: next, device: device)))
-                } else {
-                    // Nothing left to open: render to nothing (the session decides the same, idempotently).
-                    ourSink = nil
-                    device.renderToNull()
-                    session.handle(.currentDeviceRemoved(previous: previous, current: nil))
-                }
-            case .sinkAdded(let sink):
-                let current = ourSink.map { route(of: $0, device: device) } ?? .none
-                if ourSink == nil { ourSink = sink }
-                session.handle(.deviceAdded(route(of: sink, device: device), current: current))
-            case .defaultSinkChanged(let from, let to?) where to != ourSink?.name:
-                let previous = ourSink.map { route(of: $0, device: device) }
-                    ?? from.flatMap { pulse.snapshot.sink(named: $0) }.map { route(of: $0, device: device) } ?? .none
-                // Streams opened without a device follow the default on recent servers; make sure of it.
-                if let ours = pulse.sinkInputs.first(where: isOurStream) {
-                    try? pulse.moveSinkInput(index: ours.index, toSink: to)
-                }
-                guard let next = pulse.snapshot.sink(named: to) else { continue }
-                ourSink = next
-                movedUntil = monotonicNanoseconds() + 1_000_000_000
-                session.handle(.defaultDeviceChanged(previous: previous, current: route(of: next, device: device)))
-            case .connectionLost:
-                self.pulse?.close()
+            if case .connectionLost = event {
+                pulse.close()
                 self.pulse = nil
                 lostServer = true
-                session.handle(.mediaServicesLost(.soundServer))
-                return
-            default:
-                break
+                otherStreamsPlaying = false
+                return events + [.mediaServicesLost(.soundServer)]
             }
+            events += tracker.observe(event, in: pulse.snapshot, driver: driver, now: now)
         }
-        refresh()
-        session.otherAudioChanged(streamsPlaying: otherStreamsPlaying, musicPlaying: musicPlaying)
-        // The server is there but our SDL stream died anyway (e.g. the last sink went): reopen quietly; the
-        // session has already been told through the sink events.
-        if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil { device.followDefaultDevice() }
-    }
-
-    private func refresh() {
-        guard let pulse else { return }
-        if let sink = pulse.sinkOfOurStream() {
-            if sink.name == ourSink?.name { movedUntil = 0 }
-            if monotonicNanoseconds() >= movedUntil {
-                ourSink = sink
-            }
-        } else if ourSink == nil {
-            ourSink = pulse.defaultSink
-        }
+        tracker.refresh(pulse.snapshot, now: now)
         otherStreamsPlaying = !pulse.otherAppsPlaying(excludingPID: getpid()).isEmpty
+        // SDL gave up on our stream though the server has a sink for it (the last sink went and another came).
+        if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil { events.append(.outputStreamDied) }
+        return events
     }
 
-    /// The game's own output stream: this process's, under the app's name (a process can hold other streams).
-    private func isOurStream(_ stream: SinkInput) -> Bool {
-        stream.processID == getpid() && stream.applicationName == appName
-    }
-
-    private func route(of sink: SinkInfo, device: DeviceOutput) -> AudioRoute {
-        AudioRoute(name: sink.description, driver: device.isNull ? "null" : device.driver, sink: sink.name)
-    }
-
-    /// Without a sound server: SDL marks a device that died stopped.
-    private func watchSDLDevice(_ device: DeviceOutput, session: AudioSession) {
+    /// Without a sound server: SDL marks a device that died stopped, and lists the devices there are.
+    private func observeSDL(_ device: DeviceOutput, now: Int) -> [SessionEvent] {
         if device.isNull {
-            guard device.isProbeDue(), device.followDefaultDevice() else { return }
-            session.handle(.deviceAdded(device.route, current: .none))
-        } else if !device.isDeviceAlive {
-            let previous = device.route
-            let current: AudioRoute? = device.followDefaultDevice() ? device.route : nil
-            session.handle(.currentDeviceRemoved(previous: previous, current: current))
+            guard now - lastListing > Self.listingIntervalNanoseconds else { return [] }
+            lastListing = now
+            let listed = SDLAudio.deviceNames()
+            defer { listedDevices = listed }
+            guard let plugged = listed.first(where: { !listedDevices.contains($0) }) else { return [] }
+            return [.deviceAdded(AudioRoute(name: plugged, driver: "sdl"), current: .none)]
         }
+        guard !device.isDeviceAlive else { return [] }
+        let previous = device.route
+        listedDevices = SDLAudio.deviceNames()
+        let left = listedDevices.first { $0 != previous.name }
+        return [.currentDeviceRemoved(previous: previous, current: left.map { AudioRoute(name: $0, driver: "sdl") })]
     }
 
     /// After the server went away, try to reach it again every two seconds.
-    private func reconnectIfDue(session: AudioSession) {
-        guard lostServer else { return }
-        let now = monotonicNanoseconds()
-        guard now - lastReconnect > 2_000_000_000 else { return }
+    private func reconnectIfDue(now: Int) -> [SessionEvent] {
+        guard lostServer, now - lastReconnect > Self.reconnectIntervalNanoseconds else { return [] }
         lastReconnect = now
-        guard let monitor = try? PulseAudioMonitor(appName: appName + "-monitor") else { return }
+        guard let monitor = try? PulseAudioMonitor(appName: appName + "-monitor") else { return [] }
         pulse = monitor
         lostServer = false
-        refresh()
-        session.handle(.mediaServicesReset(.soundServer))
+        tracker.refresh(monitor.snapshot, now: now)
+        return [.mediaServicesReset(.soundServer)]
     }
 }

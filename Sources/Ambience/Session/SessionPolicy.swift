@@ -1,18 +1,27 @@
-/// Something that happened, as the session policy sees it.
+/// Something that happened, as the session policy sees it. Monitors (the route monitor, the desktop link, the sleep
+/// monitor) and the game's calls only observe and report; what follows is the policy's to decide.
 public enum SessionEvent: Sendable, Equatable {
     /// `playingPlayers`: the desktop music players playing right now.
     case activate(playingPlayers: [String])
     case deactivate(notifyOthers: Bool)
+    /// The game is quitting; `systemMusicStartedByGame`: the desktop players it started through the system music
+    /// player.
+    case appWillTerminate(systemMusicStartedByGame: [String])
     case setCategory(SessionCategory, SessionOptions, playingPlayers: [String])
+    /// A new `othersDuckedVolume`, already checked to be within `SessionState.duckedVolumes`.
+    case setOthersDuckedVolume(Double)
     case enteredBackground
     case enteredForeground
     /// `appAudioPlaying`: whether any of the game's audio was playing when it began.
     case interruptionBegan(appAudioPlaying: Bool)
     case interruptionEnded
-    /// The device the game plays on went away; `current` is where the server moves us (nil: nowhere left).
+    /// The device the game plays on went away (its sink was removed, or its active port became unavailable);
+    /// `current` is where the server moves us (nil: nowhere left).
     case currentDeviceRemoved(previous: AudioRoute, current: AudioRoute?)
     case deviceAdded(AudioRoute, current: AudioRoute)
     case defaultDeviceChanged(previous: AudioRoute, current: AudioRoute)
+    /// The game's output stream stopped although the sound server still has a device for it.
+    case outputStreamDied
     case prepareForSleep(appAudioPlaying: Bool)
     case wokeFromSleep(current: AudioRoute)
     /// The user answered a route-change alert with Resume.
@@ -21,12 +30,15 @@ public enum SessionEvent: Sendable, Equatable {
     case stopAfterRouteChange
     /// Whether a desktop music player is playing (not counting those the session paused).
     case otherMusicChanged(playing: Bool)
+    /// Whether the desktop players can be reached (the session bus is there). While they cannot, the resumes and
+    /// unducks decided for them are owed, and sent when they can be reached again.
+    case otherPlayersReachable(Bool)
     /// The sound server or the session bus went away, or came back.
     case mediaServicesLost(MediaService)
     case mediaServicesReset(MediaService)
 }
 
-/// What the policy decides; the session carries it out.
+/// What the policy decides; the session's executor carries each out, once.
 public enum SessionAction: Sendable, Equatable {
     case pauseAppAudio(PauseReason)
     case resumeAppAudio
@@ -36,10 +48,13 @@ public enum SessionAction: Sendable, Equatable {
     case silenceOutput(Bool)
     case pauseOtherPlayers([String])
     case resumeOtherPlayers([String])
-    case duckOtherPlayers([String])
+    /// Turn the players down to `volume`, a fraction of their own volume.
+    case duckOtherPlayers([String], volume: Double)
     case unduckOtherPlayers([String])
-    /// Move output to the system's default device.
+    /// Reopen the output on the system's default device if it is closed or dead (a live stream is left alone).
     case followDefaultDevice
+    /// Move the game's live stream to the sound server's sink of this name.
+    case moveStream(toSink: String)
     /// No device left: keep rendering into nothing so time advances.
     case renderToNullDevice
     case notify(SessionNotification)
@@ -49,6 +64,9 @@ public enum SessionAction: Sendable, Equatable {
 
 /// The state the rules depend on.
 public struct SessionState: Sendable, Equatable {
+    /// The values `othersDuckedVolume` may take.
+    public static let duckedVolumes = 0.0...1.0
+
     public var category = SessionCategory.soloAmbient
     public var options = SessionOptions()
     public var isActive = false
@@ -61,8 +79,18 @@ public struct SessionState: Sendable, Equatable {
     public var pausedPlayers: [String] = []
     public var duckedPlayers: [String] = []
     public var otherMusicPlaying = false
+    /// The desktop players that were playing at the session's first activation: the user's own music, which the
+    /// exit rule leaves playing.
+    public internal(set) var playersPlayingAtLaunch: [String] = []
+    /// The volume `.duckOthers` turns other players down to, as a fraction of their own (0.3: about −10 dB).
+    public internal(set) var othersDuckedVolume = 0.3
+    var hasBeenActivated = false
     var resumeAfterInterruption = false
     var interruptedByDeviceLoss = false
+    /// False while the session bus is gone: resumes and unducks are then owed rather than sent.
+    var canReachOtherPlayers = true
+    var owedResumes: [String] = []
+    var owedUnducks: [String] = []
 
     public init() {}
 
@@ -70,6 +98,8 @@ public struct SessionState: Sendable, Equatable {
     public var isSilenced: Bool { isBackgrounded && category != .playback }
     /// The user's music is playing: the game's own soundtrack should stay quiet, sound effects still play.
     public var secondaryAudioShouldBeSilencedHint: Bool { otherMusicPlaying }
+    /// Whether a desktop player was playing at the first activation.
+    public var otherMusicWasPlayingAtLaunch: Bool { !playersPlayingAtLaunch.isEmpty }
     var pausesOthers: Bool {
         category == .soloAmbient || (category == .playback && !options.contains(.mixWithOthers) && !options.contains(.duckOthers))
     }
@@ -93,27 +123,41 @@ public struct SessionPolicy: Sendable {
             }
             guard !state.isActive else { break }
             state.isActive = true
+            if !state.hasBeenActivated {
+                state.hasBeenActivated = true
+                state.playersPlayingAtLaunch = playing
+            }
             actions += claimOthers(playing)
 
         case .deactivate(let notify):
-            guard state.isActive else { break }
-            state.isActive = false
-            if !state.duckedPlayers.isEmpty { actions.append(.unduckOtherPlayers(state.duckedPlayers)) }
-            if notify && !state.pausedPlayers.isEmpty { actions.append(.resumeOtherPlayers(state.pausedPlayers)) }
-            state.duckedPlayers = []
-            state.pausedPlayers = []
+            actions += deactivate(notifyOthers: notify)
+
+        case .appWillTerminate(let started):
+            // The exit rule: the players the session paused are resumed, system music the game started is paused,
+            // and music that was playing at launch plays on.
+            actions += deactivate(notifyOthers: true)
+            let startedHere = started.filter { !state.playersPlayingAtLaunch.contains($0) }
+            if !startedHere.isEmpty { actions.append(.pauseOtherPlayers(startedHere)) }
 
         case .setCategory(let category, let options, let playing):
             let changed = category != state.category || options != state.options
             state.category = category
             state.options = options
             guard changed else { break }
-            if !state.duckedPlayers.isEmpty && !options.contains(.duckOthers) {
-                actions.append(.unduckOtherPlayers(state.duckedPlayers))
+            if !options.contains(.duckOthers) {
+                actions += unduck(state.duckedPlayers)
                 state.duckedPlayers = []
             }
             if state.isActive { actions += claimOthers(playing) }
             actions.append(.notify(.categoryChanged(category)))
+
+        case .setOthersDuckedVolume(let volume):
+            guard volume != state.othersDuckedVolume else { break }
+            state.othersDuckedVolume = volume
+            // Players ducked now go to the new depth (their own volume was kept at the first duck).
+            if !state.duckedPlayers.isEmpty && state.canReachOtherPlayers {
+                actions.append(.duckOtherPlayers(state.duckedPlayers, volume: volume))
+            }
 
         case .enteredBackground:
             state.isBackgrounded = true
@@ -130,25 +174,26 @@ public struct SessionPolicy: Sendable {
         case .interruptionEnded:
             actions += endInterruption()
 
-        case .currentDeviceRemoved(let previous, let current):
-            if let current {
-                actions.append(.followDefaultDevice)
-                if !state.isPausedForRouteChange {
-                    state.isPausedForRouteChange = true
-                    actions.append(.pauseAppAudio(.routeChange))
-                }
-                actions.append(.notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current))))
-            } else {
-                state.hasDevice = false
-                actions.append(.renderToNullDevice)
-                actions.append(.notify(.routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: previous, current: .none))))
-                if !state.isInterrupted {
-                    state.isInterrupted = true
-                    state.interruptedByDeviceLoss = true
-                    state.resumeAfterInterruption = true
-                    actions.append(.pauseAppAudio(.interruption))
-                    actions.append(.notify(.interruption(.began)))
-                }
+        case .currentDeviceRemoved(let previous, let current?):
+            actions.append(.followDefaultDevice)
+            if !state.isPausedForRouteChange {
+                state.isPausedForRouteChange = true
+                actions.append(.pauseAppAudio(.routeChange))
+            }
+            actions.append(.notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current))))
+
+        case .currentDeviceRemoved(let previous, nil):
+            // Already on nothing (a reopen failed after the loss was decided): nothing new to say.
+            guard state.hasDevice else { break }
+            state.hasDevice = false
+            actions.append(.renderToNullDevice)
+            actions.append(.notify(.routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: previous, current: .none))))
+            if !state.isInterrupted {
+                state.isInterrupted = true
+                state.interruptedByDeviceLoss = true
+                state.resumeAfterInterruption = true
+                actions.append(.pauseAppAudio(.interruption))
+                actions.append(.notify(.interruption(.began)))
             }
 
         case .deviceAdded(let route, let current):
@@ -162,8 +207,14 @@ public struct SessionPolicy: Sendable {
             }
 
         case .defaultDeviceChanged(let previous, let current):
+            // A stream that never chose a sink follows the default on recent servers; the move makes sure of it.
             actions.append(.followDefaultDevice)
+            if let sink = current.sink { actions.append(.moveStream(toSink: sink)) }
             actions.append(.notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current))))
+
+        case .outputStreamDied:
+            // The game was told when the device went; reopening on what is left is quiet.
+            if state.hasDevice { actions.append(.followDefaultDevice) }
 
         case .prepareForSleep(let playing):
             return handle(.interruptionBegan(appAudioPlaying: playing))
@@ -177,11 +228,6 @@ public struct SessionPolicy: Sendable {
             state.isPausedForRouteChange = false
             if !state.isInterrupted { actions.append(.resumeAppAudio) }
 
-        case .mediaServicesLost(let service):
-            actions.append(.notify(.mediaServicesWereLost(service)))
-        case .mediaServicesReset(let service):
-            actions.append(.notify(.mediaServicesWereReset(service)))
-
         case .stopAfterRouteChange:
             guard state.isPausedForRouteChange else { break }
             state.isPausedForRouteChange = false
@@ -191,6 +237,18 @@ public struct SessionPolicy: Sendable {
             guard playing != state.otherMusicPlaying else { break }
             state.otherMusicPlaying = playing
             actions.append(.notify(.silenceSecondaryAudioHint(playing)))
+
+        case .otherPlayersReachable(let reachable):
+            state.canReachOtherPlayers = reachable
+            guard reachable else { break }
+            actions += resume(state.owedResumes) + unduck(state.owedUnducks)
+            state.owedResumes = []
+            state.owedUnducks = []
+
+        case .mediaServicesLost(let service):
+            actions.append(.notify(.mediaServicesWereLost(service)))
+        case .mediaServicesReset(let service):
+            actions.append(.notify(.mediaServicesWereReset(service)))
         }
         if state.isSilenced != silencedBefore { actions.insert(.silenceOutput(state.isSilenced), at: 0) }
         return actions
@@ -198,21 +256,47 @@ public struct SessionPolicy: Sendable {
 
     /// At activation (or a category change while active): pause or duck the players that are playing.
     private mutating func claimOthers(_ playing: [String]) -> [SessionAction] {
-        var actions: [SessionAction] = []
         if state.options.contains(.duckOthers) {
             let fresh = playing.filter { !state.duckedPlayers.contains($0) }
-            if !fresh.isEmpty {
-                state.duckedPlayers += fresh
-                actions.append(.duckOtherPlayers(fresh))
-            }
-        } else if state.pausesOthers {
-            let fresh = playing.filter { !state.pausedPlayers.contains($0) }
-            if !fresh.isEmpty {
-                state.pausedPlayers += fresh
-                actions.append(.pauseOtherPlayers(fresh))
-            }
+            guard !fresh.isEmpty else { return [] }
+            state.duckedPlayers += fresh
+            return [.duckOtherPlayers(fresh, volume: state.othersDuckedVolume)]
         }
-        return actions
+        guard state.pausesOthers else { return [] }
+        let fresh = playing.filter { !state.pausedPlayers.contains($0) }
+        guard !fresh.isEmpty else { return [] }
+        state.pausedPlayers += fresh
+        return [.pauseOtherPlayers(fresh)]
+    }
+
+    private mutating func deactivate(notifyOthers: Bool) -> [SessionAction] {
+        guard state.isActive else { return [] }
+        state.isActive = false
+        defer {
+            state.duckedPlayers = []
+            state.pausedPlayers = []
+        }
+        return unduck(state.duckedPlayers) + (notifyOthers ? resume(state.pausedPlayers) : [])
+    }
+
+    /// Resumes `players` now, or owes it to them until the session bus is back.
+    private mutating func resume(_ players: [String]) -> [SessionAction] {
+        guard !players.isEmpty else { return [] }
+        guard state.canReachOtherPlayers else {
+            state.owedResumes += players.filter { !state.owedResumes.contains($0) }
+            return []
+        }
+        return [.resumeOtherPlayers(players)]
+    }
+
+    /// Restores `players`' volume now, or owes it to them until the session bus is back.
+    private mutating func unduck(_ players: [String]) -> [SessionAction] {
+        guard !players.isEmpty else { return [] }
+        guard state.canReachOtherPlayers else {
+            state.owedUnducks += players.filter { !state.owedUnducks.contains($0) }
+            return []
+        }
+        return [.unduckOtherPlayers(players)]
     }
 
     private mutating func endInterruption() -> [SessionAction] {

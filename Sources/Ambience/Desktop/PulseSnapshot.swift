@@ -1,0 +1,143 @@
+import Glibc
+
+/// An output device of the sound server: a PulseAudio sink.
+struct SinkInfo: Sendable, Hashable {
+    enum State: String, Sendable, Hashable {
+        case running, idle, suspended, unknown
+    }
+
+    /// The server's number for the sink, unique while the server runs.
+    var index: UInt32
+    /// The stable name (`speakers`, `alsa_output.pci-0000_00_1f.3.analog-stereo`).
+    var name: String
+    /// What a person reads ("Speakers").
+    var description: String
+    var state: State
+    var isMuted: Bool
+    /// Its outputs (`pa_sink_info.ports`): the jacks and speakers of a sound card. Null sinks and most Bluetooth
+    /// and USB sinks have none.
+    var ports: [SinkPort] = []
+    /// The name of the port in use (`pa_sink_info.active_port`), nil when the sink has no ports.
+    var activePortName: String?
+
+    var activePort: SinkPort? { activePortName.flatMap(port(named:)) }
+    func port(named name: String) -> SinkPort? { ports.first { $0.name == name } }
+
+    /// What a person calls this output: the active port and its sink ("Headphones (Built-in Audio)"), else the sink.
+    var routeName: String { activePort.map { "\($0.description) (\(description))" } ?? description }
+}
+
+/// One output of a sink, as libpulse's `pa_sink_port_info` describes it.
+struct SinkPort: Sendable, Hashable {
+    /// `pa_port_available`: whether something is plugged in, when the card can tell.
+    enum Availability: String, Sendable, Hashable {
+        case unknown, no, yes
+    }
+
+    /// The stable name (`analog-output-headphones`).
+    var name: String
+    /// What a person reads ("Headphones").
+    var description: String
+    /// Higher is a better default.
+    var priority: UInt32
+    var availability: Availability
+}
+
+/// One playing stream on the server (a PulseAudio sink input): ours, or another application's.
+struct SinkInput: Sendable, Hashable {
+    var index: UInt32
+    /// The sink the stream plays on.
+    var sinkIndex: UInt32
+    /// A corked stream is paused by its application.
+    var isCorked: Bool
+    var isMuted: Bool
+    /// `application.name`.
+    var applicationName: String?
+    /// `application.process.id`.
+    var processID: pid_t?
+    /// `media.role` (`music`, `game`, `video`, ...).
+    var mediaRole: String?
+    /// The stream's own name (`media.name`).
+    var mediaName: String?
+
+    var isPlaying: Bool { !isCorked }
+}
+
+/// A change on the sound server, in the order the server reported it.
+enum PulseEvent: Sendable, Hashable {
+    case sinkAdded(SinkInfo)
+    /// Its description, state or mute changed.
+    case sinkChanged(from: SinkInfo, to: SinkInfo)
+    /// Carries the sink as it was (the server names only the index of a removed sink) and the streams the snapshot
+    /// had on it then: the server moves them off before it reports the removal, but says where only afterwards.
+    case sinkRemoved(SinkInfo, streams: [SinkInput])
+    case defaultSinkChanged(from: String?, to: String?)
+    case sinkInputAdded(SinkInput)
+    /// It was corked or uncorked, muted, moved to another sink, or renamed.
+    case sinkInputChanged(from: SinkInput, to: SinkInput)
+    case sinkInputRemoved(SinkInput)
+    /// The server went away. The monitor does not reconnect; the snapshot keeps its last contents.
+    case connectionLost(String)
+}
+
+/// What the monitor knows about the server at one moment. Pure data: the updates below do no I/O.
+struct PulseSnapshot: Sendable, Equatable {
+    var sinksByIndex: [UInt32: SinkInfo] = [:]
+    var defaultSinkName: String?
+    var sinkInputsByIndex: [UInt32: SinkInput] = [:]
+    var isConnected = false
+
+    var sinks: [SinkInfo] { sinksByIndex.values.sorted { $0.index < $1.index } }
+    var sinkInputs: [SinkInput] { sinkInputsByIndex.values.sorted { $0.index < $1.index } }
+    var defaultSink: SinkInfo? { defaultSinkName.flatMap { sink(named: $0) } }
+
+    func sink(named name: String) -> SinkInfo? { sinksByIndex.values.first { $0.name == name } }
+
+    /// Uncorked streams of every process except `pid`. Our own process may hold several streams (SDL's, and
+    /// short-lived probe streams), so everything of `pid` is left out. Streams that do not name a process count.
+    func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] {
+        sinkInputs.filter { $0.isPlaying && $0.processID != pid }
+    }
+
+    /// The sink that process `pid` plays on: its newest uncorked stream's, else its newest stream's.
+    func sinkOfStream(pid: pid_t) -> SinkInfo? {
+        let own = sinkInputs.filter { $0.processID == pid }
+        guard let stream = own.last(where: \.isPlaying) ?? own.last else { return nil }
+        return sinksByIndex[stream.sinkIndex]
+    }
+
+    /// Where process `pid`'s audio plays once a sink has gone: the default sink, else the sink its stream is on,
+    /// else any sink left. The server names its new default only after it reports the removal, so for a moment the
+    /// default can be the sink that just went while others are still there.
+    func sinkAfterRemoval(pid: pid_t) -> SinkInfo? {
+        defaultSink ?? sinkOfStream(pid: pid) ?? sinks.first
+    }
+
+    mutating func update(_ sink: SinkInfo) -> PulseEvent? {
+        let old = sinksByIndex.updateValue(sink, forKey: sink.index)
+        guard let old else { return .sinkAdded(sink) }
+        return old == sink ? nil : .sinkChanged(from: old, to: sink)
+    }
+
+    mutating func removeSink(index: UInt32) -> PulseEvent? {
+        guard let sink = sinksByIndex.removeValue(forKey: index) else { return nil }
+        return .sinkRemoved(sink, streams: sinkInputs.filter { $0.sinkIndex == index })
+    }
+
+    mutating func update(_ input: SinkInput) -> PulseEvent? {
+        let old = sinkInputsByIndex.updateValue(input, forKey: input.index)
+        guard let old else { return .sinkInputAdded(input) }
+        return old == input ? nil : .sinkInputChanged(from: old, to: input)
+    }
+
+    mutating func removeSinkInput(index: UInt32) -> PulseEvent? {
+        sinkInputsByIndex.removeValue(forKey: index).map { .sinkInputRemoved($0) }
+    }
+
+    mutating func setDefaultSinkName(_ name: String?) -> PulseEvent? {
+        guard name != defaultSinkName else { return nil }
+        defer { defaultSinkName = name }
+        return .defaultSinkChanged(from: defaultSinkName, to: name)
+    }
+}
+
