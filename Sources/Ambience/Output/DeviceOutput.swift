@@ -44,22 +44,24 @@ final class DeviceOutput: @unchecked Sendable {
     var isDeviceAlive: Bool { state.withLock { $0.device?.isAlive } ?? false }
     var isNull: Bool { state.withLock { $0.device == nil } }
 
-    /// Closes the current device and opens the system default. Falls back to the null output when nothing opens.
+    /// Closes the current device and opens the one the game named, or the system default when it named none or
+    /// its device is gone (a named device is a preference, not a reason to fall silent). Falls back to the null
+    /// output when nothing opens.
     @discardableResult
     func followDefaultDevice() -> Bool {
         state.withLock { state in
             state.device?.close()
             state.device = nil
-            do {
-                state.device = try SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName,
-                                                  appName: appName, renderer: renderer)
+            for name in deviceName == nil ? [nil] : [deviceName, nil] {
+                guard let device = try? SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: name,
+                                                       appName: appName, renderer: renderer) else { continue }
+                state.device = device
                 state.null?.stop()
                 state.null = nil
                 return true
-            } catch {
-                startNull(&state)
-                return false
             }
+            startNull(&state)
+            return false
         }
     }
 

@@ -13,6 +13,9 @@ final class RouteMonitor: @unchecked Sendable {
     static let listingIntervalNanoseconds = 500_000_000
     /// How often a lost sound server is tried again.
     static let reconnectIntervalNanoseconds = 2_000_000_000
+    /// How long SDL's word that our stream died waits for the server's own account (a sink removed) before it is
+    /// reported alone: SDL may notice first, and the server's event says which device went.
+    static let deadStreamGraceNanoseconds = 500_000_000
 
     private let appName: String
     // Game thread only (poll), published to `view`.
@@ -20,6 +23,8 @@ final class RouteMonitor: @unchecked Sendable {
     private var tracker: RouteTracker { didSet { publish() } }
     private var otherStreamsPlaying = false { didSet { publish() } }
     private var lastReconnect = 0
+    /// When SDL was first seen to have given up on our stream, while the server has not explained why.
+    private var streamDeadSince: Int?
     private var lostServer = false
     /// SDL's device list when it was last read, and when: a name new to it is a device plugged in.
     private var listedDevices: [String] = []
@@ -98,7 +103,16 @@ final class RouteMonitor: @unchecked Sendable {
         tracker.refresh(pulse.snapshot, now: now)
         otherStreamsPlaying = !pulse.otherAppsPlaying(excludingPID: getpid()).isEmpty
         // SDL gave up on our stream though the server has a sink for it (the last sink went and another came).
-        if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil { events.append(.outputStreamDied) }
+        if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil && events.isEmpty {
+            let since = streamDeadSince ?? now
+            streamDeadSince = since
+            if now - since >= Self.deadStreamGraceNanoseconds {
+                streamDeadSince = nil
+                events.append(.outputStreamDied)
+            }
+        } else {
+            streamDeadSince = nil
+        }
         return events
     }
 
