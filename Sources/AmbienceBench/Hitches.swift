@@ -20,17 +20,37 @@ public struct HitchOptions: Sendable {
     }
 }
 
-/// The spread of one call's durations, in microseconds.
+/// One timed call: its wall time, and what its thread did meanwhile.
+struct TimedCall {
+    var nanoseconds: Int
+    var cpuNanoseconds: Int
+    var preempted: Bool
+    var waited: Bool
+}
+
+/// The spread of one call's durations, in microseconds, and what the slow ones (over 1 ms) did with their time.
 public struct CallTimes: Sendable {
     public var name: String
     public var count: Int
     public var p50: Double
     public var p99: Double
     public var max: Double
+    /// Calls over 1 ms; of them, those whose thread was preempted (an involuntary context switch during the call),
+    /// and those that waited (a voluntary one: a lock or I/O). The rest ran on the CPU all along.
+    public var over1ms = 0
+    public var over1msPreempted = 0
+    public var over1msWaited = 0
+    /// CPU time the slowest call used, in microseconds.
+    public var maxCallCPU = 0.0
 
-    init(name: String, nanoseconds: [Int]) {
+    init(name: String, calls: [TimedCall]) {
         self.name = name
-        let sorted = nanoseconds.sorted()
+        let slow = calls.filter { $0.nanoseconds > 1_000_000 }
+        over1ms = slow.count
+        over1msPreempted = slow.filter(\.preempted).count
+        over1msWaited = slow.filter { $0.waited && !$0.preempted }.count
+        maxCallCPU = Double(calls.max { $0.nanoseconds < $1.nanoseconds }?.cpuNanoseconds ?? 0) / 1_000
+        let sorted = calls.map(\.nanoseconds).sorted()
         count = sorted.count
         func at(_ q: Double) -> Double {
             sorted.isEmpty ? 0 : Double(sorted[Swift.min(Int(q * Double(sorted.count - 1) + 0.5), sorted.count - 1)]) / 1_000
@@ -73,14 +93,19 @@ public enum Hitches {
         player.beginGeneratingPlaybackNotifications()
         player.play()
 
-        var update: [Int] = [], time: [Int] = [], play: [Int] = [], skip: [Int] = [], musicPlay: [Int] = []
+        var update: [TimedCall] = [], time: [TimedCall] = [], play: [TimedCall] = [], skip: [TimedCall] = [], musicPlay: [TimedCall] = []
         var report = HitchReport(files: files, outputDriver: engine.outputDriver)
         let clock = ContinuousClock()
         func nanoseconds(_ d: Duration) -> Int { Int(d.components.seconds) * 1_000_000_000 + Int(d.components.attoseconds / 1_000_000_000) }
-        func timed(_ into: inout [Int], _ body: () -> Void) {
+        func timed(_ into: inout [TimedCall], _ body: () -> Void) {
+            let before = ThreadUsage.current()
             let start = clock.now
             body()
-            into.append(nanoseconds(clock.now - start))
+            let spent = nanoseconds(clock.now - start)
+            let after = ThreadUsage.current()
+            into.append(TimedCall(nanoseconds: spent, cpuNanoseconds: after.cpuNanoseconds - before.cpuNanoseconds,
+                                  preempted: after.involuntarySwitches > before.involuntarySwitches,
+                                  waited: after.voluntarySwitches > before.voluntarySwitches))
         }
         let frame = Duration.nanoseconds(16_666_667)
         let frames = Int((options.seconds * 60).rounded())
@@ -111,11 +136,11 @@ public enum Hitches {
         report.frames = update.count
         report.underruns = engine.stats.underruns
         report.calls = [
-            CallTimes(name: "update()", nanoseconds: update),
-            CallTimes(name: "skipToNextItem()", nanoseconds: skip),
-            CallTimes(name: "currentPlaybackTime", nanoseconds: time),
-            CallTimes(name: "play() (a sound effect)", nanoseconds: play),
-            CallTimes(name: "musicPlayer.play()", nanoseconds: musicPlay),
+            CallTimes(name: "update()", calls: update),
+            CallTimes(name: "skipToNextItem()", calls: skip),
+            CallTimes(name: "currentPlaybackTime", calls: time),
+            CallTimes(name: "play() (a sound effect)", calls: play),
+            CallTimes(name: "musicPlayer.play()", calls: musicPlay),
         ]
         return report
     }

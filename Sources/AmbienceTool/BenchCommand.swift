@@ -82,7 +82,9 @@ struct BenchCommand: Command {
             print(JSON.object([
                 ("calls", .array(report.calls.map { call in
                     .object([("name", .string(call.name)), ("count", .int(call.count)), ("p50Microseconds", .double(call.p50)),
-                             ("p99Microseconds", .double(call.p99)), ("maxMicroseconds", .double(call.max))])
+                             ("p99Microseconds", .double(call.p99)), ("maxMicroseconds", .double(call.max)),
+                             ("over1ms", .int(call.over1ms)), ("over1msPreempted", .int(call.over1msPreempted)),
+                             ("over1msWaited", .int(call.over1msWaited)), ("maxCallCPUMicroseconds", .double(call.maxCallCPU))])
                 })),
                 ("frames", .int(report.frames)), ("lateFrames", .int(report.lateFrames)), ("skips", .int(report.skips)),
                 ("itemsStarted", .int(report.itemsStarted)), ("playbackErrors", .int(report.playbackErrors)),
@@ -94,9 +96,12 @@ struct BenchCommand: Command {
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(width - text.count, 1)) }
         print("\(report.frames) frames at 60 Hz on the \(report.outputDriver) driver, \(report.skips) skips through "
             + report.files.map { String($0.split(separator: "/").last ?? "") }.joined(separator: ", "))
-        print(pad("call (microseconds)", 28) + pad("count", 8) + pad("p50", 10) + pad("p99", 10) + "max")
+        print(pad("call (microseconds)", 28) + pad("count", 8) + pad("p50", 10) + pad("p99", 10) + pad("max", 10)
+            + pad("CPU of max", 12) + "over 1 ms (preempted, waited)")
         for call in report.calls {
-            print(pad(call.name, 28) + pad("\(call.count)", 8) + pad(fixed(call.p50, 1), 10) + pad(fixed(call.p99, 1), 10) + fixed(call.max, 1))
+            print(pad(call.name, 28) + pad("\(call.count)", 8) + pad(fixed(call.p50, 1), 10) + pad(fixed(call.p99, 1), 10)
+                + pad(fixed(call.max, 1), 10) + pad(fixed(call.maxCallCPU, 1), 12)
+                + "\(call.over1ms) (\(call.over1msPreempted), \(call.over1msWaited))")
         }
         print("items started \(report.itemsStarted), playback errors \(report.playbackErrors), underruns \(report.underruns), "
             + "late frames \(report.lateFrames)")

@@ -43,7 +43,7 @@ final class AheadOpener: @unchecked Sendable {
     func startThread() {
         guard worker == nil else { return }
         locked { $0.hasThread = true }
-        worker = WorkerThread(name: "ambience-open") { [self] control in
+        worker = WorkerThread(name: "ambience-open", scheduling: .batch) { [self] control in
             while !control.isStopRequested {
                 openWanted()
                 control.wait(seconds: 1)

@@ -123,7 +123,7 @@ public final class MusicPlayer: @unchecked Sendable {
         lock.withLock { _ in
             guard worker == nil else { return }
             // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full.
-            worker = WorkerThread(name: "ambience-stream") { [self] control in
+            worker = WorkerThread(name: "ambience-stream", scheduling: .batch) { [self] control in
                 while !control.isStopRequested {
                     pump()
                     control.wait(seconds: 0.01)
