@@ -36,6 +36,8 @@ let package = Package(
         .systemLibrary(name: "CAmbience", path: "include"),
         .target(name: "AmbienceC", dependencies: ["Ambience", "CAmbience"]),
         .executableTarget(name: "MixerStress", dependencies: ["Ambience"], path: "Demos/MixerStress"),
+        // The README's thirty seconds of Swift, word for word (ReadmeTests compares them and runs it).
+        .executableTarget(name: "ReadmeExample", dependencies: ["Ambience"], path: "Demos/ReadmeExample"),
         // The SDL2 game loop: window, events -> session, fixed time step, engine.update() once per frame.
         .target(name: "AmbienceHost", dependencies: ["Ambience", "CSDL2", "CSDLTTF", "CSDLImage"]),
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.

@@ -9,7 +9,8 @@ import Testing
 // The shared library comes from `swift build --build-tests` (it builds every product, the dynamic library included).
 // The tests never run `swift build` themselves: inside `swift test` that would wait forever on SwiftPM's build lock.
 
-private enum CAPI {
+/// Building and running C programs against the library: shared by the C API and README suites.
+enum CAPI {
     static let root = BuildProducts.root
     /// The folder holding libambience-c.so: the build this test binary belongs to.
     static let libraryFolder = BuildProducts.folder

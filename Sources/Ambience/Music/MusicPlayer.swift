@@ -43,6 +43,8 @@ public final class MusicPlayer: @unchecked Sendable {
     private var _repeatMode = RepeatMode.none
     private var _volume: Float = 1
     private var notificationDepth = 0
+    /// The entry last announced as now playing while notifications were on.
+    private var announcedEntry: UInt64?
     private var events: [MusicEvent] = []
     private var nextEntryID: UInt64 = 1
     private var stream: StreamQueue
@@ -307,6 +309,9 @@ public final class MusicPlayer: @unchecked Sendable {
                 guard let p = position else { return }
                 stopStream()
                 requestStart(at: p, time: resumeTime)
+                // As on iOS: the item that starts is announced, even if it became the now-playing item (by
+                // setQueue) before notifications began.
+                if notificationDepth > 0 && announcedEntry != queue[order[p]].id { announce(p) }
             }
             setState(.playing)
         }
@@ -527,7 +532,13 @@ public final class MusicPlayer: @unchecked Sendable {
         let old = position.map { order.indices.contains($0) && queue.indices.contains(order[$0]) ? queue[order[$0]].id : 0 }
         position = new
         let now = new.map { queue[order[$0]].id }
-        if force || old != now { post(.nowPlayingItemDidChange(new.map { queue[order[$0]].item })) }
+        if force || old != now { announce(new) }
+    }
+
+    private func announce(_ orderIndex: Int?) {
+        guard notificationDepth > 0 else { return }
+        announcedEntry = orderIndex.map { queue[order[$0]].id }
+        post(.nowPlayingItemDidChange(orderIndex.map { queue[order[$0]].item }))
     }
 
     private func endOfQueue() {
