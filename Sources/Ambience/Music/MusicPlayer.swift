@@ -1,23 +1,5 @@
 import Synchronization
 
-/// What a music player is doing (the iOS names).
-public enum PlaybackState: String, Sendable {
-    case stopped, playing, paused, interrupted, seekingForward, seekingBackward
-}
-
-public enum ShuffleMode: String, Sendable, CaseIterable { case off, songs, albums }
-public enum RepeatMode: String, Sendable, CaseIterable { case none, one, all }
-
-/// What a music player tells the game, delivered by `AudioEngine.update()`.
-public enum MusicEvent: Sendable, Equatable {
-    case nowPlayingItemDidChange(MediaItem?)
-    case playbackStateDidChange(PlaybackState)
-    case volumeDidChange(Float)
-    case queueDidChange
-    /// An item could not be played; the player moved on to the next one.
-    case playbackError(MediaItem, DecodingError)
-}
-
 /// The application music player: a queue of items streamed gaplessly through the `music` bus.
 ///
 /// Every call returns at once and may be made from any thread: the player's lock guards plain state only. Opening,
@@ -33,7 +15,7 @@ public final class MusicPlayer: @unchecked Sendable {
     private let ahead: AheadOpener
     // Everything below is guarded by `lock`.
     private var queue: [Entry] = []
-    private var order: [Int] = []
+    private var order = PlayOrder()
     /// Index into `order` of the item at the playhead (or the one that will play next when stopped).
     private var position: Int?
     private var state = PlaybackState.stopped
@@ -227,11 +209,9 @@ public final class MusicPlayer: @unchecked Sendable {
     public func remove(_ item: MediaItem) -> Bool {
         lock.withLock { _ in
             guard let queueIndex = queue.firstIndex(where: { $0.item == item }) else { return false }
-            let orderIndex = order.firstIndex(of: queueIndex)!
-            let removingCurrent = orderIndex == position
             queue.remove(at: queueIndex)
-            order.remove(at: orderIndex)
-            for i in order.indices where order[i] > queueIndex { order[i] -= 1 }
+            let orderIndex = order.remove(queueIndex: queueIndex)!  // every queue index is in the order
+            let removingCurrent = orderIndex == position
             if let p = position, orderIndex < p { position = p - 1 }
             post(.queueDidChange)
             if removingCurrent {
@@ -260,17 +240,8 @@ public final class MusicPlayer: @unchecked Sendable {
         guard !items.isEmpty else { return }
         let entries = items.map(makeEntry)
         queue.insert(contentsOf: entries, at: at)
-        for i in order.indices where order[i] >= at { order[i] += entries.count }
-        let newIndices = Array(at..<(at + entries.count))
-        if afterCurrentInOrder, let p = position {
-            order.insert(contentsOf: newIndices, at: p + 1)
-        } else if _shuffleMode == .off {
-            // Keep the play order equal to the queue order.
-            let orderAt = order.firstIndex(where: { $0 > newIndices.last! }) ?? order.count
-            order.insert(contentsOf: newIndices, at: orderAt)
-        } else {
-            order.append(contentsOf: newIndices)
-        }
+        order.insert(queueIndex: at, count: entries.count, after: afterCurrentInOrder ? position : nil,
+                     inQueueOrder: _shuffleMode == .off)
         if position == nil && state == .stopped { position = order.firstIndex(of: at) }
         post(.queueDidChange)
         upcomingMayHaveChanged()
@@ -475,48 +446,17 @@ public final class MusicPlayer: @unchecked Sendable {
     }
 
     /// The order in which the queue plays, as queue indices (differs from queue order when shuffling).
-    public var playOrder: [Int] { lock.withLock { _ in order } }
+    public var playOrder: [Int] { lock.withLock { _ in order.queueIndices } }
 
     // MARK: Order
 
     private func rebuildOrder(keepingCurrent current: Int?) {
-        var rng = SplitMix64(seed: shuffleSeed)
-        switch _shuffleMode {
-        case .off:
-            order = Array(queue.indices)
-        case .songs:
-            order = Array(queue.indices)
-            order.shuffle(using: &rng)
-        case .albums:
-            var albums: [String: [Int]] = [:]
-            var albumOrder: [String] = []
-            for (i, entry) in queue.enumerated() {
-                let key = entry.item.albumTitle ?? ""
-                if albums[key] == nil { albumOrder.append(key) }
-                albums[key, default: []].append(i)
-            }
-            albumOrder.shuffle(using: &rng)
-            order = albumOrder.flatMap { key in
-                albums[key]!.sorted { (queue[$0].item.discNumber ?? 0, queue[$0].item.trackNumber ?? 0, $0) < (queue[$1].item.discNumber ?? 0, queue[$1].item.trackNumber ?? 0, $1) }
-            }
-        }
-        if let current, let at = order.firstIndex(of: current) {
-            if _shuffleMode != .off {
-                // The playing item leads the new order, as on iOS.
-                order.remove(at: at)
-                order.insert(current, at: 0)
-                position = 0
-            } else {
-                position = at
-            }
-        }
+        if let p = order.rebuild(for: queue.map(\.item), shuffle: _shuffleMode, seed: shuffleSeed, keeping: current) { position = p }
     }
 
     /// The order index that follows `p`; `natural` means the item ended by itself (so repeat-one replays it).
     private func nextOrderIndex(after p: Int, natural: Bool) -> Int? {
-        if natural && _repeatMode == .one { return p }
-        if p + 1 < order.count { return p + 1 }
-        return _repeatMode == .all && !order.isEmpty ? 0 : nil
+        order.next(after: p, natural: natural, repeating: _repeatMode)
     }
 
     // MARK: State
@@ -679,18 +619,5 @@ public final class MusicPlayer: @unchecked Sendable {
             }
             return true
         }
-    }
-}
-
-/// A small, seedable random generator, so shuffles are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
