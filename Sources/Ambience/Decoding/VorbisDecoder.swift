@@ -133,12 +133,10 @@ final class VorbisDecoder: AudioDecoder {
 
     /// A `FILE*` on a regular file (see `AudioFile.openRegularFile`).
     private static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
-        let descriptor = try AudioFile.openRegularFile(path).descriptor
-        guard let stream = fdopen(descriptor, "rb") else {
-            let code = errno
-            close(descriptor)
-            throw .unreadable(path, errno: code)
-        }
+        let file = try AudioFile.openRegularFile(path).file
+        guard let stream = fdopen(file.descriptor, "rb") else { throw .unreadable(path, errno: errno) }
+        // The stream closes the descriptor from now on.
+        _ = file.release()
         return stream
     }
 

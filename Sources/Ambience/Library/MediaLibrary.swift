@@ -1067,23 +1067,22 @@ extension RawPath {
 
     /// A whole regular file of at most `limit` bytes, or a reason.
     static func readFile(_ path: [UInt8], limit: Int) -> Outcome<[UInt8]> {
-        let fd = withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-        guard status.st_mode & S_IFMT == S_IFREG else { return .failure("not a regular file") }
-        guard status.st_size <= limit else { return .failure("\(status.st_size) bytes, over the \(limit >> 20) MB limit") }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var done = 0
-        while done < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-            if got == 0 { break }
-            done += got
+        do throws(Errno) {
+            let file = try FileDescriptor(opening: path, flags: O_RDONLY | O_NONBLOCK)
+            let status = try file.status()
+            guard status.st_mode & S_IFMT == S_IFREG else { return .failure("not a regular file") }
+            guard status.st_size <= limit else { return .failure("\(status.st_size) bytes, over the \(limit >> 20) MB limit") }
+            var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+            let done = try bytes.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in
+                    guard let start = raw.baseAddress else { return 0 }
+                    return try file.read(into: start, count: raw.count, at: 0)
+                }
+            }.get()
+            return .success(Array(bytes.prefix(done)))
+        } catch {
+            return .failure("cannot read (\(error))")
         }
-        return .success(Array(bytes.prefix(done)))
     }
 
 
