@@ -519,8 +519,7 @@ struct OggPage {
         var page: [UInt8] = Array("OggS".utf8) + [0, flags]
         page += (0..<8).map { UInt8(truncatingIfNeeded: granule >> (8 * UInt64($0))) }
         page += le32(Int(serial)) + le32(Int(sequence)) + [0, 0, 0, 0] + [UInt8(segments.count)] + segments + body
-        let crc = Self.crc(page)
-        for index in 0..<4 { page[22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        OggPageChecksum.stamp(&page, page: 0..<page.count)
         return page
     }
 
@@ -551,16 +550,6 @@ struct OggPage {
             index += slice.count
         }
         return out
-    }
-
-    private static let table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index) << 24
-        for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
-        return crc
-    }
-
-    static func crc(_ bytes: [UInt8]) -> UInt32 {
-        bytes.reduce(UInt32(0)) { ($0 << 8) ^ table[Int(($0 >> 24) ^ UInt32($1))] }
     }
 }
 

@@ -314,3 +314,25 @@ final class VorbisDecoder: AudioDecoder {
         }
     }
 }
+
+/// The checksum of an Ogg page the project writes itself (the bench's re-tagged copies, test fixtures), stamped by
+/// libogg so that it is the one the decoder checks.
+package enum OggPageChecksum {
+    /// Computes the checksum of the page in `bytes[page]` (header and body, nothing more) and stores it in the
+    /// header's CRC field. False, with nothing changed, when the range is not one whole page's length.
+    @discardableResult
+    package static func stamp(_ bytes: inout [UInt8], page: Range<Int>) -> Bool {
+        guard page.lowerBound >= 0, page.upperBound <= bytes.count, page.count >= 27 else { return false }
+        let headerLength = 27 + Int(bytes[page.lowerBound + 26])
+        guard headerLength <= page.count,
+              bytes[(page.lowerBound + 27)..<(page.lowerBound + headerLength)].reduce(0, { $0 + Int($1) })
+                == page.count - headerLength else { return false }
+        bytes.withUnsafeMutableBufferPointer { storage in
+            let start = storage.baseAddress! + page.lowerBound
+            var view = ogg_page(header: start, header_len: headerLength, body: start + headerLength,
+                                body_len: page.count - headerLength)
+            ogg_page_checksum_set(&view)
+        }
+        return true
+    }
+}
