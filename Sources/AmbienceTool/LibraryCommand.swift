@@ -505,11 +505,12 @@ struct OggPage {
             let length = segments.reduce(0) { $0 + Int($1) }
             let start = at + 27 + count
             guard start + length <= bytes.count else { return nil }
-            func le<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
-                (0..<MemoryLayout<T>.size).reduce(T(0)) { $0 | T(bytes[at + offset + $1]) << (8 * $1) }
+            // The header's 27 bytes are there (checked above), so its fields are.
+            guard let granule = bytes.u64LE(at + 6), let serial = bytes.u32LE(at + 14), let sequence = bytes.u32LE(at + 18) else {
+                return nil
             }
-            pages.append(OggPage(flags: bytes[at + 5], granule: le(6, UInt64.self), serial: le(14, UInt32.self),
-                                 sequence: le(18, UInt32.self), segments: segments, body: Array(bytes[start..<(start + length)])))
+            pages.append(OggPage(flags: bytes[at + 5], granule: granule, serial: serial, sequence: sequence,
+                                 segments: segments, body: Array(bytes[start..<(start + length)])))
             at = start + length
         }
         return pages
