@@ -132,10 +132,10 @@ struct LibraryCommand: Command {
 
 /// A one-line progress bar on a terminal, redrawn at most 20 times a second.
 private final class ProgressBar {
-    private var lastDraw: UInt64 = 0
+    private var lastDraw = 0
 
     func show(_ progress: ScanProgress) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonicNanoseconds()
         guard now - lastDraw >= 50_000_000 || progress.filesDone == progress.totalFiles else { return }
         lastDraw = now
         let width = 30
@@ -340,7 +340,7 @@ struct LibraryBench {
 }
 
 private struct Stopwatch {
-    private var last = DispatchTime.now().uptimeNanoseconds
+    private var last = monotonicNanoseconds()
     private var lastCPU = Stopwatch.threadCPU()
     /// CPU seconds this thread used in the previous lap: unlike wall time, not inflated when other processes share
     /// the cores.
@@ -348,7 +348,7 @@ private struct Stopwatch {
 
     /// Wall seconds since the previous lap (or the start).
     mutating func lap() -> Double {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonicNanoseconds()
         let cpu = Stopwatch.threadCPU()
         defer { last = now; lastCPU = cpu }
         lastLapCPU = cpu - lastCPU

@@ -383,7 +383,7 @@ public final class MediaLibrary: @unchecked Sendable {
     }
 
     private func scan(scopes requested: [ScanScope], fullScan: Bool, progress: ((ScanProgress) -> Void)?) throws(LibraryError) -> ScanReport {
-        let started = DispatchTime.now()
+        let started = monotonicNanoseconds()
         // A folder inside another scope is walked with it, not again (which would look like a symlink loop).
         let scopes = LibraryIndexer.outermost(requested).sorted { $0.folder.lexicographicallyPrecedes($1.folder) }
         // Walking the folders needs no database: done before taking the write lock.
@@ -405,7 +405,7 @@ public final class MediaLibrary: @unchecked Sendable {
             throw .database(error)
         }
         if report.wasCancelled { throw .cancelled }
-        report.duration = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        report.duration = Double(monotonicNanoseconds() - started) / 1e9
         return report
     }
 
