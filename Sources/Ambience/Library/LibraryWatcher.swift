@@ -18,8 +18,8 @@ struct LibraryWatcherError: Error, CustomStringConvertible, Sendable {
 final class LibraryWatcher: @unchecked Sendable {
     typealias Scope = MediaLibrary.ScanScope
 
-    private let inotify: Int32
-    private let stopPipe: (read: Int32, write: Int32)
+    private let inotify: FileDescriptor
+    private let stopPipe: (read: FileDescriptor, write: FileDescriptor)
     private let onChange: @Sendable ([Scope]) -> Void
     private let roots: [[UInt8]]
     private let quietPeriod: Double
@@ -34,44 +34,32 @@ final class LibraryWatcher: @unchecked Sendable {
     /// starts the thread.
     init(roots: [[UInt8]], quietPeriod: Double = 0.2, onChange: @escaping @Sendable ([Scope]) -> Void) throws(LibraryWatcherError) {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(Errno.current))") }
+        inotify = FileDescriptor(adopting: fd)
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else {
-            let code = errno
-            close(fd)
-            throw LibraryWatcherError(description: "cannot make the watcher's stop pipe (\(String(cString: strerror(code))))")
+            throw LibraryWatcherError(description: "cannot make the watcher's stop pipe (\(Errno.current))")
         }
         for end in pipeEnds {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
         }
-        inotify = fd
-        stopPipe = (pipeEnds[0], pipeEnds[1])
+        stopPipe = (FileDescriptor(adopting: pipeEnds[0]), FileDescriptor(adopting: pipeEnds[1]))
         self.roots = roots
         self.quietPeriod = quietPeriod
         self.onChange = onChange
         var failure: String?
         for root in roots { failure = addWatches(under: root) ?? failure }
-        // Every property is set: a throw from here on runs deinit, which closes the descriptors.
         if folders.isEmpty { throw LibraryWatcherError(description: failure ?? "no library folder to watch") }
         let thread = WorkerThread(name: "ambience.library-watcher") { [self] control in run(control) }
         worker.withLock { $0 = thread }
     }
 
-    deinit { closeDescriptors() }
-
     /// Stops the thread and waits for it (and any re-indexing it is doing) to finish.
     func stop() {
         guard let thread = worker.withLock({ worker in defer { worker = nil }; return worker }) else { return }
-        var byte: UInt8 = 1
-        _ = write(stopPipe.write, &byte, 1)
+        _ = [UInt8(1)].withUnsafeBytes { raw in Result { () throws(Errno) in try stopPipe.write.write(raw) } }
         thread.stop()
-    }
-
-    private func closeDescriptors() {
-        close(inotify)
-        close(stopPipe.read)
-        close(stopPipe.write)
     }
 
     // MARK: Watches
@@ -87,7 +75,7 @@ final class LibraryWatcher: @unchecked Sendable {
         while let current = pending.popLast() {
             guard let status = RawPath.fileStatus(current), status.isDirectory,
                   visited.insert(status.identity).inserted else { continue }
-            let wd = RawPath.withCString(current) { inotify_add_watch(inotify, $0, Self.mask) }
+            let wd = RawPath.withCString(current) { inotify_add_watch(inotify.descriptor, $0, Self.mask) }
             guard wd >= 0 else {
                 let code = errno
                 failure = "\(RawPath.display(current)): cannot watch (\(String(cString: strerror(code))))"
@@ -113,8 +101,8 @@ final class LibraryWatcher: @unchecked Sendable {
         var firstPending = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: stopPipe.read.descriptor, events: Int16(POLLIN), revents: 0)]
             let now = monotonicNanoseconds()
             var timeout: Int32 = -1
             if !pending.isEmpty {
@@ -144,9 +132,11 @@ final class LibraryWatcher: @unchecked Sendable {
     /// Reads every queued event and records the folders that need a new look.
     private func readEvents(into pending: inout Set<Scope>, buffer: inout [UInt8]) {
         while true {
-            let got = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return }
+            // Until EAGAIN: the descriptor is non-blocking.
+            let read = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try inotify.read(into: raw.baseAddress!, count: raw.count) }
+            }
+            guard case .success(let got) = read, got > 0 else { return }
             var offset = 0
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= got {

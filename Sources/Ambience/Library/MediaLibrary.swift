@@ -571,7 +571,7 @@ struct LibraryWalk {
         switch RawPath.listFolder(folder) {
         case .success(let found): names = found
         case .failure(let code):
-            warnings.append(ScanIssue(path: RawPath.display(folder), reason: "cannot list folder (\(String(cString: strerror(code.code))))"))
+            warnings.append(ScanIssue(path: RawPath.display(folder), reason: "cannot list folder (\(code))"))
             return []
         }
         var subfolders: [[UInt8]] = []
@@ -1012,7 +1012,6 @@ extension RawPath {
         var kind: EntryKind
     }
 
-    struct ErrorCode: Error { var code: Int32 }
 
     static func withCString<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
         (path + [0]).withUnsafeBufferPointer { bytes in
@@ -1039,14 +1038,14 @@ extension RawPath {
     }
 
     /// The names in a folder (without `.` and `..`), sorted by bytes.
-    static func listFolder(_ path: [UInt8]) -> Result<[Entry], ErrorCode> {
-        guard let dir = withCString(path, { opendir($0) }) else { return .failure(ErrorCode(code: errno)) }
+    static func listFolder(_ path: [UInt8]) -> Result<[Entry], Errno> {
+        guard let dir = withCString(path, { opendir($0) }) else { return .failure(.current) }
         defer { closedir(dir) }
         var entries: [Entry] = []
         while true {
             errno = 0
             guard let entry = readdir(dir) else {
-                if errno != 0 { return .failure(ErrorCode(code: errno)) }
+                if errno != 0 { return .failure(.current) }
                 break
             }
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }

@@ -35,6 +35,9 @@ package final class FileDescriptor {
         }.get()
     }
 
+    /// Takes ownership of a descriptor another system call made (`inotify_init1`, `pipe2`).
+    package init(adopting fd: Int32) { raw = fd }
+
     /// The descriptor, or the errno taken right after the call (before anything else can change it).
     private static func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ permissions: mode_t) -> Result<Int32, Errno> {
         while true {
