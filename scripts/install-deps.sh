@@ -4,7 +4,7 @@ set -euo pipefail
 
 packages=(
   # C libraries the engine links
-  libopenal-dev libsdl2-dev libvorbis-dev libogg-dev libmpg123-dev libdbus-1-dev libpulse-dev libsqlite3-dev
+  libopenal-dev libsdl2-dev libvorbis-dev libogg-dev libmpg123-dev libdbus-1-dev libpulse-dev libsqlite3-dev zlib1g-dev
   # the demo game
   libsdl2-image-dev libsdl2-ttf-dev fonts-dejavu-core
   # the side-by-side benchmark

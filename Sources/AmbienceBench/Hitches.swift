@@ -167,14 +167,15 @@ public enum Hitches {
             let path = "\(folder)/long-\(seconds)s.\(format)"
             made.append(path)
             if FileManager.default.fileExists(atPath: path) { continue }
-            let partial = path + ".partial-\(getpid())"
+            // The encoder writes the atomic file's temporary file by name; a failed or interrupted one leaves nothing.
+            guard let partial = try? AtomicFile(replacing: path) else { throw HitchError.cannotMakeFile(path, tools: "a writable folder") }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
-            process.arguments = ["-c", "set -o pipefail; \(source) | \(encoder)", "bash", partial]
+            process.arguments = ["-c", "set -o pipefail; \(source) | \(encoder)", "bash", partial.temporaryPath]
             do { try process.run() } catch { throw HitchError.cannotMakeFile(path, tools: "bash") }
             process.waitUntilExit()
-            guard process.terminationStatus == 0, rename(partial, path) == 0 else {
-                unlink(partial)
+            guard process.terminationStatus == 0, (try? partial.commit()) != nil else {
+                partial.discard()
                 throw HitchError.cannotMakeFile(path, tools: "sox, oggenc and lame")
             }
         }

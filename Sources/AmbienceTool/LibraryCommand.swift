@@ -132,10 +132,10 @@ struct LibraryCommand: Command {
 
 /// A one-line progress bar on a terminal, redrawn at most 20 times a second.
 private final class ProgressBar {
-    private var lastDraw: UInt64 = 0
+    private var lastDraw = 0
 
     func show(_ progress: ScanProgress) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonicNanoseconds()
         guard now - lastDraw >= 50_000_000 || progress.filesDone == progress.totalFiles else { return }
         lastDraw = now
         let width = 30
@@ -340,7 +340,7 @@ struct LibraryBench {
 }
 
 private struct Stopwatch {
-    private var last = DispatchTime.now().uptimeNanoseconds
+    private var last = monotonicNanoseconds()
     private var lastCPU = Stopwatch.threadCPU()
     /// CPU seconds this thread used in the previous lap: unlike wall time, not inflated when other processes share
     /// the cores.
@@ -348,7 +348,7 @@ private struct Stopwatch {
 
     /// Wall seconds since the previous lap (or the start).
     mutating func lap() -> Double {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = monotonicNanoseconds()
         let cpu = Stopwatch.threadCPU()
         defer { last = now; lastCPU = cpu }
         lastLapCPU = cpu - lastCPU
@@ -505,11 +505,12 @@ struct OggPage {
             let length = segments.reduce(0) { $0 + Int($1) }
             let start = at + 27 + count
             guard start + length <= bytes.count else { return nil }
-            func le<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
-                (0..<MemoryLayout<T>.size).reduce(T(0)) { $0 | T(bytes[at + offset + $1]) << (8 * $1) }
+            // The header's 27 bytes are there (checked above), so its fields are.
+            guard let granule = bytes.u64LE(at + 6), let serial = bytes.u32LE(at + 14), let sequence = bytes.u32LE(at + 18) else {
+                return nil
             }
-            pages.append(OggPage(flags: bytes[at + 5], granule: le(6, UInt64.self), serial: le(14, UInt32.self),
-                                 sequence: le(18, UInt32.self), segments: segments, body: Array(bytes[start..<(start + length)])))
+            pages.append(OggPage(flags: bytes[at + 5], granule: granule, serial: serial, sequence: sequence,
+                                 segments: segments, body: Array(bytes[start..<(start + length)])))
             at = start + length
         }
         return pages
@@ -519,8 +520,7 @@ struct OggPage {
         var page: [UInt8] = Array("OggS".utf8) + [0, flags]
         page += (0..<8).map { UInt8(truncatingIfNeeded: granule >> (8 * UInt64($0))) }
         page += le32(Int(serial)) + le32(Int(sequence)) + [0, 0, 0, 0] + [UInt8(segments.count)] + segments + body
-        let crc = Self.crc(page)
-        for index in 0..<4 { page[22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        OggPageChecksum.stamp(&page, page: 0..<page.count)
         return page
     }
 
@@ -551,16 +551,6 @@ struct OggPage {
             index += slice.count
         }
         return out
-    }
-
-    private static let table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index) << 24
-        for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
-        return crc
-    }
-
-    static func crc(_ bytes: [UInt8]) -> UInt32 {
-        bytes.reduce(UInt32(0)) { ($0 << 8) ^ table[Int(($0 >> 24) ^ UInt32($1))] }
     }
 }
 

@@ -36,14 +36,14 @@ struct PlayCommand: Command {
         report.started(driver: engine.outputDriver, route: engine.session.currentRoute, category: category)
 
         let input = LineInput()
-        let start = monotonicSeconds()
+        let start = Double(monotonicNanoseconds()) / 1e9
         var ended = false
         while !Interrupt.requested && !ended {
             for event in engine.update() {
                 report.event(event)
                 if case .music(.nowPlayingItemDidChange(nil)) = event, player.playbackState == .stopped { ended = true }
             }
-            if let seconds, monotonicSeconds() - start >= seconds { break }
+            if let seconds, Double(monotonicNanoseconds()) / 1e9 - start >= seconds { break }
             for command in input.poll() {
                 switch command {
                 case "play": player.play()
@@ -65,7 +65,7 @@ struct PlayCommand: Command {
         }
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
         let stats = engine.stats
-        report.stopped(underruns: stats.underruns, voices: stats.realVoices + stats.virtualVoices, residentBytes: residentMemoryBytes())
+        report.stopped(underruns: stats.underruns, voices: stats.realVoices + stats.virtualVoices, residentBytes: ProcessUsage.residentBytes)
     }
 }
 
@@ -85,7 +85,7 @@ final class EventReporter {
     func started(driver: String, route: AudioRoute, category: SessionCategory) {
         if json {
             emit(.object([("event", .string("started")), ("driver", .string(driver)), ("route", .string(route.description)),
-                          ("category", .string(category.rawValue)), ("residentBytes", .int(residentMemoryBytes()))]))
+                          ("category", .string(category.rawValue)), ("residentBytes", .int(ProcessUsage.residentBytes))]))
         } else {
             print("playing through \(route) (\(driver)), category \(category.rawValue)")
         }
@@ -211,24 +211,6 @@ final class LineInput {
         }
         return lines.filter { !$0.isEmpty }
     }
-}
-
-/// The process's resident memory, from /proc/self/statm (its second field, in pages).
-func residentMemoryBytes() -> Int {
-    let fd = open("/proc/self/statm", O_RDONLY)
-    guard fd >= 0 else { return 0 }
-    defer { close(fd) }
-    var bytes = [UInt8](repeating: 0, count: 128)
-    let got = read(fd, &bytes, bytes.count)
-    guard got > 0 else { return 0 }
-    let fields = String(decoding: bytes[0..<got], as: UTF8.self).split(separator: " ")
-    return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
-}
-
-func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 extension String {

@@ -488,19 +488,8 @@ private func oggPage(payload: [UInt8]) -> [UInt8] {
     var page = Array("OggS".utf8) + [0, 0x02 | 0x04] + [UInt8](repeating: 0, count: 8)   // version, BOS|EOS, granule
     page += [0x78, 0x56, 0x34, 0x12] + [0, 0, 0, 0] + [0, 0, 0, 0]                        // serial, sequence, CRC
     page += [1, UInt8(payload.count)] + payload
-    let crc = oggCRC(page)
-    for i in 0..<4 { page[22 + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+    OggPageChecksum.stamp(&page, page: 0..<page.count)
     return page
-}
-
-/// Ogg's CRC-32: polynomial 0x04C11DB7, no reflection, zero initial value.
-private func oggCRC(_ bytes: [UInt8]) -> UInt32 {
-    var crc: UInt32 = 0
-    for byte in bytes {
-        crc ^= UInt32(byte) << 24
-        for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
-    }
-    return crc
 }
 
 /// Where the last Ogg page begins (the last "OggS" capture pattern).

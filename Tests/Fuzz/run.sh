@@ -35,7 +35,7 @@ module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift
 module AmbienceC Sources/AmbienceC/*.swift
 swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceTests/Support/FuzzDrivers.swift \
-  "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 \
+  "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 -lz \
   -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 
 # Seed corpora: real files of every format and variant the engine reads, whole.

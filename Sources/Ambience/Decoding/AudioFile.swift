@@ -16,16 +16,17 @@ public enum AudioFile {
     public static func open(fileSystemPath bytes: [UInt8], name: String) throws(DecodingError) -> any AudioDecoder {
         if let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) { return try open(text) }
         guard !bytes.isEmpty, !bytes.contains(0) else { throw .unreadable(name, errno: ENOENT) }
-        let fd = (bytes + [0]).withUnsafeBufferPointer { path in
-            path.withMemoryRebound(to: CChar.self) { Glibc.open($0.baseAddress!, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
+        let file: FileDescriptor
+        do throws(Errno) { file = try FileDescriptor(opening: bytes, flags: O_RDONLY | O_NONBLOCK) } catch {
+            throw .unreadable(name, errno: error.code)
         }
-        guard fd >= 0 else { throw .unreadable(name, errno: errno) }
-        defer { close(fd) }
-        // The decoder opens its own descriptor through this one's /proc entry, so this one may close at once.
-        do {
-            return try open("/proc/self/fd/\(fd)")
-        } catch {
-            throw error.naming(name)
+        // The decoder opens its own descriptor through this one's /proc entry, so this one may close after it.
+        return try withExtendedLifetime(file) { () throws(DecodingError) -> any AudioDecoder in
+            do throws(DecodingError) {
+                return try open("/proc/self/fd/\(file.descriptor)")
+            } catch {
+                throw error.naming(name)
+            }
         }
     }
 
@@ -67,33 +68,19 @@ public enum AudioFile {
         return version != 1 && layer != 0 && bitrate != 0xF && bitrate != 0 && rate != 3
     }
 
-    /// Opens a regular file for reading; returns its descriptor (the caller closes it) and size. Non-blocking, so a
-    /// FIFO fails at the regular-file check instead of waiting for a writer; a directory is EISDIR.
-    static func openRegularFile(_ path: String) throws(DecodingError) -> (descriptor: Int32, size: Int64) {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw .unreadable(path, errno: errno) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else {
-            let code = errno
-            close(fd)
-            throw .unreadable(path, errno: code)
+    /// Opens a regular file for reading (see `FileDescriptor.openRegularFile`), with its size.
+    static func openRegularFile(_ path: String) throws(DecodingError) -> (file: FileDescriptor, size: Int64) {
+        do throws(Errno) { return try FileDescriptor.openRegularFile(path) } catch {
+            throw .unreadable(path, errno: error.code)
         }
-        let kind = status.st_mode & S_IFMT
-        guard kind == S_IFREG else {
-            close(fd)
-            throw .unreadable(path, errno: kind == S_IFDIR ? EISDIR : EINVAL)
-        }
-        return (fd, Int64(status.st_size))
     }
 
     /// The first `count` bytes of a regular file (fewer if it is shorter).
     static func readPrefix(_ path: String, count: Int) throws(DecodingError) -> [UInt8] {
-        let fd = try openRegularFile(path).descriptor
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: count)
-        let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, count) }
-        guard got >= 0 else { throw .unreadable(path, errno: errno) }
-        return Array(bytes.prefix(got))
+        let file = try openRegularFile(path).file
+        do throws(Errno) { return try file.readBytes(count) } catch {
+            throw .unreadable(path, errno: error.code)
+        }
     }
 }
 

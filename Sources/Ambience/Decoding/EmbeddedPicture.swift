@@ -26,12 +26,12 @@ public struct EmbeddedPicture: Sendable, Equatable {
 
     /// The picture and its FLAC/ID3v2 picture type (3 is the front cover).
     static func parseFLACPictureBlock(_ block: [UInt8]) -> (picture: EmbeddedPicture, type: Int)? {
-        var reader = BigEndianReader(block)
-        guard let type = reader.uint32(),
-              let mimeLength = reader.uint32(), let mime = reader.bytes(Int(mimeLength)),
-              let descriptionLength = reader.uint32(), reader.skip(Int(descriptionLength)),
+        var reader = ByteCursor(block)
+        guard let type = reader.u32BE(),
+              let mimeLength = reader.u32BE(), let mime = reader.bytes(Int(mimeLength)),
+              let descriptionLength = reader.u32BE(), reader.skip(Int(descriptionLength)),
               reader.skip(16),   // width, height, colour depth, indexed colour count
-              let dataLength = reader.uint32(), dataLength > 0, Int(dataLength) <= maximumSize,
+              let dataLength = reader.u32BE(), dataLength > 0, Int(dataLength) <= maximumSize,
               let data = reader.bytes(Int(dataLength))
         else { return nil }
         // The MIME type is printable ASCII by the FLAC specification; anything else is replaced, not trusted.
@@ -48,33 +48,5 @@ public struct EmbeddedPicture: Sendable, Equatable {
         if data.count >= 12 && data.starts(with: Array("RIFF".utf8)) && Array(data[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
         if data.starts(with: Array("BM".utf8)) { return "image/bmp" }
         return "application/octet-stream"
-    }
-}
-
-/// Reads big-endian fields from bytes, refusing (nil or false) instead of running past the end.
-private struct BigEndianReader {
-    private let bytes: [UInt8]
-    private var offset = 0
-
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    private var remaining: Int { bytes.count - offset }
-
-    mutating func uint32() -> UInt32? {
-        guard remaining >= 4 else { return nil }
-        defer { offset += 4 }
-        return bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8]? {
-        guard count >= 0, count <= remaining else { return nil }
-        defer { offset += count }
-        return Array(bytes[offset..<offset + count])
-    }
-
-    mutating func skip(_ count: Int) -> Bool {
-        guard count >= 0, count <= remaining else { return false }
-        offset += count
-        return true
     }
 }

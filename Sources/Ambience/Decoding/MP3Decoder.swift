@@ -14,7 +14,7 @@ final class MP3Decoder: AudioDecoder {
     private(set) var position: Int64 = 0
     private let path: String
     private let handle: OpaquePointer          // mpg123_handle *
-    private let descriptor: Int32              // ours: mpg123_close leaves a descriptor from mpg123_open_fd open
+    private let file: FileDescriptor           // mpg123_close leaves a descriptor from mpg123_open_fd open
 
     /// `mpg123_init` once per process: a no-op since libmpg123 1.27 (API 46), kept for older libraries that need it.
     private static let libraryStatus: Int32 = mpg123_init()
@@ -24,29 +24,24 @@ final class MP3Decoder: AudioDecoder {
         guard initStatus == MPG123_OK.rawValue else {
             throw .corrupt(path, reason: "libmpg123 failed to initialise: \(Self.describe(initStatus))")
         }
-        let (descriptor, size) = try AudioFile.openRegularFile(path)
-        guard size > 0 else {
-            close(descriptor)
-            throw .empty(path)
-        }
+        let (file, size) = try AudioFile.openRegularFile(path)
+        guard size > 0 else { throw .empty(path) }
         var error: Int32 = 0
         guard let handle = mpg123_new(nil, &error) else {
-            close(descriptor)
             throw .corrupt(path, reason: "libmpg123 cannot create a decoder: \(Self.describe(error))")
         }
         let opened: (info: AudioInfo, picture: EmbeddedPicture?)
         do throws(DecodingError) {
-            opened = try Self.open(handle, descriptor: descriptor, path: path)
+            opened = try Self.open(handle, file: file, path: path)
         } catch {
             mpg123_close(handle)
             mpg123_delete(handle)
-            close(descriptor)
             throw error
         }
         // Nothing throws from here on: once every property is set, a throw would run deinit as well.
         self.path = path
         self.handle = handle
-        self.descriptor = descriptor
+        self.file = file
         self.info = opened.info
         self.embeddedPicture = opened.picture
     }
@@ -54,7 +49,6 @@ final class MP3Decoder: AudioDecoder {
     deinit {
         mpg123_close(handle)
         mpg123_delete(handle)
-        close(descriptor)
     }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
@@ -103,7 +97,7 @@ final class MP3Decoder: AudioDecoder {
 
     /// Configures float output and gapless decoding, opens the stream, scans it for its exact length and copies
     /// the tags.
-    private static func open(_ handle: OpaquePointer, descriptor: Int32, path: String) throws(DecodingError) -> (info: AudioInfo, picture: EmbeddedPicture?) {
+    private static func open(_ handle: OpaquePointer, file: FileDescriptor, path: String) throws(DecodingError) -> (info: AudioInfo, picture: EmbeddedPicture?) {
         func check(_ status: Int32, _ what: String) throws(DecodingError) {
             guard status == MPG123_OK.rawValue else {
                 throw .corrupt(path, reason: "\(what): \(describe(handle, status))")
@@ -122,11 +116,11 @@ final class MP3Decoder: AudioDecoder {
             try check(mpg123_format(handle, rate, Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue),
                                     Int32(MPG123_ENC_FLOAT_32.rawValue)), "cannot select float output at \(rate) Hz")
         }
-        try check(mpg123_open_fd(handle, descriptor), "cannot open the stream")
+        try check(mpg123_open_fd(handle, file.descriptor), "cannot open the stream")
 
         var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
         guard mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue else {
-            try explainMissingFormat(handle, descriptor: descriptor, path: path)
+            try explainMissingFormat(handle, file: file, path: path)
         }
         guard encoding == Int32(MPG123_ENC_FLOAT_32.rawValue) else {
             throw .corrupt(path, reason: "unexpected output format: \(rate) Hz, \(channels) channels, encoding \(encoding)")
@@ -146,13 +140,15 @@ final class MP3Decoder: AudioDecoder {
     /// Why `mpg123_getformat` found nothing. libmpg123 reports a file that ends before any MPEG frame (for
     /// example one holding only an ID3 tag) as a reader error, so a reader error counts as a real one only when the
     /// file's last byte cannot be read either.
-    private static func explainMissingFormat(_ handle: OpaquePointer, descriptor: Int32, path: String) throws(DecodingError) -> Never {
+    private static func explainMissingFormat(_ handle: OpaquePointer, file: FileDescriptor, path: String) throws(DecodingError) -> Never {
         let code = mpg123_errcode(handle)
         if code == MPG123_ERR_READER.rawValue || code == MPG123_LSEEK_FAILED.rawValue || code == MPG123_BAD_FILE.rawValue {
-            var status = stat()
             var byte: UInt8 = 0
-            if fstat(descriptor, &status) != 0 || pread(descriptor, &byte, 1, max(status.st_size - 1, 0)) < 0 {
-                throw .unreadable(path, errno: errno)
+            do throws(Errno) {
+                let size = Int64(try file.status().st_size)
+                _ = try file.read(into: &byte, count: 1, at: max(size - 1, 0))
+            } catch {
+                throw .unreadable(path, errno: error.code)
             }
         }
         throw .corrupt(path, reason: "no MPEG audio frames")

@@ -133,12 +133,10 @@ final class VorbisDecoder: AudioDecoder {
 
     /// A `FILE*` on a regular file (see `AudioFile.openRegularFile`).
     private static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
-        let descriptor = try AudioFile.openRegularFile(path).descriptor
-        guard let stream = fdopen(descriptor, "rb") else {
-            let code = errno
-            close(descriptor)
-            throw .unreadable(path, errno: code)
-        }
+        let file = try AudioFile.openRegularFile(path).file
+        guard let stream = fdopen(file.descriptor, "rb") else { throw .unreadable(path, errno: errno) }
+        // The stream closes the descriptor from now on.
+        _ = file.release()
         return stream
     }
 
@@ -314,5 +312,27 @@ final class VorbisDecoder: AudioDecoder {
         case OV_FALSE: "no data"
         default: "libvorbisfile error \(status)"
         }
+    }
+}
+
+/// The checksum of an Ogg page the project writes itself (the bench's re-tagged copies, test fixtures), stamped by
+/// libogg so that it is the one the decoder checks.
+package enum OggPageChecksum {
+    /// Computes the checksum of the page in `bytes[page]` (header and body, nothing more) and stores it in the
+    /// header's CRC field. False, with nothing changed, when the range is not one whole page's length.
+    @discardableResult
+    package static func stamp(_ bytes: inout [UInt8], page: Range<Int>) -> Bool {
+        guard page.lowerBound >= 0, page.upperBound <= bytes.count, page.count >= 27 else { return false }
+        let headerLength = 27 + Int(bytes[page.lowerBound + 26])
+        guard headerLength <= page.count,
+              bytes[(page.lowerBound + 27)..<(page.lowerBound + headerLength)].reduce(0, { $0 + Int($1) })
+                == page.count - headerLength else { return false }
+        bytes.withUnsafeMutableBufferPointer { storage in
+            let start = storage.baseAddress! + page.lowerBound
+            var view = ogg_page(header: start, header_len: headerLength, body: start + headerLength,
+                                body_len: page.count - headerLength)
+            ogg_page_checksum_set(&view)
+        }
+        return true
     }
 }

@@ -11,7 +11,7 @@ final class WAVDecoder: AudioDecoder {
     private(set) var position: Int64 = 0
 
     private let path: String
-    private let fd: Int32
+    private let file: FileDescriptor
     private let layout: Layout
     /// Raw bytes of one chunk of sample frames, read from the file before conversion.
     private let chunk: UnsafeMutableRawPointer
@@ -24,34 +24,25 @@ final class WAVDecoder: AudioDecoder {
     static let maxListBytes = 64 * 1024
 
     init(path: String) throws(DecodingError) {
-        let (fd, size) = try AudioFile.openRegularFile(path)
-        let layout: Layout
-        do throws(DecodingError) {
-            guard size > 0 else { throw .empty(path) }
-            layout = try Layout(reading: FileBytes(fd: fd, path: path, size: size))
-        } catch {
-            close(fd)
-            throw error
-        }
+        let (file, size) = try AudioFile.openRegularFile(path)
+        guard size > 0 else { throw .empty(path) }
+        let layout = try Layout(reading: FileBytes(file: file, path: path, size: size))
         self.path = path
-        self.fd = fd
+        self.file = file
         self.layout = layout
         chunk = .allocate(byteCount: Self.chunkBytes, alignment: 16)
         info = AudioInfo(format: .wav, sampleRate: layout.sampleRate, channels: layout.channels,
                          frames: layout.frames, tags: layout.tags, warnings: layout.warnings)
     }
 
-    deinit {
-        close(fd)
-        chunk.deallocate()
-    }
+    deinit { chunk.deallocate() }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         guard frames > 0, position < layout.frames else { return 0 }
         let wanted = Int(min(Int64(frames), layout.frames - position))
         let blockAlign = layout.blockAlign
         let framesPerChunk = Self.chunkBytes / blockAlign
-        let file = FileBytes(fd: fd, path: path, size: .max)
+        let file = FileBytes(file: self.file, path: path, size: .max)
         var done = 0
         while done < wanted {
             let count = min(framesPerChunk, wanted - done)
@@ -154,25 +145,17 @@ extension WAVDecoder {
 // MARK: - Reading the file
 
 extension WAVDecoder {
-    /// Positioned reads from an open file, with short reads and EINTR handled.
+    /// Positioned reads from an open file, failing with the decoder's error for `path`.
     struct FileBytes {
-        let fd: Int32
+        let file: FileDescriptor
         let path: String
         let size: Int64
 
         /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
         func read(into destination: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws(DecodingError) -> Int {
-            var done = 0
-            while done < count {
-                let got = pread(fd, destination + done, count - done, off_t(offset + Int64(done)))
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    throw .unreadable(path, errno: errno)
-                }
-                if got == 0 { break }
-                done += got
+            do throws(Errno) { return try file.read(into: destination, count: count, at: offset) } catch {
+                throw .unreadable(path, errno: error.code)
             }
-            return done
         }
 
         /// Up to `count` bytes at `offset`, as an array; `count` must be small (it is always bounded by the caller).

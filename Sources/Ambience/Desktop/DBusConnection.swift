@@ -64,12 +64,13 @@ public enum DesktopBus {
 }
 
 /// The thread that owns a bus connection (the MPRIS client's and server's, the sleep monitor's). Its loop runs
-/// while `isRunning`; `stop` wakes it, waits for it to leave and only then closes the connection, so a thread still
-/// in a call to a hung peer keeps its connection instead of losing it underneath.
+/// while `isRunning`, waiting in bounded bus calls; `stop` wakes the connection, joins the thread (each call it may
+/// be in is bounded by its timeout) and only then closes the connection, so a thread still in a call to a hung peer
+/// keeps its connection instead of losing it underneath.
 final class DesktopThread: Sendable {
     let connection: DBusConnection
     private let stopped = Atomic<Bool>(false)
-    private let exited = DispatchSemaphore(value: 0)
+    private let worker = Lock<WorkerThread?>(nil)
 
     init(connection: DBusConnection) { self.connection = connection }
 
@@ -77,19 +78,16 @@ final class DesktopThread: Sendable {
     var isRunning: Bool { !stopped.load(ordering: .acquiring) && connection.isConnected }
 
     func start(name: String, _ loop: @escaping @Sendable () -> Void) {
-        let thread = Thread { [self] in
-            loop()
-            exited.signal()
-        }
-        thread.name = name
-        thread.start()
+        let thread = WorkerThread(name: name) { _ in loop() }
+        worker.withLock { $0 = thread }
     }
 
-    /// Stops the loop, waiting at most `grace` for it to leave. Only the first call does anything.
-    func stop(within grace: Duration) {
+    /// Stops the loop and joins it, then closes the connection. Only the first call does anything.
+    func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.wake()
-        if exited.wait(timeout: .now() + .milliseconds(Int(grace / .milliseconds(1)))) == .success { connection.close() }
+        worker.withLock { worker in defer { worker = nil }; return worker }?.stop()
+        connection.close()
     }
 }
 

@@ -30,7 +30,8 @@ final class DesktopLink: Sendable {
         var current: Connection?
         /// Made by the reconnect thread, not yet handed over by `poll()`.
         var restored: Connection?
-        var reconnecting = false
+        /// The reconnect thread, while the bus is gone and the link open.
+        var reconnecting: WorkerThread?
         var closed = false
     }
 
@@ -39,8 +40,6 @@ final class DesktopLink: Sendable {
     private let controls: any MPRISPlayerControls
     private let state = Lock<State>(State())
     private let savedVolumes = SavedVolumes()
-    /// Signalled once, by `close()`, to stop the reconnect thread's wait.
-    private let wake = DispatchSemaphore(value: 0)
 
     /// Connects to the bus at `address` now (at most the desktop timeout). With no bus there, the link starts out
     /// disconnected and keeps trying in the background; with no address at all it never tries.
@@ -61,16 +60,19 @@ final class DesktopLink: Sendable {
     /// Notices a lost bus (closing what was on it and starting to reconnect) and hands over a connection the
     /// reconnect thread made. Call from the game thread.
     func poll() -> Change? {
-        let (lost, restored) = state.withLock { state -> (Connection?, Connection?) in
+        let (lost, restored, finished) = state.withLock { state -> (Connection?, Connection?, WorkerThread?) in
             if let current = state.current, !current.client.isConnected {
                 state.current = nil
-                return (current, nil)
+                return (current, nil, nil)
             }
-            guard state.current == nil, let restored = state.restored else { return (nil, nil) }
+            guard state.current == nil, let restored = state.restored else { return (nil, nil, nil) }
             state.restored = nil
             state.current = restored
-            return (nil, restored)
+            // The thread that made it returns right after handing it over.
+            defer { state.reconnecting = nil }
+            return (nil, restored, state.reconnecting)
         }
+        finished?.stop()
         if let lost {
             lost.close()
             startReconnecting()
@@ -83,18 +85,15 @@ final class DesktopLink: Sendable {
     func close() {
         let (current, restored, reconnecting) = state.withLock { state in
             state.closed = true
-            defer { state.current = nil; state.restored = nil }
+            defer { state.current = nil; state.restored = nil; state.reconnecting = nil }
             return (state.current, state.restored, state.reconnecting)
         }
         current?.close()
         restored?.close()
-        guard reconnecting else { return }
-        wake.signal()
         // A connect in flight is a handful of calls, each bounded by the desktop timeout (plus one per player
-        // that does not answer). Should it outlast this wait, the thread closes what it made when it finds the
+        // that does not answer), so the join is bounded too; the thread closes what it made when it finds the
         // link closed.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while state.withLock({ $0.reconnecting }) && ContinuousClock.now < deadline { usleep(1_000) }
+        reconnecting?.stop()
     }
 
     private func connect() -> Connection? {
@@ -107,22 +106,21 @@ final class DesktopLink: Sendable {
     }
 
     private func startReconnecting() {
-        let start = state.withLock { state -> Bool in
-            guard !state.closed, !state.reconnecting else { return false }
-            state.reconnecting = true
-            return true
+        state.withLock { state in
+            guard !state.closed, state.reconnecting == nil else { return }
+            state.reconnecting = WorkerThread(name: "ambience.desktop-reconnect") { [self] control in reconnect(control) }
         }
-        guard start else { return }
-        let thread = Thread { [self] in reconnect() }
-        thread.name = "ambience.desktop-reconnect"
-        thread.start()
     }
 
-    private func reconnect() {
-        while wake.wait(timeout: .now() + .milliseconds(Int(DesktopLink.retryInterval / .milliseconds(1)))) == .timedOut {
+    /// Tries the bus every `retryInterval` until it answers or the link is closed.
+    private func reconnect(_ control: WorkerThread.Control) {
+        let (seconds, attoseconds) = DesktopLink.retryInterval.components
+        let interval = Double(seconds) + Double(attoseconds) * 1e-18
+        while true {
+            control.wait(seconds: interval)
+            if control.isStopRequested { return }
             guard let connection = connect() else { continue }
             let kept = state.withLock { state -> Bool in
-                state.reconnecting = false
                 guard !state.closed else { return false }
                 state.restored = connection
                 return true
@@ -130,6 +128,5 @@ final class DesktopLink: Sendable {
             if !kept { connection.close() }
             return
         }
-        state.withLock { $0.reconnecting = false }
     }
 }

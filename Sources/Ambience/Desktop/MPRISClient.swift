@@ -196,7 +196,7 @@ private final class ClientCore: @unchecked Sendable {
     func stop() {
         shared.withLock { $0.running = false }
         // The thread leaves at its next turn: after the call in flight, if any (each is bounded by the timeout).
-        thread.stop(within: timeout * 4 + .seconds(2))
+        thread.stop()
     }
 
     /// Queues a job for the desktop thread; false when the thread has stopped.

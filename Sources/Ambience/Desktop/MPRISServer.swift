@@ -131,7 +131,7 @@ private final class ServerCore: @unchecked Sendable {
 
     func start() { thread.start(name: "ambience.mpris-server") { [self] in run() } }
 
-    func stop() { thread.stop(within: .seconds(2)) }
+    func stop() { thread.stop() }
 
     func checkSoon() {
         shared.withLock { $0.checkSoon = true }

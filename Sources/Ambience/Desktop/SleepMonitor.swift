@@ -42,5 +42,5 @@ final class SleepMonitor: Sendable {
         }
     }
 
-    func close() { thread.stop(within: .seconds(1)) }
+    func close() { thread.stop() }
 }

@@ -603,14 +603,9 @@ public enum ProcessUsage {
 
     /// The resident set now, in bytes (`/proc/self/statm`), or 0 when it cannot be read.
     public static var residentBytes: Int {
-        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return 0 }
-        defer { close(fd) }
-        var text = [UInt8](repeating: 0, count: 256)
-        let count = read(fd, &text, text.count)
-        guard count > 0 else { return 0 }
+        guard let text = try? FileDescriptor(opening: "/proc/self/statm", flags: O_RDONLY).readBytes(256) else { return 0 }
         // "size resident shared text lib data dt", in pages.
-        let fields = text[..<count].split(separator: UInt8(ascii: " "))
+        let fields = text.split(separator: UInt8(ascii: " "))
         guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
         return pages * sysconf(Int32(_SC_PAGESIZE))
     }

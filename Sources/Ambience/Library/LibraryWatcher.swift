@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// Why the watcher could not start.
 struct LibraryWatcherError: Error, CustomStringConvertible, Sendable {
@@ -14,18 +13,17 @@ struct LibraryWatcherError: Error, CustomStringConvertible, Sendable {
 /// change), and only those that can change the library count: audio files, playlists and cover images written,
 /// moved or deleted, and folders created, moved or deleted.
 ///
-/// Owns the inotify descriptor, the stop pipe and the thread; nothing else in the project calls inotify.
+/// Owns the inotify descriptor, the stop pipe and the thread; nothing else in the project calls inotify. The thread
+/// sleeps in `poll` on both descriptors, so `stop()` writes to the pipe to wake it, then joins it.
 final class LibraryWatcher: @unchecked Sendable {
     typealias Scope = MediaLibrary.ScanScope
 
-    private let inotify: Int32
-    private let stopPipe: (read: Int32, write: Int32)
+    private let inotify: FileDescriptor
+    private let stopPipe: (read: FileDescriptor, write: FileDescriptor)
     private let onChange: @Sendable ([Scope]) -> Void
     private let roots: [[UInt8]]
     private let quietPeriod: Double
-    /// Set when the thread has left its loop.
-    private let finished = Lock<Bool>(false)
-    private let stopped = Atomic<Bool>(false)
+    private let worker = Lock<WorkerThread?>(nil)
     // Only the watcher thread touches these once it has started.
     private var folders: [Int32: [UInt8]] = [:]
 
@@ -36,48 +34,32 @@ final class LibraryWatcher: @unchecked Sendable {
     /// starts the thread.
     init(roots: [[UInt8]], quietPeriod: Double = 0.2, onChange: @escaping @Sendable ([Scope]) -> Void) throws(LibraryWatcherError) {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(String(cString: strerror(errno))))") }
+        guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(Errno.current))") }
+        inotify = FileDescriptor(adopting: fd)
         var pipeEnds: [Int32] = [0, 0]
         guard pipe(&pipeEnds) == 0 else {
-            let code = errno
-            close(fd)
-            throw LibraryWatcherError(description: "cannot make the watcher's stop pipe (\(String(cString: strerror(code))))")
+            throw LibraryWatcherError(description: "cannot make the watcher's stop pipe (\(Errno.current))")
         }
         for end in pipeEnds {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
         }
-        inotify = fd
-        stopPipe = (pipeEnds[0], pipeEnds[1])
+        stopPipe = (FileDescriptor(adopting: pipeEnds[0]), FileDescriptor(adopting: pipeEnds[1]))
         self.roots = roots
         self.quietPeriod = quietPeriod
         self.onChange = onChange
         var failure: String?
         for root in roots { failure = addWatches(under: root) ?? failure }
-        // Every property is set: a throw from here on runs deinit, which closes the descriptors.
         if folders.isEmpty { throw LibraryWatcherError(description: failure ?? "no library folder to watch") }
-        let thread = Thread { [self] in
-            run()
-            finished.withLock { $0 = true }
-        }
-        thread.name = "ambience.library-watcher"
-        thread.start()
+        let thread = WorkerThread(name: "ambience.library-watcher") { [self] control in run(control) }
+        worker.withLock { $0 = thread }
     }
-
-    deinit { closeDescriptors() }
 
     /// Stops the thread and waits for it (and any re-indexing it is doing) to finish.
     func stop() {
-        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        var byte: UInt8 = 1
-        _ = write(stopPipe.write, &byte, 1)
-        while !finished.withLock({ $0 }) { usleep(1_000) }
-    }
-
-    private func closeDescriptors() {
-        close(inotify)
-        close(stopPipe.read)
-        close(stopPipe.write)
+        guard let thread = worker.withLock({ worker in defer { worker = nil }; return worker }) else { return }
+        _ = [UInt8(1)].withUnsafeBytes { raw in Result { () throws(Errno) in try stopPipe.write.write(raw) } }
+        thread.stop()
     }
 
     // MARK: Watches
@@ -93,7 +75,7 @@ final class LibraryWatcher: @unchecked Sendable {
         while let current = pending.popLast() {
             guard let status = RawPath.fileStatus(current), status.isDirectory,
                   visited.insert(status.identity).inserted else { continue }
-            let wd = RawPath.withCString(current) { inotify_add_watch(inotify, $0, Self.mask) }
+            let wd = RawPath.withCString(current) { inotify_add_watch(inotify.descriptor, $0, Self.mask) }
             guard wd >= 0 else {
                 let code = errno
                 failure = "\(RawPath.display(current)): cannot watch (\(String(cString: strerror(code))))"
@@ -113,15 +95,15 @@ final class LibraryWatcher: @unchecked Sendable {
 
     // MARK: The thread
 
-    private func run() {
+    private func run(_ control: WorkerThread.Control) {
         var pending: Set<Scope> = []
-        var quietDeadline: UInt64 = 0
-        var firstPending: UInt64 = 0
+        var quietDeadline = 0
+        var firstPending = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
-            let now = Self.nanoseconds()
+            var descriptors = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: stopPipe.read.descriptor, events: Int16(POLLIN), revents: 0)]
+            let now = monotonicNanoseconds()
             var timeout: Int32 = -1
             if !pending.isEmpty {
                 // Quiet for `quietPeriod`, but never held back more than a second by a steady trickle of events.
@@ -130,16 +112,16 @@ final class LibraryWatcher: @unchecked Sendable {
             }
             let ready = poll(&descriptors, 2, timeout)
             if ready < 0 && errno != EINTR { break }
-            if descriptors[1].revents != 0 || stopped.load(ordering: .acquiring) { break }
+            if descriptors[1].revents != 0 || control.isStopRequested { break }
             if descriptors[0].revents & Int16(POLLIN) != 0 {
                 let before = pending.count
                 readEvents(into: &pending, buffer: &buffer)
                 if pending.count > 0 {
-                    if before == 0 { firstPending = Self.nanoseconds() }
-                    quietDeadline = Self.nanoseconds() + UInt64(quietPeriod * 1e9)
+                    if before == 0 { firstPending = monotonicNanoseconds() }
+                    quietDeadline = monotonicNanoseconds() + (quietPeriod * 1e9).saturated(Int.self)
                 }
             }
-            if !pending.isEmpty && Self.nanoseconds() >= min(quietDeadline, firstPending + 1_000_000_000) {
+            if !pending.isEmpty && monotonicNanoseconds() >= min(quietDeadline, firstPending + 1_000_000_000) {
                 let scopes = Array(pending)
                 pending.removeAll()
                 onChange(scopes)
@@ -150,9 +132,11 @@ final class LibraryWatcher: @unchecked Sendable {
     /// Reads every queued event and records the folders that need a new look.
     private func readEvents(into pending: inout Set<Scope>, buffer: inout [UInt8]) {
         while true {
-            let got = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            if got < 0 && errno == EINTR { continue }
-            guard got > 0 else { return }
+            // Until EAGAIN: the descriptor is non-blocking.
+            let read = buffer.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) in try inotify.read(into: raw.baseAddress!, count: raw.count) }
+            }
+            guard case .success(let got) = read, got > 0 else { return }
             var offset = 0
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= got {
@@ -208,11 +192,5 @@ final class LibraryWatcher: @unchecked Sendable {
             }
         }
         if matters { pending.insert(Scope(folder: folder, recursive: false)) }
-    }
-
-    private static func nanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

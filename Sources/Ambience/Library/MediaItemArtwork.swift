@@ -254,33 +254,21 @@ public final class MediaItemArtwork: Sendable {
     /// stderr; a damaged PNG is refused here, with a clearer reason, before libpng sees it.
     static func pngProblem(_ data: [UInt8]) -> String? {
         guard data.starts(with: pngSignature) else { return nil }
-        func bigEndian(_ at: Int) -> Int { (0..<4).reduce(0) { $0 << 8 | Int(data[at + $1]) } }
         var at = pngSignature.count
         var isFirst = true
-        while at + 12 <= data.count {
-            let length = bigEndian(at)
+        // The loop's bound keeps the length field in the data; the length check keeps the CRC field in it.
+        while at + 12 <= data.count, let length = data.u32BE(at).map(Int.init) {
             let type = String(decoding: data[(at + 4)..<(at + 8)], as: UTF8.self)
             guard length <= data.count - at - 12 else { return "PNG chunk \(type) at byte \(at) runs past the end of the data" }
             if isFirst && type != "IHDR" { return "PNG does not start with an IHDR chunk" }
             isFirst = false
-            var crc: UInt32 = 0xFFFF_FFFF
-            for byte in data[(at + 4)..<(at + 8 + length)] {
-                crc = crc32Table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8)
-            }
-            guard ~crc == UInt32(truncatingIfNeeded: bigEndian(at + 8 + length)) else {
+            guard CRC32.checksum(data[(at + 4)..<(at + 8 + length)]) == data.u32BE(at + 8 + length) else {
                 return "PNG chunk \(type) at byte \(at) fails its CRC check"
             }
             if type == "IEND" { return nil }
             at += 12 + length
         }
         return "PNG is truncated (no IEND chunk)"
-    }
-
-    /// CRC-32 as PNG (and zlib) define it: reflected polynomial 0xEDB88320.
-    private static let crc32Table: [UInt32] = (0..<256).map { index in
-        var crc = UInt32(index)
-        for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        return crc
     }
 
     private static func sdlError() -> String {

@@ -383,7 +383,7 @@ public final class MediaLibrary: @unchecked Sendable {
     }
 
     private func scan(scopes requested: [ScanScope], fullScan: Bool, progress: ((ScanProgress) -> Void)?) throws(LibraryError) -> ScanReport {
-        let started = DispatchTime.now()
+        let started = monotonicNanoseconds()
         // A folder inside another scope is walked with it, not again (which would look like a symlink loop).
         let scopes = LibraryIndexer.outermost(requested).sorted { $0.folder.lexicographicallyPrecedes($1.folder) }
         // Walking the folders needs no database: done before taking the write lock.
@@ -405,7 +405,7 @@ public final class MediaLibrary: @unchecked Sendable {
             throw .database(error)
         }
         if report.wasCancelled { throw .cancelled }
-        report.duration = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        report.duration = Double(monotonicNanoseconds() - started) / 1e9
         return report
     }
 
@@ -571,7 +571,7 @@ struct LibraryWalk {
         switch RawPath.listFolder(folder) {
         case .success(let found): names = found
         case .failure(let code):
-            warnings.append(ScanIssue(path: RawPath.display(folder), reason: "cannot list folder (\(String(cString: strerror(code.code))))"))
+            warnings.append(ScanIssue(path: RawPath.display(folder), reason: "cannot list folder (\(code))"))
             return []
         }
         var subfolders: [[UInt8]] = []
@@ -1012,7 +1012,6 @@ extension RawPath {
         var kind: EntryKind
     }
 
-    struct ErrorCode: Error { var code: Int32 }
 
     static func withCString<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
         (path + [0]).withUnsafeBufferPointer { bytes in
@@ -1039,14 +1038,14 @@ extension RawPath {
     }
 
     /// The names in a folder (without `.` and `..`), sorted by bytes.
-    static func listFolder(_ path: [UInt8]) -> Result<[Entry], ErrorCode> {
-        guard let dir = withCString(path, { opendir($0) }) else { return .failure(ErrorCode(code: errno)) }
+    static func listFolder(_ path: [UInt8]) -> Result<[Entry], Errno> {
+        guard let dir = withCString(path, { opendir($0) }) else { return .failure(.current) }
         defer { closedir(dir) }
         var entries: [Entry] = []
         while true {
             errno = 0
             guard let entry = readdir(dir) else {
-                if errno != 0 { return .failure(ErrorCode(code: errno)) }
+                if errno != 0 { return .failure(.current) }
                 break
             }
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
@@ -1067,23 +1066,22 @@ extension RawPath {
 
     /// A whole regular file of at most `limit` bytes, or a reason.
     static func readFile(_ path: [UInt8], limit: Int) -> Outcome<[UInt8]> {
-        let fd = withCString(path) { open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-        guard status.st_mode & S_IFMT == S_IFREG else { return .failure("not a regular file") }
-        guard status.st_size <= limit else { return .failure("\(status.st_size) bytes, over the \(limit >> 20) MB limit") }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var done = 0
-        while done < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, $0.count - done, off_t(done)) }
-            if got < 0 && errno == EINTR { continue }
-            guard got >= 0 else { return .failure("cannot read (\(String(cString: strerror(errno))))") }
-            if got == 0 { break }
-            done += got
+        do throws(Errno) {
+            let file = try FileDescriptor(opening: path, flags: O_RDONLY | O_NONBLOCK)
+            let status = try file.status()
+            guard status.st_mode & S_IFMT == S_IFREG else { return .failure("not a regular file") }
+            guard status.st_size <= limit else { return .failure("\(status.st_size) bytes, over the \(limit >> 20) MB limit") }
+            var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+            let done = try bytes.withUnsafeMutableBytes { raw in
+                Result { () throws(Errno) -> Int in
+                    guard let start = raw.baseAddress else { return 0 }
+                    return try file.read(into: start, count: raw.count, at: 0)
+                }
+            }.get()
+            return .success(Array(bytes.prefix(done)))
+        } catch {
+            return .failure("cannot read (\(error))")
         }
-        return .success(Array(bytes.prefix(done)))
     }
 
 

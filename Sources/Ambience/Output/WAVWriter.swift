@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Why a WAV file could not be written. Every case names the file the caller asked for.
 public enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -29,7 +28,7 @@ public enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable
     }
 }
 
-/// Writes a WAV file atomically: audio goes to a hidden temporary file in the same folder
+/// Writes a WAV file atomically through an `AtomicFile`: audio goes to a hidden temporary file in the same folder
 /// (`.NAME.tmp-PID-N`), and `finish()` syncs it and renames it into place.
 ///
 /// Until `finish()` succeeds nothing appears at `path` (an existing file there is left as it was).
@@ -54,8 +53,7 @@ public final class WAVWriter {
 
     private enum State { case open, finished, cancelled, failed(AudioWriteError) }
 
-    private let temporaryPath: String
-    private var fd: Int32
+    private let file: AtomicFile
     private var state = State.open
     private let buffer: UnsafeMutableRawPointer
     private var buffered = 0
@@ -67,7 +65,6 @@ public final class WAVWriter {
     static let bufferBytes = 64 * 1024
     static let sampleRates = 1...768_000
     static let channelCounts = 1...8
-    private static let sequence = Atomic<Int>(0)
 
     public convenience init(path: String, sampleRate: Int, channels: Int, encoding: Encoding) throws(AudioWriteError) {
         try self.init(path: path, sampleRate: sampleRate, channels: channels, encoding: encoding, riffLimit: Int64(UInt32.max))
@@ -78,30 +75,15 @@ public final class WAVWriter {
         guard Self.sampleRates.contains(sampleRate), Self.channelCounts.contains(channels) else {
             throw .cannotCreate(path, errno: EINVAL)
         }
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[...$0]) } ?? ""
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard !name.isEmpty else { throw .cannotCreate(path, errno: EISDIR) }
-        var existing = stat()
-        if stat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFDIR { throw .cannotCreate(path, errno: EISDIR) }
-
-        var temporary = ""
-        var fd: Int32 = -1
-        for _ in 0..<100 {
-            let n = Self.sequence.wrappingAdd(1, ordering: .relaxed).oldValue
-            temporary = "\(folder).\(name).tmp-\(getpid())-\(n)"
-            fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            if fd >= 0 || errno != EEXIST { break }
+        do throws(Errno) { file = try AtomicFile(replacing: path) } catch {
+            throw .cannotCreate(path, errno: error.code)
         }
-        guard fd >= 0 else { throw .cannotCreate(path, errno: errno) }
 
         self.path = path
         self.sampleRate = sampleRate
         self.channels = channels
         self.encoding = encoding
         self.riffLimit = riffLimit
-        self.temporaryPath = temporary
-        self.fd = fd
         // The header goes out first with zero sizes; finish() patches them.
         let placeholder = Self.header(sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: 0)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: Self.bufferBytes, alignment: 16)
@@ -111,10 +93,7 @@ public final class WAVWriter {
         buffered = placeholder.count
     }
 
-    deinit {
-        if case .open = state { abandon() }
-        buffer.deallocate()
-    }
+    deinit { buffer.deallocate() }  // an unfinished file's temporary file goes with `file`
 
     /// Appends interleaved samples.
     public func write(_ samples: UnsafeBufferPointer<Float>) throws(AudioWriteError) {
@@ -163,26 +142,19 @@ public final class WAVWriter {
         }
         try flush()
         let header = Self.header(sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: dataBytes)
-        var written = 0
-        while written < header.count {
-            let n = header.withUnsafeBytes { pwrite(fd, $0.baseAddress! + written, $0.count - written, off_t(written)) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw fail(.writeFailed(path, errno: n == 0 ? EIO : errno)) }
-            written += n
+        do throws(Errno) {
+            try header.withUnsafeBytes { raw in Result { () throws(Errno) in try file.write(raw, at: 0) } }.get()
+            try file.commit()
+        } catch {
+            throw fail(.writeFailed(path, errno: error.code))
         }
-        guard fsync(fd) == 0 else { throw fail(.writeFailed(path, errno: errno)) }
-        let closed = close(fd)
-        fd = -1
-        guard closed == 0 else { throw fail(.writeFailed(path, errno: errno)) }
-        guard rename(temporaryPath, path) == 0 else { throw fail(.writeFailed(path, errno: errno)) }
         state = .finished
-        syncFolder()
     }
 
     /// Stops without producing a file and removes the temporary file. Does nothing after `finish()`.
     public func cancel() {
         guard case .open = state else { return }
-        abandon()
+        file.discard()
         state = .cancelled
     }
 
@@ -213,37 +185,17 @@ public final class WAVWriter {
     }
 
     private func flush() throws(AudioWriteError) {
-        var offset = 0
-        while offset < buffered {
-            let n = Glibc.write(fd, buffer + offset, buffered - offset)
-            if n < 0, errno == EINTR { continue }
-            // write() returning 0 for a non-empty request means no progress is possible: report it as a full disk.
-            guard n > 0 else { throw fail(.writeFailed(path, errno: n == 0 ? ENOSPC : errno)) }
-            offset += n
+        do throws(Errno) { try file.write(UnsafeRawBufferPointer(start: buffer, count: buffered)) } catch {
+            throw fail(.writeFailed(path, errno: error.code))
         }
         buffered = 0
     }
 
     /// Removes the temporary file and remembers `error` as the answer to every later call.
     private func fail(_ error: AudioWriteError) -> AudioWriteError {
-        abandon()
+        file.discard()
         state = .failed(error)
         return error
-    }
-
-    private func abandon() {
-        if fd >= 0 { close(fd) }
-        fd = -1
-        unlink(temporaryPath)
-    }
-
-    /// Makes the rename durable. Best effort: the file itself is already synced.
-    private func syncFolder() {
-        let folder = path.lastIndex(of: "/").map { String(path[...$0]) } ?? "."
-        let dir = Glibc.open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard dir >= 0 else { return }
-        _ = fsync(dir)
-        close(dir)
     }
 
     /// The header before the samples: RIFF, fmt (WAVE_FORMAT_EXTENSIBLE above 2 channels), fact for float, data.

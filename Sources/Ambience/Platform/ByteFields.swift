@@ -39,3 +39,32 @@ extension Array where Element == UInt8 {
         return String(decoding: self[at..<(at + 4)], as: Unicode.ASCII.self)
     }
 }
+
+/// Fields read one after another from bytes in memory (a FLAC picture block), refusing (nil or false) instead of
+/// running past the end; a refused read leaves the cursor where it was.
+package struct ByteCursor {
+    private let bytes: [UInt8]
+    package private(set) var offset = 0
+
+    package init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    package var remaining: Int { bytes.count - offset }
+
+    package mutating func u32BE() -> UInt32? {
+        guard let value = bytes.u32BE(offset) else { return nil }
+        offset += 4
+        return value
+    }
+
+    package mutating func bytes(_ count: Int) -> [UInt8]? {
+        guard count >= 0, count <= remaining else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    package mutating func skip(_ count: Int) -> Bool {
+        guard count >= 0, count <= remaining else { return false }
+        offset += count
+        return true
+    }
+}

@@ -1,7 +1,7 @@
 import Glibc
 
 /// Nanoseconds on the monotonic clock: the one clock the engine measures time by (render cost, deadlines, paces).
-func monotonicNanoseconds() -> Int {
+package func monotonicNanoseconds() -> Int {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1_000_000_000 + ts.tv_nsec

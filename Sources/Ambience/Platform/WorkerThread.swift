@@ -122,11 +122,15 @@ package final class WorkerThread: @unchecked Sendable {
     /// Ends the loop's current or next wait at once.
     package func wake() { control.signal(stopping: false) }
 
-    /// Asks the loop to stop, wakes it and waits for it to return. Safe to call more than once, from any thread
-    /// but the worker's own.
+    /// Asks the loop to stop, wakes it and waits for it to return. Safe to call more than once. From the worker's
+    /// own thread (its owner's last reference went with the loop) it cannot join itself, so it detaches instead.
     package func stop() {
         guard let thread, !joined.withLock({ done in defer { done = true }; return done }) else { return }
         control.signal(stopping: true)
-        pthread_join(thread, nil)
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import Ambience
 import Foundation
 
 /// Makes test audio with the same tools a person would use (sox, oggenc, lame), in a private temporary folder.
@@ -128,13 +129,7 @@ extension Fixtures {
         let length = 27 + segments + bytes[(page + 27)..<(page + 27 + segments)].reduce(0) { $0 + Int($1) }
         guard at + old.count <= page + length else { throw FixtureError.toolFailed("patchOgg: bytes span two pages") }
         bytes.replaceSubrange(at..<(at + old.count), with: new)
-        for index in 22..<26 { bytes[page + index] = 0 }
-        var crc: UInt32 = 0
-        for byte in bytes[page..<(page + length)] {
-            crc ^= UInt32(byte) << 24
-            for _ in 0..<8 { crc = crc & 0x8000_0000 != 0 ? (crc << 1) ^ 0x04C1_1DB7 : crc << 1 }
-        }
-        for index in 0..<4 { bytes[page + 22 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        OggPageChecksum.stamp(&bytes, page: page..<(page + length))
         try Data(bytes).write(to: URL(fileURLWithPath: file))
     }
 }
