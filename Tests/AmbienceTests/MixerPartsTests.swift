@@ -167,7 +167,7 @@ import Testing
         let near = VoicePool.importance(of: voice(placement: .world(x: 0, y: 0, z: -1)), audibility)
         let far = VoicePool.importance(of: voice(placement: .world(x: 0, y: 0, z: -4)), audibility)
         #expect(abs(near - (128 * 16 + 0.5)) < 1e-4 && abs(far - (128 * 16 + 0.125)) < 1e-4)
-        #expect(listener.attenuation(0, 0, -10) == 0.1)
+        #expect(listener.attenuation(Vector3(x: 0, y: 0, z: -10)) == 0.1)
     }
 
     /// (live voices, sources, free sources, a rank owed, frames since the last, due)

@@ -268,7 +268,7 @@ import Testing
     @Test func reverbZoneAppliesInsideOnly() throws {
         func tail(at x: Float) throws -> Double {
             let engine = try AudioEngine(.offline())
-            #expect(engine.setReverbZones([ReverbZone(center: (10, 0, 0), radius: 5, reverb: ReverbPreset.cave.parameters)]))
+            #expect(engine.setReverbZones([ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.cave.parameters)]))
             let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.05), name: "click")
             engine.play(click, PlayOptions(placement: .world(x: x, y: 0, z: -1)))
             return try Signal(engine.render(frames: 9_600)).rms(4_800..<9_600)
@@ -283,7 +283,7 @@ import Testing
         let engine = try AudioEngine(.offline())
         let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.01), name: "click")
         for round in 0..<100 {
-            #expect(engine.setReverbZones([ReverbZone(center: (10, 0, 0), radius: 5, reverb: ReverbPreset.hall.parameters)]),
+            #expect(engine.setReverbZones([ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.hall.parameters)]),
                     "round \(round)")
             engine.play(click, PlayOptions(placement: .world(x: 10, y: 0, z: -1)))
             _ = try engine.render(frames: 1_024)
@@ -313,7 +313,7 @@ import Testing
         let note = try engine.makeSound(tone(hz: 440, seconds: 1), name: "note")
         // Doppler plays it faster than its pitch: a fifth with the voice closing in at 60 m/s, a third with the
         // listener closing in at 120 m/s.
-        let velocity: (x: Float, y: Float, z: Float) = change == "moving voice" ? (0, 0, 60) : (0, 0, 0)
+        let velocity = change == "moving voice" ? Vector3(x: 0, y: 0, z: 60) : .zero
         let voice = engine.play(note, PlayOptions(placement: .world(x: 0, y: 0, z: -2, velocity: velocity)))
         #expect(voice.isReal)
         var lastSound = -1
@@ -323,7 +323,7 @@ import Testing
             case ("pitch raised", 10): voice.setPitch(2)
             case ("paused a while", 10): voice.pause()
             case ("paused a while", 30): voice.resume()
-            case ("moving listener", 10): engine.listener.velocity = (0, 0, -120)
+            case ("moving listener", 10): engine.listener.velocity = Vector3(x: 0, y: 0, z: -120)
             case ("pitch set every frame", _): voice.setPitch(1)  // a game that sets it each frame, ended or not
             default: break
             }

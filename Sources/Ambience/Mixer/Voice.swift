@@ -3,15 +3,11 @@ public enum Placement: Sendable, Equatable {
     /// -1 is hard left, 0 centre, 1 hard right.
     case pan(Float)
     /// A point in world space, with a velocity for doppler.
-    case world(x: Float, y: Float, z: Float, velocity: (x: Float, y: Float, z: Float) = (0, 0, 0))
+    case world(position: Vector3, velocity: Vector3 = .zero)
 
-    public static func == (a: Placement, b: Placement) -> Bool {
-        switch (a, b) {
-        case (.pan(let p), .pan(let q)): p == q
-        case (.world(let x, let y, let z, let v), .world(let x2, let y2, let z2, let v2)):
-            x == x2 && y == y2 && z == z2 && v == v2
-        default: false
-        }
+    /// A point in world space given axis by axis: `.world(x: -3, y: 0, z: -1)`.
+    public static func world(x: Float, y: Float, z: Float, velocity: Vector3 = .zero) -> Placement {
+        .world(position: Vector3(x: x, y: y, z: z), velocity: velocity)
     }
 }
 
