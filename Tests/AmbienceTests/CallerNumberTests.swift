@@ -218,7 +218,7 @@ import Testing
 
         let rules = engine.duckingRules
         #expect(throws: InvalidNumber.self) {
-            try engine.setDuckingRules([DuckingRule(trigger: engine.voice, target: engine.music, depth: .nan)])
+            try engine.setDuckingRules([DuckingRule(trigger: engine.dialogue, target: engine.music, depth: .nan)])
         }
         #expect(engine.duckingRules == rules)
         let zone = ReverbZone(center: Vector3(x: 0, y: .nan, z: 0), radius: 1, reverb: ReverbPreset.cave.parameters)

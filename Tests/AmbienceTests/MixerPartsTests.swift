@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func duckingTriggersSeeOnlyAudibleUnpausedVoicesUnderTheBus() throws {
-        var graph = BusGraph(root: "master", children: ["music", "sfx", "ui", "voice"])
+        var graph = BusGraph(root: "master", children: ["music", "sfx", "ui", "dialogue"])
         let child = graph.add(named: "barks", parent: 4)
         var pool = VoicePool(capacity: 4, buses: graph.count)
         #expect(!pool.hasAudibleVoices(under: 4, in: graph))
@@ -213,7 +213,7 @@ import Testing
 }
 
 @Suite struct BusGraphTests {
-    func graph() -> BusGraph { BusGraph(root: "master", children: ["music", "sfx", "ui", "voice"]) }
+    func graph() -> BusGraph { BusGraph(root: "master", children: ["music", "sfx", "ui", "dialogue"]) }
 
     /// (master gain, sfx gain, child gain, master muted, sfx muted, the child's effective gain)
     static let chains: [(Float, Float, Float, Bool, Bool, Float)] = [

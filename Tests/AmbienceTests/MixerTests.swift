@@ -121,7 +121,8 @@ import Testing
         engine.musicPlayer.play()
         let before = try Signal(engine.render(frames: 9_600)).amplitude(of: 300, in: 2_000..<9_600)
         let dialogue = try engine.makeSound(tone(hz: 900, seconds: 1), name: "line")
-        engine.play(dialogue, PlayOptions(bus: engine.voice))
+        #expect(engine.dialogue.name == "dialogue")
+        engine.play(dialogue, PlayOptions(bus: engine.dialogue))
         // The default rule: attack 80 ms. After it the music is 9 dB down.
         let ducked = try Signal(engine.render(frames: 24_000))
         let depth = decibels(ducked.amplitude(of: 300, in: 6_000..<24_000), over: before)

@@ -212,8 +212,8 @@ public final class AudioEngine: @unchecked Sendable {
     public var music: Bus { mixer.bus(.music) }
     public var sfx: Bus { mixer.bus(.sfx) }
     public var ui: Bus { mixer.bus(.ui) }
-    /// Dialogue. By default the music bus ducks −9 dB while it plays.
-    public var voice: Bus { mixer.bus(.voice) }
+    /// Speech (named "dialogue"). By default the music bus ducks −9 dB while it plays.
+    public var dialogue: Bus { mixer.bus(.dialogue) }
 
     /// Adds a bus under `parent` (master when nil).
     public func makeBus(named name: String, parent: Bus? = nil) -> Bus { mixer.makeBus(named: name, parent: parent) }

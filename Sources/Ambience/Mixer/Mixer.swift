@@ -49,7 +49,7 @@ public final class Mixer: @unchecked Sendable {
     let underruns = Atomic<Int>(0)
 
     /// Index of the built-in buses.
-    enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, voice }
+    enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
     static let maxPendingEvents = 8192
 
     public init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
@@ -64,7 +64,7 @@ public final class Mixer: @unchecked Sendable {
         effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
         effects = EffectRack(sources: sources.count)
         buses = BusGraph(root: "master", children: BuiltinBus.allCases.dropFirst().map { "\($0)" })
-        buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.voice.rawValue, target: BuiltinBus.music.rawValue,
+        buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.dialogue.rawValue, target: BuiltinBus.music.rawValue,
                                            depth: 9, attack: 0.08, release: 0.5)])
         voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count)
         events.reserveCapacity(256)
