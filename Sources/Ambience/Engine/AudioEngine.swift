@@ -77,11 +77,13 @@ public struct EngineConfiguration: Sendable {
 
 /// Why an engine call failed.
 public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
-    case mixer(String)
-    case output(String)
+    /// OpenAL Soft could not set up the mixer.
+    case mixer(MixerSetupError)
+    /// Real-time output could not start.
+    case output(OutputError)
+    /// A sound's file could not be read.
     case decoding(DecodingError)
-    case writing(String)
-    /// The mixer could not hold the sound (OpenAL refused the buffer).
+    /// The mixer could not hold the named sound (OpenAL refused the buffer).
     case outOfMixerMemory(String)
     /// `render` is for offline engines; a device engine renders on its own.
     case notOffline
@@ -90,7 +92,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
-        case .mixer(let m), .output(let m), .writing(let m): m
+        case .mixer(let e): e.description
+        case .output(let e): e.description
         case .decoding(let e): e.description
         case .outOfMixerMemory(let name): "\(name): the mixer has no room for this sound"
         case .notOffline: "render() needs an engine created with output: .offline"
@@ -143,7 +146,7 @@ public final class AudioEngine: @unchecked Sendable {
             mixer = try Mixer(MixerConfiguration(sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
                                                  maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
         } catch {
-            throw .mixer(error.description)
+            throw .mixer(error)
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
@@ -168,7 +171,7 @@ public final class AudioEngine: @unchecked Sendable {
                     state.routes = routes
                 }
             } catch {
-                throw .output(error.description)
+                throw .output(error)
             }
             musicPlayer.startStreamingThread()
         }

@@ -4,7 +4,7 @@ import Synchronization
 // The only file that calls OpenAL Soft. Everything above it speaks `LoopbackDevice`, `ALSource` and `ALBuffer`.
 
 /// Why the mixer could not be set up.
-public enum MixerSetupError: Error, CustomStringConvertible, Sendable {
+public enum MixerSetupError: Error, CustomStringConvertible, Sendable, Equatable {
     case loopbackUnavailable
     case formatUnsupported(sampleRate: Int)
     case contextFailed(code: Int32)
