@@ -201,6 +201,31 @@ import Testing
         #expect(Voice.none.stop() == .stale)
     }
 
+    @Test func busHandlesOutlivingTheirEngineAreHarmless() throws {
+        var engine: AudioEngine? = try self.engine()
+        let sfx = try #require(engine).sfx
+        let mine = try #require(engine).makeBus(named: "mine", parent: sfx)
+        mine.gain = 0.5
+        #expect(!mine.isStale && mine.name == "mine" && mine.gain == 0.5 && mine.description == "Bus(mine)")
+        let voice = try #require(engine).play(try #require(engine).makeSound(tone(hz: 440, seconds: 1), name: "t"),
+                                              PlayOptions(bus: mine))
+        weak let mixer = engine?.mixer
+        engine = nil
+        // Like a voice, a bus holds its mixer weakly: the handles kept it alive before.
+        #expect(mixer == nil, "a handle kept the mixer alive")
+        #expect(voice.stop() == .stale)
+        for bus in [sfx, mine] {
+            #expect(bus.isStale)
+            bus.gain = 0.25
+            bus.isMuted = true
+            try bus.setGain(0.25)
+            try bus.fade(to: 1, over: 1)
+            #expect(bus.name == "" && bus.gain == 0 && !bus.isMuted && bus.effectiveGain == 0)
+            #expect(bus.description == "Bus(stale)")
+        }
+        #expect(sfx != mine && mine == mine)
+    }
+
     @Test func pausedVoiceKeepsItsPlaceAndResumes() throws {
         let engine = try engine()
         let sound = try engine.makeSound(tone(hz: 440, seconds: 2), name: "t")

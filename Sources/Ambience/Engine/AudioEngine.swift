@@ -243,12 +243,18 @@ public final class AudioEngine: @unchecked Sendable {
 
     // MARK: Effects and capabilities
 
-    /// Puts a reverb on a bus and everything under it (nil removes it). False when this OpenAL has no EFX.
+    /// Puts a reverb on a bus and everything under it (nil removes it). False when this OpenAL has no EFX, or the bus
+    /// is another engine's.
     @discardableResult
-    public func setReverb(_ preset: ReverbPreset?, on bus: Bus) -> Bool { mixer.setReverb(preset?.parameters, bus: bus.index) }
+    public func setReverb(_ preset: ReverbPreset?, on bus: Bus) -> Bool { setReverb(preset?.parameters, on: bus) }
 
+    /// Puts a reverb with these parameters on a bus and everything under it (nil removes it); false as for a preset,
+    /// or when a parameter is NaN or infinite.
     @discardableResult
-    public func setReverb(_ parameters: ReverbParameters?, on bus: Bus) -> Bool { mixer.setReverb(parameters, bus: bus.index) }
+    public func setReverb(_ parameters: ReverbParameters?, on bus: Bus) -> Bool {
+        guard bus.owner === mixer.owner else { return false }
+        return mixer.setReverb(parameters, bus: bus.index)
+    }
 
     /// Replaces the world's reverb zones. A world voice inside a zone uses its reverb instead of its bus's.
     @discardableResult
