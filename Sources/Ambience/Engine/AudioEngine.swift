@@ -104,8 +104,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 
 /// The game's audio engine: sounds and voices, buses, the listener, and the output.
 ///
-/// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and delivers every event on
-/// the calling thread. Every other method may be called from any thread.
+/// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and returns every event since
+/// the last call, on the calling thread. Every other method may be called from any thread.
 public final class AudioEngine: @unchecked Sendable {
     public let configuration: EngineConfiguration
     let mixer: Mixer
@@ -120,13 +120,6 @@ public final class AudioEngine: @unchecked Sendable {
     private let sleepMonitor: SleepMonitor?
     private let cache: SoundCache
     private let state = Lock<EngineState>(EngineState())
-    /// Observers run only on the thread that calls `update()`; any thread may add one, hence the lock.
-    private let observers = Lock<[Observer]>([])
-
-    /// A handler, held under the lock and called only on the update() thread, never concurrently.
-    private struct Observer: @unchecked Sendable {
-        let handle: (AudioEvent) -> Void
-    }
 
     private struct EngineState {
         var device: DeviceOutput?
@@ -334,13 +327,9 @@ public final class AudioEngine: @unchecked Sendable {
         state.withLock { state in if !state.libraries.contains(where: { $0 === library }) { state.libraries.append(library) } }
     }
 
-    /// Registers a handler for events; it runs inside `update()`, on that thread.
-    public func addObserver(_ handler: @escaping (AudioEvent) -> Void) {
-        let observer = Observer(handle: handler)
-        observers.withLock { $0.append(observer) }
-    }
-
-    /// Advances the mixer to the output's clock and delivers pending events, in order, on this thread.
+    /// Advances the mixer to the output's clock and returns every event since the last call, in order: the one way
+    /// events reach the game (there are no observers to register, so no handler ever runs inside the engine, on
+    /// another thread or re-entrantly). The C API's callbacks are called from this list, inside `ambience_update`.
     @discardableResult
     public func update() -> [AudioEvent] {
         followSessionBus()
@@ -366,8 +355,6 @@ public final class AudioEngine: @unchecked Sendable {
         }
         for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
-        let handlers = observers.withLock { $0 }
-        for event in events { for observer in handlers { observer.handle(event) } }
         return events
     }
 
