@@ -5,11 +5,7 @@ public struct Vector3: Sendable, Equatable, Hashable, CustomStringConvertible {
     public var y: Float
     public var z: Float
 
-    public init(x: Float, y: Float, z: Float) {
-        self.x = x
-        self.y = y
-        self.z = z
-    }
+    public init(x: Float, y: Float, z: Float) { (self.x, self.y, self.z) = (x, y, z) }
 
     /// The origin; no velocity.
     public static let zero = Vector3(x: 0, y: 0, z: 0)
