@@ -346,14 +346,23 @@ ambience_status ambience_listener_set(ambience_engine *engine, const ambience_li
 ambience_status ambience_listener_set_position(ambience_engine *engine, float x, float y, float z);
 
 /* ============================================================================================================ */
-/* Buses: master > music, sfx, ui, voice (and buses you add). Handles live as long as their engine.            */
+/* Buses: master > music, sfx, ui, dialogue (and buses you add). Handles live as long as their engine.         */
+
+/* Marks a name kept only for old code; GCC and Clang warn where it is used. */
+#if defined(__GNUC__)
+#define AMBIENCE_DEPRECATED(message) __attribute__((deprecated(message)))
+#else
+#define AMBIENCE_DEPRECATED(message)
+#endif
 
 typedef enum ambience_builtin_bus {
     AMBIENCE_BUS_MASTER = 0,
-    AMBIENCE_BUS_MUSIC = 1,  /* the music player plays here; ducks 9 dB under `voice` by default */
-    AMBIENCE_BUS_SFX = 2,    /* where voices play unless told otherwise */
+    AMBIENCE_BUS_MUSIC = 1,     /* the music player plays here; ducks 9 dB under `dialogue` by default */
+    AMBIENCE_BUS_SFX = 2,       /* where voices play unless told otherwise */
     AMBIENCE_BUS_UI = 3,
-    AMBIENCE_BUS_VOICE = 4   /* dialogue */
+    AMBIENCE_BUS_DIALOGUE = 4,  /* speech; named "dialogue" */
+    /* Deprecated: the old name of AMBIENCE_BUS_DIALOGUE (the same bus). */
+    AMBIENCE_BUS_VOICE AMBIENCE_DEPRECATED("use AMBIENCE_BUS_DIALOGUE") = AMBIENCE_BUS_DIALOGUE
 } ambience_builtin_bus;
 
 ambience_status ambience_bus_get(ambience_engine *engine, ambience_builtin_bus which, ambience_bus **out_bus);

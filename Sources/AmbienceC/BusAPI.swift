@@ -15,7 +15,7 @@ public func ambience_bus_get(_ engine: OpaquePointer?, _ which: ambience_builtin
         case AMBIENCE_BUS_MUSIC: index = 1
         case AMBIENCE_BUS_SFX: index = 2
         case AMBIENCE_BUS_UI: index = 3
-        case AMBIENCE_BUS_VOICE: index = 4
+        case AMBIENCE_BUS_DIALOGUE: index = 4
         default: throw APIError.invalid("which is \(which.rawValue), not an ambience_builtin_bus")
         }
         out.pointee = OpaquePointer(bitPattern: box.builtinBuses[index])

@@ -76,7 +76,7 @@ public func ambience_engine_create(_ config: UnsafePointer<ambience_engine_confi
         engine = try AudioEngine(settings)
         engine.musicPlayer.beginGeneratingPlaybackNotifications()
         _ = exitHandlerInstalled
-        let builtins: [Bus] = [engine.master, engine.music, engine.sfx, engine.ui, engine.voice]
+        let builtins: [Bus] = [engine.master, engine.music, engine.sfx, engine.ui, engine.dialogue]
         let handle = registry.withLock { state -> UInt in
             let handle = HandleKind.engine.handle(serial: state.serial())
             let busHandles = builtins.map { _ in HandleKind.bus.handle(serial: state.serial()) }

@@ -39,7 +39,6 @@ extension APIError {
         case .mixer: self.init(AMBIENCE_ERROR_MIXER, error.description)
         case .outOfMixerMemory: self.init(AMBIENCE_ERROR_OUT_OF_MEMORY, error.description)
         case .notOffline: self.init(AMBIENCE_ERROR_NOT_OFFLINE, error.description)
-        case .writing: self.init(AMBIENCE_ERROR_OUTPUT, error.description)
         case .invalidNumber: self.init(AMBIENCE_ERROR_INVALID_ARGUMENT, error.description)
         }
     }

@@ -124,7 +124,7 @@ private func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(A
     case AMBIENCE_PLACEMENT_PAN:
         placement = .pan(o.pan)
     case AMBIENCE_PLACEMENT_WORLD:
-        placement = .world(x: o.position.0, y: o.position.1, z: o.position.2, velocity: (o.velocity.0, o.velocity.1, o.velocity.2))
+        placement = .world(position: Vector3(o.position), velocity: Vector3(o.velocity))
     default:
         throw APIError.invalid("options->placement is \(o.placement.rawValue), not an ambience_placement")
     }
@@ -213,8 +213,8 @@ public func ambience_voice_set_pan(_ voice: UInt64, _ pan: Float) -> ambience_st
 public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_position") {
         try checked { () throws(InvalidNumber) in _ = try Placement.world(x: x, y: y, z: z).validated() }
-        let velocity: (x: Float, y: Float, z: Float)
-        if case .world(_, _, _, let v) = try voiceEntry(voice).placement { velocity = v } else { velocity = (0, 0, 0) }
+        var velocity = Vector3.zero
+        if case .world(_, let v) = try voiceEntry(voice).placement { velocity = v }
         try place(voice, .world(x: x, y: y, z: z, velocity: velocity))
     }
 }
@@ -222,11 +222,12 @@ public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float,
 @_cdecl("ambience_voice_set_velocity")
 public func ambience_voice_set_velocity(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_velocity") {
-        try checked { () throws(InvalidNumber) in _ = try Placement.world(x: 0, y: 0, z: 0, velocity: (x, y, z)).validated() }
-        guard case .world(let px, let py, let pz, _) = try voiceEntry(voice).placement else {
+        let velocity = Vector3(x: x, y: y, z: z)
+        try checked { () throws(InvalidNumber) in _ = try Placement.world(position: .zero, velocity: velocity).validated() }
+        guard case .world(let position, _) = try voiceEntry(voice).placement else {
             throw APIError.invalid("voice \(voice) is panned, not placed in the world: set its position first")
         }
-        try place(voice, .world(x: px, y: py, z: pz, velocity: (x, y, z)))
+        try place(voice, .world(position: position, velocity: velocity))
     }
 }
 
@@ -288,10 +289,10 @@ public func ambience_listener_get(_ engine: OpaquePointer?, _ out: UnsafeMutable
         let target = try output(out, "out_listener")
         let l = box.engine.listener
         var c = ambience_listener()
-        c.position = (l.position.x, l.position.y, l.position.z)
-        c.velocity = (l.velocity.x, l.velocity.y, l.velocity.z)
-        c.forward = l.forward
-        c.up = l.up
+        c.position = l.position.cArray
+        c.velocity = l.velocity.cArray
+        c.forward = l.forward.cArray
+        c.up = l.up.cArray
         c.reference_distance = l.referenceDistance
         c.max_distance = l.maxDistance
         c.rolloff = l.rolloff
@@ -306,10 +307,10 @@ public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePo
         let box = try engineBox(engine)
         guard let c = listener?.pointee else { throw APIError.invalid("listener is NULL") }
         var l = box.engine.listener
-        l.position = (c.position.0, c.position.1, c.position.2)
-        l.velocity = (c.velocity.0, c.velocity.1, c.velocity.2)
-        l.forward = c.forward
-        l.up = c.up
+        l.position = Vector3(c.position)
+        l.velocity = Vector3(c.velocity)
+        l.forward = Vector3(c.forward)
+        l.up = Vector3(c.up)
         l.referenceDistance = c.reference_distance
         l.maxDistance = c.max_distance
         l.rolloff = c.rolloff
@@ -323,7 +324,17 @@ public func ambience_listener_set_position(_ engine: OpaquePointer?, _ x: Float,
     api("ambience_listener_set_position") {
         let box = try engineBox(engine)
         var l = box.engine.listener
-        l.position = (x, y, z)
+        l.position = Vector3(x: x, y: y, z: z)
         try checked { () throws(InvalidNumber) in try box.engine.setListener(l) }
     }
+}
+
+// MARK: - Vectors
+
+extension Vector3 {
+    /// A vector from the header's `float[3]`, which Swift imports as a tuple.
+    init(_ c: (Float, Float, Float)) { self.init(x: c.0, y: c.1, z: c.2) }
+
+    /// The vector as the header's `float[3]`.
+    var cArray: (Float, Float, Float) { (x, y, z) }
 }

@@ -155,7 +155,7 @@ import Testing
             #expect(isInvalid(target.setOcclusion(bad)))
             #expect(isInvalid(target.setPlacement(.pan(bad))))
             #expect(isInvalid(target.setPlacement(.world(x: 0, y: bad, z: 0))))
-            #expect(isInvalid(target.setPlacement(.world(x: 0, y: 0, z: -1, velocity: (bad, 0, 0)))))
+            #expect(isInvalid(target.setPlacement(.world(x: 0, y: 0, z: -1, velocity: Vector3(x: bad, y: 0, z: 0)))))
             #expect(isInvalid(target.fade(to: bad, over: 1)))
             #expect(isInvalid(target.fade(to: 0, over: Double(bad))))
             #expect(isInvalid(target.stop(fade: Double(bad))))
@@ -203,13 +203,13 @@ import Testing
         #expect(engine.sfx.gain == MixerLimits.gain.upperBound)
 
         var listener = engine.listener
-        listener.position = (1, 2, 3)
+        listener.position = Vector3(x: 1, y: 2, z: 3)
         try engine.setListener(listener)
         var bad = listener
         bad.position.x = .nan
         #expect(throws: InvalidNumber.self) { try engine.setListener(bad) }
         bad = listener
-        bad.forward = (0, 0, 0)
+        bad.forward = .zero
         #expect(throws: InvalidNumber.self) { try engine.setListener(bad) }
         bad = listener
         bad.rolloff = .infinity
@@ -218,10 +218,10 @@ import Testing
 
         let rules = engine.duckingRules
         #expect(throws: InvalidNumber.self) {
-            try engine.setDuckingRules([DuckingRule(trigger: engine.voice, target: engine.music, depth: .nan)])
+            try engine.setDuckingRules([DuckingRule(trigger: engine.dialogue, target: engine.music, depth: .nan)])
         }
         #expect(engine.duckingRules == rules)
-        let zone = ReverbZone(center: (0, .nan, 0), radius: 1, reverb: ReverbPreset.cave.parameters)
+        let zone = ReverbZone(center: Vector3(x: 0, y: .nan, z: 0), radius: 1, reverb: ReverbPreset.cave.parameters)
         #expect(engine.setReverbZones([zone]) == false)
     }
 

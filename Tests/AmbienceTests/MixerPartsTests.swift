@@ -167,7 +167,7 @@ import Testing
         let near = VoicePool.importance(of: voice(placement: .world(x: 0, y: 0, z: -1)), audibility)
         let far = VoicePool.importance(of: voice(placement: .world(x: 0, y: 0, z: -4)), audibility)
         #expect(abs(near - (128 * 16 + 0.5)) < 1e-4 && abs(far - (128 * 16 + 0.125)) < 1e-4)
-        #expect(listener.attenuation(0, 0, -10) == 0.1)
+        #expect(listener.attenuation(Vector3(x: 0, y: 0, z: -10)) == 0.1)
     }
 
     /// (live voices, sources, free sources, a rank owed, frames since the last, due)
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func duckingTriggersSeeOnlyAudibleUnpausedVoicesUnderTheBus() throws {
-        var graph = BusGraph(root: "master", children: ["music", "sfx", "ui", "voice"])
+        var graph = BusGraph(root: "master", children: ["music", "sfx", "ui", "dialogue"])
         let child = graph.add(named: "barks", parent: 4)
         var pool = VoicePool(capacity: 4, buses: graph.count)
         #expect(!pool.hasAudibleVoices(under: 4, in: graph))
@@ -213,7 +213,7 @@ import Testing
 }
 
 @Suite struct BusGraphTests {
-    func graph() -> BusGraph { BusGraph(root: "master", children: ["music", "sfx", "ui", "voice"]) }
+    func graph() -> BusGraph { BusGraph(root: "master", children: ["music", "sfx", "ui", "dialogue"]) }
 
     /// (master gain, sfx gain, child gain, master muted, sfx muted, the child's effective gain)
     static let chains: [(Float, Float, Float, Bool, Bool, Float)] = [

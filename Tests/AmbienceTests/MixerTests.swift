@@ -121,7 +121,8 @@ import Testing
         engine.musicPlayer.play()
         let before = try Signal(engine.render(frames: 9_600)).amplitude(of: 300, in: 2_000..<9_600)
         let dialogue = try engine.makeSound(tone(hz: 900, seconds: 1), name: "line")
-        engine.play(dialogue, PlayOptions(bus: engine.voice))
+        #expect(engine.dialogue.name == "dialogue")
+        engine.play(dialogue, PlayOptions(bus: engine.dialogue))
         // The default rule: attack 80 ms. After it the music is 9 dB down.
         let ducked = try Signal(engine.render(frames: 24_000))
         let depth = decibels(ducked.amplitude(of: 300, in: 6_000..<24_000), over: before)
@@ -200,6 +201,31 @@ import Testing
         #expect(Voice.none.stop() == .stale)
     }
 
+    @Test func busHandlesOutlivingTheirEngineAreHarmless() throws {
+        var engine: AudioEngine? = try self.engine()
+        let sfx = try #require(engine).sfx
+        let mine = try #require(engine).makeBus(named: "mine", parent: sfx)
+        mine.gain = 0.5
+        #expect(!mine.isStale && mine.name == "mine" && mine.gain == 0.5 && mine.description == "Bus(mine)")
+        let voice = try #require(engine).play(try #require(engine).makeSound(tone(hz: 440, seconds: 1), name: "t"),
+                                              PlayOptions(bus: mine))
+        weak let mixer = engine?.mixer
+        engine = nil
+        // Like a voice, a bus holds its mixer weakly: the handles kept it alive before.
+        #expect(mixer == nil, "a handle kept the mixer alive")
+        #expect(voice.stop() == .stale)
+        for bus in [sfx, mine] {
+            #expect(bus.isStale)
+            bus.gain = 0.25
+            bus.isMuted = true
+            try bus.setGain(0.25)
+            try bus.fade(to: 1, over: 1)
+            #expect(bus.name == "" && bus.gain == 0 && !bus.isMuted && bus.effectiveGain == 0)
+            #expect(bus.description == "Bus(stale)")
+        }
+        #expect(sfx != mine && mine == mine)
+    }
+
     @Test func pausedVoiceKeepsItsPlaceAndResumes() throws {
         let engine = try engine()
         let sound = try engine.makeSound(tone(hz: 440, seconds: 2), name: "t")
@@ -268,7 +294,7 @@ import Testing
     @Test func reverbZoneAppliesInsideOnly() throws {
         func tail(at x: Float) throws -> Double {
             let engine = try AudioEngine(.offline())
-            #expect(engine.setReverbZones([ReverbZone(center: (10, 0, 0), radius: 5, reverb: ReverbPreset.cave.parameters)]))
+            #expect(engine.setReverbZones([ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.cave.parameters)]))
             let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.05), name: "click")
             engine.play(click, PlayOptions(placement: .world(x: x, y: 0, z: -1)))
             return try Signal(engine.render(frames: 9_600)).rms(4_800..<9_600)
@@ -283,7 +309,7 @@ import Testing
         let engine = try AudioEngine(.offline())
         let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.01), name: "click")
         for round in 0..<100 {
-            #expect(engine.setReverbZones([ReverbZone(center: (10, 0, 0), radius: 5, reverb: ReverbPreset.hall.parameters)]),
+            #expect(engine.setReverbZones([ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.hall.parameters)]),
                     "round \(round)")
             engine.play(click, PlayOptions(placement: .world(x: 10, y: 0, z: -1)))
             _ = try engine.render(frames: 1_024)
@@ -313,7 +339,7 @@ import Testing
         let note = try engine.makeSound(tone(hz: 440, seconds: 1), name: "note")
         // Doppler plays it faster than its pitch: a fifth with the voice closing in at 60 m/s, a third with the
         // listener closing in at 120 m/s.
-        let velocity: (x: Float, y: Float, z: Float) = change == "moving voice" ? (0, 0, 60) : (0, 0, 0)
+        let velocity = change == "moving voice" ? Vector3(x: 0, y: 0, z: 60) : .zero
         let voice = engine.play(note, PlayOptions(placement: .world(x: 0, y: 0, z: -2, velocity: velocity)))
         #expect(voice.isReal)
         var lastSound = -1
@@ -323,7 +349,7 @@ import Testing
             case ("pitch raised", 10): voice.setPitch(2)
             case ("paused a while", 10): voice.pause()
             case ("paused a while", 30): voice.resume()
-            case ("moving listener", 10): engine.listener.velocity = (0, 0, -120)
+            case ("moving listener", 10): engine.listener.velocity = Vector3(x: 0, y: 0, z: -120)
             case ("pitch set every frame", _): voice.setPitch(1)  // a game that sets it each frame, ended or not
             default: break
             }

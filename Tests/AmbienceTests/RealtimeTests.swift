@@ -35,6 +35,22 @@ extension SoundServerSuites {
         #expect(engine.outputDriver != "offline")
     }
 
+    @Test func aDeviceNoDriverCanOpenIsATypedOutputError() throws {
+        // SDL's dummy driver has only its default device: a named one opens nowhere.
+        let previous = getenv("SDL_AUDIODRIVER").map { String(cString: $0) }
+        setenv("SDL_AUDIODRIVER", "dummy", 1)
+        defer { if let previous { setenv("SDL_AUDIODRIVER", previous, 1) } else { unsetenv("SDL_AUDIODRIVER") } }
+        let configuration = EngineConfiguration(output: .device(name: "ambience-no-such-device"), appName: "ambience-no-device-test",
+                                                desktopIntegration: false)
+        let error = #expect(throws: EngineError.self) { try AudioEngine(configuration) }
+        guard case .output(.noDriver(let tried)) = error else {
+            Issue.record("not a typed output error: \(String(describing: error))")
+            return
+        }
+        #expect(tried.contains("dummy"))
+        #expect(error?.description == "SDL audio: no driver could open a device (tried \(tried.joined(separator: ", ")))")
+    }
+
     @Test func deviceEngineRendersInRealTimeAndRefusesOfflineRender() throws {
         let engine = try AudioEngine(EngineConfiguration(output: .device(), appName: "ambience-realtime-test", desktopIntegration: false))
         defer { engine.shutdown() }

@@ -580,7 +580,8 @@ static void test_listener(ambience_engine *engine) {
 }
 
 static void test_buses(ambience_engine *engine, ambience_engine *other) {
-    ambience_bus *master = NULL, *music = NULL, *sfx = NULL, *ui = NULL, *voice_bus = NULL, *mine = NULL, *foreign = NULL;
+    ambience_bus *master = NULL, *music = NULL, *sfx = NULL, *ui = NULL, *dialogue = NULL, *old_name = NULL;
+    ambience_bus *mine = NULL, *foreign = NULL;
     ambience_sound *sound = tone(engine, 330, 2);
     ambience_play_options options;
     ambience_voice voice;
@@ -594,7 +595,15 @@ static void test_buses(ambience_engine *engine, ambience_engine *other) {
     OK(ambience_bus_get(engine, AMBIENCE_BUS_MUSIC, &music));
     OK(ambience_bus_get(engine, AMBIENCE_BUS_SFX, &sfx));
     OK(ambience_bus_get(engine, AMBIENCE_BUS_UI, &ui));
-    OK(ambience_bus_get(engine, AMBIENCE_BUS_VOICE, &voice_bus));
+    OK(ambience_bus_get(engine, AMBIENCE_BUS_DIALOGUE, &dialogue));
+    OK(ambience_bus_get_name(dialogue, name, sizeof name, NULL));
+    CHECK(strcmp(name, "dialogue") == 0);
+    /* The deprecated name is the same bus. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    OK(ambience_bus_get(engine, AMBIENCE_BUS_VOICE, &old_name));
+#pragma GCC diagnostic pop
+    CHECK(old_name == dialogue);
     EXPECT(ambience_bus_get(engine, (ambience_builtin_bus)5, &ui), AMBIENCE_ERROR_INVALID_ARGUMENT);
     OK(ambience_bus_get_name(music, name, sizeof name, NULL));
     CHECK(strcmp(name, "music") == 0);
@@ -646,7 +655,7 @@ static void test_buses(ambience_engine *engine, ambience_engine *other) {
     /* Ducking: the default voice-over-music rule, one more, then none. */
     OK(ambience_ducking_get_count(engine, &count));
     CHECK(count == 1);
-    OK(ambience_ducking_add(engine, voice_bus, mine, 12, 0.05, 0.2));
+    OK(ambience_ducking_add(engine, dialogue, mine, 12, 0.05, 0.2));
     OK(ambience_ducking_get_count(engine, &count));
     CHECK(count == 2);
     EXPECT(ambience_ducking_add(engine, mine, mine, 6, 0, 0), AMBIENCE_ERROR_INVALID_ARGUMENT);

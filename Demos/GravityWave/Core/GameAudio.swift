@@ -43,9 +43,9 @@ final class GameAudio {
         // The listener sits at the centre of the screen, facing into it. Within 4 units a sound plays at its own
         // gain, so the edges of the screen are only a few dB quieter than the middle.
         var listener = engine.listener
-        listener.position = (0, 0, 0)
-        listener.forward = (0, 0, -1)
-        listener.up = (0, 1, 0)
+        listener.position = .zero
+        listener.forward = Vector3(x: 0, y: 0, z: -1)
+        listener.up = Vector3(x: 0, y: 1, z: 0)
         listener.referenceDistance = 4
         listener.rolloff = 1
         engine.listener = listener

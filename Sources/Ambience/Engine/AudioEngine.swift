@@ -77,11 +77,13 @@ public struct EngineConfiguration: Sendable {
 
 /// Why an engine call failed.
 public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
-    case mixer(String)
-    case output(String)
+    /// OpenAL Soft could not set up the mixer.
+    case mixer(MixerSetupError)
+    /// Real-time output could not start.
+    case output(OutputError)
+    /// A sound's file could not be read.
     case decoding(DecodingError)
-    case writing(String)
-    /// The mixer could not hold the sound (OpenAL refused the buffer).
+    /// The mixer could not hold the named sound (OpenAL refused the buffer).
     case outOfMixerMemory(String)
     /// `render` is for offline engines; a device engine renders on its own.
     case notOffline
@@ -90,7 +92,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
-        case .mixer(let m), .output(let m), .writing(let m): m
+        case .mixer(let e): e.description
+        case .output(let e): e.description
         case .decoding(let e): e.description
         case .outOfMixerMemory(let name): "\(name): the mixer has no room for this sound"
         case .notOffline: "render() needs an engine created with output: .offline"
@@ -101,8 +104,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 
 /// The game's audio engine: sounds and voices, buses, the listener, and the output.
 ///
-/// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and delivers every event on
-/// the calling thread. Every other method may be called from any thread.
+/// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and returns every event since
+/// the last call, on the calling thread. Every other method may be called from any thread.
 public final class AudioEngine: @unchecked Sendable {
     public let configuration: EngineConfiguration
     let mixer: Mixer
@@ -117,13 +120,6 @@ public final class AudioEngine: @unchecked Sendable {
     private let sleepMonitor: SleepMonitor?
     private let cache: SoundCache
     private let state = Lock<EngineState>(EngineState())
-    /// Observers run only on the thread that calls `update()`; any thread may add one, hence the lock.
-    private let observers = Lock<[Observer]>([])
-
-    /// A handler, held under the lock and called only on the update() thread, never concurrently.
-    private struct Observer: @unchecked Sendable {
-        let handle: (AudioEvent) -> Void
-    }
 
     private struct EngineState {
         var device: DeviceOutput?
@@ -143,7 +139,7 @@ public final class AudioEngine: @unchecked Sendable {
             mixer = try Mixer(MixerConfiguration(sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
                                                  maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
         } catch {
-            throw .mixer(error.description)
+            throw .mixer(error)
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
@@ -168,7 +164,7 @@ public final class AudioEngine: @unchecked Sendable {
                     state.routes = routes
                 }
             } catch {
-                throw .output(error.description)
+                throw .output(error)
             }
             musicPlayer.startStreamingThread()
         }
@@ -212,8 +208,8 @@ public final class AudioEngine: @unchecked Sendable {
     public var music: Bus { mixer.bus(.music) }
     public var sfx: Bus { mixer.bus(.sfx) }
     public var ui: Bus { mixer.bus(.ui) }
-    /// Dialogue. By default the music bus ducks −9 dB while it plays.
-    public var voice: Bus { mixer.bus(.voice) }
+    /// Speech (named "dialogue"). By default the music bus ducks −9 dB while it plays.
+    public var dialogue: Bus { mixer.bus(.dialogue) }
 
     /// Adds a bus under `parent` (master when nil).
     public func makeBus(named name: String, parent: Bus? = nil) -> Bus { mixer.makeBus(named: name, parent: parent) }
@@ -240,12 +236,18 @@ public final class AudioEngine: @unchecked Sendable {
 
     // MARK: Effects and capabilities
 
-    /// Puts a reverb on a bus and everything under it (nil removes it). False when this OpenAL has no EFX.
+    /// Puts a reverb on a bus and everything under it (nil removes it). False when this OpenAL has no EFX, or the bus
+    /// is another engine's.
     @discardableResult
-    public func setReverb(_ preset: ReverbPreset?, on bus: Bus) -> Bool { mixer.setReverb(preset?.parameters, bus: bus.index) }
+    public func setReverb(_ preset: ReverbPreset?, on bus: Bus) -> Bool { setReverb(preset?.parameters, on: bus) }
 
+    /// Puts a reverb with these parameters on a bus and everything under it (nil removes it); false as for a preset,
+    /// or when a parameter is NaN or infinite.
     @discardableResult
-    public func setReverb(_ parameters: ReverbParameters?, on bus: Bus) -> Bool { mixer.setReverb(parameters, bus: bus.index) }
+    public func setReverb(_ parameters: ReverbParameters?, on bus: Bus) -> Bool {
+        guard bus.owner === mixer.owner else { return false }
+        return mixer.setReverb(parameters, bus: bus.index)
+    }
 
     /// Replaces the world's reverb zones. A world voice inside a zone uses its reverb instead of its bus's.
     @discardableResult
@@ -325,13 +327,9 @@ public final class AudioEngine: @unchecked Sendable {
         state.withLock { state in if !state.libraries.contains(where: { $0 === library }) { state.libraries.append(library) } }
     }
 
-    /// Registers a handler for events; it runs inside `update()`, on that thread.
-    public func addObserver(_ handler: @escaping (AudioEvent) -> Void) {
-        let observer = Observer(handle: handler)
-        observers.withLock { $0.append(observer) }
-    }
-
-    /// Advances the mixer to the output's clock and delivers pending events, in order, on this thread.
+    /// Advances the mixer to the output's clock and returns every event since the last call, in order: the one way
+    /// events reach the game (there are no observers to register, so no handler ever runs inside the engine, on
+    /// another thread or re-entrantly). The C API's callbacks are called from this list, inside `ambience_update`.
     @discardableResult
     public func update() -> [AudioEvent] {
         followSessionBus()
@@ -357,8 +355,6 @@ public final class AudioEngine: @unchecked Sendable {
         }
         for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
-        let handlers = observers.withLock { $0 }
-        for event in events { for observer in handlers { observer.handle(event) } }
         return events
     }
 

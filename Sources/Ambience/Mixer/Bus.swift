@@ -2,34 +2,50 @@
 ///
 /// Buses form a tree under `master`; a voice's effective gain is its own gain times every bus gain up the chain.
 /// Handles are cheap to copy and safe to use from any thread.
+///
+/// A handle holds its engine's mixer the way a `Voice` does, weakly: it never keeps the engine alive, and one that
+/// outlives its engine is harmless (`isStale`): every call does nothing, and it reads as an empty name, gain 0 and
+/// not muted.
 public struct Bus: Hashable, Sendable, CustomStringConvertible {
-    let mixer: Mixer
+    let owner: HandleOwner
     let index: Int
 
-    public static func == (a: Bus, b: Bus) -> Bool { a.index == b.index && a.mixer === b.mixer }
-    public func hash(into hasher: inout Hasher) { hasher.combine(index) }
-    public var description: String { "Bus(\(name))" }
+    init(owner: HandleOwner, index: Int) {
+        self.owner = owner
+        self.index = index
+    }
 
-    public var name: String { mixer.busName(index) }
+    private var mixer: Mixer? { owner.mixer }
+
+    public static func == (a: Bus, b: Bus) -> Bool { a.index == b.index && a.owner === b.owner }
+    public func hash(into hasher: inout Hasher) { hasher.combine(index) }
+    public var description: String { isStale ? "Bus(stale)" : "Bus(\(name))" }
+
+    /// Whether the engine this bus belongs to is gone: then every call does nothing.
+    public var isStale: Bool { mixer == nil }
+
+    public var name: String { mixer?.busName(index) ?? "" }
     /// The bus's own gain (linear), not counting its parents or ducking. Clamped to `MixerLimits.gain`; a NaN or
     /// infinite value is ignored (`setGain(_:)` says so instead).
     public var gain: Float {
-        get { mixer.busGain(index) }
-        nonmutating set { try? mixer.setBusGain(index, newValue, over: 0) }
+        get { mixer?.busGain(index) ?? 0 }
+        nonmutating set { try? mixer?.setBusGain(index, newValue, over: 0) }
     }
 
     /// Sets the bus's own gain at once, clamped to `MixerLimits.gain`; NaN and infinities are refused.
-    public func setGain(_ gain: Float) throws(InvalidNumber) { try mixer.setBusGain(index, gain, over: 0) }
+    public func setGain(_ gain: Float) throws(InvalidNumber) { try mixer?.setBusGain(index, gain, over: 0) }
     public var isMuted: Bool {
-        get { mixer.busMuted(index) }
-        nonmutating set { mixer.setBusMuted(index, newValue) }
+        get { mixer?.busMuted(index) ?? false }
+        nonmutating set { mixer?.setBusMuted(index, newValue) }
     }
     /// The gain that reaches the output: own gain × ducking × every parent's, 0 when any of them is muted.
-    public var effectiveGain: Float { mixer.busEffectiveGain(index) }
+    public var effectiveGain: Float { mixer?.busEffectiveGain(index) ?? 0 }
 
     /// Ramps the bus gain to `gain` over `seconds`, both clamped to `MixerLimits`; NaN and infinities are refused
     /// and the bus keeps its gain.
-    public func fade(to gain: Float, over seconds: Double) throws(InvalidNumber) { try mixer.setBusGain(index, gain, over: seconds) }
+    public func fade(to gain: Float, over seconds: Double) throws(InvalidNumber) {
+        try mixer?.setBusGain(index, gain, over: seconds)
+    }
 }
 
 /// "While `trigger` has audible voices, `target` goes down by `depth` decibels."

@@ -33,17 +33,18 @@ extension Placement {
         switch self {
         case .pan(let p):
             return .pan(try p.clamped(to: MixerLimits.pan, "pan"))
-        case .world(let x, let y, let z, let v):
-            let p = try coordinates((x, y, z), "position")
-            return .world(x: p.x, y: p.y, z: p.z, velocity: try coordinates(v, "velocity"))
+        case .world(let position, let velocity):
+            return .world(position: try position.validated("position"), velocity: try velocity.validated("velocity"))
         }
     }
 }
 
-/// A point or velocity with every axis finite and within `MixerLimits.coordinate`.
-func coordinates(_ v: (x: Float, y: Float, z: Float), _ what: String) throws(InvalidNumber) -> (x: Float, y: Float, z: Float) {
-    (try v.x.clamped(to: MixerLimits.coordinate, "\(what).x"), try v.y.clamped(to: MixerLimits.coordinate, "\(what).y"),
-     try v.z.clamped(to: MixerLimits.coordinate, "\(what).z"))
+extension Vector3 {
+    /// The vector with every axis finite and clamped to `MixerLimits.coordinate`; `what` names it in a refusal.
+    func validated(_ what: String) throws(InvalidNumber) -> Vector3 {
+        Vector3(x: try x.clamped(to: MixerLimits.coordinate, "\(what).x"), y: try y.clamped(to: MixerLimits.coordinate, "\(what).y"),
+                z: try z.clamped(to: MixerLimits.coordinate, "\(what).z"))
+    }
 }
 
 extension PlayOptions {
@@ -64,14 +65,12 @@ extension ListenerState {
     /// is refused.
     public func validated() throws(InvalidNumber) -> ListenerState {
         var checked = self
-        checked.position = try coordinates(position, "listener position")
-        checked.velocity = try coordinates(velocity, "listener velocity")
-        let f = try coordinates((forward.0, forward.1, forward.2), "listener forward")
-        let u = try coordinates((up.0, up.1, up.2), "listener up")
-        guard f != (0, 0, 0) else { throw InvalidNumber("listener forward", value: "(0, 0, 0)", expected: "a direction") }
-        guard u != (0, 0, 0) else { throw InvalidNumber("listener up", value: "(0, 0, 0)", expected: "a direction") }
-        checked.forward = (f.x, f.y, f.z)
-        checked.up = (u.x, u.y, u.z)
+        checked.position = try position.validated("listener position")
+        checked.velocity = try velocity.validated("listener velocity")
+        checked.forward = try forward.validated("listener forward")
+        checked.up = try up.validated("listener up")
+        guard checked.forward != .zero else { throw InvalidNumber("listener forward", value: "(0, 0, 0)", expected: "a direction") }
+        guard checked.up != .zero else { throw InvalidNumber("listener up", value: "(0, 0, 0)", expected: "a direction") }
         // A zero reference distance would silence every world voice: the smallest is a micrometre.
         checked.referenceDistance = try referenceDistance.clamped(to: 1e-6...MixerLimits.distance.upperBound, "referenceDistance")
         checked.maxDistance = try maxDistance.clamped(to: MixerLimits.distance, "maxDistance")
@@ -95,8 +94,7 @@ extension DuckingRule {
 extension ReverbZone {
     /// The zone with its centre and radius checked against `MixerLimits`, and its reverb's numbers finite.
     public func validated() throws(InvalidNumber) -> ReverbZone {
-        let c = try coordinates(center, "zone center")
-        var checked = ReverbZone(center: c, radius: try radius.clamped(to: MixerLimits.distance, "zone radius"), reverb: reverb)
+        var checked = ReverbZone(center: try center.validated("zone center"), radius: try radius.clamped(to: MixerLimits.distance, "zone radius"), reverb: reverb)
         checked.reverb = try reverb.validated()
         return checked
     }

@@ -13,7 +13,7 @@ struct EffectRack {
 
     /// The reverb a voice sends to: its zone's when it stands in one, else the nearest up its bus chain.
     func reverb(for placement: Placement, bus: Int, in graph: BusGraph) -> ALEffectSlot? {
-        if case .world(let x, let y, let z, _) = placement, let zone = zones.first(where: { $0.zone.contains(x, y, z) }) {
+        if case .world(let position, _) = placement, let zone = zones.first(where: { $0.zone.contains(position) }) {
             return zone.slot
         }
         var current: Int? = bus

@@ -26,22 +26,18 @@ public enum ReverbPreset: String, Sendable, CaseIterable {
 
 /// A sphere of the world with its own reverb: world voices inside it use it, whatever their bus.
 public struct ReverbZone: Sendable, Equatable {
-    public var center: (x: Float, y: Float, z: Float)
+    public var center: Vector3
     public var radius: Float
     public var reverb: ReverbParameters
 
-    public init(center: (x: Float, y: Float, z: Float), radius: Float, reverb: ReverbParameters) {
+    public init(center: Vector3, radius: Float, reverb: ReverbParameters) {
         self.center = center
         self.radius = radius
         self.reverb = reverb
     }
 
-    public static func == (a: ReverbZone, b: ReverbZone) -> Bool {
-        a.center == b.center && a.radius == b.radius && a.reverb == b.reverb
-    }
-
-    func contains(_ x: Float, _ y: Float, _ z: Float) -> Bool {
-        let dx = x - center.x, dy = y - center.y, dz = z - center.z
+    func contains(_ point: Vector3) -> Bool {
+        let dx = point.x - center.x, dy = point.y - center.y, dz = point.z - center.z
         return dx * dx + dy * dy + dz * dz <= radius * radius
     }
 }

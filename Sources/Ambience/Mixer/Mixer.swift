@@ -25,8 +25,8 @@ public final class Mixer: @unchecked Sendable {
     private var tickFrames = 1024
     /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
     private var suspended = false
-    /// Shared by every `Voice` handle of this mixer.
-    let owner = VoiceOwner()
+    /// Shared by every `Voice` and `Bus` handle of this mixer.
+    let owner = HandleOwner()
 
     /// Effects exist only where ALC_EXT_EFX does; everything else works without them.
     let effectsAvailable: Bool
@@ -49,7 +49,7 @@ public final class Mixer: @unchecked Sendable {
     let underruns = Atomic<Int>(0)
 
     /// Index of the built-in buses.
-    enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, voice }
+    enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
     static let maxPendingEvents = 8192
 
     public init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
@@ -64,7 +64,7 @@ public final class Mixer: @unchecked Sendable {
         effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
         effects = EffectRack(sources: sources.count)
         buses = BusGraph(root: "master", children: BuiltinBus.allCases.dropFirst().map { "\($0)" })
-        buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.voice.rawValue, target: BuiltinBus.music.rawValue,
+        buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.dialogue.rawValue, target: BuiltinBus.music.rawValue,
                                            depth: 9, attack: 0.08, release: 0.5)])
         voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count)
         events.reserveCapacity(256)
@@ -79,7 +79,7 @@ public final class Mixer: @unchecked Sendable {
         }
     }
 
-    func bus(_ builtin: BuiltinBus) -> Bus { Bus(mixer: self, index: builtin.rawValue) }
+    func bus(_ builtin: BuiltinBus) -> Bus { Bus(owner: owner, index: builtin.rawValue) }
 
     /// Frees every OpenAL object and closes the device. Later calls do nothing audible. Called by
     /// `AudioEngine.shutdown()` once nothing renders any more.
@@ -104,7 +104,7 @@ public final class Mixer: @unchecked Sendable {
             guard sound.isLoaded else { return .none }
             var fresh = VoiceSlot()
             fresh.sound = sound
-            fresh.bus = options.bus.map { $0.mixer === self ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
+            fresh.bus = options.bus.map { $0.owner === owner ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
             fresh.gain = options.gain
             fresh.pitch = options.pitch
             fresh.loop = options.loop

@@ -174,9 +174,9 @@ extension Mixer {
     /// A new bus under `parent` (master when nil, or when `parent` belongs to another engine).
     func makeBus(named name: String, parent: Bus?) -> Bus {
         withLock {
-            let index = buses.add(named: name, parent: parent.flatMap { $0.mixer === self ? $0.index : nil })
+            let index = buses.add(named: name, parent: parent.flatMap { $0.owner === owner ? $0.index : nil })
             voices.addBus()
-            return Bus(mixer: self, index: index)
+            return Bus(owner: owner, index: index)
         }
     }
 
@@ -184,7 +184,7 @@ extension Mixer {
         var rules: [DuckingRule] = []
         for rule in requested { rules.append(try rule.validated()) }
         withLock {
-            buses.setDucking(rules.filter { $0.trigger.mixer === self && $0.target.mixer === self }.map {
+            buses.setDucking(rules.filter { $0.trigger.owner === owner && $0.target.owner === owner }.map {
                 BusGraph.Ducking(trigger: $0.trigger.index, target: $0.target.index, depth: $0.depth,
                                  attack: $0.attack, release: $0.release)
             })
@@ -195,7 +195,7 @@ extension Mixer {
     func currentDuckingRules() -> [DuckingRule] {
         withLock {
             buses.ducking.map {
-                DuckingRule(trigger: Bus(mixer: self, index: $0.trigger), target: Bus(mixer: self, index: $0.target),
+                DuckingRule(trigger: Bus(owner: owner, index: $0.trigger), target: Bus(owner: owner, index: $0.target),
                             depth: $0.depth, attack: $0.attack, release: $0.release)
             }
         }

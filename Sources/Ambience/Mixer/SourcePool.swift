@@ -76,17 +76,17 @@ struct SourcePool {
             let angle = Double(min(max(pan, -1), 1)) * Double.pi / 2
             wanted.relative = true
             wanted.rolloff = 0
-            wanted.velocity = (0, 0, 0)
+            wanted.velocity = .zero
             configure(index, wanted)
             sources[index].setPosition(Float(sin(angle)), 0, Float(-cos(angle)))
-        case .world(let x, let y, let z, let velocity):
+        case .world(let position, let velocity):
             wanted.relative = false
             wanted.rolloff = listener.rolloff
             wanted.referenceDistance = listener.referenceDistance
             wanted.maxDistance = listener.maxDistance
             wanted.velocity = velocity
             configure(index, wanted)
-            sources[index].setPosition(x, y, z)
+            sources[index].setPosition(position.x, position.y, position.z)
         }
     }
 
@@ -162,7 +162,7 @@ struct SourceSettings {
     var rolloff: Float = 1
     var referenceDistance: Float = 1
     var maxDistance: Float = .greatestFiniteMagnitude
-    var velocity: (x: Float, y: Float, z: Float) = (0, 0, 0)
+    var velocity = Vector3.zero
     var reverb: ALEffectSlot? = nil
     var filtered = false
 }

@@ -3,15 +3,11 @@ public enum Placement: Sendable, Equatable {
     /// -1 is hard left, 0 centre, 1 hard right.
     case pan(Float)
     /// A point in world space, with a velocity for doppler.
-    case world(x: Float, y: Float, z: Float, velocity: (x: Float, y: Float, z: Float) = (0, 0, 0))
+    case world(position: Vector3, velocity: Vector3 = .zero)
 
-    public static func == (a: Placement, b: Placement) -> Bool {
-        switch (a, b) {
-        case (.pan(let p), .pan(let q)): p == q
-        case (.world(let x, let y, let z, let v), .world(let x2, let y2, let z2, let v2)):
-            x == x2 && y == y2 && z == z2 && v == v2
-        default: false
-        }
+    /// A point in world space given axis by axis: `.world(x: -3, y: 0, z: -1)`.
+    public static func world(x: Float, y: Float, z: Float, velocity: Vector3 = .zero) -> Placement {
+        .world(position: Vector3(x: x, y: y, z: z), velocity: velocity)
     }
 }
 
@@ -55,11 +51,11 @@ public enum VoiceResult: Sendable, Equatable {
 /// returns `.stale`. Numbers are checked against `MixerLimits` before the handle: NaN and infinities give `.invalid`,
 /// finite values out of range are clamped. Handles are cheap to copy and safe to use from any thread.
 public struct Voice: Hashable, Sendable, CustomStringConvertible {
-    let owner: VoiceOwner?
+    let owner: HandleOwner?
     let slot: Int32
     let generation: UInt32
 
-    init(owner: VoiceOwner?, slot: Int32, generation: UInt32) {
+    init(owner: HandleOwner?, slot: Int32, generation: UInt32) {
         self.owner = owner
         self.slot = slot
         self.generation = generation
@@ -98,16 +94,4 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     }
     /// Seconds of the sound played so far (modulo its length when looping).
     public var elapsed: Double? { mixer?.elapsed(self) }
-}
-
-/// The one object every handle of a mixer shares. Handles hold it strongly and it holds the mixer weakly, so handles
-/// kept by the game (or waiting in the event queue) never keep a shut-down mixer alive, and copying a handle costs a
-/// retain rather than a weak-reference copy (which dominated games that keep thousands of handles in collections).
-final class VoiceOwner: @unchecked Sendable {
-    // Set once, in the mixer's init, before any handle exists.
-    private(set) weak var mixer: Mixer?
-
-    init() {}
-
-    func bind(_ mixer: Mixer) { self.mixer = mixer }
 }

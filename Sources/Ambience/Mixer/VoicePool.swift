@@ -260,8 +260,8 @@ struct VoicePool {
     static func importance(of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility) -> Float {
         if slot.pointee.paused { return -1 }
         var audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus]
-        if case .world(let x, let y, let z, _) = slot.pointee.placement {
-            audible *= audibility.listener.attenuation(x, y, z)
+        if case .world(let position, _) = slot.pointee.placement {
+            audible *= audibility.listener.attenuation(position)
         }
         return Float(slot.pointee.priority) * 16 + min(audible, 15)
     }

@@ -4,7 +4,7 @@ import Synchronization
 // The only file that calls OpenAL Soft. Everything above it speaks `LoopbackDevice`, `ALSource` and `ALBuffer`.
 
 /// Why the mixer could not be set up.
-public enum MixerSetupError: Error, CustomStringConvertible, Sendable {
+public enum MixerSetupError: Error, CustomStringConvertible, Sendable, Equatable {
     case loopbackUnavailable
     case formatUnsupported(sampleRate: Int)
     case contextFailed(code: Int32)
@@ -157,8 +157,8 @@ enum ALListener {
     static func setGain(_ gain: Float) { alListenerf(AL_GAIN, gain) }
     static func setPosition(_ x: Float, _ y: Float, _ z: Float) { alListener3f(AL_POSITION, x, y, z) }
     static func setVelocity(_ x: Float, _ y: Float, _ z: Float) { alListener3f(AL_VELOCITY, x, y, z) }
-    static func setOrientation(at: (Float, Float, Float), up: (Float, Float, Float)) {
-        let values: [ALfloat] = [at.0, at.1, at.2, up.0, up.1, up.2]
+    static func setOrientation(at: Vector3, up: Vector3) {
+        let values: [ALfloat] = [at.x, at.y, at.z, up.x, up.y, up.z]
         alListenerfv(AL_ORIENTATION, values)
     }
     static func useInverseDistanceClamped() { alDistanceModel(AL_INVERSE_DISTANCE_CLAMPED) }

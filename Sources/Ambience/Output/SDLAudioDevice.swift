@@ -4,16 +4,14 @@ import Synchronization
 // The only file that calls SDL's audio API.
 
 /// Why real-time output could not start.
-public enum OutputError: Error, CustomStringConvertible, Sendable {
+public enum OutputError: Error, CustomStringConvertible, Sendable, Equatable {
     case sdl(String)
     case noDriver(tried: [String])
-    case offlineEngine
 
     public var description: String {
         switch self {
         case .sdl(let message): "SDL audio: \(message)"
         case .noDriver(let tried): "SDL audio: no driver could open a device (tried \(tried.joined(separator: ", ")))"
-        case .offlineEngine: "this engine renders offline; it has no device output"
         }
     }
 }
