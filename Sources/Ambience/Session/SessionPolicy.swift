@@ -281,22 +281,22 @@ public struct SessionPolicy: Sendable {
 
     /// Resumes `players` now, or owes it to them until the session bus is back.
     private mutating func resume(_ players: [String]) -> [SessionAction] {
-        guard !players.isEmpty else { return [] }
-        guard state.canReachOtherPlayers else {
-            state.owedResumes += players.filter { !state.owedResumes.contains($0) }
-            return []
-        }
-        return [.resumeOtherPlayers(players)]
+        actNowOrOwe(players, owed: \.owedResumes, SessionAction.resumeOtherPlayers)
     }
 
     /// Restores `players`' volume now, or owes it to them until the session bus is back.
     private mutating func unduck(_ players: [String]) -> [SessionAction] {
+        actNowOrOwe(players, owed: \.owedUnducks, SessionAction.unduckOtherPlayers)
+    }
+
+    private mutating func actNowOrOwe(_ players: [String], owed: WritableKeyPath<SessionState, [String]>,
+                                      _ action: ([String]) -> SessionAction) -> [SessionAction] {
         guard !players.isEmpty else { return [] }
         guard state.canReachOtherPlayers else {
-            state.owedUnducks += players.filter { !state.owedUnducks.contains($0) }
+            state[keyPath: owed] += players.filter { !state[keyPath: owed].contains($0) }
             return []
         }
-        return [.unduckOtherPlayers(players)]
+        return [action(players)]
     }
 
     private mutating func endInterruption() -> [SessionAction] {
