@@ -18,6 +18,18 @@ public struct HitchOptions: Sendable {
         self.files = files
         self.itemMinutes = itemMinutes
     }
+
+    /// The options if every number is finite and in range (seconds up to an hour, skips at least one frame apart,
+    /// items 3 s to 2 h long), else why not.
+    public func validated() throws(InvalidNumber) -> HitchOptions {
+        for (value, what, range) in [(seconds, "seconds", 1.0 / 60...3_600), (skipEvery, "skipEvery", 1.0 / 60...3_600),
+                                     (itemMinutes, "itemMinutes", 0.05...120)] {
+            guard range.contains(try value.finite(what)) else {
+                throw InvalidNumber(what, value: "\(value)", expected: "from \(range.lowerBound) to \(range.upperBound)")
+            }
+        }
+        return self
+    }
 }
 
 /// One timed call: its wall time, and what its thread did meanwhile.
@@ -80,6 +92,7 @@ public enum Hitches {
     /// effect's `play()`; every `skipEvery` seconds `skipToNextItem()`, and every 20th skip a pause and `play()` of
     /// the music player. Each call is timed on the game thread.
     public static func run(_ options: HitchOptions, isCancelled: () -> Bool = { false }) throws -> HitchReport {
+        let options = try options.validated()
         let files = options.files.isEmpty ? try makeLongFiles(minutes: options.itemMinutes) : options.files
         var configuration = EngineConfiguration()
         configuration.desktopIntegration = false

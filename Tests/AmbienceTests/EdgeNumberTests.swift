@@ -112,6 +112,12 @@ import AmbienceHost
                         BenchOptions(voiceCounts: [0]), BenchOptions(voiceCounts: [Int.max]), BenchOptions(musicSeconds: -.infinity)] {
             #expect(throws: InvalidNumber.self) { try Benchmark.run(options) }
         }
+        // The hitches bench refuses before it makes a file or opens a device.
+        for options in [HitchOptions(seconds: .nan), HitchOptions(seconds: 1e12), HitchOptions(skipEvery: 0),
+                        HitchOptions(skipEvery: .infinity), HitchOptions(itemMinutes: -1), HitchOptions(itemMinutes: .nan)] {
+            #expect(throws: InvalidNumber.self) { try Hitches.run(options) }
+        }
+        #expect(throws: Never.self) { try HitchOptions(seconds: 2, itemMinutes: 0.5).validated() }
     }
 
     @Test func theSystemPlayersSeekFollowsTheApplicationPlayersRule() throws {
