@@ -36,7 +36,7 @@ let package = Package(
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
         .systemLibrary(name: "CAmbience", path: "include"),
         .target(name: "AmbienceC", dependencies: ["Ambience", "CAmbience"]),
-        .executableTarget(name: "MixerStress", dependencies: ["Ambience"], path: "Demos/MixerStress"),
+        .executableTarget(name: "MixerStress", dependencies: ["Ambience", "AmbienceBench"], path: "Demos/MixerStress"),
         // The README's thirty seconds of Swift, word for word (ReadmeTests compares them and runs it).
         .executableTarget(name: "ReadmeExample", dependencies: ["Ambience"], path: "Demos/ReadmeExample"),
         // The SDL2 game loop: window, events -> session, fixed time step, engine.update() once per frame.

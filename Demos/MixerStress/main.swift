@@ -5,6 +5,7 @@
 // The scene is a seeded crowd of 3D voices (70% looping, the rest one-shots started again as they finish) with the
 // bundled theme streaming beside it. It renders offline, as fast as the CPU allows: no sound card is needed.
 import Ambience
+import AmbienceBench
 import Glibc
 
 /// One line on stderr.

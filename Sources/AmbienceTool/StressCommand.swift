@@ -1,4 +1,5 @@
 import Ambience
+import AmbienceBench
 
 struct StressCommand: Command {
     static let name = "stress"

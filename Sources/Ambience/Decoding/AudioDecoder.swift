@@ -1,39 +1,39 @@
 /// The container and codec of an audio file, detected from its bytes.
-public enum AudioFileFormat: String, Sendable, CaseIterable {
+package enum AudioFileFormat: String, Sendable, CaseIterable {
     case wav, ogg, mp3
 }
 
 /// Tags found in a file. Every field is optional: files in the wild carry any subset.
-public struct AudioTags: Sendable, Equatable {
-    public var title: String?
-    public var artist: String?
-    public var album: String?
-    public var albumArtist: String?
-    public var genre: String?
-    public var composer: String?
-    public var trackNumber: Int?
-    public var discNumber: Int?
+package struct AudioTags: Sendable, Equatable {
+    package var title: String?
+    package var artist: String?
+    package var album: String?
+    package var albumArtist: String?
+    package var genre: String?
+    package var composer: String?
+    package var trackNumber: Int?
+    package var discNumber: Int?
     /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART).
-    public var hasArtwork: Bool = false
+    package var hasArtwork: Bool = false
 
-    public init() {}
+    package init() {}
 }
 
 /// What a decoder knows about its stream before decoding any audio.
-public struct AudioInfo: Sendable, Equatable {
-    public var format: AudioFileFormat
-    public var sampleRate: Int
-    public var channels: Int
+package struct AudioInfo: Sendable, Equatable {
+    package var format: AudioFileFormat
+    package var sampleRate: Int
+    package var channels: Int
     /// The exact length in sample frames (after gapless trimming for MP3).
-    public var frames: Int64
-    public var tags: AudioTags
+    package var frames: Int64
+    package var tags: AudioTags
     /// Things that were wrong but could be worked around, for example a WAV data chunk longer than the file.
-    public var warnings: [String] = []
+    package var warnings: [String] = []
 
-    public var duration: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
+    package var duration: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
 
     /// Bytes the whole stream takes decoded: `frames × channels` 32-bit floats (saturating, never trapping).
-    public var decodedBytes: Int64 {
+    package var decodedBytes: Int64 {
         let (samples, overflow1) = max(frames, 0).multipliedReportingOverflow(by: Int64(max(channels, 0)))
         let (bytes, overflow2) = samples.multipliedReportingOverflow(by: Int64(MemoryLayout<Float>.size))
         return overflow1 || overflow2 ? .max : bytes
@@ -44,13 +44,13 @@ public struct AudioInfo: Sendable, Equatable {
 
 extension AudioInfo {
     /// The sample rates a decoder accepts from a header: 1 Hz to 768 kHz. Anything else is damage, not audio.
-    public static let sampleRates = 1...768_000
+    package static let sampleRates = 1...768_000
     /// The most channels a stream may have: 8, a 7.1 layout. Wider streams are refused with
     /// `DecodingError.tooManyChannels`; the mixer folds anything over two channels to stereo when it loads a sound.
-    public static let maximumChannels = 8
+    package static let maximumChannels = 8
     /// The longest stream, in frames: 2^40, more than 260 days at 48 kHz. Within it, every product of a position
     /// and a sample rate that the engine computes fits in 64 bits.
-    public static let maximumFrames: Int64 = 1 << 40
+    package static let maximumFrames: Int64 = 1 << 40
 
     /// A header's sample rate and channel count as the engine's integers, or why they are refused.
     static func checkedFormat(sampleRate: some BinaryInteger, channels: some BinaryInteger,
@@ -72,7 +72,7 @@ extension AudioInfo {
 
     /// The frame `seconds` into the stream, where a seek to that time goes: clamped to `0...frames`. NaN and
     /// infinities are refused, so no caller's time reaches a decoder unchecked.
-    public func frame(atTime seconds: Double) throws(InvalidNumber) -> Int64 {
+    package func frame(atTime seconds: Double) throws(InvalidNumber) -> Int64 {
         let time = min(max(try seconds.finite("seek time"), 0), duration)
         // Within 0...duration, the product is at most `frames` (give or take rounding): it always fits.
         return min(try (time * Double(sampleRate)).integer(Int64.self, rounding: .down, "seek frame"), frames)
@@ -91,7 +91,7 @@ extension AudioInfo {
 /// A stream of decoded audio. Output is interleaved 32-bit float in the file's own rate and channel count.
 ///
 /// A decoder is owned by one thread at a time; it is not internally synchronised.
-public protocol AudioDecoder: AnyObject {
+package protocol AudioDecoder: AnyObject {
     var info: AudioInfo { get }
     /// The frame the next `read` starts at.
     var position: Int64 { get }

@@ -1,9 +1,9 @@
 import Glibc
 
 /// Opens audio files by what their bytes say they are, never by their names.
-public enum AudioFile {
+package enum AudioFile {
     /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis or MP3 from the first bytes.
-    public static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
+    package static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
         switch try detectFormat(path) {
         case .wav: try WAVDecoder(path: path)
         case .ogg: try VorbisDecoder(path: path)
@@ -13,7 +13,7 @@ public enum AudioFile {
 
     /// Opens a decoder for a file named by raw bytes: Linux file names need not be UTF-8, which a Swift `String`
     /// cannot hold. `name` is how errors show the file.
-    public static func open(fileSystemPath bytes: [UInt8], name: String) throws(DecodingError) -> any AudioDecoder {
+    package static func open(fileSystemPath bytes: [UInt8], name: String) throws(DecodingError) -> any AudioDecoder {
         if let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) { return try open(text) }
         guard !bytes.isEmpty, !bytes.contains(0) else { throw .unreadable(name, errno: ENOENT) }
         let file: FileDescriptor
@@ -31,23 +31,23 @@ public enum AudioFile {
     }
 
     /// Reads the stream information and tags without decoding the audio.
-    public static func info(_ path: String) throws(DecodingError) -> AudioInfo {
+    package static func info(_ path: String) throws(DecodingError) -> AudioInfo {
         try open(path).info
     }
 
     /// The most bytes of decoded audio one whole sound may take: what one OpenAL buffer takes, since
     /// `alBufferData` counts its bytes in an `ALsizei` (2^31 − 1).
-    public static let maximumDecodedBytes = Int64(Int32.max)
+    package static let maximumDecodedBytes = Int64(Int32.max)
 
     /// Decodes a whole file into memory. Before any audio is decoded, its decoded size (`AudioInfo.decodedBytes`)
     /// is checked against `limit`, at most `maximumDecodedBytes`: a larger file is `DecodingError.tooLarge`.
-    public static func decode(_ path: String, limit: Int64 = maximumDecodedBytes) throws(DecodingError) -> PCMBuffer {
+    package static func decode(_ path: String, limit: Int64 = maximumDecodedBytes) throws(DecodingError) -> PCMBuffer {
         let decoder = try open(path)
         return try PCMBuffer(decodingAllOf: decoder, limit: limit, name: path)
     }
 
     /// The format the file's first bytes announce.
-    public static func detectFormat(_ path: String) throws(DecodingError) -> AudioFileFormat {
+    package static func detectFormat(_ path: String) throws(DecodingError) -> AudioFileFormat {
         let header = try readPrefix(path, count: 12)
         if header.isEmpty { throw .empty(path) }
         if header.starts(with: Array("RIFF".utf8)) || header.starts(with: Array("RF64".utf8)) {
@@ -102,7 +102,7 @@ public struct PCMBuffer: Sendable, Equatable {
     /// Reads a decoder to its end. The stream's decoded size is checked against `limit` (at most
     /// `AudioFile.maximumDecodedBytes`) before anything is decoded, and again as it decodes, so a stream that
     /// decodes to more than its header said still stops at the limit. `name` is how errors show the stream.
-    public init(decodingAllOf decoder: any AudioDecoder, limit: Int64 = AudioFile.maximumDecodedBytes,
+    package init(decodingAllOf decoder: any AudioDecoder, limit: Int64 = AudioFile.maximumDecodedBytes,
                 name: String = "audio") throws(DecodingError) {
         let info = decoder.info
         let limit = min(max(limit, 0), AudioFile.maximumDecodedBytes)

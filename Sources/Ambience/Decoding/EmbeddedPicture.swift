@@ -1,11 +1,11 @@
 /// A picture embedded in an audio file's tags, usually the front cover.
-public struct EmbeddedPicture: Sendable, Equatable {
+package struct EmbeddedPicture: Sendable, Equatable {
     /// For example `image/png` or `image/jpeg`.
-    public var mimeType: String
+    package var mimeType: String
     /// The encoded image file, exactly as embedded.
-    public var data: [UInt8]
+    package var data: [UInt8]
 
-    public init(mimeType: String, data: [UInt8]) {
+    package init(mimeType: String, data: [UInt8]) {
         self.mimeType = mimeType
         self.data = data
     }

@@ -23,11 +23,11 @@ extension DesktopError {
 }
 
 /// Where the session bus is, and how long a desktop call may wait.
-public enum DesktopBus {
+package enum DesktopBus {
     /// `DBUS_SESSION_BUS_ADDRESS`; when it is not set, the user's bus at `$XDG_RUNTIME_DIR/bus` if there is one
     /// (what systemd user sessions provide, and what libdbus itself falls back to). Nil when neither is there, or
     /// when the variable is set but empty, which turns the session bus off. Nothing is ever autolaunched.
-    public static var sessionAddress: String? {
+    package static var sessionAddress: String? {
         let environment = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].reduce(into: [String: String]()) { found, name in
             if let value = getenv(name) { found[name] = String(cString: value) }
         }
@@ -60,7 +60,7 @@ public enum DesktopBus {
     }
 
     /// The longest any desktop call waits for an answer, unless told otherwise.
-    public static let defaultTimeout: Duration = .milliseconds(250)
+    package static let defaultTimeout: Duration = .milliseconds(250)
 }
 
 /// The thread that owns a bus connection (the MPRIS client's and server's, the sleep monitor's). Its loop runs

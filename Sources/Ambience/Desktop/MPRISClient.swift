@@ -32,24 +32,24 @@ public struct MPRISPlayerInfo: Sendable, Equatable {
     public var canGoPrevious = false
     public var canSeek = false
     /// The connection that owns the name (":1.8").
-    public var uniqueName: String
-    public var processID: Int?
+    package var uniqueName: String
+    package var processID: Int?
     /// False once a call to the player went unanswered within the timeout. It is then not asked again until it sends
     /// a signal, its name changes hands, or the client's retry interval has passed; commands to it are sent without
     /// waiting for a reply.
-    public var isResponding = true
+    package var isResponding = true
 
     /// The name without the MPRIS prefix, as `playerctl -p` takes it ("mpv").
     public var shortName: String { String(name.dropFirst(MPRISClient.namePrefix.count)) }
 
-    public init(name: String, uniqueName: String) {
+    package init(name: String, uniqueName: String) {
         self.name = name
         self.uniqueName = uniqueName
     }
 }
 
 /// Something asked of a desktop player.
-public enum MPRISCommand: Sendable, Equatable {
+package enum MPRISCommand: Sendable, Equatable {
     case play, pause, playPause, stop, next, previous
     /// Moves the position by this many seconds (negative: back).
     case seek(by: Double)
@@ -61,7 +61,7 @@ public enum MPRISCommand: Sendable, Equatable {
 }
 
 /// What the client saw on the bus; drained by `MPRISClient.drainEvents()`, in order.
-public enum MPRISEvent: Sendable, Equatable {
+package enum MPRISEvent: Sendable, Equatable {
     case playerAppeared(MPRISPlayerInfo)
     /// The bus name, which no longer has an owner.
     case playerVanished(String)
@@ -78,16 +78,16 @@ public enum MPRISEvent: Sendable, Equatable {
 /// Watches and drives the desktop's MPRIS media players over the session bus.
 ///
 /// Threads: the client runs one desktop thread that owns its bus connection. It reads the players, follows their
-/// signals (`NameOwnerChanged`, `PropertiesChanged`, `Seeked`) and carries out commands. Every public method may be
+/// signals (`NameOwnerChanged`, `PropertiesChanged`, `Seeked`) and carries out commands. Every package method may be
 /// called from any thread and returns at once, except `refresh()`, which waits for a full re-read. `players` is a
 /// snapshot; changes are queued as `MPRISEvent`s for `drainEvents()` (the engine calls it from `update()`).
 ///
 /// Each call to a player waits at most `timeout`. A player that lets one go unanswered is marked not responding
 /// and is not asked again until it shows signs of life or `retryInterval` has passed, so a hung player costs one
 /// timeout, not a stream of them.
-public final class MPRISClient: Sendable {
-    public static let namePrefix = "org.mpris.MediaPlayer2."
-    public static let objectPath = "/org/mpris/MediaPlayer2"
+package final class MPRISClient: Sendable {
+    package static let namePrefix = "org.mpris.MediaPlayer2."
+    package static let objectPath = "/org/mpris/MediaPlayer2"
     static let rootInterface = "org.mpris.MediaPlayer2"
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
@@ -96,7 +96,7 @@ public final class MPRISClient: Sendable {
 
     /// Connects to the bus at `busAddress` (the session bus by default) and starts watching. Throws
     /// `busUnavailable` when there is no bus, within `timeout` (nothing is autolaunched).
-    public init(busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
+    package init(busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
                 retryInterval: Duration = .seconds(10)) throws(DesktopError) {
         let connection = try DBusConnection(address: busAddress, timeout: timeout)
         for rule in ClientCore.matchRules { try connection.addMatch(rule, timeout: timeout) }
@@ -107,22 +107,22 @@ public final class MPRISClient: Sendable {
     deinit { core.stop() }
 
     /// Stops the desktop thread and closes the connection. Waits for a call in flight (at most the timeout).
-    public func close() { core.stop() }
+    package func close() { core.stop() }
 
     /// Every player known, by bus name.
-    public var players: [MPRISPlayerInfo] { core.snapshot() }
+    package var players: [MPRISPlayerInfo] { core.snapshot() }
 
     /// The player with this bus name, or short name ("mpv").
-    public func player(named name: String) -> MPRISPlayerInfo? {
+    package func player(named name: String) -> MPRISPlayerInfo? {
         let full = name.hasPrefix(MPRISClient.namePrefix) ? name : MPRISClient.namePrefix + name
         return core.shared.withLock { $0.players[full] }
     }
 
     /// False once the bus has gone away or the client was closed.
-    public var isConnected: Bool { core.shared.withLock { $0.running } }
+    package var isConnected: Bool { core.shared.withLock { $0.running } }
 
     /// The events since the last call, oldest first.
-    public func drainEvents() -> [MPRISEvent] {
+    package func drainEvents() -> [MPRISEvent] {
         core.shared.withLock { shared in
             defer { shared.events.removeAll(keepingCapacity: true) }
             return shared.events
@@ -131,7 +131,7 @@ public final class MPRISClient: Sendable {
 
     /// Asks a player (bus name or short name) to do something. Returns at once; a failure arrives as
     /// `commandFailed`, and the effect as the player's own `playerChanged`/`seeked`.
-    public func send(_ command: MPRISCommand, to player: String) {
+    package func send(_ command: MPRISCommand, to player: String) {
         let full = player.hasPrefix(MPRISClient.namePrefix) ? player : MPRISClient.namePrefix + player
         core.enqueue(.command(command, full))
     }
@@ -140,7 +140,7 @@ public final class MPRISClient: Sendable {
     /// for each player that stops answering now (players already known not to respond are skipped).
     /// For tools and start-up; a game loop reads `players` and drains events instead.
     @discardableResult
-    public func refresh() -> [MPRISPlayerInfo] {
+    package func refresh() -> [MPRISPlayerInfo] {
         let done = DispatchSemaphore(value: 0)
         if core.enqueue(.refresh(done)) { done.wait() }
         return players

@@ -5,7 +5,7 @@ import Synchronization
 /// What `MPRISServer` needs from the player it puts on the desktop. `MusicPlayer` conforms as it is.
 ///
 /// The server calls these from its own desktop thread, so they must be thread-safe.
-public protocol MPRISPlayerControls: AnyObject, Sendable {
+package protocol MPRISPlayerControls: AnyObject, Sendable {
     var playbackState: PlaybackState { get }
     var nowPlayingItem: MediaItem? { get }
     /// Seconds into the now-playing item; setting it seeks.
@@ -22,7 +22,7 @@ public protocol MPRISPlayerControls: AnyObject, Sendable {
 }
 
 extension MPRISPlayerControls {
-    public func artworkURL(for item: MediaItem) -> String? { nil }
+    package func artworkURL(for item: MediaItem) -> String? { nil }
 }
 
 extension MusicPlayer: MPRISPlayerControls {}
@@ -34,15 +34,15 @@ extension MusicPlayer: MPRISPlayerControls {}
 /// and call the controls. The thread also looks at the controls every `pollInterval` (and at once after
 /// `notifyChanged()` or a call it handled) and emits `PropertiesChanged` for what differs (never for `Position`,
 /// as MPRIS asks) and `Seeked` when the position jumps.
-public final class MPRISServer: Sendable {
+package final class MPRISServer: Sendable {
     /// The name the server owns: `org.mpris.MediaPlayer2.ambience.<app>`, or with `.instance<pid>` appended when a
     /// second copy of the app already owns that.
-    public let busName: String
+    package let busName: String
     private let core: ServerCore
 
     /// Takes the bus name and starts serving. Throws `busUnavailable` when there is no bus (within `timeout`).
     /// `identity` is the name panels show (the app's name by default).
-    public init(controls: any MPRISPlayerControls, appName: String, identity: String? = nil,
+    package init(controls: any MPRISPlayerControls, appName: String, identity: String? = nil,
                 busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
                 pollInterval: Duration = .milliseconds(100)) throws(DesktopError) {
         let connection = try DBusConnection(address: busAddress, timeout: timeout)
@@ -64,14 +64,14 @@ public final class MPRISServer: Sendable {
     deinit { core.stop() }
 
     /// Leaves the bus: the name is released and the desktop sees the player vanish.
-    public func close() { core.stop() }
+    package func close() { core.stop() }
 
     /// Asks the server to look at the player now rather than at its next poll.
-    public func notifyChanged() { core.checkSoon() }
+    package func notifyChanged() { core.checkSoon() }
 
     /// `org.mpris.MediaPlayer2.ambience.<app>`, with every character of the app's name outside [A-Za-z0-9_] made
     /// `_` (and a leading digit escaped, as D-Bus requires).
-    public static func busName(forApp appName: String) -> String {
+    package static func busName(forApp appName: String) -> String {
         var element = String(appName.unicodeScalars.prefix(128).map { scalar -> Character in
             switch scalar {
             case "a"..."z", "A"..."Z", "0"..."9", "_": Character(scalar)

@@ -108,7 +108,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 /// the last call, on the calling thread. Every other method may be called from any thread.
 public final class AudioEngine: @unchecked Sendable {
     public let configuration: EngineConfiguration
-    let mixer: Mixer
+    package let mixer: Mixer
     /// The application music player, streaming through the `music` bus.
     public let musicPlayer: MusicPlayer
     /// The audio session: category, activation, interruptions and route changes.

@@ -104,14 +104,14 @@ public final class MediaItemArtwork: Sendable {
     // MARK: Finding an item's artwork
 
     /// The artwork for an item, and why any picture that was found was not used.
-    public struct Lookup: Sendable {
-        public var artwork: MediaItemArtwork?
-        public var ignored: [ArtworkError]
+    package struct Lookup: Sendable {
+        package var artwork: MediaItemArtwork?
+        package var ignored: [ArtworkError]
     }
 
     /// The embedded picture when there is a usable one, else the first usable `cover.*`, then `folder.*` beside the
     /// file (`.jpg`, `.jpeg`, `.png`, any case).
-    public static func lookup(forFileAt path: [UInt8]) -> Lookup {
+    package static func lookup(forFileAt path: [UInt8]) -> Lookup {
         var lookup = Lookup(artwork: nil, ignored: [])
         let display = RawPath.display(path)
         let embedded = { () -> Outcome<EmbeddedPicture?> in

@@ -6,7 +6,7 @@ import Synchronization
 /// coordinates them under its lock and turns their decisions into OpenAL calls.
 ///
 /// Thread-safety: all mutable state is guarded by `lock`; the audio thread touches only `render` and atomics.
-public final class Mixer: @unchecked Sendable {
+package final class Mixer: @unchecked Sendable {
     let device: LoopbackDevice
     let configuration: MixerConfiguration
     private let lock = Lock<Void>(())
@@ -42,7 +42,7 @@ public final class Mixer: @unchecked Sendable {
     var useCounter: UInt64 = 0
 
     // Written by whoever renders (audio thread or offline render), read by the game thread.
-    let framesRendered = Atomic<Int>(0)
+    package let framesRendered = Atomic<Int>(0)
     let renderBlocks = Atomic<Int>(0)
     let renderNanosTotal = Atomic<Int>(0)
     let renderNanosMax = Atomic<Int>(0)
@@ -52,7 +52,7 @@ public final class Mixer: @unchecked Sendable {
     enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
     static let maxPendingEvents = 8192
 
-    public init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
+    package init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
         var configuration = configuration
         configuration.realVoices = min(max(configuration.realVoices, 1), 4096)
         // The engine refuses counts past these; a mixer made directly is held to them too (slots are Int32).

@@ -1,15 +1,15 @@
 /// How the mixer is sized.
-public struct MixerConfiguration: Sendable {
+package struct MixerConfiguration: Sendable {
     /// Output rate of the mix, in Hz.
-    public var sampleRate = 48_000
+    package var sampleRate = 48_000
     /// OpenAL sources mixed for real (up to 4096). Voices beyond this are virtual.
-    public var realVoices = 256
+    package var realVoices = 256
     /// Voices tracked in all, real and virtual. When full, the least important voice is stolen.
-    public var maxVoices = 16_384
+    package var maxVoices = 16_384
     /// Head-related transfer function for 3D voices (headphone listening).
-    public var hrtf = false
+    package var hrtf = false
 
-    public init(sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false) {
+    package init(sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false) {
         self.sampleRate = sampleRate
         self.realVoices = realVoices
         self.maxVoices = maxVoices
@@ -31,7 +31,7 @@ public struct MixerStats: Sendable, Equatable {
 }
 
 /// What the mixer reports to the game, delivered by `AudioEngine.update()`.
-public enum MixerEvent: Sendable, Equatable {
+package enum MixerEvent: Sendable, Equatable {
     /// A voice played to its end (one-shots only; a stopped voice is not reported).
     case voiceFinished(Voice)
     /// A voice lost its place to a more important one.

@@ -52,8 +52,8 @@ public enum VoiceResult: Sendable, Equatable {
 /// finite values out of range are clamped. Handles are cheap to copy and safe to use from any thread.
 public struct Voice: Hashable, Sendable, CustomStringConvertible {
     let owner: HandleOwner?
-    let slot: Int32
-    let generation: UInt32
+    package let slot: Int32
+    package let generation: UInt32
 
     init(owner: HandleOwner?, slot: Int32, generation: UInt32) {
         self.owner = owner

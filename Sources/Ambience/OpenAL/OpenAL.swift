@@ -168,9 +168,9 @@ enum ALListener {
 
 /// How many OpenAL buffers and sources this process has made and not yet deleted, over every device: what a soak
 /// run watches for leaks (`ambience stress --soak`).
-enum ALObjectCount {
-    static let buffers = Atomic<Int>(0)
-    static let sources = Atomic<Int>(0)
+package enum ALObjectCount {
+    package static let buffers = Atomic<Int>(0)
+    package static let sources = Atomic<Int>(0)
 }
 
 /// Sample data owned by the loopback device.

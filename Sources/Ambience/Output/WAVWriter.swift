@@ -1,7 +1,7 @@
 import Glibc
 
 /// Why a WAV file could not be written. Every case names the file the caller asked for.
-public enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable {
+package enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The output (or its temporary file next to it) could not be created: a missing folder, no permission, a bad argument.
     case cannotCreate(String, errno: Int32)
     /// Writing, syncing or renaming failed, for example with a full disk.
@@ -10,13 +10,13 @@ public enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable
     case tooLarge(String)
 
     /// The path the error is about.
-    public var path: String {
+    package var path: String {
         switch self {
         case .cannotCreate(let p, _), .writeFailed(let p, _), .tooLarge(let p): p
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .cannotCreate(let path, let code):
             "\(path): cannot create (\(String(cString: strerror(code))))"
@@ -35,21 +35,21 @@ public enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendable
 /// A writer that is cancelled, fails, or is released unfinished removes its temporary file.
 /// Samples are interleaved Float; 16-bit output clamps to [-1, 1] and rounds to the nearest step.
 /// A writer is owned by one thread at a time.
-public final class WAVWriter {
-    public enum Encoding: Sendable {
+package final class WAVWriter {
+    package enum Encoding: Sendable {
         /// 16-bit signed integer PCM.
         case pcm16
         /// 32-bit IEEE float.
         case float32
     }
 
-    public let path: String
-    public let sampleRate: Int
-    public let channels: Int
-    public let encoding: Encoding
+    package let path: String
+    package let sampleRate: Int
+    package let channels: Int
+    package let encoding: Encoding
 
     /// Sample frames accepted so far (a trailing partial frame is counted once it is completed by `finish()`).
-    public var framesWritten: Int64 { dataBytes / Int64(blockAlign) }
+    package var framesWritten: Int64 { dataBytes / Int64(blockAlign) }
 
     private enum State { case open, finished, cancelled, failed(AudioWriteError) }
 
@@ -66,7 +66,7 @@ public final class WAVWriter {
     static let sampleRates = 1...768_000
     static let channelCounts = 1...8
 
-    public convenience init(path: String, sampleRate: Int, channels: Int, encoding: Encoding) throws(AudioWriteError) {
+    package convenience init(path: String, sampleRate: Int, channels: Int, encoding: Encoding) throws(AudioWriteError) {
         try self.init(path: path, sampleRate: sampleRate, channels: channels, encoding: encoding, riffLimit: Int64(UInt32.max))
     }
 
@@ -96,7 +96,7 @@ public final class WAVWriter {
     deinit { buffer.deallocate() }  // an unfinished file's temporary file goes with `file`
 
     /// Appends interleaved samples.
-    public func write(_ samples: UnsafeBufferPointer<Float>) throws(AudioWriteError) {
+    package func write(_ samples: UnsafeBufferPointer<Float>) throws(AudioWriteError) {
         try checkOpen()
         let size = bytesPerSample
         let adding = Int64(samples.count) * Int64(size)
@@ -124,12 +124,12 @@ public final class WAVWriter {
     }
 
     /// Appends interleaved samples.
-    public func write(_ samples: [Float]) throws(AudioWriteError) {
+    package func write(_ samples: [Float]) throws(AudioWriteError) {
         try samples.withUnsafeBufferPointer { (pointer) throws(AudioWriteError) in try write(pointer) }
     }
 
     /// Completes the header, syncs the file to disk and moves it to `path`. Calling it again does nothing.
-    public func finish() throws(AudioWriteError) {
+    package func finish() throws(AudioWriteError) {
         switch state {
         case .finished: return
         case .failed(let error): throw error
@@ -152,14 +152,14 @@ public final class WAVWriter {
     }
 
     /// Stops without producing a file and removes the temporary file. Does nothing after `finish()`.
-    public func cancel() {
+    package func cancel() {
         guard case .open = state else { return }
         file.discard()
         state = .cancelled
     }
 
     /// Writes a whole buffer to `path`.
-    public static func write(_ buffer: PCMBuffer, to path: String, encoding: Encoding) throws(AudioWriteError) {
+    package static func write(_ buffer: PCMBuffer, to path: String, encoding: Encoding) throws(AudioWriteError) {
         let writer = try WAVWriter(path: path, sampleRate: buffer.sampleRate, channels: buffer.channels, encoding: encoding)
         try writer.write(buffer.samples)
         try writer.finish()

@@ -74,7 +74,7 @@ public final class AudioSession: @unchecked Sendable {
     public var isPausedForRouteChange: Bool { lock.withLock { _ in policy.state.isPausedForRouteChange } }
     public var currentRoute: AudioRoute { lock.withLock { _ in output }?.currentRoute ?? .none }
     /// A snapshot of the rules' state, for logging and tests.
-    public var state: SessionState { lock.withLock { _ in policy.state } }
+    package var state: SessionState { lock.withLock { _ in policy.state } }
 
     // MARK: Events from the game
 
@@ -104,7 +104,7 @@ public final class AudioSession: @unchecked Sendable {
 
     /// Feeds an event to the rules and carries out what they decide, in order, outside the lock. What carrying out
     /// revealed (a device that would not open) is fed back after the whole batch.
-    func handle(_ event: SessionEvent) {
+    package func handle(_ event: SessionEvent) {
         var pending = [event]
         while !pending.isEmpty {
             let next = pending.removeFirst()

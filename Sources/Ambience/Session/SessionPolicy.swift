@@ -1,6 +1,6 @@
 /// Something that happened, as the session policy sees it. Monitors (the route monitor, the desktop link, the sleep
 /// monitor) and the game's calls only observe and report; what follows is the policy's to decide.
-public enum SessionEvent: Sendable, Equatable {
+package enum SessionEvent: Sendable, Equatable {
     /// `playingPlayers`: the desktop music players playing right now.
     case activate(playingPlayers: [String])
     case deactivate(notifyOthers: Bool)
@@ -39,7 +39,7 @@ public enum SessionEvent: Sendable, Equatable {
 }
 
 /// What the policy decides; the session's executor carries each out, once.
-public enum SessionAction: Sendable, Equatable {
+package enum SessionAction: Sendable, Equatable {
     case pauseAppAudio(PauseReason)
     case resumeAppAudio
     /// Resume the game's sound effects but leave the music player stopped.
@@ -59,31 +59,31 @@ public enum SessionAction: Sendable, Equatable {
     case renderToNullDevice
     case notify(SessionNotification)
 
-    public enum PauseReason: String, Sendable { case interruption, routeChange }
+    package enum PauseReason: String, Sendable { case interruption, routeChange }
 }
 
 /// The state the rules depend on.
-public struct SessionState: Sendable, Equatable {
+package struct SessionState: Sendable, Equatable {
     /// The values `othersDuckedVolume` may take.
-    public static let duckedVolumes = 0.0...1.0
+    package static let duckedVolumes = 0.0...1.0
 
-    public var category = SessionCategory.soloAmbient
-    public var options = SessionOptions()
-    public var isActive = false
-    public var isBackgrounded = false
-    public var isInterrupted = false
+    package var category = SessionCategory.soloAmbient
+    package var options = SessionOptions()
+    package var isActive = false
+    package var isBackgrounded = false
+    package var isInterrupted = false
     /// App audio is paused awaiting the game's Resume after the device went away.
-    public var isPausedForRouteChange = false
-    public var hasDevice = true
+    package var isPausedForRouteChange = false
+    package var hasDevice = true
     /// Players this session paused, to resume on deactivation.
-    public var pausedPlayers: [String] = []
-    public var duckedPlayers: [String] = []
-    public var otherMusicPlaying = false
+    package var pausedPlayers: [String] = []
+    package var duckedPlayers: [String] = []
+    package var otherMusicPlaying = false
     /// The desktop players that were playing at the session's first activation: the user's own music, which the
     /// exit rule leaves playing.
-    public internal(set) var playersPlayingAtLaunch: [String] = []
+    package internal(set) var playersPlayingAtLaunch: [String] = []
     /// The volume `.duckOthers` turns other players down to, as a fraction of their own (0.3: about −10 dB).
-    public internal(set) var othersDuckedVolume = 0.3
+    package internal(set) var othersDuckedVolume = 0.3
     var hasBeenActivated = false
     var resumeAfterInterruption = false
     var interruptedByDeviceLoss = false
@@ -92,26 +92,26 @@ public struct SessionState: Sendable, Equatable {
     var owedResumes: [String] = []
     var owedUnducks: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// Whether the output is silenced right now.
-    public var isSilenced: Bool { isBackgrounded && category != .playback }
+    package var isSilenced: Bool { isBackgrounded && category != .playback }
     /// The user's music is playing: the game's own soundtrack should stay quiet, sound effects still play.
-    public var secondaryAudioShouldBeSilencedHint: Bool { otherMusicPlaying }
+    package var secondaryAudioShouldBeSilencedHint: Bool { otherMusicPlaying }
     /// Whether a desktop player was playing at the first activation.
-    public var otherMusicWasPlayingAtLaunch: Bool { !playersPlayingAtLaunch.isEmpty }
+    package var otherMusicWasPlayingAtLaunch: Bool { !playersPlayingAtLaunch.isEmpty }
     var pausesOthers: Bool {
         category == .soloAmbient || (category == .playback && !options.contains(.mixWithOthers) && !options.contains(.duckOthers))
     }
 }
 
 /// The session's rules as a pure state machine: events in, actions out. No I/O, no clocks, no threads.
-public struct SessionPolicy: Sendable {
-    public private(set) var state: SessionState
+package struct SessionPolicy: Sendable {
+    package private(set) var state: SessionState
 
-    public init(state: SessionState = SessionState()) { self.state = state }
+    package init(state: SessionState = SessionState()) { self.state = state }
 
-    public mutating func handle(_ event: SessionEvent) -> [SessionAction] {
+    package mutating func handle(_ event: SessionEvent) -> [SessionAction] {
         let silencedBefore = state.isSilenced
         var actions: [SessionAction] = []
         switch event {
