@@ -1,0 +1,88 @@
+import Foundation
+import Glibc
+
+/// What the media library tells the game, drained by `MediaLibrary.drainEvents()` (the engine's `update()` calls it).
+public enum MediaLibraryEvent: Sendable, Equatable {
+    /// Items or playlists changed: queries made before it may be stale.
+    case libraryDidChange
+}
+
+/// Why the library could not do what was asked. Every case names the file or folder.
+public enum LibraryError: Error, CustomStringConvertible, Equatable, Sendable {
+    case database(SQLiteError)
+    /// Opening without creating, and there is no index at the path yet.
+    case noIndex(String)
+    /// A library folder is missing or cannot be listed.
+    case folderUnreadable(String, errno: Int32)
+    /// `cancelScan()` stopped a scan. What it had indexed so far is kept.
+    case cancelled
+    /// A number given to the library is NaN or infinite.
+    case invalidNumber(InvalidNumber)
+
+    public var description: String {
+        switch self {
+        case .database(let error): "\(error)"
+        case .noIndex(let path): "\(path): no library index here yet (run 'ambience library scan DIR' first)"
+        case .folderUnreadable(let path, let code): "\(path): cannot read folder (\(String(cString: strerror(code))))"
+        case .cancelled: "scan cancelled"
+        case .invalidNumber(let number): "\(number)"
+        }
+    }
+}
+
+/// One file or folder the scan could not use as it was, and why.
+public struct ScanIssue: Sendable, Hashable, CustomStringConvertible {
+    /// The path, readable (bytes that are not UTF-8 shown as U+FFFD).
+    public var path: String
+    public var reason: String
+    public init(path: String, reason: String) { self.path = path; self.reason = reason }
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// How far a scan has come: called once per audio file, before it is looked at, and once at the end.
+public struct ScanProgress: Sendable, Equatable {
+    public var filesDone: Int
+    public var totalFiles: Int
+    /// The file being looked at (empty in the final call).
+    public var currentPath: String
+}
+
+/// What a scan found and did.
+public struct ScanReport: Sendable, Equatable, CustomStringConvertible {
+    /// Audio files found (`.ogg`, `.oga`, `.mp3`, `.wav`), including those that failed (broken symlinks too).
+    public var files = 0
+    public var added = 0
+    public var updated = 0
+    public var removed = 0
+    /// Files that could not be indexed, each with the reason. A file that failed before and has not changed since
+    /// is not read again; it is listed with its earlier reason.
+    public var failed: [ScanIssue] = []
+    /// Things worked around: undecodable or over-long tags, unusable artwork, non-UTF-8 names, symlink loops,
+    /// unreadable folders, skipped playlist entries, a database that had to be rebuilt.
+    public var warnings: [ScanIssue] = []
+    /// Playlists (`.m3u`, `.m3u8`) in the library after the scan.
+    public var playlists = 0
+    /// Seconds the scan took.
+    public var duration: Double = 0
+
+    public init() {}
+
+    /// Whether the scan changed any item or playlist.
+    public var changedLibrary: Bool { added + updated + removed > 0 || playlistsChanged }
+    var playlistsChanged = false
+    var wasCancelled = false
+
+    public var description: String {
+        "\(files) files, \(added) added, \(updated) updated, \(removed) removed, \(failed.count) failed"
+    }
+}
+
+/// The user's music: audio files under one or more folders, indexed in SQLite with their tags, exact durations and
+/// artwork, plus the `.m3u`/`.m3u8` playlists found beside them.
+///
+/// Scans are incremental: a file whose size and modification time have not changed is not read again. Between
+/// `beginGeneratingLibraryChangeNotifications()` and `end…`, an inotify watcher re-indexes files as they change and
+/// queues `.libraryDidChange` for `drainEvents()`.
+///
+/// Thread-safe. Writes (scans, the watcher) use one connection and queries another, so with SQLite's write-ahead
+/// log a query never waits for a scan.
