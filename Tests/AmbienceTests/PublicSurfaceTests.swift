@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// The `Ambience` module's public types are exactly those docs/ARCHITECTURE.md lists under "The public surface":
+/// a type made public by accident, or one the document forgets, fails here.
+@Suite struct PublicSurfaceTests {
+    static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
+
+    /// Every `public` class, struct, enum, protocol, actor or typealias declared under Sources/Ambience, nested ones
+    /// included.
+    static func declaredPublicTypes() throws -> [String] {
+        let folder = BuildProducts.root + "/Sources/Ambience"
+        let files = try #require(FileManager.default.enumerator(atPath: folder)).compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".swift") }
+        let declaration = try Regex(#"(?m)^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:indirect\s+)?(?:class|struct|enum|protocol|actor|typealias)\s+(\w+)"#)
+        var names: [String] = []
+        for file in files {
+            let text = try read(folder + "/" + file)
+            for match in text.matches(of: declaration) {
+                if let name = match.output[1].substring { names.append(String(name)) }
+            }
+        }
+        return names
+    }
+
+    /// The names in backticks in the document's section (a `Type.Nested` counts as `Nested`).
+    static func documentedTypes() throws -> [String] {
+        let text = try read(BuildProducts.root + "/docs/ARCHITECTURE.md")
+        let start = try #require(text.range(of: "## The public surface\n"))
+        let end = text.range(of: "\n## ", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
+        let list = text[start.upperBound..<end].split(separator: "\n").filter { $0.hasPrefix("- ") || $0.hasPrefix("  ") }
+        let code = try Regex(#"`([A-Za-z0-9.]+)`"#)
+        return list.flatMap { line in
+            line.matches(of: code).compactMap { $0.output[1].substring.map { String($0.split(separator: ".").last!) } }
+        }
+    }
+
+    @Test func thePublicTypesAreTheDocumentedOnes() throws {
+        let declared = try Self.declaredPublicTypes()
+        let documented = try Self.documentedTypes()
+        #expect(declared.count > 40, "the scan found only \(declared.count) public types: is the pattern still right?")
+        #expect(Set(declared).subtracting(documented).sorted() == [], "public but not in docs/ARCHITECTURE.md")
+        #expect(Set(documented).subtracting(declared).sorted() == [], "in docs/ARCHITECTURE.md but not public")
+        #expect(Set(declared).count == declared.count, "two public types share a name")
+    }
+}
