@@ -258,6 +258,7 @@ extension Mixer {
             s.averageRenderMicroseconds = blocks > 0 ? Double(renderNanosTotal.load(ordering: .relaxed)) / Double(blocks) / 1000 : 0
             s.maxRenderMicroseconds = Double(renderNanosMax.load(ordering: .relaxed)) / 1000
             s.underruns = underruns.load(ordering: .relaxed)
+            s.droppedEvents = events.dropped
             return s
         }
     }
