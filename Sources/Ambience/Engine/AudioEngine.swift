@@ -326,7 +326,7 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Each bounded event queue's losses, by a name for people. (The MPRIS client's own queue is not here yet.)
     private var droppedEventsByQueue: [(queue: String, count: Int)] {
-        [("mixer", mixer.stats.droppedEvents), ("music player", musicPlayer.droppedEvents),
+        [("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
          ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
          ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0), ("sleep monitor", sleepMonitor?.droppedEvents ?? 0)]
     }

@@ -266,6 +266,8 @@ extension Mixer {
     var freeSourceCount: Int { withLock { sources.freeCount } }
     var freeSlotCount: Int { withLock { voices.freeCount } }
     var pendingEventCount: Int { withLock { events.count } }
+    /// Voice events lost to a full queue.
+    var droppedEvents: Int { withLock { events.dropped } }
 
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { voices.active.count } }
