@@ -219,6 +219,14 @@ typedef struct ambience_stats {
 
 ambience_status ambience_engine_get_stats(ambience_engine *engine, ambience_stats *out_stats);
 
+/*
+ * Events the engine lost because one of its bounded queues was full when they happened (ambience_update was not
+ * called for a long time): voice endings, music and session notifications, sound-server and sleep observations,
+ * summed since the engine was created. A count of its own rather than a field of ambience_stats, which callers
+ * allocate with no size field, so that struct never grows.
+ */
+ambience_status ambience_engine_dropped_events(ambience_engine *engine, int64_t *out_dropped);
+
 typedef struct ambience_capabilities {
     bool effects;         /* EFX: reverb and occlusion low-pass */
     bool hrtf;            /* HRTF available */

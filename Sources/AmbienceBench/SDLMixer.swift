@@ -84,7 +84,7 @@ enum SDLMixer {
         var polledBytes = startBytes
         let blockBytes = blockFrames * bytesPerFrame
         while mixedBytes.load(ordering: .relaxed) - startBytes < targetBytes, !isCancelled() {
-            usleep(1_000)
+            sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 1_000_000)
             let now = ProcessUsage.monotonicNanoseconds, bytes = mixedBytes.load(ordering: .relaxed)
             if bytes != lastProgress.bytes {
                 lastProgress = (bytes, now)

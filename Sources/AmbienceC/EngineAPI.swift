@@ -217,6 +217,14 @@ public func ambience_engine_get_stats(_ engine: OpaquePointer?, _ out: UnsafeMut
     }
 }
 
+@_cdecl("ambience_engine_dropped_events")
+public func ambience_engine_dropped_events(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> ambience_status {
+    api("ambience_engine_dropped_events") {
+        let box = try engineBox(engine)
+        try output(out, "out_dropped").pointee = Int64(box.engine.stats.droppedEvents)
+    }
+}
+
 @_cdecl("ambience_engine_get_capabilities")
 public func ambience_engine_get_capabilities(_ engine: OpaquePointer?,
                                              _ out: UnsafeMutablePointer<ambience_capabilities>?) -> ambience_status {
@@ -314,8 +322,9 @@ private func deliver(_ event: AudioEvent, to box: EngineBox) {
         if let id, let callback = callbacks.voiceFinished { callback.function(callback.userdata, id, how) }
     case .music(let music):
         deliver(music, callbacks)
-    case .systemMusic, .library:
-        // C reads the system player through its getters; libraries opened through the C API deliver their own events.
+    case .systemMusic, .library, .eventsDropped:
+        // C reads the system player through its getters; libraries opened through the C API deliver their own events;
+        // lost events are counted by ambience_engine_dropped_events.
         break
     case .session(let note):
         deliver(note, callbacks)

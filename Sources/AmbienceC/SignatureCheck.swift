@@ -40,6 +40,7 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_engine_get_sample_rate, AmbienceC.ambience_engine_get_sample_rate)
     same(CAmbience.ambience_engine_get_sound_memory, AmbienceC.ambience_engine_get_sound_memory)
     same(CAmbience.ambience_engine_get_stats, AmbienceC.ambience_engine_get_stats)
+    same(CAmbience.ambience_engine_dropped_events, AmbienceC.ambience_engine_dropped_events)
     same(CAmbience.ambience_engine_is_offline, AmbienceC.ambience_engine_is_offline)
     same(CAmbience.ambience_engine_shutdown, AmbienceC.ambience_engine_shutdown)
     same(CAmbience.ambience_get_version, AmbienceC.ambience_get_version)

@@ -61,7 +61,7 @@ struct PlayCommand: Command {
                 }
             }
             report.progress(player)
-            usleep(16_000)
+            sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 16_000_000)
         }
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
         let stats = engine.stats
@@ -150,6 +150,8 @@ final class EventReporter {
             return .object([("event", .string("playbackError")), ("path", .string(item.url)), ("error", .string(error.description))])
         case .music(.volumeDidChange(let volume)):
             return .object([("event", .string("volume")), ("volume", .double(Double(volume)))])
+        case .eventsDropped(let queue, let count):
+            return .object([("event", .string("eventsDropped")), ("queue", .string(queue)), ("count", .int(count))])
         case .music(.queueDidChange), .voiceFinished, .voiceStolen, .systemMusic, .library:
             return nil
         }
@@ -169,6 +171,7 @@ final class EventReporter {
         case .music(.playbackStateDidChange(let s)): "state: \(s.rawValue)"
         case .music(.nowPlayingItemDidChange(let item)): "now playing: " + (item.map { "\($0.title ?? "?") by \($0.artist ?? "unknown")" } ?? "nothing")
         case .music(.playbackError(let item, let error)): "skipped \(item.url): \(error)"
+        case .eventsDropped(let queue, let count): "warning: the \(queue) queue was full and lost \(count) events"
         default: EventReporter.describe(event)?.text ?? ""
         }
     }

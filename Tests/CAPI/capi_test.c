@@ -269,6 +269,7 @@ static void test_engine_queries(ambience_engine *engine) {
     size_t required = 0;
     ambience_stats stats;
     ambience_capabilities caps;
+    int64_t dropped = -1;
     OK(ambience_engine_get_sample_rate(engine, &rate));
     CHECK(rate == RATE);
     OK(ambience_engine_is_offline(engine, &offline));
@@ -288,6 +289,10 @@ static void test_engine_queries(ambience_engine *engine) {
     OK(ambience_engine_get_capabilities(engine, &caps));
     CHECK(caps.real_voices > 0);
     EXPECT(ambience_engine_get_stats(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_engine_dropped_events(engine, &dropped));
+    CHECK(dropped == 0);
+    EXPECT(ambience_engine_dropped_events(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_engine_dropped_events(NULL, &dropped), AMBIENCE_ERROR_NULL_HANDLE);
     EXPECT(ambience_engine_get_sample_rate(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
 }
 

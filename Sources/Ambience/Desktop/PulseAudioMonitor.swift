@@ -11,7 +11,8 @@ import Synchronization
 /// and never waits for the server. Requests (`setDefaultSink`, `moveSinkInput`, ...) wait for the server's
 /// answer, with a timeout. `close()` (or the last reference going away) disconnects and joins the thread.
 final class PulseAudioMonitor: Sendable {
-    /// Events kept for `drainEvents()`; beyond this the oldest are dropped and counted.
+    /// Events kept for `drainEvents()`. Beyond this the oldest are dropped and counted: the snapshot always holds
+    /// the present, and the newest events are the ones that explain it.
     static let eventCapacity = 1024
 
     private let connection: PulseConnection
@@ -42,15 +43,11 @@ final class PulseAudioMonitor: Sendable {
 
     /// The events since the last call, oldest first.
     func drainEvents() -> [PulseEvent] {
-        connection.shared.withLock { shared in
-            let events = shared.pending
-            shared.pending.removeAll(keepingCapacity: true)
-            return events
-        }
+        connection.shared.withLock { $0.pending.drain() }
     }
 
     /// Events dropped because nobody drained them in time.
-    var droppedEventCount: Int { connection.shared.withLock { $0.dropped } }
+    var droppedEvents: Int { connection.shared.withLock { $0.pending.dropped } }
 
     // MARK: Requests (block the caller until the server answers or `timeout` passes)
 
@@ -78,16 +75,11 @@ final class PulseAudioMonitor: Sendable {
 /// The snapshot and the queued events: what both threads share.
 struct PulseShared {
     var model = PulseSnapshot()
-    var pending: [PulseEvent] = []
-    var dropped = 0
+    var pending = EventQueue<PulseEvent>(capacity: PulseAudioMonitor.eventCapacity, overflow: .dropOldest)
 
     mutating func post(_ event: PulseEvent?) {
         guard let event else { return }
-        if pending.count >= PulseAudioMonitor.eventCapacity {
-            pending.removeFirst()
-            dropped += 1
-        }
-        pending.append(event)
+        pending.push(event)
     }
 }
 

@@ -14,7 +14,10 @@ final class SleepMonitor: Sendable {
     static let matchRule = "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep',path='/org/freedesktop/login1'"
 
     private let thread: DesktopThread
-    private let signals = Lock<[Bool]>([])
+    /// Signals kept until `update()` drains them. Past the cap the oldest give way: the newest says whether the
+    /// machine is asleep now.
+    static let signalCapacity = 64
+    private let signals = Lock(EventQueue<Bool>(capacity: signalCapacity, overflow: .dropOldest))
 
     init(address: String) throws(DesktopError) {
         let connection = try DBusConnection(address: address)
@@ -29,18 +32,16 @@ final class SleepMonitor: Sendable {
         while thread.isRunning {
             for message in thread.connection.receive(timeout: .milliseconds(200))
             where message.member == "PrepareForSleep" && message.interface == "org.freedesktop.login1.Manager" {
-                if let sleeping = message.arguments.first?.bool { signals.withLock { if $0.count < 64 { $0.append(sleeping) } } }
+                if let sleeping = message.arguments.first?.bool { _ = signals.withLock { $0.push(sleeping) } }
             }
         }
     }
 
     /// `true` for "going to sleep", `false` for "woke up", oldest first.
-    func drain() -> [Bool] {
-        signals.withLock { pending in
-            defer { pending.removeAll() }
-            return pending
-        }
-    }
+    func drain() -> [Bool] { signals.withLock { $0.drain() } }
+
+    /// Signals lost to a full queue.
+    var droppedEvents: Int { signals.withLock { $0.dropped } }
 
     func close() { thread.stop() }
 }

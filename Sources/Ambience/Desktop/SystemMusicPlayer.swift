@@ -12,7 +12,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     private var client: MPRISClient?
     private var ownBusName: String?
     private var notificationDepth = 0
-    private var events: [MusicEvent] = []
+    /// Notifications for `update()`; past the cap the oldest give way (state changes: the newest is how it is now).
+    private var events = EventQueue<MusicEvent>(capacity: SystemMusicPlayer.notificationCapacity, overflow: .dropOldest)
     private var lastActive: String?
     private var lastSeen: [String: MPRISPlayerInfo] = [:]
     private var _preferredPlayer: String?
@@ -143,12 +144,16 @@ public final class SystemMusicPlayer: @unchecked Sendable {
                     break
                 }
             }
-            defer { events.removeAll(keepingCapacity: true) }
-            return events
+            return events.drain()
         }
     }
 
-    private func post(_ event: MusicEvent) { if notificationDepth > 0 && events.count < 1024 { events.append(event) } }
+    static let notificationCapacity = 1024
+
+    private func post(_ event: MusicEvent) { if notificationDepth > 0 { events.push(event) } }
+
+    /// Notifications lost to a full queue.
+    var droppedEvents: Int { lock.withLock { _ in events.dropped } }
 
     /// The players the game started through this object, for the session's exit rule.
     var playersStartedByGame: [String] { lock.withLock { _ in startedByGame.sorted() } }

@@ -125,6 +125,8 @@ public final class AudioEngine: @unchecked Sendable {
         var device: DeviceOutput?
         var lastTickFrame = 0
         var isShutDown = false
+        /// `update()` has reported the first lost event (it does so once).
+        var reportedDroppedEvents = false
         /// The music player was playing when the session paused app audio, so resuming restarts it.
         var musicPausedBySession = false
         var routes: RouteMonitor?
@@ -315,7 +317,19 @@ public final class AudioEngine: @unchecked Sendable {
     @discardableResult
     public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice { mixer.play(sound, options) }
 
-    public var stats: MixerStats { mixer.stats }
+    /// The mixer's counters, with `droppedEvents` summed over every queue of the engine.
+    public var stats: MixerStats {
+        var stats = mixer.stats
+        stats.droppedEvents = droppedEventsByQueue.reduce(0) { $0.addingSaturated($1.count) }
+        return stats
+    }
+
+    /// Each bounded event queue's losses, by a name for people. (The MPRIS client's own queue is not here yet.)
+    private var droppedEventsByQueue: [(queue: String, count: Int)] {
+        [("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
+         ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
+         ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0), ("sleep monitor", sleepMonitor?.droppedEvents ?? 0)]
+    }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
 
@@ -355,7 +369,17 @@ public final class AudioEngine: @unchecked Sendable {
         }
         for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
+        if let loss = firstDroppedEvents() { events.insert(loss, at: 0) }
         return events
+    }
+
+    /// `.eventsDropped` the first time any queue has lost an event, else nil. First in its batch: it explains gaps
+    /// in what follows.
+    private func firstDroppedEvents() -> AudioEvent? {
+        guard !state.withLock({ $0.reportedDroppedEvents }),
+              let (queue, count) = droppedEventsByQueue.first(where: { $0.count > 0 }) else { return nil }
+        state.withLock { $0.reportedDroppedEvents = true }
+        return .eventsDropped(queue: queue, count: count)
     }
 
     // MARK: Offline rendering

@@ -12,4 +12,8 @@ public enum AudioEvent: Sendable, Equatable {
     case library(MediaLibraryEvent)
     /// A notification from the audio session: route changes, interruptions, the silence-secondary-audio hint.
     case session(SessionNotification)
+    /// A warning, given once per engine: a bounded queue was full, so events were lost (the game did not call
+    /// `update()` for a long time). `queue` names the first one that lost any ("mixer", "music player", "session",
+    /// …) and `count` how many it had lost by then; `AudioEngine.stats.droppedEvents` keeps the running total.
+    case eventsDropped(queue: String, count: Int)
 }

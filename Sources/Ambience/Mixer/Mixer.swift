@@ -37,7 +37,9 @@ package final class Mixer: @unchecked Sendable {
     /// Below this rate, the lowest common one above 10 kHz, effects are off (`capabilities.effects` is false).
     static let lowestEffectsSampleRate = 11_025
     var streams: [StreamChannel] = []
-    var events: [MixerEvent] = []
+    /// Voice endings and steals for `update()`. A game that never calls it must not grow the mixer without bound;
+    /// past the cap the newest are dropped (each is a fact of its own: the earliest keep their meaning) and counted.
+    var events = EventQueue<MixerEvent>(capacity: Mixer.pendingEventCapacity, overflow: .dropNewest)
     var counters = MixerStats()
     var useCounter: UInt64 = 0
 
@@ -50,7 +52,7 @@ package final class Mixer: @unchecked Sendable {
 
     /// Index of the built-in buses.
     enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
-    static let maxPendingEvents = 8192
+    static let pendingEventCapacity = 8192
 
     package init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
         var configuration = configuration
@@ -67,7 +69,6 @@ package final class Mixer: @unchecked Sendable {
         buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.dialogue.rawValue, target: BuiltinBus.music.rawValue,
                                            depth: 9, attack: 0.08, release: 0.5)])
         voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count)
-        events.reserveCapacity(256)
         device.withCurrentContext { ALListener.useInverseDistanceClamped() }
         owner.bind(self)
     }
@@ -450,18 +451,10 @@ package final class Mixer: @unchecked Sendable {
         }
     }
 
-    private func post(_ event: MixerEvent) {
-        // A game that never calls update() must not grow without bound; the counters still count.
-        if events.count < Mixer.maxPendingEvents { events.append(event) }
-    }
+    /// Queues `event` for `update()`; the counters count it even when the queue is full.
+    private func post(_ event: MixerEvent) { events.push(event) }
 
-    func drainEvents() -> [MixerEvent] {
-        withLock {
-            let drained = events
-            events.removeAll(keepingCapacity: true)
-            return drained
-        }
-    }
+    func drainEvents() -> [MixerEvent] { withLock { events.drain() } }
 
     // MARK: Gains
 

@@ -258,6 +258,7 @@ extension Mixer {
             s.averageRenderMicroseconds = blocks > 0 ? Double(renderNanosTotal.load(ordering: .relaxed)) / Double(blocks) / 1000 : 0
             s.maxRenderMicroseconds = Double(renderNanosMax.load(ordering: .relaxed)) / 1000
             s.underruns = underruns.load(ordering: .relaxed)
+            s.droppedEvents = events.dropped
             return s
         }
     }
@@ -265,6 +266,8 @@ extension Mixer {
     var freeSourceCount: Int { withLock { sources.freeCount } }
     var freeSlotCount: Int { withLock { voices.freeCount } }
     var pendingEventCount: Int { withLock { events.count } }
+    /// Voice events lost to a full queue.
+    var droppedEvents: Int { withLock { events.dropped } }
 
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { voices.active.count } }

@@ -28,6 +28,10 @@ public struct MixerStats: Sendable, Equatable {
     public var averageRenderMicroseconds = 0.0
     public var maxRenderMicroseconds = 0.0
     public var underruns = 0
+    /// Events lost because a queue was full when they happened (a game that did not call `update()` for a long
+    /// time), summed over every queue of the engine: voice endings, music and session notifications, sound-server
+    /// and sleep observations. `update()` reports the first loss once, as `AudioEvent.eventsDropped`.
+    public var droppedEvents = 0
 }
 
 /// What the mixer reports to the game, delivered by `AudioEngine.update()`.

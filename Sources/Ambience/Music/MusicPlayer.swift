@@ -27,7 +27,9 @@ public final class MusicPlayer: @unchecked Sendable {
     private var notificationDepth = 0
     /// The entry last announced as now playing while notifications were on.
     private var announcedEntry: UInt64?
-    private var events: [MusicEvent] = []
+    /// Notifications for `update()`. Past the cap the oldest give way: they are state changes, and the newest
+    /// says how the player is now.
+    private var events = EventQueue<MusicEvent>(capacity: MusicPlayer.notificationCapacity, overflow: .dropOldest)
     private var nextEntryID: UInt64 = 1
     private var stream: StreamQueue
     /// Bumped whenever the stream is emptied: a block decoded for an older generation is refused.
@@ -144,17 +146,14 @@ public final class MusicPlayer: @unchecked Sendable {
     public func beginGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth += 1 } }
     public func endGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) } }
 
-    private func post(_ event: MusicEvent) {
-        if notificationDepth > 0 && events.count < 4096 { events.append(event) }
-    }
+    static let notificationCapacity = 4096
 
-    func drainEvents() -> [MusicEvent] {
-        lock.withLock { _ in
-            let drained = events
-            events.removeAll(keepingCapacity: true)
-            return drained
-        }
-    }
+    private func post(_ event: MusicEvent) { if notificationDepth > 0 { events.push(event) } }
+
+    func drainEvents() -> [MusicEvent] { lock.withLock { _ in events.drain() } }
+
+    /// Notifications lost to a full queue.
+    var droppedEvents: Int { lock.withLock { _ in events.dropped } }
 
     // MARK: Queue
 

@@ -1,6 +1,3 @@
-import Foundation
-import Synchronization
-
 /// Real-time output: an SDL audio device pulling blocks from the mixer, or, when no device is left, a null output
 /// that renders at real-time pace into nothing so that time (music, voices) still advances.
 ///
@@ -118,13 +115,14 @@ final class MixerRenderer: AudioRenderCallback {
     }
 }
 
-/// A render thread paced by the clock, for when there is no device at all.
+/// A render thread paced by the clock, for when there is no device at all. It waits between blocks on its
+/// `WorkerThread`'s timed wait, so `stop()` wakes and joins it at once.
 final class NullOutput: Sendable {
     private let renderer: MixerRenderer
     private let sampleRate: Int
     private let blockFrames: Int
-    private let running = Atomic<Bool>(false)
-    private let finished = Lock<Bool>(true)
+    /// The running thread; nil while stopped.
+    private let worker = Lock<WorkerThread?>(nil)
 
     init(renderer: MixerRenderer, sampleRate: Int, blockFrames: Int) {
         self.renderer = renderer
@@ -132,28 +130,31 @@ final class NullOutput: Sendable {
         self.blockFrames = blockFrames
     }
 
+    deinit { stop() }
+
     func start() {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        finished.withLock { $0 = false }
-        let thread = Thread { [self] in
-            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
-            defer { buffer.deallocate() }
-            let blockNanos = blockFrames * 1_000_000_000 / sampleRate
-            var due = monotonicNanoseconds()
-            while running.load(ordering: .relaxed) {
-                renderer.renderAudio(into: buffer, frames: blockFrames)
-                due += blockNanos
-                let wait = due - monotonicNanoseconds()
-                if wait > 0 { usleep(UInt32(wait / 1000)) } else { due = monotonicNanoseconds() }
+        worker.withLock { worker in
+            guard worker == nil else { return }
+            let (renderer, sampleRate, blockFrames) = (self.renderer, self.sampleRate, self.blockFrames)
+            worker = WorkerThread(name: "ambience-null") { control in
+                let buffer = UnsafeMutablePointer<Float>.allocate(capacity: blockFrames * 2)
+                defer { buffer.deallocate() }
+                let blockNanos = blockFrames * 1_000_000_000 / sampleRate
+                var due = monotonicNanoseconds()
+                while !control.isStopRequested {
+                    renderer.renderAudio(into: buffer, frames: blockFrames)
+                    due += blockNanos
+                    let wait = due - monotonicNanoseconds()
+                    // Behind by more than a block: start the schedule again rather than rendering a burst.
+                    if wait > 0 { control.wait(seconds: Double(wait) / 1e9) } else { due = monotonicNanoseconds() }
+                }
             }
-            finished.withLock { $0 = true }
         }
-        thread.name = "ambience.null-output"
-        thread.start()
     }
 
+    /// Stops rendering: wakes the thread and joins it.
     func stop() {
-        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        while !finished.withLock({ $0 }) { usleep(1_000) }
+        let running = worker.withLock { worker in defer { worker = nil }; return worker }
+        running?.stop()
     }
 }

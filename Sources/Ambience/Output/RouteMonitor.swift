@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Watches where the game's audio goes and reports what it sees as session events. It decides nothing and changes
 /// nothing: the session's policy answers the events, and its executor moves the stream or reopens the device.
@@ -29,6 +30,8 @@ final class RouteMonitor: @unchecked Sendable {
     /// SDL's device list when it was last read, and when: a name new to it is a device plugged in.
     private var listedDevices: [String] = []
     private var lastListing = 0
+    /// Events that sound-server monitors closed since (the server went away) had dropped.
+    private let droppedByClosedMonitors = Atomic<Int>(0)
 
     /// What any thread may read: a copy of the game thread's state.
     private struct View {
@@ -70,6 +73,12 @@ final class RouteMonitor: @unchecked Sendable {
         return tracker.ourSink.map { tracker.route(of: $0, driver: driver) } ?? AudioRoute.none
     }
 
+    /// Sound-server events lost to a full queue, over every connection this monitor has had.
+    var droppedEvents: Int {
+        let current = view.withLock { $0.pulse }?.droppedEvents ?? 0
+        return current.addingSaturated(droppedByClosedMonitors.load(ordering: .relaxed))
+    }
+
     /// Whether another process has an uncorked stream.
     var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
 
@@ -92,6 +101,7 @@ final class RouteMonitor: @unchecked Sendable {
         var events: [SessionEvent] = []
         for event in pulse.drainEvents() {
             if case .connectionLost = event {
+                droppedByClosedMonitors.add(pulse.droppedEvents, ordering: .relaxed)
                 pulse.close()
                 self.pulse = nil
                 lostServer = true

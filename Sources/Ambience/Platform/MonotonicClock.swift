@@ -6,3 +6,12 @@ package func monotonicNanoseconds() -> Int {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
+
+/// Sleeps until `deadline` on the monotonic clock (nanoseconds, as `monotonicNanoseconds()` counts them), resuming
+/// through signals: for loops paced by a schedule (a command's frame loop, a benchmark's poll). A thread that must
+/// stop on request waits on its `WorkerThread` instead. A deadline already past returns at once.
+package func sleepUntil(monotonicNanoseconds deadline: Int) {
+    guard deadline > 0 else { return }
+    var time = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+}

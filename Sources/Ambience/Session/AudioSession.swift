@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The game's audio session: its category, activation, interruptions and route changes, with the rules mobile
 /// games take for granted. Notifications arrive in `AudioEngine.update()` as `.session(...)` events.
 ///
@@ -12,6 +14,7 @@ public final class AudioSession: @unchecked Sendable {
     /// Uncorked streams of other apps on the sound server: reported, not a rule's input.
     private var otherStreamsPlaying = false
     private let notifications = SessionNotifications()
+    private let droppedFeedback = Atomic<Int>(0)
 
     init() {}
 
@@ -102,20 +105,31 @@ public final class AudioSession: @unchecked Sendable {
         handle(.otherMusicChanged(playing: musicPlaying))
     }
 
+    /// Events waiting, within one `handle` call, to be fed back to the rules. A batch reveals at most one today (a
+    /// device that would not open); the cap bounds what any later fan-out could hold.
+    static let feedbackCapacity = 64
+
     /// Feeds an event to the rules and carries out what they decide, in order, outside the lock. What carrying out
     /// revealed (a device that would not open) is fed back after the whole batch.
     package func handle(_ event: SessionEvent) {
-        var pending = [event]
-        while !pending.isEmpty {
-            let next = pending.removeFirst()
+        // Past the cap the newest are refused: the ones already waiting came first and are handled in order.
+        var pending = EventQueue<SessionEvent>(capacity: Self.feedbackCapacity, overflow: .dropNewest)
+        pending.push(event)
+        while let next = pending.pop() {
             let (actions, executor) = lock.withLock { _ in
                 (policy.handle(next), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
             }
-            for action in actions { pending += executor.perform(action) }
+            for action in actions {
+                for revealed in executor.perform(action) { pending.push(revealed) }
+            }
         }
+        if pending.dropped > 0 { droppedFeedback.add(pending.dropped, ordering: .relaxed) }
     }
 
     func drainNotifications() -> [SessionNotification] { notifications.drain() }
+
+    /// Notifications lost to a full queue, and fed-back events refused by a full one.
+    var droppedEvents: Int { notifications.dropped.addingSaturated(droppedFeedback.load(ordering: .relaxed)) }
 
     private var isAppAudioPlaying: Bool { lock.withLock { _ in output }?.isAppAudioPlaying ?? false }
 

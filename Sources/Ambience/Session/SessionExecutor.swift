@@ -61,18 +61,15 @@ struct SessionExecutor {
 
 /// What the session tells the game, queued until `update()` delivers it.
 final class SessionNotifications: Sendable {
-    /// Beyond this many undelivered notifications (a game that never calls `update()`), new ones are dropped.
+    /// Undelivered notifications kept for a game that does not call `update()`. Past it the oldest give way: route
+    /// changes, interruptions and hints are state, and the newest says how the session is now.
     static let capacity = 1024
-    private let pending = Lock<[SessionNotification]>([])
+    private let pending = Lock(EventQueue<SessionNotification>(capacity: capacity, overflow: .dropOldest))
 
-    func post(_ note: SessionNotification) {
-        pending.withLock { if $0.count < Self.capacity { $0.append(note) } }
-    }
+    func post(_ note: SessionNotification) { _ = pending.withLock { $0.push(note) } }
 
-    func drain() -> [SessionNotification] {
-        pending.withLock { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
-        }
-    }
+    func drain() -> [SessionNotification] { pending.withLock { $0.drain() } }
+
+    /// Notifications lost to a full queue.
+    var dropped: Int { pending.withLock { $0.dropped } }
 }
