@@ -68,7 +68,7 @@ ready() {
   "$@" >/dev/null 2>&1
 }
 
-# The session bus first: wireplumber wants one, as it does on a desktop.
+# The session bus first, so that nothing started after it reaches a user's bus.
 dbus-daemon --session --nofork --nopidfile --address="unix:path=$root/bus.sock" --print-address=1 > "$root/bus.address" &
 pids+=($!)
 ready test -s "$root/bus.address" || { echo "with-services: dbus-daemon did not start" >&2; exit 1; }
@@ -82,63 +82,21 @@ load-module module-null-sink sink_name=speakers sink_properties=device.descripti
 load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
 set-default-sink speakers
 PA
-  pulseaudio -n -F "$root/server.pa" --daemonize=no --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=no \
+  # Off every session bus: PulseAudio takes the name org.PulseAudio1 there, and the tests' own throw-away servers,
+  # on the tests' bus, would find it taken and refuse to start.
+  DBUS_SESSION_BUS_ADDRESS="unix:path=$root/no-bus" pulseaudio -n -F "$root/server.pa" --daemonize=no --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=no \
     --realtime=no --high-priority=no --log-target="file:$root/pulseaudio.log" &
   pids+=($!)
   ready pactl info || fail PulseAudio "$root/pulseaudio.log"
 }
 
 start_pipewire() {
-  local command
-  for command in pipewire wireplumber pipewire-pulse; do
-    command -v "$command" >/dev/null || { echo "with-services: $command is not installed (bash scripts/install-deps.sh)" >&2; exit 1; }
-  done
-  # PipeWire's PulseAudio server on the same socket as PulseAudio's, without module-always-sink (PulseAudio runs
-  # without it too): with every sink gone there is no sink, not a "Dummy Output".
-  mkdir -p "$XDG_CONFIG_HOME/pipewire"
-  cat > "$XDG_CONFIG_HOME/pipewire/pipewire-pulse.conf" <<CONF
-context.spa-libs = {
-    audio.convert.* = audioconvert/libspa-audioconvert
-    support.*       = support/libspa-support
-}
-context.modules = [
-    { name = libpipewire-module-protocol-native }
-    { name = libpipewire-module-client-node }
-    { name = libpipewire-module-adapter }
-    { name = libpipewire-module-metadata }
-    { name = libpipewire-module-protocol-pulse args = { } }
-]
-pulse.properties = {
-    server.address = [ "unix:$root/native" ]
-}
-CONF
-  # wireplumber's defaults, less the hardware monitors: on a machine with sound cards, cameras or Bluetooth the
-  # private server would open them, beside the user's own server.
-  mkdir -p "$XDG_CONFIG_HOME/wireplumber/main.lua.d" "$XDG_CONFIG_HOME/wireplumber/bluetooth.lua.d"
-  cat > "$XDG_CONFIG_HOME/wireplumber/main.lua.d/60-ambience-no-hardware.lua" <<'LUA'
-alsa_monitor.enabled = false
-v4l2_monitor.enabled = false
-libcamera_monitor.enabled = false
-LUA
-  echo 'bluez_monitor.enabled = false' > "$XDG_CONFIG_HOME/wireplumber/bluetooth.lua.d/60-ambience-no-hardware.lua"
-
-  local logs=("$root/pipewire.log" "$root/wireplumber.log" "$root/pipewire-pulse.log")
-  pipewire > "$root/pipewire.log" 2>&1 &
+  # A server of its own parts (pipewire, wireplumber, pipewire-pulse, and the session bus wireplumber needs), in
+  # this folder; scripts/pipewire-server.sh says how.
+  bash "$(dirname "$0")/pipewire-server.sh" "$root" speakers headphones > "$root/pipewire-server.log" 2>&1 &
   pids+=($!)
-  ready test -S "$XDG_RUNTIME_DIR/pipewire-0" || fail PipeWire "${logs[@]}"
-  wireplumber > "$root/wireplumber.log" 2>&1 &
-  pids+=($!)
-  pipewire-pulse > "$root/pipewire-pulse.log" 2>&1 &
-  pids+=($!)
-  ready pactl info || fail pipewire-pulse "${logs[@]}"
-  pactl load-module module-null-sink sink_name=speakers sink_properties=device.description=Speakers >/dev/null
-  pactl load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones >/dev/null
-  pactl set-default-sink speakers
-  # wireplumber makes the configured default the default: once it has, it is up and the sinks are there.
-  sinks_ready() {
-    [ "$(pactl get-default-sink)" = speakers ] && pactl list short sinks | grep -q $'\theadphones\t'
-  }
-  ready sinks_ready || fail "wireplumber (the default sink is '$(pactl get-default-sink 2>&1)')" "${logs[@]}"
+  ready test -e "$root/ready" || fail PipeWire "$root/pipewire-server.log" "$root/pipewire.log" "$root/wireplumber.log" \
+    "$root/pipewire-pulse.log"
 }
 
 "start_$server"

@@ -134,7 +134,12 @@ struct PulseSnapshot: Sendable, Equatable {
         sinkInputsByIndex.removeValue(forKey: index).map { .sinkInputRemoved($0) }
     }
 
-    mutating func setDefaultSinkName(_ name: String?) -> PulseEvent? {
+    /// What PipeWire's PulseAudio server gives as the default sink's name while it has none: after the default
+    /// sink went and before its session manager has chosen another, or with no sink at all. PulseAudio gives none.
+    static let noDefaultSinkName = "@DEFAULT_SINK@"
+
+    mutating func setDefaultSinkName(_ reported: String?) -> PulseEvent? {
+        let name = reported == Self.noDefaultSinkName ? nil : reported
         guard name != defaultSinkName else { return nil }
         defer { defaultSinkName = name }
         return .defaultSinkChanged(from: defaultSinkName, to: name)
