@@ -57,7 +57,7 @@ fail() {
   exit 1
 }
 
-# ready WHAT CHECK...: waits up to 10 s for CHECK to succeed while every started process lives.
+# ready CHECK...: waits up to 10 s for CHECK to succeed while every process started so far lives.
 ready() {
   local _
   for _ in $(seq 1 400); do
