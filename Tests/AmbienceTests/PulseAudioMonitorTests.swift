@@ -323,6 +323,28 @@ struct PulseAudioMonitorTests {
         #expect(model.sinkAfterRemoval(pid: 42) == nil)               // nothing left: no route
     }
 
+    /// What the engine ends before it closes its device: its own streams on no sink (PipeWire keeps one whose sink
+    /// went, with none left, on index PA_INVALID_INDEX; a removal the stream's report has not caught up with names a
+    /// sink that is gone), never another app's and never one on a sink.
+    @Test func streamsOnNoSinkAreOursOnNoSinkOrAGoneOne() {
+        var model = PulseSnapshot()
+        _ = model.update(SinkInfo(index: 38, name: "speakers", description: "Speakers", state: .running, isMuted: false))
+        _ = model.update(SinkInfo(index: 45, name: "headphones", description: "Headphones", state: .idle, isMuted: false))
+        func input(_ index: UInt32, sink: UInt32, pid: pid_t) -> SinkInput {
+            SinkInput(index: index, sinkIndex: sink, isCorked: sink == UInt32.max, isMuted: false, applicationName: "game", processID: pid)
+        }
+        _ = model.update(input(55, sink: 38, pid: 42))            // ours, on the speakers
+        _ = model.update(input(56, sink: UInt32.max, pid: 42))    // ours, on no sink
+        _ = model.update(input(57, sink: UInt32.max, pid: 7))     // another app's, on no sink
+        let ours = { (stream: SinkInput) in stream.processID == 42 }
+        #expect(model.streamsOnNoSink(ours).map(\.index) == [56])
+        _ = model.removeSink(index: 38)                           // its report still names the sink that went
+        #expect(model.streamsOnNoSink(ours).map(\.index) == [55, 56])
+        _ = model.update(input(55, sink: 45, pid: 42))            // moved by the server
+        #expect(model.streamsOnNoSink(ours).map(\.index) == [56])
+        #expect(model.streamsOnNoSink { _ in true }.map(\.index) == [56, 57])
+    }
+
     @Test func otherAppsPlayingLeavesOutOurProcessAndCorkedStreams() {
         var model = PulseSnapshot()
         _ = model.update(SinkInfo(index: 1, name: "speakers", description: "Speakers", state: .running, isMuted: false))

@@ -113,6 +113,12 @@ struct PulseSnapshot: Sendable, Equatable {
         defaultSink ?? sinkOfStream(pid: pid) ?? sinks.first
     }
 
+    /// The streams `isWanted` picks that play on no sink: the server names none (PipeWire keeps a stream whose sink
+    /// went, with no other left, on sink index `PA_INVALID_INDEX`), or one it no longer has.
+    func streamsOnNoSink(_ isWanted: (SinkInput) -> Bool) -> [SinkInput] {
+        sinkInputs.filter { isWanted($0) && sinksByIndex[$0.sinkIndex] == nil }
+    }
+
     mutating func update(_ sink: SinkInfo) -> PulseEvent? {
         let old = sinksByIndex.updateValue(sink, forKey: sink.index)
         guard let old else { return .sinkAdded(sink) }

@@ -89,8 +89,7 @@ final class RouteMonitor: @unchecked Sendable {
     func endOurStreamsWithoutSink() {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard let pulse else { return }
-        let snapshot = pulse.snapshot
-        for stream in snapshot.sinkInputs where tracker.isOurStream(stream) && snapshot.sinksByIndex[stream.sinkIndex] == nil {
+        for stream in pulse.snapshot.streamsOnNoSink(tracker.isOurStream) {
             try? pulse.killSinkInput(index: stream.index)   // gone already, or no answer: nothing left to wake
         }
     }
