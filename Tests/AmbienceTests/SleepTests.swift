@@ -49,7 +49,8 @@ import Testing
     @Test func noSystemBusMeansNoSleepMonitorAndNoDelay() throws {
         // A session bus of the test's own: on the shared one, the MPRIS suite's mpv may be playing, and the engine
         // would rightly report the secondary-audio hint.
-        let bus = try ThrowawayService.dbus(in: try Fixtures())
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
         defer { bus.kill() }
         var configuration = EngineConfiguration.offline()
         configuration.desktopIntegration = true
