@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Second command: the whole test suite, with the real parts it needs.
+# Second command: the whole test suite, with the real parts it needs; then the suites that meet the sound server
+# again, on PipeWire.
 set -euo pipefail
 cd "$(dirname "$0")"
 # Every tool the tests run writes UTF-8 (C.UTF-8 is built into Debian's libc; the C locale mangles "Tëst").
@@ -8,5 +9,26 @@ bash scripts/install-deps.sh
 # No sound card here: device tests use SDL's dummy driver unless a test chooses otherwise.
 export SDL_AUDIODRIVER="${SDL_AUDIODRIVER:-dummy}"
 swift build --build-tests
-# A private PulseAudio server and D-Bus session bus (scripts/with-services.sh) for the session and desktop tests.
-bash scripts/with-services.sh swift test --skip-build "$@"
+# A private sound server (PulseAudio unless AMBIENCE_SOUND_SERVER=pipewire) and D-Bus session bus
+# (scripts/with-services.sh) for the session and desktop tests.
+status=0
+bash scripts/with-services.sh swift test --skip-build "$@" || status=$?
+
+# Arguments choose tests for one run: then that run is all.
+[ $# -eq 0 ] || exit "$status"
+# The route-change, fault, desktop and sound-server suites again, on PipeWire (pipewire, wireplumber and
+# pipewire-pulse), unless that was the server of the run above. Everything else does not meet the server.
+[ "${AMBIENCE_SOUND_SERVER:-pulseaudio}" != pipewire ] || exit "$status"
+pipewire_suites=(
+  RouteChangeTests RouteTableTests                                  # route changes, real and as tables
+  FaultTests FaultsOfServers                                        # faults, the sound server killed and back
+  PulseAudioMonitorTests PulseAudioMonitorFailureTests              # the server's account of sinks and streams
+  MPRISTests MPRISOfflineTests SleepTests                           # the desktop: players, system music, sleep
+  SessionPolicyTests SessionRulesTests SessionOtherPlayersTests     # the session's rules
+  SoundServerChoiceTests                                            # the pass runs on the server it asked for
+)
+filters=()
+for suite in "${pipewire_suites[@]}"; do filters+=(--filter "[./]$suite/"); done
+echo "test.sh: the same suites on PipeWire: ${pipewire_suites[*]}"
+AMBIENCE_SOUND_SERVER=pipewire bash scripts/with-services.sh swift test --skip-build "${filters[@]}" || status=$?
+exit "$status"

@@ -13,6 +13,9 @@ packages=(
   sox libsox-fmt-all vorbis-tools lame
   # the real services the tests run against, and their clients (pactl, paplay, pacat, playerctl, gdbus)
   pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl libglib2.0-bin
+  # the same tests on PipeWire (AMBIENCE_SOUND_SERVER=pipewire): the server, its session manager and its PulseAudio
+  # server; installed beside pulseaudio, only the one scripts/with-services.sh starts runs
+  pipewire pipewire-bin pipewire-pulse wireplumber
   # the game's screenshot test: xvfb-run needs xauth, which xvfb only recommends
   xvfb xauth
   # the C API tests: `cc`, gcc and g++ compile the header, Tests/CAPI/capi_test.c and the C demo; valgrind checks them

@@ -1,48 +1,110 @@
 #!/usr/bin/env bash
-# Runs a command beside the real parts the tests use: a private PulseAudio server with two null sinks
-# ("speakers", the default, and "headphones") and a private D-Bus session bus. Everything lives in one
-# temporary folder and is stopped when the command ends. Exports, for the command:
-#   PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, AMBIENCE_TEST_SERVICES=1, AMBIENCE_TEST_RUNTIME (the folder),
-#   LANG=LC_ALL=C.UTF-8 (built into Debian's libc: in the C locale, oggenc turns a tag's "Tëst" into "T##st")
+# Runs a command beside the real parts the tests use: a private sound server with two null sinks ("speakers", the
+# default, and "headphones") and a private D-Bus session bus. Everything lives in one temporary folder (its own
+# XDG_RUNTIME_DIR, HOME, configuration and state: no user's server is seen or touched) and is stopped when the
+# command ends.
+#
+# The sound server is AMBIENCE_SOUND_SERVER:
+#   pulseaudio (the default)  PulseAudio, with no configuration but the sinks (`pulseaudio -n`)
+#   pipewire                  pipewire + wireplumber (the session manager: without it no stream reaches a sink) +
+#                             pipewire-pulse (PipeWire's PulseAudio server, which every libpulse client talks to)
+# Exports, for the command:
+#   AMBIENCE_SOUND_SERVER (the server that runs), PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, AMBIENCE_TEST_SERVICES=1,
+#   AMBIENCE_TEST_RUNTIME (the folder), LANG=LC_ALL=C.UTF-8 (built into Debian's libc: in the C locale, oggenc turns
+#   a tag's "Tëst" into "T##st")
 set -euo pipefail
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 
+server=${AMBIENCE_SOUND_SERVER:-pulseaudio}
+case "$server" in
+  pulseaudio|pipewire) ;;
+  *) echo "with-services: AMBIENCE_SOUND_SERVER is '$server'; it must be pulseaudio or pipewire" >&2; exit 2 ;;
+esac
+export AMBIENCE_SOUND_SERVER=$server
+
 root=$(mktemp -d /tmp/ambience-services.XXXXXX)
 export HOME="$root/home" XDG_CONFIG_HOME="$root/config" XDG_RUNTIME_DIR="$root/runtime" XDG_CACHE_HOME="$root/cache"
+export XDG_STATE_HOME="$root/state" XDG_DATA_HOME="$root/data"
 export PULSE_RUNTIME_PATH="$root/pulse" PULSE_STATE_PATH="$root/pulse-state"
-mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR" "$XDG_CACHE_HOME" "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
+# A user's PipeWire settings would point the servers and clients elsewhere.
+unset PIPEWIRE_REMOTE PIPEWIRE_RUNTIME_DIR PIPEWIRE_CONFIG_DIR PIPEWIRE_CONFIG_NAME PIPEWIRE_CONFIG_PREFIX WIREPLUMBER_CONFIG_DIR
+mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_RUNTIME_DIR" "$XDG_CACHE_HOME" "$XDG_STATE_HOME" "$XDG_DATA_HOME" \
+  "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
 chmod 700 "$XDG_RUNTIME_DIR"
 echo "autospawn = no" > "$root/client.conf"
 export PULSE_CLIENTCONFIG="$root/client.conf"
 export PULSE_SERVER="unix:$root/native"
 
-cat > "$root/server.pa" <<PA
-load-module module-native-protocol-unix auth-anonymous=1 socket=$root/native
-load-module module-null-sink sink_name=speakers sink_properties=device.description=Speakers
-load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
-set-default-sink speakers
-PA
-
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Newest first: the sound server's clients before the servers they need.
+  local i
+  for (( i = ${#pids[@]} - 1; i >= 0; i-- )); do kill "${pids[i]}" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$root"
 }
 trap cleanup EXIT
 
-pulseaudio -n -F "$root/server.pa" --daemonize=no --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=no \
-  --realtime=no --high-priority=no --log-target="file:$root/pulseaudio.log" &
-pids+=($!)
-for _ in $(seq 1 200); do pactl info >/dev/null 2>&1 && break; sleep 0.025; done
-pactl info >/dev/null 2>&1 || { echo "with-services: PulseAudio did not start; log:" >&2; cat "$root/pulseaudio.log" >&2; exit 1; }
+# fail WHAT LOG...: says what did not start, shows its logs, and exits (the trap stops the rest).
+fail() {
+  local what=$1
+  shift
+  echo "with-services: $what did not start; its log:" >&2
+  for log in "$@"; do
+    echo "--- $log" >&2
+    cat "$log" >&2 2>/dev/null || echo "(no log)" >&2
+  done
+  exit 1
+}
 
+# ready CHECK...: waits up to 10 s for CHECK to succeed while every process started so far lives.
+ready() {
+  local _
+  for _ in $(seq 1 400); do
+    "$@" >/dev/null 2>&1 && return 0
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || return 1; done
+    sleep 0.025
+  done
+  "$@" >/dev/null 2>&1
+}
+
+# The session bus first, so that nothing started after it reaches a user's bus.
 dbus-daemon --session --nofork --nopidfile --address="unix:path=$root/bus.sock" --print-address=1 > "$root/bus.address" &
 pids+=($!)
-for _ in $(seq 1 200); do [ -s "$root/bus.address" ] && break; sleep 0.025; done
+ready test -s "$root/bus.address" || { echo "with-services: dbus-daemon did not start" >&2; exit 1; }
 export DBUS_SESSION_BUS_ADDRESS
 DBUS_SESSION_BUS_ADDRESS=$(head -n1 "$root/bus.address")
-[ -n "$DBUS_SESSION_BUS_ADDRESS" ] || { echo "with-services: dbus-daemon did not start" >&2; exit 1; }
+
+start_pulseaudio() {
+  cat > "$root/server.pa" <<PA
+load-module module-native-protocol-unix auth-anonymous=1 socket=$root/native
+load-module module-null-sink sink_name=speakers sink_properties=device.description=Speakers
+load-module module-null-sink sink_name=headphones sink_properties=device.description=Headphones
+set-default-sink speakers
+PA
+  # Off every session bus: PulseAudio takes the name org.PulseAudio1 there, and the tests' own throw-away servers,
+  # on the tests' bus, would find it taken and refuse to start.
+  DBUS_SESSION_BUS_ADDRESS="unix:path=$root/no-bus" pulseaudio -n -F "$root/server.pa" --daemonize=no --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=no \
+    --realtime=no --high-priority=no --log-target="file:$root/pulseaudio.log" &
+  pids+=($!)
+  ready pactl info || fail PulseAudio "$root/pulseaudio.log"
+}
+
+start_pipewire() {
+  # A server of its own parts (pipewire, wireplumber, pipewire-pulse, and the session bus wireplumber needs), in
+  # this folder; scripts/pipewire-server.sh says how.
+  bash "$(dirname "$0")/pipewire-server.sh" "$root" speakers headphones > "$root/pipewire-server.log" 2>&1 &
+  pids+=($!)
+  ready test -e "$root/ready" || fail PipeWire "$root/pipewire-server.log" "$root/pipewire.log" "$root/wireplumber.log" \
+    "$root/pipewire-pulse.log"
+}
+
+"start_$server"
+pactl info | grep -qE "^Server String: (unix:)?$root/native$" || {
+  echo "with-services: pactl reaches another server than the private one:" >&2
+  pactl info >&2
+  exit 1
+}
 
 export AMBIENCE_TEST_SERVICES=1 AMBIENCE_TEST_RUNTIME="$root"
 "$@"

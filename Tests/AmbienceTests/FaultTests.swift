@@ -127,10 +127,11 @@ extension SoundServerSuites {
             #expect(player.events.contains { $0["event"] as? String == "stopped" })
         }
 
-        /// PulseAudio killed under `ambience play`, then started again on the same socket: the player reports
-        /// mediaServicesWereLost, keeps running, and reports mediaServicesWereReset when the server is back.
-        @Test func pulseAudioKilledAndRestarted() throws {
-            let server = try ThrowawayService.pulseaudio(in: fixtures)
+        /// The sound server (PulseAudio, or all of PipeWire's parts) killed under `ambience play`, then started again
+        /// on the same socket: the player reports mediaServicesWereLost, keeps running, and reports
+        /// mediaServicesWereReset when the server is back.
+        @Test func soundServerKilledAndRestarted() throws {
+            let server = try ThrowawayService.soundServer(in: fixtures)
             defer { server.kill() }
             let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
             let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"], environment: server.environment)

@@ -83,13 +83,21 @@ struct PulseAudioMonitorTests {
         #expect(throws: DesktopError.self) { try monitor.setDefaultSink("no-such-sink") }
         #expect(monitor.defaultSinkName == "speakers")
 
-        // Removing the default sink: the server picks another default, and says so.
+        // Removing the default sink: the server picks another default, and says so. PulseAudio names it at once;
+        // PipeWire has none for a moment, until wireplumber has chosen (its "@DEFAULT_SINK@": no default, to us).
         try server.pactl("unload-module", try #require(try server.moduleID(ofSink: "speakers")))
         let removedSpeakers = { (event: PulseEvent) in if case .sinkRemoved(let s, _) = event { s.name == "speakers" } else { false } }
-        let newDefault = PulseEvent.defaultSinkChanged(from: "speakers", to: "headphones")
-        let events = collect(from: monitor) { $0.contains(where: removedSpeakers) && $0.contains(newDefault) }
+        func defaults(_ events: [PulseEvent]) -> [(from: String?, to: String?)] {
+            events.compactMap { if case .defaultSinkChanged(let from, let to) = $0 { (from, to) } else { nil } }
+        }
+        let events = collect(from: monitor) { $0.contains(where: removedSpeakers) && defaults($0).last?.to == "headphones" }
         #expect(events.contains(where: removedSpeakers), "\(events)")
-        #expect(events.contains(newDefault), "\(events)")
+        let chain = defaults(events)
+        #expect(chain.first?.from == "speakers", "\(events)")
+        #expect(chain.last?.to == "headphones", "\(events)")
+        #expect(zip(chain, chain.dropFirst()).allSatisfy { $0.to == $1.from }, "each change starts where the last ended: \(events)")
+        #expect(chain.dropLast().allSatisfy { $0.to == nil }, "on the way, no default at all, never another sink: \(events)")
+        #expect(monitor.defaultSinkName == "headphones")
     }
 
     @Test func seesAnotherAppPlaying() throws {
@@ -106,18 +114,23 @@ struct PulseAudioMonitorTests {
             if case .sinkInputAdded(let input) = $0 { input.processID == pid } else { false }
         })
         print("PulseAudioMonitor: another app's stream (paplay) seen \(added.latency) after launch")
-        let stream = try #require(monitor.otherAppsPlaying(excludingPID: getpid()).first { $0.processID == pid })
+        // PulseAudio reports a new stream running at once; PipeWire reports it corked until its node first runs.
+        let stream = try #require(wait(for: monitor, within: .seconds(2)) { $0.otherAppsPlaying(excludingPID: getpid()).first { $0.processID == pid } },
+                                  "paplay's stream never played: \(monitor.sinkInputs)")
+        print("PulseAudioMonitor: another app's stream (paplay) seen playing \(clock.now - start) after launch")
         #expect(stream.isPlaying)
         #expect(stream.applicationName == "paplay")
         #expect(stream.sinkIndex == monitor.defaultSink?.index)
         #expect(monitor.otherAppsPlaying(excludingPID: pid).isEmpty)
         #expect(monitor.sinkOfOurStream(pid: pid)?.name == "speakers")
 
-        // A stream that never chose a sink follows the default.
+        // A stream that never chose a sink follows the default. (Its first change need not be the move: PipeWire
+        // also reports the stream's other properties changing as it settles.)
+        let headphones = try #require(monitor.sink(named: "headphones"))
         var changed = clock.now
         try monitor.setDefaultSink("headphones")
         let followed = try #require(next(from: monitor, since: changed) {
-            if case .sinkInputChanged(_, let to) = $0 { to.index == stream.index } else { false }
+            if case .sinkInputChanged(_, let to) = $0 { to.index == stream.index && to.sinkIndex == headphones.index } else { false }
         })
         print("PulseAudioMonitor: a stream followed the default to headphones \(followed.latency) after the request")
         #expect(monitor.sinkOfOurStream(pid: pid)?.name == "headphones")
@@ -143,8 +156,12 @@ struct PulseAudioMonitorTests {
         let ours = getpid()
         let engine = try openEngineOnPulseAudio()
         defer { engine.shutdown() }
-        let stream = try #require(wait(for: monitor, within: .seconds(2)) { $0.sinkInputs.last { $0.processID == ours } },
-                                  "our SDL stream never showed up")
+        let first = try #require(wait(for: monitor, within: .seconds(2)) { $0.sinkInputs.last { $0.processID == ours } },
+                                 "our SDL stream never showed up")
+        // PulseAudio reports a new stream running at once; PipeWire reports it corked until its node first runs.
+        let stream = try #require(wait(for: monitor, within: .seconds(2)) { snapshot in
+            snapshot.sinkInputsByIndex[first.index].flatMap { $0.isPlaying ? $0 : nil }
+        }, "our SDL stream never played: \(String(describing: monitor.snapshot.sinkInputsByIndex[first.index]))")
         let streamsOfOurs = monitor.sinkInputs.filter { $0.processID == ours }
         print("PulseAudioMonitor: SDL stream: application.name=\(stream.applicationName ?? "nil") "
               + "media.name=\(stream.mediaName ?? "nil") media.role=\(stream.mediaRole ?? "nil") corked=\(stream.isCorked) "
@@ -178,12 +195,20 @@ struct PulseAudioMonitorTests {
         let server = try PrivatePulseServer()
         let monitor = try server.monitor()
         let clock = ContinuousClock()
+        let before = Set(monitor.sinks.map(\.name))
+        #expect(before == ["headphones", "speakers"])
         let killed = clock.now
         server.kill()
-        let lost = try #require(next(from: monitor, since: killed) { if case .connectionLost = $0 { true } else { false } })
-        print("PulseAudioMonitor: connectionLost \(lost.latency) after SIGKILL of the server: \(lost.event)")
+        let isLoss = { (event: PulseEvent) in if case .connectionLost = event { true } else { false } }
+        let events = collect(from: monitor) { $0.contains(where: isLoss) }
+        let loss = try #require(events.firstIndex(where: isLoss), "no connectionLost: \(events)")
+        print("PulseAudioMonitor: connectionLost within \(clock.now - killed) after SIGKILL of the server: \(events[loss])")
         #expect(!monitor.isConnected)
-        #expect(monitor.sinks.map(\.name).sorted() == ["headphones", "speakers"], "the snapshot keeps its last contents")
+        // The snapshot keeps what the server last said. That is every sink, unless the server reported some removed
+        // as it fell apart (PipeWire's parts die one after another: pipewire-pulse can report a sink gone first).
+        let removed = events[..<loss].compactMap { if case .sinkRemoved(let sink, _) = $0 { sink.name } else { nil } }
+        if !removed.isEmpty { print("PulseAudioMonitor: the dying server reported \(removed) removed first") }
+        #expect(Set(monitor.sinks.map(\.name)) == before.subtracting(removed), "the snapshot keeps its last contents")
         do {
             try monitor.setDefaultSink("headphones")
             Issue.record("a request to a dead server succeeded")
@@ -257,6 +282,11 @@ struct PulseAudioMonitorTests {
         #expect(model.removeSink(index: 0) == .sinkRemoved(running, streams: []))
         #expect(model.setDefaultSinkName("speakers") == .defaultSinkChanged(from: nil, to: "speakers"))
         #expect(model.setDefaultSinkName("speakers") == nil)
+        // PipeWire's name for "no default" is no default; the next real one comes from none.
+        #expect(model.setDefaultSinkName("@DEFAULT_SINK@") == .defaultSinkChanged(from: "speakers", to: nil))
+        #expect(model.defaultSinkName == nil)
+        #expect(model.setDefaultSinkName("@DEFAULT_SINK@") == nil)
+        #expect(model.setDefaultSinkName("speakers") == .defaultSinkChanged(from: nil, to: "speakers"))
         // A removed sink names the streams that were on it: the server reports their move only afterwards.
         let headphones = SinkInfo(index: 1, name: "headphones", description: "Headphones", state: .running, isMuted: false)
         _ = model.update(speakers)
@@ -291,6 +321,28 @@ struct PulseAudioMonitorTests {
         _ = model.removeSink(index: 1)
         _ = model.removeSink(index: 2)
         #expect(model.sinkAfterRemoval(pid: 42) == nil)               // nothing left: no route
+    }
+
+    /// What the engine ends before it closes its device: its own streams on no sink (PipeWire keeps one whose sink
+    /// went, with none left, on index PA_INVALID_INDEX; a removal the stream's report has not caught up with names a
+    /// sink that is gone), never another app's and never one on a sink.
+    @Test func streamsOnNoSinkAreOursOnNoSinkOrAGoneOne() {
+        var model = PulseSnapshot()
+        _ = model.update(SinkInfo(index: 38, name: "speakers", description: "Speakers", state: .running, isMuted: false))
+        _ = model.update(SinkInfo(index: 45, name: "headphones", description: "Headphones", state: .idle, isMuted: false))
+        func input(_ index: UInt32, sink: UInt32, pid: pid_t) -> SinkInput {
+            SinkInput(index: index, sinkIndex: sink, isCorked: sink == UInt32.max, isMuted: false, applicationName: "game", processID: pid)
+        }
+        _ = model.update(input(55, sink: 38, pid: 42))            // ours, on the speakers
+        _ = model.update(input(56, sink: UInt32.max, pid: 42))    // ours, on no sink
+        _ = model.update(input(57, sink: UInt32.max, pid: 7))     // another app's, on no sink
+        let ours = { (stream: SinkInput) in stream.processID == 42 }
+        #expect(model.streamsOnNoSink(ours).map(\.index) == [56])
+        _ = model.removeSink(index: 38)                           // its report still names the sink that went
+        #expect(model.streamsOnNoSink(ours).map(\.index) == [55, 56])
+        _ = model.update(input(55, sink: 45, pid: 42))            // moved by the server
+        #expect(model.streamsOnNoSink(ours).map(\.index) == [56])
+        #expect(model.streamsOnNoSink { _ in true }.map(\.index) == [56, 57])
     }
 
     @Test func otherAppsPlayingLeavesOutOurProcessAndCorkedStreams() {
@@ -333,7 +385,7 @@ private final class PrivatePulseServer {
 
     init() throws {
         fixtures = try Fixtures()
-        service = try ThrowawayService.pulseaudio(in: fixtures, sinks: ["speakers", "headphones"])
+        service = try ThrowawayService.soundServer(in: fixtures, sinks: ["speakers", "headphones"])
         address = service.address
     }
 

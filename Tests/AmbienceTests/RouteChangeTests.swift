@@ -131,8 +131,10 @@ struct RouteChangeTests {
     }
 
     @Test func withNoSoundServerEverythingStillRuns() throws {
+        // No server by either protocol: SDL also has a PipeWire driver, which finds PipeWire's own socket.
         let player = try LivePlayer(files: [music], arguments: ["--seconds", "1"],
-                                    environment: ["PULSE_SERVER": "unix:/nonexistent/native", "SDL_AUDIODRIVER": ""])
+                                    environment: ["PULSE_SERVER": "unix:/nonexistent/native", "PIPEWIRE_REMOTE": "/nonexistent/pipewire-0",
+                                                  "SDL_AUDIODRIVER": ""])
         let started = try #require(player.waitFor(event: "started"))
         #expect(started.event["driver"] as? String == "dummy")
         #expect(player.waitFor(event: "stopped", timeout: 5) != nil)

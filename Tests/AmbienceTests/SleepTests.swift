@@ -47,8 +47,14 @@ import Testing
     }
 
     @Test func noSystemBusMeansNoSleepMonitorAndNoDelay() throws {
+        // A session bus of the test's own: on the shared one, the MPRIS suite's mpv may be playing, and the engine
+        // would rightly report the secondary-audio hint.
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
         var configuration = EngineConfiguration.offline()
         configuration.desktopIntegration = true
+        configuration.sessionBusAddress = bus.address
         configuration.systemBusAddress = "unix:path=/nonexistent/system_bus_socket"
         let start = Date()
         let engine = try AudioEngine(configuration)

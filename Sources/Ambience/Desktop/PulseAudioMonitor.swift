@@ -70,6 +70,14 @@ final class PulseAudioMonitor: Sendable {
             pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, callback, userdata)
         }
     }
+
+    /// Ends stream `index` on the server, as the server itself does to a stream it has nowhere to move: its client
+    /// sees it fail.
+    func killSinkInput(index: UInt32, timeout: Duration = .seconds(1)) throws(DesktopError) {
+        try connection.request("end stream #\(index)", timeout: timeout) { context, callback, userdata in
+            pa_context_kill_sink_input(context, index, callback, userdata)
+        }
+    }
 }
 
 /// The snapshot and the queued events: what both threads share.

@@ -113,6 +113,12 @@ struct PulseSnapshot: Sendable, Equatable {
         defaultSink ?? sinkOfStream(pid: pid) ?? sinks.first
     }
 
+    /// The streams `isWanted` picks that play on no sink: the server names none (PipeWire keeps a stream whose sink
+    /// went, with no other left, on sink index `PA_INVALID_INDEX`), or one it no longer has.
+    func streamsOnNoSink(_ isWanted: (SinkInput) -> Bool) -> [SinkInput] {
+        sinkInputs.filter { isWanted($0) && sinksByIndex[$0.sinkIndex] == nil }
+    }
+
     mutating func update(_ sink: SinkInfo) -> PulseEvent? {
         let old = sinksByIndex.updateValue(sink, forKey: sink.index)
         guard let old else { return .sinkAdded(sink) }
@@ -134,7 +140,12 @@ struct PulseSnapshot: Sendable, Equatable {
         sinkInputsByIndex.removeValue(forKey: index).map { .sinkInputRemoved($0) }
     }
 
-    mutating func setDefaultSinkName(_ name: String?) -> PulseEvent? {
+    /// What PipeWire's PulseAudio server gives as the default sink's name while it has none: after the default
+    /// sink went and before its session manager has chosen another, or with no sink at all. PulseAudio gives none.
+    static let noDefaultSinkName = "@DEFAULT_SINK@"
+
+    mutating func setDefaultSinkName(_ reported: String?) -> PulseEvent? {
+        let name = reported == Self.noDefaultSinkName ? nil : reported
         guard name != defaultSinkName else { return nil }
         defer { defaultSinkName = name }
         return .defaultSinkChanged(from: defaultSinkName, to: name)

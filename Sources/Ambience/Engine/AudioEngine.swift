@@ -195,6 +195,7 @@ public final class AudioEngine: @unchecked Sendable {
             state.device = nil
             return device
         }
+        state.withLock { $0.routes }?.endOurStreamsWithoutSink()
         device?.close()
         musicPlayer.close()
         mixer.close()
@@ -456,7 +457,11 @@ extension AudioEngine: SessionOutput {
         try? server.moveSinkInput(index: ours.index, toSink: sink)
     }
 
-    func renderToNullDevice() { state.withLock { $0.device }?.renderToNull() }
+    func renderToNullDevice() {
+        let (device, routes) = state.withLock { ($0.device, $0.routes) }
+        routes?.endOurStreamsWithoutSink()   // else, on PipeWire, closing the SDL device can wait forever
+        device?.renderToNull()
+    }
 
     var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
 

@@ -89,6 +89,20 @@ final class RouteMonitor: @unchecked Sendable {
         return (pulse, ours)
     }
 
+    /// Ends the game's streams that the server keeps on no sink, before the device they belong to is closed.
+    /// PulseAudio ends a stream whose sink went when no other sink is left; PipeWire keeps it, unlinked and never
+    /// writable, until a sink comes. SDL 2.26's PulseAudio backend waits for such a stream to take data with no
+    /// timeout, and closing the SDL device joins that wait: without this, the close never returns. Ending the
+    /// stream wakes the wait with a failure, as PulseAudio's own ending of it does. Carries out part of the
+    /// executor's close; decides nothing.
+    func endOurStreamsWithoutSink() {
+        let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
+        guard let pulse else { return }
+        for stream in pulse.snapshot.streamsOnNoSink(tracker.isOurStream) {
+            try? pulse.killSinkInput(index: stream.index)   // gone already, or no answer: nothing left to wake
+        }
+    }
+
     /// What changed since the last poll, as session events, oldest first.
     func poll(device: DeviceOutput) -> [SessionEvent] {
         let now = monotonicNanoseconds()

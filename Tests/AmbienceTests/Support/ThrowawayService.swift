@@ -2,7 +2,8 @@ import Foundation
 import Glibc
 @testable import Ambience
 
-/// A pulseaudio or dbus-daemon of the test's own, at a fixed address, that can be killed and started again there.
+/// A sound server (PulseAudio, or PipeWire with its PulseAudio server) or dbus-daemon of the test's own, at a fixed
+/// address, that can be killed and started again there.
 /// A `ChildProcess`, never a Foundation `Process`: pulseaudio closes every inherited descriptor at start-up, which
 /// Foundation takes for the child's exit, and later `Process.waitUntilExit()` calls in the test process hang.
 final class ThrowawayService {
@@ -22,6 +23,15 @@ final class ThrowawayService {
 
     deinit { kill() }
 
+    /// A server of the kind the run asked for (`SoundServer.requested`) with null sinks named `sinks` (described by
+    /// their capitalised names), the first the default, answering on `address` with the PulseAudio protocol.
+    static func soundServer(in fixtures: Fixtures, sinks: [String] = ["speakers"]) throws -> ThrowawayService {
+        switch SoundServer.requested {
+        case .pulseaudio: try pulseaudio(in: fixtures, sinks: sinks)
+        case .pipewire: try pipewire(in: fixtures, sinks: sinks)
+        }
+    }
+
     /// A PulseAudio server with null sinks named `sinks` (described by their capitalised names), the first the default.
     static func pulseaudio(in fixtures: Fixtures, sinks: [String] = ["speakers"]) throws -> ThrowawayService {
         let config = fixtures.path("server.pa")
@@ -36,6 +46,20 @@ final class ThrowawayService {
                         "--use-pid-file=no", "--realtime=no", "--high-priority=no", "--log-target=file:\(fixtures.path("pulseaudio.log"))"],
             address: address, environment: environment,
             isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment, timeout: 5)) != nil })
+    }
+
+    /// pipewire, wireplumber and pipewire-pulse (scripts/pipewire-server.sh) with null sinks named `sinks`, the first
+    /// the default; ready once the script says so (wireplumber has made it the default, and every sink is listed).
+    /// Killing it kills the script's process group.
+    static func pipewire(in fixtures: Fixtures, sinks: [String] = ["speakers"]) throws -> ThrowawayService {
+        let root = fixtures.path("pipewire")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let address = "unix:" + root + "/native"
+        let environment = ["PULSE_SERVER": address]
+        return try ThrowawayService(
+            arguments: ["bash", BuildProducts.root + "/scripts/pipewire-server.sh", root] + sinks,
+            address: address, environment: environment,
+            isReady: { access(root + "/ready", F_OK) == 0 })
     }
 
     static func dbus(in fixtures: Fixtures) throws -> ThrowawayService {
@@ -55,7 +79,7 @@ final class ThrowawayService {
         self.process = process
         guard eventually(within: 10, { !process.isRunning || isReady() }), process.isRunning else {
             kill()
-            throw FixtureError.toolFailed("\(arguments[0]) did not start")
+            throw FixtureError.toolFailed("\(arguments.prefix(2).joined(separator: " ")) did not start")
         }
     }
 
