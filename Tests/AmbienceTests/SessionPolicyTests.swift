@@ -40,7 +40,7 @@ import Testing
         case .interruptionBegan:
             #expect(actions == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])
         case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange, .stopAfterRouteChange:
-            #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.resumeEffectsOnly))  // nothing was paused
+            #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.stopAppAudio))  // nothing was paused
         case .currentDeviceRemoved(_, let current?):
             #expect(actions == [.followDefaultDevice, .pauseAppAudio(.routeChange),
                                 .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: Self.speakers, current: current)))])
@@ -143,10 +143,54 @@ import Testing
         #expect(!policy.handle(.currentDeviceRemoved(previous: Self.headphones, current: Self.speakers)).contains(.pauseAppAudio(.routeChange)))
         #expect(policy.handle(.resumeAfterRouteChange) == [.resumeAppAudio])
         #expect(policy.handle(.resumeAfterRouteChange) == [])
-        // Stop instead of Resume: the effects go on, the music does not.
+        // Stop instead of Resume: what was paused is stopped, then the pause is lifted for what comes next.
         _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: Self.headphones))
-        #expect(policy.handle(.stopAfterRouteChange) == [.resumeEffectsOnly])
+        #expect(policy.handle(.stopAfterRouteChange) == [.stopAppAudio, .resumeAppAudio])
         #expect(!policy.state.isPausedForRouteChange)
+    }
+
+    /// Stop after a route change, as a table: the events in order, and what the policy answers to the last one.
+    struct StopRow: Sendable, CustomTestStringConvertible {
+        var name: String
+        var events: [SessionEvent]
+        var last: [SessionAction]
+        var pausedForRouteChangeAfter = false
+        var testDescription: String { name }
+    }
+
+    static let stopRows: [StopRow] = {
+        let removed = SessionEvent.currentDeviceRemoved(previous: speakers, current: headphones)
+        return [
+            StopRow(name: "Stop stops what the route change paused, then lifts the pause",
+                    events: [removed, .stopAfterRouteChange], last: [.stopAppAudio, .resumeAppAudio]),
+            StopRow(name: "a Resume after Stop brings nothing back",
+                    events: [removed, .stopAfterRouteChange, .resumeAfterRouteChange], last: []),
+            StopRow(name: "a second Stop does nothing",
+                    events: [removed, .stopAfterRouteChange, .stopAfterRouteChange], last: []),
+            StopRow(name: "Stop with nothing paused does nothing",
+                    events: [.stopAfterRouteChange], last: []),
+            StopRow(name: "Stop after Resume does nothing",
+                    events: [removed, .resumeAfterRouteChange, .stopAfterRouteChange], last: []),
+            StopRow(name: "Stop during an interruption stops now and leaves the pause to the interruption",
+                    events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange], last: [.stopAppAudio]),
+            StopRow(name: "the interruption's end after Stop lifts the pause (nothing stopped comes back)",
+                    events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange, .interruptionEnded],
+                    last: [.resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))]),
+            StopRow(name: "a second route change after Stop pauses again",
+                    events: [removed, .stopAfterRouteChange, removed],
+                    last: [.followDefaultDevice, .pauseAppAudio(.routeChange),
+                           .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))],
+                    pausedForRouteChangeAfter: true),
+        ]
+    }()
+
+    @Test(arguments: SessionCategory.allCases, stopRows)
+    func stopAfterRouteChange(category: SessionCategory, row: StopRow) {
+        var policy = policy(category)
+        var last: [SessionAction] = []
+        for event in row.events { last = policy.handle(event) }
+        #expect(last == row.last)
+        #expect(policy.state.isPausedForRouteChange == row.pausedForRouteChangeAfter)
     }
 
     @Test func losingEveryDeviceInterruptsAndADeviceComingBackResumes() {

@@ -410,10 +410,19 @@ extension AudioEngine: SessionOutput {
         if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
     }
 
-    func resumeAppAudio(includingMusic: Bool) {
+    func resumeAppAudio() {
         mixer.setSuspended(false)
-        let musicWasPaused = state.withLock { state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }
-        if includingMusic && musicWasPaused { musicPlayer.play() }
+        if takeMusicPausedBySession() { musicPlayer.play() }
+    }
+
+    func stopAppAudio() {
+        mixer.rewindAndHoldUnpausedVoices()
+        if takeMusicPausedBySession() { musicPlayer.stop() }
+    }
+
+    /// Whether the session paused the music player, forgotten as it is read: one resume or stop answers it.
+    private func takeMusicPausedBySession() -> Bool {
+        state.withLock { state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }
     }
 
     func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }

@@ -26,7 +26,8 @@ public enum SessionEvent: Sendable, Equatable {
     case wokeFromSleep(current: AudioRoute)
     /// The user answered a route-change alert with Resume.
     case resumeAfterRouteChange
-    /// The user answered it with Stop: effects go on, the music stays stopped.
+    /// The user answered it with Stop: what the route change paused is stopped (effects rewound to their start and
+    /// held, the music stopped) and stays so; what the game starts afterwards plays.
     case stopAfterRouteChange
     /// Whether a desktop music player is playing (not counting those the session paused).
     case otherMusicChanged(playing: Bool)
@@ -41,9 +42,11 @@ public enum SessionEvent: Sendable, Equatable {
 /// What the policy decides; the session's executor carries each out, once.
 public enum SessionAction: Sendable, Equatable {
     case pauseAppAudio(PauseReason)
+    /// Lift the session's pause: voices and music the session paused play on from where they were.
     case resumeAppAudio
-    /// Resume the game's sound effects but leave the music player stopped.
-    case resumeEffectsOnly
+    /// Stop what the session paused, for good: the voices it held are rewound to their start and left paused (the
+    /// game may play them again), and music it paused is stopped. A later `resumeAppAudio` brings none of it back.
+    case stopAppAudio
     /// Silence the whole output (the game stays running and time advances).
     case silenceOutput(Bool)
     case pauseOtherPlayers([String])
@@ -231,7 +234,9 @@ public struct SessionPolicy: Sendable {
         case .stopAfterRouteChange:
             guard state.isPausedForRouteChange else { break }
             state.isPausedForRouteChange = false
-            if !state.isInterrupted { actions.append(.resumeEffectsOnly) }
+            // Stop first, so that lifting the pause (now, or when an interruption ends) has nothing left to restart.
+            actions.append(.stopAppAudio)
+            if !state.isInterrupted { actions.append(.resumeAppAudio) }
 
         case .otherMusicChanged(let playing):
             guard playing != state.otherMusicPlaying else { break }
