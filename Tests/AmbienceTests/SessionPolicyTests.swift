@@ -12,6 +12,8 @@ import Testing
         .interruptionBegan(appAudioPlaying: true), .interruptionEnded,
         .currentDeviceRemoved(previous: speakers, current: headphones), .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
+        .activePortChanged(previous: speakers, current: headphones, newlyAvailable: true),
+        .activePortChanged(previous: headphones, current: speakers, newlyAvailable: false),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
         .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
@@ -58,6 +60,10 @@ import Testing
         case .setOthersDuckedVolume(let volume):
             #expect(actions.isEmpty)  // nobody is ducked
             #expect(policy.state.othersDuckedVolume == volume)
+        case .activePortChanged(let previous, let current, let newlyAvailable):
+            // Same sink: nothing paused, nothing moved, only told.
+            #expect(actions == [.notify(.routeChange(RouteChange(reason: newlyAvailable ? .newDeviceAvailable : .routeConfigurationChange,
+                                                                 previous: previous, current: current)))])
         case .outputStreamDied:
             #expect(actions == [.followDefaultDevice])
         case .otherPlayersReachable(let reachable):

@@ -20,6 +20,10 @@ public enum SessionEvent: Sendable, Equatable {
     case currentDeviceRemoved(previous: AudioRoute, current: AudioRoute?)
     case deviceAdded(AudioRoute, current: AudioRoute)
     case defaultDeviceChanged(previous: AudioRoute, current: AudioRoute)
+    /// The sink the game plays on switched to another of its ports while the old port stayed available (a port that
+    /// became unavailable is `currentDeviceRemoved`). `newlyAvailable`: the new port had just become available and
+    /// took over (headphones plugged in); otherwise it was picked by hand in the desktop's sound settings.
+    case activePortChanged(previous: AudioRoute, current: AudioRoute, newlyAvailable: Bool)
     /// The game's output stream stopped although the sound server still has a device for it.
     case outputStreamDied
     case prepareForSleep(appAudioPlaying: Bool)
@@ -214,6 +218,15 @@ public struct SessionPolicy: Sendable {
             actions.append(.followDefaultDevice)
             if let sink = current.sink { actions.append(.moveStream(toSink: sink)) }
             actions.append(.notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current))))
+
+        case .activePortChanged(let previous, let current, let newlyAvailable):
+            // Same sink: our stream plays on, through the new port; nothing to move, nothing paused. A port that
+            // appeared and took over is iOS's `newDeviceAvailable` (headphones plugged in). A port the user picked
+            // while the old one was still there is `routeConfigurationChange`, not `override`: iOS keeps `override`
+            // for the app's own choice (`overrideOutputAudioPort`), and a choice made in the system's settings is the
+            // same kind of change as the user choosing another default device, which is reported so.
+            let reason: RouteChangeReason = newlyAvailable ? .newDeviceAvailable : .routeConfigurationChange
+            actions.append(.notify(.routeChange(RouteChange(reason: reason, previous: previous, current: current))))
 
         case .outputStreamDied:
             // The game was told when the device went; reopening on what is left is quiet.
