@@ -548,7 +548,7 @@ typedef struct ambience_session_state {
     bool is_other_audio_playing;                    /* another app makes sound (a stream or a playing player) */
     bool secondary_audio_should_be_silenced_hint;   /* the user's music plays: keep the soundtrack quiet */
     bool other_music_was_playing_at_launch;         /* a player was playing at first activation (left alone at exit) */
-    bool is_output_silenced;                        /* backgrounded in a category that silences */
+    bool is_output_silenced;                        /* backgrounded or screen locked, in a category that silences */
     bool is_backgrounded;
     bool is_interrupted;
     bool is_paused_for_route_change;                /* until ..._resume_ or ..._stop_after_route_change */
@@ -561,7 +561,11 @@ ambience_status ambience_session_get_route(ambience_engine *engine, char *buffer
 /* An interruption the game itself causes (an in-game video, voice chat), and its end. */
 ambience_status ambience_session_begin_interruption(ambience_engine *engine);
 ambience_status ambience_session_end_interruption(ambience_engine *engine);
-/* The window was minimized or hidden, or the screen locked; and back. */
+/*
+ * The window was minimized or hidden; and back. The screen lock the engine follows by itself (logind's LockedHint,
+ * the ScreenSaver's ActiveChanged): it silences ambient and solo ambient as the background does, and is_output_silenced
+ * says so.
+ */
 ambience_status ambience_session_enter_background(ambience_engine *engine);
 ambience_status ambience_session_enter_foreground(ambience_engine *engine);
 /* The game's answer to AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE: resumes app audio where it paused. */

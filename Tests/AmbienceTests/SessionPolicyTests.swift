@@ -9,6 +9,7 @@ import Testing
     static let events: [SessionEvent] = [
         .activate(playingPlayers: ["mpv"]), .deactivate(notifyOthers: true), .deactivate(notifyOthers: false),
         .setCategory(.ambient, [], playingPlayers: ["mpv"]), .enteredBackground, .enteredForeground,
+        .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false),
         .interruptionBegan(appAudioPlaying: true), .interruptionEnded,
         .currentDeviceRemoved(previous: speakers, current: headphones), .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
@@ -39,6 +40,9 @@ import Testing
             #expect(policy.state.isSilenced == (category != .playback))
         case .enteredForeground:
             #expect(actions.isEmpty)  // it was never backgrounded
+        case .screenLockChanged(let locked):
+            #expect(actions == (category == .playback || !locked ? [] : [.silenceOutput(true)]))  // unlocked: it never was locked
+            #expect(policy.state.isSilenced == (locked && category != .playback))
         case .interruptionBegan:
             #expect(actions == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])
         case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange, .stopAfterRouteChange:
@@ -153,6 +157,43 @@ import Testing
         _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: Self.headphones))
         #expect(policy.handle(.stopAfterRouteChange) == [.stopAppAudio, .resumeAppAudio])
         #expect(!policy.state.isPausedForRouteChange)
+    }
+
+    /// The screen lock, as a table: the events in order, and whether the output is silenced after each, per category.
+    struct LockRow: Sendable, CustomTestStringConvertible {
+        var name: String
+        var events: [SessionEvent]
+        /// Silenced after each event, for ambient and soloAmbient (playback is never silenced).
+        var silenced: [Bool]
+        var testDescription: String { name }
+    }
+
+    static let lockRows: [LockRow] = [
+        LockRow(name: "locking silences, unlocking brings the audio back",
+                events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)], silenced: [true, false]),
+        LockRow(name: "the game's foreground event does not unsilence a locked screen",
+                events: [.screenLockChanged(isLocked: true), .enteredBackground, .enteredForeground, .screenLockChanged(isLocked: false)],
+                silenced: [true, true, true, false]),
+        LockRow(name: "unlocking does not unsilence a game still in the background",
+                events: [.enteredBackground, .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false), .enteredForeground],
+                silenced: [true, true, true, false]),
+        LockRow(name: "a lock reported twice is one lock",
+                events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)],
+                silenced: [true, true, false]),
+    ]
+
+    @Test(arguments: SessionCategory.allCases, lockRows)
+    func screenLock(category: SessionCategory, row: LockRow) {
+        var policy = policy(category)
+        var silenced = false
+        for (event, expected) in zip(row.events, row.silenced) {
+            let actions = policy.handle(event)
+            let want = expected && category != .playback
+            #expect(policy.state.isSilenced == want, "\(event)")
+            // The output is told exactly when the silence changes, and never pauses anything.
+            #expect(actions == (want != silenced ? [.silenceOutput(want)] : []), "\(event)")
+            silenced = want
+        }
     }
 
     /// Stop after a route change, as a table: the events in order, and what the policy answers to the last one.

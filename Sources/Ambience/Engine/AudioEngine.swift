@@ -28,7 +28,7 @@ public struct EngineConfiguration: Sendable {
     /// The session bus for desktop integration (`DesktopBus.sessionAddress` by default). When it goes away the
     /// engine reports `mediaServicesWereLost(.sessionBus)` and reconnects when it is back.
     public var sessionBusAddress: String? = DesktopBus.sessionAddress
-    /// Where logind announces sleep and wake (the system bus); nil turns that off.
+    /// Where logind announces sleep and wake and the screen lock (the system bus); nil turns that off.
     public var systemBusAddress: String? = SleepMonitor.systemBusAddress
     /// Bytes of decoded sounds the cache keeps before it evicts sounds nobody holds (held sounds may go past it).
     public var soundMemoryBudget = 256 << 20
@@ -118,6 +118,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// The session bus and what rides on it; nil without desktop integration.
     private let desktopLink: DesktopLink?
     private let sleepMonitor: SleepMonitor?
+    private let screenLock: ScreenLockMonitor?
     private let cache: SoundCache
     private let state = Lock<EngineState>(EngineState())
 
@@ -154,6 +155,9 @@ public final class AudioEngine: @unchecked Sendable {
         } else {
             sleepMonitor = nil
         }
+        screenLock = configuration.desktopIntegration
+            ? ScreenLockMonitor(systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
+            : nil
         if case .device(let name) = configuration.output {
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
@@ -185,6 +189,7 @@ public final class AudioEngine: @unchecked Sendable {
             desktopLink?.connection?.players.flush()
             desktopLink?.close()
             sleepMonitor?.close()
+            screenLock?.close()
         }
         let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
@@ -453,8 +458,10 @@ extension AudioEngine: SessionOutput {
         return routes?.route(driver: device.driver) ?? device.route
     }
 
-    /// Feeds the session what the sleep monitor, the sound server (or SDL) and the desktop players report.
+    /// Feeds the session what the sleep and screen-lock monitors, the sound server (or SDL) and the desktop players
+    /// report.
     private func watchOutputDevice() {
+        for locked in screenLock?.drain() ?? [] { session.handle(.screenLockChanged(isLocked: locked)) }
         for sleeping in sleepMonitor?.drain() ?? [] {
             if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
         }

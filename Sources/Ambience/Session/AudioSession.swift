@@ -78,7 +78,8 @@ public final class AudioSession: @unchecked Sendable {
 
     // MARK: Events from the game
 
-    /// The game went to the background (window minimized or hidden, screen locked).
+    /// The game went to the background (window minimized or hidden). The screen lock the engine follows by itself
+    /// (logind, the screensaver), where the desktop reports it; a game that learns of it otherwise may call this.
     public func enterBackground() { handle(.enteredBackground) }
     public func enterForeground() { handle(.enteredForeground) }
 

@@ -12,6 +12,8 @@ public enum SessionEvent: Sendable, Equatable {
     case setOthersDuckedVolume(Double)
     case enteredBackground
     case enteredForeground
+    /// The screen locked (`true`) or unlocked, as logind or the screensaver says.
+    case screenLockChanged(isLocked: Bool)
     /// `appAudioPlaying`: whether any of the game's audio was playing when it began.
     case interruptionBegan(appAudioPlaying: Bool)
     case interruptionEnded
@@ -78,6 +80,9 @@ public struct SessionState: Sendable, Equatable {
     public var options = SessionOptions()
     public var isActive = false
     public var isBackgrounded = false
+    /// Kept apart from `isBackgrounded`: the game's own foreground event must not unsilence a locked screen, nor an
+    /// unlock a minimized game.
+    public var isScreenLocked = false
     public var isInterrupted = false
     /// App audio is paused awaiting the game's Resume after the device went away.
     public var isPausedForRouteChange = false
@@ -101,8 +106,8 @@ public struct SessionState: Sendable, Equatable {
 
     public init() {}
 
-    /// Whether the output is silenced right now.
-    public var isSilenced: Bool { isBackgrounded && category != .playback }
+    /// Whether the output is silenced right now: in the background or behind a locked screen, except for playback.
+    public var isSilenced: Bool { (isBackgrounded || isScreenLocked) && category != .playback }
     /// The user's music is playing: the game's own soundtrack should stay quiet, sound effects still play.
     public var secondaryAudioShouldBeSilencedHint: Bool { otherMusicPlaying }
     /// Whether a desktop player was playing at the first activation.
@@ -170,6 +175,9 @@ public struct SessionPolicy: Sendable {
             state.isBackgrounded = true
         case .enteredForeground:
             state.isBackgrounded = false
+        case .screenLockChanged(let locked):
+            // Like the background: what it silences follows from `isSilenced` below.
+            state.isScreenLocked = locked
 
         case .interruptionBegan(let playing):
             guard !state.isInterrupted else { break }
