@@ -57,11 +57,12 @@
  *   call (from inside a callback) returns AMBIENCE_ERROR_BUSY. A callback may call any other function, including
  *   ambience_engine_destroy (the events not yet delivered are then dropped).
  *
- * Exit.  Call ambience_engine_shutdown (or ambience_engine_destroy) before the program exits: it stops the output,
- *   the streaming thread and the music player and closes the device (the engine's exit rule; other apps' music that
- *   was playing at launch is left playing). To give back the players your session paused, first deactivate the
- *   session with AMBIENCE_SESSION_NOTIFY_OTHERS_ON_DEACTIVATION. As a safety net, engines still alive at exit() are
- *   shut down and released by an atexit handler.
+ * Exit.  Call ambience_engine_shutdown (or ambience_engine_destroy) before the program exits: it applies the exit
+ *   rule itself (it deactivates the session with AMBIENCE_SESSION_NOTIFY_OTHERS_ON_DEACTIVATION, so the players the
+ *   session paused are resumed; system music the game started is paused; other apps' music that was playing at
+ *   launch is left playing; no deactivation of your own is needed first), then stops the output, the streaming
+ *   thread and the music player and closes the device. As a safety net, engines still alive at exit() are shut down
+ *   and released by an atexit handler.
  * ---------------------------------------------------------------------------------------------------------------
  */
 #ifndef AMBIENCE_H
@@ -555,10 +556,10 @@ typedef struct ambience_session_state {
     bool is_other_audio_playing;                    /* another app makes sound (a stream or a playing player) */
     bool secondary_audio_should_be_silenced_hint;   /* the user's music plays: keep the soundtrack quiet */
     bool other_music_was_playing_at_launch;         /* a player was playing at first activation (left alone at exit) */
-    bool is_output_silenced;                        /* backgrounded in a category that silences */
+    bool is_output_silenced;                        /* backgrounded or screen locked, in a category that silences */
     bool is_backgrounded;
     bool is_interrupted;
-    bool is_paused_for_route_change;                /* until ambience_session_resume_after_route_change */
+    bool is_paused_for_route_change;                /* until ..._resume_ or ..._stop_after_route_change */
 } ambience_session_state;
 
 ambience_status ambience_session_get_state(ambience_engine *engine, ambience_session_state *out_state);
@@ -568,11 +569,22 @@ ambience_status ambience_session_get_route(ambience_engine *engine, char *buffer
 /* An interruption the game itself causes (an in-game video, voice chat), and its end. */
 ambience_status ambience_session_begin_interruption(ambience_engine *engine);
 ambience_status ambience_session_end_interruption(ambience_engine *engine);
-/* The window was minimized or hidden, or the screen locked; and back. */
+/*
+ * The window was minimized or hidden; and back. The screen lock the engine follows by itself (logind's LockedHint,
+ * the ScreenSaver's ActiveChanged): it silences ambient and solo ambient as the background does, and is_output_silenced
+ * says so.
+ */
 ambience_status ambience_session_enter_background(ambience_engine *engine);
 ambience_status ambience_session_enter_foreground(ambience_engine *engine);
 /* The game's answer to AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE: resumes app audio where it paused. */
 ambience_status ambience_session_resume_after_route_change(ambience_engine *engine);
+/*
+ * The other answer, Stop: the voices the route change paused are rewound to their start and left paused (the handle
+ * stays valid: ambience_voice_resume plays one again from the top; ambience_voice_stop frees it), and music the
+ * session paused is stopped. Nothing of it comes back later; voices started afterwards play. Harmless when nothing
+ * is paused for a route change.
+ */
+ambience_status ambience_session_stop_after_route_change(ambience_engine *engine);
 
 /* ============================================================================================================ */
 /* The media library: the user's music folders, indexed (tags, durations) in SQLite                            */
@@ -629,7 +641,7 @@ ambience_status ambience_library_end_change_notifications(ambience_library *libr
 
 typedef enum ambience_route_change_reason {
     AMBIENCE_ROUTE_NEW_DEVICE_AVAILABLE = 0,
-    AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE = 1,  /* app audio is paused: resume with ..._resume_after_route_change */
+    AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE = 1,  /* app audio is paused: ..._resume_ or ..._stop_after_route_change */
     AMBIENCE_ROUTE_CATEGORY_CHANGE = 2,
     AMBIENCE_ROUTE_OVERRIDE = 3,
     AMBIENCE_ROUTE_WAKE_FROM_SLEEP = 4,

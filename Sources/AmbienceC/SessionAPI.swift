@@ -108,3 +108,8 @@ public func ambience_session_enter_foreground(_ engine: OpaquePointer?) -> ambie
 public func ambience_session_resume_after_route_change(_ engine: OpaquePointer?) -> ambience_status {
     session("ambience_session_resume_after_route_change", engine) { $0.resumeAfterRouteChange() }
 }
+
+@_cdecl("ambience_session_stop_after_route_change")
+public func ambience_session_stop_after_route_change(_ engine: OpaquePointer?) -> ambience_status {
+    session("ambience_session_stop_after_route_change", engine) { $0.stopAfterRouteChange() }
+}

@@ -88,6 +88,7 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_session_get_route, AmbienceC.ambience_session_get_route)
     same(CAmbience.ambience_session_get_state, AmbienceC.ambience_session_get_state)
     same(CAmbience.ambience_session_resume_after_route_change, AmbienceC.ambience_session_resume_after_route_change)
+    same(CAmbience.ambience_session_stop_after_route_change, AmbienceC.ambience_session_stop_after_route_change)
     same(CAmbience.ambience_session_set_active, AmbienceC.ambience_session_set_active)
     same(CAmbience.ambience_session_set_category, AmbienceC.ambience_session_set_category)
     same(CAmbience.ambience_session_set_others_ducked_volume, AmbienceC.ambience_session_set_others_ducked_volume)

@@ -158,8 +158,10 @@ struct CAPITests {
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" && CAPI.onPath("pactl"),
                    "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
-    func routeChangeReachesTheCCallbackAndResumes() throws {
+    func routeChangeReachesTheCCallbackAndResumesOrStops() throws {
         try runLiveMode("route", expecting: "route change: reason")
+        // The second round answers Stop (ambience_session_stop_after_route_change): the voice is kept at its start.
+        try runLiveMode("route", expecting: "route change: stopped, voice rewound")
     }
 
     /// The session bus killed under a device engine and started again: the C callback hears both.

@@ -30,6 +30,21 @@ struct PulseAudioMonitorTests {
         #expect(throws: DesktopError.self) { try monitor.setDefaultSink("headphones") }
     }
 
+    /// The real server as far as it goes without hardware: the monitor loads cards as well as sinks, and reads each
+    /// sink's ports, active port and card. Null sinks (all this server has) have no ports and belong to no card, and
+    /// no module gives a sink ports without a sound card, so jacks and profiles are tested in RouteTableTests.
+    @Test func readsPortsAndCardsAsTheServerHasThem() throws {
+        let server = try PrivatePulseServer()
+        let monitor = try server.monitor()
+        #expect(monitor.cards.isEmpty, "no sound card here")
+        let cards = try server.pactl("list", "short", "cards").trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(cards.isEmpty, "pactl agrees: \(cards)")
+        for sink in monitor.sinks {
+            #expect(sink.ports.isEmpty && sink.activePortName == nil && sink.cardIndex == nil, "\(sink)")
+            #expect(sink.routeName == sink.description)
+        }
+    }
+
     @Test func findsTheServerThroughPULSE_SERVER() throws {
         // The shared server of with-services.sh, found the way every client finds it. Read only.
         let monitor = try PulseAudioMonitor(appName: "ambience-test")

@@ -9,9 +9,12 @@ import Testing
     static let events: [SessionEvent] = [
         .activate(playingPlayers: ["mpv"]), .deactivate(notifyOthers: true), .deactivate(notifyOthers: false),
         .setCategory(.ambient, [], playingPlayers: ["mpv"]), .enteredBackground, .enteredForeground,
+        .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false),
         .interruptionBegan(appAudioPlaying: true), .interruptionEnded,
         .currentDeviceRemoved(previous: speakers, current: headphones), .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
+        .activePortChanged(previous: speakers, current: headphones, newlyAvailable: true),
+        .activePortChanged(previous: headphones, current: speakers, newlyAvailable: false),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
         .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
@@ -37,10 +40,13 @@ import Testing
             #expect(policy.state.isSilenced == (category != .playback))
         case .enteredForeground:
             #expect(actions.isEmpty)  // it was never backgrounded
+        case .screenLockChanged(let locked):
+            #expect(actions == (category == .playback || !locked ? [] : [.silenceOutput(true)]))  // unlocked: it never was locked
+            #expect(policy.state.isSilenced == (locked && category != .playback))
         case .interruptionBegan:
             #expect(actions == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])
         case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange, .stopAfterRouteChange:
-            #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.resumeEffectsOnly))  // nothing was paused
+            #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.stopAppAudio))  // nothing was paused
         case .currentDeviceRemoved(_, let current?):
             #expect(actions == [.followDefaultDevice, .pauseAppAudio(.routeChange),
                                 .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: Self.speakers, current: current)))])
@@ -58,6 +64,10 @@ import Testing
         case .setOthersDuckedVolume(let volume):
             #expect(actions.isEmpty)  // nobody is ducked
             #expect(policy.state.othersDuckedVolume == volume)
+        case .activePortChanged(let previous, let current, let newlyAvailable):
+            // Same sink: nothing paused, nothing moved, only told.
+            #expect(actions == [.notify(.routeChange(RouteChange(reason: newlyAvailable ? .newDeviceAvailable : .routeConfigurationChange,
+                                                                 previous: previous, current: current)))])
         case .outputStreamDied:
             #expect(actions == [.followDefaultDevice])
         case .otherPlayersReachable(let reachable):
@@ -143,10 +153,91 @@ import Testing
         #expect(!policy.handle(.currentDeviceRemoved(previous: Self.headphones, current: Self.speakers)).contains(.pauseAppAudio(.routeChange)))
         #expect(policy.handle(.resumeAfterRouteChange) == [.resumeAppAudio])
         #expect(policy.handle(.resumeAfterRouteChange) == [])
-        // Stop instead of Resume: the effects go on, the music does not.
+        // Stop instead of Resume: what was paused is stopped, then the pause is lifted for what comes next.
         _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: Self.headphones))
-        #expect(policy.handle(.stopAfterRouteChange) == [.resumeEffectsOnly])
+        #expect(policy.handle(.stopAfterRouteChange) == [.stopAppAudio, .resumeAppAudio])
         #expect(!policy.state.isPausedForRouteChange)
+    }
+
+    /// The screen lock, as a table: the events in order, and whether the output is silenced after each, per category.
+    struct LockRow: Sendable, CustomTestStringConvertible {
+        var name: String
+        var events: [SessionEvent]
+        /// Silenced after each event, for ambient and soloAmbient (playback is never silenced).
+        var silenced: [Bool]
+        var testDescription: String { name }
+    }
+
+    static let lockRows: [LockRow] = [
+        LockRow(name: "locking silences, unlocking brings the audio back",
+                events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)], silenced: [true, false]),
+        LockRow(name: "the game's foreground event does not unsilence a locked screen",
+                events: [.screenLockChanged(isLocked: true), .enteredBackground, .enteredForeground, .screenLockChanged(isLocked: false)],
+                silenced: [true, true, true, false]),
+        LockRow(name: "unlocking does not unsilence a game still in the background",
+                events: [.enteredBackground, .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false), .enteredForeground],
+                silenced: [true, true, true, false]),
+        LockRow(name: "a lock reported twice is one lock",
+                events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)],
+                silenced: [true, true, false]),
+    ]
+
+    @Test(arguments: SessionCategory.allCases, lockRows)
+    func screenLock(category: SessionCategory, row: LockRow) {
+        var policy = policy(category)
+        var silenced = false
+        for (event, expected) in zip(row.events, row.silenced) {
+            let actions = policy.handle(event)
+            let want = expected && category != .playback
+            #expect(policy.state.isSilenced == want, "\(event)")
+            // The output is told exactly when the silence changes, and never pauses anything.
+            #expect(actions == (want != silenced ? [.silenceOutput(want)] : []), "\(event)")
+            silenced = want
+        }
+    }
+
+    /// Stop after a route change, as a table: the events in order, and what the policy answers to the last one.
+    struct StopRow: Sendable, CustomTestStringConvertible {
+        var name: String
+        var events: [SessionEvent]
+        var last: [SessionAction]
+        var pausedForRouteChangeAfter = false
+        var testDescription: String { name }
+    }
+
+    static let stopRows: [StopRow] = {
+        let removed = SessionEvent.currentDeviceRemoved(previous: speakers, current: headphones)
+        return [
+            StopRow(name: "Stop stops what the route change paused, then lifts the pause",
+                    events: [removed, .stopAfterRouteChange], last: [.stopAppAudio, .resumeAppAudio]),
+            StopRow(name: "a Resume after Stop brings nothing back",
+                    events: [removed, .stopAfterRouteChange, .resumeAfterRouteChange], last: []),
+            StopRow(name: "a second Stop does nothing",
+                    events: [removed, .stopAfterRouteChange, .stopAfterRouteChange], last: []),
+            StopRow(name: "Stop with nothing paused does nothing",
+                    events: [.stopAfterRouteChange], last: []),
+            StopRow(name: "Stop after Resume does nothing",
+                    events: [removed, .resumeAfterRouteChange, .stopAfterRouteChange], last: []),
+            StopRow(name: "Stop during an interruption stops now and leaves the pause to the interruption",
+                    events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange], last: [.stopAppAudio]),
+            StopRow(name: "the interruption's end after Stop lifts the pause (nothing stopped comes back)",
+                    events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange, .interruptionEnded],
+                    last: [.resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))]),
+            StopRow(name: "a second route change after Stop pauses again",
+                    events: [removed, .stopAfterRouteChange, removed],
+                    last: [.followDefaultDevice, .pauseAppAudio(.routeChange),
+                           .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))],
+                    pausedForRouteChangeAfter: true),
+        ]
+    }()
+
+    @Test(arguments: SessionCategory.allCases, stopRows)
+    func stopAfterRouteChange(category: SessionCategory, row: StopRow) {
+        var policy = policy(category)
+        var last: [SessionAction] = []
+        for event in row.events { last = policy.handle(event) }
+        #expect(last == row.last)
+        #expect(policy.state.isPausedForRouteChange == row.pausedForRouteChangeAfter)
     }
 
     @Test func losingEveryDeviceInterruptsAndADeviceComingBackResumes() {

@@ -99,22 +99,46 @@ import Testing
         #expect(try Signal(engine.render(frames: 9_600)).rms(512..<9_600) > 0.1)
     }
 
-    @Test func stopAfterRouteChangeResumesEffectsButNotMusic() throws {
+    /// Stop means stop: the effect the route change paused is silent and back at its start, the music is stopped,
+    /// and neither a later Resume nor an interruption's end brings them back; what the game plays afterwards sounds.
+    @Test func stopAfterRouteChangeStopsAndRewindsWhatItPaused() throws {
         let fixtures = try Fixtures()
         let engine = try AudioEngine(.offline())
         try engine.musicPlayer.setQueue(paths: [try fixtures.sineWAV("m.wav", hz: 300, seconds: 3)])
         engine.musicPlayer.play()
-        let sound = try engine.makeSound(tone(hz: 880, seconds: 1), name: "sfx")
-        engine.play(sound, PlayOptions(loop: true))
-        _ = try engine.render(frames: 9_600)
+        let loop = try engine.makeSound(tone(hz: 880, seconds: 1), name: "loop")
+        let oneShot = try engine.makeSound(tone(hz: 660, seconds: 2), name: "one-shot")
+        let looping = engine.play(loop, PlayOptions(loop: true))
+        let shot = engine.play(oneShot)
+        let before = try Signal(engine.render(frames: 24_000))
+        #expect(before.amplitude(of: 880, in: 4_800..<24_000) > 0.1 && before.amplitude(of: 660, in: 4_800..<24_000) > 0.1)
+        #expect(try #require(shot.elapsed) > 0.4)
         let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
         engine.session.handle(.currentDeviceRemoved(previous: speakers, current: AudioRoute(name: "Headphones", driver: "pulseaudio")))
         engine.session.stopAfterRouteChange()
-        engine.musicPlayer.stop()
-        let out = try Signal(engine.render(frames: 9_600))
-        #expect(out.amplitude(of: 880, in: 1_024..<9_600) > 0.1)
-        #expect(out.amplitude(of: 300, in: 0..<9_600) < 0.001)
+        #expect(!engine.session.isPausedForRouteChange)
         #expect(engine.musicPlayer.playbackState == .stopped)
+        for voice in [looping, shot] {
+            #expect(voice.isAlive && !voice.isPlaying, "stopped, not freed: the game may play it again")
+            #expect(voice.elapsed == 0, "rewound to its start")
+        }
+        #expect(try Signal(engine.render(frames: 24_000)).peak(0..<24_000) == 0)
+        // Neither a late Resume nor an interruption's end brings anything back.
+        engine.session.resumeAfterRouteChange()
+        engine.session.beginInterruption()
+        engine.session.endInterruption()
+        #expect(try Signal(engine.render(frames: 24_000)).peak(0..<24_000) == 0)
+        #expect(engine.musicPlayer.playbackState == .stopped)
+        #expect(shot.elapsed == 0 && looping.elapsed == 0)
+        // The pause is lifted: a new effect sounds, and the stopped one plays again from its start when asked.
+        let fresh = engine.play(loop, PlayOptions(gain: 0.5, loop: true))
+        #expect(try Signal(engine.render(frames: 9_600)).amplitude(of: 880, in: 1_024..<9_600) > 0.05)
+        fresh.stop()
+        #expect(shot.resume() == .ok)
+        let again = try Signal(engine.render(frames: 24_000))
+        #expect(again.amplitude(of: 660, in: 4_800..<24_000) > 0.1)
+        let played = try #require(shot.elapsed)
+        #expect(abs(played - 0.5) < 0.05, "played from the start: \(played) s after half a second")
     }
 }
 
@@ -181,7 +205,8 @@ import Testing
     final class RecordingOutput: SessionOutput, @unchecked Sendable {
         var calls: [String] = []
         func pauseAppAudio(_ reason: SessionAction.PauseReason) { calls.append("pause \(reason)") }
-        func resumeAppAudio(includingMusic: Bool) { calls.append(includingMusic ? "resume" : "resume effects") }
+        func resumeAppAudio() { calls.append("resume") }
+        func stopAppAudio() { calls.append("stop") }
         func setOutputSilenced(_ silenced: Bool) { calls.append("silenced \(silenced)") }
         /// Whether a device opens when followed.
         var opens = true

@@ -916,6 +916,8 @@ static void test_session(ambience_engine *engine) {
     CHECK(render_rms(engine, -1) > 0.1);
 
     OK(ambience_session_resume_after_route_change(engine)); /* nothing to resume: harmless */
+    OK(ambience_session_stop_after_route_change(engine));   /* nothing to stop: harmless */
+    CHECK(render_rms(engine, -1) > 0.1);
     OK(ambience_session_set_active(engine, false, AMBIENCE_SESSION_NOTIFY_OTHERS_ON_DEACTIVATION));
     EXPECT(ambience_session_set_active(engine, false, 0x10), AMBIENCE_ERROR_INVALID_ARGUMENT);
     OK(ambience_session_get_state(engine, &state));
@@ -1103,6 +1105,7 @@ static void every_engine_call(ambience_engine *e, ambience_status want, ambience
     EXPECT(ambience_session_enter_background(e), want);
     EXPECT(ambience_session_enter_foreground(e), want);
     EXPECT(ambience_session_resume_after_route_change(e), want);
+    EXPECT(ambience_session_stop_after_route_change(e), want);
     EXPECT(ambience_set_route_change_callback(e, on_route, &events), want);
     EXPECT(ambience_set_interruption_callback(e, on_interruption, &events), want);
     EXPECT(ambience_set_now_playing_callback(e, on_now_playing, &events), want);
@@ -1349,7 +1352,8 @@ static void sleep_ms(long ms) {
     nanosleep(&t, NULL);
 }
 
-static void test_route_change(void) {
+/* A real route change: the sink the engine plays on is unloaded. The game answers Resume, or (answer_stop) Stop. */
+static void test_route_change(bool answer_stop) {
     char module[64];
     ambience_engine_config config;
     ambience_engine *engine = NULL;
@@ -1395,7 +1399,7 @@ static void test_route_change(void) {
     printf("route change: reason %d, \"%s\" -> \"%s\"\n", (int)events.last_reason, events.previous_route,
            events.current_route);
     OK(ambience_session_get_state(engine, &state));
-    if (events.last_reason == AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE) {
+    if (events.last_reason == AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE && !answer_stop) {
         /* The device the game named is gone: the engine follows the default instead of falling silent. */
         CHECK(strcmp(events.current_route, "Speakers") == 0);
         CHECK(state.is_paused_for_route_change);
@@ -1404,6 +1408,27 @@ static void test_route_change(void) {
         CHECK(!state.is_paused_for_route_change);
         OK(ambience_voice_is_playing(voice, &playing));
         CHECK(playing);
+    } else if (events.last_reason == AMBIENCE_ROUTE_OLD_DEVICE_UNAVAILABLE) {
+        /* Stop: the voice is kept, paused at its start; a later Resume does not bring it back, the game can. */
+        double elapsed = -1;
+        CHECK(state.is_paused_for_route_change);
+        OK(ambience_session_stop_after_route_change(engine));
+        OK(ambience_session_get_state(engine, &state));
+        CHECK(!state.is_paused_for_route_change);
+        OK(ambience_voice_is_playing(voice, &playing));
+        CHECK(!playing);
+        OK(ambience_voice_get_elapsed(voice, &elapsed));
+        CHECK(elapsed == 0);
+        OK(ambience_session_resume_after_route_change(engine));
+        for (i = 0; i < 5; i++) { OK(ambience_update(engine)); sleep_ms(20); }
+        OK(ambience_voice_is_playing(voice, &playing));
+        CHECK(!playing);
+        OK(ambience_voice_get_elapsed(voice, &elapsed));
+        CHECK(elapsed == 0);
+        OK(ambience_voice_resume(voice));
+        OK(ambience_voice_is_playing(voice, &playing));
+        CHECK(playing);
+        printf("route change: stopped, voice rewound\n");
     }
     OK(ambience_engine_destroy(engine));
 }
@@ -1489,7 +1514,8 @@ int main(int argc, char **argv) {
     snprintf(root, sizeof root, "%s", argv[1]);
 
     if (argc > 2 && strcmp(argv[2], "route") == 0) {
-        test_route_change();
+        test_route_change(false);
+        test_route_change(true);
     } else if (argc > 2 && strcmp(argv[2], "bus") == 0) {
         test_session_bus();
     } else {

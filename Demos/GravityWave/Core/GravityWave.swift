@@ -430,7 +430,7 @@ public final class GravityWave {
             engine.session.resumeAfterRouteChange()
         case .alertStop:
             alert = nil
-            // The effects go on; the music stays stopped, as the user asked.
+            // What the route change paused is stopped (effects rewound, the music stopped), as the user asked.
             engine.session.stopAfterRouteChange()
             player.stop()
         }

@@ -4,7 +4,8 @@ import Synchronization
 
 // The only file that calls libpulse.
 
-/// Watches a PulseAudio server: its sinks, the default sink and every stream, kept live by subscription.
+/// Watches a PulseAudio server: its sinks (with their ports), its cards (with their profiles), the default sink and
+/// every stream, kept live by subscription.
 ///
 /// libpulse runs on its own thread (a `pa_threaded_mainloop`). Its callbacks update a snapshot and queue
 /// `PulseEvent`s under one short lock; the game thread reads the snapshot and drains the events whenever it likes,
@@ -38,6 +39,7 @@ final class PulseAudioMonitor: Sendable {
     var defaultSinkName: String? { snapshot.defaultSinkName }
     var defaultSink: SinkInfo? { snapshot.defaultSink }
     var sinkInputs: [SinkInput] { snapshot.sinkInputs }
+    var cards: [CardInfo] { snapshot.cardsByIndex.values.sorted { $0.index < $1.index } }
     func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] { snapshot.otherAppsPlaying(excludingPID: pid) }
     func sinkOfOurStream(pid: pid_t = getpid()) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
 
@@ -164,6 +166,7 @@ private final class PulseConnection: @unchecked Sendable {
             pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
             pa_context_get_sink_info_list(context, PulseConnection.initialSinkCallback, userdata),
             pa_context_get_sink_input_info_list(context, PulseConnection.initialSinkInputCallback, userdata),
+            pa_context_get_card_info_list(context, PulseConnection.initialCardCallback, userdata),
         ]
         loadsPending = operations.count
         for case let operation? in operations { pa_operation_unref(operation) }
@@ -172,7 +175,7 @@ private final class PulseConnection: @unchecked Sendable {
         }
         waitLocked(timeout) { loadsPending == 0 || !isAlive }
         guard isAlive else { throw .serverUnavailable("\(serverLabel): \(lastError)") }
-        guard loadsPending == 0 else { throw .timeout("loading sinks and streams from \(serverLabel) (\(timeout))") }
+        guard loadsPending == 0 else { throw .timeout("loading sinks, streams and cards from \(serverLabel) (\(timeout))") }
         if let loadFailure { throw .remoteError(name: "PulseAudio", message: "\(serverLabel): \(loadFailure)") }
     }
 
@@ -254,9 +257,14 @@ private final class PulseConnection: @unchecked Sendable {
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
             operation = pa_context_get_server_info(context, PulseConnection.serverInfoCallback, userdata)
+        case PA_SUBSCRIPTION_EVENT_CARD.rawValue where removed:
+            shared.withLock { $0.post($0.model.removeCard(index: index)) }
         case PA_SUBSCRIPTION_EVENT_CARD.rawValue:
-            // A jack plugged or pulled changes a port's availability, which the server posts as a change of the card
-            // only (the sink changes too only if the server switches ports): read the sinks again.
+            // A profile switch, or a jack plugged or pulled: a port's availability is posted as a change of the card
+            // only (the sink changes too only if the server switches ports), so read the sinks again as well.
+            if let cardQuery = pa_context_get_card_info_by_index(context, index, PulseConnection.cardCallback, userdata) {
+                pa_operation_unref(cardQuery)
+            }
             operation = pa_context_get_sink_info_list(context, PulseConnection.sinkCallback, userdata)
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSink(index: index)) }
@@ -283,6 +291,13 @@ private final class PulseConnection: @unchecked Sendable {
     private func received(_ sink: SinkInfo, initial: Bool) {
         shared.withLock { shared in
             let event = shared.model.update(sink)
+            if !initial { shared.post(event) }
+        }
+    }
+
+    private func received(_ card: CardInfo, initial: Bool) {
+        shared.withLock { shared in
+            let event = shared.model.update(card)
             if !initial { shared.post(event) }
         }
     }
@@ -314,7 +329,21 @@ private final class PulseConnection: @unchecked Sendable {
         let ports = (0..<Int(info.n_ports)).compactMap { info.ports?[$0].map { port($0.pointee) } }
         return SinkInfo(index: info.index, name: string(info.name) ?? "", description: string(info.description) ?? "",
                         state: state, isMuted: info.mute != 0, ports: ports,
-                        activePortName: info.active_port.flatMap { string($0.pointee.name) })
+                        activePortName: info.active_port.flatMap { string($0.pointee.name) },
+                        cardIndex: info.card == UInt32.max ? nil : info.card)  // PA_INVALID_INDEX: no card
+    }
+
+    private static func card(_ info: pa_card_info) -> CardInfo {
+        // `profiles2` holds `n_profiles` pointers (and a NULL after them).
+        let profiles = (0..<Int(info.n_profiles)).compactMap { i in
+            info.profiles2?[i].map { p in
+                CardProfile(name: string(p.pointee.name) ?? "", description: string(p.pointee.description) ?? "",
+                            sinks: p.pointee.n_sinks, priority: p.pointee.priority, isAvailable: p.pointee.available != 0)
+            }
+        }
+        return CardInfo(index: info.index, name: string(info.name) ?? "",
+                        description: string(pa_proplist_gets(info.proplist, PA_PROP_DEVICE_DESCRIPTION)) ?? string(info.name) ?? "",
+                        profiles: profiles, activeProfileName: info.active_profile2.flatMap { string($0.pointee.name) })
     }
 
     private static func port(_ info: pa_sink_port_info) -> SinkPort {
@@ -391,6 +420,21 @@ private final class PulseConnection: @unchecked Sendable {
     private static let sinkInputCallback: pa_sink_input_info_cb_t = { _, info, eol, userdata in
         guard eol == 0, let info else { return }
         connection(userdata)?.received(sinkInput(info.pointee), initial: false)
+    }
+
+    private static let initialCardCallback: pa_card_info_cb_t = { _, info, eol, userdata in
+        guard let connection = connection(userdata) else { return }
+        if eol != 0 {
+            connection.loadFinished(failure: eol < 0 ? "listing cards failed" : nil)
+        } else if let info {
+            connection.received(card(info.pointee), initial: true)
+        }
+    }
+
+    /// A card that vanished between the event and this query ends with `eol < 0`: nothing to record.
+    private static let cardCallback: pa_card_info_cb_t = { _, info, eol, userdata in
+        guard eol == 0, let info else { return }
+        connection(userdata)?.received(card(info.pointee), initial: false)
     }
 
     private static let replyCallback: pa_context_success_cb_t = { _, success, userdata in

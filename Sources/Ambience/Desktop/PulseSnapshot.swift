@@ -19,6 +19,9 @@ struct SinkInfo: Sendable, Hashable {
     var ports: [SinkPort] = []
     /// The name of the port in use (`pa_sink_info.active_port`), nil when the sink has no ports.
     var activePortName: String?
+    /// The sound card the sink belongs to (`pa_sink_info.card`), nil for sinks of no card (null sinks, most virtual
+    /// ones). A card's profile switch replaces its sinks: the new one has the same card.
+    var cardIndex: UInt32? = nil
 
     var activePort: SinkPort? { activePortName.flatMap(port(named:)) }
     func port(named name: String) -> SinkPort? { ports.first { $0.name == name } }
@@ -41,6 +44,31 @@ struct SinkPort: Sendable, Hashable {
     /// Higher is a better default.
     var priority: UInt32
     var availability: Availability
+}
+
+/// A sound card, as libpulse's `pa_card_info` describes it: its profiles and the one in use. Switching the profile
+/// (Bluetooth A2DP to headset, analog to HDMI) removes the card's sinks and makes new ones.
+struct CardInfo: Sendable, Hashable {
+    var index: UInt32
+    /// The stable name (`alsa_card.pci-0000_00_1f.3`, `bluez_card.00_11_22_33_44_55`).
+    var name: String
+    /// What a person reads (`device.description`: "Built-in Audio").
+    var description: String
+    var profiles: [CardProfile]
+    /// The profile in use (`pa_card_info.active_profile2`).
+    var activeProfileName: String?
+
+    var activeProfile: CardProfile? { profiles.first { $0.name == activeProfileName } }
+}
+
+/// One way a card can be used (`pa_card_profile_info2`): `output:analog-stereo`, `a2dp-sink`, `off`.
+struct CardProfile: Sendable, Hashable {
+    var name: String
+    var description: String
+    /// How many sinks the card has in this profile (0: none, as for `off` or an input-only profile).
+    var sinks: UInt32
+    var priority: UInt32
+    var isAvailable: Bool
 }
 
 /// One playing stream on the server (a PulseAudio sink input): ours, or another application's.
@@ -76,6 +104,10 @@ enum PulseEvent: Sendable, Hashable {
     /// It was corked or uncorked, muted, moved to another sink, or renamed.
     case sinkInputChanged(from: SinkInput, to: SinkInput)
     case sinkInputRemoved(SinkInput)
+    case cardAdded(CardInfo)
+    /// Its profile (or its description, or a profile's availability) changed.
+    case cardChanged(from: CardInfo, to: CardInfo)
+    case cardRemoved(CardInfo)
     /// The server went away. The monitor does not reconnect; the snapshot keeps its last contents.
     case connectionLost(String)
 }
@@ -85,6 +117,7 @@ struct PulseSnapshot: Sendable, Equatable {
     var sinksByIndex: [UInt32: SinkInfo] = [:]
     var defaultSinkName: String?
     var sinkInputsByIndex: [UInt32: SinkInput] = [:]
+    var cardsByIndex: [UInt32: CardInfo] = [:]
     var isConnected = false
 
     var sinks: [SinkInfo] { sinksByIndex.values.sorted { $0.index < $1.index } }
@@ -138,6 +171,19 @@ struct PulseSnapshot: Sendable, Equatable {
 
     mutating func removeSinkInput(index: UInt32) -> PulseEvent? {
         sinkInputsByIndex.removeValue(forKey: index).map { .sinkInputRemoved($0) }
+    }
+
+    /// The sinks of card `index` (after a profile switch: the ones that replaced the old).
+    func sinks(ofCard index: UInt32) -> [SinkInfo] { sinks.filter { $0.cardIndex == index } }
+
+    mutating func update(_ card: CardInfo) -> PulseEvent? {
+        let old = cardsByIndex.updateValue(card, forKey: card.index)
+        guard let old else { return .cardAdded(card) }
+        return old == card ? nil : .cardChanged(from: old, to: card)
+    }
+
+    mutating func removeCard(index: UInt32) -> PulseEvent? {
+        cardsByIndex.removeValue(forKey: index).map { .cardRemoved($0) }
     }
 
     /// What PipeWire's PulseAudio server gives as the default sink's name while it has none: after the default

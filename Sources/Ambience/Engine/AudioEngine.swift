@@ -28,7 +28,7 @@ public struct EngineConfiguration: Sendable {
     /// The session bus for desktop integration (`DesktopBus.sessionAddress` by default). When it goes away the
     /// engine reports `mediaServicesWereLost(.sessionBus)` and reconnects when it is back.
     public var sessionBusAddress: String? = DesktopBus.sessionAddress
-    /// Where logind announces sleep and wake (the system bus); nil turns that off.
+    /// Where logind announces sleep and wake and the screen lock (the system bus); nil turns that off.
     public var systemBusAddress: String? = SleepMonitor.systemBusAddress
     /// Bytes of decoded sounds the cache keeps before it evicts sounds nobody holds (held sounds may go past it).
     public var soundMemoryBudget = 256 << 20
@@ -118,6 +118,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// The session bus and what rides on it; nil without desktop integration.
     private let desktopLink: DesktopLink?
     private let sleepMonitor: SleepMonitor?
+    private let screenLock: ScreenLockMonitor?
     private let cache: SoundCache
     private let state = Lock<EngineState>(EngineState())
 
@@ -156,6 +157,9 @@ public final class AudioEngine: @unchecked Sendable {
         } else {
             sleepMonitor = nil
         }
+        screenLock = configuration.desktopIntegration
+            ? ScreenLockMonitor(systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
+            : nil
         if case .device(let name) = configuration.output {
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
@@ -187,6 +191,7 @@ public final class AudioEngine: @unchecked Sendable {
             desktopLink?.connection?.players.flush()
             desktopLink?.close()
             sleepMonitor?.close()
+            screenLock?.close()
         }
         let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
@@ -329,7 +334,8 @@ public final class AudioEngine: @unchecked Sendable {
     private var droppedEventsByQueue: [(queue: String, count: Int)] {
         [("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
          ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
-         ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0), ("sleep monitor", sleepMonitor?.droppedEvents ?? 0)]
+         ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0), ("sleep monitor", sleepMonitor?.droppedEvents ?? 0),
+         ("screen lock", screenLock?.droppedEvents ?? 0)]
     }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
@@ -435,10 +441,19 @@ extension AudioEngine: SessionOutput {
         if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
     }
 
-    func resumeAppAudio(includingMusic: Bool) {
+    func resumeAppAudio() {
         mixer.setSuspended(false)
-        let musicWasPaused = state.withLock { state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }
-        if includingMusic && musicWasPaused { musicPlayer.play() }
+        if takeMusicPausedBySession() { musicPlayer.play() }
+    }
+
+    func stopAppAudio() {
+        mixer.rewindAndHoldUnpausedVoices()
+        if takeMusicPausedBySession() { musicPlayer.stop() }
+    }
+
+    /// Whether the session paused the music player, forgotten as it is read: one resume or stop answers it.
+    private func takeMusicPausedBySession() -> Bool {
+        state.withLock { state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }
     }
 
     func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
@@ -473,8 +488,10 @@ extension AudioEngine: SessionOutput {
         return routes?.route(driver: device.driver) ?? device.route
     }
 
-    /// Feeds the session what the sleep monitor, the sound server (or SDL) and the desktop players report.
+    /// Feeds the session what the sleep and screen-lock monitors, the sound server (or SDL) and the desktop players
+    /// report.
     private func watchOutputDevice() {
+        for locked in screenLock?.drain() ?? [] { session.handle(.screenLockChanged(isLocked: locked)) }
         for sleeping in sleepMonitor?.drain() ?? [] {
             if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
         }

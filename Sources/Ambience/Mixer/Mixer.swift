@@ -267,9 +267,21 @@ package final class Mixer: @unchecked Sendable {
 
     var isSuspended: Bool { withLock { suspended } }
 
-    /// Silences the whole mix (voices and streams) from the next block, without stopping anything.
-    func setOutputSilenced(_ on: Bool) {
-        withLock { ALListener.setGain(on ? 0 : 1) }
+    /// Stops, for good, every voice the game has not paused itself (the session's Stop after a route change): each is
+    /// rewound to its start and left paused and virtual, so lifting the suspension plays none of them, while
+    /// `Voice.resume()` plays one again from the top. A voice fading out to its stop is released, as the fade would.
+    func rewindAndHoldUnpausedVoices() {
+        withLock {
+            for slot in voices.active where !voices.slots[Int(slot)].paused {
+                if voices.slots[Int(slot)].stopAfterFade && voices.slots[Int(slot)].fade != nil {
+                    release(slot, event: nil)
+                    continue
+                }
+                if voices.slots[Int(slot)].source >= 0 { takeOffSource(slot) }
+                voices.setPaused(slot, true)
+                voices.rewind(slot)
+            }
+        }
     }
 
     /// Whether any voice is audible-in-principle: alive, not paused, not suspended.
@@ -481,17 +493,5 @@ package final class Mixer: @unchecked Sendable {
             if exchanged { break }
             seen = original
         }
-    }
-}
-
-/// An OpenAL source that plays a stream through a bus.
-final class StreamChannel: @unchecked Sendable {
-    let source: ALSource
-    let bus: Int
-    var gain: Float = 1
-
-    init(source: ALSource, bus: Int) {
-        self.source = source
-        self.bus = bus
     }
 }

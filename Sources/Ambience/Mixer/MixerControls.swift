@@ -1,6 +1,11 @@
 /// The mixer's controls that are not voices: sounds, effects, the listener, buses, music streams and counters. Each takes the
 /// mixer's lock and works through its parts (Mixer.swift).
 extension Mixer {
+    /// Silences the whole mix (voices and streams) from the next block, without stopping anything.
+    func setOutputSilenced(_ on: Bool) {
+        withLock { ALListener.setGain(on ? 0 : 1) }
+    }
+
     // MARK: Sounds
 
     /// Uploads decoded audio as a `Sound`.
@@ -271,4 +276,16 @@ extension Mixer {
 
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { voices.active.count } }
+}
+
+/// An OpenAL source that plays a stream through a bus.
+final class StreamChannel: @unchecked Sendable {
+    let source: ALSource
+    let bus: Int
+    var gain: Float = 1
+
+    init(source: ALSource, bus: Int) {
+        self.source = source
+        self.bus = bus
+    }
 }

@@ -107,6 +107,16 @@ struct VoicePool {
         needsRank = true
     }
 
+    /// Puts a virtual voice back at the start of its sound (a scheduled ending becomes stale; a paused voice has
+    /// none until it is resumed).
+    mutating func rewind(_ slot: Int32) {
+        let index = Int(slot)
+        slots[index].elapsedFrames = 0
+        slots[index].anchor = clock
+        slots[index].timing &+= 1
+        scheduleEnding(slot)
+    }
+
     // MARK: Virtual time
 
     /// Advances the voice clock: virtual voices move on.

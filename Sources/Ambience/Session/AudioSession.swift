@@ -81,7 +81,8 @@ public final class AudioSession: @unchecked Sendable {
 
     // MARK: Events from the game
 
-    /// The game went to the background (window minimized or hidden, screen locked).
+    /// The game went to the background (window minimized or hidden). The screen lock the engine follows by itself
+    /// (logind, the screensaver), where the desktop reports it; a game that learns of it otherwise may call this.
     public func enterBackground() { handle(.enteredBackground) }
     public func enterForeground() { handle(.enteredForeground) }
 
@@ -93,7 +94,10 @@ public final class AudioSession: @unchecked Sendable {
     /// The game's answer to an `oldDeviceUnavailable` alert: resume app audio where it paused.
     public func resumeAfterRouteChange() { handle(.resumeAfterRouteChange) }
 
-    /// The other answer: sound effects go on, the music stays stopped (stop the player as well to forget its place).
+    /// The other answer, Stop: the effects the route change paused are stopped and rewound to their start (their
+    /// voices stay alive and paused, so `voice.resume()` plays one again from the top, as a Play button would; stop
+    /// them to free them), and music the session paused is stopped. Nothing of it comes back with a later resume;
+    /// what the game starts afterwards plays.
     public func stopAfterRouteChange() { handle(.stopAfterRouteChange) }
 
     // MARK: Events from the system

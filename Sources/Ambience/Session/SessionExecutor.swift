@@ -14,8 +14,11 @@ protocol OtherPlayers: AnyObject, Sendable {
 protocol SessionOutput: AnyObject, Sendable {
     /// Suspends every voice and stops the music player (`interrupt()` or `pause()` after `reason`).
     func pauseAppAudio(_ reason: SessionAction.PauseReason)
-    /// Resumes the voices, and the music player when `includingMusic` and the session was what stopped it.
-    func resumeAppAudio(includingMusic: Bool)
+    /// Resumes the voices, and the music player when the session was what stopped it.
+    func resumeAppAudio()
+    /// Stops what the session paused: every voice not paused by the game is rewound to its start and left paused
+    /// (its handle stays valid), and the music player, when the session paused it, is stopped.
+    func stopAppAudio()
     func setOutputSilenced(_ silenced: Bool)
     /// Reopens the device on the system default when it is closed or dead. Returns whether the output plays on a
     /// device afterwards (false: nothing opened, it renders to null).
@@ -40,8 +43,8 @@ struct SessionExecutor {
     func perform(_ action: SessionAction) -> [SessionEvent] {
         switch action {
         case .pauseAppAudio(let reason): output?.pauseAppAudio(reason)
-        case .resumeAppAudio: output?.resumeAppAudio(includingMusic: true)
-        case .resumeEffectsOnly: output?.resumeAppAudio(includingMusic: false)
+        case .resumeAppAudio: output?.resumeAppAudio()
+        case .stopAppAudio: output?.stopAppAudio()
         case .silenceOutput(let silenced): output?.setOutputSilenced(silenced)
         case .followDefaultDevice:
             guard let output else { break }

@@ -12,6 +12,8 @@ package enum SessionEvent: Sendable, Equatable {
     case setOthersDuckedVolume(Double)
     case enteredBackground
     case enteredForeground
+    /// The screen locked (`true`) or unlocked, as logind or the screensaver says.
+    case screenLockChanged(isLocked: Bool)
     /// `appAudioPlaying`: whether any of the game's audio was playing when it began.
     case interruptionBegan(appAudioPlaying: Bool)
     case interruptionEnded
@@ -20,13 +22,18 @@ package enum SessionEvent: Sendable, Equatable {
     case currentDeviceRemoved(previous: AudioRoute, current: AudioRoute?)
     case deviceAdded(AudioRoute, current: AudioRoute)
     case defaultDeviceChanged(previous: AudioRoute, current: AudioRoute)
+    /// The sink the game plays on switched to another of its ports while the old port stayed available (a port that
+    /// became unavailable is `currentDeviceRemoved`). `newlyAvailable`: the new port had just become available and
+    /// took over (headphones plugged in); otherwise it was picked by hand in the desktop's sound settings.
+    case activePortChanged(previous: AudioRoute, current: AudioRoute, newlyAvailable: Bool)
     /// The game's output stream stopped although the sound server still has a device for it.
     case outputStreamDied
     case prepareForSleep(appAudioPlaying: Bool)
     case wokeFromSleep(current: AudioRoute)
     /// The user answered a route-change alert with Resume.
     case resumeAfterRouteChange
-    /// The user answered it with Stop: effects go on, the music stays stopped.
+    /// The user answered it with Stop: what the route change paused is stopped (effects rewound to their start and
+    /// held, the music stopped) and stays so; what the game starts afterwards plays.
     case stopAfterRouteChange
     /// Whether a desktop music player is playing (not counting those the session paused).
     case otherMusicChanged(playing: Bool)
@@ -41,9 +48,11 @@ package enum SessionEvent: Sendable, Equatable {
 /// What the policy decides; the session's executor carries each out, once.
 package enum SessionAction: Sendable, Equatable {
     case pauseAppAudio(PauseReason)
+    /// Lift the session's pause: voices and music the session paused play on from where they were.
     case resumeAppAudio
-    /// Resume the game's sound effects but leave the music player stopped.
-    case resumeEffectsOnly
+    /// Stop what the session paused, for good: the voices it held are rewound to their start and left paused (the
+    /// game may play them again), and music it paused is stopped. A later `resumeAppAudio` brings none of it back.
+    case stopAppAudio
     /// Silence the whole output (the game stays running and time advances).
     case silenceOutput(Bool)
     case pauseOtherPlayers([String])
@@ -71,6 +80,9 @@ package struct SessionState: Sendable, Equatable {
     package var options = SessionOptions()
     package var isActive = false
     package var isBackgrounded = false
+    /// Kept apart from `isBackgrounded`: the game's own foreground event must not unsilence a locked screen, nor an
+    /// unlock a minimized game.
+    package var isScreenLocked = false
     package var isInterrupted = false
     /// App audio is paused awaiting the game's Resume after the device went away.
     package var isPausedForRouteChange = false
@@ -94,8 +106,8 @@ package struct SessionState: Sendable, Equatable {
 
     package init() {}
 
-    /// Whether the output is silenced right now.
-    package var isSilenced: Bool { isBackgrounded && category != .playback }
+    /// Whether the output is silenced right now: in the background or behind a locked screen, except for playback.
+    package var isSilenced: Bool { (isBackgrounded || isScreenLocked) && category != .playback }
     /// The user's music is playing: the game's own soundtrack should stay quiet, sound effects still play.
     package var secondaryAudioShouldBeSilencedHint: Bool { otherMusicPlaying }
     /// Whether a desktop player was playing at the first activation.
@@ -163,6 +175,9 @@ package struct SessionPolicy: Sendable {
             state.isBackgrounded = true
         case .enteredForeground:
             state.isBackgrounded = false
+        case .screenLockChanged(let locked):
+            // Like the background: what it silences follows from `isSilenced` below.
+            state.isScreenLocked = locked
 
         case .interruptionBegan(let playing):
             guard !state.isInterrupted else { break }
@@ -212,6 +227,15 @@ package struct SessionPolicy: Sendable {
             if let sink = current.sink { actions.append(.moveStream(toSink: sink)) }
             actions.append(.notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current))))
 
+        case .activePortChanged(let previous, let current, let newlyAvailable):
+            // Same sink: our stream plays on, through the new port; nothing to move, nothing paused. A port that
+            // appeared and took over is iOS's `newDeviceAvailable` (headphones plugged in). A port the user picked
+            // while the old one was still there is `routeConfigurationChange`, not `override`: iOS keeps `override`
+            // for the app's own choice (`overrideOutputAudioPort`), and a choice made in the system's settings is the
+            // same kind of change as the user choosing another default device, which is reported so.
+            let reason: RouteChangeReason = newlyAvailable ? .newDeviceAvailable : .routeConfigurationChange
+            actions.append(.notify(.routeChange(RouteChange(reason: reason, previous: previous, current: current))))
+
         case .outputStreamDied:
             // The game was told when the device went; reopening on what is left is quiet.
             if state.hasDevice { actions.append(.followDefaultDevice) }
@@ -231,7 +255,9 @@ package struct SessionPolicy: Sendable {
         case .stopAfterRouteChange:
             guard state.isPausedForRouteChange else { break }
             state.isPausedForRouteChange = false
-            if !state.isInterrupted { actions.append(.resumeEffectsOnly) }
+            // Stop first, so that lifting the pause (now, or when an interruption ends) has nothing left to restart.
+            actions.append(.stopAppAudio)
+            if !state.isInterrupted { actions.append(.resumeAppAudio) }
 
         case .otherMusicChanged(let playing):
             guard playing != state.otherMusicPlaying else { break }

@@ -34,11 +34,15 @@ public struct AudioRoute: Sendable, Equatable, CustomStringConvertible {
     public var driver: String
     /// The sound server's sink name, when known.
     public var sink: String?
+    /// The sink's active port (`analog-output-headphones`), for sinks that have ports: a jack pulled or plugged
+    /// changes the port, not the sink. `name` then names both ("Headphones (Built-in Audio)").
+    public var port: String?
 
-    public init(name: String, driver: String, sink: String? = nil) {
+    public init(name: String, driver: String, sink: String? = nil, port: String? = nil) {
         self.name = name
         self.driver = driver
         self.sink = sink
+        self.port = port
     }
 
     public static let none = AudioRoute(name: "none", driver: "null")

@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+
+/// Whether the screen is locked, from several sources that may each report the same lock (GNOME sets logind's
+/// `LockedHint` and announces `ActiveChanged` too): locked while any source says so. Pure: no bus, no clock.
+struct ScreenLockState: Sendable, Equatable {
+    enum Source: Sendable, Hashable {
+        /// logind's `LockedHint` on the session the game runs in (system bus).
+        case logind
+        /// `org.freedesktop.ScreenSaver` or `org.gnome.ScreenSaver` `ActiveChanged` (session bus).
+        case screenSaver
+    }
+
+    private(set) var lockedBy: Set<Source> = []
+
+    var isLocked: Bool { !lockedBy.isEmpty }
+
+    /// Records what `source` says now; returns the combined state when it changed, nil when it did not.
+    mutating func report(_ locked: Bool, from source: Source) -> Bool? {
+        let before = isLocked
+        if locked { lockedBy.insert(source) } else { lockedBy.remove(source) }
+        return isLocked == before ? nil : isLocked
+    }
+}
+
+/// Follows the screen lock and reports it, deciding nothing: `true` when the screen locked, `false` when it unlocked.
+/// The session's policy turns that into silence for the categories that are silenced in the background.
+///
+/// Two sources, each on a thread of its own that owns its bus connection (as `SleepMonitor` does):
+/// - the system bus: logind's `org.freedesktop.login1.Session.LockedHint` on the session this process runs in
+///   (found with `GetSessionByPID`, else `XDG_SESSION_ID`), through `PropertiesChanged`;
+/// - the session bus: `ActiveChanged(bool)` of `org.freedesktop.ScreenSaver` (KDE, Xfce, …) and
+///   `org.gnome.ScreenSaver` (GNOME).
+/// A bus that is not there, or a service that never answers, only means that source is silent: every call is bounded
+/// and made on the monitor's own threads, never the game's.
+final class ScreenLockMonitor: Sendable {
+    static let logindName = "org.freedesktop.login1"
+    static let sessionInterface = "org.freedesktop.login1.Session"
+    static let screenSaverInterfaces = ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"]
+
+    private let threads: [DesktopThread]
+    /// Changes kept until `update()` drains them. Past the cap the oldest give way: the newest says how it is now.
+    static let changeCapacity = 64
+    private let shared = Lock<(state: ScreenLockState, pending: EventQueue<Bool>)>(
+        (ScreenLockState(), EventQueue(capacity: changeCapacity, overflow: .dropOldest)))
+
+    /// Connects to each bus given (nil: that source is off). Neither bus being reachable leaves a monitor that never
+    /// reports anything.
+    init(systemBusAddress: String?, sessionBusAddress: String?) {
+        let logind = systemBusAddress.flatMap { try? DBusConnection(address: $0) }.map(DesktopThread.init(connection:))
+        let saver = sessionBusAddress.flatMap { try? DBusConnection(address: $0) }.map(DesktopThread.init(connection:))
+        threads = [logind, saver].compactMap { $0 }
+        logind?.start(name: "ambience.screen-lock.logind") { [weak self] in if let logind { self?.followLogind(logind) } }
+        saver?.start(name: "ambience.screen-lock.saver") { [weak self] in if let saver { self?.followScreenSaver(saver) } }
+    }
+
+    deinit { close() }
+
+    /// `true` for "locked", `false` for "unlocked", oldest first: only changes of the combined state.
+    func drain() -> [Bool] { shared.withLock { $0.pending.drain() } }
+
+    /// Changes that gave way to newer ones because nobody drained them.
+    var droppedEvents: Int { shared.withLock { $0.pending.dropped } }
+
+    /// Stops the threads (each waits at most for the bounded call it is in) and closes the connections.
+    func close() { for thread in threads { thread.stop() } }
+
+    private func report(_ locked: Bool, from source: ScreenLockState.Source) {
+        shared.withLock { shared in
+            if let changed = shared.state.report(locked, from: source) { _ = shared.pending.push(changed) }
+        }
+    }
+
+    // MARK: On the monitor's threads
+
+    private func followLogind(_ thread: DesktopThread) {
+        let bus = thread.connection
+        guard let path = Self.ourSessionPath(on: bus) else { return }  // no logind, or not in a session: nothing to follow
+        let rule = "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(path)',"
+            + "arg0='\(Self.sessionInterface)'"
+        guard (try? bus.addMatch(rule)) != nil else { return }
+        // A game started on a locked screen.
+        if let reply = try? bus.call(destination: Self.logindName, path: path, interface: "org.freedesktop.DBus.Properties",
+                                     member: "Get", arguments: [.string(Self.sessionInterface), .string("LockedHint")]),
+           let locked = reply.first?.bool {
+            report(locked, from: .logind)
+        }
+        while thread.isRunning {
+            for message in bus.receive(timeout: .milliseconds(200))
+            where message.kind == .signal && message.member == "PropertiesChanged" && message.path == path
+                && message.arguments.first?.string == Self.sessionInterface {
+                if let locked = message.arguments.dropFirst().first?.dict?["LockedHint"]?.bool { report(locked, from: .logind) }
+            }
+        }
+    }
+
+    private func followScreenSaver(_ thread: DesktopThread) {
+        let bus = thread.connection
+        for interface in Self.screenSaverInterfaces {
+            guard (try? bus.addMatch("type='signal',interface='\(interface)',member='ActiveChanged'")) != nil else { return }
+        }
+        // Whichever screensaver runs says whether it is active now; the others are not there and answer an error.
+        for interface in Self.screenSaverInterfaces {
+            let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
+            if let reply = try? bus.call(destination: interface, path: path, interface: interface, member: "GetActive"),
+               reply.first?.bool == true {
+                report(true, from: .screenSaver)
+            }
+        }
+        while thread.isRunning {
+            for message in bus.receive(timeout: .milliseconds(200))
+            where message.kind == .signal && message.member == "ActiveChanged"
+                && Self.screenSaverInterfaces.contains(message.interface ?? "") {
+                if let active = message.arguments.first?.bool { report(active, from: .screenSaver) }
+            }
+        }
+    }
+
+    /// The logind session object this process belongs to: asked of logind, else made from `XDG_SESSION_ID`.
+    private static func ourSessionPath(on bus: DBusConnection) -> String? {
+        if let reply = try? bus.call(destination: logindName, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                                     member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: getpid()))]),
+           let path = reply.first?.string {
+            return path
+        }
+        guard let id = ProcessInfo.processInfo.environment["XDG_SESSION_ID"], !id.isEmpty else { return nil }
+        return "/org/freedesktop/login1/session/" + escapedPathElement(id)
+    }
+
+    /// systemd's object-path escaping (`sd_bus_path_encode`): every byte but ASCII letters and digits, and a leading
+    /// digit, becomes `_` and two lower-case hex digits ("3" → "_33").
+    static func escapedPathElement(_ text: String) -> String {
+        var escaped = ""
+        for (offset, byte) in text.utf8.enumerated() {
+            let isLetter = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            let isDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            if isLetter || (isDigit && offset > 0) {
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                escaped += "_" + String(byte, radix: 16).leftPadded(to: 2)
+            }
+        }
+        return escaped
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Ambience
+
+/// The screen lock: the screensaver's `ActiveChanged` on a session bus, and logind's `LockedHint` on a system bus.
+/// The buses and the signals are real (a private dbus-daemon each); the senders stand in for the screensaver and
+/// for logind, which do not run here. Locked: ambient and soloAmbient render silence, playback plays on; unlocked:
+/// the audio is back.
+@Suite(.timeLimit(.minutes(3))) struct ScreenLockTests {
+    static let sessionPath = "/org/freedesktop/login1/session/_32"
+
+    /// An offline engine with desktop integration on the given buses only, playing a looping tone.
+    static func engine(category: SessionCategory, sessionBus: String?, systemBus: String?) throws -> AudioEngine {
+        var configuration = EngineConfiguration.offline()
+        configuration.desktopIntegration = true
+        configuration.sessionBusAddress = sessionBus
+        configuration.systemBusAddress = systemBus
+        let engine = try AudioEngine(configuration)
+        engine.session.setCategory(category)
+        engine.session.setActive(true)
+        engine.play(try engine.makeSound(tone(hz: 440, seconds: 1), name: "tone"), PlayOptions(loop: true))
+        return engine
+    }
+
+    /// Sends `announce` until the engine's session has taken it in (the monitor subscribes on its own thread, so the
+    /// first signals may come before it listens).
+    static func announce(_ locked: Bool, to engine: AudioEngine, _ send: () throws -> Void) -> Bool {
+        eventually(within: 5) {
+            try? send()
+            _ = engine.update()
+            return engine.session.state.isScreenLocked == locked
+        }
+    }
+
+    /// What the engine renders now: silent for ambient and soloAmbient behind a locked screen, else the tone.
+    static func expectOutput(of engine: AudioEngine, locked: Bool, category: SessionCategory,
+                             sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let out = try Signal(engine.render(frames: 4_800))
+        if locked && category != .playback {
+            #expect(out.peak(512..<4_800) == 0, "locked, \(category): silent", sourceLocation: sourceLocation)
+            #expect(engine.session.isOutputSilenced, sourceLocation: sourceLocation)
+        } else {
+            #expect(out.rms(512..<4_800) > 0.1, "\(locked ? "locked" : "unlocked"), \(category): audible", sourceLocation: sourceLocation)
+            #expect(!engine.session.isOutputSilenced, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test(arguments: zip(SessionCategory.allCases, ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver", "org.freedesktop.ScreenSaver"]))
+    func theScreenSaverLocksAndUnlocks(category: SessionCategory, interface: String) throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let engine = try Self.engine(category: category, sessionBus: bus.address, systemBus: nil)
+        defer { engine.shutdown() }
+        try Self.expectOutput(of: engine, locked: false, category: category)
+
+        let screenSaver = try DBusConnection(address: bus.address)
+        defer { screenSaver.close() }
+        let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
+        func activeChanged(_ active: Bool) throws {
+            try screenSaver.emitSignal(path: path, interface: interface, member: "ActiveChanged", arguments: [.bool(active)])
+        }
+        #expect(Self.announce(true, to: engine) { try activeChanged(true) })
+        try Self.expectOutput(of: engine, locked: true, category: category)
+        #expect(Self.announce(false, to: engine) { try activeChanged(false) })
+        try Self.expectOutput(of: engine, locked: false, category: category)
+    }
+
+    /// logind on a private system bus: it answers `GetSessionByPID` with our session and `Get(LockedHint)` with
+    /// the lock as it stands, and announces changes with `PropertiesChanged`. The game starts on a locked screen.
+    @Test(arguments: SessionCategory.allCases)
+    func logindsLockedHintLocksAndUnlocks(category: SessionCategory) throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let logind = try StandInLogind(address: bus.address, session: Self.sessionPath, locked: true)
+        defer { logind.stop() }
+
+        let engine = try Self.engine(category: category, sessionBus: nil, systemBus: bus.address)
+        defer { engine.shutdown() }
+        // Started locked: nothing announced, the monitor asked.
+        #expect(eventually(within: 5) {
+            _ = engine.update()
+            return engine.session.state.isScreenLocked
+        })
+        try Self.expectOutput(of: engine, locked: true, category: category)
+        #expect(Self.announce(false, to: engine) { try logind.setLocked(false) })
+        try Self.expectOutput(of: engine, locked: false, category: category)
+        #expect(Self.announce(true, to: engine) { try logind.setLocked(true) })
+        try Self.expectOutput(of: engine, locked: true, category: category)
+        #expect(Self.announce(false, to: engine) { try logind.setLocked(false) })
+        try Self.expectOutput(of: engine, locked: false, category: category)
+        #expect(logind.sessionLookups.withLock { $0 } >= 1, "the monitor found its session through logind")
+    }
+
+    /// Two sources may report one lock: locked while either says so.
+    @Test func theLockHoldsWhileAnySourceSaysSo() {
+        var state = ScreenLockState()
+        #expect(state.report(true, from: .logind) == true)
+        #expect(state.report(true, from: .screenSaver) == nil)
+        #expect(state.report(false, from: .logind) == nil, "the screensaver still says locked")
+        #expect(state.isLocked)
+        #expect(state.report(false, from: .screenSaver) == false)
+        #expect(state.report(false, from: .screenSaver) == nil)
+    }
+
+    @Test func sessionIDsAreEscapedAsSystemdDoes() {
+        #expect(ScreenLockMonitor.escapedPathElement("2") == "_32")
+        #expect(ScreenLockMonitor.escapedPathElement("c12") == "c12")
+        #expect(ScreenLockMonitor.escapedPathElement("a-b") == "a_2db")
+    }
+
+    @Test func noBusesMeansNoMonitorThreadsAndNoDelay() throws {
+        let start = Date()
+        let monitor = ScreenLockMonitor(systemBusAddress: "unix:path=/nonexistent/system_bus_socket",
+                                        sessionBusAddress: "unix:path=/nonexistent/session_bus_socket")
+        #expect(Date().timeIntervalSince(start) < 2)
+        #expect(monitor.drain().isEmpty)
+        monitor.close()
+    }
+}
+
+/// Stands in for logind on a bus: owns `org.freedesktop.login1`, answers `GetSessionByPID` and
+/// `Properties.Get(LockedHint)` for one session, and emits `PropertiesChanged` when the lock changes.
+final class StandInLogind: Sendable {
+    let connection: DBusConnection
+    let session: String
+    let locked: Mutex<Bool>
+    let sessionLookups = Mutex(0)
+    private let thread: DesktopThread
+
+    init(address: String, session: String, locked: Bool) throws {
+        connection = try DBusConnection(address: address)
+        self.session = session
+        self.locked = Mutex(locked)
+        guard try connection.requestName(ScreenLockMonitor.logindName) else { throw FixtureError.toolFailed("org.freedesktop.login1 is taken") }
+        try connection.export(path: "/org/freedesktop/login1")
+        try connection.export(path: session)
+        thread = DesktopThread(connection: connection)
+        thread.start(name: "stand-in-logind") { [self] in serve() }
+    }
+
+    private func serve() {
+        while thread.isRunning {
+            for call in connection.receive(timeout: .milliseconds(100)) where call.kind == .methodCall {
+                switch call.member {
+                case "GetSessionByPID":
+                    sessionLookups.withLock { $0 += 1 }
+                    try? connection.reply(to: call, with: [.objectPath(session)])
+                case "Get" where call.path == session && call.arguments.last?.string == "LockedHint":
+                    try? connection.reply(to: call, with: [.variant(.bool(locked.withLock { $0 }))])
+                default:
+                    try? connection.replyError(to: call, name: "org.freedesktop.DBus.Error.UnknownMethod", message: "not here")
+                }
+            }
+        }
+    }
+
+    func setLocked(_ value: Bool) throws {
+        locked.withLock { $0 = value }
+        try connection.emitSignal(path: session, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                                  arguments: [.string(ScreenLockMonitor.sessionInterface), .dict(["LockedHint": .bool(value)]),
+                                              .strings([])])
+    }
+
+    func stop() { thread.stop() }
+}
