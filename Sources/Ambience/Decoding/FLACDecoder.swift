@@ -141,6 +141,9 @@ final class FLACDecoder: AudioDecoder {
         guard FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0, stream.problem == nil,
               let streamInfo = stream.streamInfo else {
             if stream.size == 0 { throw .empty(path) }
+            if FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_END_OF_STREAM {
+                throw .corrupt(path, reason: "truncated: the file ends inside its metadata blocks")
+            }
             throw .corrupt(path, reason: stream.problem ?? "no FLAC stream information (\(describe(FLAC__stream_decoder_get_state(decoder))))")
         }
         let format = try AudioInfo.checkedFormat(sampleRate: streamInfo.sampleRate, channels: streamInfo.channels, path: path)

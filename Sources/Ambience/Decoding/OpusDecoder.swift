@@ -17,6 +17,8 @@ final class OpusDecoder: AudioDecoder {
     let info: AudioInfo
     private let path: String
     private let file: OpaquePointer
+    /// After a seek to the very end, which libopusfile refuses: nothing is left to read.
+    private var atEnd = false
 
     /// Opus's one decoding rate.
     static let sampleRate = 48_000
@@ -60,7 +62,7 @@ final class OpusDecoder: AudioDecoder {
 
     deinit { op_free(file) }
 
-    var position: Int64 { max(op_pcm_tell(file), 0) }
+    var position: Int64 { atEnd ? info.frames : max(op_pcm_tell(file), 0) }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
@@ -91,6 +93,8 @@ final class OpusDecoder: AudioDecoder {
 
     func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
+        atEnd = target == info.frames && target > 0
+        if atEnd { return }
         let status = op_pcm_seek(file, target)
         guard status == 0 else {
             throw .corrupt(path, reason: "cannot seek to frame \(target): \(Self.describe(status))")
