@@ -2,7 +2,7 @@ import Glibc
 
 /// Opens audio files by what their bytes say they are, never by their names.
 package enum AudioFile {
-    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis or MP3 from the first bytes.
+    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3 from the first bytes.
     package static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
         switch try detectFormat(path) {
         case .wav: try WAVDecoder(path: path)
