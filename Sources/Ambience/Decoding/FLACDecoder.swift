@@ -158,6 +158,10 @@ final class FLACDecoder: AudioDecoder {
         }
         if frames == 0 {
             frames = try countFrames(decoder, stream, path: path)
+            // Frames number themselves: a claim too, held to the same bound.
+            guard overflow || frames <= possible else {
+                throw .corrupt(path, reason: "its frames claim \(frames) samples, more than its \(stream.size) bytes can hold")
+            }
         } else if frames > 0 {
             // A file cut short decodes only part of what STREAMINFO claims: find out now, with one seek to its end.
             do throws(DecodingError) {
