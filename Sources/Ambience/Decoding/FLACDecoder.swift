@@ -103,28 +103,24 @@ final class FLACDecoder: AudioDecoder {
         stream.pendingStart = 0
         // libFLAC refuses a seek to the end itself; there is nothing left to read there.
         if target == info.frames && target > 0 {
-            try seekExactly(to: target - 1)
+            try Self.seek(decoder, stream, to: target - 1, path: path)
             stream.pendingFrames = 0
             stream.position = target
             return
         }
-        try seekExactly(to: target)
-    }
-
-    /// `seek_absolute`, after which the next frame decoded starts exactly at `target`; a failed seek flushes the
-    /// decoder so that it can seek again.
-    private func seekExactly(to target: Int64) throws(DecodingError) {
         try Self.seek(decoder, stream, to: target, path: path)
     }
 
     // MARK: - Opening
 
+    /// `seek_absolute`, after which the frame libFLAC decoded during the seek starts exactly at `target`; a failed
+    /// seek flushes the decoder so that it can seek again.
     private static func seek(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, to target: Int64,
                              path: String) throws(DecodingError) {
         stream.pendingFrames = 0
         stream.pendingStart = 0
         stream.position = target
-        guard FLAC__stream_decoder_seek_absolute(decoder, UInt64(max(target, 0))) != 0 else {
+        guard FLAC__stream_decoder_seek_absolute(decoder, UInt64(clamping: target)) != 0 else {
             let state = FLAC__stream_decoder_get_state(decoder)
             if state == FLAC__STREAM_DECODER_SEEK_ERROR { _ = FLAC__stream_decoder_flush(decoder) }
             stream.problem = nil
