@@ -274,6 +274,35 @@ import Testing
         }
     }
 
+    /// A file cut short while it streams (as FaultTests does for the other formats): the player reports a playback
+    /// error for it and the next item plays.
+    @Test(arguments: ["flac", "opus"])
+    func musicFileTruncatedWhileItStreams(format: String) throws {
+        let long = try encode(fixtures.sineWAV("long.wav", hz: 440, seconds: 20, float: format == "opus"), as: format)
+        let next = try fixtures.sineWAV("next.wav", hz: 660, seconds: 10)
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        let player = engine.musicPlayer
+        player.beginGeneratingPlaybackNotifications()
+        try player.setQueue(paths: [long, next])
+        player.play()
+        _ = try engine.render(frames: 48_000)
+        let size = try #require(RawPath.fileStatus(Array(long.utf8))?.size)
+        #expect(truncate(long, off_t(size / 5)) == 0)
+        var events: [MusicEvent] = []
+        var tail: [Float] = []
+        for second in 0..<8 {
+            let block = try engine.render(frames: 48_000)
+            events += engine.update().compactMap { if case .music(let e) = $0 { e } else { nil } }
+            if second >= 5 { tail += block.samples }
+        }
+        let error = events.first { if case .playbackError(let item, _) = $0 { item.url == long } else { false } }
+        #expect(error != nil, "no playbackError for the truncated \(format); events: \(events)")
+        if case .playbackError(_, let reason) = error { #expect(reason.description.contains(long)) }
+        let out = Signal(tail, channels: 2, sampleRate: 48_000)
+        #expect(out.rms() > 0.05)
+        #expect(abs(out.dominantFrequency() - 660) < 2)
+    }
+
     // MARK: - Helpers
 
     /// Encodes a WAV with the format's reference encoder, with extra encoder arguments (tags, pictures).
