@@ -22,13 +22,19 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
+        // pkgConfig for libopusfile: its header includes <opus_multistream.h> from /usr/include/opus.
+        .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
         .systemLibrary(name: "CSDLMixer", providers: [.apt(["libsdl2-mixer-dev"])]),
         .target(
             name: "Ambience",
-            dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib"]
+            dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
+                           "CFLAC",
+                           "COpusFile",
+            ]
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),
         .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceBench"]),

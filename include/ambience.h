@@ -241,7 +241,7 @@ ambience_status ambience_engine_get_capabilities(ambience_engine *engine, ambien
 /* Sounds: decoded assets held by the mixer                                                                      */
 
 /*
- * Loads a file (WAV, Ogg Vorbis or MP3; the format is read from the bytes) as a sound. Loading the same file again
+ * Loads a file (WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3; the format is read from the bytes) as a sound. Loading the same file again
  * returns the same handle while it is loaded. The handle stays valid until ambience_sound_unload or the engine's
  * destruction: the engine's cache never evicts a sound that has a live handle (the memory budget bounds only what
  * the cache keeps on its own, such as ambience_preload's sounds).
@@ -590,7 +590,7 @@ ambience_status ambience_session_stop_after_route_change(ambience_engine *engine
 /* The media library: the user's music folders, indexed (tags, durations) in SQLite                            */
 
 typedef struct ambience_scan_report {
-    int64_t files;      /* audio files found (.ogg, .oga, .mp3, .wav), including those that failed */
+    int64_t files;      /* audio files found (.ogg, .oga, .mp3, .wav, .flac, .opus), including those that failed */
     int64_t added;
     int64_t updated;
     int64_t removed;

@@ -11,6 +11,9 @@ packages=(
   libsdl2-mixer-dev
   # tools the tests use to make and inspect audio (sox, soxi, oggenc, vorbiscomment, lame)
   sox libsox-fmt-all vorbis-tools lame
+  # FLAC and Ogg Opus: the C libraries the engine links, and the reference encoders and decoders the tests run
+  # (flac, metaflac, opusenc, opusdec)
+  libflac-dev libopusfile-dev flac opus-tools
   # the real services the tests run against, and their clients (pactl, paplay, pacat, playerctl, gdbus)
   pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl libglib2.0-bin
   # the same tests on PipeWire (AMBIENCE_SOUND_SERVER=pipewire): the server, its session manager and its PulseAudio

@@ -339,9 +339,10 @@ import Testing
 
     @Test func oggContainerWithoutVorbisIsNotVorbis() throws {
         let fixtures = try Fixtures()
-        // One valid Ogg page (beginning and end of stream) whose packet is not a Vorbis header.
-        let page = oggPage(payload: Array("OpusHead".utf8) + [1, 1, 0, 0, 0x80, 0xBB, 0, 0, 0, 0, 0])
-        let path = try fixtures.write("opus.ogg", bytes: page)
+        // One valid Ogg page (beginning and end of stream) whose packet is neither a Vorbis nor an Opus header
+        // (an Opus one goes to the Opus decoder).
+        let page = oggPage(payload: Array("Speex   ".utf8) + [1, 1, 0, 0, 0x80, 0xBB, 0, 0, 0, 0, 0])
+        let path = try fixtures.write("speex.ogg", bytes: page)
         #expect(decodingError { try AudioFile.open(path) } == .corrupt(path, reason: "not an Ogg Vorbis stream"))
     }
 

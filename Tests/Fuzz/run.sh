@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer binary over Ambience's parsers and runs each target for a while.
 #   Tests/Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 30 s; every target)
-# Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3 (one format's decoding path),
+# Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3, flac, opus (one format's
+# decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
 # bytes through detection, decoding, resampling, `info`, and offline rendering as a sound and as music) and capi
 # (a byte string read as C API calls on an offline engine).
@@ -12,7 +13,8 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi)
+[ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi
+                                     flac opus)
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -24,6 +26,8 @@ build="$work/build"
 mkdir -p "$build"
 flags=(-sanitize=fuzzer,address -parse-as-library -package-name Ambience -O -g -wmo -enable-testing -I "$build"
        -I include $(for c in Sources/C*/; do echo "-I $c"; done) $(pkg-config --cflags-only-I dbus-1 | sed 's/-I/-Xcc -I/g'))
+# libopusfile's header includes <opus_multistream.h> from /usr/include/opus.
+flags+=($(pkg-config --cflags-only-I opusfile | sed 's/-I/-Xcc -I/g'))
 module() {  # NAME SOURCES...: compiles one module into $build/NAME.o and NAME.swiftmodule
   local name=$1
   shift
@@ -36,11 +40,13 @@ module AmbienceTool Sources/AmbienceTool/*.swift
 module AmbienceC Sources/AmbienceC/*.swift
 swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceTests/Support/FuzzDrivers.swift \
   "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 -lz \
+  -lFLAC -lopusfile -lopus \
   -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 
 # Seed corpora: real files of every format and variant the engine reads, whole.
 seeds="$work/seeds"
 mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u,pipeline,capi}
+mkdir -p "$seeds"/{flac,opus}
 cp Assets/SFX/*.wav "$seeds/wav/"
 sox -n -r 8000 -c 1 -b 8 -e unsigned-integer "$seeds/wav/u8.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 2 -b 24 "$seeds/wav/s24-extensible.wav" synth 0.01 sine 440
@@ -88,11 +94,22 @@ open(sys.argv[1] + "/cover.gif", "wb").write(b"GIF89a\x01\x00\x01\x00\x80\x00\x0
     b",\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;")
 PY
 oggenc -Q -q 0 -c "METADATA_BLOCK_PICTURE=$(base64 -w0 "$seeds/picture/cover.bin")" -o "$seeds/ogg/art.ogg" "$work/t.wav"
+# FLAC at 16, 24 and 32 bits, with tags and a picture, and one of unknown length; Ogg Opus mono, stereo, 5.1, tagged.
+flac -s --tag=TITLE=Seed --tag=ARTIST=Fuzz "$work/t.wav" -o "$seeds/flac/s16.flac"
+sox -n -r 96000 -c 2 -b 24 "$work/t24.wav" synth 0.05 sine 440 && flac -s "$work/t24.wav" -o "$seeds/flac/s24.flac"
+sox -n -r 48000 -c 1 -b 32 -e signed-integer "$work/t32.wav" synth 0.05 sine 440 && flac -s "$work/t32.wav" -o "$seeds/flac/s32.flac"
+flac -s --picture="3||||Assets/Music/cover.png" "$work/t.wav" -o "$seeds/flac/art.flac"
+sox "$work/t.wav" -t raw - | flac -s --force-raw-format --endian=little --sign=signed --channels=1 --bps=16 \
+  --sample-rate=8000 - -o - > "$seeds/flac/unknown-length.flac"
+opusenc --quiet --bitrate 16 --title Seed --artist Fuzz --picture Assets/Music/cover.png "$work/t.wav" "$seeds/opus/mono.opus"
+sox -n -r 48000 -c 2 -b 16 "$work/t2.wav" synth 0.05 sine 440 && opusenc --quiet --bitrate 32 "$work/t2.wav" "$seeds/opus/stereo.opus"
+sox -n -r 48000 -c 6 -b 16 "$work/t6.wav" synth 0.05 sine 440 && opusenc --quiet --bitrate 64 "$work/t6.wav" "$seeds/opus/surround.opus"
 printf 'laser.wav@1.5,gain=0.8,pan=-1,pitch=1.2' > "$seeds/sfx/cue.txt"
 printf 'a@b,c.wav@0' > "$seeds/sfx/odd.txt"
 printf '#EXTM3U\n#EXTINF:12,Artist - Title\nmusic/a.ogg\n../outside.mp3\n/abs/path.wav\n' > "$seeds/m3u/list.m3u"
 # The pipeline starts from every audio seed; the C API from its kept call sequences.
 cp "$seeds"/wav/* "$seeds"/ogg/* "$seeds"/mp3/* "$seeds/pipeline/"
+cp "$seeds"/flac/* "$seeds"/opus/* "$seeds/pipeline/"
 cp Tests/Fuzz/regressions/capi/* "$seeds/capi/"
 
 mkdir -p Tests/Fuzz/crashes

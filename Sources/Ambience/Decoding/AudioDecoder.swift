@@ -1,6 +1,8 @@
 /// The container and codec of an audio file, detected from its bytes.
 package enum AudioFileFormat: String, Sendable, CaseIterable {
     case wav, ogg, mp3
+    case flac
+    case opus
 }
 
 /// Tags found in a file. Every field is optional: files in the wild carry any subset.

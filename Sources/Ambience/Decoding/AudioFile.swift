@@ -2,12 +2,14 @@ import Glibc
 
 /// Opens audio files by what their bytes say they are, never by their names.
 package enum AudioFile {
-    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis or MP3 from the first bytes.
+    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3 from the first bytes.
     package static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
         switch try detectFormat(path) {
         case .wav: try WAVDecoder(path: path)
         case .ogg: try VorbisDecoder(path: path)
         case .mp3: try MP3Decoder(path: path)
+        case .flac: try FLACDecoder(path: path)
+        case .opus: try OpusDecoder(path: path)
         }
     }
 
@@ -54,10 +56,39 @@ package enum AudioFile {
             if header.count >= 12 && Array(header[8..<12]) == Array("WAVE".utf8) { return .wav }
             throw .unsupportedFormat(path)
         }
-        if header.starts(with: Array("OggS".utf8)) { return .ogg }
+        if try isFLAC(path, header) { return .flac }
+        if header.starts(with: Array("OggS".utf8)) { return try isOggOpus(path) ? .opus : .ogg }
         if header.starts(with: Array("ID3".utf8)) { return .mp3 }
         if header.count >= 4 && isMPEGAudioFrameHeader(header[0], header[1], header[2]) { return .mp3 }
         throw .unsupportedFormat(path)
+    }
+
+    /// Whether an Ogg file's first packet is an Opus identification header (`OpusHead`). Anything else, Vorbis's
+    /// `\u{1}vorbis` included, goes to the Vorbis decoder, which refuses what it cannot play.
+    static func isOggOpus(_ path: String) throws(DecodingError) -> Bool {
+        // The first page: a 27-byte header, then its segment table (its length in byte 26), then the first packet.
+        let page = try readPrefix(path, count: 27 + 255 + 8)
+        guard page.count > 27 else { return false }
+        let packet = 27 + Int(page[26])
+        return page.count >= packet + 8 && Array(page[packet..<(packet + 8)]) == Array("OpusHead".utf8)
+    }
+
+    /// Whether the file starts with FLAC's `fLaC`, or with an ID3v2 tag (which some taggers put first, and libFLAC
+    /// skips) followed by `fLaC`.
+    static func isFLAC(_ path: String, _ header: [UInt8]) throws(DecodingError) -> Bool {
+        if header.starts(with: Array("fLaC".utf8)) { return true }
+        guard header.count >= 10, header.starts(with: Array("ID3".utf8)),
+              header[6..<10].allSatisfy({ $0 < 0x80 }) else { return false }
+        // The tag's size: four 7-bit bytes, then 10 more for a footer when flag 0x10 says there is one.
+        let size = header[6..<10].reduce(0) { $0 << 7 | Int($1) } + (header[5] & 0x10 != 0 ? 20 : 10)
+        let file = try openRegularFile(path).file
+        let magic = UnsafeMutableRawBufferPointer.allocate(byteCount: 4, alignment: 1)
+        defer { magic.deallocate() }
+        let got: Int
+        do throws(Errno) { got = try file.read(into: magic.baseAddress!, count: 4, at: Int64(size)) } catch {
+            throw .unreadable(path, errno: error.code)
+        }
+        return got == 4 && Array(magic) == Array("fLaC".utf8)
     }
 
     /// A plausible MPEG audio frame header: 11 sync bits, a valid version, layer, bitrate and rate index.

@@ -102,37 +102,13 @@ final class VorbisDecoder: AudioDecoder {
         }
     }
 
-    /// The embedded cover: a `METADATA_BLOCK_PICTURE` (the front cover when there are several), else a legacy
-    /// `COVERART`. Decoded from the comments on each access; nil when absent, malformed or over 16 MiB.
-    var embeddedPicture: EmbeddedPicture? {
-        var best: EmbeddedPicture?
-        var coverArt: [UInt8]?
-        var coverArtMIME: String?
-        for (key, value) in comments(link: 0) {
-            switch key {
-            case "METADATA_BLOCK_PICTURE":
-                guard let block = Self.decodeBase64(value, limit: EmbeddedPicture.maximumSize + 64 * 1024),
-                      let parsed = EmbeddedPicture.parseFLACPictureBlock(block) else { continue }
-                if parsed.type == EmbeddedPicture.frontCoverType { return parsed.picture }
-                if best == nil { best = parsed.picture }
-            case "COVERART":
-                if coverArt == nil { coverArt = Self.decodeBase64(value, limit: EmbeddedPicture.maximumSize) }
-            case "COVERARTMIME":
-                if coverArtMIME == nil { coverArtMIME = String(decoding: value, as: UTF8.self) }
-            default:
-                continue
-            }
-        }
-        if let best { return best }
-        guard let coverArt, !coverArt.isEmpty else { return nil }
-        let mime = coverArtMIME.flatMap { $0.contains("/") ? $0 : nil } ?? EmbeddedPicture.sniffMIMEType(coverArt)
-        return EmbeddedPicture(mimeType: mime, data: coverArt)
-    }
+    /// The embedded cover (see `VorbisComments.picture`). Decoded from the comments on each access.
+    var embeddedPicture: EmbeddedPicture? { VorbisComments.picture(from: comments(link: 0)) }
 
     // MARK: - Opening
 
     /// A `FILE*` on a regular file (see `AudioFile.openRegularFile`).
-    private static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
+    static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
         let file = try AudioFile.openRegularFile(path).file
         guard let stream = fdopen(file.descriptor, "rb") else { throw .unreadable(path, errno: errno) }
         // The stream closes the descriptor from now on.
@@ -140,10 +116,10 @@ final class VorbisDecoder: AudioDecoder {
         return stream
     }
 
-    /// Walks every Ogg page with libogg. A page is found only when its CRC matches, so any skipped byte means a
+    /// Walks every Ogg page with libogg (OpusDecoder checks its files the same way). A page is found only when its CRC matches, so any skipped byte means a
     /// damaged page or bytes that are no page at all; a stream that stops before a page with the end-of-stream
     /// flag was cut short.
-    private static func verifyPages(of stream: UnsafeMutablePointer<FILE>, path: String) throws(DecodingError) {
+    static func verifyPages(of stream: UnsafeMutablePointer<FILE>, path: String) throws(DecodingError) {
         var sync = ogg_sync_state()
         ogg_sync_init(&sync)
         defer { ogg_sync_clear(&sync) }
@@ -217,7 +193,7 @@ final class VorbisDecoder: AudioDecoder {
             throw .corrupt(path, reason: "claims \(frames) frames, more than its \(size) bytes can hold (at most \(possible))")
         }
         return AudioInfo(format: .ogg, sampleRate: format.sampleRate, channels: format.channels,
-                         frames: try AudioInfo.checkedLength(frames, path: path), tags: tags(from: comments(of: file, link: 0)))
+                         frames: try AudioInfo.checkedLength(frames, path: path), tags: VorbisComments.tags(from: comments(of: file, link: 0)))
     }
 
     // MARK: - Comments
@@ -228,38 +204,9 @@ final class VorbisDecoder: AudioDecoder {
     }
 
     private static func comments(of file: UnsafeMutablePointer<OggVorbis_File>, link: Int32) -> [(key: String, value: [UInt8])] {
-        guard let comment = ov_comment(file, link),
-              let entries = comment.pointee.user_comments, let lengths = comment.pointee.comment_lengths
-        else { return [] }
-        var result: [(key: String, value: [UInt8])] = []
-        for index in 0..<Int(max(comment.pointee.comments, 0)) {
-            guard let entry = entries[index] else { continue }
-            let bytes = UnsafeRawBufferPointer(start: entry, count: Int(max(lengths[index], 0)))
-            guard let equals = bytes.firstIndex(of: UInt8(ascii: "=")) else { continue }
-            let key = String(decoding: bytes[..<equals], as: UTF8.self).uppercased()
-            result.append((key, Array(bytes[(equals + 1)...])))
-        }
-        return result
-    }
-
-    private static func tags(from comments: [(key: String, value: [UInt8])]) -> AudioTags {
-        var tags = AudioTags()
-        for (key, raw) in comments {
-            let value = String(decoding: raw, as: UTF8.self).trimmingSpaces
-            switch key {
-            case "TITLE": tags.title = tags.title ?? value.nonEmpty
-            case "ARTIST": tags.artist = tags.artist ?? value.nonEmpty
-            case "ALBUM": tags.album = tags.album ?? value.nonEmpty
-            case "ALBUMARTIST", "ALBUM ARTIST": tags.albumArtist = tags.albumArtist ?? value.nonEmpty
-            case "GENRE": tags.genre = tags.genre ?? value.nonEmpty
-            case "COMPOSER": tags.composer = tags.composer ?? value.nonEmpty
-            case "TRACKNUMBER": tags.trackNumber = tags.trackNumber ?? leadingNumber(value)
-            case "DISCNUMBER": tags.discNumber = tags.discNumber ?? leadingNumber(value)
-            case "METADATA_BLOCK_PICTURE", "COVERART": tags.hasArtwork = true
-            default: break
-            }
-        }
-        return tags
+        guard let comment = ov_comment(file, link) else { return [] }
+        return VorbisComments.entries(comment.pointee.user_comments, lengths: comment.pointee.comment_lengths,
+                                      count: comment.pointee.comments)
     }
 
     /// Standard base64 (padding optional, no whitespace), or nil when malformed or when it would decode to more

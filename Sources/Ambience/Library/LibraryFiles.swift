@@ -25,6 +25,8 @@ enum LibraryFileReader {
             switch decoder {
             case let vorbis as VorbisDecoder: picture = decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil
             case let mp3 as MP3Decoder: picture = mp3.embeddedPicture
+            case let flac as FLACDecoder: picture = flac.embeddedPicture
+            case let opus as OpusDecoder: picture = decoder.info.tags.hasArtwork ? opus.embeddedPicture : nil
             default: picture = nil
             }
         } catch {

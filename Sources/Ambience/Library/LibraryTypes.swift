@@ -49,7 +49,7 @@ public struct ScanProgress: Sendable, Equatable {
 
 /// What a scan found and did.
 public struct ScanReport: Sendable, Equatable, CustomStringConvertible {
-    /// Audio files found (`.ogg`, `.oga`, `.mp3`, `.wav`), including those that failed (broken symlinks too).
+    /// Audio files found (`.ogg`, `.oga`, `.mp3`, `.wav`, `.flac`, `.opus`), including those that failed (broken symlinks too).
     public var files = 0
     public var added = 0
     public var updated = 0

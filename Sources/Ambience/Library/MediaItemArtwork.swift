@@ -123,6 +123,12 @@ public final class MediaItemArtwork: Sendable {
             case let mp3 as MP3Decoder:
                 if decoder.info.tags.hasArtwork && mp3.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
                 return .success(mp3.embeddedPicture)
+            case let flac as FLACDecoder:
+                if decoder.info.tags.hasArtwork && flac.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                return .success(flac.embeddedPicture)
+            case let opus as OpusDecoder:
+                if decoder.info.tags.hasArtwork && opus.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                return .success(decoder.info.tags.hasArtwork ? opus.embeddedPicture : nil)
             default:
                 return .success(nil)
             }
