@@ -258,12 +258,14 @@ import Testing
             let error = decodingError { try AudioFile.decode(path) }
             #expect(error?.isCorrupt(mentioning: "truncated") == true, "cut at \(cut): \(String(describing: error))")
         }
-        // A byte flipped in the middle of the audio: a frame checksum (FLAC) or page checksum (Ogg) mismatch.
+        // A byte flipped in the middle of the audio: a frame checksum (FLAC) or page checksum (Ogg) mismatch, or, when
+        // the byte lands in a FLAC frame header (sox dithers the source, so where frames start varies), lost sync.
         var flipped = good
         flipped[good.count / 2] ^= 0x5A
         let damaged = try fixtures.write("damaged.\(format)", bytes: flipped)
         let damage = decodingError { try AudioFile.decode(damaged) }
-        #expect(damage?.isCorrupt(mentioning: "checksum") == true, "\(String(describing: damage))")
+        #expect(damage?.isCorrupt(mentioning: "checksum") == true || (format == "flac" && damage?.isCorrupt(mentioning: "lost sync") == true),
+                "\(String(describing: damage))")
         // The magic alone, then garbage after it.
         let magic = format == "flac" ? Array("fLaC".utf8) : Array(good.prefix(36))
         var generator = SystemRandomNumberGenerator()
