@@ -150,7 +150,10 @@ final class EventReporter {
             return .object([("event", .string("playbackError")), ("path", .string(item.url)), ("error", .string(error.description))])
         case .music(.volumeDidChange(let volume)):
             return .object([("event", .string("volume")), ("volume", .double(Double(volume)))])
-        case .music(.queueDidChange), .voiceFinished, .voiceStolen, .systemMusic, .library:
+        case .systemMusic(.commandFailed(let player, let command, let reason)):
+            return .object([("event", .string("commandFailed")), ("player", .string(player)), ("command", .string(command)),
+                            ("reason", .string(reason.description))])
+        case .music(.queueDidChange), .music(.commandFailed), .voiceFinished, .voiceStolen, .systemMusic, .library:
             return nil
         }
     }
