@@ -165,7 +165,7 @@ struct MPRISPlayersTests {
         engine.flushDesktopCommands()
         #expect(title("mpv") == "One")
         let position = Double(bus.playerctl("-p", "mpv", "position") ?? "") ?? 0
-        #expect(position >= 5.5 && position < 8, "position \(position)")
+        #expect(position >= 5.5 && position < 8, "position \(position); \(engine.update())")
         #expect(bus.playerctl("-p", "mpv", "status") == "Paused")
         _ = bus.playerctl("-p", "mpv", "play")
         for expected in ["Two", "Three"] {

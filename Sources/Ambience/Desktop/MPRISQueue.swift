@@ -59,10 +59,18 @@ extension ClientCore {
         } else {
             try waitUntil(name, "to open \(uri)") { ContinuousClock.now - started > .milliseconds(200) }
         }
-        guard let track = try currentTrack(of: name) else {
-            throw .unsupported("\(info.identity ?? name): no track id after opening \(uri), so its place cannot be restored")
+        // A player still loading ignores a jump (mpv does): jump until the position is where it was.
+        let deadline = ContinuousClock.now + Self.settleTime
+        while true {
+            guard let track = try currentTrack(of: name) else {
+                throw .unsupported("\(info.identity ?? name): no track id after opening \(uri), so its place cannot be restored")
+            }
+            _ = try call(name, MPRISClient.playerInterface, "SetPosition",
+                         [.objectPath(track), .int64((seconds * 1_000_000).saturated(Int64.self))])
+            for message in connection.receive(timeout: .milliseconds(50)) { handle(message) }
+            if let now = try position(of: name), abs(now - seconds) < 1 { break }
+            guard ContinuousClock.now < deadline else { throw .timeout("\(name) to go back to \(seconds) s after opening \(uri)") }
         }
-        _ = try call(name, MPRISClient.playerInterface, "SetPosition", [.objectPath(track), .int64((seconds * 1_000_000).saturated(Int64.self))])
         _ = try call(name, MPRISClient.playerInterface, paused ? "Pause" : "Play", [])
         read(name)
     }
