@@ -160,6 +160,9 @@ public final class AudioEngine: @unchecked Sendable {
             sleepMonitor = nil
         }
         if case .device(let name) = configuration.output {
+            if configuration.desktopIntegration && configuration.handlesTerminationSignals {
+                SDLAudio.leaveTerminationSignalsToTheEngine()
+            }
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                                               deviceName: name, appName: configuration.appName)

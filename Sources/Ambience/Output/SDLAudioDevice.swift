@@ -82,6 +82,13 @@ enum SDLAudio {
         Unmanaged<SDLAudioDevice>.fromOpaque(userdata).takeUnretainedValue().fill(stream, bytes: Int(length))
     }
 
+    /// Keeps SDL from installing its SIGINT/SIGTERM handlers (which only post an SDL_QUIT that a game without an
+    /// SDL event loop never reads) when it first starts its event subsystem, which opening audio does: the engine
+    /// handles those signals itself. A host that starts SDL's events before the engine keeps SDL's handlers.
+    static func leaveTerminationSignalsToTheEngine() {
+        SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
+    }
+
     static func open(deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int,
                      userdata: UnsafeMutableRawPointer) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
