@@ -132,6 +132,8 @@ public final class AudioEngine: @unchecked Sendable {
         var isShutDown = false
         /// The music player was playing when the session paused app audio, so resuming restarts it.
         var musicPausedBySession = false
+        /// Whether a desktop player was playing when last seen (it stands while the session bus is gone).
+        var playersWerePlaying = false
         var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
     }
@@ -466,7 +468,10 @@ extension AudioEngine: SessionOutput {
         }
         // While the session bus is gone, what the players were last seen doing stands.
         let desktop = desktopLink?.connection
-        let musicPlaying = desktop.map { !$0.players.playingPlayers().isEmpty } ?? session.state.otherMusicPlaying
+        let musicPlaying = state.withLock { state in
+            if let desktop { state.playersWerePlaying = !desktop.players.playingPlayers().isEmpty }
+            return state.playersWerePlaying
+        }
         if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
             for event in routes.poll(device: device) { session.handle(event) }
             session.otherAudioChanged(streamsPlaying: routes.isOtherAudioPlaying,

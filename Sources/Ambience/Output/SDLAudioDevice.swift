@@ -94,10 +94,11 @@ enum SDLAudio {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_APP_NAME, appName)
             SDL_SetHint(SDL_HINT_APP_NAME, appName)
-            // The stream says it is a game's (PulseAudio's media.role), so other apps and our own monitor can tell it
-            // from music.
+            // The stream says it is a game's (media.role), so other apps and our own monitor can tell it from music.
+            // SDL 2.26 gives the hint to PipeWire only; its pulseaudio driver takes the role from PULSE_PROP.
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_STREAM_ROLE, "game")
             if state.users == 0 && SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 {
+                ProcessEnvironment.addPulseProperty("media.role", "game")
                 guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
             }
             var want = SDL_AudioSpec()
