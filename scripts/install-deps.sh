@@ -13,6 +13,9 @@ packages=(
   sox libsox-fmt-all vorbis-tools lame
   # the real services the tests run against, and their clients (pactl, paplay, pacat, playerctl, gdbus)
   pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl libglib2.0-bin
+  # a second MPRIS player that speaks it differently (two bus names, a TrackList); run as `nobody` through
+  # util-linux's setpriv, since VLC refuses to run as root
+  vlc-bin vlc-plugin-base util-linux
   # the game's screenshot test: xvfb-run needs xauth, which xvfb only recommends
   xvfb xauth
   # the C API tests: `cc`, gcc and g++ compile the header, Tests/CAPI/capi_test.c and the C demo; valgrind checks them
