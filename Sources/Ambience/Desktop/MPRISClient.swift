@@ -329,36 +329,18 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
-    /// Whether two names are one player: one connection owns both, or one process owns `X` and `X.instance…` on
-    /// two connections (VLC 3 does).
-    private static func samePlayer(_ a: MPRISPlayerInfo, _ b: MPRISPlayerInfo) -> Bool {
-        if a.uniqueName == b.uniqueName { return true }
-        guard let pid = a.processID, pid == b.processID else { return false }
-        return baseName(a.name) == baseName(b.name)
-    }
-
-    /// The name without an `.instance…` suffix.
-    private static func baseName(_ name: String) -> String {
-        guard isInstanceName(name), let dot = name.lastIndex(of: ".") else { return name }
-        return String(name[..<dot])
-    }
-
     /// The name a player is listed under: the one without an `.instance…` suffix, else the shortest.
     private func preferredName(of info: MPRISPlayerInfo) -> String? {
-        players.values.filter { Self.samePlayer($0, info) }.map(\.name).min { a, b in
-            let (aInstance, bInstance) = (Self.isInstanceName(a), Self.isInstanceName(b))
+        players.values.filter { MPRISPlayerInfo.samePlayer($0, info) }.map(\.name).min { a, b in
+            let (aInstance, bInstance) = (MPRISPlayerInfo.isInstanceName(a), MPRISPlayerInfo.isInstanceName(b))
             if aInstance != bInstance { return !aInstance }
             return a.count != b.count ? a.count < b.count : a < b
         }
     }
 
-    static func isInstanceName(_ name: String) -> Bool {
-        name.dropFirst(MPRISClient.namePrefix.count).split(separator: ".").last?.hasPrefix("instance") == true
-    }
-
     private func setAliases(of info: MPRISPlayerInfo) {
         let preferred = preferredName(of: info)
-        let others = players.values.filter { Self.samePlayer($0, info) && $0.name != preferred }.map(\.name)
+        let others = players.values.filter { MPRISPlayerInfo.samePlayer($0, info) && $0.name != preferred }.map(\.name)
         shared.withLock { shared in
             for (alias, target) in shared.aliases where target == preferred || others.contains(alias) { shared.aliases[alias] = nil }
             if let preferred { for alias in others { shared.aliases[alias] = preferred } }
@@ -442,7 +424,7 @@ final class ClientCore: @unchecked Sendable {
     /// The names the connection owns, and the other names of the same players (a signal from either is theirs).
     private func names(ownedBy uniqueName: String) -> [String] {
         let owned = players.values.filter { $0.uniqueName == uniqueName }
-        return players.values.filter { info in owned.contains { Self.samePlayer($0, info) } }.map(\.name).sorted()
+        return players.values.filter { info in owned.contains { MPRISPlayerInfo.samePlayer($0, info) } }.map(\.name).sorted()
     }
 
     func position(of name: String) throws(DesktopError) -> Double? {

@@ -102,3 +102,28 @@ package enum MPRISEvent: Sendable, Equatable {
     /// The session bus went away; the client has stopped.
     case busLost
 }
+
+/// Which bus names are one player.
+extension MPRISPlayerInfo {
+    /// Whether two names are one player: one connection owns both, or one process owns `X` and `X.instance…` on
+    /// two connections (VLC 3 does).
+    static func samePlayer(_ a: MPRISPlayerInfo, _ b: MPRISPlayerInfo) -> Bool {
+        if a.uniqueName == b.uniqueName { return true }
+        guard let pid = a.processID, pid == b.processID else { return false }
+        return baseName(a.name) == baseName(b.name)
+    }
+
+    /// The name without an `.instance…` suffix.
+    static func baseName(_ name: String) -> String {
+        guard isInstanceName(name), let dot = name.lastIndex(of: ".") else { return name }
+        return String(name[..<dot])
+    }
+
+    /// `org.mpris.MediaPlayer2.X.instance<digits>`: the name a second instance (or every instance) of a player takes.
+    static func isInstanceName(_ name: String) -> Bool {
+        let parts = name.dropFirst(MPRISClient.namePrefix.count).split(separator: ".")
+        guard parts.count >= 2, let last = parts.last, last.hasPrefix("instance") else { return false }
+        let digits = last.dropFirst("instance".count)
+        return !digits.isEmpty && digits.allSatisfy(\.isNumber)
+    }
+}
