@@ -63,6 +63,9 @@
  *   launch is left playing; no deactivation of your own is needed first), then stops the output, the streaming
  *   thread and the music player and closes the device. As a safety net, engines still alive at exit() are shut down
  *   and released by an atexit handler.
+ *   On SIGTERM, SIGINT or SIGHUP a device engine carries out the same rule in the next ambience_update (or by
+ *   itself if that is not called within 0.5 s) and the process then ends by the signal, unless the program
+ *   installed its own handler first or set config.handle_termination_signals = false.
  * ---------------------------------------------------------------------------------------------------------------
  */
 #ifndef AMBIENCE_H
@@ -164,6 +167,7 @@ typedef struct ambience_engine_config {
     bool hrtf;                    /* head-related rendering for 3D voices, default false */
     const char *app_name;         /* shown to the sound server; NULL: "ambience". Copied. */
     uint64_t sound_memory_budget; /* bytes of decoded sounds cached before unheld ones are evicted, default 256 MiB */
+    bool handle_termination_signals; /* the exit rule on SIGTERM/SIGINT/SIGHUP (see "Exit"), default true */
 } ambience_engine_config;
 
 /* Fills a config with the defaults above. */

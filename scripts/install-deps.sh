@@ -19,6 +19,9 @@ packages=(
   # the same tests on PipeWire (AMBIENCE_SOUND_SERVER=pipewire): the server, its session manager and its PulseAudio
   # server; installed beside pulseaudio, only the one scripts/with-services.sh starts runs
   pipewire pipewire-bin pipewire-pulse wireplumber
+  # a second MPRIS player that speaks it differently (two bus names, a TrackList); run as `nobody` through
+  # util-linux's setpriv, since VLC refuses to run as root
+  vlc-bin vlc-plugin-base util-linux
   # the game's screenshot test: xvfb-run needs xauth, which xvfb only recommends
   xvfb xauth
   # the C API tests: `cc`, gcc and g++ compile the header, Tests/CAPI/capi_test.c and the C demo; valgrind checks them

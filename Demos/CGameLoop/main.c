@@ -6,6 +6,10 @@
  *
  *     cgameloop [--seconds N] [--assets DIR]                 real time, on the default output device
  *     cgameloop --seconds N --record out.wav [--assets DIR]  headless: an offline render written to a WAV
+ *     cgameloop --system-music PLAYER ...                    also plays the desktop's player (MPRIS, e.g. "mpv")
+ *
+ * SIGTERM, SIGINT or SIGHUP end it the way a game is usually ended: the engine carries out the exit rule (the
+ * players its session paused are resumed, the system music it started is paused), then the signal ends it.
  *
  * Build (after `swift build -c release --product ambience-c`):
  *     cc -std=c99 Demos/CGameLoop/main.c -Iinclude -L.build/release -lambience-c \
@@ -177,7 +181,7 @@ static void sleep_until_next_tick(struct timespec *next) {
 
 int main(int argc, char **argv) {
     double seconds = 10;
-    const char *record = NULL, *assets = "Assets";
+    const char *record = NULL, *assets = "Assets", *system_player = NULL;
     static const char *const music_types[] = {".ogg", ".mp3", ".wav", NULL};
     static const char *const sfx_types[] = {".wav", NULL};
     char folder[4096], *music[MAX_FILES], *sfx_paths[MAX_FILES];
@@ -195,8 +199,9 @@ int main(int argc, char **argv) {
         if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc) seconds = atof(argv[++a]);
         else if (strcmp(argv[a], "--record") == 0 && a + 1 < argc) record = argv[++a];
         else if (strcmp(argv[a], "--assets") == 0 && a + 1 < argc) assets = argv[++a];
+        else if (strcmp(argv[a], "--system-music") == 0 && a + 1 < argc) system_player = argv[++a];
         else {
-            fprintf(stderr, "usage: cgameloop [--seconds N] [--record OUT.wav] [--assets DIR]\n");
+            fprintf(stderr, "usage: cgameloop [--seconds N] [--record OUT.wav] [--assets DIR] [--system-music PLAYER]\n");
             return 2;
         }
     }
@@ -235,6 +240,10 @@ int main(int argc, char **argv) {
     TRY(ambience_music_set_repeat(game.engine, AMBIENCE_REPEAT_ALL));
     TRY(ambience_music_set_volume(game.engine, 0.6f));
     TRY(ambience_music_play(game.engine));
+    if (system_player) {
+        TRY(ambience_system_music_set_player(game.engine, system_player));
+        TRY(ambience_system_music_play(game.engine));
+    }
 
     if (record && !wav_open(&wav, record)) {
         fprintf(stderr, "cgameloop: %s: cannot create the file\n", record);

@@ -28,6 +28,7 @@ private func defaultConfig() -> ambience_engine_config {
     config.hrtf = defaults.hrtf
     config.app_name = nil
     config.sound_memory_budget = UInt64(defaults.soundMemoryBudget)
+    config.handle_termination_signals = defaults.handlesTerminationSignals
     return config
 }
 
@@ -48,9 +49,10 @@ private func configuration(_ c: ambience_engine_config) throws(APIError) -> Engi
     guard c.sound_memory_budget <= UInt64(Int.max) else { throw APIError.invalid("config->sound_memory_budget is too large") }
     let appName = try optionalString(c.app_name, "config->app_name") ?? "ambience"
     // The numbers are checked where Swift's are (EngineConfiguration.validated), under their C names.
-    let settings = EngineConfiguration(output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
+    var settings = EngineConfiguration(output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
                                        maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
                                        appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
+    settings.handlesTerminationSignals = c.handle_termination_signals
     do {
         return try settings.validated()
     } catch {
@@ -345,7 +347,8 @@ private func deliver(_ event: MusicEvent, _ callbacks: Callbacks) {
         item.url.withCString { path in
             error.description.withCString { message in callback.function(callback.userdata, path, message) }
         }
-    case .volumeDidChange, .queueDidChange:
+    case .volumeDidChange, .queueDidChange, .commandFailed:
+        // The application player never fails a desktop command; system music is read through its getters.
         break
     }
 }

@@ -152,7 +152,10 @@ final class EventReporter {
             return .object([("event", .string("volume")), ("volume", .double(Double(volume)))])
         case .eventsDropped(let queue, let count):
             return .object([("event", .string("eventsDropped")), ("queue", .string(queue)), ("count", .int(count))])
-        case .music(.queueDidChange), .voiceFinished, .voiceStolen, .systemMusic, .library:
+        case .systemMusic(.commandFailed(let player, let command, let reason)):
+            return .object([("event", .string("commandFailed")), ("player", .string(player)), ("command", .string(command)),
+                            ("reason", .string(reason.description))])
+        case .music(.queueDidChange), .music(.commandFailed), .voiceFinished, .voiceStolen, .systemMusic, .library:
             return nil
         }
     }

@@ -490,6 +490,7 @@ final class FakePlayers: OtherPlayers, Sendable {
     var paused: [String] { state.withLock { $0.paused } }
     var resumed: [String] { state.withLock { $0.resumed } }
     func playingPlayers() -> [String] { state.withLock { $0.playing } }
+    func uncontrollable(_ players: [String]) -> [String] { [] }
     func pause(_ players: [String]) { state.withLock { $0.paused += players; $0.playing.removeAll { players.contains($0) } } }
     func play(_ players: [String]) { state.withLock { $0.resumed += players; $0.playing += players } }
     func duck(_ players: [String], to scale: Double) {}

@@ -18,6 +18,7 @@ import Testing
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
         .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
+        .systemMusicStarted(player: "mpv"),
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -84,6 +85,9 @@ import Testing
             #expect(actions == [.notify(.mediaServicesWereLost(service))])
         case .mediaServicesReset(let service):
             #expect(actions == [.notify(.mediaServicesWereReset(service))])
+        case .systemMusicStarted(let player):
+            #expect(actions.isEmpty)
+            #expect(policy.state.playersStartedByGame == [player])
         }
     }
 
@@ -328,6 +332,29 @@ import Testing
         _ = ambient.handle(.activate(playingPlayers: ["mpv"]))
         #expect(ambient.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv"])) == [])
     }
+
+    /// Only the first activation records the user's music, and music the game started stays the game's through a
+    /// deactivate and a reactivate: the reactivation does not pause it as another app's, and exit stops it.
+    @Test(arguments: [SessionCategory.soloAmbient, .ambient, .playback])
+    func musicTheGameStartedIsStoppedAtExitAfterAReactivation(category: SessionCategory) {
+        var policy = policy(category, active: false)
+        #expect(policy.handle(.activate(playingPlayers: [])) == [])
+        _ = policy.handle(.systemMusicStarted(player: "mpv"))
+        _ = policy.handle(.deactivate(notifyOthers: true))
+        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [], "the game's own music is not another app's")
+        #expect(policy.state.playersPlayingAtLaunch.isEmpty)
+        #expect(policy.handle(.appWillTerminate(systemMusicStartedByGame: [])) == [.pauseOtherPlayers(["mpv"])])
+    }
+
+    /// The user's player, playing at launch and paused by the session, taken over by the game: it is the game's
+    /// now, so it is neither resumed nor left playing at exit. Another player paused by the session is resumed.
+    @Test func aLaunchPlayerTheGameTookOverIsPausedAtExit() {
+        var policy = SessionPolicy()
+        #expect(policy.handle(.activate(playingPlayers: ["mpv", "vlc"])) == [.pauseOtherPlayers(["mpv", "vlc"])])
+        _ = policy.handle(.systemMusicStarted(player: "mpv"))
+        #expect(policy.state.playersPlayingAtLaunch == ["vlc"])
+        _ = policy.handle(.deactivate(notifyOthers: false))
+        #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [])
+        #expect(policy.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv"])) == [.pauseOtherPlayers(["mpv"])])
+    }
 }
-
-

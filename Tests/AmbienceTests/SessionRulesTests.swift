@@ -150,6 +150,7 @@ import Testing
         var calls: [String] = []
         init(playing: [String]) { self.playing = playing }
         func playingPlayers() -> [String] { playing }
+        func uncontrollable(_ players: [String]) -> [String] { [] }
         func pause(_ players: [String]) { calls.append("pause \(players)") }
         func play(_ players: [String]) { calls.append("play \(players)") }
         func duck(_ players: [String], to scale: Double) { calls.append("duck \(players) \(scale)") }

@@ -229,6 +229,7 @@ static void test_version_and_config(void) {
     OK(ambience_engine_config_init(&config));
     CHECK(config.output == AMBIENCE_OUTPUT_DEVICE && config.sample_rate == 48000 && config.real_voices == 256);
     CHECK(config.device_name == NULL && config.app_name == NULL && config.block_frames == 512);
+    CHECK(config.handle_termination_signals); /* the exit rule on SIGTERM, SIGINT and SIGHUP, unless turned off */
     EXPECT(ambience_engine_config_init(NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
 }
 

@@ -13,6 +13,8 @@ public enum DesktopError: Error, Sendable, Equatable, CustomStringConvertible {
     case remoteError(name: String, message: String)
     /// The service is there but cannot do this.
     case unsupported(String)
+    /// The playlist file for a desktop player could not be written: its path and why.
+    case playlistNotWritten(String, reason: String)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum DesktopError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timeout(let what): "timed out: \(what)"
         case .remoteError(let name, let message): "\(name): \(message)"
         case .unsupported(let detail): "unsupported: \(detail)"
+        case .playlistNotWritten(let path, let reason): "\(path): cannot write the playlist: \(reason)"
         }
     }
 }

@@ -33,6 +33,8 @@ final class DesktopLink: Sendable {
         /// The reconnect thread, while the bus is gone and the link open.
         var reconnecting: WorkerThread?
         var closed = false
+        /// What the MPRIS clients of lost connections had dropped, so the total never goes back.
+        var droppedByLostClients = 0
     }
 
     private let address: String?
@@ -54,6 +56,11 @@ final class DesktopLink: Sendable {
         }
     }
 
+    /// MPRIS events dropped because nobody drained them, over every connection this link has had.
+    var droppedEvents: Int {
+        state.withLock { $0.droppedByLostClients.addingSaturated($0.current?.client.droppedEvents ?? 0) }
+    }
+
     /// The live connection, if the bus is there.
     var connection: Connection? { state.withLock { $0.current } }
 
@@ -63,6 +70,7 @@ final class DesktopLink: Sendable {
         let (lost, restored, finished) = state.withLock { state -> (Connection?, Connection?, WorkerThread?) in
             if let current = state.current, !current.client.isConnected {
                 state.current = nil
+                state.droppedByLostClients = state.droppedByLostClients.addingSaturated(current.client.droppedEvents)
                 return (current, nil, nil)
             }
             guard state.current == nil, let restored = state.restored else { return (nil, nil, nil) }

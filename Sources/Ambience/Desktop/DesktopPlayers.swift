@@ -20,6 +20,13 @@ final class DesktopPlayers: OtherPlayers {
         client.players.filter { $0.status == .playing && $0.name != ownBusName }.map(\.name)
     }
 
+    func uncontrollable(_ players: [String]) -> [String] {
+        players.filter { name in
+            guard let info = client.player(named: name) else { return false }
+            return !(info.canControl && info.canPause && info.canPlay)
+        }
+    }
+
     func pause(_ players: [String]) { for name in players { client.send(.pause, to: name) } }
     func play(_ players: [String]) { for name in players { client.send(.play, to: name) } }
 

@@ -2,79 +2,6 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// An MPRIS player on the desktop (mpv, a browser, Spotify…), as last read from the session bus.
-public struct MPRISPlayerInfo: Sendable, Equatable {
-    public enum Status: String, Sendable { case playing, paused, stopped }
-
-    /// The bus name: `org.mpris.MediaPlayer2.mpv`.
-    public var name: String
-    /// The player's own name for itself ("mpv").
-    public var identity: String?
-    public var status: Status = .stopped
-    public var title: String?
-    /// The artists, joined with ", ".
-    public var artist: String?
-    public var album: String?
-    public var artURL: String?
-    /// Seconds.
-    public var length: Double?
-    /// The track's `mpris:trackid` (an object path), needed to set the position.
-    public var trackID: String?
-    /// Seconds into the track when last read: at a change of state, a seek, or a refresh. MPRIS does not signal the
-    /// position's steady progress; while playing it moves on at the player's rate.
-    public var position: Double?
-    /// 0…1 (some players allow more).
-    public var volume: Double?
-    public var canControl = false
-    public var canPlay = false
-    public var canPause = false
-    public var canGoNext = false
-    public var canGoPrevious = false
-    public var canSeek = false
-    /// The connection that owns the name (":1.8").
-    package var uniqueName: String
-    package var processID: Int?
-    /// False once a call to the player went unanswered within the timeout. It is then not asked again until it sends
-    /// a signal, its name changes hands, or the client's retry interval has passed; commands to it are sent without
-    /// waiting for a reply.
-    package var isResponding = true
-
-    /// The name without the MPRIS prefix, as `playerctl -p` takes it ("mpv").
-    public var shortName: String { String(name.dropFirst(MPRISClient.namePrefix.count)) }
-
-    package init(name: String, uniqueName: String) {
-        self.name = name
-        self.uniqueName = uniqueName
-    }
-}
-
-/// Something asked of a desktop player.
-package enum MPRISCommand: Sendable, Equatable {
-    case play, pause, playPause, stop, next, previous
-    /// Moves the position by this many seconds (negative: back).
-    case seek(by: Double)
-    /// Jumps to this many seconds into the current track.
-    case setPosition(Double)
-    case openURI(String)
-    /// 0…1.
-    case setVolume(Double)
-}
-
-/// What the client saw on the bus; drained by `MPRISClient.drainEvents()`, in order.
-package enum MPRISEvent: Sendable, Equatable {
-    case playerAppeared(MPRISPlayerInfo)
-    /// The bus name, which no longer has an owner.
-    case playerVanished(String)
-    /// Anything but the position changed (status, track, volume, capabilities, responsiveness).
-    case playerChanged(MPRISPlayerInfo)
-    /// The player jumped: (bus name, seconds into the track).
-    case seeked(String, Double)
-    /// A command was refused or went unanswered: (bus name, command, why).
-    case commandFailed(String, MPRISCommand, DesktopError)
-    /// The session bus went away; the client has stopped.
-    case busLost
-}
-
 /// Watches and drives the desktop's MPRIS media players over the session bus.
 ///
 /// Threads: the client runs one desktop thread that owns its bus connection. It reads the players, follows their
@@ -90,6 +17,7 @@ package final class MPRISClient: Sendable {
     package static let objectPath = "/org/mpris/MediaPlayer2"
     static let rootInterface = "org.mpris.MediaPlayer2"
     static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    static let trackListInterface = "org.mpris.MediaPlayer2.TrackList"
     static let propertiesInterface = "org.freedesktop.DBus.Properties"
 
     private let core: ClientCore
@@ -115,7 +43,7 @@ package final class MPRISClient: Sendable {
     /// The player with this bus name, or short name ("mpv").
     package func player(named name: String) -> MPRISPlayerInfo? {
         let full = name.hasPrefix(MPRISClient.namePrefix) ? name : MPRISClient.namePrefix + name
-        return core.shared.withLock { $0.players[full] }
+        return core.shared.withLock { $0.players[$0.aliases[full] ?? full] }
     }
 
     /// False once the bus has gone away or the client was closed.
@@ -123,16 +51,17 @@ package final class MPRISClient: Sendable {
 
     /// The events since the last call, oldest first.
     package func drainEvents() -> [MPRISEvent] {
-        core.shared.withLock { shared in
-            defer { shared.events.removeAll(keepingCapacity: true) }
-            return shared.events
-        }
+        core.shared.withLock { $0.events.drain() }
     }
+
+    /// Events that gave way to newer ones because nobody drained them.
+    package var droppedEvents: Int { core.shared.withLock { $0.events.dropped } }
 
     /// Asks a player (bus name or short name) to do something. Returns at once; a failure arrives as
     /// `commandFailed`, and the effect as the player's own `playerChanged`/`seeked`.
     package func send(_ command: MPRISCommand, to player: String) {
-        let full = player.hasPrefix(MPRISClient.namePrefix) ? player : MPRISClient.namePrefix + player
+        let given = player.hasPrefix(MPRISClient.namePrefix) ? player : MPRISClient.namePrefix + player
+        let full = core.shared.withLock { $0.aliases[given] } ?? given
         core.enqueue(.command(command, full))
     }
 
@@ -151,15 +80,18 @@ package final class MPRISClient: Sendable {
 ///
 /// `shared` is what other threads see. Everything else is confined to the desktop thread (hence
 /// `@unchecked Sendable`): it is touched only inside `run()` and what `run()` calls.
-private final class ClientCore: @unchecked Sendable {
+final class ClientCore: @unchecked Sendable {
     enum Job {
         case command(MPRISCommand, String)
         case refresh(DispatchSemaphore)
     }
 
     struct Shared {
+        /// One entry per player: a connection that owns several MPRIS names is listed under its preferred one.
         var players: [String: MPRISPlayerInfo] = [:]
-        var events: [MPRISEvent] = []
+        /// Each other name a listed player owns, to the name it is listed under.
+        var aliases: [String: String] = [:]
+        var events = EventQueue<MPRISEvent>(capacity: ClientCore.eventCapacity, overflow: .dropOldest)
         var jobs: [Job] = []
         /// False once the thread has left, or is leaving: no more jobs are taken.
         var running = true
@@ -170,8 +102,9 @@ private final class ClientCore: @unchecked Sendable {
         "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/org/mpris/MediaPlayer2'",
         "type='signal',interface='org.mpris.MediaPlayer2.Player',member='Seeked',path='/org/mpris/MediaPlayer2'",
     ]
-    /// Events kept for a game that does not drain them; later ones are dropped.
-    static let eventLimit = 4096
+    /// Events kept for a game that does not drain them. Past the cap the oldest give way: players' states are
+    /// state-like, and the newest say how things are now (and a lost bus is always kept).
+    static let eventCapacity = 4096
 
     let connection: DBusConnection
     let timeout: Duration
@@ -179,8 +112,8 @@ private final class ClientCore: @unchecked Sendable {
     let shared = Lock<Shared>(Shared())
     private let thread: DesktopThread
 
-    // Desktop thread only.
-    private var players: [String: MPRISPlayerInfo] = [:]
+    // Desktop thread only (MPRISQueue.swift's extension included).
+    var players: [String: MPRISPlayerInfo] = [:]
     /// Players not answering, and when they may be asked again.
     private var silentUntil: [String: ContinuousClock.Instant] = [:]
 
@@ -229,7 +162,7 @@ private final class ClientCore: @unchecked Sendable {
             guard connection.isConnected else {
                 shared.withLock { shared in
                     shared.players.removeAll()
-                    shared.events.append(.busLost)
+                    _ = shared.events.push(.busLost)
                 }
                 break
             }
@@ -279,7 +212,7 @@ private final class ClientCore: @unchecked Sendable {
     }
 
     /// Reads everything about one player: at most one timeout when it does not answer.
-    private func read(_ name: String, owner newOwner: String? = nil) {
+    func read(_ name: String, owner newOwner: String? = nil) {
         let known = players[name]
         let owner: String
         if let newOwner {
@@ -304,6 +237,9 @@ private final class ClientCore: @unchecked Sendable {
         do throws(DesktopError) {
             apply(try getAll(name, MPRISClient.playerInterface), to: &info)
             apply(try getAll(name, MPRISClient.rootInterface), to: &info)
+            // Most players have no track list: an error reply here is the usual answer, not a fault.
+            let tracks = try? getAll(name, MPRISClient.trackListInterface)
+            info.canEditTracks = tracks?["CanEditTracks"]?.bool ?? false
             info.isResponding = true
             silentUntil[name] = nil
         } catch {
@@ -321,14 +257,14 @@ private final class ClientCore: @unchecked Sendable {
         publish(info)
     }
 
-    private func getAll(_ name: String, _ interface: String) throws(DesktopError) -> [String: DBusValue] {
+    func getAll(_ name: String, _ interface: String) throws(DesktopError) -> [String: DBusValue] {
         let reply = try connection.call(destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
                                         member: "GetAll", arguments: [.string(interface)], timeout: timeout)
         guard let properties = reply.first?.dict else { throw .unexpectedReply("\(name) GetAll", reply) }
         return properties
     }
 
-    private func apply(_ properties: [String: DBusValue], to info: inout MPRISPlayerInfo) {
+    func apply(_ properties: [String: DBusValue], to info: inout MPRISPlayerInfo) {
         for (key, value) in properties {
             switch key {
             case "PlaybackStatus":
@@ -345,6 +281,7 @@ private final class ClientCore: @unchecked Sendable {
                 info.artURL = metadata["mpris:artUrl"]?.string
                 info.length = metadata["mpris:length"]?.number.map { $0 / 1_000_000 }
                 info.trackID = metadata["mpris:trackid"]?.string
+                info.url = metadata["xesam:url"]?.string
             case "Position": info.position = value.number.map { $0 / 1_000_000 }
             case "Volume": info.volume = value.number
             case "Identity": info.identity = value.string
@@ -359,33 +296,77 @@ private final class ClientCore: @unchecked Sendable {
         }
     }
 
-    /// Stores a player's new state and tells the game: appeared, or changed (position alone does not count).
-    private func publish(_ info: MPRISPlayerInfo, announce: Bool = true) {
+    /// Stores a player's new state and tells the game: appeared, or changed (position alone does not count). Only
+    /// the owner's preferred name is listed; its other names become aliases.
+    func publish(_ info: MPRISPlayerInfo, announce: Bool = true) {
         let old = players[info.name]
         players[info.name] = info
+        let preferred = preferredName(of: info)
+        guard preferred == info.name else {
+            // An alias. If it was listed before the preferred name turned up, the preferred one takes its place.
+            let wasListed = shared.withLock { $0.players[info.name] != nil }
+            if wasListed, let better = preferred.flatMap({ players[$0] }) {
+                shared.withLock { shared in
+                    shared.players[info.name] = nil
+                    post(.playerVanished(info.name), &shared)
+                }
+                list(better, old: nil, announce: true)
+            }
+            setAliases(of: info)
+            return
+        }
+        list(info, old: old, announce: announce)
+        setAliases(of: info)
+    }
+
+    private func list(_ info: MPRISPlayerInfo, old: MPRISPlayerInfo?, announce: Bool) {
         var comparable = old
         comparable?.position = info.position
-        let event: MPRISEvent? = if old == nil { .playerAppeared(info) } else if comparable != info && announce { .playerChanged(info) } else { nil }
         shared.withLock { shared in
+            let listed = shared.players[info.name] != nil
             shared.players[info.name] = info
+            let event: MPRISEvent? = if !listed { .playerAppeared(info) } else if comparable != info && announce { .playerChanged(info) } else { nil }
             if let event { post(event, &shared) }
+        }
+    }
+
+    /// The name a player is listed under: the one without an `.instance…` suffix, else the shortest.
+    private func preferredName(of info: MPRISPlayerInfo) -> String? {
+        players.values.filter { MPRISPlayerInfo.samePlayer($0, info) }.map(\.name).min { a, b in
+            let (aInstance, bInstance) = (MPRISPlayerInfo.isInstanceName(a), MPRISPlayerInfo.isInstanceName(b))
+            if aInstance != bInstance { return !aInstance }
+            return a.count != b.count ? a.count < b.count : a < b
+        }
+    }
+
+    private func setAliases(of info: MPRISPlayerInfo) {
+        let preferred = preferredName(of: info)
+        let others = players.values.filter { MPRISPlayerInfo.samePlayer($0, info) && $0.name != preferred }.map(\.name)
+        shared.withLock { shared in
+            for (alias, target) in shared.aliases where target == preferred || others.contains(alias) { shared.aliases[alias] = nil }
+            if let preferred { for alias in others { shared.aliases[alias] = preferred } }
         }
     }
 
     private func vanish(_ name: String) {
         silentUntil[name] = nil
-        guard players.removeValue(forKey: name) != nil else { return }
-        shared.withLock { shared in
-            shared.players[name] = nil
+        guard let gone = players.removeValue(forKey: name) else { return }
+        let listed = shared.withLock { shared -> Bool in
+            shared.aliases[name] = nil
+            guard shared.players.removeValue(forKey: name) != nil else { return false }
             post(.playerVanished(name), &shared)
+            return true
         }
+        // The same connection still owns another name: the player is listed under that one now.
+        if listed, let next = preferredName(of: gone), let info = players[next] { list(info, old: nil, announce: true) }
+        setAliases(of: gone)
     }
 
-    private func post(_ event: MPRISEvent, _ shared: inout Shared) {
-        if shared.events.count < ClientCore.eventLimit { shared.events.append(event) }
+    func post(_ event: MPRISEvent, _ shared: inout Shared) {
+        _ = shared.events.push(event)
     }
 
-    private func markSilent(_ name: String) {
+    func markSilent(_ name: String) {
         guard var info = players[name] else { return }
         silentUntil[name] = .now + retryInterval
         info.isResponding = false
@@ -394,7 +375,7 @@ private final class ClientCore: @unchecked Sendable {
 
     // MARK: Signals
 
-    private func handle(_ message: DBusMessage) {
+    func handle(_ message: DBusMessage) {
         guard message.kind == .signal, let member = message.member, let sender = message.sender else { return }
         let args = message.arguments
         switch (message.interface, member) {
@@ -441,11 +422,13 @@ private final class ClientCore: @unchecked Sendable {
         }
     }
 
+    /// The names the connection owns, and the other names of the same players (a signal from either is theirs).
     private func names(ownedBy uniqueName: String) -> [String] {
-        players.values.filter { $0.uniqueName == uniqueName }.map(\.name).sorted()
+        let owned = players.values.filter { $0.uniqueName == uniqueName }
+        return players.values.filter { info in owned.contains { MPRISPlayerInfo.samePlayer($0, info) } }.map(\.name).sorted()
     }
 
-    private func position(of name: String) throws(DesktopError) -> Double? {
+    func position(of name: String) throws(DesktopError) -> Double? {
         let reply = try connection.call(destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
                                         member: "Get", arguments: [.string(MPRISClient.playerInterface), .string("Position")],
                                         timeout: timeout)
@@ -489,6 +472,9 @@ private final class ClientCore: @unchecked Sendable {
             interface = MPRISClient.propertiesInterface
             member = "Set"
             arguments = [.string(MPRISClient.playerInterface), .string("Volume"), .variant(.double(volume))]
+        case .replaceTracks, .appendTracks, .openKeepingPlace:
+            // Several calls, each waiting on the last: MPRISQueue.swift.
+            return performQueueCommand(command, on: info)
         }
         do throws(DesktopError) {
             if info.isResponding {

@@ -1,3 +1,5 @@
+import Foundation
+import Glibc
 import Synchronization
 
 /// The system music player: the desktop's own player (any MPRIS player: mpv, VLC, Rhythmbox, Spotify), driven with
@@ -19,6 +21,10 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     private var _preferredPlayer: String?
     /// Players the game started through this object, for the exit rule.
     private var startedByGame: Set<String> = []
+    /// The URIs last handed to each player as its queue, so an append can keep what is left of it.
+    private var handedQueue: [String: [String]] = [:]
+    /// Tells the session that the game started a player (set by the engine).
+    private var onStart: (@Sendable (String) -> Void)?
 
     /// Without a connection until the engine hands it one (`use(client:ownBusName:)`).
     init() {}
@@ -33,6 +39,17 @@ public final class SystemMusicPlayer: @unchecked Sendable {
             lastSeen.removeAll()
             lastActive = nil
         }
+    }
+
+    /// Calls `report` (outside any lock) with each player the game starts, for the session's exit rule.
+    func reportStarts(to report: @escaping @Sendable (String) -> Void) { lock.withLock { _ in onStart = report } }
+
+    private func recordStart(_ name: String) {
+        let report = lock.withLock { _ in
+            startedByGame.insert(name)
+            return onStart
+        }
+        report?(name)
     }
 
     private var connection: (client: MPRISClient?, ownBusName: String?) {
@@ -97,22 +114,85 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// The current track, from the player's metadata.
     public var nowPlayingItem: MediaItem? { currentPlayer.flatMap(SystemMusicPlayer.item) }
 
-    /// Plays the collection's first item through `OpenUri`. MPRIS players offer no queue to replace, so more than
-    /// one item is `unsupported`; nothing is sent then.
+    /// Replaces the player's queue with the collection and plays its first item. A player with an editable
+    /// `TrackList` (VLC) gets the items through `AddTrack`; any other is handed one item through `OpenUri`, or an M3U
+    /// playlist file of them. Returns once the commands are queued; a player's refusal arrives in `update()` as
+    /// `.systemMusic(.commandFailed)`. Throws `unsupported` when no player is running, `playlistNotWritten` when the
+    /// playlist file cannot be made.
     public func setQueue(with collection: MediaItemCollection) throws(DesktopError) {
-        guard let first = collection.items.first else { return }
-        guard collection.items.count == 1 else {
-            throw .unsupported("the system music player can open one item at a time (MPRIS has no queue to replace)")
+        let uris = collection.items.map { SystemMusicPlayer.uri($0.url) }
+        guard !uris.isEmpty else { return }
+        let player = try playerToDrive()
+        let command: MPRISCommand
+        if player.canEditTracks {
+            command = .replaceTracks(uris)
+        } else if uris.count == 1 {
+            command = .openURI(uris[0])
+        } else {
+            command = .openURI(try writePlaylist(uris, for: player))
         }
-        guard let player = currentPlayer else { throw .unsupported("no desktop music player is running") }
-        let uri = first.url.hasPrefix("/") ? "file://" + first.url : first.url
-        connection.client?.send(.openURI(uri), to: player.name)
-        lock.withLock { _ in _ = startedByGame.insert(player.name) }
+        lock.withLock { _ in handedQueue[player.name] = uris }
+        connection.client?.send(command, to: player.name)
+        recordStart(player.name)
     }
+
+    /// Adds the collection at the end of the player's queue, keeping the item playing now, its time and whether it
+    /// plays. A player with an editable `TrackList` gets `AddTrack`s. Any other is handed a playlist of the item
+    /// playing now, what is left of the queue the game gave it, and the new items, then is put back at its time and
+    /// state; that needs a player that says what it plays (`xesam:url`) and can seek, else this throws
+    /// `unsupported` with its name.
+    public func append(_ collection: MediaItemCollection) throws(DesktopError) {
+        let added = collection.items.map { SystemMusicPlayer.uri($0.url) }
+        guard !added.isEmpty else { return }
+        let player = try playerToDrive()
+        let name = player.identity ?? player.shortName
+        if player.canEditTracks {
+            lock.withLock { _ in handedQueue[player.name, default: []] += added }
+            connection.client?.send(.appendTracks(added), to: player.name)
+            return
+        }
+        guard let current = player.url else {
+            throw .unsupported("\(name) does not say what it is playing (no xesam:url), so nothing can be appended to its queue")
+        }
+        guard player.canSeek, player.trackID != nil else {
+            throw .unsupported("\(name) cannot seek, so appending to its queue would restart the song playing now")
+        }
+        let queue = lock.withLock { _ -> [String] in
+            let handed = handedQueue[player.name] ?? []
+            let rest = handed.firstIndex(of: current).map { Array(handed[($0 + 1)...]) } ?? []
+            let queue = [current] + rest + added
+            handedQueue[player.name] = queue
+            return queue
+        }
+        let playlist = try writePlaylist(queue, for: player)
+        connection.client?.send(.openKeepingPlace(uri: playlist, seconds: player.position ?? 0, paused: player.status != .playing),
+                                to: player.name)
+    }
+
+    private func playerToDrive() throws(DesktopError) -> MPRISPlayerInfo {
+        guard let player = currentPlayer else { throw .unsupported("no desktop music player is running") }
+        return player
+    }
+
+    /// Writes `uris` as an M3U file (atomically: a player never reads half of one) and returns its `file://` URI.
+    private func writePlaylist(_ uris: [String], for player: MPRISPlayerInfo) throws(DesktopError) -> String {
+        let folder = NSTemporaryDirectory() + "ambience-\(getpid())"
+        let path = folder + "/\(player.shortName).m3u"
+        do throws(Errno) {
+            if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw Errno.current }
+            let text = "#EXTM3U\n" + uris.map { $0.hasPrefix("file://") ? String($0.dropFirst(7)) : $0 }.joined(separator: "\n") + "\n"
+            try AtomicFile.write(Array(text.utf8), to: path)
+        } catch {
+            throw .playlistNotWritten(path, reason: error.description)
+        }
+        return "file://" + path
+    }
+
+    static func uri(_ url: String) -> String { url.hasPrefix("/") ? "file://" + url : url }
 
     private func send(_ command: MPRISCommand, started: Bool = false) {
         guard let player = currentPlayer else { return }
-        if started && player.status != .playing { lock.withLock { _ in _ = startedByGame.insert(player.name) } }
+        if started && player.status != .playing { recordStart(player.name) }
         connection.client?.send(command, to: player.name)
     }
 
@@ -140,7 +220,10 @@ public final class SystemMusicPlayer: @unchecked Sendable {
                     if lastSeen.removeValue(forKey: name) != nil { post(.nowPlayingItemDidChange(nil)) }
                     if lastActive == name { lastActive = nil }
                     startedByGame.remove(name)
-                case .seeked, .commandFailed, .busLost:
+                case .commandFailed(let name, let command, let reason):
+                    // An error, not a notification: reported whether or not notifications are on.
+                    _ = events.push(.commandFailed(player: name, command: command.methodName, reason: reason))
+                case .seeked, .busLost:
                     break
                 }
             }

@@ -32,6 +32,11 @@ public struct EngineConfiguration: Sendable {
     public var systemBusAddress: String? = SleepMonitor.systemBusAddress
     /// Bytes of decoded sounds the cache keeps before it evicts sounds nobody holds (held sounds may go past it).
     public var soundMemoryBudget = 256 << 20
+    /// With desktop integration: on SIGTERM, SIGINT or SIGHUP the engine carries out the exit rule (resumes the
+    /// players the session paused, pauses the system music the game started) in the next `update()`, or on its own
+    /// thread if `update()` is not called within half a second, then ends the process as the signal would have.
+    /// A signal whose handler the program installed itself is left to it. False: the engine installs nothing.
+    public var handlesTerminationSignals = true
 
     public init(output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
                 hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20,
@@ -130,6 +135,8 @@ public final class AudioEngine: @unchecked Sendable {
         var reportedDroppedEvents = false
         /// The music player was playing when the session paused app audio, so resuming restarts it.
         var musicPausedBySession = false
+        /// Whether a desktop player was playing when last seen (it stands while the session bus is gone).
+        var playersWerePlaying = false
         var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
     }
@@ -161,6 +168,9 @@ public final class AudioEngine: @unchecked Sendable {
             ? ScreenLockMonitor(systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
             : nil
         if case .device(let name) = configuration.output {
+            if configuration.desktopIntegration && configuration.handlesTerminationSignals {
+                SDLAudio.leaveTerminationSignalsToTheEngine()
+            }
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                                               deviceName: name, appName: configuration.appName)
@@ -175,6 +185,8 @@ public final class AudioEngine: @unchecked Sendable {
             musicPlayer.startStreamingThread()
         }
         session.attach(output: self)
+        systemMusicPlayer.reportStarts { [session] player in session.handle(.systemMusicStarted(player: player)) }
+        if configuration.desktopIntegration && configuration.handlesTerminationSignals { TerminationWatch.shared.register(self) }
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         useDesktopConnection()
     }
@@ -187,6 +199,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// that was already playing when the game started is left playing.
     public func shutdown() {
         if !state.withLock({ $0.isShutDown }) {
+            TerminationWatch.shared.unregister(self)
             session.handle(.appWillTerminate(systemMusicStartedByGame: systemMusicPlayer.playersStartedByGame))
             desktopLink?.connection?.players.flush()
             desktopLink?.close()
@@ -205,6 +218,9 @@ public final class AudioEngine: @unchecked Sendable {
         musicPlayer.close()
         mixer.close()
     }
+
+    /// Waits until every command sent to desktop players so far has been carried out (tests, tools).
+    package func flushDesktopCommands() { desktopLink?.connection?.players.flush() }
 
     /// The SDL driver in use ("pulseaudio", "dummy", …), or "offline".
     public var outputDriver: String { state.withLock { $0.device?.driver } ?? "offline" }
@@ -330,12 +346,12 @@ public final class AudioEngine: @unchecked Sendable {
         return stats
     }
 
-    /// Each bounded event queue's losses, by a name for people. (The MPRIS client's own queue is not here yet.)
+    /// Each bounded event queue's losses, by a name for people.
     private var droppedEventsByQueue: [(queue: String, count: Int)] {
         [("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
          ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
          ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0), ("sleep monitor", sleepMonitor?.droppedEvents ?? 0),
-         ("screen lock", screenLock?.droppedEvents ?? 0)]
+         ("screen lock", screenLock?.droppedEvents ?? 0), ("MPRIS client", desktopLink?.droppedEvents ?? 0)]
     }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
@@ -353,6 +369,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// another thread or re-entrantly). The C API's callbacks are called from this list, inside `ambience_update`.
     @discardableResult
     public func update() -> [AudioEvent] {
+        TerminationWatch.shared.finishIfSignalled()
         followSessionBus()
         watchOutputDevice()
         if !isOffline {
@@ -497,10 +514,14 @@ extension AudioEngine: SessionOutput {
         }
         // While the session bus is gone, what the players were last seen doing stands.
         let desktop = desktopLink?.connection
-        let musicPlaying = desktop.map { !$0.players.playingPlayers().isEmpty } ?? session.state.otherMusicPlaying
+        let musicPlaying = state.withLock { state in
+            if let desktop { state.playersWerePlaying = !desktop.players.playingPlayers().isEmpty }
+            return state.playersWerePlaying
+        }
         if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
             for event in routes.poll(device: device) { session.handle(event) }
-            session.otherAudioChanged(streamsPlaying: routes.isOtherAudioPlaying, musicPlaying: musicPlaying)
+            session.otherAudioChanged(streamsPlaying: routes.isOtherAudioPlaying,
+                                      musicPlaying: musicPlaying || routes.isOtherMusicStreamPlaying)
         } else if desktop != nil {
             session.otherAudioChanged(streamsPlaying: false, musicPlaying: musicPlaying)
         }

@@ -14,4 +14,8 @@ public enum MusicEvent: Sendable, Equatable {
     case queueDidChange
     /// An item could not be played; the player moved on to the next one.
     case playbackError(MediaItem, DecodingError)
+    /// System music only: a desktop player refused a command (a D-Bus error reply) or did not answer it in time.
+    /// Reported whether or not notifications are being generated, and for the session's own pauses and resumes too.
+    /// `command` is the MPRIS method ("Pause", "OpenUri", "AddTrack").
+    case commandFailed(player: String, command: String, reason: DesktopError)
 }

@@ -23,6 +23,7 @@ final class RouteMonitor: @unchecked Sendable {
     private var pulse: PulseAudioMonitor? { didSet { publish() } }
     private var tracker: RouteTracker { didSet { publish() } }
     private var otherStreamsPlaying = false { didSet { publish() } }
+    private var otherMusicStreamsPlaying = false { didSet { publish() } }
     private var lastReconnect = 0
     /// When SDL was first seen to have given up on our stream, while the server has not explained why.
     private var streamDeadSince: Int?
@@ -38,6 +39,7 @@ final class RouteMonitor: @unchecked Sendable {
         var pulse: PulseAudioMonitor?
         var tracker: RouteTracker
         var otherStreamsPlaying = false
+        var otherMusicStreamsPlaying = false
     }
     private let view: Lock<View>
 
@@ -51,7 +53,8 @@ final class RouteMonitor: @unchecked Sendable {
     }
 
     private func publish() {
-        let current = View(pulse: pulse, tracker: tracker, otherStreamsPlaying: otherStreamsPlaying)
+        let current = View(pulse: pulse, tracker: tracker, otherStreamsPlaying: otherStreamsPlaying,
+                           otherMusicStreamsPlaying: otherMusicStreamsPlaying)
         view.withLock { $0 = current }
     }
 
@@ -81,6 +84,9 @@ final class RouteMonitor: @unchecked Sendable {
 
     /// Whether another process has an uncorked stream.
     var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
+    /// Whether another process has an uncorked stream that says it is music (`media.role=music`: mpd, cmus), which
+    /// is the user's music even without an MPRIS player.
+    var isOtherMusicStreamPlaying: Bool { view.withLock { $0.otherMusicStreamsPlaying } }
 
     /// The sound server and the game's own stream on it, for the executor to move.
     func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
@@ -120,12 +126,15 @@ final class RouteMonitor: @unchecked Sendable {
                 self.pulse = nil
                 lostServer = true
                 otherStreamsPlaying = false
+                otherMusicStreamsPlaying = false
                 return events + [.mediaServicesLost(.soundServer)]
             }
             events += tracker.observe(event, in: pulse.snapshot, driver: driver, now: now)
         }
         tracker.refresh(pulse.snapshot, now: now)
-        otherStreamsPlaying = !pulse.otherAppsPlaying(excludingPID: getpid()).isEmpty
+        let others = pulse.otherAppsPlaying(excludingPID: getpid())
+        otherStreamsPlaying = !others.isEmpty
+        otherMusicStreamsPlaying = others.contains { $0.mediaRole == "music" }
         // SDL gave up on our stream though the server has a sink for it (the last sink went and another came).
         if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil && events.isEmpty {
             let since = streamDeadSince ?? now

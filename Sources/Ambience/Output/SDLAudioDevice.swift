@@ -82,12 +82,23 @@ enum SDLAudio {
         Unmanaged<SDLAudioDevice>.fromOpaque(userdata).takeUnretainedValue().fill(stream, bytes: Int(length))
     }
 
+    /// Keeps SDL from installing its SIGINT/SIGTERM handlers (which only post an SDL_QUIT that a game without an
+    /// SDL event loop never reads) when it first starts its event subsystem, which opening audio does: the engine
+    /// handles those signals itself. A host that starts SDL's events before the engine keeps SDL's handlers.
+    static func leaveTerminationSignalsToTheEngine() {
+        SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
+    }
+
     static func open(deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int,
                      userdata: UnsafeMutableRawPointer) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_APP_NAME, appName)
             SDL_SetHint(SDL_HINT_APP_NAME, appName)
+            // The stream says it is a game's (media.role), so other apps and our own monitor can tell it from music.
+            // SDL 2.26 gives the hint to PipeWire only; its pulseaudio driver takes the role from PULSE_PROP.
+            SDL_SetHint(SDL_HINT_AUDIO_DEVICE_STREAM_ROLE, "game")
             if state.users == 0 && SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 {
+                ProcessEnvironment.addPulseProperty("media.role", "game")
                 guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
             }
             var want = SDL_AudioSpec()

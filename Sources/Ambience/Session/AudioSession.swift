@@ -34,15 +34,16 @@ public final class AudioSession: @unchecked Sendable {
     public var isActive: Bool { lock.withLock { _ in policy.state.isActive } }
 
     public func setCategory(_ category: SessionCategory, options: SessionOptions = []) {
-        let playing = otherPlayersPlaying()
-        handle(.setCategory(category, options, playingPlayers: playing))
+        let (playing, uncontrollable) = otherPlayersPlaying()
+        handle(.setCategory(category, options, playingPlayers: playing.filter { !uncontrollable.contains($0) }))
     }
 
     /// Activates the session: applies the category's rules to other players and, the first time, records what was
     /// already playing. Deactivating with `.notifyOthersOnDeactivation` resumes exactly the players the session paused.
     public func setActive(_ active: Bool, options: SetActiveOptions = []) {
         if active {
-            handle(.activate(playingPlayers: otherPlayersPlaying()))
+            let (playing, uncontrollable) = otherPlayersPlaying()
+            handle(.activate(playingPlayers: playing, uncontrollable: uncontrollable))
         } else {
             handle(.deactivate(notifyOthers: options.contains(.notifyOthersOnDeactivation)))
         }
@@ -137,7 +138,10 @@ public final class AudioSession: @unchecked Sendable {
 
     private var isAppAudioPlaying: Bool { lock.withLock { _ in output }?.isAppAudioPlaying ?? false }
 
-    private func otherPlayersPlaying() -> [String] {
-        lock.withLock { _ in otherPlayers }?.playingPlayers() ?? []
+    /// The players playing now, and those of them the session must leave alone.
+    private func otherPlayersPlaying() -> (playing: [String], uncontrollable: [String]) {
+        guard let players = lock.withLock({ _ in otherPlayers }) else { return ([], []) }
+        let playing = players.playingPlayers()
+        return (playing, players.uncontrollable(playing))
     }
 }

@@ -2,6 +2,8 @@
 protocol OtherPlayers: AnyObject, Sendable {
     /// Names of the players playing right now.
     func playingPlayers() -> [String]
+    /// Those of `players` that say they cannot be paused, played or controlled: the session leaves them alone.
+    func uncontrollable(_ players: [String]) -> [String]
     func pause(_ players: [String])
     func play(_ players: [String])
     /// Scales the players' volume (1 restores what it was).

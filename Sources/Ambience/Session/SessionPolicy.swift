@@ -1,12 +1,15 @@
 /// Something that happened, as the session policy sees it. Monitors (the route monitor, the desktop link, the sleep
 /// monitor) and the game's calls only observe and report; what follows is the policy's to decide.
 package enum SessionEvent: Sendable, Equatable {
-    /// `playingPlayers`: the desktop music players playing right now.
-    case activate(playingPlayers: [String])
+    /// `playingPlayers`: the desktop music players playing right now; `uncontrollable`: those of them that say they
+    /// cannot be paused, played or controlled (MPRIS `CanPause`, `CanPlay`, `CanControl`), which are never claimed.
+    case activate(playingPlayers: [String], uncontrollable: [String] = [])
     case deactivate(notifyOthers: Bool)
     /// The game is quitting; `systemMusicStartedByGame`: the desktop players it started through the system music
     /// player.
     case appWillTerminate(systemMusicStartedByGame: [String])
+    /// The game started this desktop player through the system music player: what it plays is the game's music.
+    case systemMusicStarted(player: String)
     case setCategory(SessionCategory, SessionOptions, playingPlayers: [String])
     /// A new `othersDuckedVolume`, already checked to be within `SessionState.duckedVolumes`.
     case setOthersDuckedVolume(Double)
@@ -94,6 +97,8 @@ package struct SessionState: Sendable, Equatable {
     /// The desktop players that were playing at the session's first activation: the user's own music, which the
     /// exit rule leaves playing.
     package internal(set) var playersPlayingAtLaunch: [String] = []
+    /// The desktop players the game started through the system music player: never paused as "others", paused at exit.
+    package internal(set) var playersStartedByGame: [String] = []
     /// The volume `.duckOthers` turns other players down to, as a fraction of their own (0.3: about −10 dB).
     package internal(set) var othersDuckedVolume = 0.3
     var hasBeenActivated = false
@@ -127,7 +132,7 @@ package struct SessionPolicy: Sendable {
         let silencedBefore = state.isSilenced
         var actions: [SessionAction] = []
         switch event {
-        case .activate(let playing):
+        case .activate(let playing, let uncontrollable):
             // Activating again is how a game recovers from an interruption whose end never came.
             if state.isInterrupted && !state.interruptedByDeviceLoss {
                 state.isInterrupted = false
@@ -139,7 +144,7 @@ package struct SessionPolicy: Sendable {
                 state.hasBeenActivated = true
                 state.playersPlayingAtLaunch = playing
             }
-            actions += claimOthers(playing)
+            actions += claimOthers(playing.filter { !uncontrollable.contains($0) })
 
         case .deactivate(let notify):
             actions += deactivate(notifyOthers: notify)
@@ -148,8 +153,17 @@ package struct SessionPolicy: Sendable {
             // The exit rule: the players the session paused are resumed, system music the game started is paused,
             // and music that was playing at launch plays on.
             actions += deactivate(notifyOthers: true)
-            let startedHere = started.filter { !state.playersPlayingAtLaunch.contains($0) }
+            let startedHere = (state.playersStartedByGame + started.filter { !state.playersStartedByGame.contains($0) })
+                .filter { !state.playersPlayingAtLaunch.contains($0) }
             if !startedHere.isEmpty { actions.append(.pauseOtherPlayers(startedHere)) }
+
+        case .systemMusicStarted(let player):
+            // The game took the player over: it plays the game's music now, not the user's, so it is not left playing
+            // at exit, not resumed as one the session paused, and not paused by a later activation.
+            if !state.playersStartedByGame.contains(player) { state.playersStartedByGame.append(player) }
+            state.playersPlayingAtLaunch.removeAll { $0 == player }
+            state.pausedPlayers.removeAll { $0 == player }
+            state.owedResumes.removeAll { $0 == player }
 
         case .setCategory(let category, let options, let playing):
             let changed = category != state.category || options != state.options
@@ -281,7 +295,8 @@ package struct SessionPolicy: Sendable {
     }
 
     /// At activation (or a category change while active): pause or duck the players that are playing.
-    private mutating func claimOthers(_ playing: [String]) -> [SessionAction] {
+    private mutating func claimOthers(_ allPlaying: [String]) -> [SessionAction] {
+        let playing = allPlaying.filter { !state.playersStartedByGame.contains($0) }
         if state.options.contains(.duckOthers) {
             let fresh = playing.filter { !state.duckedPlayers.contains($0) }
             guard !fresh.isEmpty else { return [] }

@@ -1,0 +1,74 @@
+import Foundation
+import Glibc
+import Testing
+@testable import Ambience
+
+/// The exit rule after a deactivate and a reactivate, and when the game is ended by a signal, against real mpv
+/// players on the private session bus. In the MPRIS suite, so that no other test's mpv runs meanwhile.
+extension MPRISTests {
+    /// Music the game started stays the game's through a deactivate and a reactivate: the reactivation does not pause
+    /// it as another app's, and exit stops it.
+    @Test func exitStopsMusicTheGameStartedAfterADeactivateAndAReactivate() throws {
+        let (mpv, name) = try startMPV(paused: true)
+        defer { mpv.kill() }
+        let engine = try desktopEngine("reactivate")
+        engine.session.setActive(true)   // solo ambient: nothing is playing, so nothing is paused
+        #expect(!engine.session.otherMusicWasPlayingAtLaunch)
+        engine.systemMusicPlayer.preferredPlayer = name
+        engine.systemMusicPlayer.play()
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually(within: 3) { engine.systemMusicPlayer.playbackState == .playing })
+        engine.session.setActive(false, options: .notifyOthersOnDeactivation)
+        engine.session.setActive(true)
+        engine.flushDesktopCommands()
+        #expect(playerctl(["-p", name, "status"]) == "Playing", "the reactivation paused the game's own music")
+        #expect(engine.session.state.pausedPlayers.isEmpty)
+        #expect(engine.session.playersPlayingAtLaunch.isEmpty)
+        engine.shutdown()
+        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+    }
+
+    /// A C game (Demos/CGameLoop) ended by SIGTERM, SIGINT or SIGHUP: the engine resumes the user's player its
+    /// session paused and pauses the one it started, then the process ends by that signal.
+    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc"), Comment(rawValue: CAPI.missingLibrary)),
+          arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aGameEndedByASignalStillAppliesTheExitRule(signal: Int32) throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let build = try CAPI.run(CAPI.compiler + ["-std=c99"] + CAPI.warnings + ["Demos/CGameLoop/main.c", "-Iinclude",
+                                 "-L\(CAPI.libraryFolder)", "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", folder + "/cgameloop"])
+        try #require(build.status == 0, "cc cgameloop: \(build.stderr)")
+
+        let (users, userName) = try startMPV()              // the user's music, playing at launch
+        defer { users.kill() }
+        let (games, gameName) = try startMPV(paused: true)  // the player the game will start
+        defer { games.kill() }
+        #expect(userName != gameName)
+        let game = try ChildProcess([folder + "/cgameloop", "--seconds", "120", "--system-music", gameName],
+                                    environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), directory: CAPI.root,
+                                    stdout: .null, stderr: .null)
+        defer { game.kill() }
+        #expect(eventually(within: 10) { playerctl(["-p", userName, "status"]) == "Paused" }, "the session did not pause the user's player")
+        #expect(eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" }, "the game did not start its player")
+
+        kill(game.pid, signal)
+        #expect(game.waitForExit(within: 10), "the game did not end")
+        #expect(game.terminationReason == .uncaughtSignal && game.terminationStatus == signal,
+                "ended with \(game.terminationReason) \(game.terminationStatus)")
+        #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's player stays paused")
+        #expect(playerctl(["-p", gameName, "status"]) == "Paused", "the music the game started plays on")
+    }
+
+    /// A signal the program handles itself (here: ignores) is left to it; the engine takes only default ones.
+    @Test func aSignalTheProgramHandlesIsLeftToIt() throws {
+        var saved = sigaction()
+        sigaction(SIGHUP, nil, &saved)
+        defer { sigaction(SIGHUP, &saved, nil) }
+        signal(SIGHUP, SIG_IGN)
+        let taken = try TerminationSignals.install()
+        #expect(!taken.contains(SIGHUP))
+        var now = sigaction()
+        sigaction(SIGHUP, nil, &now)
+        #expect(unsafeBitCast(now.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self))
+    }
+}

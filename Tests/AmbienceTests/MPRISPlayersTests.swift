@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+@testable import Ambience
+
+/// A second real player beside mpv: VLC, which speaks MPRIS differently (two bus names on one connection, an
+/// editable TrackList it says it has not, a Tracks list that lags). On a bus of its own (see `VLCBus`).
+@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: VLCBus.isInstalled, "needs vlc-bin and vlc-plugin-base (scripts/install-deps.sh)"))
+struct MPRISPlayersTests {
+    let fixtures: Fixtures
+    let bus: VLCBus
+    let songs: [String]
+
+    init() throws {
+        let fixtures = try Fixtures(), bus = try VLCBus()
+        // WAV: VLC 3 cannot seek in the Ogg files sox writes (it skips to the next track instead).
+        songs = try ["One", "Two", "Three"].map { title in
+            try bus.share(try fixtures.sineWAV("\(title).wav", seconds: 20, channels: 2, amplitude: 0.3), as: "\(title).wav")
+        }
+        self.fixtures = fixtures
+        self.bus = bus
+    }
+
+    /// The client and the players on VLC's bus, once `name` is there playing (or in `status`).
+    func waitFor(_ short: String, status: MPRISPlayerInfo.Status = .playing, in client: MPRISClient) -> MPRISPlayerInfo? {
+        var found: MPRISPlayerInfo?
+        _ = eventually(within: 10) {
+            found = client.refresh().first { $0.shortName == short }
+            return found?.status == status
+        }
+        return found
+    }
+
+    func engine(_ appName: String) throws -> AudioEngine {
+        var configuration = EngineConfiguration.offline()
+        configuration.desktopIntegration = true
+        configuration.sessionBusAddress = bus.address
+        configuration.appName = appName
+        configuration.handlesTerminationSignals = false
+        return try AudioEngine(configuration)
+    }
+
+    /// VLC owns `org.mpris.MediaPlayer2.vlc` and `org.mpris.MediaPlayer2.vlc.instance<PID>` on one connection
+    /// (playerctl lists both): the client lists it once, under the name without the suffix, and the other name
+    /// still reaches it.
+    @Test func aPlayerWithTwoBusNamesIsListedOnce() throws {
+        let vlc = try bus.startVLC(playing: songs[0])
+        let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+        defer { client.close() }
+        let info = try #require(waitFor("vlc", in: client), "VLC did not appear playing on its bus")
+        let names = (bus.playerctl("-l") ?? "").split(separator: "\n")
+        #expect(names.contains("vlc.instance\(vlc.pid)"), "playerctl lists \(names)")
+        #expect(client.players.map(\.name) == ["org.mpris.MediaPlayer2.vlc"])
+        #expect(client.player(named: "vlc.instance\(vlc.pid)")?.name == info.name)
+        #expect(info.identity == "VLC media player" && info.canEditTracks)
+        // A command sent to the other name reaches the player.
+        client.send(.pause, to: "vlc.instance\(vlc.pid)")
+        #expect(eventually(within: 5) { bus.playerctl("-p", "vlc", "status") == "Paused" })
+    }
+
+    /// The session pauses VLC once (not once per name) and resumes it at exit.
+    @Test func theSessionPausesAndResumesVLCOnce() throws {
+        try bus.startVLC(playing: songs[0])
+        let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+        defer { client.close() }
+        _ = try #require(waitFor("vlc", in: client))
+        let engine = try engine("vlc-solo")
+        engine.session.setActive(true)
+        #expect(engine.session.state.pausedPlayers == ["org.mpris.MediaPlayer2.vlc"])
+        #expect(engine.session.playersPlayingAtLaunch == ["org.mpris.MediaPlayer2.vlc"])
+        #expect(eventually(within: 5) { bus.playerctl("-p", "vlc", "status") == "Paused" })
+        engine.shutdown()
+        #expect(eventually(within: 5) { bus.playerctl("-p", "vlc", "status") == "Playing" })
+    }
+
+    /// A player that says it cannot be paused is not paused, not counted as the session's to resume, yet still the
+    /// user's music. (No Debian player says so of itself; its answer is changed where the policy reads it.)
+    @Test func aPlayerThatCannotPauseIsLeftAlone() {
+        var policy = SessionPolicy()
+        #expect(policy.handle(.activate(playingPlayers: ["mpv", "radio"], uncontrollable: ["radio"])) == [.pauseOtherPlayers(["mpv"])])
+        #expect(policy.state.playersPlayingAtLaunch == ["mpv", "radio"])
+        #expect(policy.handle(.deactivate(notifyOthers: true)) == [.resumeOtherPlayers(["mpv"])])
+    }
+
+    /// A command a player refuses (mpv has no TrackList: D-Bus error reply) reaches the game from `update()`.
+    @Test func aRefusedCommandIsReported() throws {
+        try bus.startMPV(playing: songs[0])
+        let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+        defer { client.close() }
+        let mpv = try #require(waitFor("mpv", in: client))
+        #expect(!mpv.canEditTracks)
+        let engine = try engine("refused")
+        defer { engine.shutdown() }
+        client.send(.appendTracks(["file://" + songs[1]]), to: "mpv")
+        var failures: [MusicEvent] = []
+        #expect(eventually(within: 5) {
+            failures += engine.systemMusicPlayer.handle(client.drainEvents()).filter { if case .commandFailed = $0 { true } else { false } }
+            return !failures.isEmpty
+        })
+        guard case .commandFailed(let player, let command, .remoteError(let error, _))? = failures.first else {
+            Issue.record("not a refusal: \(failures)")
+            return
+        }
+        #expect(player == "org.mpris.MediaPlayer2.mpv" && command == "AddTrack")
+        #expect(error.hasPrefix("org.freedesktop.DBus.Error."), "\(error)")
+    }
+
+    // MARK: The system player takes a queue
+
+    func systemPlayer(_ engine: AudioEngine, driving short: String) -> SystemMusicPlayer {
+        let player = engine.systemMusicPlayer
+        player.preferredPlayer = short
+        return player
+    }
+
+    /// The song the player is on ("One"), from its `xesam:url`.
+    func title(_ short: String) -> String? {
+        bus.playerctl("-p", short, "metadata", "xesam:url").map { (($0 as NSString).lastPathComponent as NSString).deletingPathExtension }
+    }
+
+    /// Through TrackList (VLC): a queue of three plays in order; appending keeps the song playing, its time and its
+    /// state, and the appended song comes after the queue.
+    @Test func vlcTakesAQueueAndAnAppendThroughItsTrackList() throws {
+        try bus.startVLC(playing: songs[2])
+        let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+        defer { client.close() }
+        _ = try #require(waitFor("vlc", in: client))
+        let engine = try engine("vlc-queue")
+        defer { engine.shutdown() }
+        let player = systemPlayer(engine, driving: "vlc")
+        try player.setQueue(with: MediaItemCollection(items: songs.prefix(2).map { MediaItem(path: $0) }))
+        #expect(eventually(within: 5) { title("vlc") == "One" && bus.playerctl("-p", "vlc", "status") == "Playing" })
+        _ = bus.playerctl("-p", "vlc", "position", "6")
+        #expect(eventually(within: 3) { (Double(bus.playerctl("-p", "vlc", "position") ?? "") ?? 0) >= 6 })
+        try player.append(MediaItemCollection(items: [MediaItem(path: songs[2])]))
+        engine.flushDesktopCommands()
+        #expect(title("vlc") == "One")
+        #expect((Double(bus.playerctl("-p", "vlc", "position") ?? "") ?? 0) >= 6)
+        #expect(bus.playerctl("-p", "vlc", "status") == "Playing")
+        for expected in ["Two", "Three"] {
+            _ = bus.playerctl("-p", "vlc", "next")
+            #expect(eventually(within: 5) { title("vlc") == expected }, "after next: \(title("vlc") ?? "nothing"), not \(expected)")
+        }
+    }
+
+    /// Without TrackList (mpv): the queue goes over as an M3U file through OpenUri; an append hands over a new one
+    /// and puts mpv back at its time, paused as it was.
+    @Test func mpvTakesAQueueAndAnAppendThroughAPlaylistFile() throws {
+        try bus.startMPV(playing: songs[2])
+        let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+        defer { client.close() }
+        _ = try #require(waitFor("mpv", in: client))
+        let engine = try engine("mpv-queue")
+        defer { engine.shutdown() }
+        let player = systemPlayer(engine, driving: "mpv")
+        try player.setQueue(with: MediaItemCollection(items: songs.prefix(2).map { MediaItem(path: $0) }))
+        #expect(eventually(within: 5) { title("mpv") == "One" })
+        _ = bus.playerctl("-p", "mpv", "position", "6")
+        _ = bus.playerctl("-p", "mpv", "pause")
+        #expect(eventually(within: 3) {
+            client.refresh().first { $0.shortName == "mpv" }.map { $0.status == .paused && ($0.position ?? 0) >= 6 } ?? false
+        })
+        engine.update()
+        #expect(eventually(within: 3) { engine.systemMusicPlayer.currentPlayer?.status == .paused })
+        try player.append(MediaItemCollection(items: [MediaItem(path: songs[2])]))
+        engine.flushDesktopCommands()
+        #expect(title("mpv") == "One")
+        let position = Double(bus.playerctl("-p", "mpv", "position") ?? "") ?? 0
+        #expect(position >= 5.5 && position < 8, "position \(position); \(engine.update())")
+        #expect(bus.playerctl("-p", "mpv", "status") == "Paused")
+        _ = bus.playerctl("-p", "mpv", "play")
+        for expected in ["Two", "Three"] {
+            _ = bus.playerctl("-p", "mpv", "next")
+            #expect(eventually(within: 5) { title("mpv") == expected }, "after next: \(title("mpv") ?? "nothing"), not \(expected)")
+        }
+    }
+
+    /// No player on the bus: a queue is refused with `unsupported`, not dropped.
+    @Test func aQueueWithNoPlayerIsUnsupported() throws {
+        let engine = try engine("no-player")
+        defer { engine.shutdown() }
+        #expect(throws: DesktopError.unsupported("no desktop music player is running")) {
+            try engine.systemMusicPlayer.setQueue(with: MediaItemCollection(items: songs.map { MediaItem(path: $0) }))
+        }
+    }
+}
+
+/// Which bus names are one player, as pure logic.
+@Suite struct MPRISPlayerIdentityTests {
+    func info(_ short: String, owner: String, pid: Int?) -> MPRISPlayerInfo {
+        var info = MPRISPlayerInfo(name: MPRISClient.namePrefix + short, uniqueName: owner)
+        info.processID = pid
+        return info
+    }
+
+    @Test func oneConnectionOrOneProcessWithAnInstanceTwinIsOnePlayer() {
+        #expect(MPRISPlayerInfo.samePlayer(info("vlc", owner: ":1.0", pid: 7), info("vlc.instance7", owner: ":1.1", pid: 7)))
+        #expect(MPRISPlayerInfo.samePlayer(info("a", owner: ":1.3", pid: nil), info("b", owner: ":1.3", pid: nil)))
+        // Two mpv processes are two players; so are two differently named players in one process.
+        #expect(!MPRISPlayerInfo.samePlayer(info("mpv", owner: ":1.4", pid: 8), info("mpv.instance9", owner: ":1.5", pid: 9)))
+        #expect(!MPRISPlayerInfo.samePlayer(info("tab1", owner: ":1.6", pid: 10), info("tab2", owner: ":1.7", pid: 10)))
+        #expect(MPRISPlayerInfo.isInstanceName(MPRISClient.namePrefix + "chromium.instance1234"))
+        #expect(!MPRISPlayerInfo.isInstanceName(MPRISClient.namePrefix + "instancer"))
+        #expect(MPRISPlayerInfo.baseName(MPRISClient.namePrefix + "vlc.instance7") == MPRISClient.namePrefix + "vlc")
+    }
+}
