@@ -22,13 +22,18 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSndFile", providers: [.apt(["libsndfile1-dev"])]),
+        // FFmpeg's demuxer and decoders as one module: libavformat, libavcodec and libavutil are one project.
+        .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
         .systemLibrary(name: "CSDLMixer", providers: [.apt(["libsdl2-mixer-dev"])]),
         .target(
             name: "Ambience",
-            dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib"]
+            dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
+                           "CSndFile",
+                           "CFFmpeg"]
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),
         .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceBench"]),

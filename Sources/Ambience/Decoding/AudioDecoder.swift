@@ -1,6 +1,8 @@
 /// The container and codec of an audio file, detected from its bytes.
 package enum AudioFileFormat: String, Sendable, CaseIterable {
     case wav, ogg, mp3
+    /// AAC or ALAC in an MP4/M4A container.
+    case mp4
 }
 
 /// Tags found in a file. Every field is optional: files in the wild carry any subset.
@@ -13,7 +15,7 @@ package struct AudioTags: Sendable, Equatable {
     package var composer: String?
     package var trackNumber: Int?
     package var discNumber: Int?
-    /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART).
+    /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART, MP4 covr).
     package var hasArtwork: Bool = false
 
     package init() {}

@@ -8,6 +8,7 @@ package enum AudioFile {
         case .wav: try WAVDecoder(path: path)
         case .ogg: try VorbisDecoder(path: path)
         case .mp3: try MP3Decoder(path: path)
+        case .mp4: try MP4Decoder(path: path)
         }
     }
 
@@ -55,6 +56,7 @@ package enum AudioFile {
             throw .unsupportedFormat(path)
         }
         if header.starts(with: Array("OggS".utf8)) { return .ogg }
+        if header.count >= 8 && Array(header[4..<8]) == Array("ftyp".utf8) { return .mp4 }
         if header.starts(with: Array("ID3".utf8)) { return .mp3 }
         if header.count >= 4 && isMPEGAudioFrameHeader(header[0], header[1], header[2]) { return .mp3 }
         throw .unsupportedFormat(path)

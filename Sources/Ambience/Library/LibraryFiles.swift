@@ -25,6 +25,8 @@ enum LibraryFileReader {
             switch decoder {
             case let vorbis as VorbisDecoder: picture = decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil
             case let mp3 as MP3Decoder: picture = mp3.embeddedPicture
+            case let wav as WAVDecoder: picture = wav.embeddedPicture
+            case let mp4 as MP4Decoder: picture = mp4.embeddedPicture
             default: picture = nil
             }
         } catch {

@@ -23,7 +23,8 @@ struct LibraryWalk {
     /// Folders already walked, by device and inode: a symlink back up the tree is seen, not followed forever.
     private var visited: [FileIdentity: [UInt8]] = [:]
 
-    static let audioExtensions: Set<String> = ["ogg", "oga", "mp3", "wav"]
+    static let audioExtensions: Set<String> = Set(["ogg", "oga", "mp3", "wav"])
+        .union(["m4a", "mp4"])   // AAC and ALAC in MP4
     static let playlistExtensions: Set<String> = ["m3u", "m3u8"]
     static let coverStems: [String] = ["cover", "folder"]
     static let coverExtensions: Set<String> = ["jpg", "jpeg", "png"]

@@ -123,6 +123,11 @@ public final class MediaItemArtwork: Sendable {
             case let mp3 as MP3Decoder:
                 if decoder.info.tags.hasArtwork && mp3.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
                 return .success(mp3.embeddedPicture)
+            case let wav as WAVDecoder:
+                if decoder.info.tags.hasArtwork && wav.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                return .success(wav.embeddedPicture)
+            case let mp4 as MP4Decoder:
+                return .success(mp4.embeddedPicture)
             default:
                 return .success(nil)
             }

@@ -13,6 +13,8 @@ import Synchronization
 enum FuzzTarget: String, CaseIterable, Sendable {
     /// The decoding path of one format: sniffing, tags, integrity checks, reading to the end, seeking.
     case wav, ogg, mp3
+    /// AAC and ALAC in MP4 through FFmpeg: box parsing, the edit list, tags and the cover, decoding, seeking.
+    case mp4
     /// FLAC picture blocks, MIME sniffing, and the cover through its header check and SDL2_image.
     case picture
     /// The `ambience render --sfx` parser.
@@ -29,6 +31,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     func run(_ bytes: [UInt8]) -> [String] {
         switch self {
         case .wav, .ogg, .mp3: return FuzzDrivers.decode(bytes)
+        case .mp4: return FuzzDrivers.decode(bytes)
         case .picture: return FuzzDrivers.picture(bytes)
         case .sfx:
             _ = try? SFXCue(parsing: String(decoding: bytes, as: UTF8.self))
