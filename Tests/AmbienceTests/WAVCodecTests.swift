@@ -73,12 +73,16 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
         let (info, samples) = try decodedSamples(encoded)
         #expect(info.format == .wav)
         #expect(info.sampleRate == 44_100 && info.channels == 2)
-        #expect(Int(info.frames) * 2 == expected.count, "length \(info.frames) frames, sox \(expected.count / 2)")
-        #expect(samples.count == expected.count)
-        let ratio = snr(samples[...], expected[...])
-        #expect(ratio >= codec.minimumSNR, "SNR \(ratio) dB")
+        // The frames encoded, as the `fact` chunk says. sox and libsndfile also count the rest of ADPCM's last block,
+        // which the `fact` chunk says is padding.
+        #expect(info.frames == 66_150)
+        #expect(samples.count == 66_150 * 2)
+        #expect(expected.count >= samples.count)
+        #expect(codec.minimumSNR < 60 || expected.count == samples.count)
+        let ratio = snr(samples[...], expected[..<min(samples.count, expected.count)])
+        #expect(ratio >= codec.minimumSNR, "SNR against sox \(ratio) dB")
         // The tone itself survives, whatever the codec.
-        #expect(abs(Signal(PCMBuffer(sampleRate: 44_100, channels: 2, samples: samples)).dominantFrequency() - 441) < 2)
+        #expect(abs(Signal(PCMBuffer(sampleRate: 44_100, channels: 2, samples: samples)).dominantFrequency(in: 4_096..<36_864) - 441) < 2)
     }
 
     /// pygame's example sounds are Microsoft ADPCM: such a file loads as a sound and plays.
@@ -156,7 +160,7 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
             do {
                 let (info, samples) = try decodedSamples(path)
                 #expect(samples.count == Int(info.frames) * 2, "cut at \(length)")
-                #expect(info.frames < Int64(full.count / 2), "cut at \(length)")
+                #expect(info.frames <= Int64(full.count / 2), "cut at \(length)")
             } catch {
                 #expect(error.path == path)
                 #expect(!error.reason.isEmpty)

@@ -24,6 +24,8 @@ final class MP4Decoder: AudioDecoder {
     private let frame: UnsafeMutablePointer<AVFrame>
     private let streamIndex: Int32
     private let timeBase: AVRational
+    /// The timestamp of the first packet: before 0 by the encoder delay that the edit list skips.
+    private let firstTimestamp: Int64
     /// Decoded, interleaved samples not yet returned; `pendingRead` is the next one to hand out.
     private var pending: [Float] = []
     private var pendingRead = 0
@@ -105,6 +107,8 @@ final class MP4Decoder: AudioDecoder {
         self.frame = frame
         self.streamIndex = index
         self.timeBase = timeBase
+        self.firstTimestamp = avformat_index_get_entries_count(stream) > 0
+            ? min(avformat_index_get_entry(stream, 0)?.pointee.timestamp ?? 0, 0) : 0
         self.embeddedPicture = picture
         self.info = AudioInfo(format: .mp4, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,
                               tags: tags)
@@ -145,7 +149,9 @@ final class MP4Decoder: AudioDecoder {
         let target = min(max(frame, 0), info.frames)
         // One AAC frame of overlap (up to 2048 samples with SBR) must be decoded before the target sounds right.
         let preroll: Int64 = 4096
-        let start = av_rescale_q(max(target - preroll, 0), AVRational(num: 1, den: Int32(info.sampleRate)), timeBase)
+        // Near the start, the very first packet: it carries the encoder delay to skip, which a later one does not.
+        let start = target - preroll <= 0 ? firstTimestamp
+            : av_rescale_q(target - preroll, AVRational(num: 1, den: Int32(info.sampleRate)), timeBase)
         input.startCall()
         let status = av_seek_frame(input.format, streamIndex, start, AVSEEK_FLAG_BACKWARD)
         guard status >= 0 else {

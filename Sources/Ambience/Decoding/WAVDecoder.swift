@@ -87,7 +87,14 @@ final class WAVDecoder: AudioDecoder {
                 return .unreadable(path, errno: error.code)
             }
         }
-        return .corrupt(path, reason: message)
+        // libsndfile's own words, except where the engine's usual phrasing says the same thing more plainly.
+        switch message {
+        case "Channel count is zero.": return .corrupt(path, reason: "0 channels")
+        case "Internal error : SF_INFO struct incomplete.":
+            // For a WAV this means a sample rate of 0 (the channel count and length are checked before it).
+            return .corrupt(path, reason: "sample rate 0 Hz is out of range")
+        default: return .corrupt(path, reason: message)
+        }
     }
 
     private static func readInfo(_ sound: OpaquePointer, format: SF_INFO,
@@ -97,7 +104,15 @@ final class WAVDecoder: AudioDecoder {
         // sf_open_fd reads AIFF, AU, CAF and more; this decoder is only asked about files that said RIFF/RF64 WAVE.
         guard wave.contains(container) else { throw .unsupportedFormat(path) }
         let checked = try AudioInfo.checkedFormat(sampleRate: format.samplerate, channels: format.channels, path: path)
-        let frames = try AudioInfo.checkedLength(Int64(format.frames), path: path)
+        var frames = try AudioInfo.checkedLength(Int64(format.frames), path: path)
+        // ADPCM comes in whole blocks, and libsndfile (like sox) counts every frame of the last one; the `fact`
+        // chunk says how many were encoded (as ffmpeg reads it). Without the cut, a loop or a gapless join would
+        // have up to a block of silence in it.
+        let codec = format.format & Int32(SF_FORMAT_SUBMASK)
+        if [SF_FORMAT_MS_ADPCM, SF_FORMAT_IMA_ADPCM].map({ Int32($0) }).contains(codec),
+           let fact = chunk(sound, id: "fact", limit: 64), let encoded = fact.u32LE(0), encoded > 0, Int64(encoded) < frames {
+            frames = Int64(encoded)
+        }
         // Normalised float (libsndfile's default, asked for explicitly): integer PCM lands in [-1, 1).
         sf_command(sound, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_TRUE))
 
@@ -108,7 +123,7 @@ final class WAVDecoder: AudioDecoder {
         tags.genre = string(sound, Int32(SF_STR_GENRE))
         tags.trackNumber = string(sound, Int32(SF_STR_TRACKNUMBER)).flatMap(leadingNumber)
         var picture: EmbeddedPicture?
-        if let id3 = chunk(sound, id: "id3 ") ?? chunk(sound, id: "ID3 ") {
+        if let id3 = chunk(sound, id: "id3 ", limit: maximumID3Bytes) ?? chunk(sound, id: "ID3 ", limit: maximumID3Bytes) {
             let found = MP3Decoder.id3v2Tags(id3)
             // ID3v2 is the richer tag: it wins where both have a field, LIST/INFO fills the rest.
             tags.title = found.tags.title ?? tags.title
@@ -136,8 +151,8 @@ final class WAVDecoder: AudioDecoder {
         return decoded.trimmingSpaces.nonEmpty
     }
 
-    /// The body of the first chunk with this id, when libsndfile saw one no larger than `maximumID3Bytes`.
-    private static func chunk(_ sound: OpaquePointer, id: String) -> [UInt8]? {
+    /// The body of the first chunk with this id, when libsndfile saw one no larger than `limit` bytes.
+    private static func chunk(_ sound: OpaquePointer, id: String, limit: Int) -> [UInt8]? {
         var wanted = SF_CHUNK_INFO()
         let idBytes = Array(id.utf8)
         withUnsafeMutableBytes(of: &wanted.id) { storage in
@@ -147,7 +162,7 @@ final class WAVDecoder: AudioDecoder {
         guard let iterator = sf_get_chunk_iterator(sound, &wanted) else { return nil }
         var found = SF_CHUNK_INFO()
         guard sf_get_chunk_size(iterator, &found) == 0, found.datalen > 0,
-              found.datalen <= UInt32(maximumID3Bytes) else { return nil }
+              Int(found.datalen) <= limit else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(found.datalen))
         let status = bytes.withUnsafeMutableBytes { storage -> Int32 in
             found.data = storage.baseAddress
