@@ -220,25 +220,33 @@ final class MP4Decoder: AudioDecoder {
         guard first < last else { return }
         let sampleFormat = AVSampleFormat(rawValue: decoded.format)
         let planar = av_sample_fmt_is_planar(sampleFormat) != 0
-        let width = Int(av_get_bytes_per_sample(sampleFormat))
-        let convert: (UnsafeRawPointer, Int) -> Float
-        switch av_get_packed_sample_fmt(sampleFormat) {
-        case AV_SAMPLE_FMT_FLT: convert = { $0.load(fromByteOffset: $1 * 4, as: Float.self) }
-        case AV_SAMPLE_FMT_DBL: convert = { Float($0.load(fromByteOffset: $1 * 8, as: Double.self)) }
-        case AV_SAMPLE_FMT_S16: convert = { Float($0.load(fromByteOffset: $1 * 2, as: Int16.self)) * (1 / 32768) }
-        case AV_SAMPLE_FMT_S32: convert = { Float($0.load(fromByteOffset: $1 * 4, as: Int32.self)) * (1 / 2_147_483_648) }
-        case AV_SAMPLE_FMT_U8: convert = { (Float($0.load(fromByteOffset: $1, as: UInt8.self)) - 128) * (1 / 128) }
-        default: throw .corrupt(path, reason: "decoder gave an unexpected sample format \(decoded.format)")
-        }
-        guard width > 0, let data = decoded.extended_data else { return }
-        pending.reserveCapacity((last - first) * channels)
-        for index in first..<last {
-            for channel in 0..<channels {
-                let plane = planar ? data[channel] : data[0]
-                guard let plane else { pending.append(0); continue }
-                let sample = convert(UnsafeRawPointer(plane), planar ? index : index * channels + channel)
-                pending.append(sample.isNaN ? 0 : min(max(sample, -1), 1))
+        guard let data = decoded.extended_data else { return }
+        let frameCount = last - first
+        let base = pending.count
+        pending.append(contentsOf: repeatElement(0, count: frameCount * channels))
+        /// Copies every channel of the kept frames into `pending`, interleaved, each sample through `toFloat`.
+        func copy<Sample>(_: Sample.Type, _ toFloat: (Sample) -> Float) {
+            pending.withUnsafeMutableBufferPointer { out in
+                for channel in 0..<channels {
+                    guard let plane = planar ? data[channel] : data[0] else { continue }
+                    let samples = UnsafeRawPointer(plane).assumingMemoryBound(to: Sample.self)
+                    let step = planar ? 1 : channels, offset = planar ? 0 : channel
+                    for index in 0..<frameCount {
+                        let value = toFloat(samples[(first + index) * step + offset])
+                        out[base + index * channels + channel] = value.isNaN ? 0 : min(max(value, -1), 1)
+                    }
+                }
             }
+        }
+        switch av_get_packed_sample_fmt(sampleFormat) {
+        case AV_SAMPLE_FMT_FLT: copy(Float.self) { $0 }
+        case AV_SAMPLE_FMT_DBL: copy(Double.self) { Float($0) }
+        case AV_SAMPLE_FMT_S16: copy(Int16.self) { Float($0) * (1 / 32768) }
+        case AV_SAMPLE_FMT_S32: copy(Int32.self) { Float($0) * (1 / 2_147_483_648) }
+        case AV_SAMPLE_FMT_U8: copy(UInt8.self) { (Float($0) - 128) * (1 / 128) }
+        default:
+            pending.removeLast(frameCount * channels)
+            throw .corrupt(path, reason: "decoder gave an unexpected sample format \(decoded.format)")
         }
     }
 
