@@ -172,6 +172,30 @@ import Testing
         }
     }
 
+    /// Sample tables that claim a billion entries in a file of a few kilobytes: refused quickly, nothing allocated
+    /// for the claim (FFmpeg's allocations are capped, and it finds the entries are not there).
+    @Test func absurdSampleTableClaimsAreRefusedQuickly() throws {
+        let source = try fixtures.sineWAV("source.wav", seconds: 0.2, rate: 44_100)
+        let whole = try fixtures.bytes(of: try m4a(source, "song.m4a", .aac))
+        for box in ["stsz", "stts", "stsc", "stco"] {
+            let at = try #require((0..<(whole.count - 4)).first { whole[$0..<($0 + 4)].elementsEqual(box.utf8) }, "\(box)")
+            var bytes = whole
+            // stsz: version/flags, sample size, count; the others: version/flags, count.
+            let count = at + (box == "stsz" ? 12 : 8)
+            bytes.replaceSubrange(count..<(count + 4), with: [0x3F, 0xFF, 0xFF, 0xF0])
+            let path = try fixtures.write("\(box).m4a", bytes: bytes)
+            let started = ContinuousClock.now
+            do {
+                let decoder = try AudioFile.open(path)
+                let buffer = try PCMBuffer(decodingAllOf: decoder, limit: 100_000_000)
+                #expect(Int64(buffer.frames) <= decoder.info.frames, "\(box)")
+            } catch {
+                #expect(error.path == path)
+            }
+            #expect(ContinuousClock.now - started < .seconds(5), "\(box)")
+        }
+    }
+
     /// Cut anywhere, or with bytes changed: a typed error, or a stream no longer than it says, in [-1, 1].
     @Test(arguments: Codec.allCases)
     func truncatedAndDamagedFilesNeverCrash(_ codec: Codec) throws {

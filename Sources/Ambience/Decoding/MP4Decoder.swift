@@ -37,8 +37,9 @@ final class MP4Decoder: AudioDecoder {
 
     /// The longest any one FFmpeg call may run before it is interrupted: a malformed file must not hang the engine.
     static let timeLimit: Int64 = 10_000_000_000
-    /// The largest single allocation FFmpeg may make (`av_max_alloc`), whatever a box claims.
-    static let maximumAllocation = 256 << 20
+    /// The largest single allocation FFmpeg may make (`av_max_alloc`), whatever a box claims: room for a 16 MiB
+    /// cover, and for the sample tables of a many-hour audiobook (about 3 MB for every hour of AAC at 48 kHz).
+    static let maximumAllocation = 64 << 20
 
     /// Once per process: no logging from FFmpeg (the engine reports through typed errors), bounded allocations.
     private static let configured: Bool = {
