@@ -196,6 +196,27 @@ import Testing
         }
     }
 
+    /// FFmpeg's reads go through our descriptor: positioned, bounded by the file, and refused once a call has run
+    /// past its time limit (which is what the interrupt callback also reports, stopping FFmpeg's loops).
+    @Test func ffmpegReadsStopAtTheDeadline() throws {
+        let path = try fixtures.write("bytes.bin", bytes: Array(0..<100))
+        let (file, size) = try AudioFile.openRegularFile(path)
+        let state = MP4Decoder.IOState(descriptor: file.descriptor, size: size)
+        var buffer = [UInt8](repeating: 0, count: 64)
+        state.startCall()
+        #expect(state.seek(90, SEEK_SET) == 90)
+        #expect(buffer.withUnsafeMutableBufferPointer { state.read($0.baseAddress!, 64) } == 10)
+        #expect(buffer[0] == 90)
+        #expect(buffer.withUnsafeMutableBufferPointer { state.read($0.baseAddress!, 64) } == MP4Decoder.Input.endOfFile)
+        #expect(state.seek(0, 0x10000 /* AVSEEK_SIZE */) == 100)
+        #expect(state.seek(-200, SEEK_CUR) < 0)
+        #expect(state.seek(-10, SEEK_END) == 90)
+        state.deadline = 0
+        #expect(state.pastDeadline)
+        #expect(buffer.withUnsafeMutableBufferPointer { state.read($0.baseAddress!, 64) } == MP4Decoder.Input.endOfFile)
+        withExtendedLifetime(file) {}
+    }
+
     /// Cut anywhere, or with bytes changed: a typed error, or a stream no longer than it says, in [-1, 1].
     @Test(arguments: Codec.allCases)
     func truncatedAndDamagedFilesNeverCrash(_ codec: Codec) throws {
