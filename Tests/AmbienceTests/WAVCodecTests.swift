@@ -148,6 +148,23 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
         #expect(decoder.info.frames == 4_800)
     }
 
+    /// libsndfile seeks inside ADPCM blocks to the exact frame.
+    @Test(arguments: ["ms-adpcm", "ima-adpcm", "u-law"])
+    func seeksLandOnTheExactFrame(codec: String) throws {
+        let source = try fixtures.sineWAV("source.wav", hz: 441, seconds: 1, rate: 48_000, channels: 2)
+        let encoded = fixtures.path("encoded.wav")
+        try fixtures.run("sox", [source, "-e", codec, encoded])
+        let full = try decodedSamples(encoded).samples
+        let decoder = try AudioFile.open(encoded)
+        var chunk = [Float](repeating: .nan, count: 3_000 * 2)
+        for start in [0, 1, 1_017, 2_036, 2_037, 30_001, 47_999, 12] {
+            try decoder.seek(toFrame: Int64(start))
+            let got = try chunk.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, frames: 3_000) }
+            #expect(got == min(3_000, 48_000 - start))
+            #expect(Array(chunk[0..<(got * 2)]) == Array(full[(start * 2)..<((start + got) * 2)]), "\(codec) at frame \(start)")
+        }
+    }
+
     /// An ADPCM file cut short anywhere: a typed error, or the whole blocks that are there.
     @Test func truncatedADPCMNeverCrashes() throws {
         let source = try fixtures.sineWAV("source.wav", seconds: 0.5, channels: 2)
