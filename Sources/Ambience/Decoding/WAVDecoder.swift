@@ -24,9 +24,19 @@ final class WAVDecoder: AudioDecoder {
     init(path: String) throws(DecodingError) {
         let (file, size) = try AudioFile.openRegularFile(path)
         guard size > 0 else { throw .empty(path) }
-        var format = SF_INFO()
-        guard let sound = sf_open_fd(file.descriptor, Int32(SFM_READ), &format, 0) else {
-            throw Self.openFailure(path: path, file: file)
+        // libsndfile reports a failed open through one process-wide error (`sf_error(NULL)`): opens are serialised
+        // so that the reason read is this file's, not another thread's.
+        let descriptor = file.descriptor
+        let attempt = Self.openLock.withLock { _ -> OpenAttempt in
+            var format = SF_INFO()
+            guard let sound = sf_open_fd(descriptor, Int32(SFM_READ), &format, 0) else {
+                return OpenAttempt(sound: nil, format: format, code: sf_error(nil), message: String(cString: sf_strerror(nil)))
+            }
+            return OpenAttempt(sound: sound, format: format, code: 0, message: "")
+        }
+        let format = attempt.format
+        guard let sound = attempt.sound else {
+            throw Self.openFailure(path: path, file: file, code: attempt.code, message: attempt.message)
         }
         let opened: (info: AudioInfo, picture: EmbeddedPicture?)
         do throws(DecodingError) {
@@ -75,10 +85,18 @@ final class WAVDecoder: AudioDecoder {
 
     // MARK: - Opening
 
+    private static let openLock = Lock(())
+
+    /// What one `sf_open_fd` gave: the handle, or libsndfile's error code and message.
+    private struct OpenAttempt: @unchecked Sendable {   // the handle is handed from the lock to this thread only
+        var sound: OpaquePointer?
+        var format: SF_INFO
+        var code: Int32
+        var message: String
+    }
+
     /// Why `sf_open_fd` refused the file: not a WAV at all, or what libsndfile found wrong with it.
-    private static func openFailure(path: String, file: FileDescriptor) -> DecodingError {
-        let code = sf_error(nil)
-        let message = String(cString: sf_strerror(nil))
+    private static func openFailure(path: String, file: FileDescriptor, code: Int32, message: String) -> DecodingError {
         if code == Int32(SF_ERR_UNRECOGNISED_FORMAT) { return .unsupportedFormat(path) }
         if code == Int32(SF_ERR_SYSTEM) {
             // libsndfile keeps errno only in its message; a read error is an unreadable file, not a corrupt one.
