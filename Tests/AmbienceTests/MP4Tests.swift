@@ -310,3 +310,4 @@ import Testing
         #expect(sigur.items.map(\.title) == ["Starálfur", "Svefn-g-englar"])
     }
 }
+
