@@ -25,6 +25,9 @@ let package = Package(
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         // pkgConfig for libopusfile: its header includes <opus_multistream.h> from /usr/include/opus.
         .systemLibrary(name: "COpusFile", pkgConfig: "opusfile", providers: [.apt(["libopusfile-dev"])]),
+        .systemLibrary(name: "CSndFile", providers: [.apt(["libsndfile1-dev"])]),
+        // FFmpeg's demuxer and decoders as one module: libavformat, libavcodec and libavutil are one project.
+        .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
@@ -34,6 +37,8 @@ let package = Package(
             dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
                            "CFLAC",
                            "COpusFile",
+                           "CSndFile",
+                           "CFFmpeg",
             ]
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),

@@ -245,7 +245,7 @@ ambience_status ambience_engine_get_capabilities(ambience_engine *engine, ambien
 /* Sounds: decoded assets held by the mixer                                                                      */
 
 /*
- * Loads a file (WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3; the format is read from the bytes) as a sound. Loading the same file again
+ * Loads a file (WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC); the format is read from the bytes) as a sound. Loading the same file again
  * returns the same handle while it is loaded. The handle stays valid until ambience_sound_unload or the engine's
  * destruction: the engine's cache never evicts a sound that has a live handle (the memory budget bounds only what
  * the cache keeps on its own, such as ambience_preload's sounds).

@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(
   # C libraries the engine links
   libopenal-dev libsdl2-dev libvorbis-dev libogg-dev libmpg123-dev libdbus-1-dev libpulse-dev libsqlite3-dev zlib1g-dev
+  # WAV (every codec) through libsndfile, AAC and ALAC in MP4 through FFmpeg; ffmpeg makes and checks test files
+  libsndfile1-dev libavformat-dev libavcodec-dev libavutil-dev ffmpeg
   # the demo game
   libsdl2-image-dev libsdl2-ttf-dev fonts-dejavu-core
   # the side-by-side benchmark

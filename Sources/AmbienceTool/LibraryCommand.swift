@@ -7,7 +7,7 @@ struct LibraryCommand: Command {
     static let usage = """
         library scan DIR [--db PATH] | query [FILTERS] [--group G] [--json] | bench [--files N]
                                             the media library: index a folder, query the index, measure it
-          scan DIR     index the audio files (.ogg .oga .mp3 .wav .flac .opus) and playlists (.m3u .m3u8) under DIR;
+          scan DIR     index the audio files (.ogg .oga .mp3 .wav .flac .opus .m4a .mp4) and playlists (.m3u .m3u8) under DIR;
                        a rescan reads only new and changed files and drops deleted ones. Prints each problem,
                        then one line: DIR: N files, A added, U updated, R removed, F failed
           query        the indexed items, or with --group their groups

@@ -107,7 +107,7 @@ import Testing
             (try fixtures.write("empty.wav", bytes: []), "empty"),
             (try fixtures.write("truncated.ogg", bytes: Array(bytes.prefix(bytes.count / 2))), "truncated"),
             (try fixtures.write("flipped.ogg", bytes: flipped), "checksum"),
-            (try fixtures.write("random.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }), "not a WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3"),
+            (try fixtures.write("random.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }), "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC)"),
             (try fixtures.write("tag-only.mp3", bytes: id3Only), "no MPEG audio frames"),
             (try fixtures.write("zero-channels.wav", bytes: wav(channels: 0, rate: 48_000)), "channels"),
             (try fixtures.write("zero-rate.wav", bytes: wav(channels: 1, rate: 0)), "sample rate"),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer binary over Ambience's parsers and runs each target for a while.
 #   Tests/Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 30 s; every target)
-# Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3, flac, opus (one format's
-# decoding path),
+# Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3, flac, opus, mp4 (one
+# format's decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
 # bytes through detection, decoding, resampling, `info`, and offline rendering as a sound and as music) and capi
 # (a byte string read as C API calls on an offline engine).
@@ -14,7 +14,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi
-                                     flac opus)
+                                     flac opus mp4)
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -41,12 +41,13 @@ module AmbienceC Sources/AmbienceC/*.swift
 swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceTests/Support/FuzzDrivers.swift \
   "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 -lz \
   -lFLAC -lopusfile -lopus \
+  -lsndfile -lavformat -lavcodec -lavutil \
   -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
 
 # Seed corpora: real files of every format and variant the engine reads, whole.
 seeds="$work/seeds"
 mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u,pipeline,capi}
-mkdir -p "$seeds"/{flac,opus}
+mkdir -p "$seeds"/{flac,opus,mp4}
 cp Assets/SFX/*.wav "$seeds/wav/"
 sox -n -r 8000 -c 1 -b 8 -e unsigned-integer "$seeds/wav/u8.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 2 -b 24 "$seeds/wav/s24-extensible.wav" synth 0.01 sine 440
@@ -56,6 +57,13 @@ sox -n -r 8000 -c 1 -e floating-point -b 64 "$seeds/wav/float64.wav" synth 0.01 
 sox -n -r 8000 -c 6 -b 16 "$seeds/wav/six-channels.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 1 -b 16 "$work/t.wav" synth 0.2 sine 440
 sox "$work/t.wav" --comment "Tëst" "$seeds/wav/list-info.wav"
+# Every WAV codec libsndfile reads.
+for codec in ms-adpcm ima-adpcm a-law u-law gsm; do sox "$work/t.wav" -e "$codec" "$seeds/wav/$codec.wav"; done
+# AAC and ALAC in MP4, with tags and a cover.
+ffmpeg -v error -i "$work/t.wav" -c:a aac -b:a 32k -metadata title="Seed" -metadata artist="Fuzz" -metadata track=3/9 "$seeds/mp4/aac.m4a"
+ffmpeg -v error -i "$work/t.wav" -c:a alac "$seeds/mp4/alac.m4a"
+ffmpeg -v error -i "$work/t.wav" -i Assets/Music/cover.png -map 0 -map 1 -c:a aac -b:a 32k -c:v copy -disposition:v attached_pic \
+  "$seeds/mp4/cover.m4a"
 # RF64: the same PCM under an RF64 header with its ds64 chunk.
 python3 - "$work/t.wav" "$seeds/wav/rf64.wav" <<'PY'
 import struct, sys
@@ -109,7 +117,7 @@ printf 'a@b,c.wav@0' > "$seeds/sfx/odd.txt"
 printf '#EXTM3U\n#EXTINF:12,Artist - Title\nmusic/a.ogg\n../outside.mp3\n/abs/path.wav\n' > "$seeds/m3u/list.m3u"
 # The pipeline starts from every audio seed; the C API from its kept call sequences.
 cp "$seeds"/wav/* "$seeds"/ogg/* "$seeds"/mp3/* "$seeds/pipeline/"
-cp "$seeds"/flac/* "$seeds"/opus/* "$seeds/pipeline/"
+cp "$seeds"/flac/* "$seeds"/opus/* "$seeds"/mp4/* "$seeds/pipeline/"
 cp Tests/Fuzz/regressions/capi/* "$seeds/capi/"
 
 mkdir -p Tests/Fuzz/crashes

@@ -3,6 +3,8 @@ package enum AudioFileFormat: String, Sendable, CaseIterable {
     case wav, ogg, mp3
     case flac
     case opus
+    /// AAC or ALAC in an MP4/M4A container.
+    case mp4
 }
 
 /// Tags found in a file. Every field is optional: files in the wild carry any subset.
@@ -15,7 +17,7 @@ package struct AudioTags: Sendable, Equatable {
     package var composer: String?
     package var trackNumber: Int?
     package var discNumber: Int?
-    /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART).
+    /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART, MP4 covr).
     package var hasArtwork: Bool = false
 
     package init() {}

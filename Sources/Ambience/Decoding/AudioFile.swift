@@ -2,7 +2,7 @@ import Glibc
 
 /// Opens audio files by what their bytes say they are, never by their names.
 package enum AudioFile {
-    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3 from the first bytes.
+    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) from the first bytes.
     package static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
         switch try detectFormat(path) {
         case .wav: try WAVDecoder(path: path)
@@ -10,6 +10,7 @@ package enum AudioFile {
         case .mp3: try MP3Decoder(path: path)
         case .flac: try FLACDecoder(path: path)
         case .opus: try OpusDecoder(path: path)
+        case .mp4: try MP4Decoder(path: path)
         }
     }
 
@@ -58,6 +59,7 @@ package enum AudioFile {
         }
         if try isFLAC(path, header) { return .flac }
         if header.starts(with: Array("OggS".utf8)) { return try isOggOpus(path) ? .opus : .ogg }
+        if header.count >= 8 && Array(header[4..<8]) == Array("ftyp".utf8) { return .mp4 }
         if header.starts(with: Array("ID3".utf8)) { return .mp3 }
         if header.count >= 4 && isMPEGAudioFrameHeader(header[0], header[1], header[2]) { return .mp3 }
         throw .unsupportedFormat(path)

@@ -6,7 +6,7 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
     case empty(String)
     /// The path could not be opened or read (missing, a directory, no permission).
     case unreadable(String, errno: Int32)
-    /// The bytes are not WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3.
+    /// The bytes are not WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC).
     case unsupportedFormat(String)
     /// The format was recognised, but the stream is damaged or not usable.
     case corrupt(String, reason: String)
@@ -44,7 +44,7 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
         case .unreadable(_, let code):
             "cannot read (\(String(cString: strerror(code))))"
         case .unsupportedFormat:
-            "not a WAV, Ogg Vorbis, Ogg Opus, FLAC or MP3 file"
+            "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file"
         case .corrupt(_, let reason):
             reason
         case .tooManyChannels(_, let channels):

@@ -156,6 +156,27 @@ final class MP3Decoder: AudioDecoder {
 
     // MARK: - Tags
 
+    /// The tags and picture of an ID3v2 tag held in memory (a WAV file's `id3 ` chunk), read by libmpg123 in feed
+    /// mode: the tag is fed as if it began an MP3 stream, and parsed before any audio is looked for.
+    static func id3v2Tags(_ tag: [UInt8]) -> (tags: AudioTags, picture: EmbeddedPicture?) {
+        guard libraryStatus == MPG123_OK.rawValue, tag.starts(with: Array("ID3".utf8)),
+              let handle = mpg123_new(nil, nil) else { return (AudioTags(), nil) }
+        defer {
+            mpg123_close(handle)
+            mpg123_delete(handle)
+        }
+        let flags = MPG123_PICTURE.rawValue | MPG123_QUIET.rawValue
+        guard mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(flags), 0) == MPG123_OK.rawValue,
+              mpg123_open_feed(handle) == MPG123_OK.rawValue,
+              tag.withUnsafeBufferPointer({ mpg123_feed(handle, $0.baseAddress, $0.count) }) == MPG123_OK.rawValue
+        else { return (AudioTags(), nil) }
+        // No audio follows, so this read only parses the tag and then asks for more input.
+        var done = 0
+        var sink: UInt8 = 0
+        _ = mpg123_read(handle, &sink, 0, &done)
+        return readTags(handle)
+    }
+
     /// ID3v2 first (libmpg123 has already converted its text to UTF-8), each missing field filled from ID3v1.
     private static func readTags(_ handle: OpaquePointer) -> (AudioTags, EmbeddedPicture?) {
         _ = mpg123_meta_check(handle)

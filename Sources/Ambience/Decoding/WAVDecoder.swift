@@ -1,373 +1,207 @@
+import CSndFile
 import Glibc
 
-/// A RIFF/WAVE (or RF64/BW64) file, parsed by hand and streamed from disk.
+/// A RIFF/WAVE, RF64 or BW64 file, read through libsndfile. Owns the `SNDFILE` and the descriptor it reads;
+/// nothing else in the project touches libsndfile.
 ///
-/// Integer PCM of 8 (unsigned), 16, 24 and 32 bits, IEEE float of 32 and 64 bits, plain or WAVE_FORMAT_EXTENSIBLE,
-/// 1 to 8 channels at 1 Hz to 768 kHz (`AudioInfo.sampleRates`, `AudioInfo.maximumChannels`). Every size in the
-/// header is a claim: the data chunk's length is cut to the bytes present. Audio is read with `pread` in chunks of
-/// at most `chunkBytes`; no allocation depends on a size that the file claims. Owns its file descriptor.
+/// Every codec libsndfile reads in a WAV: integer PCM of 8 to 32 bits, IEEE float of 32 and 64 bits, Microsoft and
+/// IMA ADPCM, A-law, µ-law, GSM 6.10, plain or WAVE_FORMAT_EXTENSIBLE. Tags come from LIST/INFO (`sf_get_string`)
+/// and, when the file has one, from the ID3v2 tag in its `id3 ` chunk: libsndfile finds the chunk, libmpg123 reads
+/// the tag (`MP3Decoder.id3v2Tags`), so no RIFF walking or tag parsing is done here.
 final class WAVDecoder: AudioDecoder {
     let info: AudioInfo
+    /// The ID3v2 picture of the `id3 ` chunk: the front cover when there are several; nil when absent.
+    let embeddedPicture: EmbeddedPicture?
     private(set) var position: Int64 = 0
 
     private let path: String
-    private let file: FileDescriptor
-    private let layout: Layout
-    /// Raw bytes of one chunk of sample frames, read from the file before conversion.
-    private let chunk: UnsafeMutableRawPointer
+    private let file: FileDescriptor           // sf_close leaves a descriptor from sf_open_fd(close_desc: 0) open
+    private let sound: OpaquePointer           // SNDFILE *
 
-    /// The most bytes one `pread` asks for.
-    static let chunkBytes = 64 * 1024
-    /// Chunk headers walked before giving up on finding `fmt ` and `data`: bounds the work on hostile files.
-    static let maxChunks = 10_000
-    /// The most bytes of a LIST chunk read for tags.
-    static let maxListBytes = 64 * 1024
+    /// The largest `id3 ` chunk read: a cover at `EmbeddedPicture.maximumSize` plus room for the text frames.
+    static let maximumID3Bytes = EmbeddedPicture.maximumSize + (1 << 20)
 
     init(path: String) throws(DecodingError) {
         let (file, size) = try AudioFile.openRegularFile(path)
         guard size > 0 else { throw .empty(path) }
-        let layout = try Layout(reading: FileBytes(file: file, path: path, size: size))
+        // libsndfile reports a failed open through one process-wide error (`sf_error(NULL)`): opens are serialised
+        // so that the reason read is this file's, not another thread's.
+        let descriptor = file.descriptor
+        let attempt = Self.openLock.withLock { _ -> OpenAttempt in
+            var format = SF_INFO()
+            guard let sound = sf_open_fd(descriptor, Int32(SFM_READ), &format, 0) else {
+                return OpenAttempt(sound: nil, format: format, code: sf_error(nil), message: String(cString: sf_strerror(nil)))
+            }
+            return OpenAttempt(sound: sound, format: format, code: 0, message: "")
+        }
+        let format = attempt.format
+        guard let sound = attempt.sound else {
+            throw Self.openFailure(path: path, file: file, code: attempt.code, message: attempt.message)
+        }
+        let opened: (info: AudioInfo, picture: EmbeddedPicture?)
+        do throws(DecodingError) {
+            opened = try Self.readInfo(sound, format: format, path: path)
+        } catch {
+            sf_close(sound)
+            throw error
+        }
+        // Nothing throws from here on: once every property is set, a throw would run deinit as well.
         self.path = path
         self.file = file
-        self.layout = layout
-        chunk = .allocate(byteCount: Self.chunkBytes, alignment: 16)
-        info = AudioInfo(format: .wav, sampleRate: layout.sampleRate, channels: layout.channels,
-                         frames: layout.frames, tags: layout.tags, warnings: layout.warnings)
+        self.sound = sound
+        self.info = opened.info
+        self.embeddedPicture = opened.picture
     }
 
-    deinit { chunk.deallocate() }
+    deinit { sf_close(sound) }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
-        guard frames > 0, position < layout.frames else { return 0 }
-        let wanted = Int(min(Int64(frames), layout.frames - position))
-        let blockAlign = layout.blockAlign
-        let framesPerChunk = Self.chunkBytes / blockAlign
-        let file = FileBytes(file: self.file, path: path, size: .max)
-        var done = 0
-        while done < wanted {
-            let count = min(framesPerChunk, wanted - done)
-            let offset = layout.dataOffset + position * Int64(blockAlign)
-            let got = try file.read(into: chunk, count: count * blockAlign, at: offset)
-            let whole = got / blockAlign
-            if whole == 0 {
-                // The file shrank since it was opened: what was read is returned, then the next read says so.
-                guard done > 0 else {
-                    throw .corrupt(path, reason: "cut short while being read: it ends at frame \(position) of \(layout.frames)")
-                }
-                break
-            }
-            layout.encoding.convert(chunk, samples: whole * layout.channels, into: buffer + done * layout.channels)
-            done += whole
-            position += Int64(whole)
-            if whole < count { break }
+        let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
+        guard wanted > 0 else { return 0 }
+        let got = Int(sf_readf_float(sound, buffer, sf_count_t(wanted)))
+        guard got > 0 else {
+            // libsndfile counted these frames when it opened the file: the file shrank or a block is unreadable.
+            let detail = String(cString: sf_strerror(sound))
+            throw .corrupt(path, reason: "cut short while being read: it ends at frame \(position) of \(info.frames)"
+                + (sf_error(sound) == 0 ? "" : " (\(detail))"))
         }
-        return done
+        // Float files carry any value: the engine's samples are finite and within [-1, 1].
+        for index in 0..<(got * info.channels) {
+            let sample = buffer[index]
+            buffer[index] = sample.isNaN ? 0 : min(max(sample, -1), 1)
+        }
+        position += Int64(got)
+        return got
     }
 
     func seek(toFrame frame: Int64) throws(DecodingError) {
-        position = min(max(frame, 0), layout.frames)
+        let target = min(max(frame, 0), info.frames)
+        let reached = sf_seek(sound, sf_count_t(target), SEEK_SET)
+        guard reached == target else {
+            throw .corrupt(path, reason: "cannot seek to frame \(target): \(String(cString: sf_strerror(sound)))")
+        }
+        position = target
     }
-}
 
-// MARK: - Sample encodings
+    // MARK: - Opening
 
-extension WAVDecoder {
-    /// How one sample is stored in the data chunk.
-    enum SampleEncoding: Equatable {
-        case unsigned8, signed16, signed24, signed32, float32, float64
+    private static let openLock = Lock(())
 
-        var bytes: Int {
-            switch self {
-            case .unsigned8: 1
-            case .signed16: 2
-            case .signed24: 3
-            case .signed32, .float32: 4
-            case .float64: 8
+    /// What one `sf_open_fd` gave: the handle, or libsndfile's error code and message.
+    private struct OpenAttempt: @unchecked Sendable {   // the handle is handed from the lock to this thread only
+        var sound: OpaquePointer?
+        var format: SF_INFO
+        var code: Int32
+        var message: String
+    }
+
+    /// Why `sf_open_fd` refused the file: not a WAV at all, or what libsndfile found wrong with it.
+    private static func openFailure(path: String, file: FileDescriptor, code: Int32, message: String) -> DecodingError {
+        if code == Int32(SF_ERR_UNRECOGNISED_FORMAT) { return .unsupportedFormat(path) }
+        if code == Int32(SF_ERR_SYSTEM) {
+            // libsndfile keeps errno only in its message; a read error is an unreadable file, not a corrupt one.
+            var byte: UInt8 = 0
+            do throws(Errno) { _ = try file.read(into: &byte, count: 1, at: 0) } catch {
+                return .unreadable(path, errno: error.code)
             }
         }
-
-        var name: String {
-            switch self {
-            case .unsigned8: "8-bit"
-            case .signed16: "16-bit"
-            case .signed24: "24-bit"
-            case .signed32: "32-bit"
-            case .float32: "32-bit float"
-            case .float64: "64-bit float"
-            }
-        }
-
-        /// Converts `samples` little-endian samples at `source` to Float in [-1, 1].
-        /// Float input is clamped to [-1, 1], and NaN becomes 0.
-        func convert(_ source: UnsafeRawPointer, samples: Int, into out: UnsafeMutablePointer<Float>) {
-            switch self {
-            case .unsigned8:
-                for i in 0..<samples {
-                    out[i] = (Float(source.load(fromByteOffset: i, as: UInt8.self)) - 128) * (1 / 128)
-                }
-            case .signed16:
-                for i in 0..<samples {
-                    let v = Int16(littleEndian: source.loadUnaligned(fromByteOffset: i * 2, as: Int16.self))
-                    out[i] = Float(v) * (1 / 32768)
-                }
-            case .signed24:
-                for i in 0..<samples {
-                    let b0 = UInt32(source.load(fromByteOffset: i * 3, as: UInt8.self))
-                    let b1 = UInt32(source.load(fromByteOffset: i * 3 + 1, as: UInt8.self))
-                    let b2 = UInt32(source.load(fromByteOffset: i * 3 + 2, as: UInt8.self))
-                    let v = Int32(bitPattern: (b0 << 8) | (b1 << 16) | (b2 << 24)) >> 8
-                    out[i] = Float(v) * (1 / 8_388_608)
-                }
-            case .signed32:
-                for i in 0..<samples {
-                    let v = Int32(littleEndian: source.loadUnaligned(fromByteOffset: i * 4, as: Int32.self))
-                    out[i] = Float(v) * (1 / 2_147_483_648)
-                }
-            case .float32:
-                for i in 0..<samples {
-                    let bits = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
-                    out[i] = Self.clamped(Float(bitPattern: bits))
-                }
-            case .float64:
-                for i in 0..<samples {
-                    let bits = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
-                    out[i] = Self.clamped(Float(Double(bitPattern: bits)))
-                }
-            }
-        }
-
-        private static func clamped(_ x: Float) -> Float {
-            x.isNaN ? 0 : min(max(x, -1), 1)
+        // libsndfile's own words, except where the engine's usual phrasing says the same thing more plainly.
+        switch message {
+        case "Channel count is zero.": return .corrupt(path, reason: "0 channels")
+        case "Internal error : SF_INFO struct incomplete.":
+            // For a WAV this means a sample rate of 0 (the channel count and length are checked before it).
+            return .corrupt(path, reason: "sample rate 0 Hz is out of range")
+        default: return .corrupt(path, reason: message)
         }
     }
-}
 
-// MARK: - Reading the file
-
-extension WAVDecoder {
-    /// Positioned reads from an open file, failing with the decoder's error for `path`.
-    struct FileBytes {
-        let file: FileDescriptor
-        let path: String
-        let size: Int64
-
-        /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
-        func read(into destination: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws(DecodingError) -> Int {
-            do throws(Errno) { return try file.read(into: destination, count: count, at: offset) } catch {
-                throw .unreadable(path, errno: error.code)
-            }
+    private static func readInfo(_ sound: OpaquePointer, format: SF_INFO,
+                                 path: String) throws(DecodingError) -> (info: AudioInfo, picture: EmbeddedPicture?) {
+        let container = format.format & Int32(SF_FORMAT_TYPEMASK)
+        let wave = [SF_FORMAT_WAV, SF_FORMAT_RF64, SF_FORMAT_WAVEX].map { Int32($0) }
+        // sf_open_fd reads AIFF, AU, CAF and more; this decoder is only asked about files that said RIFF/RF64 WAVE.
+        guard wave.contains(container) else { throw .unsupportedFormat(path) }
+        let checked = try AudioInfo.checkedFormat(sampleRate: format.samplerate, channels: format.channels, path: path)
+        var frames = try AudioInfo.checkedLength(Int64(format.frames), path: path)
+        // ADPCM comes in whole blocks, and libsndfile (like sox) counts every frame of the last one; the `fact`
+        // chunk says how many were encoded (as ffmpeg reads it). Without the cut, a loop or a gapless join would
+        // have up to a block of silence in it.
+        let codec = format.format & Int32(SF_FORMAT_SUBMASK)
+        if [SF_FORMAT_MS_ADPCM, SF_FORMAT_IMA_ADPCM].map({ Int32($0) }).contains(codec),
+           let fact = chunk(sound, id: "fact", limit: 64), let encoded = fact.u32LE(0), encoded > 0, Int64(encoded) < frames {
+            frames = Int64(encoded)
         }
+        // Normalised float (libsndfile's default, asked for explicitly): integer PCM lands in [-1, 1).
+        sf_command(sound, Int32(SFC_SET_NORM_FLOAT), nil, Int32(SF_TRUE))
 
-        /// Up to `count` bytes at `offset`, as an array; `count` must be small (it is always bounded by the caller).
-        func bytes(_ count: Int, at offset: Int64) throws(DecodingError) -> [UInt8] {
-            guard count > 0, offset >= 0, offset < size else { return [] }
-            let wanted = Int(min(Int64(count), size - offset))
-            var result = [UInt8](repeating: 0, count: wanted)
-            // `wanted` > 0, so the array has storage.
-            let got = try result.withUnsafeMutableBufferPointer { (storage) throws(DecodingError) -> Int in
-                try read(into: UnsafeMutableRawPointer(storage.baseAddress!), count: wanted, at: offset)
-            }
-            result.removeLast(wanted - got)
-            return result
-        }
-    }
-}
-
-// MARK: - Parsing the header
-
-extension WAVDecoder {
-    /// Where the audio is and how it is stored, from walking the RIFF chunks.
-    struct Layout {
-        var encoding: SampleEncoding
-        var channels: Int
-        var sampleRate: Int
-        var blockAlign: Int
-        var dataOffset: Int64
-        var frames: Int64
         var tags = AudioTags()
+        tags.title = string(sound, Int32(SF_STR_TITLE))
+        tags.artist = string(sound, Int32(SF_STR_ARTIST))
+        tags.album = string(sound, Int32(SF_STR_ALBUM))
+        tags.genre = string(sound, Int32(SF_STR_GENRE))
+        tags.trackNumber = string(sound, Int32(SF_STR_TRACKNUMBER)).flatMap(leadingNumber)
+        var picture: EmbeddedPicture?
+        if let id3 = chunk(sound, id: "id3 ", limit: maximumID3Bytes) ?? chunk(sound, id: "ID3 ", limit: maximumID3Bytes) {
+            let found = MP3Decoder.id3v2Tags(id3)
+            // ID3v2 is the richer tag: it wins where both have a field, LIST/INFO fills the rest.
+            tags.title = found.tags.title ?? tags.title
+            tags.artist = found.tags.artist ?? tags.artist
+            tags.album = found.tags.album ?? tags.album
+            tags.albumArtist = found.tags.albumArtist
+            tags.genre = found.tags.genre ?? tags.genre
+            tags.composer = found.tags.composer
+            tags.trackNumber = found.tags.trackNumber ?? tags.trackNumber
+            tags.discNumber = found.tags.discNumber
+            tags.hasArtwork = found.tags.hasArtwork
+            picture = found.picture
+        }
+        let info = AudioInfo(format: .wav, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,
+                             tags: tags, warnings: warnings(sound))
+        return (info, picture)
+    }
+
+    /// A LIST/INFO string (libsndfile gives UTF-8 or Latin-1 bytes as written), trimmed; nil when empty.
+    private static func string(_ sound: OpaquePointer, _ type: Int32) -> String? {
+        guard let text = sf_get_string(sound, type) else { return nil }
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
+        let decoded = String(validating: bytes, as: UTF8.self)
+            ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        return decoded.trimmingSpaces.nonEmpty
+    }
+
+    /// The body of the first chunk with this id, when libsndfile saw one no larger than `limit` bytes.
+    private static func chunk(_ sound: OpaquePointer, id: String, limit: Int) -> [UInt8]? {
+        var wanted = SF_CHUNK_INFO()
+        let idBytes = Array(id.utf8)
+        withUnsafeMutableBytes(of: &wanted.id) { storage in
+            for (index, byte) in idBytes.prefix(storage.count - 1).enumerated() { storage[index] = byte }
+        }
+        wanted.id_size = UInt32(idBytes.count)
+        guard let iterator = sf_get_chunk_iterator(sound, &wanted) else { return nil }
+        var found = SF_CHUNK_INFO()
+        guard sf_get_chunk_size(iterator, &found) == 0, found.datalen > 0,
+              Int(found.datalen) <= limit else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(found.datalen))
+        let status = bytes.withUnsafeMutableBytes { storage -> Int32 in
+            found.data = storage.baseAddress
+            return sf_get_chunk_data(iterator, &found)
+        }
+        return status == 0 ? bytes : nil
+    }
+
+    /// What libsndfile worked around, from its header log: a data chunk longer than the file is cut to the bytes
+    /// present, and libsndfile notes it as `data : 96000 (should be 2001)`.
+    private static func warnings(_ sound: OpaquePointer) -> [String] {
+        var log = [CChar](repeating: 0, count: 16 * 1024)
+        let length = Int(sf_command(sound, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count)))
+        let text = String(decoding: log.prefix(max(0, min(length, log.count))).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var warnings: [String] = []
-
-        init(reading file: FileBytes) throws(DecodingError) {
-            let path = file.path
-            let header = try file.bytes(12, at: 0)
-            let magic = header.fourCC(0)
-            guard let magic, ["RIFF", "RF64", "BW64"].contains(magic) else { throw .unsupportedFormat(path) }
-            guard header.count == 12 else {
-                throw .corrupt(path, reason: "file ends inside the RIFF header (\(header.count) bytes)")
-            }
-            guard header.fourCC(8) == "WAVE" else { throw .unsupportedFormat(path) }
-            let isRF64 = magic != "RIFF"
-
-            var fmt: [UInt8]?
-            var fmtSize: Int64 = 0
-            var dataStart: Int64?
-            var dataClaim: Int64 = 0
-            var ds64DataSize: Int64?
-            var tags = AudioTags()
-            var offset: Int64 = 12
-            var walked = 0
-            while offset <= file.size - 8, walked < WAVDecoder.maxChunks {
-                walked += 1
-                let chunkHeader = try file.bytes(8, at: offset)
-                guard let id = chunkHeader.fourCC(0), let size32 = chunkHeader.u32LE(4) else { break }
-                var size = Int64(size32)
-                let body = offset + 8
-                switch id {
-                case "ds64" where isRF64:
-                    // riffSize (8), dataSize (8), sampleCount (8), table...
-                    let ds64 = try file.bytes(Int(min(size, 24)), at: body)
-                    if let claimed = ds64.u64LE(8) { ds64DataSize = Int64(clamping: claimed) }
-                case "fmt " where fmt == nil:
-                    fmtSize = size
-                    fmt = try file.bytes(Int(min(size, 40)), at: body)
-                case "data" where dataStart == nil:
-                    if isRF64, size32 == .max, let ds64DataSize { size = ds64DataSize }
-                    dataStart = body
-                    dataClaim = size
-                case "LIST":
-                    let list = try file.bytes(Int(min(size, Int64(WAVDecoder.maxListBytes))), at: body)
-                    if list.fourCC(0) == "INFO" { Layout.readInfo(list, into: &tags) }
-                default:
-                    break
-                }
-                let (padded, overflow1) = size.addingReportingOverflow(size & 1)
-                let (next, overflow2) = body.addingReportingOverflow(padded)
-                if overflow1 || overflow2 { break }
-                offset = next
-            }
-
-            let gaveUp = walked == WAVDecoder.maxChunks ? " in the first \(walked) chunks" : ""
-            guard let fmt else { throw .corrupt(path, reason: "no fmt chunk" + gaveUp) }
-            let format = try Layout.readFormat(fmt, claimedSize: fmtSize, path: path)
-            guard let dataStart else { throw .corrupt(path, reason: "no data chunk" + gaveUp) }
-
-            encoding = format.encoding
-            channels = format.channels
-            sampleRate = format.sampleRate
-            blockAlign = format.blockAlign
-            dataOffset = dataStart
-            self.tags = tags
-            let present = max(file.size - dataStart, 0)
-            var usable = dataClaim
-            if dataClaim > present {
-                warnings.append("data chunk claims \(dataClaim) bytes but only \(present) are present")
-                usable = present
-            }
-            frames = try AudioInfo.checkedLength(usable / Int64(blockAlign), path: path)
-        }
-
-        struct Format {
-            var encoding: SampleEncoding
-            var channels: Int
-            var sampleRate: Int
-            var blockAlign: Int
-        }
-
-        static let extensible: UInt16 = 0xFFFE
-        /// The last 14 bytes of every KSDATAFORMAT_SUBTYPE_* GUID whose first two bytes are a WAVE format tag.
-        static let subformatTail: [UInt8] = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xAA, 0x00, 0x38, 0x9B, 0x71]
-
-        static func readFormat(_ fmt: [UInt8], claimedSize: Int64, path: String) throws(DecodingError) -> Format {
-            guard fmt.count >= 16, let tag = fmt.u16LE(0), let channels16 = fmt.u16LE(2), let rate32 = fmt.u32LE(4),
-                  let blockAlign16 = fmt.u16LE(12), let bits16 = fmt.u16LE(14) else {
-                throw .corrupt(path, reason: "fmt chunk is \(claimedSize) bytes, too short (need 16)")
-            }
-            let (rate, channels) = try AudioInfo.checkedFormat(sampleRate: rate32, channels: channels16, path: path)
-            let blockAlign = Int(blockAlign16), bits = Int(bits16)
-
-            var codec = tag
-            var codecName = "format tag \(hex(tag)) (\(tagName(tag)))"
-            if tag == extensible {
-                guard fmt.count >= 40, let subtag = fmt.u16LE(24) else {
-                    throw .corrupt(path, reason: "WAVE_FORMAT_EXTENSIBLE fmt chunk is \(claimedSize) bytes, too short (need 40)")
-                }
-                guard Array(fmt[26..<40]) == subformatTail else {
-                    throw .corrupt(path, reason: "unsupported encoding: WAVE_FORMAT_EXTENSIBLE subformat \(guid(fmt[24..<40]))")
-                }
-                codec = subtag
-                codecName = "WAVE_FORMAT_EXTENSIBLE subformat \(hex(subtag)) (\(tagName(subtag)))"
-            }
-
-            let encoding: SampleEncoding
-            switch (codec, bits) {
-            case (1, 8): encoding = .unsigned8
-            case (1, 9...16): encoding = .signed16  // fewer valid bits are stored left-justified in the container
-            case (1, 17...24): encoding = .signed24
-            case (1, 25...32): encoding = .signed32
-            case (1, _): throw .corrupt(path, reason: "unsupported encoding: \(bits)-bit PCM")
-            case (3, 32): encoding = .float32
-            case (3, 64): encoding = .float64
-            case (3, _): throw .corrupt(path, reason: "unsupported encoding: \(bits)-bit IEEE float")
-            default: throw .corrupt(path, reason: "unsupported encoding: \(codecName)")
-            }
-            let expected = channels * encoding.bytes
-            guard blockAlign == expected else {
-                throw .corrupt(path, reason: "block align \(blockAlign) does not match \(channels) channel\(channels == 1 ? "" : "s") of \(encoding.name) samples (expected \(expected))")
-            }
-            return Format(encoding: encoding, channels: channels, sampleRate: rate, blockAlign: blockAlign)
-        }
-
-        static func hex(_ tag: UInt16) -> String {
-            let digits = String(tag, radix: 16, uppercase: true)
-            return "0x" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-        }
-
-        static func tagName(_ tag: UInt16) -> String {
-            switch tag {
-            case 0x0001: "PCM"
-            case 0x0002: "Microsoft ADPCM"
-            case 0x0003: "IEEE float"
-            case 0x0006: "A-law"
-            case 0x0007: "µ-law"
-            case 0x0011: "IMA ADPCM"
-            case 0x0031: "GSM 6.10"
-            case 0x0050: "MPEG"
-            case 0x0055: "MPEG Layer III"
-            case 0x0161, 0x0162, 0x0163: "Windows Media Audio"
-            case 0x00FF, 0x1610: "AAC"
-            case 0x2000: "AC-3"
-            case 0xF1AC: "FLAC"
-            case extensible: "WAVE_FORMAT_EXTENSIBLE"
-            default: "unknown"
+        for line in text.split(separator: "\n") where line.hasPrefix("data : ") && line.contains("(should be ") {
+            let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }
+            if numbers.count == 2 {
+                warnings.append("data chunk claims \(numbers[0]) bytes but only \(numbers[1]) are present")
             }
         }
-
-        static func guid(_ bytes: ArraySlice<UInt8>) -> String {
-            bytes.map { byte in
-                let digits = String(byte, radix: 16, uppercase: true)
-                return digits.count == 1 ? "0" + digits : digits
-            }.joined()
-        }
-
-        /// Reads the sub-chunks of a LIST/INFO chunk (already bounded in size) into `tags`.
-        static func readInfo(_ list: [UInt8], into tags: inout AudioTags) {
-            var at = 4
-            while let id = list.fourCC(at), let size32 = list.u32LE(at + 4) {
-                let size = Int(size32)
-                let start = at + 8
-                let end = min(start + size, list.count)
-                guard start <= end else { break }
-                let text = string(list[start..<end])
-                switch id {
-                case "INAM": tags.title = text ?? tags.title
-                case "IART": tags.artist = text ?? tags.artist
-                case "IPRD": tags.album = text ?? tags.album
-                case "IGNR": tags.genre = text ?? tags.genre
-                case "ITRK", "IPRT": if tags.trackNumber == nil { tags.trackNumber = text.flatMap(leadingNumber) }
-                default: break
-                }
-                at = start + size + (size & 1)
-            }
-        }
-
-        /// A tag's text: UTF-8 when valid, otherwise Latin-1; without the NUL padding; nil when empty.
-        static func string(_ bytes: ArraySlice<UInt8>) -> String? {
-            let text = bytes.prefix { $0 != 0 }
-            let decoded = String(validating: text, as: UTF8.self)
-                ?? String(String.UnicodeScalarView(text.map { Unicode.Scalar($0) }))
-            let trimmed = decoded.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()
-            return trimmed.isEmpty ? nil : String(trimmed)
-        }
-
+        return warnings
     }
 }

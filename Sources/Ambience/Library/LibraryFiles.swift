@@ -27,6 +27,8 @@ enum LibraryFileReader {
             case let mp3 as MP3Decoder: picture = mp3.embeddedPicture
             case let flac as FLACDecoder: picture = flac.embeddedPicture
             case let opus as OpusDecoder: picture = decoder.info.tags.hasArtwork ? opus.embeddedPicture : nil
+            case let wav as WAVDecoder: picture = wav.embeddedPicture
+            case let mp4 as MP4Decoder: picture = mp4.embeddedPicture
             default: picture = nil
             }
         } catch {

@@ -24,7 +24,8 @@ struct LibraryWalk {
     private var visited: [FileIdentity: [UInt8]] = [:]
 
     static let audioExtensions: Set<String> = ["ogg", "oga", "mp3", "wav",
-                                               "flac", "opus"]
+                                               "flac", "opus",
+                                               "m4a", "mp4"]   // AAC and ALAC in MP4
     static let playlistExtensions: Set<String> = ["m3u", "m3u8"]
     static let coverStems: [String] = ["cover", "folder"]
     static let coverExtensions: Set<String> = ["jpg", "jpeg", "png"]

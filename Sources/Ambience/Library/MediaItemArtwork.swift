@@ -129,6 +129,11 @@ public final class MediaItemArtwork: Sendable {
             case let opus as OpusDecoder:
                 if decoder.info.tags.hasArtwork && opus.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
                 return .success(decoder.info.tags.hasArtwork ? opus.embeddedPicture : nil)
+            case let wav as WAVDecoder:
+                if decoder.info.tags.hasArtwork && wav.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                return .success(wav.embeddedPicture)
+            case let mp4 as MP4Decoder:
+                return .success(mp4.embeddedPicture)
             default:
                 return .success(nil)
             }

@@ -15,6 +15,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case wav, ogg, mp3
     case flac
     case opus
+    /// AAC and ALAC in MP4 through FFmpeg: box parsing, the edit list, tags and the cover, decoding, seeking.
+    case mp4
     /// FLAC picture blocks, MIME sniffing, and the cover through its header check and SDL2_image.
     case picture
     /// The `ambience render --sfx` parser.
@@ -31,7 +33,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     func run(_ bytes: [UInt8]) -> [String] {
         switch self {
         case .wav, .ogg, .mp3: return FuzzDrivers.decode(bytes)
-        case .flac, .opus: return FuzzDrivers.decode(bytes)
+        case .flac, .opus, .mp4: return FuzzDrivers.decode(bytes)
         case .picture: return FuzzDrivers.picture(bytes)
         case .sfx:
             _ = try? SFXCue(parsing: String(decoding: bytes, as: UTF8.self))
