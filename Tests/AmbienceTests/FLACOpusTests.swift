@@ -350,40 +350,6 @@ import Testing
     }
 }
 
-private extension AudioDecoder {
-    func readFrames(_ frames: Int) throws -> [Float] {
-        var buffer = [Float](repeating: 0, count: frames * info.channels)
-        let got = try buffer.withUnsafeMutableBufferPointer { (p) throws(DecodingError) -> Int in
-            try read(into: p.baseAddress!, frames: frames)
-        }
-        return Array(buffer.prefix(got * info.channels))
-    }
-}
-
-private extension DecodingError {
-    func isCorrupt(mentioning text: String) -> Bool {
-        if case .corrupt(_, let reason) = self { return reason.contains(text) }
-        return false
-    }
-}
-
-private func decodingError<T>(_ body: () throws -> T) -> DecodingError? {
-    do {
-        _ = try body()
-        return nil
-    } catch let error as DecodingError {
-        return error
-    } catch {
-        Issue.record("not a DecodingError: \(error)")
-        return nil
-    }
-}
-
-private func maxDifference(_ a: [Float], _ b: [Float]) -> Float {
-    guard a.count == b.count else { return .infinity }
-    return zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }
-}
-
 /// Signal-to-noise ratio of `a` against the reference `b`, in dB (infinite when they are equal).
 private func snr(_ a: [Float], _ b: [Float]) -> Double {
     guard a.count == b.count, !a.isEmpty else { return -.infinity }
@@ -393,4 +359,40 @@ private func snr(_ a: [Float], _ b: [Float]) -> Double {
         noise += Double(x - y) * Double(x - y)
     }
     return noise == 0 ? .infinity : 10 * log10(signal / noise)
+}
+
+/// A read error in the middle of a FLAC file (a USB disk pulled mid-read) is an error, not a hang. libFLAC answers
+/// "went on" to every call once it has aborted, so a decoder that trusted the answer spun forever. The error is
+/// made real: an `LD_PRELOAD` shim makes `fread` fail with EIO where it would reach the end of the file.
+@Suite(.timeLimit(.minutes(2))) struct FLACReadErrorTests {
+    static let shim = """
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <errno.h>
+        #include <stdio.h>
+        size_t fread(void *p, size_t size, size_t n, FILE *f) {
+            static size_t (*real)(void *, size_t, size_t, FILE *);
+            if (!real) real = (size_t (*)(void *, size_t, size_t, FILE *))dlsym(RTLD_NEXT, "fread");
+            size_t got = real(p, size, n, f);
+            /* The end of the file is never seen as such: the read that would reach it fails (_IO_ERR_SEEN, EIO). */
+            if (feof(f)) { clearerr(f); if (got == 0) { f->_flags |= 0x20; errno = EIO; } }
+            return got;
+        }
+        """
+
+    @Test(.enabled(if: CAPI.onPath("cc") && !BuildProducts.sanitized))
+    func aReadErrorWhileCountingAnUnknownLengthIsAnError() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.shim.write(toFile: folder + "/eio.c", atomically: true, encoding: .utf8)
+        let build = try CAPI.run(["cc", "-shared", "-fPIC", "-o", folder + "/eio.so", folder + "/eio.c", "-ldl"])
+        try #require(build.status == 0, "cc eio.so: \(build.stderr)")
+        // STREAMINFO says 0 samples, so opening it decodes the whole stream to count them, into the failing read.
+        let file = BuildProducts.root + "/Tests/Fuzz/regressions/flac/unknown-length.flac"
+        let healthy = try ToolRunner.run(["info", file], timeout: 30)
+        #expect(healthy.status == 0, "\(healthy.stderr)")
+        let failing = try ToolRunner.run(["info", file], environment: ["LD_PRELOAD": folder + "/eio.so"], timeout: 30)
+        #expect(!failing.timedOut && !failing.killedBySignal, "ambience info hung on a read error")
+        #expect(failing.status != 0 && failing.stderr.contains("decoding aborted"), "\(failing.status): \(failing.stderr)")
+    }
 }

@@ -85,14 +85,7 @@ final class FLACDecoder: AudioDecoder {
                 }
                 break
             }
-            let ok = FLAC__stream_decoder_process_single(decoder) != 0
-            if let problem = stream.problem {
-                stream.problem = nil
-                throw .corrupt(path, reason: "\(problem) at frame \(stream.position)")
-            }
-            guard ok else {
-                throw .corrupt(path, reason: "\(Self.describe(FLAC__stream_decoder_get_state(decoder))) at frame \(stream.position)")
-            }
+            try Self.decodeOneFrame(decoder, stream, path: path, at: stream.position)
         }
         return written
     }
@@ -111,18 +104,37 @@ final class FLACDecoder: AudioDecoder {
         try Self.seek(decoder, stream, to: target, path: path)
     }
 
+    /// Has libFLAC decode one more frame (or metadata block). libFLAC answers true even when it has aborted (a read
+    /// error such as a disk pulled mid-read, a frame that changes the channel count) and then makes no progress ever
+    /// again, so the decoder's state, not the answer, says whether it went on: any error state is thrown, every time.
+    private static func decodeOneFrame(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream,
+                                       path: String, at frame: Int64) throws(DecodingError) {
+        let ok = FLAC__stream_decoder_process_single(decoder) != 0
+        let state = FLAC__stream_decoder_get_state(decoder)
+        if let problem = stream.problem {
+            stream.problem = nil
+            throw .corrupt(path, reason: "\(problem) at frame \(frame)")
+        }
+        guard ok, state.rawValue <= FLAC__STREAM_DECODER_END_OF_STREAM.rawValue else {
+            throw .corrupt(path, reason: "\(describe(state)) at frame \(frame)")
+        }
+    }
+
     // MARK: - Opening
 
     /// `seek_absolute`, after which the frame libFLAC decoded during the seek starts exactly at `target`; a failed
     /// seek flushes the decoder so that it can seek again.
     private static func seek(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, to target: Int64,
                              path: String) throws(DecodingError) {
+        let before = stream.position
         stream.pendingFrames = 0
         stream.pendingStart = 0
         stream.position = target
         guard FLAC__stream_decoder_seek_absolute(decoder, UInt64(clamping: target)) != 0 else {
             let state = FLAC__stream_decoder_get_state(decoder)
             if state == FLAC__STREAM_DECODER_SEEK_ERROR { _ = FLAC__stream_decoder_flush(decoder) }
+            // Where reading goes on after a failed seek is not the target; the next read starts a frame afresh.
+            stream.position = before
             stream.problem = nil
             throw .corrupt(path, reason: "cannot seek to frame \(target): \(describe(state))")
         }
@@ -183,9 +195,7 @@ final class FLACDecoder: AudioDecoder {
         stream.counting = true
         defer { stream.counting = false }
         while FLAC__stream_decoder_get_state(decoder) != FLAC__STREAM_DECODER_END_OF_STREAM {
-            let ok = FLAC__stream_decoder_process_single(decoder) != 0
-            if let problem = stream.problem { throw .corrupt(path, reason: "\(problem) at frame \(stream.counted)") }
-            guard ok else { throw .corrupt(path, reason: describe(FLAC__stream_decoder_get_state(decoder))) }
+            try decodeOneFrame(decoder, stream, path: path, at: stream.counted)
             guard stream.counted <= AudioInfo.maximumFrames else {
                 throw .corrupt(path, reason: "more than the \(AudioInfo.maximumFrames) frames a stream may have")
             }
