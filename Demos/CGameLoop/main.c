@@ -7,6 +7,7 @@
  *     cgameloop [--seconds N] [--assets DIR]                 real time, on the default output device
  *     cgameloop --seconds N --record out.wav [--assets DIR]  headless: an offline render written to a WAV
  *     cgameloop --system-music PLAYER ...                    also plays the desktop's player (MPRIS, e.g. "mpv")
+ *     cgameloop --own-signals ...                            leaves SIGTERM, SIGINT and SIGHUP alone (no exit rule)
  *
  * SIGTERM, SIGINT or SIGHUP end it the way a game is usually ended: the engine carries out the exit rule (the
  * players its session paused are resumed, the system music it started is paused), then the signal ends it.
@@ -193,15 +194,17 @@ int main(int argc, char **argv) {
     struct timespec next;
     static float block[FRAMES_PER_TICK * 2];
     long tick, ticks;
-    int a;
+    int a, own_signals = 0;
 
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc) seconds = atof(argv[++a]);
         else if (strcmp(argv[a], "--record") == 0 && a + 1 < argc) record = argv[++a];
         else if (strcmp(argv[a], "--assets") == 0 && a + 1 < argc) assets = argv[++a];
         else if (strcmp(argv[a], "--system-music") == 0 && a + 1 < argc) system_player = argv[++a];
+        else if (strcmp(argv[a], "--own-signals") == 0) own_signals = 1;
         else {
-            fprintf(stderr, "usage: cgameloop [--seconds N] [--record OUT.wav] [--assets DIR] [--system-music PLAYER]\n");
+            fprintf(stderr, "usage: cgameloop [--seconds N] [--record OUT.wav] [--assets DIR] [--system-music PLAYER]"
+                            " [--own-signals]\n");
             return 2;
         }
     }
@@ -224,6 +227,8 @@ int main(int argc, char **argv) {
     config.output = record ? AMBIENCE_OUTPUT_OFFLINE : AMBIENCE_OUTPUT_DEVICE;
     config.sample_rate = SAMPLE_RATE;
     config.app_name = "CGameLoop";
+    /* The opt-out: a game that handles these signals itself, or wants them to end it at once. */
+    if (own_signals) config.handle_termination_signals = false;
     memset(&game, 0, sizeof game);
     TRY(ambience_engine_create(&config, &game.engine));
     TRY(ambience_set_route_change_callback(game.engine, on_route_change, &game));

@@ -28,11 +28,12 @@ extension MPRISTests {
         #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
     }
 
-    /// A C game (Demos/CGameLoop) ended by SIGTERM, SIGINT or SIGHUP: the engine resumes the user's player its
-    /// session paused and pauses the one it started, then the process ends by that signal.
-    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc"), Comment(rawValue: CAPI.missingLibrary)),
-          arguments: [SIGTERM, SIGINT, SIGHUP])
-    func aGameEndedByASignalStillAppliesTheExitRule(signal: Int32) throws {
+    /// Builds the C demo and runs it with `arguments` beside two real mpv: the user's, playing at launch, and the
+    /// one the game starts (`--system-music`). Once the game's session has paused the first and started the second,
+    /// sends it `signal`, waits for it to end, checks it ended by that signal, and hands both players' names to
+    /// `check`.
+    func endGameBySignal(_ signal: Int32, arguments: [String] = [],
+                         check: (_ userPlayer: String, _ gamePlayer: String) throws -> Void) throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let build = try CAPI.run(CAPI.compiler + ["-std=c99"] + CAPI.warnings + ["Demos/CGameLoop/main.c", "-Iinclude",
@@ -44,7 +45,7 @@ extension MPRISTests {
         let (games, gameName) = try startMPV(paused: true)  // the player the game will start
         defer { games.kill() }
         #expect(userName != gameName)
-        let game = try ChildProcess([folder + "/cgameloop", "--seconds", "120", "--system-music", gameName],
+        let game = try ChildProcess([folder + "/cgameloop", "--seconds", "120", "--system-music", gameName] + arguments,
                                     environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), directory: CAPI.root,
                                     stdout: .null, stderr: .null)
         defer { game.kill() }
@@ -55,8 +56,32 @@ extension MPRISTests {
         #expect(game.waitForExit(within: 10), "the game did not end")
         #expect(game.terminationReason == .uncaughtSignal && game.terminationStatus == signal,
                 "ended with \(game.terminationReason) \(game.terminationStatus)")
-        #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's player stays paused")
-        #expect(playerctl(["-p", gameName, "status"]) == "Paused", "the music the game started plays on")
+        try check(userName, gameName)
+    }
+
+    /// A C game (Demos/CGameLoop) ended by SIGTERM, SIGINT or SIGHUP: the engine resumes the user's player its
+    /// session paused and pauses the one it started, then the process ends by that signal.
+    // Not in the sanitizers' instrumented build: the demo would need the sanitizer's runtime linked in first.
+    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)),
+          arguments: [SIGTERM, SIGINT, SIGHUP])
+    func aGameEndedByASignalStillAppliesTheExitRule(signal: Int32) throws {
+        try endGameBySignal(signal) { userName, gameName in
+            #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's player stays paused")
+            #expect(playerctl(["-p", gameName, "status"]) == "Paused", "the music the game started plays on")
+        }
+    }
+
+    /// The opt-out (`handle_termination_signals = false`, the demo's `--own-signals`): SIGTERM ends the game at once,
+    /// by the signal, and the exit rule does not run, so the user's player stays paused and the game's plays on,
+    /// which is what the handler, when on, prevents (the test above).
+    // Not in the sanitizers' instrumented build: the demo would need the sanitizer's runtime linked in first.
+    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)))
+    func aGameThatOptsOutIsEndedByTheSignalAlone() throws {
+        try endGameBySignal(SIGTERM, arguments: ["--own-signals"]) { userName, gameName in
+            usleep(500_000)   // nothing was on its way either
+            #expect(playerctl(["-p", userName, "status"]) == "Paused", "the exit rule ran although the game opted out")
+            #expect(playerctl(["-p", gameName, "status"]) == "Playing", "the exit rule ran although the game opted out")
+        }
     }
 
     /// A signal the program handles itself (here: ignores) is left to it; the engine takes only default ones.

@@ -168,9 +168,9 @@ public final class AudioEngine: @unchecked Sendable {
             ? ScreenLockMonitor(systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
             : nil
         if case .device(let name) = configuration.output {
-            if configuration.desktopIntegration && configuration.handlesTerminationSignals {
-                SDLAudio.leaveTerminationSignalsToTheEngine()
-            }
+            // Always: SDL's own handlers would swallow SIGTERM and SIGINT into an SDL_QUIT that a game without an SDL
+            // event loop never reads, so even a game that opts out of the engine's handling could not be ended.
+            SDLAudio.leaveTerminationSignalsToTheEngine()
             do {
                 let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                                               deviceName: name, appName: configuration.appName)

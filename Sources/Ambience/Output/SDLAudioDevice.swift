@@ -83,8 +83,9 @@ enum SDLAudio {
     }
 
     /// Keeps SDL from installing its SIGINT/SIGTERM handlers (which only post an SDL_QUIT that a game without an
-    /// SDL event loop never reads) when it first starts its event subsystem, which opening audio does: the engine
-    /// handles those signals itself. A host that starts SDL's events before the engine keeps SDL's handlers.
+    /// SDL event loop never reads) when it first starts its event subsystem, which opening audio does: the signals
+    /// stay the engine's (or, when the game opts out, the program's). A host that starts SDL's events before the
+    /// engine keeps SDL's handlers.
     static func leaveTerminationSignalsToTheEngine() {
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
     }

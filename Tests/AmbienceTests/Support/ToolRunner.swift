@@ -29,6 +29,10 @@ enum ToolRunner {
 /// (`.build/debug`, or `.build/asan/debug` under scripts/sanitizers.sh), so that every command, library and demo a
 /// test starts is the one built with the same flags.
 enum BuildProducts {
+    /// Whether this is scripts/sanitizers.sh's instrumented build (`.build/asan`, `.build/tsan`): a C program linked
+    /// against its library, or a preloaded shim, needs the sanitizer's runtime first.
+    static var sanitized: Bool { folder.contains("/asan/") || folder.contains("/tsan/") }
+
     /// Tests/AmbienceTests/Support/ToolRunner.swift → the package root.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent().path
