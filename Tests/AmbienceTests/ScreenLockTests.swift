@@ -67,6 +67,26 @@ import Testing
         try Self.expectOutput(of: engine, locked: false, category: category)
     }
 
+    /// A screensaver that goes away while active (it crashed) never says `ActiveChanged(false)`: its name losing
+    /// its owner unlocks, or the game would stay silent until the engine is made again.
+    @Test func aScreenSaverThatGoesAwayWhileActiveNoLongerLocks() throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let engine = try Self.engine(category: .soloAmbient, sessionBus: bus.address, systemBus: nil)
+        defer { engine.shutdown() }
+        let screenSaver = try DBusConnection(address: bus.address)
+        #expect(try screenSaver.requestName("org.gnome.ScreenSaver"))
+        #expect(Self.announce(true, to: engine) {
+            try screenSaver.emitSignal(path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
+                                       member: "ActiveChanged", arguments: [.bool(true)])
+        })
+        try Self.expectOutput(of: engine, locked: true, category: .soloAmbient)
+        screenSaver.close()
+        #expect(eventually(within: 5) { _ = engine.update(); return !engine.session.state.isScreenLocked })
+        try Self.expectOutput(of: engine, locked: false, category: .soloAmbient)
+    }
+
     /// logind on a private system bus: it answers `GetSessionByPID` with our session and `Get(LockedHint)` with
     /// the lock as it stands, and announces changes with `PropertiesChanged`. The game starts on a locked screen.
     @Test(arguments: SessionCategory.allCases)

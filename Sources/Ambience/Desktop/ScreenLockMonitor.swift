@@ -31,8 +31,10 @@ struct ScreenLockState: Sendable, Equatable {
 ///   (found with `GetSessionByPID`, else `XDG_SESSION_ID`), through `PropertiesChanged`;
 /// - the session bus: `ActiveChanged(bool)` of `org.freedesktop.ScreenSaver` (KDE, Xfce, …) and
 ///   `org.gnome.ScreenSaver` (GNOME).
-/// A bus that is not there, or a service that never answers, only means that source is silent: every call is bounded
-/// and made on the monitor's own threads, never the game's.
+/// A bus that is not there, or a service that never answers, only means that source is silent. Connecting happens
+/// when the engine starts, bounded by the desktop timeout (as for `SleepMonitor`); every later call is bounded and
+/// made on the monitor's own threads, never the game's. A screensaver whose name loses its owner (it crashed or
+/// was restarted while active) counts as no longer locking the screen.
 final class ScreenLockMonitor: Sendable {
     static let logindName = "org.freedesktop.login1"
     static let sessionInterface = "org.freedesktop.login1.Session"
@@ -97,7 +99,11 @@ final class ScreenLockMonitor: Sendable {
     private func followScreenSaver(_ thread: DesktopThread) {
         let bus = thread.connection
         for interface in Self.screenSaverInterfaces {
-            guard (try? bus.addMatch("type='signal',interface='\(interface)',member='ActiveChanged'")) != nil else { return }
+            guard (try? bus.addMatch("type='signal',interface='\(interface)',member='ActiveChanged'")) != nil,
+                  // A screensaver that crashes while active never says it stopped: its name losing its owner does.
+                  (try? bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                                     + "member='NameOwnerChanged',arg0='\(interface)'")) != nil
+            else { return }
         }
         // Whichever screensaver runs says whether it is active now; the others are not there and answer an error.
         for interface in Self.screenSaverInterfaces {
@@ -108,10 +114,14 @@ final class ScreenLockMonitor: Sendable {
             }
         }
         while thread.isRunning {
-            for message in bus.receive(timeout: .milliseconds(200))
-            where message.kind == .signal && message.member == "ActiveChanged"
-                && Self.screenSaverInterfaces.contains(message.interface ?? "") {
-                if let active = message.arguments.first?.bool { report(active, from: .screenSaver) }
+            for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
+                if message.member == "ActiveChanged", Self.screenSaverInterfaces.contains(message.interface ?? "") {
+                    if let active = message.arguments.first?.bool { report(active, from: .screenSaver) }
+                } else if message.member == "NameOwnerChanged", message.interface == "org.freedesktop.DBus",
+                          Self.screenSaverInterfaces.contains(message.arguments.first?.string ?? ""),
+                          message.arguments.count == 3, message.arguments[2].string == "" {
+                    report(false, from: .screenSaver)
+                }
             }
         }
     }
