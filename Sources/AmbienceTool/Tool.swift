@@ -59,13 +59,20 @@ func printError(_ message: String) {
     line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
-/// Ctrl-C and SIGTERM stop long commands cleanly: their loops check `requested` and clean up partial output.
+/// Ctrl-C and SIGTERM stop long commands cleanly: their loops check `requested` and clean up partial output. A second
+/// one ends the command at once, by the signal, for a loop that cannot check (a call stuck in a library).
 enum Interrupt {
     private static let flag = Atomic<Bool>(false)
     static var requested: Bool { flag.load(ordering: .relaxed) }
 
     static func install() {
-        let handler: @convention(c) (Int32) -> Void = { _ in Interrupt.flag.store(true, ordering: .relaxed) }
+        _ = flag.load(ordering: .relaxed)   // the global is made now, not lazily inside the handler
+        // Only async-signal-safe work: an atomic exchange, signal() and raise().
+        let handler: @convention(c) (Int32) -> Void = { signo in
+            guard Interrupt.flag.exchange(true, ordering: .relaxed) else { return }
+            signal(signo, SIG_DFL)
+            raise(signo)
+        }
         signal(SIGINT, handler)
         signal(SIGTERM, handler)
     }

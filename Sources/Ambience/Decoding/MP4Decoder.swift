@@ -213,7 +213,9 @@ final class MP4Decoder: AudioDecoder {
         let count = Int(max(decoded.nb_samples, 0))
         var start = decodedUpTo
         if decoded.best_effort_timestamp != Int64.min {
-            start = av_rescale_q(decoded.best_effort_timestamp, timeBase, AVRational(num: 1, den: Int32(info.sampleRate)))
+            // A timestamp is the file's claim: held within what a stream may be, so no sum with it can overflow.
+            let claimed = av_rescale_q(decoded.best_effort_timestamp, timeBase, AVRational(num: 1, den: Int32(info.sampleRate)))
+            start = min(max(claimed, -AudioInfo.maximumFrames), AudioInfo.maximumFrames)
         }
         decodedUpTo = start + Int64(count)
         let first = Int(min(max(discardBefore - start, 0), Int64(count)))
