@@ -54,11 +54,10 @@ libcamera_monitor.enabled = false
 LUA
 echo 'bluez_monitor.enabled = false' > "$XDG_CONFIG_HOME/wireplumber/bluetooth.lua.d/60-ambience-no-hardware.lua"
 
+source "$(dirname "$0")/processes.sh"
 pids=()
 stop() {
-  local i
-  for (( i = ${#pids[@]} - 1; i >= 0; i-- )); do kill "${pids[i]}" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_processes "${pids[@]}"
 }
 trap stop EXIT
 trap 'exit 143' TERM

@@ -35,12 +35,10 @@ echo "autospawn = no" > "$root/client.conf"
 export PULSE_CLIENTCONFIG="$root/client.conf"
 export PULSE_SERVER="unix:$root/native"
 
+source "$(dirname "$0")/processes.sh"
 pids=()
 cleanup() {
-  # Newest first: the sound server's clients before the servers they need.
-  local i
-  for (( i = ${#pids[@]} - 1; i >= 0; i-- )); do kill "${pids[i]}" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  stop_processes "${pids[@]}"
   rm -rf "$root"
 }
 trap cleanup EXIT
