@@ -119,17 +119,23 @@ package enum AudioFile {
 
 /// Decoded audio held in memory: interleaved 32-bit float.
 public struct PCMBuffer: Sendable, Equatable {
+    /// Frames per second.
     public var sampleRate: Int
+    /// Samples per frame: 1 for mono, 2 for stereo (left first).
     public var channels: Int
+    /// The samples, frame after frame, each frame's channels side by side; nominally within -1...1.
     public var samples: [Float]
 
+    /// Wraps samples as they are; `AudioEngine.makeSound(_:name:)` is what checks them.
     public init(sampleRate: Int, channels: Int, samples: [Float]) {
         self.sampleRate = sampleRate
         self.channels = channels
         self.samples = samples
     }
 
+    /// Whole frames held (0 when there are no channels).
     public var frames: Int { channels > 0 ? samples.count / channels : 0 }
+    /// Seconds held: `frames` at `sampleRate`.
     public var duration: Double { Double(frames) / Double(sampleRate) }
 
     /// Reads a decoder to its end. The stream's decoded size is checked against `limit` (at most

@@ -2,17 +2,29 @@ import Foundation
 
 /// An MPRIS player on the desktop (mpv, a browser, Spotify…), as last read from the session bus.
 public struct MPRISPlayerInfo: Sendable, Equatable {
-    public enum Status: String, Sendable { case playing, paused, stopped }
+    /// What the player says it is doing (MPRIS `PlaybackStatus`).
+    public enum Status: String, Sendable {
+        /// `Playing`.
+        case playing
+        /// `Paused`.
+        case paused
+        /// `Stopped`, or a status the player did not give.
+        case stopped
+    }
 
     /// The bus name: `org.mpris.MediaPlayer2.mpv`.
     public var name: String
     /// The player's own name for itself ("mpv").
     public var identity: String?
+    /// What the player is doing, as last read.
     public var status: Status = .stopped
+    /// The current track's title (`xesam:title`), when the player says.
     public var title: String?
     /// The artists, joined with ", ".
     public var artist: String?
+    /// The current track's album (`xesam:album`), when the player says.
     public var album: String?
+    /// Where the player keeps the track's cover (`mpris:artUrl`), as it gives it.
     public var artURL: String?
     /// Seconds.
     public var length: Double?
@@ -28,11 +40,17 @@ public struct MPRISPlayerInfo: Sendable, Equatable {
     /// Whether the player serves `org.mpris.MediaPlayer2.TrackList` and lets it be edited (found by asking it:
     /// VLC 3 has one but reports `HasTrackList` false).
     public var canEditTracks = false
+    /// Whether the player may be controlled at all (`CanControl`); the session never pauses or ducks one that says no.
     public var canControl = false
+    /// Whether it accepts `Play` (`CanPlay`).
     public var canPlay = false
+    /// Whether it accepts `Pause` (`CanPause`).
     public var canPause = false
+    /// Whether it accepts `Next` (`CanGoNext`).
     public var canGoNext = false
+    /// Whether it accepts `Previous` (`CanGoPrevious`).
     public var canGoPrevious = false
+    /// Whether it accepts `Seek` and `SetPosition` (`CanSeek`).
     public var canSeek = false
     /// The connection that owns the name (":1.8").
     package var uniqueName: String

@@ -85,12 +85,19 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     // MARK: Transport
 
+    /// Asks the desktop player to play. The player it starts this way plays the game's music from then on: the session
+    /// does not pause it as another app's, and the exit rule pauses it.
     public func play() { send(.play, started: true) }
+    /// Asks the desktop player to pause.
     public func pause() { send(.pause) }
+    /// Asks the desktop player to stop.
     public func stop() { send(.stop) }
+    /// Asks the desktop player for its next track.
     public func skipToNextItem() { send(.next) }
+    /// Asks the desktop player for its previous track.
     public func skipToPreviousItem() { send(.previous) }
 
+    /// What the desktop player said it was doing when last heard from (`.stopped` when there is none).
     public var playbackState: PlaybackState {
         switch currentPlayer?.status {
         case .playing?: .playing
@@ -198,7 +205,10 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     // MARK: Notifications
 
+    /// Starts delivering notifications in `AudioEngine.update()` as `.systemMusic(...)`. Calls nest: each `begin` needs
+    /// its own `end`. A refused command (`commandFailed`) is reported either way.
     public func beginGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth += 1 } }
+    /// Balances one `beginGeneratingPlaybackNotifications()`.
     public func endGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) } }
 
     /// Turns the client's events into the application player's notifications.

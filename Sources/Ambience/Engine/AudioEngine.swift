@@ -2,6 +2,7 @@ import Synchronization
 
 /// How to build an engine.
 public struct EngineConfiguration: Sendable {
+    /// Where the mix goes.
     public enum Output: Sendable, Equatable {
         /// Real-time output through SDL: the named device, or the system default (which follows the user's choice).
         case device(name: String? = nil)
@@ -9,6 +10,7 @@ public struct EngineConfiguration: Sendable {
         case offline
     }
 
+    /// Real-time output on a device (the default), or offline rendering.
     public var output: Output = .device()
     /// The mix's rate, 8–192 kHz. Below 11,025 Hz effects (reverb, occlusion) are off: OpenAL Soft's do not work there.
     public var sampleRate = 48_000
@@ -16,6 +18,7 @@ public struct EngineConfiguration: Sendable {
     public var realVoices = 256
     /// Voices tracked in all; beyond the real ones they are virtual.
     public var maxVoices = 16_384
+    /// Render through head-related transfer functions, for headphones (when OpenAL Soft has them).
     public var hrtf = false
     /// Frames per mix block: the device callback size and the offline render step.
     public var blockFrames = 512
@@ -38,6 +41,8 @@ public struct EngineConfiguration: Sendable {
     /// A signal whose handler the program installed itself is left to it. False: the engine installs nothing.
     public var handlesTerminationSignals = true
 
+    /// A configuration; `validated()` checks its numbers, and `AudioEngine.init(_:)` does so before anything opens.
+    /// `desktopIntegration` nil means on for device output and off for offline.
     public init(output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
                 hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20,
                 desktopIntegration: Bool? = nil) {
@@ -54,9 +59,11 @@ public struct EngineConfiguration: Sendable {
 
     /// The limits every entry point checks a configuration against, Swift and C alike (`validated()`).
     public static let sampleRates = 8_000...192_000
+    /// The values `realVoices` may take.
     public static let realVoiceCounts = 1...4096
     /// `maxVoices` must also be at least `realVoices`.
     public static let maxVoiceCounts = 1...(1 << 20)
+    /// The values `blockFrames` may take.
     public static let blockFrameCounts = 16...16_384
 
     /// The configuration when every number is within its limits, else a refusal that names the first one that is
@@ -112,6 +119,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
 /// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and returns every event since
 /// the last call, on the calling thread. Every other method may be called from any thread.
 public final class AudioEngine: @unchecked Sendable {
+    /// The configuration the engine was built with, as validated.
     public let configuration: EngineConfiguration
     package let mixer: Mixer
     /// The application music player, streaming through the `music` bus.
@@ -224,13 +232,18 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// The SDL driver in use ("pulseaudio", "dummy", …), or "offline".
     public var outputDriver: String { state.withLock { $0.device?.driver } ?? "offline" }
+    /// Whether the engine renders only when asked (`render(seconds:)`), not to a device.
     public var isOffline: Bool { configuration.output == .offline }
 
     // MARK: Buses and listener
 
+    /// The bus every other bus ends in: the whole mix's gain.
     public var master: Bus { mixer.bus(.master) }
+    /// The music player's bus.
     public var music: Bus { mixer.bus(.music) }
+    /// Sound effects: where voices play unless their `PlayOptions.bus` says otherwise.
     public var sfx: Bus { mixer.bus(.sfx) }
+    /// Menus and interface sounds.
     public var ui: Bus { mixer.bus(.ui) }
     /// Speech (named "dialogue"). By default the music bus ducks −9 dB while it plays.
     public var dialogue: Bus { mixer.bus(.dialogue) }

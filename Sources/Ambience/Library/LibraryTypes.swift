@@ -9,6 +9,7 @@ public enum MediaLibraryEvent: Sendable, Equatable {
 
 /// Why the library could not do what was asked. Every case names the file or folder.
 public enum LibraryError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The SQLite index could not be opened, read or written.
     case database(SQLiteError)
     /// Opening without creating, and there is no index at the path yet.
     case noIndex(String)
@@ -34,14 +35,18 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable, Sendable {
 public struct ScanIssue: Sendable, Hashable, CustomStringConvertible {
     /// The path, readable (bytes that are not UTF-8 shown as U+FFFD).
     public var path: String
+    /// Why, for a person to read.
     public var reason: String
+    /// An issue with `path` for `reason`.
     public init(path: String, reason: String) { self.path = path; self.reason = reason }
     public var description: String { "\(path): \(reason)" }
 }
 
 /// How far a scan has come: called once per audio file, before it is looked at, and once at the end.
 public struct ScanProgress: Sendable, Equatable {
+    /// Audio files looked at so far.
     public var filesDone: Int
+    /// Audio files the scan found in all.
     public var totalFiles: Int
     /// The file being looked at (empty in the final call).
     public var currentPath: String
@@ -51,8 +56,11 @@ public struct ScanProgress: Sendable, Equatable {
 public struct ScanReport: Sendable, Equatable, CustomStringConvertible {
     /// Audio files found (`.ogg`, `.oga`, `.mp3`, `.wav`, `.flac`, `.opus`), including those that failed (broken symlinks too).
     public var files = 0
+    /// Files new to the index.
     public var added = 0
+    /// Files read again because their size or modification time changed.
     public var updated = 0
+    /// Files gone from disk, and so from the index.
     public var removed = 0
     /// Files that could not be indexed, each with the reason. A file that failed before and has not changed since
     /// is not read again; it is listed with its earlier reason.
@@ -65,6 +73,7 @@ public struct ScanReport: Sendable, Equatable, CustomStringConvertible {
     /// Seconds the scan took.
     public var duration: Double = 0
 
+    /// An empty report: nothing found yet.
     public init() {}
 
     /// Whether the scan changed any item or playlist.

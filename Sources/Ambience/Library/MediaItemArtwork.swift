@@ -3,15 +3,21 @@ import Glibc
 
 /// A size in pixels.
 public struct ArtworkSize: Sendable, Hashable {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
+    /// A size of `width` by `height` pixels.
     public init(width: Int, height: Int) { self.width = width; self.height = height }
 }
 
 /// Decoded pixels: `width * height` pixels of 4 bytes each, red, green, blue, alpha, row after row, top row first.
 public struct ArtworkImage: Sendable, Hashable {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
+    /// `width * height * 4` bytes: RGBA, row after row, top row first.
     public var pixels: [UInt8]
 
     /// The RGBA bytes of the pixel at (x, y).
@@ -23,11 +29,14 @@ public struct ArtworkImage: Sendable, Hashable {
 
 /// Why a picture could not be used. Each case names the file (or the audio file that embeds the picture).
 public enum ArtworkError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// The picture's file or data is over the 16 MB limit (`bytes` long); it was not read.
     case tooLarge(String, bytes: Int)
     /// The picture's header claims more pixels than `MediaItemArtwork.maximumPixelSide` on a side or
     /// `MediaItemArtwork.maximumPixels` in all; it was not decoded.
     case tooManyPixels(String, width: Int, height: Int)
+    /// The picture could not be read (the reason says why: missing, a folder, an I/O error).
     case unreadable(String, reason: String)
+    /// The picture's format is not one that is decoded (only PNG and JPEG are), or its bytes are damaged.
     case undecodable(String, reason: String)
 
     public var description: String {
@@ -52,6 +61,7 @@ public enum ArtworkError: Error, CustomStringConvertible, Equatable, Sendable {
 /// `ArtworkError.undecodable`: SDL2_image 2.6's GIF reader crashes on a malformed frame (found by fuzzing), and a
 /// cover is user data, so only decoders that hold up under fuzzing see it.
 public final class MediaItemArtwork: Sendable {
+    /// Where a cover picture comes from.
     public enum Source: Sendable, Hashable {
         /// Embedded in the audio file's tags, with its MIME type.
         case embedded(mimeType: String)
@@ -59,6 +69,7 @@ public final class MediaItemArtwork: Sendable {
         case file(String)
     }
 
+    /// Where this picture comes from.
     public let source: Source
     /// The picture's own size.
     public let bounds: ArtworkSize

@@ -2,9 +2,14 @@ import Foundation
 import Glibc
 import Synchronization
 
+/// The music library: an SQLite index of the audio files and playlists under some folders, with their tags and artwork,
+/// kept up to date by `scan(progress:)` and, between `beginGeneratingLibraryChangeNotifications()` and its `end…`, by
+/// an inotify watcher. Read it with `MediaQuery`.
+/// All methods may be called from any thread: a scan writes through one connection while queries read through another.
 public final class MediaLibrary: @unchecked Sendable {
     /// The folders scanned, absolute and with symlinks resolved.
     public let folders: [String]
+    /// The SQLite index file.
     public let databasePath: String
 
     let roots: [[UInt8]]
@@ -36,8 +41,9 @@ public final class MediaLibrary: @unchecked Sendable {
     ///   - folders: the folders to scan; by default the XDG music folder (`MediaLibrary.defaultFolder()`).
     ///   - databasePath: the index; by default `$XDG_CACHE_HOME/ambience/library.sqlite`. Its folder is created.
     ///   - createIfMissing: when false, a missing index is `LibraryError.noIndex` instead of a new empty one.
-    ///   - busyTimeout: seconds to wait for another process's lock before treating the file as unusable; clamped to
-    ///     0…2147483 (SQLite counts it in a C `int` of milliseconds). NaN and infinities are `.invalidNumber`.
+    ///   - requestedTimeout: `busyTimeout:`, the seconds to wait for another process's lock before treating the file
+    ///     as unusable; clamped to 0…2147483 (SQLite counts it in a C `int` of milliseconds). NaN and infinities are
+    ///     `.invalidNumber`.
     ///
     /// A database file that is damaged, not a database, or locked past `busyTimeout` is moved aside (to
     /// `<path>.broken`) and rebuilt; the next scan report carries a warning saying so.

@@ -2,12 +2,15 @@
 public enum MediaPickerResult: Sendable, Equatable {
     /// The items picked, in the order they were selected.
     case didPick(MediaItemCollection)
+    /// The picker was cancelled, or finished with nothing selected.
     case didCancel
 }
 
 /// Told how a picker session ended (the iOS `MPMediaPickerControllerDelegate` shape).
 public protocol MediaPickerDelegate: AnyObject {
+    /// The picker finished with `collection`, the items selected in the order they were selected.
     func mediaPicker(_ picker: MediaPicker, didPick collection: MediaItemCollection)
+    /// The picker was cancelled, or finished with nothing selected.
     func mediaPickerDidCancel(_ picker: MediaPicker)
 }
 
@@ -17,6 +20,7 @@ public protocol MediaPickerDelegate: AnyObject {
 ///
 /// Used from one thread (the game's). Call `reload()` after `.libraryDidChange`.
 public final class MediaPicker {
+    /// The library the picker offers items from.
     public let library: MediaLibrary
     /// Which items are offered: music by default.
     public var mediaTypes: MediaType { didSet { if mediaTypes != oldValue { reload() } } }
@@ -38,6 +42,7 @@ public final class MediaPicker {
     /// Set by `done()` or `cancel()`; afterwards both do nothing.
     public private(set) var isFinished = false
 
+    /// Told how the session ended, once, before `onFinish`. Held weakly.
     public weak var delegate: MediaPickerDelegate?
     /// Called once with the outcome, after the delegate.
     public var onFinish: ((MediaPickerResult) -> Void)?
@@ -45,6 +50,7 @@ public final class MediaPicker {
     /// Every offered item with its folded search text.
     private var candidates: [(item: MediaItem, search: String, section: String)] = []
 
+    /// A picker over `library`'s items of `mediaTypes`, read at once.
     public init(library: MediaLibrary, mediaTypes: MediaType = .music) {
         self.library = library
         self.mediaTypes = mediaTypes
@@ -64,6 +70,7 @@ public final class MediaPicker {
         applyFilter()
     }
 
+    /// Whether `item` is in the selection (compared by `persistentID`).
     public func isSelected(_ item: MediaItem) -> Bool { selectedItems.contains { $0.persistentID == item.persistentID } }
 
     /// Selects the item, or deselects it when it is selected. Returns whether it is selected now.
@@ -79,6 +86,7 @@ public final class MediaPicker {
         return true
     }
 
+    /// Deselects everything; does nothing once the picker has finished.
     public func clearSelection() { if !isFinished { selectedItems.removeAll() } }
 
     /// Ends the session with the selection: `didPick` when something is selected, `didCancel` when nothing is.

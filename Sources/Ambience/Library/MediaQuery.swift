@@ -2,7 +2,10 @@ import Foundation
 
 /// A property of a media item that a query can filter on (the iOS `MPMediaItemProperty…` names).
 public enum MediaItemProperty: String, Sendable, Hashable, CaseIterable {
+    /// The item's `persistentID`, and its text tags: title, artist, album, album artist, genre and composer.
     case persistentID, title, artist, albumTitle, albumArtist, genre, composer
+    /// The item's numbers and flags: track and disc number, `albumPersistentID`, whether it is part of a compilation,
+    /// and its `MediaType`.
     case trackNumber, discNumber, albumPersistentID, isCompilation, mediaType
 
     /// The indexed column a predicate compares with. Text properties compare folded keys.
@@ -33,6 +36,7 @@ public enum MediaItemProperty: String, Sendable, Hashable, CaseIterable {
 
 /// How a predicate compares. Text comparisons ignore case and diacritics: "bjork" equals "Björk".
 public enum MediaPredicateComparison: Sendable, Hashable {
+    /// The property equals the value.
     case equalTo
     /// The property contains the value (text only; numbers compare equal).
     case contains
@@ -40,23 +44,31 @@ public enum MediaPredicateComparison: Sendable, Hashable {
 
 /// The value a predicate compares with.
 public enum MediaPropertyValue: Sendable, Hashable {
+    /// For the text properties.
     case text(String)
+    /// For the numeric properties and IDs.
     case number(Int64)
+    /// For `isCompilation`.
     case flag(Bool)
 }
 
 /// One filter of a query: items whose `property` matches `value`. Several predicates must all match.
 public struct MediaPropertyPredicate: Sendable, Hashable {
+    /// The value the property is compared with.
     public let value: MediaPropertyValue
+    /// The property compared.
     public let property: MediaItemProperty
+    /// How it is compared.
     public let comparisonType: MediaPredicateComparison
 
+    /// Items whose text `property` equals (or contains) `value`, ignoring case and diacritics.
     public init(value: String, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
         self.value = .text(value)
         self.property = property
         self.comparisonType = comparisonType
     }
 
+    /// Items whose numeric `property` (track or disc number) equals `value`.
     public init(value: Int, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
         self.value = .number(Int64(value))
         self.property = property
@@ -70,6 +82,7 @@ public struct MediaPropertyPredicate: Sendable, Hashable {
         self.comparisonType = comparisonType
     }
 
+    /// Items whose flag `property` (`isCompilation`) is `value`.
     public init(value: Bool, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
         self.value = .flag(value)
         self.property = property
@@ -113,13 +126,17 @@ public struct MediaPropertyPredicate: Sendable, Hashable {
 
 /// How a query groups its items into collections (the iOS `MPMediaGrouping` names).
 public enum MediaGrouping: String, Sendable, Hashable, CaseIterable {
+    /// Songs one by one (`title`), or grouped by album, artist, album artist, composer, genre or playlist.
     case title, album, artist, albumArtist, composer, genre, playlist
 }
 
 /// A run of a query's items or collections under one index title: `A`…`Z`, or `#` for anything else.
 public struct MediaQuerySection: Sendable, Hashable {
+    /// `A`…`Z`, or `#`.
     public var title: String
+    /// The positions, in the items or collections the section belongs to, that it covers.
     public var range: Range<Int>
+    /// A section titled `title` over `range`.
     public init(title: String, range: Range<Int>) { self.title = title; self.range = range }
 }
 
@@ -127,29 +144,38 @@ public struct MediaQuerySection: Sendable, Hashable {
 public struct MediaGroup: Sendable, Hashable {
     /// The album, artist, genre, composer or playlist name; nil for items without that tag.
     public var name: String?
+    /// Items in the group.
     public var count: Int
     /// The album's `albumPersistentID`, the playlist's ID, or a stable hash of the group's key.
     public var persistentID: UInt64
+    /// Whether the group is a compilation album.
     public var isCompilation: Bool
 }
 
 /// A playlist from a `.m3u`/`.m3u8` file in the library.
 public struct MediaPlaylist: Sendable, Hashable, Identifiable {
+    /// Stable across rescans while the playlist file stays where it is.
     public var persistentID: UInt64
     /// `#PLAYLIST:` when the file has it, otherwise the file name without its extension.
     public var name: String
     /// The playlist file.
     public var url: String
+    /// The items it names that are in the library, in playlist order.
     public var items: [MediaItem]
     public var id: UInt64 { persistentID }
+    /// `items` as a collection, ready for `MusicPlayer.setQueue(with:)`.
     public var collection: MediaItemCollection { MediaItemCollection(items: items) }
 }
 
 /// Everything one query returns, fetched together.
 public struct MediaQueryResults: Sendable, Hashable {
+    /// The matching items, sorted for the grouping.
     public var items: [MediaItem] = []
+    /// `items` in runs under A–Z and `#`.
     public var itemSections: [MediaQuerySection] = []
+    /// The items grouped by the query's grouping, in order.
     public var collections: [MediaItemCollection] = []
+    /// `collections` in runs under A–Z and `#`.
     public var collectionSections: [MediaQuerySection] = []
 }
 
@@ -159,27 +185,40 @@ public struct MediaQueryResults: Sendable, Hashable {
 /// disc and track for artists. Collections are sorted by name, letters A–Z first and everything else (`#`) after,
 /// ignoring case and diacritics. Every value reaches SQL as a bound parameter.
 public struct MediaQuery: Sendable {
+    /// The library the query reads.
     public let library: MediaLibrary
+    /// The filters; an item must match all of them.
     public var filterPredicates: Set<MediaPropertyPredicate>
+    /// How items are grouped into `collections`.
     public var groupingType: MediaGrouping
 
+    /// A query over `library` with these filters and grouping.
     public init(library: MediaLibrary, filterPredicates: Set<MediaPropertyPredicate> = [], groupingType: MediaGrouping = .title) {
         self.library = library
         self.filterPredicates = filterPredicates
         self.groupingType = groupingType
     }
 
+    /// Adds a filter.
     public mutating func addFilterPredicate(_ predicate: MediaPropertyPredicate) { filterPredicates.insert(predicate) }
+    /// Removes a filter.
     public mutating func removeFilterPredicate(_ predicate: MediaPropertyPredicate) { filterPredicates.remove(predicate) }
 
     // MARK: Presets (music only, as on iOS; playlists hold whatever they name)
 
+    /// Every music item, by title.
     public static func songs(in library: MediaLibrary) -> MediaQuery { music(library, .title) }
+    /// Music by album: one collection per album.
     public static func albums(in library: MediaLibrary) -> MediaQuery { music(library, .album) }
+    /// Music by artist: one collection per artist.
     public static func artists(in library: MediaLibrary) -> MediaQuery { music(library, .artist) }
+    /// Music by album artist.
     public static func albumArtists(in library: MediaLibrary) -> MediaQuery { music(library, .albumArtist) }
+    /// Music by genre.
     public static func genres(in library: MediaLibrary) -> MediaQuery { music(library, .genre) }
+    /// Music by composer.
     public static func composers(in library: MediaLibrary) -> MediaQuery { music(library, .composer) }
+    /// Every playlist in the library, one collection each.
     public static func playlists(in library: MediaLibrary) -> MediaQuery { MediaQuery(library: library, groupingType: .playlist) }
     /// Albums whose tracks have several artists, or whose album artist is "Various Artists".
     public static func compilations(in library: MediaLibrary) -> MediaQuery {

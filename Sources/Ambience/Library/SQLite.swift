@@ -12,6 +12,7 @@ public enum SQLiteError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Any other failure of a statement: disk full, I/O error, a constraint.
     case failed(path: String, code: Int32, reason: String)
 
+    /// The database file the error is about.
     public var path: String {
         switch self {
         case .cannotOpen(let p, _), .corrupt(let p, _), .locked(let p, _), .failed(let p, _, _): p

@@ -6,8 +6,11 @@
 public enum MixerLimits {
     /// Linear gain of a voice or bus (64 is +36 dB).
     public static let gain: ClosedRange<Float> = 0...64
+    /// Playback speed of a voice (1 is as recorded; 2 an octave up).
     public static let pitch: ClosedRange<Float> = 0.01...16
+    /// Stereo position of a screen-space voice: -1 left, 0 centre, 1 right.
     public static let pan: ClosedRange<Float> = -1...1
+    /// How much of a world voice's sound an obstacle blocks: 0 none, 1 all of it (a low-pass filter and a gain).
     public static let occlusion: ClosedRange<Float> = 0...1
     /// Fades, fade-ins, ramps, ducking attack and release, in seconds (up to a day).
     public static let seconds: ClosedRange<Double> = 0...86_400

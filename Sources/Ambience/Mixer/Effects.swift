@@ -1,7 +1,10 @@
 /// Reverb presets, ported from OpenAL Soft's `efx-presets.h` (standard-reverb fields).
 public enum ReverbPreset: String, Sendable, CaseIterable {
+    /// A small room, a concert hall, a cave, under water and an aircraft hangar: EFX's `ROOM`, `CONCERTHALL`, `CAVE`,
+    /// `UNDERWATER` and `HANGAR`.
     case room, hall, cave, underwater, hangar
 
+    /// The preset's settings, to adjust and pass to `AudioEngine.setReverb(_:on:)`.
     public var parameters: ReverbParameters {
         switch self {
         case .room:
@@ -26,10 +29,14 @@ public enum ReverbPreset: String, Sendable, CaseIterable {
 
 /// A sphere of the world with its own reverb: world voices inside it use it, whatever their bus.
 public struct ReverbZone: Sendable, Equatable {
+    /// The middle of the sphere, in world coordinates.
     public var center: Vector3
+    /// The sphere's radius, in world units.
     public var radius: Float
+    /// The reverb inside it.
     public var reverb: ReverbParameters
 
+    /// A zone, checked by `ReverbZone.validated()` when it is set.
     public init(center: Vector3, radius: Float, reverb: ReverbParameters) {
         self.center = center
         self.radius = radius
@@ -44,14 +51,17 @@ public struct ReverbZone: Sendable, Equatable {
 
 /// What this machine's OpenAL Soft offers. A missing extension turns its feature off; the engine still runs.
 public struct AudioCapabilities: Sendable, Equatable {
+    /// OpenAL Soft's name and version ("OpenAL Soft 1.19.1").
     public var renderer: String
     /// Reverb and low-pass filters (ALC_EXT_EFX).
     public var effects: Bool
     /// Head-related transfer functions (ALC_SOFT_HRTF).
     public var hrtf: Bool
+    /// Whether HRTF rendering is on now (`AudioEngine.setHRTF(_:)`).
     public var hrtfEnabled: Bool
     /// Real sources the mixer got.
     public var realVoices: Int
+    /// Every ALC and AL extension the device reports.
     public var extensions: [String]
     /// Features the engine would use but cannot, with the extension each needs.
     public var missing: [String]

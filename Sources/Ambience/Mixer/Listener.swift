@@ -14,6 +14,7 @@ public struct ListenerState: Sendable, Equatable {
     public var maxDistance: Float = 1000
     /// How fast gain falls with distance (inverse-distance model).
     public var rolloff: Float = 1
+    /// How strongly velocities shift pitch (0 turns doppler off, 1 is physical).
     public var dopplerFactor: Float = 1
 
     /// Inverse-distance-clamped attenuation of a point, as OpenAL computes it: what ranking weighs world voices by.

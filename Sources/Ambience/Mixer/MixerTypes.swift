@@ -19,14 +19,23 @@ package struct MixerConfiguration: Sendable {
 
 /// Counters the game can show or log. Read with `AudioEngine.stats`.
 public struct MixerStats: Sendable, Equatable {
+    /// Voices playing on an OpenAL source now.
     public var realVoices = 0
+    /// Voices playing now without a source: tracked and timed, inaudible until they rank high enough.
     public var virtualVoices = 0
+    /// Voices started since the engine was made.
     public var started = 0
+    /// Voices stolen by more important ones since the engine was made.
     public var stolen = 0
+    /// One-shot voices that played to their end since the engine was made.
     public var finished = 0
+    /// Mix blocks rendered so far.
     public var renderedBlocks = 0
+    /// Mean time to render a block, in microseconds.
     public var averageRenderMicroseconds = 0.0
+    /// Longest time a block took to render, in microseconds.
     public var maxRenderMicroseconds = 0.0
+    /// Blocks the audio thread took longer than real time to render (device output only).
     public var underruns = 0
     /// Events lost because a queue was full when they happened (a game that did not call `update()` for a long
     /// time), summed over every queue of the engine: voice endings, music and session notifications, sound-server

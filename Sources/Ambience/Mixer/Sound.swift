@@ -8,13 +8,16 @@ import Synchronization
 public final class Sound: @unchecked Sendable {
     /// The path it was loaded from, or the name it was given.
     public let name: String
+    /// Frames per second, as decoded.
     public let sampleRate: Int
     /// 1 or 2: wider files are mixed down to stereo when loaded.
     public let channels: Int
+    /// Frames in the sound.
     public let frames: Int
     /// Bytes of mixer memory the sound holds.
     public let memoryCost: Int
 
+    /// Seconds: `frames` at `sampleRate`.
     public var duration: Double { Double(frames) / Double(sampleRate) }
 
     let buffer: ALBuffer

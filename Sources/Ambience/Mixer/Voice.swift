@@ -13,16 +13,22 @@ public enum Placement: Sendable, Equatable {
 
 /// How to start a voice.
 public struct PlayOptions: Sendable {
+    /// Linear gain before the bus's (1 is as recorded); clamped to `MixerLimits.gain`.
     public var gain: Float = 1
+    /// Playback speed (1 is as recorded); clamped to `MixerLimits.pitch`.
     public var pitch: Float = 1
+    /// Plays again from the start at its end, until stopped. A looping voice never finishes by itself.
     public var loop = false
+    /// The bus it plays through; nil is the engine's `sfx` bus.
     public var bus: Bus? = nil
     /// Higher wins: 0 (background) to 255 (must be heard). Priority outranks loudness when voices compete.
     public var priority: UInt8 = 128
+    /// Panned on screen, or placed in the world (distance, doppler, reverb zones).
     public var placement: Placement = .pan(0)
     /// Starts the voice silent and fades it in over this many seconds.
     public var fadeIn: Double = 0
 
+    /// Options for `AudioEngine.play(_:_:)`, checked by `PlayOptions.validated()` when the voice starts.
     public init(gain: Float = 1, pitch: Float = 1, loop: Bool = false, bus: Bus? = nil, priority: UInt8 = 128,
                 placement: Placement = .pan(0), fadeIn: Double = 0) {
         self.gain = gain
@@ -37,6 +43,7 @@ public struct PlayOptions: Sendable {
 
 /// What happened to a call on a voice.
 public enum VoiceResult: Sendable, Equatable {
+    /// The call did what was asked.
     case ok
     /// The voice had already finished or was stolen: the call did nothing.
     case stale
@@ -81,10 +88,15 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
 
     /// Stops the voice, at once or after fading out over `fade` seconds.
     @discardableResult public func stop(fade: Double = 0) -> VoiceResult { mixer?.stop(self, fade: fade) ?? .stale }
+    /// Pauses the voice where it is; `resume()` goes on from there.
     @discardableResult public func pause() -> VoiceResult { mixer?.setPaused(self, true) ?? .stale }
+    /// Resumes a paused voice.
     @discardableResult public func resume() -> VoiceResult { mixer?.setPaused(self, false) ?? .stale }
+    /// Sets the voice's linear gain at once (clamped to `MixerLimits.gain`).
     @discardableResult public func setGain(_ gain: Float) -> VoiceResult { mixer?.setGain(self, gain) ?? .stale }
+    /// Sets the voice's playback speed (clamped to `MixerLimits.pitch`).
     @discardableResult public func setPitch(_ pitch: Float) -> VoiceResult { mixer?.setPitch(self, pitch) ?? .stale }
+    /// Moves the voice: a new pan, or a new world position and velocity.
     @discardableResult public func setPlacement(_ placement: Placement) -> VoiceResult { mixer?.setPlacement(self, placement) ?? .stale }
     /// Muffles the voice as if behind a wall: 0 is clear, 1 fully occluded (a low-pass filter; needs EFX).
     @discardableResult public func setOcclusion(_ amount: Float) -> VoiceResult { mixer?.setOcclusion(self, amount) ?? .stale }

@@ -3,22 +3,33 @@
 public struct MediaItem: Sendable, Hashable, Identifiable {
     /// Stable across rescans of the library (derived from the path for items made from a path).
     public var persistentID: UInt64
+    /// The file's path (called `url` as on iOS).
     public var url: String
+    /// The title tag, when the file has one.
     public var title: String?
+    /// The artist tag.
     public var artist: String?
+    /// The album tag.
     public var albumTitle: String?
+    /// The album artist tag.
     public var albumArtist: String?
+    /// The genre tag.
     public var genre: String?
+    /// The composer tag.
     public var composer: String?
+    /// The track's number on its disc.
     public var trackNumber: Int?
+    /// The disc's number in its album.
     public var discNumber: Int?
     /// Seconds.
     public var playbackDuration: Double
+    /// Whether a cover picture was found, embedded or beside the file.
     public var hasArtwork: Bool
     /// Shared by every item of one album (the media library sets it; 0 for an item made from a bare path).
     public var albumPersistentID: UInt64 = 0
     /// Part of an album whose tracks have different artists, or whose album artist is "Various Artists".
     public var isCompilation: Bool = false
+    /// Music, podcast or audiobook (`MediaType`).
     public var mediaType: MediaType = .music
     /// The file's path as raw bytes, set only when the path is not valid UTF-8: `url` is then a readable
     /// approximation (undecodable bytes shown as U+FFFD) and these bytes are what opens the file.
@@ -29,6 +40,7 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     /// The bytes that name the file on disk: `pathBytes` when set, otherwise `url` as UTF-8.
     public var fileSystemPath: [UInt8] { pathBytes ?? Array(url.utf8) }
 
+    /// An item with these properties, as the library makes them (nothing is read from the file).
     public init(persistentID: UInt64, url: String, title: String? = nil, artist: String? = nil, albumTitle: String? = nil,
                 albumArtist: String? = nil, genre: String? = nil, composer: String? = nil, trackNumber: Int? = nil,
                 discNumber: Int? = nil, playbackDuration: Double = 0, hasArtwork: Bool = false) {
@@ -78,16 +90,23 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
 public struct MediaType: OptionSet, Sendable, Hashable {
     public let rawValue: Int
     public init(rawValue: Int) { self.rawValue = rawValue }
+    /// Music: everything that is not a podcast or an audiobook.
     public static let music = MediaType(rawValue: 1 << 0)
+    /// Genre "Podcast".
     public static let podcast = MediaType(rawValue: 1 << 1)
+    /// Genre "Audiobook", "Audio Book" or "Spoken Word".
     public static let audioBook = MediaType(rawValue: 1 << 2)
+    /// Every kind.
     public static let anyAudio = MediaType(rawValue: 0xFF)
 }
 
 /// An ordered group of items, as a queue or a picker's result.
 public struct MediaItemCollection: Sendable, Hashable {
+    /// The items, in order.
     public var items: [MediaItem]
+    /// A collection of `items`, in their order.
     public init(items: [MediaItem]) { self.items = items }
+    /// How many items it holds.
     public var count: Int { items.count }
     /// The item that best stands for the whole (the first).
     public var representativeItem: MediaItem? { items.first }

@@ -144,6 +144,7 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// Starts delivering notifications. Calls nest: each `begin` needs its own `end`.
     public func beginGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth += 1 } }
+    /// Balances one `beginGeneratingPlaybackNotifications()`; at zero the player stops queuing notifications.
     public func endGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) } }
 
     static let notificationCapacity = 4096
@@ -266,8 +267,12 @@ public final class MusicPlayer: @unchecked Sendable {
 
     // MARK: Transport
 
+    /// What the player is doing.
     public var playbackState: PlaybackState { lock.withLock { _ in state } }
 
+    /// Plays the now-playing item (the queue's first when none): a paused item goes on where it paused, a stopped one
+    /// starts from the beginning. Returns at once; the music is heard once the streaming thread has decoded its first
+    /// block.
     public func play() {
         lock.withLock { _ in
             switch state {
@@ -287,6 +292,7 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// Pauses where the music is; `play()` resumes there.
     public func pause() {
         lock.withLock { _ in
             guard state == .playing || state == .interrupted else { return }
@@ -315,6 +321,7 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// Goes to the item that follows in the play order (with `RepeatMode.all`, the first after the last).
     public func skipToNextItem() {
         lock.withLock { _ in
             guard let p = position else { return }
@@ -334,6 +341,7 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// Seeks to the start of the now-playing item.
     public func skipToBeginning() { currentPlaybackTime = 0 }
 
     private func jump(to orderIndex: Int?) {
@@ -373,6 +381,8 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// The item at the playhead (nil with an empty queue). Setting it to an item of the queue jumps there; any other
+    /// item is ignored.
     public var nowPlayingItem: MediaItem? {
         get { lock.withLock { _ in position.map { queue[order[$0]].item } } }
         set {
@@ -394,6 +404,7 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// Whether the queue plays shuffled. Changing it keeps the now-playing item and reorders what follows.
     public var shuffleMode: ShuffleMode {
         get { lock.withLock { _ in _shuffleMode } }
         set {
@@ -406,6 +417,7 @@ public final class MusicPlayer: @unchecked Sendable {
         }
     }
 
+    /// What happens at the end of an item and at the end of the queue.
     public var repeatMode: RepeatMode {
         get { lock.withLock { _ in _repeatMode } }
         set {

@@ -5,8 +5,11 @@ import Synchronization
 
 /// Why the mixer could not be set up.
 public enum MixerSetupError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// OpenAL Soft lacks the loopback device (`ALC_SOFT_loopback`) the mixer renders through.
     case loopbackUnavailable
+    /// OpenAL Soft cannot render 32-bit float stereo at this rate.
     case formatUnsupported(sampleRate: Int)
+    /// OpenAL Soft refused to make the mixer's context (`code` is its ALC error).
     case contextFailed(code: Int32)
 
     public var description: String {
@@ -328,13 +331,21 @@ struct ALSource: Hashable, Sendable {
 
 /// Reverb settings in the units of the EFX standard reverb.
 public struct ReverbParameters: Sendable, Equatable {
+    /// Echo density and diffusion (0…1), the overall gain and its gain at high frequencies (0…1).
     public var density: Float, diffusion: Float, gain: Float, gainHF: Float
+    /// How long the tail lasts (seconds, 0.1…20) and how much shorter it is at high frequencies (a ratio, 0.1…2).
     public var decayTime: Float, decayHFRatio: Float
+    /// The early reflections' gain (0…3.16) and delay (seconds, 0…0.3).
     public var reflectionsGain: Float, reflectionsDelay: Float
+    /// The late reverberation's gain (0…10) and delay after the reflections (seconds, 0…0.1).
     public var lateReverbGain: Float, lateReverbDelay: Float
+    /// High-frequency absorption by the air (0.892…1) and how fast the reverb falls off with distance (0…10).
     public var airAbsorptionGainHF: Float, roomRolloffFactor: Float
+    /// Whether the high-frequency decay is held to what the air absorption allows.
     public var decayHFLimit: Bool
 
+    /// Reverb settings; the last three default to EFX's standard values. `ReverbParameters.validated()` refuses NaN
+    /// and infinities when they are set; OpenAL clamps finite values into the ranges above.
     public init(density: Float, diffusion: Float, gain: Float, gainHF: Float, decayTime: Float, decayHFRatio: Float,
                 reflectionsGain: Float, reflectionsDelay: Float, lateReverbGain: Float, lateReverbDelay: Float,
                 airAbsorptionGainHF: Float = 0.9943, roomRolloffFactor: Float = 0, decayHFLimit: Bool = true) {

@@ -5,7 +5,9 @@ import Synchronization
 
 /// Why real-time output could not start.
 public enum OutputError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// SDL refused to start or open the device; its message.
     case sdl(String)
+    /// No SDL audio driver would start; `tried` lists the drivers tried.
     case noDriver(tried: [String])
 
     public var description: String {

@@ -29,10 +29,16 @@ public final class AudioSession: @unchecked Sendable {
 
     // MARK: Category and activation
 
+    /// The category in force (`soloAmbient` until set).
     public var category: SessionCategory { lock.withLock { _ in policy.state.category } }
+    /// The options set with the category.
     public var categoryOptions: SessionOptions { lock.withLock { _ in policy.state.options } }
+    /// Whether the session has been activated (`setActive(true)`) and not deactivated since.
     public var isActive: Bool { lock.withLock { _ in policy.state.isActive } }
 
+    /// Sets the category and its options. While the session is active, the new rules apply at once: players that are
+    /// playing are paused or ducked as the new category says, and a category without `duckOthers` gives ducked players
+    /// their volume back. Delivers `categoryChanged` when anything changed.
     public func setCategory(_ category: SessionCategory, options: SessionOptions = []) {
         let (playing, uncontrollable) = otherPlayersPlaying()
         handle(.setCategory(category, options, playingPlayers: playing.filter { !uncontrollable.contains($0) }))
@@ -72,10 +78,14 @@ public final class AudioSession: @unchecked Sendable {
     public var otherMusicWasPlayingAtLaunch: Bool { lock.withLock { _ in policy.state.otherMusicWasPlayingAtLaunch } }
     /// Which players those were.
     public var playersPlayingAtLaunch: [String] { lock.withLock { _ in policy.state.playersPlayingAtLaunch } }
+    /// Whether the whole output is silenced now: in the background or behind a locked screen, in `ambient` and
+    /// `soloAmbient`.
     public var isOutputSilenced: Bool { lock.withLock { _ in policy.state.isSilenced } }
+    /// Whether an interruption has begun and not ended.
     public var isInterrupted: Bool { lock.withLock { _ in policy.state.isInterrupted } }
     /// App audio is paused after the output device went away, until `resumeAfterRouteChange()`.
     public var isPausedForRouteChange: Bool { lock.withLock { _ in policy.state.isPausedForRouteChange } }
+    /// The device the game plays on (`AudioRoute.none` when there is none; "offline" for an offline engine).
     public var currentRoute: AudioRoute { lock.withLock { _ in output }?.currentRoute ?? .none }
     /// A snapshot of the rules' state, for logging and tests.
     package var state: SessionState { lock.withLock { _ in policy.state } }
@@ -85,11 +95,14 @@ public final class AudioSession: @unchecked Sendable {
     /// The game went to the background (window minimized or hidden). The screen lock the engine follows by itself
     /// (logind, the screensaver), where the desktop reports it; a game that learns of it otherwise may call this.
     public func enterBackground() { handle(.enteredBackground) }
+    /// The game came back to the foreground: what the background silenced is heard again (unless the screen is locked).
     public func enterForeground() { handle(.enteredForeground) }
 
     /// Starts an interruption the game itself causes (an in-game video, voice chat).
     public func beginInterruption() { handle(.interruptionBegan(appAudioPlaying: isAppAudioPlaying)) }
 
+    /// Ends the interruption `beginInterruption()` began. App audio that was playing when it began resumes, and
+    /// `ended(shouldResume: true)` is delivered (unless a route change is waiting for its answer).
     public func endInterruption() { handle(.interruptionEnded) }
 
     /// The game's answer to an `oldDeviceUnavailable` alert: resume app audio where it paused.

@@ -38,6 +38,7 @@ public struct AudioRoute: Sendable, Equatable, CustomStringConvertible {
     /// changes the port, not the sink. `name` then names both ("Headphones (Built-in Audio)").
     public var port: String?
 
+    /// A route named `name` on `driver`, with the sound server's sink and port when known.
     public init(name: String, driver: String, sink: String? = nil, port: String? = nil) {
         self.name = name
         self.driver = driver
@@ -45,25 +46,48 @@ public struct AudioRoute: Sendable, Equatable, CustomStringConvertible {
         self.port = port
     }
 
+    /// No device: what the session reports while the engine renders into nothing.
     public static let none = AudioRoute(name: "none", driver: "null")
     public var description: String { sink.map { "\(name) (\($0))" } ?? name }
 }
 
 /// Why the route changed (the iOS reasons).
 public enum RouteChangeReason: String, Sendable, CaseIterable {
-    case newDeviceAvailable, oldDeviceUnavailable, categoryChange, override, wakeFromSleep
-    case noSuitableRouteForCategory, routeConfigurationChange
+    /// A device appeared: a sink was added, a port became available, or headphones were plugged in and took over.
+    /// Nothing is paused.
+    case newDeviceAvailable
+    /// The device the game played on went away: its sink was removed, or its active port became unavailable (the
+    /// headphone jack pulled). App audio is paused until `AudioSession.resumeAfterRouteChange()` or
+    /// `AudioSession.stopAfterRouteChange()`.
+    case oldDeviceUnavailable
+    /// iOS's reason for a category change; a category change here is reported as `categoryChanged` instead.
+    case categoryChange
+    /// iOS's reason for the app's own choice of output; the engine makes none, so it is never delivered.
+    case override
+    /// The system woke from sleep; the route is the one the game plays on now.
+    case wakeFromSleep
+    /// No device is left: the engine renders into nothing so time advances, and an interruption begins (it ends when
+    /// a device comes back).
+    case noSuitableRouteForCategory
+    /// The game's output moved: a new default device, or another port of its device picked in the sound settings.
+    /// Nothing is paused.
+    case routeConfigurationChange
 }
 
 /// A route change notification: why, and from where to where.
 public struct RouteChange: Sendable, Equatable {
+    /// Why the route changed.
     public var reason: RouteChangeReason
+    /// The device the game played on before.
     public var previous: AudioRoute
+    /// The device it plays on now (`AudioRoute.none` when there is none).
     public var current: AudioRoute
 }
 
 /// An interruption notification.
 public enum Interruption: Sendable, Equatable {
+    /// Something took the audio away (the game's own `beginInterruption()`, system sleep, or the last device gone).
+    /// App audio that was playing is paused. An end may never come.
     case began
     /// `shouldResume`: the game may resume what the interruption stopped (the session has already done so).
     case ended(shouldResume: Bool)
@@ -71,10 +95,13 @@ public enum Interruption: Sendable, Equatable {
 
 /// What the session tells the game, delivered by `AudioEngine.update()`.
 public enum SessionNotification: Sendable, Equatable {
+    /// The route changed: why, and from which device to which.
     case routeChange(RouteChange)
+    /// An interruption began or ended.
     case interruption(Interruption)
     /// Another app's music started (`true`) or stopped: the game may mute its own soundtrack but keep its effects.
     case silenceSecondaryAudioHint(Bool)
+    /// `AudioSession.setCategory(_:options:)` changed the category or its options.
     case categoryChanged(SessionCategory)
     /// A desktop service went away. The engine carries on without it and reconnects by itself.
     case mediaServicesWereLost(MediaService)

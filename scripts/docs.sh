@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The API documentation of the Ambience module, built and checked (CI runs it after test.sh, whose build it reuses):
+#   1. the module's symbol graph, public symbols only (swift package dump-symbol-graph: a debug build, then
+#      swift-symbolgraph-extract);
+#   2. its documentation coverage (scripts/doc-coverage.py): every public symbol needs a doc comment, else it fails
+#      and lists the ones without;
+#   3. the DocC catalog (Sources/Ambience/Ambience.docc) with that graph, by the toolchain's docc, warnings as errors:
+#      a link to a symbol or article that does not resolve fails the build.
+# The result is .build/documentation/Ambience.doccarchive: a static site. Open it with
+#   python3 -m http.server --directory .build/documentation/Ambience.doccarchive 8000
+# and http://localhost:8000/documentation/ambience, or `docc preview Sources/Ambience/Ambience.docc
+# --additional-symbol-graph-dir .build/documentation/symbol-graphs`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LANG=C.UTF-8 LC_ALL=C.UTF-8
+
+out=.build/documentation
+graphs=$out/symbol-graphs
+archive=$out/Ambience.doccarchive
+docc=$(command -v docc || true)
+if [ -z "$docc" ]; then
+  # The toolchain ships docc beside swift, which may not be on PATH itself.
+  docc=$(dirname "$(readlink -f "$(command -v swift)")")/docc
+fi
+[ -x "$docc" ] || { echo "docs.sh: no docc in this toolchain (looked beside $(command -v swift))" >&2; exit 1; }
+
+# 1. The symbol graph. dump-symbol-graph writes every module's; only Ambience's is documented here.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! swift package dump-symbol-graph --skip-synthesized-members >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "docs.sh: the symbol graph could not be made" >&2
+  exit 1
+fi
+written=$(sed -n 's/^Files written to //p' "$log" | tail -n 1)
+[ -n "$written" ] && [ -f "$written/Ambience.symbols.json" ] \
+  || { cat "$log" >&2; echo "docs.sh: no Ambience.symbols.json in the symbol graph output" >&2; exit 1; }
+rm -rf "$graphs"
+mkdir -p "$graphs"
+cp "$written"/Ambience.symbols.json "$graphs"/
+cp "$written"/Ambience@*.symbols.json "$graphs"/ 2>/dev/null || true   # extensions of other modules' types, if any
+
+# 2. Coverage: fails below 100 %.
+python3 scripts/doc-coverage.py "$graphs" Ambience
+
+# 3. The catalog. The render template (the HTML and JavaScript the archive is browsed with) comes with the toolchain
+# in share/docc/render; DOCC_HTML_DIR points docc at it when docc does not find it by itself.
+if [ -z "${DOCC_HTML_DIR:-}" ] && [ -d "$(dirname "$docc")/../share/docc/render" ]; then
+  DOCC_HTML_DIR=$(readlink -f "$(dirname "$docc")/../share/docc/render")
+  export DOCC_HTML_DIR
+fi
+rm -rf "$archive"
+"$docc" convert Sources/Ambience/Ambience.docc \
+  --additional-symbol-graph-dir "$graphs" \
+  --fallback-display-name Ambience \
+  --fallback-bundle-identifier org.ambience.Ambience \
+  --fallback-default-module-kind Framework \
+  --output-path "$archive" \
+  --warnings-as-errors
+[ -f "$archive/index.html" ] || { echo "docs.sh: $archive has no index.html (no render template?)" >&2; exit 1; }
+[ -f "$archive/data/documentation/ambience.json" ] || { echo "docs.sh: $archive has no page for the module" >&2; exit 1; }
+echo "docs.sh: $archive (open: python3 -m http.server --directory $archive 8000, then http://localhost:8000/documentation/ambience)"
