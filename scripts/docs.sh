@@ -58,5 +58,7 @@ rm -rf "$archive"
   --output-path "$archive" \
   --warnings-as-errors
 [ -f "$archive/index.html" ] || { echo "docs.sh: $archive has no index.html (no render template?)" >&2; exit 1; }
-[ -f "$archive/data/documentation/ambience.json" ] || { echo "docs.sh: $archive has no page for the module" >&2; exit 1; }
-echo "docs.sh: $archive (open: python3 -m http.server --directory $archive 8000, then http://localhost:8000/documentation/ambience)"
+[ -f "$archive/data/documentation/ambience.json" ] \
+  || { echo "docs.sh: $archive has no page for the module" >&2; exit 1; }
+echo "docs.sh: $archive"
+echo "docs.sh: open it with: python3 -m http.server --directory $archive 8000 (http://localhost:8000/documentation/ambience)"

@@ -7,18 +7,28 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3))) struct ReadmeTests {
     static let readme = (try? String(contentsOfFile: BuildProducts.root + "/README.md", encoding: .utf8)) ?? ""
 
-    /// The body of the first fenced block of `language` after `heading`.
-    static func block(_ language: String, after heading: String) throws -> String {
-        let start = try #require(readme.range(of: heading), "README has no '\(heading)'")
-        let fence = try #require(readme.range(of: "```\(language)\n", range: start.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "\n```\n", range: fence.upperBound..<readme.endIndex))
-        return String(readme[fence.upperBound..<end.lowerBound]) + "\n"
+    /// The body of the first fenced block of `language` after `heading` in `text` (the README by default).
+    static func block(_ language: String, after heading: String, in text: String = readme, named name: String = "README")
+        throws -> String {
+        let start = try #require(text.range(of: heading), "\(name) has no '\(heading)'")
+        let fence = try #require(text.range(of: "```\(language)\n", range: start.upperBound..<text.endIndex))
+        let end = try #require(text.range(of: "\n```\n", range: fence.upperBound..<text.endIndex))
+        return String(text[fence.upperBound..<end.lowerBound]) + "\n"
     }
 
     @Test func theSwiftExampleIsTheOneTheBuildCompiles() throws {
         let example = try Self.block("swift", after: "## Thirty seconds of Swift")
         let compiled = try String(contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift", encoding: .utf8)
         #expect(example == compiled, "README's example and Demos/ReadmeExample/main.swift differ")
+    }
+
+    /// The DocC article that extends the README's thirty seconds starts from the same program, word for word.
+    @Test func theGettingStartedArticleShowsTheCompiledExample() throws {
+        let path = BuildProducts.root + "/Sources/Ambience/Ambience.docc/GettingStarted.md"
+        let article = try String(contentsOfFile: path, encoding: .utf8)
+        let example = try Self.block("swift", after: "### Thirty seconds of Swift", in: article, named: "GettingStarted.md")
+        let compiled = try String(contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift", encoding: .utf8)
+        #expect(example == compiled, "GettingStarted.md's example and Demos/ReadmeExample/main.swift differ")
     }
 
     /// Run as a user would, from the package root, on SDL's dummy driver: it announces the soundtrack it starts
