@@ -4,7 +4,8 @@
 #      swift-symbolgraph-extract);
 #   2. its documentation coverage (scripts/doc-coverage.py): every public symbol needs a doc comment, else it fails
 #      and lists the ones without;
-#   3. the DocC catalog (Sources/Ambience/Ambience.docc) with that graph, by the toolchain's docc, warnings as errors:
+#   3. the articles' Swift examples, type-checked against the module (scripts/doc-snippets.py);
+#   4. the DocC catalog (Sources/Ambience/Ambience.docc) with that graph, by the toolchain's docc, warnings as errors:
 #      a link to a symbol or article that does not resolve fails the build.
 # The result is .build/documentation/Ambience.doccarchive: a static site. Open it with
 #   python3 -m http.server --directory .build/documentation/Ambience.doccarchive 8000
@@ -43,7 +44,18 @@ cp "$written"/Ambience@*.symbols.json "$graphs"/ 2>/dev/null || true   # extensi
 # 2. Coverage: fails below 100 %.
 python3 scripts/doc-coverage.py "$graphs" Ambience
 
-# 3. The catalog. The render template (the HTML and JavaScript the archive is browsed with) comes with the toolchain
+# 3. The articles' Swift examples, type-checked against the module just built, warnings as errors. The module
+# imports the C system-library targets, so their module maps and the include folders of the libraries SwiftPM finds
+# with pkg-config come along.
+examples=$out/examples.swift
+python3 scripts/doc-snippets.py Sources/Ambience/Ambience.docc "$examples"
+modules=$(swift build --show-bin-path)/Modules
+clang_flags=()
+for map in Sources/C*/module.modulemap; do clang_flags+=(-Xcc "-fmodule-map-file=$PWD/$map"); done
+for include in $(pkg-config --cflags-only-I libmpg123 dbus-1 flac opusfile); do clang_flags+=(-Xcc "$include"); done
+swiftc -typecheck -swift-version 6 -warnings-as-errors -I "$modules" "${clang_flags[@]}" "$examples"
+
+# 4. The catalog. The render template (the HTML and JavaScript the archive is browsed with) comes with the toolchain
 # in share/docc/render; DOCC_HTML_DIR points docc at it when docc does not find it by itself.
 if [ -z "${DOCC_HTML_DIR:-}" ] && [ -d "$(dirname "$docc")/../share/docc/render" ]; then
   DOCC_HTML_DIR=$(readlink -f "$(dirname "$docc")/../share/docc/render")
