@@ -8,8 +8,8 @@ import Testing
     static let readme = (try? String(contentsOfFile: BuildProducts.root + "/README.md", encoding: .utf8)) ?? ""
 
     /// The body of the first fenced block of `language` after `heading` in `text` (the README by default).
-    static func block(_ language: String, after heading: String, in text: String = readme, named name: String = "README")
-        throws -> String {
+    static func block(_ language: String, after heading: String, in text: String = readme,
+                      named name: String = "README") throws -> String {
         let start = try #require(text.range(of: heading), "\(name) has no '\(heading)'")
         let fence = try #require(text.range(of: "```\(language)\n", range: start.upperBound..<text.endIndex))
         let end = try #require(text.range(of: "\n```\n", range: fence.upperBound..<text.endIndex))
@@ -26,8 +26,10 @@ import Testing
     @Test func theGettingStartedArticleShowsTheCompiledExample() throws {
         let path = BuildProducts.root + "/Sources/Ambience/Ambience.docc/GettingStarted.md"
         let article = try String(contentsOfFile: path, encoding: .utf8)
-        let example = try Self.block("swift", after: "### Thirty seconds of Swift", in: article, named: "GettingStarted.md")
-        let compiled = try String(contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift", encoding: .utf8)
+        let example = try Self.block("swift", after: "### Thirty seconds of Swift", in: article,
+                                     named: "GettingStarted.md")
+        let compiled = try String(contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift",
+                                  encoding: .utf8)
         #expect(example == compiled, "GettingStarted.md's example and Demos/ReadmeExample/main.swift differ")
     }
 
