@@ -42,7 +42,8 @@ public struct ReverbZone: Sendable, Equatable {
     }
 }
 
-/// What this machine's OpenAL Soft offers. A missing extension turns its feature off; the engine still runs.
+/// What this machine's OpenAL Soft and optional system libraries offer. A missing extension or library turns its
+/// feature off; the engine still runs.
 public struct AudioCapabilities: Sendable, Equatable {
     public var renderer: String
     /// Reverb and low-pass filters (ALC_EXT_EFX).
@@ -53,6 +54,10 @@ public struct AudioCapabilities: Sendable, Equatable {
     /// Real sources the mixer got.
     public var realVoices: Int
     public var extensions: [String]
-    /// Features the engine would use but cannot, with the extension each needs.
+    /// Features the engine would use but cannot, with the extension or library each needs (and, for a library, why
+    /// it could not be loaded).
     public var missing: [String]
+    /// The optional system libraries the engine opens at run time (libpulse, libdbus-1, SDL2_image), each with
+    /// whether it could be.
+    public var systemLibraries: [SystemLibrary] = []
 }
