@@ -50,14 +50,16 @@ final class DBusConnection: @unchecked Sendable {
         then: { $0.dbus_threads_init_default() != 0 ? nil : "libdbus could not set up its thread locks" })
 
     /// The table, or `libraryUnavailable` saying why there is none.
-    private static func loadedLibrary(for what: String) throws(DesktopError) -> LibDBus {
+    private static func loadedLibrary(for what: String, from library: OptionalLibrary<LibDBus> = library) throws(DesktopError) -> LibDBus {
         do throws(SharedLibraryError) { return try library.functions() } catch { throw .libraryUnavailable("\(what): \(error)") }
     }
 
     /// Connects to the bus at `address` and registers (`Hello`), all within `timeout`.
-    /// Throws `busUnavailable` when the address is missing, is an `autolaunch:` address, or nothing answers there.
-    init(address: String?, timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) {
-        let libdbus = try DBusConnection.loadedLibrary(for: address ?? "the session bus")
+    /// Throws `busUnavailable` when the address is missing, is an `autolaunch:` address, or nothing answers there,
+    /// and `libraryUnavailable` when `library` (libdbus-1) could not be loaded.
+    init(address: String?, timeout: Duration = DesktopBus.defaultTimeout,
+         library: OptionalLibrary<LibDBus> = DBusConnection.library) throws(DesktopError) {
+        let libdbus = try DBusConnection.loadedLibrary(for: address ?? "the session bus", from: library)
         guard let address, !address.isEmpty else { throw .busUnavailable("DBUS_SESSION_BUS_ADDRESS is not set") }
         guard !address.hasPrefix("autolaunch:") else { throw .busUnavailable("\(address): autolaunch addresses are not used") }
         let deadline = ContinuousClock.now + timeout

@@ -25,9 +25,11 @@ final class PulseAudioMonitor: Sendable {
     /// Connects to `server` (a PulseAudio address such as `unix:/run/user/1000/pulse/native`; nil means libpulse's
     /// usual choice: `PULSE_SERVER`, client.conf, the user's runtime folder), subscribes, and loads the sinks and
     /// streams. Never starts a server. Throws `.serverUnavailable` when nothing answers, `.timeout` when the
-    /// connection or the first load takes longer than `timeout` each.
-    init(appName: String, server: String? = nil, timeout: Duration = .milliseconds(300)) throws(DesktopError) {
-        connection = try PulseConnection(appName: appName, server: server, timeout: timeout)
+    /// connection or the first load takes longer than `timeout` each, `.libraryUnavailable` when `library` (libpulse)
+    /// could not be loaded.
+    init(appName: String, server: String? = nil, timeout: Duration = .milliseconds(300),
+         library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library) throws(DesktopError) {
+        connection = try PulseConnection(appName: appName, server: server, timeout: timeout, library: library)
     }
 
     deinit { connection.close() }
@@ -119,9 +121,9 @@ private final class PulseConnection: @unchecked Sendable {
     private var loadsPending = 0
     private var loadFailure: String?
 
-    init(appName: String, server: String?, timeout: Duration) throws(DesktopError) {
+    init(appName: String, server: String?, timeout: Duration, library: OptionalLibrary<LibPulse>) throws(DesktopError) {
         serverLabel = server ?? getenv("PULSE_SERVER").map { String(cString: $0) } ?? "the default PulseAudio server"
-        do throws(SharedLibraryError) { pulse = try PulseAudioMonitor.library.functions() } catch {
+        do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             throw .libraryUnavailable("\(serverLabel): \(error)")
         }
         guard let mainloop = pulse.pa_threaded_mainloop_new() else {
