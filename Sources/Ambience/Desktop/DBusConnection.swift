@@ -69,7 +69,7 @@ final class DBusConnection: @unchecked Sendable {
         do throws(DesktopError) {
             let left = max(deadline - .now, .milliseconds(1))
             let reply = try libdbus.call(on: raw, destination: DBusConnection.daemon, path: DBusConnection.daemonPath,
-                                                interface: DBusConnection.daemon, member: "Hello", arguments: [], timeout: left)
+                                         interface: DBusConnection.daemon, member: "Hello", arguments: [], timeout: left)
             guard let unique = reply.first?.string else { throw .unexpectedReply("Hello", reply) }
             name = unique
         } catch {
@@ -127,7 +127,7 @@ final class DBusConnection: @unchecked Sendable {
         let reply = try lock.withLock { _ throws(DesktopError) -> [DBusValue] in
             guard let connection else { throw .busClosed }
             return try libdbus.call(on: connection, destination: destination, path: path, interface: interface,
-                                           member: member, arguments: arguments, timeout: timeout)
+                                    member: member, arguments: arguments, timeout: timeout)
         }
         wakeIfMessagesQueued()
         return reply
