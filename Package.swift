@@ -19,7 +19,10 @@ let package = Package(
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         // No pkgConfig for libpulse: its .pc adds -D_REENTRANT, which SwiftPM warns about on every build.
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
-        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // libdbus-1's headers without its library (the engine opens it at run time): the .pc beside the module map
+        // takes dbus-1's compiler flags and not its -ldbus-1. SwiftPM reads an absolute pkgConfig path as that file.
+        .systemLibrary(name: "CDBus", pkgConfig: Context.packageDirectory + "/Sources/CDBus/dbus-1-headers.pc",
+                       providers: [.apt(["libdbus-1-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),

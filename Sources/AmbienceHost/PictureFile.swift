@@ -2,13 +2,17 @@ import Ambience
 import CSDLImage
 import Glibc
 
-// The only file in AmbienceHost that calls SDL_image.
+// The only file in AmbienceHost that calls SDL_image, through the engine's table (SDL2_image is opened at run time).
 
 extension Picture {
     /// Writes the picture as a PNG file, atomically (an `AtomicFile` that SDL_image writes by name), so `path`
     /// never holds half a picture.
     public func writePNG(to path: String) throws(HostError) {
         let (w, h) = try pixelSize(width, height)
+        let image: LibSDLImage
+        do throws(SharedLibraryError) { image = try MediaItemArtwork.library.functions() } catch {
+            throw .picture(path: path, reason: error.description)
+        }
         let file: AtomicFile
         do throws(Errno) { file = try AtomicFile(replacing: path) } catch {
             throw .picture(path: path, reason: error.description)
@@ -19,7 +23,7 @@ extension Picture {
                 return -1
             }
             defer { SDL_FreeSurface(surface) }
-            return IMG_SavePNG(surface, file.temporaryPath)
+            return image.IMG_SavePNG(surface, file.temporaryPath)
         }
         guard status == 0 else {
             let reason = String(cString: SDL_GetError())

@@ -5,7 +5,8 @@ struct SessionCommand: Command {
     static let usage = """
         session [--json]                    what the audio session sees: other audio, music players, devices, OpenAL
           --json    one JSON object with keys otherAudioPlaying, secondaryAudioShouldBeSilenced, players (name,
-                    status, title, artist), outputDevices, capabilities
+                    status, title, artist), outputDevices, capabilities (with systemLibraries: name,
+                    feature, available, reason), outputDriver, desktopBus
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -32,6 +33,10 @@ struct SessionCommand: Command {
                     ("renderer", .string(capabilities.renderer)), ("effects", .bool(capabilities.effects)), ("hrtf", .bool(capabilities.hrtf)),
                     ("realVoices", .int(capabilities.realVoices)), ("missing", .array(capabilities.missing.map(JSON.string))),
                     ("extensions", .array(capabilities.extensions.map(JSON.string))),
+                    ("systemLibraries", .array(capabilities.systemLibraries.map { library in
+                        .object([("name", .string(library.name)), ("feature", .string(library.feature)),
+                                 ("available", .bool(library.isAvailable)), ("reason", .optional(library.unavailableReason))])
+                    })),
                 ])),
                 ("outputDriver", .string(engine.outputDriver)),
                 ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable)),

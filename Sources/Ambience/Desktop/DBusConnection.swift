@@ -5,6 +5,10 @@ import Synchronization
 
 /// A private connection to a D-Bus bus. The only file in the engine that calls libdbus.
 ///
+/// libdbus-1 is not linked: it is opened the first time a connection is made (`library`), and every call goes
+/// through its function table, looked up once. Without it, connecting throws `libraryUnavailable` and the engine
+/// runs as with no bus.
+///
 /// Threads: every method may be called from any thread. One lock serializes use of the libdbus connection, and
 /// `call` holds it while it waits for its reply (at most its timeout), so the intended shape is one owning
 /// "desktop thread" that calls `receive` in a loop and does the blocking calls, while other threads only `wake()`
@@ -31,38 +35,52 @@ final class DBusConnection: @unchecked Sendable {
     private var exportedPaths: Set<String> = []
     /// A pipe that interrupts `receive`'s wait: [read end, write end], both non-blocking.
     private let wakePipe: (read: Int32, write: Int32)
+    /// libdbus's functions (a connection exists only once they loaded).
+    fileprivate let libdbus: LibDBus
 
     private static let daemon = "org.freedesktop.DBus"
     private static let daemonPath = "/org/freedesktop/DBus"
 
-    /// libdbus must be told once, before any use, that several threads may use it.
-    private static let threadsReady: Bool = dbus_threads_init_default() != 0
+    /// libdbus-1, opened the first time it is needed. Without it the engine has no desktop integration (MPRIS,
+    /// sleep and screen lock), as with no bus. Once loaded, libdbus is told, before any other use, that several
+    /// threads may use it.
+    static let library = OptionalLibrary<LibDBus>(
+        name: "libdbus-1.so.3", feature: "desktop integration (MPRIS players, sleep and screen lock)",
+        names: String(cString: ambience_dbus_function_names()),
+        then: { $0.dbus_threads_init_default() != 0 ? nil : "libdbus could not set up its thread locks" })
+
+    /// The table, or `libraryUnavailable` saying why there is none.
+    private static func loadedLibrary(for what: String, from library: OptionalLibrary<LibDBus> = library) throws(DesktopError) -> LibDBus {
+        do throws(SharedLibraryError) { return try library.functions() } catch { throw .libraryUnavailable("\(what): \(error)") }
+    }
 
     /// Connects to the bus at `address` and registers (`Hello`), all within `timeout`.
-    /// Throws `busUnavailable` when the address is missing, is an `autolaunch:` address, or nothing answers there.
-    init(address: String?, timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) {
-        guard DBusConnection.threadsReady else { throw .busUnavailable("libdbus could not set up its thread locks") }
+    /// Throws `busUnavailable` when the address is missing, is an `autolaunch:` address, or nothing answers there,
+    /// and `libraryUnavailable` when `library` (libdbus-1) could not be loaded.
+    init(address: String?, timeout: Duration = DesktopBus.defaultTimeout,
+         library: OptionalLibrary<LibDBus> = DBusConnection.library) throws(DesktopError) {
+        let libdbus = try DBusConnection.loadedLibrary(for: address ?? "the session bus", from: library)
         guard let address, !address.isEmpty else { throw .busUnavailable("DBUS_SESSION_BUS_ADDRESS is not set") }
         guard !address.hasPrefix("autolaunch:") else { throw .busUnavailable("\(address): autolaunch addresses are not used") }
         let deadline = ContinuousClock.now + timeout
-        let raw = try DBusConnection.open(address, within: timeout)
-        dbus_connection_set_exit_on_disconnect(raw, 0)
+        let raw = try DBusConnection.open(address, within: timeout, libdbus)
+        libdbus.dbus_connection_set_exit_on_disconnect(raw, 0)
         let name: String
         do throws(DesktopError) {
             let left = max(deadline - .now, .milliseconds(1))
-            let reply = try DBusConnection.call(on: raw, destination: DBusConnection.daemon, path: DBusConnection.daemonPath,
-                                                interface: DBusConnection.daemon, member: "Hello", arguments: [], timeout: left)
+            let reply = try libdbus.call(on: raw, destination: DBusConnection.daemon, path: DBusConnection.daemonPath,
+                                         interface: DBusConnection.daemon, member: "Hello", arguments: [], timeout: left)
             guard let unique = reply.first?.string else { throw .unexpectedReply("Hello", reply) }
             name = unique
         } catch {
-            dbus_connection_close(raw)
-            dbus_connection_unref(raw)
+            libdbus.dbus_connection_close(raw)
+            libdbus.dbus_connection_unref(raw)
             throw .busUnavailable("\(address): \(error)")
         }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else {
-            dbus_connection_close(raw)
-            dbus_connection_unref(raw)
+            libdbus.dbus_connection_close(raw)
+            libdbus.dbus_connection_unref(raw)
             throw .busUnavailable("cannot make a wake-up pipe (errno \(errno))")
         }
         for fd in fds {
@@ -70,16 +88,17 @@ final class DBusConnection: @unchecked Sendable {
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         }
         wakePipe = (fds[0], fds[1])
+        self.libdbus = libdbus
         uniqueName = name
         connection = raw
         // Messages that arrived during Hello wait in libdbus's queue until the first dispatch, when the filter exists.
-        dbus_connection_add_filter(raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
+        _ = libdbus.dbus_connection_add_filter(raw, connectionFilter, Unmanaged.passUnretained(self).toOpaque(), nil)
     }
 
     deinit {
         if let connection {
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
+            libdbus.dbus_connection_close(connection)
+            libdbus.dbus_connection_unref(connection)
         }
         Glibc.close(wakePipe.read)
         Glibc.close(wakePipe.write)
@@ -89,15 +108,15 @@ final class DBusConnection: @unchecked Sendable {
     func close() {
         lock.withLock { _ in
             guard let connection else { return }
-            dbus_connection_close(connection)
-            dbus_connection_unref(connection)
+            libdbus.dbus_connection_close(connection)
+            libdbus.dbus_connection_unref(connection)
             self.connection = nil
         }
         wake()
     }
 
     var isConnected: Bool {
-        lock.withLock { _ in connection.map { dbus_connection_get_is_connected($0) != 0 } ?? false }
+        lock.withLock { _ in connection.map { libdbus.dbus_connection_get_is_connected($0) != 0 } ?? false }
     }
 
     // MARK: Calls
@@ -107,8 +126,8 @@ final class DBusConnection: @unchecked Sendable {
               timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) -> [DBusValue] {
         let reply = try lock.withLock { _ throws(DesktopError) -> [DBusValue] in
             guard let connection else { throw .busClosed }
-            return try DBusConnection.call(on: connection, destination: destination, path: path, interface: interface,
-                                           member: member, arguments: arguments, timeout: timeout)
+            return try libdbus.call(on: connection, destination: destination, path: path, interface: interface,
+                                    member: member, arguments: arguments, timeout: timeout)
         }
         wakeIfMessagesQueued()
         return reply
@@ -116,41 +135,41 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Sends a method call flagged no-reply-expected and returns at once.
     func send(destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = []) throws(DesktopError) {
-        let message = try DBusConnection.makeMethodCall(destination: destination, path: path, interface: interface,
+        let message = try libdbus.makeMethodCall(destination: destination, path: path, interface: interface,
                                                         member: member, arguments: arguments)
-        defer { dbus_message_unref(message) }
-        dbus_message_set_no_reply(message, 1)
+        defer { libdbus.dbus_message_unref(message) }
+        libdbus.dbus_message_set_no_reply(message, 1)
         try enqueue(message)
     }
 
     /// Broadcasts a signal.
     func emitSignal(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws(DesktopError) {
-        try DBusConnection.check(path: path, interface: interface, member: member)
-        guard let message = dbus_message_new_signal(path, interface, member) else { throw .notValidOnDBus("signal \(interface).\(member)") }
-        defer { dbus_message_unref(message) }
-        try DBusConnection.append(arguments, to: message)
+        try libdbus.check(path: path, interface: interface, member: member)
+        guard let message = libdbus.dbus_message_new_signal(path, interface, member) else { throw .notValidOnDBus("signal \(interface).\(member)") }
+        defer { libdbus.dbus_message_unref(message) }
+        try libdbus.append(arguments, to: message)
         try enqueue(message)
     }
 
     /// Answers a method call that `receive` delivered. Does nothing when the caller wants no reply.
     func reply(to call: DBusMessage, with values: [DBusValue] = []) throws(DesktopError) {
         guard call.kind == .methodCall, call.expectsReply else { return }
-        guard let message = dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN) else { throw .notValidOnDBus("reply") }
-        defer { dbus_message_unref(message) }
-        try DBusConnection.address(message, asReplyTo: call)
-        try DBusConnection.append(values, to: message)
+        guard let message = libdbus.dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN) else { throw .notValidOnDBus("reply") }
+        defer { libdbus.dbus_message_unref(message) }
+        try libdbus.address(message, asReplyTo: call)
+        try libdbus.append(values, to: message)
         try enqueue(message)
     }
 
     /// Answers a method call with a D-Bus error (`name` like `org.freedesktop.DBus.Error.InvalidArgs`).
     func replyError(to call: DBusMessage, name: String, message text: String) throws(DesktopError) {
         guard call.kind == .methodCall, call.expectsReply else { return }
-        guard dbus_validate_error_name(name, nil) != 0 else { throw .notValidOnDBus("error name \(name)") }
-        guard let message = dbus_message_new(DBUS_MESSAGE_TYPE_ERROR) else { throw .notValidOnDBus("error reply") }
-        defer { dbus_message_unref(message) }
-        dbus_message_set_error_name(message, name)
-        try DBusConnection.address(message, asReplyTo: call)
-        try DBusConnection.append([.string(text)], to: message)
+        guard libdbus.dbus_validate_error_name(name, nil) != 0 else { throw .notValidOnDBus("error name \(name)") }
+        guard let message = libdbus.dbus_message_new(DBUS_MESSAGE_TYPE_ERROR) else { throw .notValidOnDBus("error reply") }
+        defer { libdbus.dbus_message_unref(message) }
+        _ = libdbus.dbus_message_set_error_name(message, name)
+        try libdbus.address(message, asReplyTo: call)
+        try libdbus.append([.string(text)], to: message)
         try enqueue(message)
     }
 
@@ -163,7 +182,7 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Takes a well-known name, without queueing for it. Returns false when another connection owns it.
     func requestName(_ name: String, timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) -> Bool {
-        guard dbus_validate_bus_name(name, nil) != 0, !name.hasPrefix(":") else { throw .notValidOnDBus("bus name \(name)") }
+        guard libdbus.dbus_validate_bus_name(name, nil) != 0, !name.hasPrefix(":") else { throw .notValidOnDBus("bus name \(name)") }
         let reply = try callDaemon("RequestName", [.string(name), .uint32(UInt32(DBUS_NAME_FLAG_DO_NOT_QUEUE))], timeout: timeout)
         switch reply.first?.integer {
         case Int64(DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER), Int64(DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER): return true
@@ -202,7 +221,7 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Delivers method calls for `path` through `receive` (instead of libdbus answering `UnknownMethod`).
     func export(path: String) throws(DesktopError) {
-        guard dbus_validate_path(path, nil) != 0 else { throw .notValidOnDBus("object path \(path)") }
+        guard libdbus.dbus_validate_path(path, nil) != 0 else { throw .notValidOnDBus("object path \(path)") }
         lock.withLock { _ in _ = exportedPaths.insert(path) }
     }
 
@@ -213,10 +232,10 @@ final class DBusConnection: @unchecked Sendable {
             guard let connection else { return nil }
             let queued = dispatchAll(connection)
             var fd: Int32 = -1
-            guard dbus_connection_get_is_connected(connection) != 0, dbus_connection_get_unix_fd(connection, &fd) != 0 else {
+            guard libdbus.dbus_connection_get_is_connected(connection) != 0, libdbus.dbus_connection_get_unix_fd(connection, &fd) != 0 else {
                 return (queued, -1, false)
             }
-            return (queued, fd, dbus_connection_has_messages_to_send(connection) != 0)
+            return (queued, fd, libdbus.dbus_connection_has_messages_to_send(connection) != 0)
         }) else { return [] }
         if !queued.isEmpty || busFD < 0 { return queued }
 
@@ -229,7 +248,7 @@ final class DBusConnection: @unchecked Sendable {
         }
         return lock.withLock { _ in
             guard let connection else { return [] }
-            _ = dbus_connection_read_write(connection, 0)   // reads what is there, writes what is pending; never waits
+            _ = libdbus.dbus_connection_read_write(connection, 0)   // reads what is there, writes what is pending; never waits
             return dispatchAll(connection)
         }
     }
@@ -242,7 +261,7 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Runs libdbus's dispatch until its queue is empty; the filter collects into `inbox`. Call with the lock held.
     private func dispatchAll(_ connection: OpaquePointer) -> [DBusMessage] {
-        while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+        while libdbus.dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
         defer { inbox.removeAll(keepingCapacity: true) }
         return inbox
     }
@@ -250,7 +269,7 @@ final class DBusConnection: @unchecked Sendable {
     /// Called by libdbus inside `dispatchAll` (so with the lock held) for every incoming message.
     /// Returns true when the message is ours to answer.
     fileprivate func filter(_ message: OpaquePointer) -> Bool {
-        let decoded = DBusConnection.decode(message)
+        let decoded = libdbus.decode(message)
         switch decoded.kind {
         case .signal:
             inbox.append(decoded)
@@ -268,35 +287,69 @@ final class DBusConnection: @unchecked Sendable {
     /// on them.
     private func wakeIfMessagesQueued() {
         let pending = lock.withLock { _ in
-            !inbox.isEmpty || (connection.map { dbus_connection_get_dispatch_status($0) == DBUS_DISPATCH_DATA_REMAINS } ?? false)
+            !inbox.isEmpty || (connection.map { libdbus.dbus_connection_get_dispatch_status($0) == DBUS_DISPATCH_DATA_REMAINS } ?? false)
         }
         if pending { wake() }
     }
 
     private func enqueue(_ message: OpaquePointer) throws(DesktopError) {
         try lock.withLock { _ throws(DesktopError) in
-            guard let connection, dbus_connection_get_is_connected(connection) != 0 else { throw .busClosed }
-            guard dbus_connection_send(connection, message, nil) != 0 else { throw .busClosed }
+            guard let connection, libdbus.dbus_connection_get_is_connected(connection) != 0 else { throw .busClosed }
+            guard libdbus.dbus_connection_send(connection, message, nil) != 0 else { throw .busClosed }
         }
         // The owning thread's next `receive` writes whatever the socket did not take at once.
         wake()
     }
 
-    // MARK: libdbus, below the Swift types
-
-    private static func milliseconds(_ duration: Duration) -> Int32 {
+    fileprivate static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components
         let ms = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
         return Int32(clamping: max(ms, 0))
     }
 
-    private static func check(path: String, interface: String?, member: String) throws(DesktopError) {
+    /// Marshals values into a message and reads them back, with no bus involved (so tests can check both directions).
+    static func roundTrip(_ values: [DBusValue]) throws(DesktopError) -> [DBusValue] {
+        let libdbus = try loadedLibrary(for: "marshalling")
+        let message = try libdbus.makeMethodCall(destination: "org.ambience.Test", path: "/", interface: "org.ambience.Test",
+                                         member: "RoundTrip", arguments: values)
+        defer { libdbus.dbus_message_unref(message) }
+        return libdbus.readArguments(message)
+    }
+
+    // MARK: Opening
+
+    /// Opens a private connection on a helper thread, so a connect that hangs (an unreachable TCP host) costs the
+    /// caller `timeout` and no more; a connection that arrives after that is closed by the helper.
+    private static func open(_ address: String, within timeout: Duration, _ libdbus: LibDBus) throws(DesktopError) -> OpaquePointer {
+        let attempt = OpenAttempt(libdbus)
+        let thread = Thread { attempt.run(address) }
+        thread.name = "ambience.dbus-connect"
+        thread.start()
+        _ = attempt.done.wait(timeout: .now() + .milliseconds(Int(milliseconds(timeout))))
+        switch attempt.take() {
+        case .some(.success(let box)): return box.pointer
+        case .some(.failure(let reason)): throw .busUnavailable("\(address): \(reason)")
+        case nil: throw .busUnavailable("\(address): no answer within \(timeout)")
+        }
+    }
+}
+
+
+// MARK: libdbus, below the Swift types
+
+/// libdbus's functions, looked up by the names the C target's header lists (CDBus/shim.h). Every libdbus call below
+/// goes through this table: inside its extension an unqualified `dbus_...` is the table's field, and elsewhere a
+/// connection's `libdbus`.
+typealias LibDBus = ambience_dbus_functions
+
+extension LibDBus {
+    fileprivate func check(path: String, interface: String?, member: String) throws(DesktopError) {
         guard dbus_validate_path(path, nil) != 0 else { throw .notValidOnDBus("object path \(path)") }
         if let interface, dbus_validate_interface(interface, nil) == 0 { throw .notValidOnDBus("interface \(interface)") }
         guard dbus_validate_member(member, nil) != 0 else { throw .notValidOnDBus("member \(member)") }
     }
 
-    private static func makeMethodCall(destination: String?, path: String, interface: String?, member: String,
+    fileprivate func makeMethodCall(destination: String?, path: String, interface: String?, member: String,
                                        arguments: [DBusValue]) throws(DesktopError) -> OpaquePointer {
         try check(path: path, interface: interface, member: member)
         if let destination, dbus_validate_bus_name(destination, nil) == 0 { throw .notValidOnDBus("bus name \(destination)") }
@@ -319,7 +372,7 @@ final class DBusConnection: @unchecked Sendable {
     /// hold it forever. Here every wait is a `dbus_connection_read_write` bounded by what is left of the timeout,
     /// which also carries the authentication along. Dispatching completes the call once its reply is read; any other
     /// message dispatched meanwhile goes through the filter into the inbox, as in `receive`.
-    private static func call(on connection: OpaquePointer, destination: String?, path: String, interface: String?,
+    fileprivate func call(on connection: OpaquePointer, destination: String?, path: String, interface: String?,
                              member: String, arguments: [DBusValue], timeout: Duration) throws(DesktopError) -> [DBusValue] {
         let deadline = ContinuousClock.now + timeout
         let message = try makeMethodCall(destination: destination, path: path, interface: interface, member: member, arguments: arguments)
@@ -339,7 +392,7 @@ final class DBusConnection: @unchecked Sendable {
                 _ = dbus_connection_dispatch(connection)
                 continue
             }
-            guard dbus_connection_read_write(connection, max(milliseconds(left), 1)) != 0 else {
+            guard dbus_connection_read_write(connection, max(DBusConnection.milliseconds(left), 1)) != 0 else {
                 // Disconnected: the next dispatch-status check completes the call with an error reply.
                 if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS || dbus_pending_call_get_completed(pending) != 0 { continue }
                 throw .busClosed
@@ -356,16 +409,16 @@ final class DBusConnection: @unchecked Sendable {
     }
 
     /// Fills in a reply's reply-serial and destination from the call it answers.
-    private static func address(_ reply: OpaquePointer, asReplyTo call: DBusMessage) throws(DesktopError) {
+    fileprivate func address(_ reply: OpaquePointer, asReplyTo call: DBusMessage) throws(DesktopError) {
         dbus_message_set_no_reply(reply, 1)
         guard dbus_message_set_reply_serial(reply, call.serial) != 0 else { throw .notValidOnDBus("reply serial") }
         if let sender = call.sender {
             guard dbus_validate_bus_name(sender, nil) != 0 else { throw .notValidOnDBus("bus name \(sender)") }
-            dbus_message_set_destination(reply, sender)
+            _ = dbus_message_set_destination(reply, sender)
         }
     }
 
-    private static func decode(_ message: OpaquePointer) -> DBusMessage {
+    fileprivate func decode(_ message: OpaquePointer) -> DBusMessage {
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
         let kind: DBusMessage.Kind = switch dbus_message_get_type(message) {
         case DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
@@ -383,7 +436,7 @@ final class DBusConnection: @unchecked Sendable {
     // MARK: Marshalling
 
     /// D-Bus type codes (the header's `DBUS_TYPE_*` are cast macros, which Swift does not import).
-    private enum TypeCode {
+    fileprivate enum TypeCode {
         static let invalid: Int32 = 0
         static let byte = code("y"), bool = code("b"), int16 = code("n"), uint16 = code("q"), int32 = code("i")
         static let uint32 = code("u"), int64 = code("x"), uint64 = code("t"), double = code("d"), string = code("s")
@@ -392,29 +445,29 @@ final class DBusConnection: @unchecked Sendable {
         static func code(_ c: Unicode.Scalar) -> Int32 { Int32(c.value) }
     }
 
-    private static func readArguments(_ message: OpaquePointer) -> [DBusValue] {
+    fileprivate func readArguments(_ message: OpaquePointer) -> [DBusValue] {
         var iter = DBusMessageIter()
         guard dbus_message_iter_init(message, &iter) != 0 else { return [] }
         return readAll(&iter)
     }
 
-    private static func readAll(_ iter: inout DBusMessageIter) -> [DBusValue] {
+    fileprivate func readAll(_ iter: inout DBusMessageIter) -> [DBusValue] {
         var values: [DBusValue] = []
         while dbus_message_iter_get_arg_type(&iter) != TypeCode.invalid {
             if let value = readValue(&iter) { values.append(value) }
-            dbus_message_iter_next(&iter)
+            _ = dbus_message_iter_next(&iter)
         }
         return values
     }
 
-    private static func signature(of iter: inout DBusMessageIter) -> String {
+    fileprivate func signature(of iter: inout DBusMessageIter) -> String {
         guard let raw = dbus_message_iter_get_signature(&iter) else { return "" }
         defer { dbus_free(raw) }
         return String(cString: raw)
     }
 
     /// The value at the iterator, or nil for a type Swift does not carry (a Unix file descriptor).
-    private static func readValue(_ iter: inout DBusMessageIter) -> DBusValue? {
+    fileprivate func readValue(_ iter: inout DBusMessageIter) -> DBusValue? {
         func basic<T>(_ initial: T) -> T {
             var value = initial
             withUnsafeMutablePointer(to: &value) { dbus_message_iter_get_basic(&iter, UnsafeMutableRawPointer($0)) }
@@ -462,7 +515,7 @@ final class DBusConnection: @unchecked Sendable {
         }
     }
 
-    private static func append(_ values: [DBusValue], to message: OpaquePointer) throws(DesktopError) {
+    fileprivate func append(_ values: [DBusValue], to message: OpaquePointer) throws(DesktopError) {
         var iter = DBusMessageIter()
         dbus_message_iter_init_append(message, &iter)
         for value in values { try append(value, to: &iter) }
@@ -470,7 +523,7 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Appends one value. Everything libdbus would abort on (invalid paths, strings, signatures, mismatched array
     /// elements) is checked first and thrown as `notValidOnDBus`.
-    private static func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DesktopError) {
+    fileprivate func append(_ value: DBusValue, to iter: inout DBusMessageIter) throws(DesktopError) {
         func basic<T>(_ type: Int32, _ v: T) throws(DesktopError) {
             var copy = v
             let ok = withUnsafePointer(to: &copy) { dbus_message_iter_append_basic(&iter, type, UnsafeRawPointer($0)) }
@@ -558,32 +611,6 @@ final class DBusConnection: @unchecked Sendable {
             guard dbus_message_iter_close_container(&sub, &entry) != 0 else { throw .notValidOnDBus("dictionary entry (out of memory)") }
         }
     }
-
-    /// Marshals values into a message and reads them back, with no bus involved (so tests can check both directions).
-    static func roundTrip(_ values: [DBusValue]) throws(DesktopError) -> [DBusValue] {
-        _ = threadsReady
-        let message = try makeMethodCall(destination: "org.ambience.Test", path: "/", interface: "org.ambience.Test",
-                                         member: "RoundTrip", arguments: values)
-        defer { dbus_message_unref(message) }
-        return readArguments(message)
-    }
-
-    // MARK: Opening
-
-    /// Opens a private connection on a helper thread, so a connect that hangs (an unreachable TCP host) costs the
-    /// caller `timeout` and no more; a connection that arrives after that is closed by the helper.
-    private static func open(_ address: String, within timeout: Duration) throws(DesktopError) -> OpaquePointer {
-        let attempt = OpenAttempt()
-        let thread = Thread { attempt.run(address) }
-        thread.name = "ambience.dbus-connect"
-        thread.start()
-        _ = attempt.done.wait(timeout: .now() + .milliseconds(Int(milliseconds(timeout))))
-        switch attempt.take() {
-        case .some(.success(let box)): return box.pointer
-        case .some(.failure(let reason)): throw .busUnavailable("\(address): \(reason)")
-        case nil: throw .busUnavailable("\(address): no answer within \(timeout)")
-        }
-    }
 }
 
 /// A raw libdbus connection handed from the connecting thread to the caller.
@@ -599,14 +626,17 @@ private final class OpenAttempt: Sendable {
         case failure(String)
     }
     let done = DispatchSemaphore(value: 0)
+    private let libdbus: LibDBus
     private let state = Lock<(outcome: Outcome?, abandoned: Bool)>((nil, false))
+
+    init(_ libdbus: LibDBus) { self.libdbus = libdbus }
 
     func run(_ address: String) {
         var error = DBusError()
-        dbus_error_init(&error)
-        defer { dbus_error_free(&error) }
+        libdbus.dbus_error_init(&error)
+        defer { libdbus.dbus_error_free(&error) }
         let outcome: Outcome
-        if let connection = dbus_connection_open_private(address, &error) {
+        if let connection = libdbus.dbus_connection_open_private(address, &error) {
             outcome = .success(ConnectionBox(connection))
         } else {
             outcome = .failure(error.message.map { String(cString: $0) } ?? "cannot connect")
@@ -617,8 +647,8 @@ private final class OpenAttempt: Sendable {
             return false
         }
         if late, case .success(let box) = outcome {
-            dbus_connection_close(box.pointer)
-            dbus_connection_unref(box.pointer)
+            libdbus.dbus_connection_close(box.pointer)
+            libdbus.dbus_connection_unref(box.pointer)
         }
         done.signal()
     }

@@ -15,6 +15,9 @@ public enum DesktopError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupported(String)
     /// The playlist file for a desktop player could not be written: its path and why.
     case playlistNotWritten(String, reason: String)
+    /// The system library the service is reached through (libpulse, libdbus-1) could not be loaded, or lacks a
+    /// function: what was being reached, the library and the loader's reason.
+    case libraryUnavailable(String)
 
     public var description: String {
         switch self {
@@ -24,6 +27,7 @@ public enum DesktopError: Error, Sendable, Equatable, CustomStringConvertible {
         case .remoteError(let name, let message): "\(name): \(message)"
         case .unsupported(let detail): "unsupported: \(detail)"
         case .playlistNotWritten(let path, let reason): "\(path): cannot write the playlist: \(reason)"
+        case .libraryUnavailable(let detail): "library unavailable: \(detail)"
         }
     }
 }

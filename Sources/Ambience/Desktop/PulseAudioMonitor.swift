@@ -2,7 +2,11 @@ import CPulse
 import Glibc
 import Synchronization
 
-// The only file that calls libpulse.
+// The only file that calls libpulse. libpulse is not linked: it is opened the first time a monitor is made, and every
+// call goes through its function table (`pulse.pa_...`), looked up once.
+
+/// libpulse's functions, looked up by the names the C target's header lists (CPulse/shim.h).
+typealias LibPulse = ambience_pulse_functions
 
 /// Watches a PulseAudio server: its sinks (with their ports), its cards (with their profiles), the default sink and
 /// every stream, kept live by subscription.
@@ -21,12 +25,20 @@ final class PulseAudioMonitor: Sendable {
     /// Connects to `server` (a PulseAudio address such as `unix:/run/user/1000/pulse/native`; nil means libpulse's
     /// usual choice: `PULSE_SERVER`, client.conf, the user's runtime folder), subscribes, and loads the sinks and
     /// streams. Never starts a server. Throws `.serverUnavailable` when nothing answers, `.timeout` when the
-    /// connection or the first load takes longer than `timeout` each.
-    init(appName: String, server: String? = nil, timeout: Duration = .milliseconds(300)) throws(DesktopError) {
-        connection = try PulseConnection(appName: appName, server: server, timeout: timeout)
+    /// connection or the first load takes longer than `timeout` each, `.libraryUnavailable` when `library` (libpulse)
+    /// could not be loaded.
+    init(appName: String, server: String? = nil, timeout: Duration = .milliseconds(300),
+         library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library) throws(DesktopError) {
+        connection = try PulseConnection(appName: appName, server: server, timeout: timeout, library: library)
     }
 
     deinit { connection.close() }
+
+    /// libpulse, opened the first time it is needed. Without it the engine has no PulseAudio route detail: route
+    /// changes come from SDL's device list, as with no server.
+    static let library = OptionalLibrary<LibPulse>(
+        name: "libpulse.so.0", feature: "PulseAudio route detail (sinks, ports, other apps' streams)",
+        names: String(cString: ambience_pulse_function_names()))
 
     /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
     func close() { connection.close() }
@@ -55,29 +67,29 @@ final class PulseAudioMonitor: Sendable {
 
     /// Makes `name` the default sink. Streams that never chose a sink follow it.
     func setDefaultSink(_ name: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("set the default sink to \(name)", timeout: timeout) { context, callback, userdata in
-            pa_context_set_default_sink(context, name, callback, userdata)
+        try connection.request("set the default sink to \(name)", timeout: timeout) { pulse, context, callback, userdata in
+            pulse.pa_context_set_default_sink(context, name, callback, userdata)
         }
     }
 
     /// Moves stream `index` to the sink named `sink`.
     func moveSinkInput(index: UInt32, toSink sink: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("move stream #\(index) to \(sink)", timeout: timeout) { context, callback, userdata in
-            pa_context_move_sink_input_by_name(context, index, sink, callback, userdata)
+        try connection.request("move stream #\(index) to \(sink)", timeout: timeout) { pulse, context, callback, userdata in
+            pulse.pa_context_move_sink_input_by_name(context, index, sink, callback, userdata)
         }
     }
 
     func setSinkInputMute(index: UInt32, muted: Bool, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("\(muted ? "mute" : "unmute") stream #\(index)", timeout: timeout) { context, callback, userdata in
-            pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, callback, userdata)
+        try connection.request("\(muted ? "mute" : "unmute") stream #\(index)", timeout: timeout) { pulse, context, callback, userdata in
+            pulse.pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, callback, userdata)
         }
     }
 
     /// Ends stream `index` on the server, as the server itself does to a stream it has nowhere to move: its client
     /// sees it fail.
     func killSinkInput(index: UInt32, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("end stream #\(index)", timeout: timeout) { context, callback, userdata in
-            pa_context_kill_sink_input(context, index, callback, userdata)
+        try connection.request("end stream #\(index)", timeout: timeout) { pulse, context, callback, userdata in
+            pulse.pa_context_kill_sink_input(context, index, callback, userdata)
         }
     }
 }
@@ -97,6 +109,8 @@ struct PulseShared {
 /// the main-loop lock held; `lifecycle` keeps `close()` from freeing them under a request.
 private final class PulseConnection: @unchecked Sendable {
     let shared = Lock(PulseShared())
+    /// libpulse's functions (the connection exists only once they loaded).
+    let pulse: LibPulse
     private let mainloop: OpaquePointer
     private let context: OpaquePointer
     private let serverLabel: String
@@ -107,18 +121,21 @@ private final class PulseConnection: @unchecked Sendable {
     private var loadsPending = 0
     private var loadFailure: String?
 
-    init(appName: String, server: String?, timeout: Duration) throws(DesktopError) {
+    init(appName: String, server: String?, timeout: Duration, library: OptionalLibrary<LibPulse>) throws(DesktopError) {
         serverLabel = server ?? getenv("PULSE_SERVER").map { String(cString: $0) } ?? "the default PulseAudio server"
-        guard let mainloop = pa_threaded_mainloop_new() else {
+        do throws(SharedLibraryError) { pulse = try library.functions() } catch {
+            throw .libraryUnavailable("\(serverLabel): \(error)")
+        }
+        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
             throw .serverUnavailable("\(serverLabel): libpulse could not create a main loop")
         }
-        pa_threaded_mainloop_set_name(mainloop, "ambience-pulse")
-        let properties = pa_proplist_new()
-        pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
-        let context = pa_context_new_with_proplist(pa_threaded_mainloop_get_api(mainloop), appName, properties)
-        pa_proplist_free(properties)
+        pulse.pa_threaded_mainloop_set_name(mainloop, "ambience-pulse")
+        let properties = pulse.pa_proplist_new()
+        _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
+        let context = pulse.pa_context_new_with_proplist(pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
+        pulse.pa_proplist_free(properties)
         guard let context else {
-            pa_threaded_mainloop_free(mainloop)
+            pulse.pa_threaded_mainloop_free(mainloop)
             throw .serverUnavailable("\(serverLabel): libpulse could not create a context")
         }
         self.mainloop = mainloop
@@ -134,24 +151,24 @@ private final class PulseConnection: @unchecked Sendable {
     deinit { close() }
 
     private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-    private var lastError: String { String(cString: pa_strerror(pa_context_errno(context))) }
+    private var lastError: String { pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error" }
     /// Connecting or ready (with the main-loop lock held).
-    private var isAlive: Bool { PA_CONTEXT_IS_GOOD(pa_context_get_state(context)) != 0 }
+    private var isAlive: Bool { PA_CONTEXT_IS_GOOD(pulse.pa_context_get_state(context)) != 0 }
 
     private func connect(server: String?, timeout: Duration) throws(DesktopError) {
-        pa_context_set_state_callback(context, PulseConnection.stateCallback, userdata)
-        pa_context_set_subscribe_callback(context, PulseConnection.subscribeCallback, userdata)
-        guard pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+        pulse.pa_context_set_state_callback(context, PulseConnection.stateCallback, userdata)
+        pulse.pa_context_set_subscribe_callback(context, PulseConnection.subscribeCallback, userdata)
+        guard pulse.pa_context_connect(context, server, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
             throw .serverUnavailable("\(serverLabel): \(lastError)")
         }
-        guard pa_threaded_mainloop_start(mainloop) >= 0 else {
+        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else {
             throw .serverUnavailable("\(serverLabel): libpulse could not start its thread")
         }
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
+        pulse.pa_threaded_mainloop_lock(mainloop)
+        defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
 
-        waitLocked(timeout) { pa_context_get_state(context) == PA_CONTEXT_READY || !isAlive }
-        guard pa_context_get_state(context) == PA_CONTEXT_READY else {
+        waitLocked(timeout) { pulse.pa_context_get_state(context) == PA_CONTEXT_READY || !isAlive }
+        guard pulse.pa_context_get_state(context) == PA_CONTEXT_READY else {
             if isAlive { throw .timeout("connecting to \(serverLabel) (no answer in \(timeout))") }
             throw .serverUnavailable("\(serverLabel): \(lastError)")
         }
@@ -162,14 +179,14 @@ private final class PulseConnection: @unchecked Sendable {
         let mask = PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
             | PA_SUBSCRIPTION_MASK_CARD.rawValue
         let operations = [
-            pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
-            pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
-            pa_context_get_sink_info_list(context, PulseConnection.initialSinkCallback, userdata),
-            pa_context_get_sink_input_info_list(context, PulseConnection.initialSinkInputCallback, userdata),
-            pa_context_get_card_info_list(context, PulseConnection.initialCardCallback, userdata),
+            pulse.pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
+            pulse.pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
+            pulse.pa_context_get_sink_info_list(context, PulseConnection.initialSinkCallback, userdata),
+            pulse.pa_context_get_sink_input_info_list(context, PulseConnection.initialSinkInputCallback, userdata),
+            pulse.pa_context_get_card_info_list(context, PulseConnection.initialCardCallback, userdata),
         ]
         loadsPending = operations.count
-        for case let operation? in operations { pa_operation_unref(operation) }
+        for case let operation? in operations { pulse.pa_operation_unref(operation) }
         guard !operations.contains(where: { $0 == nil }) else {
             throw .serverUnavailable("\(serverLabel): \(lastError)")
         }
@@ -185,37 +202,37 @@ private final class PulseConnection: @unchecked Sendable {
         lifecycle.withLock { closed in
             guard !closed else { return }
             closed = true
-            pa_threaded_mainloop_lock(mainloop)
-            pa_context_set_state_callback(context, nil, nil)
-            pa_context_set_subscribe_callback(context, nil, nil)
-            pa_context_disconnect(context)   // cancels pending operations: their callbacks never run
-            pa_context_unref(context)
-            pa_threaded_mainloop_unlock(mainloop)
-            pa_threaded_mainloop_stop(mainloop)
-            pa_threaded_mainloop_free(mainloop)
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            pulse.pa_context_set_state_callback(context, nil, nil)
+            pulse.pa_context_set_subscribe_callback(context, nil, nil)
+            pulse.pa_context_disconnect(context)   // cancels pending operations: their callbacks never run
+            pulse.pa_context_unref(context)
+            pulse.pa_threaded_mainloop_unlock(mainloop)
+            pulse.pa_threaded_mainloop_stop(mainloop)
+            pulse.pa_threaded_mainloop_free(mainloop)
         }
         shared.withLock { $0.model.isConnected = false }
     }
 
     /// Sends one request and waits for the server's yes or no.
     func request(_ what: String, timeout: Duration,
-                 _ start: (OpaquePointer, pa_context_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?) throws(DesktopError) {
+                 _ start: (LibPulse, OpaquePointer, pa_context_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?) throws(DesktopError) {
         try lifecycle.withLock { (closed: inout Bool) throws(DesktopError) -> Void in
             guard !closed else { throw .serverUnavailable("\(what): the monitor is closed") }
-            guard pa_threaded_mainloop_in_thread(mainloop) == 0 else {
+            guard pulse.pa_threaded_mainloop_in_thread(mainloop) == 0 else {
                 throw .unsupported("\(what): requests cannot be made from the PulseAudio thread")
             }
-            pa_threaded_mainloop_lock(mainloop)
-            defer { pa_threaded_mainloop_unlock(mainloop) }
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
             guard isAlive else { throw .serverUnavailable("\(what): lost the connection to \(serverLabel)") }
-            let reply = Reply(mainloop: mainloop)
-            guard let operation = start(context, PulseConnection.replyCallback, Unmanaged.passUnretained(reply).toOpaque()) else {
+            let reply = Reply(mainloop: mainloop, pulse: pulse)
+            guard let operation = start(pulse, context, PulseConnection.replyCallback, Unmanaged.passUnretained(reply).toOpaque()) else {
                 throw .remoteError(name: "PulseAudio", message: "\(what): \(lastError)")
             }
-            defer { pa_operation_unref(operation) }
+            defer { pulse.pa_operation_unref(operation) }
             waitLocked(timeout) { reply.isDone || !isAlive }
             guard reply.isDone else {
-                pa_operation_cancel(operation)   // its callback will not run: `reply` may go
+                pulse.pa_operation_cancel(operation)   // its callback will not run: `reply` may go
                 if isAlive { throw .timeout("\(what) (no answer in \(timeout))") }
                 throw .serverUnavailable("\(what): lost the connection to \(serverLabel)")
             }
@@ -226,13 +243,13 @@ private final class PulseConnection: @unchecked Sendable {
     /// With the main-loop lock held: sleeps until `done()` or `timeout` passes. A timer on the loop wakes us.
     private func waitLocked(_ timeout: Duration, until done: () -> Bool) {
         guard !done() else { return }
-        let alarm = Reply(mainloop: mainloop)
+        let alarm = Reply(mainloop: mainloop, pulse: pulse)
         let components = timeout.components
         let microseconds = UInt64(max(components.seconds, 0)) * 1_000_000 + UInt64(max(components.attoseconds, 0) / 1_000_000_000_000)
-        guard let timer = pa_context_rttime_new(context, pa_rtclock_now() + microseconds, PulseConnection.alarmCallback,
+        guard let timer = pulse.pa_context_rttime_new(context, pulse.pa_rtclock_now() + microseconds, PulseConnection.alarmCallback,
                                                 Unmanaged.passUnretained(alarm).toOpaque()) else { return }
-        while !done() && !alarm.isDone { pa_threaded_mainloop_wait(mainloop) }
-        pa_threaded_mainloop_get_api(mainloop).pointee.time_free(timer)
+        while !done() && !alarm.isDone { pulse.pa_threaded_mainloop_wait(mainloop) }
+        pulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
     }
 
     // MARK: On the libpulse thread
@@ -240,14 +257,14 @@ private final class PulseConnection: @unchecked Sendable {
     private func contextStateChanged() {
         if wasReady && !isAlive {
             wasReady = false
-            let reason = pa_context_get_state(context) == PA_CONTEXT_FAILED ? lastError : "disconnected"
+            let reason = pulse.pa_context_get_state(context) == PA_CONTEXT_FAILED ? lastError : "disconnected"
             let message = "\(serverLabel): \(reason)"
             shared.withLock {
                 $0.model.isConnected = false
                 $0.post(.connectionLost(message))
             }
         }
-        pa_threaded_mainloop_signal(mainloop, 0)
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 
     private func serverChanged(_ type: pa_subscription_event_type_t, index: UInt32) {
@@ -256,28 +273,28 @@ private final class PulseConnection: @unchecked Sendable {
         var operation: OpaquePointer?
         switch facility {
         case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
-            operation = pa_context_get_server_info(context, PulseConnection.serverInfoCallback, userdata)
+            operation = pulse.pa_context_get_server_info(context, PulseConnection.serverInfoCallback, userdata)
         case PA_SUBSCRIPTION_EVENT_CARD.rawValue where removed:
             shared.withLock { $0.post($0.model.removeCard(index: index)) }
         case PA_SUBSCRIPTION_EVENT_CARD.rawValue:
             // A profile switch, or a jack plugged or pulled: a port's availability is posted as a change of the card
             // only (the sink changes too only if the server switches ports), so read the sinks again as well.
-            if let cardQuery = pa_context_get_card_info_by_index(context, index, PulseConnection.cardCallback, userdata) {
-                pa_operation_unref(cardQuery)
+            if let cardQuery = pulse.pa_context_get_card_info_by_index(context, index, PulseConnection.cardCallback, userdata) {
+                pulse.pa_operation_unref(cardQuery)
             }
-            operation = pa_context_get_sink_info_list(context, PulseConnection.sinkCallback, userdata)
+            operation = pulse.pa_context_get_sink_info_list(context, PulseConnection.sinkCallback, userdata)
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSink(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
-            operation = pa_context_get_sink_info_by_index(context, index, PulseConnection.sinkCallback, userdata)
+            operation = pulse.pa_context_get_sink_info_by_index(context, index, PulseConnection.sinkCallback, userdata)
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSinkInput(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
-            operation = pa_context_get_sink_input_info(context, index, PulseConnection.sinkInputCallback, userdata)
+            operation = pulse.pa_context_get_sink_input_info(context, index, PulseConnection.sinkInputCallback, userdata)
         default:
             break
         }
-        if let operation { pa_operation_unref(operation) }
+        if let operation { pulse.pa_operation_unref(operation) }
     }
 
     /// `initial` values fill the snapshot without events: they describe the start, not a change.
@@ -312,7 +329,7 @@ private final class PulseConnection: @unchecked Sendable {
     private func loadFinished(failure: String? = nil) {
         if let failure { loadFailure = loadFailure ?? failure }
         loadsPending -= 1
-        pa_threaded_mainloop_signal(mainloop, 0)
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 
     // MARK: Reading libpulse structures
@@ -333,7 +350,7 @@ private final class PulseConnection: @unchecked Sendable {
                         cardIndex: info.card == UInt32.max ? nil : info.card)  // PA_INVALID_INDEX: no card
     }
 
-    private static func card(_ info: pa_card_info) -> CardInfo {
+    private static func card(_ info: pa_card_info, _ pulse: LibPulse) -> CardInfo {
         // `profiles2` holds `n_profiles` pointers (and a NULL after them).
         let profiles = (0..<Int(info.n_profiles)).compactMap { i in
             info.profiles2?[i].map { p in
@@ -342,7 +359,7 @@ private final class PulseConnection: @unchecked Sendable {
             }
         }
         return CardInfo(index: info.index, name: string(info.name) ?? "",
-                        description: string(pa_proplist_gets(info.proplist, PA_PROP_DEVICE_DESCRIPTION)) ?? string(info.name) ?? "",
+                        description: string(pulse.pa_proplist_gets(info.proplist, PA_PROP_DEVICE_DESCRIPTION)) ?? string(info.name) ?? "",
                         profiles: profiles, activeProfileName: info.active_profile2.flatMap { string($0.pointee.name) })
     }
 
@@ -356,8 +373,8 @@ private final class PulseConnection: @unchecked Sendable {
                         availability: availability)
     }
 
-    private static func sinkInput(_ info: pa_sink_input_info) -> SinkInput {
-        func property(_ key: String) -> String? { string(pa_proplist_gets(info.proplist, key)) }
+    private static func sinkInput(_ info: pa_sink_input_info, _ pulse: LibPulse) -> SinkInput {
+        func property(_ key: String) -> String? { string(pulse.pa_proplist_gets(info.proplist, key)) }
         return SinkInput(index: info.index, sinkIndex: info.sink, isCorked: info.corked != 0, isMuted: info.mute != 0,
                          applicationName: property(PA_PROP_APPLICATION_NAME),
                          processID: property(PA_PROP_APPLICATION_PROCESS_ID).flatMap { pid_t($0) },
@@ -413,13 +430,14 @@ private final class PulseConnection: @unchecked Sendable {
         if eol != 0 {
             connection.loadFinished(failure: eol < 0 ? "listing streams failed" : nil)
         } else if let info {
-            connection.received(sinkInput(info.pointee), initial: true)
+            connection.received(sinkInput(info.pointee, connection.pulse), initial: true)
         }
     }
 
     private static let sinkInputCallback: pa_sink_input_info_cb_t = { _, info, eol, userdata in
         guard eol == 0, let info else { return }
-        connection(userdata)?.received(sinkInput(info.pointee), initial: false)
+        guard let connection = connection(userdata) else { return }
+        connection.received(sinkInput(info.pointee, connection.pulse), initial: false)
     }
 
     private static let initialCardCallback: pa_card_info_cb_t = { _, info, eol, userdata in
@@ -427,14 +445,15 @@ private final class PulseConnection: @unchecked Sendable {
         if eol != 0 {
             connection.loadFinished(failure: eol < 0 ? "listing cards failed" : nil)
         } else if let info {
-            connection.received(card(info.pointee), initial: true)
+            connection.received(card(info.pointee, connection.pulse), initial: true)
         }
     }
 
     /// A card that vanished between the event and this query ends with `eol < 0`: nothing to record.
     private static let cardCallback: pa_card_info_cb_t = { _, info, eol, userdata in
         guard eol == 0, let info else { return }
-        connection(userdata)?.received(card(info.pointee), initial: false)
+        guard let connection = connection(userdata) else { return }
+        connection.received(card(info.pointee, connection.pulse), initial: false)
     }
 
     private static let replyCallback: pa_context_success_cb_t = { _, success, userdata in
@@ -451,14 +470,18 @@ private final class PulseConnection: @unchecked Sendable {
 /// One awaited answer (or timer), read and written only with the main-loop lock held.
 private final class Reply {
     private let mainloop: OpaquePointer
+    private let pulse: LibPulse
     private(set) var isDone = false
     private(set) var succeeded = false
 
-    init(mainloop: OpaquePointer) { self.mainloop = mainloop }
+    init(mainloop: OpaquePointer, pulse: LibPulse) {
+        self.mainloop = mainloop
+        self.pulse = pulse
+    }
 
     func finish(succeeded: Bool) {
         isDone = true
         self.succeeded = succeeded
-        pa_threaded_mainloop_signal(mainloop, 0)
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 }

@@ -301,8 +301,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// The output devices the system offers (empty for an offline engine).
     public var outputDevices: [AudioRoute] { state.withLock { $0.routes }?.devices ?? [] }
 
-    /// What this machine's OpenAL Soft supports, and what is missing.
-    public var capabilities: AudioCapabilities { mixer.capabilities }
+    /// What this machine's OpenAL Soft and optional system libraries support, and what is missing. Asking opens
+    /// the optional libraries not yet needed, so the answer is the whole of it.
+    public var capabilities: AudioCapabilities { mixer.capabilities.withSystemLibraries() }
 
     // MARK: Sounds and voices
 

@@ -1,6 +1,9 @@
 import CSDLImage
 import Glibc
 
+/// SDL2_image's functions, looked up by the names the C target's header lists (CSDLImage/shim.h).
+package typealias LibSDLImage = ambience_sdl_image_functions
+
 /// A size in pixels.
 public struct ArtworkSize: Sendable, Hashable {
     /// Pixels across.
@@ -75,6 +78,13 @@ public final class MediaItemArtwork: Sendable {
     public let bounds: ArtworkSize
     private let data: [UInt8]
     private let name: String
+
+    /// SDL2_image, opened the first time a picture is decoded; SDL2 itself is linked. Without it no item has
+    /// artwork: every picture is skipped with `ArtworkError.undecodable`, naming the library and the loader's reason.
+    /// AmbienceHost writes its PNG screenshots through the same table.
+    package static let library = OptionalLibrary<LibSDLImage>(
+        name: "libSDL2_image-2.0.so.0", feature: "artwork (cover pictures)",
+        names: String(cString: ambience_sdl_image_function_names()))
 
     /// The largest side `image(size:)` makes: more is a mistake, not a cover.
     public static let maximumImageSide = 8192
@@ -221,6 +231,8 @@ public final class MediaItemArtwork: Sendable {
             throw .undecodable(name, reason: "\(header.format.rawValue) covers are not decoded, only PNG and JPEG")
         }
         if let problem = pngProblem(data) { throw .undecodable(name, reason: problem) }
+        let image: LibSDLImage
+        do throws(SharedLibraryError) { image = try library.functions() } catch { throw .undecodable(name, reason: error.description) }
         let size: Int32
         do { size = try data.count.exactly(Int32.self, "image bytes") } catch { throw .tooLarge(name, bytes: data.count) }
         let decoded = data.withUnsafeBytes { raw -> Result<UnsafeMutablePointer<SDL_Surface>, ArtworkError> in
@@ -229,8 +241,8 @@ public final class MediaItemArtwork: Sendable {
             }
             defer { SDL_RWclose(stream) }
             let loaded: UnsafeMutablePointer<SDL_Surface>? = switch header.format {
-            case .png: IMG_LoadPNG_RW(stream)
-            case .jpeg: IMG_LoadJPG_RW(stream)
+            case .png: image.IMG_LoadPNG_RW(stream)
+            case .jpeg: image.IMG_LoadJPG_RW(stream)
             case .gif, .bmp, .webp: nil  // refused above
             }
             guard let surface = loaded else { return .failure(.undecodable(name, reason: sdlError())) }

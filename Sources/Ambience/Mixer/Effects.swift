@@ -49,7 +49,8 @@ public struct ReverbZone: Sendable, Equatable {
     }
 }
 
-/// What this machine's OpenAL Soft offers. A missing extension turns its feature off; the engine still runs.
+/// What this machine's OpenAL Soft and optional system libraries offer. A missing extension or library turns its
+/// feature off; the engine still runs.
 public struct AudioCapabilities: Sendable, Equatable {
     /// OpenAL Soft's name and version ("OpenAL Soft 1.19.1").
     public var renderer: String
@@ -63,6 +64,10 @@ public struct AudioCapabilities: Sendable, Equatable {
     public var realVoices: Int
     /// Every ALC and AL extension the device reports.
     public var extensions: [String]
-    /// Features the engine would use but cannot, with the extension each needs.
+    /// Features the engine would use but cannot, with the extension or library each needs (and, for a library, why
+    /// it could not be loaded).
     public var missing: [String]
+    /// The optional system libraries the engine opens at run time (libpulse, libdbus-1, SDL2_image), each with
+    /// whether it could be.
+    public var systemLibraries: [SystemLibrary] = []
 }
