@@ -148,7 +148,10 @@ public final class MusicPlayer: @unchecked Sendable {
 
     static let notificationCapacity = 4096
 
-    private func post(_ event: MusicEvent) { if notificationDepth > 0 { events.push(event) } }
+    private func post(_ event: MusicEvent) {
+        if case .playbackError(let item, let error) = event { Log.warning("music: skipped \(item.url): \(error)") }
+        if notificationDepth > 0 { events.push(event) }
+    }
 
     func drainEvents() -> [MusicEvent] { lock.withLock { _ in events.drain() } }
 

@@ -120,6 +120,11 @@ public final class AudioSession: @unchecked Sendable {
         // Past the cap the newest are refused: the ones already waiting came first and are handled in order.
         var pending = EventQueue<SessionEvent>(capacity: Self.feedbackCapacity, overflow: .dropNewest)
         pending.push(event)
+        switch event {
+        case .mediaServicesLost(let service): Log.info("session: \(service) went away; playing on without it until it is back")
+        case .mediaServicesReset(let service): Log.info("session: \(service) is back")
+        default: Log.debug("session: observed \(event)")
+        }
         while let next = pending.pop() {
             let (actions, executor) = lock.withLock { _ in
                 (policy.handle(next), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
