@@ -31,6 +31,9 @@ packages=(
   # Tests/Fuzz/run.sh writes a seed with python3 and finds libdbus's headers with pkg-config (SwiftPM does too);
   # the fault tests mount a small tmpfs (mount, umount)
   python3 pkg-config mount
+  # scripts/install.sh sets the installed library's soname and RUNPATH (patchelf) and finds what it loads (ldd,
+  # readelf); scripts/check-exports.sh compares its exports with the header (nm)
+  patchelf binutils
 )
 
 missing=()
