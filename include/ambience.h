@@ -2,7 +2,11 @@
  * ambience.h: the C API of Ambience, a game-audio engine for Linux.
  *
  * Plain C99 (and C++), in the style of SDL and OpenAL. Nothing here needs a Swift toolchain to read.
- * Build a program against the shared library with, for example:
+ * Build a program against the installed library (scripts/install.sh) with:
+ *
+ *     cc -std=c99 game.c $(pkg-config --cflags --libs ambience) -o game
+ *
+ * or against the build folder:
  *
  *     cc -std=c99 game.c -Iinclude -L.build/release -lambience-c -Wl,-rpath,$PWD/.build/release -o game
  *

@@ -49,6 +49,19 @@ check "the header is installed" cmp -s include/ambience.h "$prefix/include/ambie
 check "the man page is installed" grep -q '^\.TH AMBIENCE 1' "$prefix/share/man/man1/ambience.1"
 check "the C ABI: the installed library exports exactly the header's functions" bash scripts/check-exports.sh "$lib" "$prefix/include/ambience.h"
 
+# The README's packaging notes name the Debian package of every library the installed library links (the Swift
+# runtime, shipped in lib/ambience, and glibc aside).
+if command -v dpkg >/dev/null; then
+  unlisted=""
+  for needed in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+    [ ! -e "$prefix/lib/ambience/$needed" ] || continue
+    case "$needed" in libc.so.*|libm.so.*|ld-linux*|libpthread.so.*|libdl.so.*) continue ;; esac
+    package=$(dpkg -S "*/$needed" 2>/dev/null | head -1 | cut -d: -f1)
+    grep -q "\`${package:-no package for $needed}\`" README.md || unlisted="$unlisted $needed (${package:-?})"
+  done
+  check "the README's packaging notes name the Debian package of every library it links${unlisted:+ (missing:$unlisted)}" test -z "$unlisted"
+fi
+
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 check "pkg-config --modversion ambience is $version" test "$(pkg-config --modversion ambience)" = "$version"
 check "ambience --version says $version" test "$("$prefix/bin/ambience" --version)" = "ambience $version"

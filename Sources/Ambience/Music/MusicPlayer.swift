@@ -149,7 +149,8 @@ public final class MusicPlayer: @unchecked Sendable {
     static let notificationCapacity = 4096
 
     private func post(_ event: MusicEvent) {
-        if case .playbackError(let item, let error) = event { Log.warning("music: skipped \(item.url): \(error)") }
+        // The error names the file.
+        if case .playbackError(_, let error) = event { Log.warning("music: skipped a queued file: \(error)") }
         if notificationDepth > 0 { events.push(event) }
     }
 
