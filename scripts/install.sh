@@ -13,7 +13,7 @@
 #   share/ambience/install-manifest        every file, link and folder the install made, which --uninstall reads
 #
 # Why the Swift runtime is installed beside the library: a Swift shared library needs libswiftCore and friends at
-# run time, and the toolchain's copy (what a build links against) is where a player's machine has nothing. The copy in
+# run time, and the toolchain's copy, which the build links against, is not on a player's machine. The copy in
 # lib/ambience is private to Ambience, so it never shadows another Swift program's runtime.
 #
 # Why patchelf sets the soname after the build rather than a linker flag in Package.swift: the flag needs
@@ -64,6 +64,9 @@ if [ "$uninstall" -eq 1 ]; then
   while IFS= read -r folder; do
     [ -z "$folder" ] || $sudo rmdir -- "$folder" 2>/dev/null || true
   done <<< "$folders"
+  if [ "$(id -u)" -eq 0 ] || [ -n "$sudo" ]; then
+    case "$prefix" in /usr|/usr/local) $sudo ldconfig ;; esac
+  fi
   echo "install.sh: removed Ambience from $prefix"
   exit 0
 fi

@@ -123,12 +123,14 @@ public final class AudioSession: @unchecked Sendable {
         switch event {
         case .mediaServicesLost(let service): Log.info("session: \(service) went away; playing on without it until it is back")
         case .mediaServicesReset(let service): Log.info("session: \(service) is back")
-        default: Log.debug("session: observed \(event)")
+        default: break
         }
         while let next = pending.pop() {
             let (actions, executor) = lock.withLock { _ in
                 (policy.handle(next), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
             }
+            // Only events that change something: some (other apps' music) are observed every update.
+            if !actions.isEmpty { Log.debug("session: \(next) -> \(actions.count) actions") }
             for action in actions {
                 for revealed in executor.perform(action) { pending.push(revealed) }
             }
