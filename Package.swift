@@ -42,6 +42,8 @@ let package = Package(
                            "COpusFile",
                            "CSndFile",
                            "CFFmpeg",
+                           // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
+                           "CAmbience",
             ]
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),

@@ -2,14 +2,19 @@
  * ambience.h: the C API of Ambience, a game-audio engine for Linux.
  *
  * Plain C99 (and C++), in the style of SDL and OpenAL. Nothing here needs a Swift toolchain to read.
- * Build a program against the shared library with, for example:
+ * Build a program against the installed library (scripts/install.sh) with:
+ *
+ *     cc -std=c99 game.c $(pkg-config --cflags --libs ambience) -o game
+ *
+ * or against the build folder:
  *
  *     cc -std=c99 game.c -Iinclude -L.build/release -lambience-c -Wl,-rpath,$PWD/.build/release -o game
  *
  * ---------------------------------------------------------------------------------------------------------------
  * Conventions
  *
- * Status codes.  Every function returns an ambience_status (the one exception is ambience_last_error). Results come
+ * Status codes.  Every function returns an ambience_status (the exceptions are ambience_last_error and
+ *   ambience_version, which return text). Results come
  *   back through pointer parameters, which are written only when the call returns AMBIENCE_OK unless a function
  *   says otherwise. ambience_last_error() describes the outcome of the most recent call on the calling thread.
  *
@@ -79,9 +84,18 @@
 extern "C" {
 #endif
 
+/*
+ * The version this header belongs to: the one source of the library's version (Swift's Ambience.version, the
+ * `ambience --version` command, ambience.pc and the soname libambience.so.<MAJOR> all read it). Compare with what
+ * the library at run time reports: ambience_version() or ambience_get_version().
+ */
 #define AMBIENCE_VERSION_MAJOR 0
 #define AMBIENCE_VERSION_MINOR 1
 #define AMBIENCE_VERSION_PATCH 0
+/* One number for comparisons at compile time: AMBIENCE_VERSION >= AMBIENCE_VERSION_NUM(0, 2, 0). */
+#define AMBIENCE_VERSION_NUM(major, minor, patch) ((major) * 1000000 + (minor) * 1000 + (patch))
+#define AMBIENCE_VERSION \
+    AMBIENCE_VERSION_NUM(AMBIENCE_VERSION_MAJOR, AMBIENCE_VERSION_MINOR, AMBIENCE_VERSION_PATCH)
 
 /* ============================================================================================================ */
 /* Status codes                                                                                                   */
@@ -132,6 +146,13 @@ const char *ambience_last_error(void);
 
 /* The library's version (compare with AMBIENCE_VERSION_*). Any pointer may be NULL. */
 ambience_status ambience_get_version(uint32_t *major, uint32_t *minor, uint32_t *patch);
+
+/*
+ * The library's version as text, "MAJOR.MINOR.PATCH" ("0.1.0"): the version of the library the program runs
+ * with, which may be newer than the header it was built with. Never NULL; a static string, never freed. Like
+ * ambience_last_error, it returns no status and leaves ambience_last_error() as it was.
+ */
+const char *ambience_version(void);
 
 /* ============================================================================================================ */
 /* Handles                                                                                                        */
@@ -725,6 +746,37 @@ ambience_status ambience_set_library_changed_callback(ambience_engine *engine,
                                                       ambience_library_changed_callback callback, void *userdata);
 ambience_status ambience_set_media_services_callback(ambience_engine *engine,
                                                      ambience_media_services_callback callback, void *userdata);
+
+/* ============================================================================================================ */
+/* The log: the engine's diagnostics                                                                             */
+
+/* Each level lets through itself and everything more serious. */
+typedef enum ambience_log_level {
+    AMBIENCE_LOG_ERROR = 0,    /* something the game asked for or relies on failed */
+    AMBIENCE_LOG_WARNING = 1,  /* the default: something went wrong and the engine worked around it */
+    AMBIENCE_LOG_INFO = 2,     /* what the engine did of its own accord: a service came or went, the output moved */
+    AMBIENCE_LOG_DEBUG = 3     /* each decision the session carried out */
+} ambience_log_level;
+
+/*
+ * The least serious level logged, for the whole process. It starts as the environment variable AMBIENCE_LOG says
+ * (error, warning, info or debug), else AMBIENCE_LOG_WARNING. A value that is not a level is
+ * AMBIENCE_ERROR_INVALID_ARGUMENT.
+ */
+ambience_status ambience_set_log_level(ambience_log_level level);
+ambience_status ambience_get_log_level(ambience_log_level *out_level);
+
+/* message is one line of UTF-8 ("output: the device is gone; rendering to nothing"), without a newline. */
+typedef void (*ambience_log_callback)(void *userdata, ambience_log_level level, const char *message);
+
+/*
+ * Takes the engine's diagnostics over from stderr. Until a callback is set, each message is written to stderr at
+ * once as "ambience: LEVEL: message". Once set, messages from any thread wait (up to 1024; past that the newest are
+ * dropped and a warning says how many) and the callback receives them inside ambience_update, on its thread, in
+ * order, like every other callback. While any engine has a log callback, nothing is written to stderr. NULL gives
+ * the messages back to stderr, as do ambience_engine_shutdown and ambience_engine_destroy.
+ */
+ambience_status ambience_set_log_callback(ambience_engine *engine, ambience_log_callback callback, void *userdata);
 
 #ifdef __cplusplus
 }

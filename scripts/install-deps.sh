@@ -34,6 +34,9 @@ packages=(
   # the optional-library tests: readelf and nm read what the products link, ldconfig finds a library's file, and
   # util-linux's unshare (above) makes the private mount namespace that hides it
   binutils libc-bin
+  # scripts/install.sh sets the installed library's soname and RUNPATH (patchelf) and finds what it loads (ldd,
+  # readelf, from binutils above); scripts/check-exports.sh compares its exports with the header (nm)
+  patchelf
 )
 
 missing=()

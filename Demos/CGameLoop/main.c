@@ -15,6 +15,8 @@
  * Build (after `swift build -c release --product ambience-c`):
  *     cc -std=c99 Demos/CGameLoop/main.c -Iinclude -L.build/release -lambience-c \
  *        -Wl,-rpath,$PWD/.build/release -o cgameloop
+ * or, after scripts/install.sh:
+ *     cc -std=c99 Demos/CGameLoop/main.c $(pkg-config --cflags --libs ambience) -o cgameloop
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ambience.h"

@@ -8,11 +8,23 @@ import Glibc
 public func ambience_get_version(_ major: UnsafeMutablePointer<UInt32>?, _ minor: UnsafeMutablePointer<UInt32>?,
                                  _ patch: UnsafeMutablePointer<UInt32>?) -> ambience_status {
     api("ambience_get_version") {
-        major?.pointee = 0
-        minor?.pointee = 1
-        patch?.pointee = 0
+        // Ambience.version reads the header's macros: the numbers are small constants, never out of range.
+        major?.pointee = UInt32(clamping: Ambience.version.major)
+        minor?.pointee = UInt32(clamping: Ambience.version.minor)
+        patch?.pointee = UInt32(clamping: Ambience.version.patch)
     }
 }
+
+/// "0.1.0", made once and never freed (the header promises a static string).
+nonisolated(unsafe) private let versionText: UnsafePointer<CChar> = {
+    let text = Ambience.version.description
+    let copy = UnsafeMutablePointer<CChar>.allocate(capacity: text.utf8.count + 1)
+    text.withCString { copy.initialize(from: $0, count: text.utf8.count + 1) }
+    return UnsafePointer(copy)
+}()
+
+@_cdecl("ambience_version")
+public func ambience_version() -> UnsafePointer<CChar> { versionText }
 
 // MARK: - Configuration
 

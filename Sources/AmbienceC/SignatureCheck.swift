@@ -44,6 +44,9 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_engine_is_offline, AmbienceC.ambience_engine_is_offline)
     same(CAmbience.ambience_engine_shutdown, AmbienceC.ambience_engine_shutdown)
     same(CAmbience.ambience_get_version, AmbienceC.ambience_get_version)
+    same(CAmbience.ambience_set_log_level, AmbienceC.ambience_set_log_level)
+    same(CAmbience.ambience_get_log_level, AmbienceC.ambience_get_log_level)
+    same(CAmbience.ambience_set_log_callback, AmbienceC.ambience_set_log_callback)
     same(CAmbience.ambience_library_begin_change_notifications, AmbienceC.ambience_library_begin_change_notifications)
     same(CAmbience.ambience_library_close, AmbienceC.ambience_library_close)
     same(CAmbience.ambience_library_end_change_notifications, AmbienceC.ambience_library_end_change_notifications)
@@ -120,4 +123,6 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_voice_stop, AmbienceC.ambience_voice_stop)
     let _: () -> UnsafePointer<CChar>? = CAmbience.ambience_last_error
     let _: () -> UnsafePointer<CChar> = AmbienceC.ambience_last_error
+    let _: () -> UnsafePointer<CChar>? = CAmbience.ambience_version
+    let _: () -> UnsafePointer<CChar> = AmbienceC.ambience_version
 }

@@ -18,6 +18,10 @@ public enum Tool {
             print(overview)
             return words.isEmpty ? 2 : 0
         }
+        if name == "--version" {
+            print("ambience \(Ambience.version)")
+            return 0
+        }
         guard let command = commands.first(where: { $0.name == name }) else {
             printError("unknown command '\(name)'\n\(overview)")
             return 2
@@ -42,7 +46,9 @@ public enum Tool {
     static var overview: String {
         "usage: ambience COMMAND [OPTIONS]\n\ncommands:\n"
             + commands.map { "  " + ($0.usage.split(separator: "\n").first.map(String.init) ?? $0.name) }.joined(separator: "\n")
-            + "\n\nRun 'ambience COMMAND --help' for details."
+            + "\n\nRun 'ambience COMMAND --help' for details, 'ambience --version' for the version."
+            + "\nThe environment variable AMBIENCE_LOG (error, warning, info, debug; default warning) sets how much the"
+            + "\nengine reports on stderr, as lines starting 'ambience: LEVEL:'."
     }
 }
 

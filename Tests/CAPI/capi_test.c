@@ -109,6 +109,8 @@ struct events {
     ambience_engine *engine;     /* for the callbacks that call back into the API */
     ambience_status nested_update;
     int destroy_in_callback;
+    int log_warnings;            /* warnings that name the missing song */
+    char log_message[1024];
 };
 static struct events events;
 
@@ -144,6 +146,16 @@ static void on_error(void *userdata, const char *path, const char *message) {
     e->errors++;
     snprintf(e->error_path, sizeof e->error_path, "%s", path);
     snprintf(e->error_message, sizeof e->error_message, "%s", message);
+}
+
+static void on_log(void *userdata, ambience_log_level level, const char *message) {
+    struct events *e = (struct events *)userdata;
+    if (e != &events) { events.wrong_userdata++; return; }
+    /* The log is the process's: only the message about this test's missing song counts. */
+    if (level == AMBIENCE_LOG_WARNING && strstr(message, "missing-song.ogg") != NULL) {
+        e->log_warnings++;
+        snprintf(e->log_message, sizeof e->log_message, "%s", message);
+    }
 }
 
 static void on_interruption(void *userdata, ambience_interruption type, bool should_resume) {
@@ -226,6 +238,15 @@ static void test_version_and_config(void) {
     OK(ambience_get_version(&major, &minor, &patch));
     CHECK(major == AMBIENCE_VERSION_MAJOR && minor == AMBIENCE_VERSION_MINOR && patch == AMBIENCE_VERSION_PATCH);
     OK(ambience_get_version(NULL, NULL, NULL));
+    {
+        char expected[64];
+        snprintf(expected, sizeof expected, "%d.%d.%d", AMBIENCE_VERSION_MAJOR, AMBIENCE_VERSION_MINOR,
+                 AMBIENCE_VERSION_PATCH);
+        CHECK(ambience_version() != NULL && strcmp(ambience_version(), expected) == 0);
+        CHECK(AMBIENCE_VERSION == AMBIENCE_VERSION_NUM(AMBIENCE_VERSION_MAJOR, AMBIENCE_VERSION_MINOR,
+                                                       AMBIENCE_VERSION_PATCH));
+        CHECK(AMBIENCE_VERSION_NUM(0, 10, 0) > AMBIENCE_VERSION_NUM(0, 9, 12));
+    }
     OK(ambience_engine_config_init(&config));
     CHECK(config.output == AMBIENCE_OUTPUT_DEVICE && config.sample_rate == 48000 && config.real_voices == 256);
     CHECK(config.device_name == NULL && config.app_name == NULL && config.block_frames == 512);
@@ -793,10 +814,23 @@ static void test_music(ambience_engine *engine) {
     OK(ambience_music_stop(engine));
     OK(ambience_music_set_queue(engine, queue, 1));
     OK(ambience_music_append(engine, NULL, 0));
+    /* The log says so too: a warning, to the log callback, in ambience_update like the playback-error callback. */
+    {
+        ambience_log_level level = AMBIENCE_LOG_DEBUG;
+        OK(ambience_get_log_level(&level));
+        CHECK(level == AMBIENCE_LOG_WARNING); /* the default (the test runs without AMBIENCE_LOG) */
+        EXPECT(ambience_set_log_level((ambience_log_level)9), AMBIENCE_ERROR_INVALID_ARGUMENT);
+        EXPECT(ambience_get_log_level(NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+        EXPECT(ambience_set_log_callback(NULL, on_log, &events), AMBIENCE_ERROR_NULL_HANDLE);
+        OK(ambience_set_log_callback(engine, on_log, &events));
+    }
     OK(ambience_music_play(engine));
     /* The player opens files on the streaming side (offline: as it renders), and reports in the next update. */
     render_rms(engine, -1);
+    CHECK(events.log_warnings == 0); /* not before ambience_update */
     OK(ambience_update(engine));
+    CHECK(events.log_warnings == 1 && strstr(events.log_message, "music: skipped") != NULL);
+    OK(ambience_set_log_callback(engine, NULL, NULL));
     CHECK(events.errors == 1 && strcmp(events.error_path, missing) == 0);
     CHECK(strstr(events.error_message, "missing-song.ogg") != NULL);
     OK(ambience_music_get_state(engine, &state));

@@ -134,6 +134,8 @@ public final class AudioEngine: @unchecked Sendable {
     private let screenLock: ScreenLockMonitor?
     private let cache: SoundCache
     private let state = Lock<EngineState>(EngineState())
+    /// The game's log handler and the diagnostics waiting for it (EngineLog.swift).
+    let logSink = LogSink()
 
     private struct EngineState {
         var device: DeviceOutput?
@@ -168,7 +170,12 @@ public final class AudioEngine: @unchecked Sendable {
         systemMusicPlayer = SystemMusicPlayer()
         // No system bus (containers, CI) or no logind simply means no sleep notifications.
         if configuration.desktopIntegration, let address = configuration.systemBusAddress {
-            sleepMonitor = try? SleepMonitor(address: address)
+            do {
+                sleepMonitor = try SleepMonitor(address: address)
+            } catch {
+                Log.info("desktop: no sleep and wake notifications: \(error)")
+                sleepMonitor = nil
+            }
         } else {
             sleepMonitor = nil
         }
@@ -197,6 +204,7 @@ public final class AudioEngine: @unchecked Sendable {
         if configuration.desktopIntegration && configuration.handlesTerminationSignals { TerminationWatch.shared.register(self) }
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         useDesktopConnection()
+        Log.info("engine: \(outputDriver) output at \(configuration.sampleRate) Hz, \(mixer.capabilities.realVoices) real voices")
     }
 
     deinit { shutdown() }
@@ -225,6 +233,7 @@ public final class AudioEngine: @unchecked Sendable {
         device?.close()
         musicPlayer.close()
         mixer.close()
+        logSink.setHandler(nil)   // no update() will deliver again
     }
 
     /// Waits until every command sent to desktop players so far has been carried out (tests, tools).
@@ -408,6 +417,7 @@ public final class AudioEngine: @unchecked Sendable {
         for library in state.withLock({ $0.libraries }) { events += library.drainEvents().map(AudioEvent.library) }
         events += session.drainNotifications().map(AudioEvent.session)
         if let loss = firstDroppedEvents() { events.insert(loss, at: 0) }
+        logSink.deliver()
         return events
     }
 
@@ -417,6 +427,7 @@ public final class AudioEngine: @unchecked Sendable {
         guard !state.withLock({ $0.reportedDroppedEvents }),
               let (queue, count) = droppedEventsByQueue.first(where: { $0.count > 0 }) else { return nil }
         state.withLock { $0.reportedDroppedEvents = true }
+        Log.warning("events: the \(queue) queue was full and lost \(count) events: call update() every frame")
         return .eventsDropped(queue: queue, count: count)
     }
 
@@ -500,7 +511,11 @@ extension AudioEngine: SessionOutput {
         guard let (server, ours) = state.withLock({ $0.routes })?.ourStream() else { return }
         // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
         // put it; the next default change moves it again.
-        try? server.moveSinkInput(index: ours.index, toSink: sink)
+        do {
+            try server.moveSinkInput(index: ours.index, toSink: sink)
+        } catch {
+            Log.warning("output: could not move our stream to \(sink): \(error)")
+        }
     }
 
     func renderToNullDevice() {

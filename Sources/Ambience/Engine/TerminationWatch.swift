@@ -80,6 +80,7 @@ final class TerminationWatch: @unchecked Sendable {
         let all = engines.compactMap(\.engine)
         condition.broadcast()
         condition.unlock()
+        Log.info("engine: signal \(signo): carrying out the exit rule, then ending by it")
         for engine in all { engine.shutdown() }
         TerminationSignals.endProcess(as: signo)
     }

@@ -149,7 +149,11 @@ public final class MusicPlayer: @unchecked Sendable {
 
     static let notificationCapacity = 4096
 
-    private func post(_ event: MusicEvent) { if notificationDepth > 0 { events.push(event) } }
+    private func post(_ event: MusicEvent) {
+        // The error names the file.
+        if case .playbackError(_, let error) = event { Log.warning("music: skipped a queued file: \(error)") }
+        if notificationDepth > 0 { events.push(event) }
+    }
 
     func drainEvents() -> [MusicEvent] { lock.withLock { _ in events.drain() } }
 

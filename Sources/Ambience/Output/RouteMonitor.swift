@@ -47,7 +47,12 @@ final class RouteMonitor: @unchecked Sendable {
         self.appName = appName
         tracker = RouteTracker(processID: getpid(), appName: appName)
         view = Lock(View(tracker: tracker))
-        pulse = try? PulseAudioMonitor(appName: appName + "-monitor")
+        do {
+            pulse = try PulseAudioMonitor(appName: appName + "-monitor")
+        } catch {
+            Log.info("output: no sound server to watch (\(error)); route changes come from SDL's device list")
+            pulse = nil
+        }
         if let pulse { tracker.refresh(pulse.snapshot, now: monotonicNanoseconds()) }
         publish()
     }

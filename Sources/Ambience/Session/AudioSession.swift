@@ -133,10 +133,17 @@ public final class AudioSession: @unchecked Sendable {
         // Past the cap the newest are refused: the ones already waiting came first and are handled in order.
         var pending = EventQueue<SessionEvent>(capacity: Self.feedbackCapacity, overflow: .dropNewest)
         pending.push(event)
+        switch event {
+        case .mediaServicesLost(let service): Log.info("session: \(service) went away; playing on without it until it is back")
+        case .mediaServicesReset(let service): Log.info("session: \(service) is back")
+        default: break
+        }
         while let next = pending.pop() {
             let (actions, executor) = lock.withLock { _ in
                 (policy.handle(next), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
             }
+            // Only events that change something: some (other apps' music) are observed every update.
+            if !actions.isEmpty { Log.debug("session: \(next) -> \(actions.count) actions") }
             for action in actions {
                 for revealed in executor.perform(action) { pending.push(revealed) }
             }

@@ -43,6 +43,7 @@ struct SessionExecutor {
     /// Carries `action` out and returns what doing so revealed, as events for the policy: a device that would not
     /// open is no device left.
     func perform(_ action: SessionAction) -> [SessionEvent] {
+        Log.debug("session: \(action)")
         switch action {
         case .pauseAppAudio(let reason): output?.pauseAppAudio(reason)
         case .resumeAppAudio: output?.resumeAppAudio()
@@ -51,7 +52,10 @@ struct SessionExecutor {
         case .followDefaultDevice:
             guard let output else { break }
             let previous = output.currentRoute
-            if !output.followDefaultDevice() { return [.currentDeviceRemoved(previous: previous, current: nil)] }
+            if !output.followDefaultDevice() {
+                Log.warning("output: no device would open after \(previous.name) went; rendering to nothing")
+                return [.currentDeviceRemoved(previous: previous, current: nil)]
+            }
         case .moveStream(let sink): output?.moveStream(toSink: sink)
         case .renderToNullDevice: output?.renderToNullDevice()
         case .pauseOtherPlayers(let names): otherPlayers?.pause(names)
