@@ -173,6 +173,8 @@ public enum GravityWaveApp {
             complain("gravity-wave: cannot find the Assets folder (with SFX/ and Music/); pass --assets DIR")
             return 1
         }
+        // The game's text in the user's language (LANG, LC_MESSAGES); its messages on the terminal stay English.
+        Localization.start(catalogs: "\(assets)/locale", environment: environment)
         let settingsPath = GameSettings.defaultPath(environment: environment)
         do {
             let run: GameRun
