@@ -33,6 +33,8 @@ let package = Package(
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
+        // gettext from glibc (libintl.h), for the demo game's translations.
+        .systemLibrary(name: "CIntl", providers: [.apt(["libc6-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
         .systemLibrary(name: "CSDLMixer", providers: [.apt(["libsdl2-mixer-dev"])]),
         .target(
@@ -58,7 +60,7 @@ let package = Package(
         // The SDL2 game loop: window, events -> session, fixed time step, engine.update() once per frame.
         .target(name: "AmbienceHost", dependencies: ["Ambience", "CSDL2", "CSDLTTF", "CSDLImage"]),
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
-        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbienceHost"], path: "Demos/GravityWave/Core"),
+        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbienceHost", "CIntl"], path: "Demos/GravityWave/Core"),
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
         // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
         .testTarget(name: "AmbienceTests",

@@ -9,6 +9,8 @@ packages=(
   libsndfile1-dev libavformat-dev libavcodec-dev libavutil-dev ffmpeg
   # the demo game
   libsdl2-image-dev libsdl2-ttf-dev fonts-dejavu-core
+  # the demo game's translations: msgfmt, xgettext and msgcmp (the catalog test)
+  gettext
   # the side-by-side benchmark
   libsdl2-mixer-dev
   # tools the tests use to make and inspect audio (sox, soxi, oggenc, vorbiscomment, lame)

@@ -1,12 +1,18 @@
 /*
  * CGameLoop: a game loop in plain C99 on Ambience's C API (include/ambience.h), nothing else.
  *
- * Plays the bundled music through the engine's music player, fires the bundled sound effects on a timer, and
- * handles the audio session's route changes the way a game should: print, then resume.
+ * Fires the bundled sound effects on a timer, plays the bundled music as its soundtrack, and handles the audio
+ * session's route changes the way a game should: print, then resume. It follows UtopiaGL's rules for the user's music:
+ *   - the ambient category: the user's music and the game's effects mix;
+ *   - at launch it reports music that is already playing, and leaves it playing;
+ *   - it plays its own soundtrack only while the user has none (the secondary-audio hint): quiet while theirs plays,
+ *     back when theirs stops;
+ *   - at exit it stops only the music it started (the engine's exit rule, in ambience_engine_shutdown).
  *
  *     cgameloop [--seconds N] [--assets DIR]                 real time, on the default output device
  *     cgameloop --seconds N --record out.wav [--assets DIR]  headless: an offline render written to a WAV
- *     cgameloop --system-music PLAYER ...                    also plays the desktop's player (MPRIS, e.g. "mpv")
+ *     cgameloop --system-music PLAYER ...                    also starts the desktop's player (MPRIS, e.g. "mpv")
+ *     cgameloop --category solo-ambient ...                  the other rule: pause the user's music while it runs
  *     cgameloop --own-signals ...                            leaves SIGTERM, SIGINT and SIGHUP alone (no exit rule)
  *
  * SIGTERM, SIGINT or SIGHUP end it the way a game is usually ended: the engine carries out the exit rule (the
@@ -138,6 +144,7 @@ struct game {
     ambience_engine *engine;
     int route_changes;
     int effects_finished;
+    int soundtrack_waiting;  /* the soundtrack is held back for the user's music: it plays when theirs stops */
 };
 
 static void on_route_change(void *userdata, const ambience_route_change *change) {
@@ -157,15 +164,37 @@ static void on_interruption(void *userdata, ambience_interruption type, bool sho
 }
 
 static void on_now_playing(void *userdata, const ambience_media_item *item) {
-    (void)userdata;
-    if (item == NULL) printf("music: the queue has ended\n");
-    else printf("now playing: %s%s%s\n", item->title ? item->title : item->path, item->artist ? " - " : "",
-                item->artist ? item->artist : "");
+    struct game *game = (struct game *)userdata;
+    ambience_playback_state state = AMBIENCE_PLAYBACK_STOPPED;
+    if (item == NULL) {
+        printf("music: the queue has ended\n");
+        return;
+    }
+    /* The queue names its first item before it plays: "queued" until the soundtrack actually plays. */
+    (void)ambience_music_get_state(game->engine, &state);
+    printf("%s: %s%s%s\n", state == AMBIENCE_PLAYBACK_PLAYING ? "now playing" : "queued",
+           item->title ? item->title : item->path, item->artist ? " - " : "", item->artist ? item->artist : "");
 }
 
 static void on_playback_error(void *userdata, const char *path, const char *message) {
     (void)userdata;
     fprintf(stderr, "cgameloop: cannot play %s: %s\n", path, message);
+}
+
+/* The user's music started or stopped during the game: the soundtrack makes way, and comes back. */
+static void on_silence_hint(void *userdata, bool silence) {
+    struct game *game = (struct game *)userdata;
+    ambience_playback_state state = AMBIENCE_PLAYBACK_STOPPED;
+    if (silence) {
+        if (ambience_music_get_state(game->engine, &state) == AMBIENCE_OK && state == AMBIENCE_PLAYBACK_PLAYING &&
+            ambience_music_pause(game->engine) == AMBIENCE_OK) {
+            game->soundtrack_waiting = 1;
+            printf("your music started: the soundtrack is paused\n");
+        }
+    } else if (game->soundtrack_waiting) {
+        game->soundtrack_waiting = 0;
+        if (ambience_music_play(game->engine) == AMBIENCE_OK) printf("your music stopped: the soundtrack plays\n");
+    }
 }
 
 static void on_voice_finished(void *userdata, ambience_voice voice, ambience_voice_end how) {
@@ -197,16 +226,23 @@ int main(int argc, char **argv) {
     static float block[FRAMES_PER_TICK * 2];
     long tick, ticks;
     int a, own_signals = 0;
+    ambience_session_category category = AMBIENCE_CATEGORY_AMBIENT;
+    ambience_session_state session;
 
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* a line at a time, even into a pipe or a file: others follow it live */
     for (a = 1; a < argc; a++) {
         if (strcmp(argv[a], "--seconds") == 0 && a + 1 < argc) seconds = atof(argv[++a]);
         else if (strcmp(argv[a], "--record") == 0 && a + 1 < argc) record = argv[++a];
         else if (strcmp(argv[a], "--assets") == 0 && a + 1 < argc) assets = argv[++a];
         else if (strcmp(argv[a], "--system-music") == 0 && a + 1 < argc) system_player = argv[++a];
         else if (strcmp(argv[a], "--own-signals") == 0) own_signals = 1;
-        else {
+        else if (strcmp(argv[a], "--category") == 0 && a + 1 < argc && strcmp(argv[a + 1], "ambient") == 0) a++;
+        else if (strcmp(argv[a], "--category") == 0 && a + 1 < argc && strcmp(argv[a + 1], "solo-ambient") == 0) {
+            category = AMBIENCE_CATEGORY_SOLO_AMBIENT;
+            a++;
+        } else {
             fprintf(stderr, "usage: cgameloop [--seconds N] [--record OUT.wav] [--assets DIR] [--system-music PLAYER]"
-                            " [--own-signals]\n");
+                            " [--category ambient|solo-ambient] [--own-signals]\n");
             return 2;
         }
     }
@@ -238,15 +274,31 @@ int main(int argc, char **argv) {
     TRY(ambience_set_now_playing_callback(game.engine, on_now_playing, &game));
     TRY(ambience_set_playback_error_callback(game.engine, on_playback_error, &game));
     TRY(ambience_set_voice_finished_callback(game.engine, on_voice_finished, &game));
-    TRY(ambience_session_set_category(game.engine, AMBIENCE_CATEGORY_SOLO_AMBIENT, 0));
+    TRY(ambience_set_silence_hint_callback(game.engine, on_silence_hint, &game));
+    TRY(ambience_session_set_category(game.engine, category, 0));
     TRY(ambience_session_set_active(game.engine, true, 0));
+    TRY(ambience_session_get_state(game.engine, &session));
+    if (session.other_music_was_playing_at_launch) {
+        /* Already playing at launch: name it, and leave it playing (ambient), now and at exit. */
+        char title[256], artist[256];
+        TRY(ambience_system_music_get_now_playing_tag(game.engine, AMBIENCE_TAG_TITLE, title, sizeof title, NULL));
+        TRY(ambience_system_music_get_now_playing_tag(game.engine, AMBIENCE_TAG_ARTIST, artist, sizeof artist, NULL));
+        printf("music already playing at launch: %s%s%s\n", title[0] ? title : "(untitled)", artist[0] ? " - " : "", artist);
+    }
 
     /* Sounds are loaded once; every shot is a new voice of one of them. */
     for (i = 0; i < sfx_count; i++) TRY(ambience_sound_load(game.engine, sfx_paths[i], &sfx[i]));
     TRY(ambience_music_set_queue(game.engine, (const char *const *)music, music_count));
     TRY(ambience_music_set_repeat(game.engine, AMBIENCE_REPEAT_ALL));
     TRY(ambience_music_set_volume(game.engine, 0.6f));
-    TRY(ambience_music_play(game.engine));
+    /* The soundtrack only when the user has no music of their own (solo ambient has paused theirs by now). */
+    if (category == AMBIENCE_CATEGORY_AMBIENT &&
+        (session.other_music_was_playing_at_launch || session.secondary_audio_should_be_silenced_hint)) {
+        game.soundtrack_waiting = 1;
+        printf("the user's music plays: the soundtrack stays off\n");
+    } else {
+        TRY(ambience_music_play(game.engine));
+    }
     if (system_player) {
         TRY(ambience_system_music_set_player(game.engine, system_player));
         TRY(ambience_system_music_play(game.engine));

@@ -338,7 +338,7 @@ import AmbienceHost
         let game = try makeGame(engine)
         #expect(engine.session.otherMusicWasPlayingAtLaunch)
         #expect(game.soundtrackOffForUserMusic)
-        #expect(game.hudNote == "Your music is playing — game soundtrack off")
+        #expect(game.hudNote == "Your music is playing: the game's music is off")
         #expect(engine.musicPlayer.playbackState != .playing)
         #expect(others.paused.isEmpty)
         // Effects still play, mixed with the user's music.

@@ -36,16 +36,15 @@ extension MPRISTests {
                          check: (_ userPlayer: String, _ gamePlayer: String) throws -> Void) throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let build = try CAPI.run(CAPI.compiler + ["-std=c99"] + CAPI.warnings + ["Demos/CGameLoop/main.c", "-Iinclude",
-                                 "-L\(CAPI.libraryFolder)", "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", folder + "/cgameloop"])
-        try #require(build.status == 0, "cc cgameloop: \(build.stderr)")
+        try buildCGameLoop(into: folder)
 
         let (users, userName) = try startMPV()              // the user's music, playing at launch
         defer { users.kill() }
         let (games, gameName) = try startMPV(paused: true)  // the player the game will start
         defer { games.kill() }
         #expect(userName != gameName)
-        let game = try ChildProcess([folder + "/cgameloop", "--seconds", "120", "--system-music", gameName] + arguments,
+        // Solo ambient: the rule that pauses the user's player, so that the exit rule has one to give back.
+        let game = try ChildProcess([folder + "/cgameloop", "--seconds", "120", "--system-music", gameName, "--category", "solo-ambient"] + arguments,
                                     environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), directory: CAPI.root,
                                     stdout: .null, stderr: .null)
         defer { game.kill() }

@@ -58,8 +58,10 @@ final class GameAudio {
         return .world(x: x, y: y, z: -depth)
     }
 
-    func play(_ cue: SoundCue) {
-        guard let sound = sounds[cue.kind] else { return }
+    /// Starts `cue`; returns its voice (`.none` if the engine could not start it).
+    @discardableResult
+    func play(_ cue: SoundCue) -> Voice {
+        guard let sound = sounds[cue.kind] else { return .none }
         var options = PlayOptions(gain: cue.gain, pitch: cue.pitch, bus: buses[cue.kind])
         switch cue.kind {
         case .uiClick:
@@ -71,9 +73,10 @@ final class GameAudio {
             options.placement = cue.position.map(Self.placement) ?? .pan(0)
             options.priority = cue.kind == .explosion ? 180 : 150
         }
-        engine.play(sound, options)
+        let voice = engine.play(sound, options)
         counts[cue.kind, default: 0] += 1
         log.append((frame, time, cue.kind))
+        return voice
     }
 
     /// Keeps the engine loop going and makes it follow the ship: gain and pitch rise with the thrust.

@@ -25,7 +25,7 @@ public enum PlayerChoice: String, Sendable, CaseIterable {
     /// The desktop's music player, driven over MPRIS.
     case system
 
-    public var title: String { self == .application ? "Application" : "System" }
+    public var title: String { self == .application ? localized("Application") : localized("System") }
 }
 
 // The desktop's music player for the "System" choice, or nil when it cannot be reached (no session bus). This one

@@ -14,6 +14,7 @@ public final class GameRun {
     private var failure: GameError?
     private var summary: RunSummary?
     private var screenshotWritten: String?
+    private var scriptShotsWritten: [String] = []
     /// Headless runs stop after this many frames.
     private let frameLimit: Int?
 
@@ -33,7 +34,7 @@ public final class GameRun {
             configuration.window = nil
             configuration.clock = launch.realtime ? .realTime : .simulated(framesPerSecond: 60)
             configuration.maxFrameRate = 60
-            if launch.screenshot != nil { configuration.offscreenSize = (Int(World.width), Int(World.height)) }
+            if launch.screenshot != nil || !Self.scriptShots(launch).isEmpty { configuration.offscreenSize = (Int(World.width), Int(World.height)) }
             frameLimit = launch.realtime ? nil : Int(((launch.seconds ?? 10) * 60).rounded())
         } else {
             frameLimit = nil
@@ -56,7 +57,7 @@ public final class GameRun {
             throw error
         }
         if headless || launch.pilot { game.pilot = Pilot() }
-        for path in [launch.record, launch.screenshot].compactMap({ $0 }) {
+        for path in [launch.record, launch.screenshot].compactMap({ $0 }) + Self.scriptShots(launch).map(\.path) {
             if let problem = makeParentFolders(of: path) {
                 host.shutdown()
                 throw .output("\(path): cannot create its folder (\(problem))")
@@ -86,20 +87,20 @@ public final class GameRun {
         }
         host.onDraw = { [unowned self] canvas, alpha in
             let isScreenshotFrame = launch.screenshot != nil && host.frameCount + 1 == launch.screenshotFrame
-            guard !isHeadless || isScreenshotFrame else { return }
+            let shots = Self.scriptShots(launch).filter { $0.frame == host.frameCount + 1 }.map(\.path)
+            guard !isHeadless || isScreenshotFrame || !shots.isEmpty else { return }
             game.draw(canvas, alpha: alpha)
             if isScreenshotFrame, let path = launch.screenshot { saveScreenshot(canvas, to: path) }
+            for path in shots where saveScreenshot(canvas, to: path) { scriptShotsWritten.append(path) }
         }
         host.onFrameEnd = { [unowned self] in
             game.frameEnded(host.frameCount, time: host.time)
             let stats = engine.stats
             peakVoices = max(peakVoices, stats.realVoices + stats.virtualVoices)
-            if isHeadless {
-                for step in Self.interfaceScript where step.frame == host.frameCount {
-                    host.handle(.keyDown(step.key, isRepeat: false))
-                    host.handle(.keyUp(step.key))
-                }
+            if isHeadless && launch.script.isEmpty {
+                for step in Self.interfaceScript where step.frame == host.frameCount { press(step.key) }
             }
+            for step in launch.script where step.frame == host.frameCount { take(step.action) }
             if let frameLimit, host.frameCount >= frameLimit { host.stop() }
             if frameLimit == nil, let seconds = launch.seconds ?? (isHeadless ? 10 : nil), host.time >= seconds { host.stop() }
             if game.wantsToQuit { host.stop() }
@@ -111,16 +112,43 @@ public final class GameRun {
         }
     }
 
-    private func saveScreenshot(_ canvas: Canvas, to path: String) {
+    private func press(_ key: Key) {
+        host.handle(.keyDown(key, isRepeat: false))
+        host.handle(.keyUp(key))
+    }
+
+    /// A `--at` step. The route change is reported to the session as its monitor would when the device goes away.
+    private func take(_ action: ScriptStep.Action) {
+        switch action {
+        case .key(let key): press(key)
+        case .screenshot: break   // taken while the frame is drawn
+        case .seekMusic(let seconds): engine.musicPlayer.currentPlaybackTime = seconds
+        case .interruption(let began): began ? engine.session.beginInterruption() : engine.session.endInterruption()
+        case .routeChange:
+            engine.session.handle(.currentDeviceRemoved(previous: AudioRoute(name: "Headphones", driver: engine.outputDriver),
+                                                        current: AudioRoute(name: "Speakers", driver: engine.outputDriver)))
+        }
+    }
+
+    private static func scriptShots(_ launch: LaunchOptions) -> [(frame: Int, path: String)] {
+        launch.script.compactMap { step in
+            if case .screenshot(let path) = step.action { (step.frame, path) } else { nil }
+        }
+    }
+
+    @discardableResult
+    private func saveScreenshot(_ canvas: Canvas, to path: String) -> Bool {
         guard let picture = canvas.readPixels() else {
             failure = .output("\(path): the renderer cannot read its pixels back")
-            return
+            return false
         }
         do {
             try picture.writePNG(to: path)
-            screenshotWritten = path
+            if path == launch.screenshot { screenshotWritten = path }
+            return true
         } catch {
             failure = .output("\(error)")
+            return false
         }
     }
 
@@ -139,7 +167,8 @@ public final class GameRun {
                    playbackState: game.player.playbackState, sessionEvents: game.sessionEvents, category: engine.session.category,
                    update: host.updateTiming, render: host.renderTiming, score: game.world.score, deaths: game.world.deaths,
                    recorded: launch.record, recordedFrames: writer?.framesWritten ?? 0, screenshot: screenshotWritten,
-                   audioDriver: engine.outputDriver, videoDriver: host.videoDriver)
+                   audioDriver: engine.outputDriver, videoDriver: host.videoDriver,
+                   buttons: game.hudButtons().map { $0.enabled ? $0.label : "\($0.label) (off)" }, screenshots: scriptShotsWritten)
     }
 }
 
@@ -173,6 +202,8 @@ public enum GravityWaveApp {
             complain("gravity-wave: cannot find the Assets folder (with SFX/ and Music/); pass --assets DIR")
             return 1
         }
+        // The game's text in the user's language (LANG, LC_MESSAGES); its messages on the terminal stay English.
+        Localization.start(catalogs: "\(assets)/locale", environment: environment)
         let settingsPath = GameSettings.defaultPath(environment: environment)
         do {
             let run: GameRun

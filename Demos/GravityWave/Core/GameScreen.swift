@@ -23,6 +23,8 @@ struct Control {
     /// The menu row it belongs to.
     var row = 0
     var selected = false
+    /// A disabled control is drawn dimmed and ignores clicks.
+    var enabled = true
 }
 
 private enum Palette {
@@ -35,6 +37,7 @@ private enum Palette {
     static let dim = Color(170, 178, 200)
     static let note = Color(255, 214, 102)
     static let focus = Color(255, 255, 255, 40)
+    static let disabledText = Color(120, 128, 150)
 }
 
 /// The stars behind everything: fixed, so the picture is the same every run.
@@ -53,43 +56,53 @@ extension GravityWave {
     func hudButtons() -> [Control] {
         let y = World.height - 44
         return [
-            Control(action: .playPause, rect: Rect(12, y, 104, 34), label: player.playbackState == .playing ? "Pause" : "Play"),
-            Control(action: .addOrShowMusic, rect: Rect(124, y, 140, 34), label: userCollection == nil ? "Add Music" : "Show Music"),
-            Control(action: .playAppSound, rect: Rect(272, y, 160, 34), label: "Play App Sound"),
-            Control(action: .openMenu, rect: Rect(440, y, 90, 34), label: "Menu"),
+            Control(action: .playPause, rect: Rect(12, y, 112, 34), label: playPauseTitle(player.playbackState)),
+            Control(action: .addOrShowMusic, rect: Rect(132, y, 164, 34),
+                    label: userCollection == nil ? localized("Add Music") : localized("Show Music")),
+            Control(action: .playAppSound, rect: Rect(304, y, 190, 34), label: localized("Play App Sound"),
+                    enabled: appSoundButton.isEnabled),
+            Control(action: .openMenu, rect: Rect(502, y, 90, 34), label: localized("Menu")),
         ]
     }
+
+    /// The pause menu's rows: session category, player, repeat, one per bus, then Resume and Quit.
+    static var menuRows: Int { GameSettings.busNames.count + 4 }
 
     static let menuPanel = Rect(200, 70, 560, 460)
 
     func menuElements() -> [Control] {
         let x = Self.menuPanel.x + 170
         var controls: [Control] = []
-        let categories: [(SessionCategory, String)] = [(.ambient, "Ambient"), (.soloAmbient, "Solo Ambient"), (.playback, "Playback")]
+        let categories: [(SessionCategory, String)] = [(.ambient, localized("Ambient")), (.soloAmbient, localized("Solo Ambient")),
+                                                       (.playback, localized("Playback"))]
         for (i, (category, label)) in categories.enumerated() {
-            controls.append(Control(action: .setCategory(category), rect: Rect(x + Double(i) * 124, 140, 118, 30), label: label,
+            controls.append(Control(action: .setCategory(category), rect: Rect(x + Double(i) * 124, 135, 118, 30), label: label,
                                     row: 0, selected: engine.session.category == category))
         }
         for (i, choice) in PlayerChoice.allCases.enumerated() {
-            controls.append(Control(action: .setPlayer(choice), rect: Rect(x + Double(i) * 186, 190, 180, 30), label: choice.title,
+            controls.append(Control(action: .setPlayer(choice), rect: Rect(x + Double(i) * 186, 180, 180, 30), label: choice.title,
                                     row: 1, selected: settings.player == choice))
         }
-        for (i, bus) in GameSettings.busNames.enumerated() {
-            controls.append(Control(action: .setVolume(bus: bus, gain: settings.volumes[bus] ?? 1), rect: Rect(x, 248 + Double(i) * 46, 300, 18),
-                                    label: Self.busTitle(bus), row: 2 + i))
+        for (i, on) in [false, true].enumerated() {
+            controls.append(Control(action: .setRepeat(on), rect: Rect(x + Double(i) * 124, 225, 118, 30),
+                                    label: on ? localized("On") : localized("Off"), row: 2, selected: settings.repeatMusic == on))
         }
-        let last = 2 + GameSettings.busNames.count
-        controls.append(Control(action: .closeMenu, rect: Rect(x, 450, 150, 36), label: "Resume", row: last))
-        controls.append(Control(action: .quit, rect: Rect(x + 160, 450, 150, 36), label: "Quit", row: last))
+        for (i, bus) in GameSettings.busNames.enumerated() {
+            controls.append(Control(action: .setVolume(bus: bus, gain: settings.volumes[bus] ?? 1), rect: Rect(x, 276 + Double(i) * 40, 300, 18),
+                                    label: Self.busTitle(bus), row: 3 + i))
+        }
+        let last = Self.menuRows - 1
+        controls.append(Control(action: .closeMenu, rect: Rect(x, 450, 150, 36), label: localized("Resume"), row: last))
+        controls.append(Control(action: .quit, rect: Rect(x + 160, 450, 150, 36), label: localized("Quit"), row: last))
         return controls
     }
 
     static func busTitle(_ bus: String) -> String {
         switch bus {
-        case "master": "Master"
-        case "music": "Music"
-        case "sfx": "Effects"
-        default: "Interface"
+        case "master": localized("Master")
+        case "music": localized("Music")
+        case "sfx": localized("Effects")
+        default: localized("Interface")
         }
     }
 
@@ -108,8 +121,8 @@ extension GravityWave {
             controls.append(Control(action: .pickerToggle(item), rect: Rect(panel.x + 20, 126 + Double(offset) * 26, 600, 26),
                                     label: Self.itemLine(item), row: pickerScroll + offset, selected: picker.isSelected(item)))
         }
-        controls.append(Control(action: .pickerCancel, rect: Rect(panel.maxX - 260, panel.maxY - 50, 116, 36), label: "Cancel"))
-        controls.append(Control(action: .pickerDone, rect: Rect(panel.maxX - 136, panel.maxY - 50, 116, 36), label: "Done"))
+        controls.append(Control(action: .pickerCancel, rect: Rect(panel.maxX - 260, panel.maxY - 50, 116, 36), label: localized("Cancel")))
+        controls.append(Control(action: .pickerDone, rect: Rect(panel.maxX - 136, panel.maxY - 50, 116, 36), label: localized("Done")))
         return controls
     }
 
@@ -118,8 +131,8 @@ extension GravityWave {
     func queueElements() -> [Control] {
         let panel = Self.queuePanel
         return [
-            Control(action: .addOrShowMusic, rect: Rect(panel.maxX - 280, panel.maxY - 52, 130, 36), label: "Add Music"),
-            Control(action: .queueDone, rect: Rect(panel.maxX - 140, panel.maxY - 52, 120, 36), label: "Done"),
+            Control(action: .addOrShowMusic, rect: Rect(panel.maxX - 340, panel.maxY - 52, 190, 36), label: localized("Add Music")),
+            Control(action: .queueDone, rect: Rect(panel.maxX - 140, panel.maxY - 52, 120, 36), label: localized("Done")),
         ]
     }
 
@@ -128,13 +141,20 @@ extension GravityWave {
     func alertElements() -> [Control] {
         let panel = Self.alertPanel
         return [
-            Control(action: .alertStop, rect: Rect(panel.x + 24, panel.maxY - 60, 166, 40), label: "Stop"),
-            Control(action: .alertResume, rect: Rect(panel.maxX - 190, panel.maxY - 60, 166, 40), label: "Resume"),
+            Control(action: .alertStop, rect: Rect(panel.x + 24, panel.maxY - 60, 166, 40), label: localized("Stop")),
+            Control(action: .alertResume, rect: Rect(panel.maxX - 190, panel.maxY - 60, 166, 40), label: localized("Resume")),
         ]
     }
 
+    /// "Show Music"'s list: the queue's items (the user's picks, else what the player holds), the one playing marked.
+    func queueRows() -> [(line: String, isNowPlaying: Bool)] {
+        let items = userCollection?.items ?? (player === engine.musicPlayer ? engine.musicPlayer.items : [])
+        let playing = player.playbackState == .stopped ? nil : player.nowPlayingItem
+        return items.map { (Self.itemLine($0), $0 == playing) }
+    }
+
     static func itemLine(_ item: MediaItem) -> String {
-        let title = item.title ?? "Untitled"
+        let title = item.title ?? localized("Untitled")
         return item.artist.map { "\(title) — \($0)" } ?? title
     }
 
@@ -175,7 +195,7 @@ extension GravityWave {
     private func drawButton(_ canvas: Canvas, _ control: Control, focused: Bool = false) {
         canvas.fillRect(control.rect, control.selected ? Palette.buttonSelected : Palette.button)
         canvas.strokeRect(control.rect, focused ? Color.white : Palette.frame)
-        text(canvas, control.label, control.rect.center, anchor: .center)
+        text(canvas, control.label, control.rect.center, \.body, control.enabled ? Palette.text : Palette.disabledText, anchor: .center)
     }
 
     private func drawWorld(_ canvas: Canvas, alpha: Double) {
@@ -236,17 +256,39 @@ extension GravityWave {
 
     private func drawHUD(_ canvas: Canvas) {
         canvas.fillRect(Rect(0, 0, World.width, 44), Palette.bar)
-        if let picture = artworkPicture() { canvas.drawImage(picture, in: Rect(6, 4, 36, 36)) }
+        canvas.drawImage(artworkPicture() ?? Self.noArtwork, in: Self.artworkRect)
         text(canvas, fitted(nowPlayingText, \.body, width: World.width - 300), Point(50, 22), anchor: .centerLeft)
-        text(canvas, "Score \(world.score)   Crashes \(world.deaths)", Point(World.width - 12, 22), anchor: .centerRight)
+        text(canvas, localized("Score {1}   Crashes {2}", "\(world.score)", "\(world.deaths)"), Point(World.width - 12, 22), anchor: .centerRight)
         if let note = hudNote {
             text(canvas, fitted(note, \.small, width: World.width - 24), Point(12, 52), \.small, Palette.note)
         }
         canvas.fillRect(Rect(0, World.height - 52, World.width, 52), Palette.bar)
         for control in hudButtons() { drawButton(canvas, control) }
-        text(canvas, "Arrows/WASD fly · Space fire · keys P M X · Esc menu",
+        text(canvas, fitted(localized("Arrows/WASD fly · Space fire · keys P M X · Esc menu"), \.small, width: World.width - 612),
              Point(World.width - 12, World.height - 27), \.small, Palette.dim, anchor: .centerRight)
     }
+
+    /// Where the now-playing item's artwork (or the no-artwork picture) sits in the HUD.
+    static let artworkRect = Rect(6, 4, 36, 36)
+
+    /// AddMusic's `noArtworkImage`: a grey tile with a pale note, for an item without a cover (or no item).
+    static let noArtwork: Picture = {
+        let side = 36
+        var pixels = [UInt8](repeating: 0, count: side * side * 4)
+        func set(_ x: Int, _ y: Int, _ level: UInt8) {
+            let i = (y * side + x) * 4
+            pixels[i] = level; pixels[i + 1] = level; pixels[i + 2] = UInt8(min(255, Int(level) + 24)); pixels[i + 3] = 255
+        }
+        for y in 0..<side { for x in 0..<side { set(x, y, UInt8(58 + (x + y) / 3)) } }
+        // A quaver: two note heads joined by a beam.
+        for (cx, cy) in [(12, 26), (25, 23)] {
+            for y in 0..<side { for x in 0..<side where (x - cx) * (x - cx) * 2 + (y - cy) * (y - cy) * 3 <= 26 { set(x, y, 210) } }
+        }
+        for y in 8...26 { set(15, y, 210); set(16, y, 210) }
+        for y in 6...23 { set(28, y, 210); set(29, y, 210) }
+        for x in 15...29 { for dy in 0..<3 { set(x, 8 - (x - 15) * 2 / 14 + dy, 210) } }
+        return Picture(width: side, height: side, pixels: pixels)!
+    }()
 
     /// The now-playing item's artwork from the library (embedded, or a cover file beside it), or none.
     private func artworkPicture() -> Picture? {
@@ -267,9 +309,10 @@ extension GravityWave {
 
     private func drawMenu(_ canvas: Canvas) {
         let panel = Self.menuPanel
-        drawPanel(canvas, panel, title: "Paused")
-        let labels = ["Audio session", "Music player"] + GameSettings.busNames.map(Self.busTitle) + [""]
-        let rowY: [Double] = [155, 205] + GameSettings.busNames.indices.map { 257 + Double($0) * 46 } + [468]
+        drawPanel(canvas, panel, title: localized("Paused"))
+        let labels = [localized("Audio session"), localized("Music player"), localized("Repeat music")]
+            + GameSettings.busNames.map(Self.busTitle) + [""]
+        let rowY: [Double] = [150, 195, 240] + GameSettings.busNames.indices.map { 285 + Double($0) * 40 } + [468]
         canvas.fillRect(Rect(panel.x + 8, rowY[menuFocus] - 20, panel.width - 16, 40), Palette.focus)
         for (row, label) in labels.enumerated() where !label.isEmpty {
             text(canvas, label, Point(panel.x + 24, rowY[row]), anchor: .centerLeft)
@@ -285,18 +328,18 @@ extension GravityWave {
                 drawButton(canvas, control, focused: control.row == menuFocus && control.selected)
             }
         }
-        text(canvas, "↑↓ choose · ←→ change · Esc resume", Point(panel.center.x, panel.maxY - 22), \.small, Palette.dim, anchor: .center)
+        text(canvas, localized("↑↓ choose · ←→ change · Esc resume"), Point(panel.center.x, panel.maxY - 22), \.small, Palette.dim, anchor: .center)
     }
 
     private func drawPicker(_ canvas: Canvas) {
         guard let picker else { return }
         let panel = Self.pickerPanel
-        drawPanel(canvas, panel, title: picker.prompt ?? "Choose music")
+        drawPanel(canvas, panel, title: picker.prompt ?? localized("Choose music"))
         let filterBox = Rect(panel.x + 20, 84, 600, 32)
         canvas.fillRect(filterBox, Color(0, 0, 0, 160))
         canvas.strokeRect(filterBox, Palette.frame)
         let caret = Int(world.time * 2 + Double(pickerCursor)) % 2 == 0 ? "_" : " "
-        text(canvas, picker.filterText.isEmpty ? "Type to filter" : picker.filterText + caret, Point(filterBox.x + 10, filterBox.center.y),
+        text(canvas, picker.filterText.isEmpty ? localized("Type to filter") : picker.filterText + caret, Point(filterBox.x + 10, filterBox.center.y),
              \.body, picker.filterText.isEmpty ? Palette.dim : Palette.text, anchor: .centerLeft)
         for control in pickerElements() {
             if case .pickerToggle = control.action {
@@ -315,34 +358,36 @@ extension GravityWave {
         }
         let status: String
         if scanInProgress {
-            status = "Scanning your music folder…"
+            status = localized("Scanning your music folder…")
         } else if picker.shownItems.isEmpty {
-            status = !picker.filterText.isEmpty ? "Nothing matches" : libraryProblem.map { "Music library: \($0)" } ?? "No music in the library"
+            status = !picker.filterText.isEmpty ? localized("Nothing matches")
+                : libraryProblem.map { localized("Music library: {1}", $0) } ?? localized("No music in the library")
         } else {
-            status = "\(picker.selectedItems.count) selected of \(picker.shownItems.count) · Enter select · Tab done · Esc cancel"
+            status = localized("{1} selected of {2} · Enter select · Tab done · Esc cancel", "\(picker.selectedItems.count)",
+                               "\(picker.shownItems.count)")
         }
         text(canvas, fitted(status, \.small, width: panel.width - 300), Point(panel.x + 20, panel.maxY - 32), \.small, Palette.dim, anchor: .centerLeft)
     }
 
     private func drawQueue(_ canvas: Canvas) {
         let panel = Self.queuePanel
-        drawPanel(canvas, panel, title: "Music")
-        let items = userCollection?.items ?? []
-        let playing = player.nowPlayingItem
-        for (i, item) in items.prefix(14).enumerated() {
+        drawPanel(canvas, panel, title: localized("Music"))
+        let rows = queueRows()
+        for (i, row) in rows.prefix(14).enumerated() {
             let y = 110 + Double(i) * 26
-            let isNow = item == playing
-            if isNow { canvas.fillRect(Rect(panel.x + 12, y - 2, panel.width - 24, 26), Palette.focus) }
-            text(canvas, (isNow ? "▶ " : "   ") + Self.itemLine(item), Point(panel.x + 24, y + 11), \.body, anchor: .centerLeft)
+            if row.isNowPlaying { canvas.fillRect(Rect(panel.x + 12, y - 2, panel.width - 24, 26), Palette.focus) }
+            text(canvas, (row.isNowPlaying ? "▶ " : "   ") + row.line, Point(panel.x + 24, y + 11), \.body, anchor: .centerLeft)
         }
-        if items.count > 14 { text(canvas, "and \(items.count - 14) more", Point(panel.x + 24, 110 + 14 * 26 + 4), \.small, Palette.dim) }
+        if rows.count > 14 {
+            text(canvas, localized("and {1} more", "\(rows.count - 14)"), Point(panel.x + 24, 110 + 14 * 26 + 4), \.small, Palette.dim)
+        }
         for control in queueElements() { drawButton(canvas, control) }
     }
 
     private func drawAlert(_ canvas: Canvas) {
         let panel = Self.alertPanel
-        drawPanel(canvas, panel, title: "Playback Paused")
-        text(canvas, "Audio output was changed", Point(panel.center.x, panel.y + 66), anchor: .topCenter)
+        drawPanel(canvas, panel, title: localized("Playback Paused"))
+        text(canvas, localized("Audio output was changed"), Point(panel.center.x, panel.y + 66), anchor: .topCenter)
         for control in alertElements() { drawButton(canvas, control) }
     }
 }

@@ -4,6 +4,8 @@ import Glibc
 /// `key = value` lines; unknown keys and bad values are ignored.
 public struct GameSettings: Sendable, Equatable {
     public var player = PlayerChoice.application
+    /// The game's player repeats its queue (off by default, as the seed sets it: the music ends).
+    public var repeatMusic = false
     /// Bus gains, 0…1, by bus name: master, music, sfx, ui.
     public var volumes: [String: Float] = ["master": 1, "music": 0.8, "sfx": 1, "ui": 1]
 
@@ -29,6 +31,8 @@ public struct GameSettings: Sendable, Equatable {
             let key = trimmed[..<equals].trimmingWhitespace(), value = trimmed[trimmed.index(after: equals)...].trimmingWhitespace()
             if key == "player", let choice = PlayerChoice(rawValue: String(value)) {
                 settings.player = choice
+            } else if key == "repeat", value == "on" || value == "off" {
+                settings.repeatMusic = value == "on"
             } else if key.hasPrefix("volume."), let gain = Float(value), gain.isFinite {
                 let bus = String(key.dropFirst("volume.".count))
                 if busNames.contains(bus) { settings.volumes[bus] = max(0, min(1, gain)) }
@@ -38,7 +42,7 @@ public struct GameSettings: Sendable, Equatable {
     }
 
     public var text: String {
-        var lines = ["# Gravity Wave settings (written by the game)", "player = \(player.rawValue)"]
+        var lines = ["# Gravity Wave settings (written by the game)", "player = \(player.rawValue)", "repeat = \(repeatMusic ? "on" : "off")"]
         for bus in Self.busNames { lines.append("volume.\(bus) = \(Self.format(volumes[bus] ?? 1))") }
         return lines.joined(separator: "\n") + "\n"
     }

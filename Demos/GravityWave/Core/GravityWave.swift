@@ -59,6 +59,14 @@ public final class GravityWave {
     /// The user's own music was playing at start-up (or started later): the game's soundtrack stays off.
     public private(set) var soundtrackOffForUserMusic = false
     private var soundtrackPausedByHint = false
+    /// "Play App Sound": off while its sound plays.
+    public private(set) var appSoundButton = AppSoundButton()
+    /// The game's player has played this run: once it stops, the Now Playing line says the music ended.
+    public private(set) var hasPlayedMusic = false
+    /// AddMusic's `playedMusicOnce`: the user's picks have been played, so leaving the list does not start them again.
+    private var playedUserMusicOnce = false
+    /// Between an interruption's beginning and its end.
+    public private(set) var isInterrupted = false
     /// Every session notification the game received, in order.
     public private(set) var sessionEvents: [SessionNotification] = []
     /// A line for the HUD about the last thing that did not work out.
@@ -72,7 +80,7 @@ public final class GravityWave {
     var pickerScroll = 0
     var draggingSlider: String?
     var heldKeys: Set<Key> = []
-    private var ignoreTextThisFrame = false
+    var ignoreTextThisFrame = false
     var hue = 0.62
     var nowPlayingArtwork: (id: UInt64, picture: Picture?)?
     var fonts: Fonts?
@@ -105,9 +113,12 @@ public final class GravityWave {
         engine.session.setCategory(options.category)
         engine.session.setActive(true)
         engine.musicPlayer.beginGeneratingPlaybackNotifications()
-        engine.musicPlayer.repeatMode = .all
+        // As the seed sets its application player: no shuffle, no repeat, so the music ends (the pause menu may
+        // turn repeat on).
+        engine.musicPlayer.shuffleMode = .off
+        engine.musicPlayer.repeatMode = settings.repeatMusic ? .all : .none
         if settings.player == .system && engine.gameSystemMusicPlayer == nil {
-            statusMessage = "System player not available in this build: using the game's player"
+            statusMessage = localized("System player not available: using the game's player")
         }
         // The UtopiaGL rule: music the user was already playing goes on, and the game's soundtrack stays off. In solo
         // ambient the game claims the output (the session paused the other players) and its soundtrack plays.
@@ -121,18 +132,18 @@ public final class GravityWave {
         }
     }
 
-    /// The Now Playing line: "Now Playing: title by artist".
-    public var nowPlayingText: String {
-        guard let item = player.nowPlayingItem, player.playbackState != .stopped else {
-            return soundtrackOffForUserMusic ? "Now Playing: your music" : "Now Playing: nothing"
-        }
-        let title = item.title ?? "Untitled"
-        return item.artist.map { "Now Playing: \(title) by \($0)" } ?? "Now Playing: \(title)"
+    /// What the Now Playing line shows: instructions, the item, or that the music ended.
+    public var nowPlayingLine: NowPlayingLine {
+        NowPlayingLine(item: player.nowPlayingItem, state: player.playbackState, hasPlayedMusic: hasPlayedMusic)
     }
+
+    /// The Now Playing line's text: "Now Playing: title by artist", or instructions, in the user's language.
+    public var nowPlayingText: String { nowPlayingLine.text }
 
     /// The note under the Now Playing line, if any.
     public var hudNote: String? {
-        if soundtrackOffForUserMusic { return "Your music is playing — game soundtrack off" }
+        if isInterrupted { return localized("Audio interrupted") }
+        if soundtrackOffForUserMusic { return localized("Your music is playing: the game's music is off") }
         return statusMessage
     }
 
@@ -146,6 +157,7 @@ public final class GravityWave {
     /// Advances the game by one fixed step.
     public func update(dt: Double) {
         updates += 1
+        if player.playbackState == .playing { hasPlayedMusic = true }
         if isSimulating {
             let controls = pilot?.controls(for: world) ?? keyboardControls()
             for cue in world.step(dt: dt, controls: controls) { audio.play(cue) }
@@ -171,9 +183,16 @@ public final class GravityWave {
     /// Events from `engine.update()`.
     public func handleAudioEvents(_ events: [AudioEvent]) {
         for event in events {
+            appSoundButton.handle(event)
             switch event {
             case .music(.nowPlayingItemDidChange), .systemMusic(.nowPlayingItemDidChange):
                 nowPlayingArtwork = nil
+            case .music(.playbackStateDidChange(let state)), .systemMusic(.playbackStateDidChange(let state)):
+                if state == .playing { hasPlayedMusic = true }
+                // The queue ended: as the seed does, stop, so that Play starts the queue from its first item.
+                if state == .stopped, player === engine.musicPlayer, engine.musicPlayer.nowPlayingItem == nil {
+                    engine.musicPlayer.stop()
+                }
             case .session(let note):
                 sessionEvents.append(note)
                 handleSession(note)
@@ -188,6 +207,11 @@ public final class GravityWave {
         case .routeChange(let change) where change.reason == .oldDeviceUnavailable:
             // The session has already paused the game's audio; ask whether to resume it (AddMusic's alert).
             alert = .routeChange
+        case .interruption(.began):
+            isInterrupted = true
+        case .interruption(.ended):
+            // The engine resumed what the interruption stopped, and only that (the app sound, music that played).
+            isInterrupted = false
         case .silenceSecondaryAudioHint(true):
             guard engine.session.category != .soloAmbient, userCollection == nil else { return }
             soundtrackOffForUserMusic = true
@@ -213,156 +237,6 @@ public final class GravityWave {
         saveSettingsIfChanged()
     }
 
-    // MARK: Input
-
-    public func handle(_ event: HostEvent) {
-        switch event {
-        case .keyDown(let key, _): heldKeys.insert(key)
-        case .keyUp(let key): heldKeys.remove(key)
-        case .window(.focusLost): heldKeys.removeAll()
-        default: break
-        }
-        if alert != nil { return handleAlertInput(event) }
-        switch screen {
-        case .playing: handlePlayingInput(event)
-        case .menu: handleMenuInput(event)
-        case .picker: handlePickerInput(event)
-        case .queue: handleQueueInput(event)
-        }
-    }
-
-    private func keyboardControls() -> ShipControls {
-        let left = heldKeys.contains(.left) || heldKeys.contains(.character("a"))
-        let right = heldKeys.contains(.right) || heldKeys.contains(.character("d"))
-        let up = heldKeys.contains(.up) || heldKeys.contains(.character("w"))
-        let down = heldKeys.contains(.down) || heldKeys.contains(.character("s"))
-        return ShipControls(turn: (right ? 1 : 0) - (left ? 1 : 0), thrust: up ? 1 : 0, brake: down, fire: heldKeys.contains(.space))
-    }
-
-    private func handlePlayingInput(_ event: HostEvent) {
-        switch event {
-        case .keyDown(.escape, false): perform(.openMenu)
-        case .keyDown(.character("p"), false): perform(.playPause)
-        case .keyDown(.character("m"), false): perform(.addOrShowMusic)
-        case .keyDown(.character("x"), false): perform(.playAppSound)
-        case .keyDown(.character("n"), false): perform(.nextTrack)
-        case .mouseDown(let point, 1):
-            if let button = hudButtons().first(where: { $0.rect.contains(point) }) { perform(button.action) }
-        default: break
-        }
-    }
-
-    private func handleMenuInput(_ event: HostEvent) {
-        let rows = GameSettings.busNames.count + 3
-        switch event {
-        case .keyDown(.escape, false): perform(.closeMenu)
-        case .keyDown(.up, _):
-            menuFocus = (menuFocus + rows - 1) % rows
-            click()
-        case .keyDown(.down, _):
-            menuFocus = (menuFocus + 1) % rows
-            click()
-        case .keyDown(.left, _): adjustMenuRow(by: -1)
-        case .keyDown(.right, _): adjustMenuRow(by: 1)
-        case .keyDown(.enter, false):
-            if menuFocus == rows - 1 { perform(.closeMenu) } else { adjustMenuRow(by: 1) }
-        case .keyDown(.character("q"), false): perform(.quit)
-        case .mouseDown(let point, 1):
-            for element in menuElements() where element.rect.contains(point) {
-                menuFocus = element.row
-                if case .setVolume(let bus, _) = element.action {
-                    draggingSlider = bus
-                    perform(.setVolume(bus: bus, gain: sliderValue(at: point, in: element.rect)))
-                } else {
-                    perform(element.action)
-                }
-                return
-            }
-        case .mouseMoved(let point):
-            guard let bus = draggingSlider, let slider = menuElements().first(where: {
-                if case .setVolume(bus, _) = $0.action { return true } else { return false }
-            }) else { return }
-            setVolume(bus, sliderValue(at: point, in: slider.rect))
-        case .mouseUp: draggingSlider = nil
-        default: break
-        }
-    }
-
-    private func adjustMenuRow(by step: Int) {
-        switch menuFocus {
-        case 0:
-            let all = SessionCategory.allCases
-            let index = all.firstIndex(of: engine.session.category) ?? 0
-            perform(.setCategory(all[(index + all.count + step) % all.count]))
-        case 1:
-            perform(.setPlayer(settings.player == .application ? .system : .application))
-        case 2..<(2 + GameSettings.busNames.count):
-            let bus = GameSettings.busNames[menuFocus - 2]
-            perform(.setVolume(bus: bus, gain: max(0, min(1, (settings.volumes[bus] ?? 1) + Float(step) * 0.05))))
-        default:
-            perform(step > 0 ? .closeMenu : .quit)
-        }
-    }
-
-    private func handlePickerInput(_ event: HostEvent) {
-        guard let picker else { return }
-        switch event {
-        case .text(let text):
-            guard !ignoreTextThisFrame else { return }
-            picker.filterText += text
-            pickerCursor = 0
-            pickerScroll = 0
-        case .keyDown(.backspace, _):
-            if !picker.filterText.isEmpty { picker.filterText.removeLast() }
-            pickerCursor = 0
-            pickerScroll = 0
-        case .keyDown(.up, _): movePickerCursor(by: -1)
-        case .keyDown(.down, _): movePickerCursor(by: 1)
-        case .keyDown(.pageUp, _): movePickerCursor(by: -Self.pickerRows)
-        case .keyDown(.pageDown, _): movePickerCursor(by: Self.pickerRows)
-        case .keyDown(.enter, false):
-            if picker.shownItems.indices.contains(pickerCursor) { perform(.pickerToggle(picker.shownItems[pickerCursor])) }
-        case .keyDown(.tab, false): perform(.pickerDone)
-        case .keyDown(.escape, false): perform(.pickerCancel)
-        case .mouseWheel(let dy):
-            pickerScroll = max(0, min(max(picker.shownItems.count - Self.pickerRows, 0), pickerScroll - dy * 3))
-        case .mouseDown(let point, 1):
-            for element in pickerElements() where element.rect.contains(point) {
-                if case .pickerToggle(let item) = element.action, let index = picker.shownItems.firstIndex(of: item) { pickerCursor = index }
-                perform(element.action)
-                return
-            }
-        default: break
-        }
-    }
-
-    private func movePickerCursor(by step: Int) {
-        guard let picker, !picker.shownItems.isEmpty else { return }
-        pickerCursor = max(0, min(picker.shownItems.count - 1, pickerCursor + step))
-        if pickerCursor < pickerScroll { pickerScroll = pickerCursor }
-        if pickerCursor >= pickerScroll + Self.pickerRows { pickerScroll = pickerCursor - Self.pickerRows + 1 }
-    }
-
-    private func handleQueueInput(_ event: HostEvent) {
-        switch event {
-        case .keyDown(.escape, false), .keyDown(.enter, false): perform(.queueDone)
-        case .keyDown(.character("a"), false): perform(.addOrShowMusic)
-        case .mouseDown(let point, 1):
-            if let element = queueElements().first(where: { $0.rect.contains(point) }) { perform(element.action) }
-        default: break
-        }
-    }
-
-    private func handleAlertInput(_ event: HostEvent) {
-        switch event {
-        case .keyDown(.enter, false): perform(.alertResume)
-        case .keyDown(.escape, false): perform(.alertStop)
-        case .mouseDown(let point, 1):
-            if let element = alertElements().first(where: { $0.rect.contains(point) }) { perform(element.action) }
-        default: break
-        }
-    }
-
     // MARK: Actions
 
     /// Everything a button, key or menu row can do.
@@ -371,6 +245,7 @@ public final class GravityWave {
         case openMenu, closeMenu, quit
         case setCategory(SessionCategory)
         case setPlayer(PlayerChoice)
+        case setRepeat(Bool)
         case setVolume(bus: String, gain: Float)
         case pickerToggle(MediaItem), pickerDone, pickerCancel
         case queueDone
@@ -395,7 +270,7 @@ public final class GravityWave {
         case .addOrShowMusic:
             if screen == .queue || userCollection == nil { openPicker() } else { screen = .queue }
         case .playAppSound:
-            audio.play(SoundCue(kind: .appSound, position: nil, gain: 1, pitch: 0.8))
+            playAppSound()
         case .openMenu:
             screen = .menu
             menuFocus = 0
@@ -415,6 +290,10 @@ public final class GravityWave {
             }
         case .setPlayer(let choice):
             switchPlayer(to: choice)
+        case .setRepeat(let on):
+            settings.repeatMusic = on
+            engine.musicPlayer.repeatMode = on ? .all : .none
+            saveSettingsIfChanged()
         case .setVolume(let bus, let gain):
             setVolume(bus, gain)
         case .pickerToggle(let item):
@@ -425,6 +304,7 @@ public final class GravityWave {
             picker?.cancel()
         case .queueDone:
             screen = .playing
+            restorePlaybackState()
         case .alertResume:
             alert = nil
             engine.session.resumeAfterRouteChange()
@@ -433,12 +313,33 @@ public final class GravityWave {
             // What the route change paused is stopped (effects rewound, the music stopped), as the user asked.
             engine.session.stopAfterRouteChange()
             player.stop()
+            appSoundButton.stoppedAfterRouteChange()
         }
     }
 
-    private func click() { audio.play(SoundCue(kind: .uiClick, position: nil, gain: 0.8)) }
+    /// AddMusic's `playAppSound`: the sound plays and its button turns off until the sound finishes. After a route
+    /// change's Stop the same voice, held at its start, plays again.
+    private func playAppSound() {
+        guard appSoundButton.isEnabled else { return }
+        let held = appSoundButton.voice
+        if held.isAlive && held.resume() == .ok {
+            appSoundButton.started(held)
+        } else {
+            appSoundButton.started(audio.play(SoundCue(kind: .appSound, position: nil, gain: 1, pitch: 0.8)))
+        }
+    }
 
-    private func setVolume(_ bus: String, _ gain: Float) {
+    /// AddMusic's `restorePlaybackState`, on leaving the picker or the list: the player is left as it was (playing,
+    /// paused, or stopped with "music ended"), except that music the user picked and never heard starts.
+    private func restorePlaybackState() {
+        guard player.playbackState == .stopped, userCollection != nil, !playedUserMusicOnce else { return }
+        playedUserMusicOnce = true
+        player.play()
+    }
+
+    func click() { audio.play(SoundCue(kind: .uiClick, position: nil, gain: 0.8)) }
+
+    func setVolume(_ bus: String, _ gain: Float) {
         settings.volumes[bus] = max(0, min(1, gain))
         applyVolumes()
     }
@@ -470,7 +371,7 @@ public final class GravityWave {
         settings.player = choice
         saveSettingsIfChanged()
         statusMessage = choice == .system && engine.gameSystemMusicPlayer == nil
-            ? "System player not available in this build: using the game's player" : nil
+            ? localized("System player not available: using the game's player") : nil
         let new = player
         guard old !== new else { return }
         let wasPlaying = old.playbackState == .playing
@@ -494,7 +395,7 @@ public final class GravityWave {
             try player.setQueue(with: collection)
             return true
         } catch {
-            statusMessage = "Music player: \(error)"
+            statusMessage = localized("Music player: {1}", "\(error)")
             return false
         }
     }
@@ -512,14 +413,14 @@ public final class GravityWave {
                 scan = LibraryScan(opened)
             } catch {
                 libraryProblem = error.description
-                statusMessage = "Music library: \(error.description)"
+                statusMessage = localized("Music library: {1}", error.description)
                 return
             }
         }
         guard let library else { return }
         let picker = MediaPicker(library: library)
         picker.allowsPickingMultipleItems = true
-        picker.prompt = "Add songs to play"
+        picker.prompt = localized("Add songs to play")
         let returnTo = screen == .queue ? Screen.queue : .playing
         picker.onFinish = { [weak self] result in self?.pickerFinished(result, returnTo: returnTo) }
         self.picker = picker
@@ -538,6 +439,7 @@ public final class GravityWave {
         case .didCancel:
             screen = returnTo
         }
+        restorePlaybackState()
     }
 
     /// AddMusic's rule: the first collection becomes the queue and plays; later ones are added to its end, and what
@@ -548,6 +450,7 @@ public final class GravityWave {
             guard setQueue(collection) else { return }
             soundtrackOffForUserMusic = false
             soundtrackPausedByHint = false
+            playedUserMusicOnce = true
             player.play()
             return
         }

@@ -1,4 +1,5 @@
 import Ambience
+import AmbienceHost
 
 /// The command line of `gravity-wave`.
 public struct LaunchOptions: Sendable, Equatable {
@@ -18,6 +19,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var assets: String?
     public var volumes: [String: Float] = [:]
     public var category = SessionCategory.ambient
+    /// Steps to take at given frames (`--at FRAME:STEP`): how tests drive the built game through its screens.
+    public var script: [ScriptStep] = []
     public var help = false
 
     public init() {}
@@ -25,7 +28,7 @@ public struct LaunchOptions: Sendable, Equatable {
     public static let usage = """
         usage: gravity-wave [--headless [--realtime]] [--seconds N] [--record OUT.wav] [--screenshot OUT.png] [--screenshot-frame N]
                             [--voices N] [--seed N] [--pilot] [--category ambient|solo-ambient|playback]
-                            [--volume BUS=GAIN]... [--assets DIR]
+                            [--volume BUS=GAIN]... [--assets DIR] [--at FRAME:STEP]...
 
           --headless          no window: a scripted pilot plays, audio renders offline (also chosen when there is no display)
           --realtime          headless at real-time pace through the audio device (no --record): measures engine.update()
@@ -39,6 +42,9 @@ public struct LaunchOptions: Sendable, Equatable {
           --category C        the audio session category at start (ambient by default, as UtopiaGL)
           --volume BUS=GAIN   master, music, sfx or ui, 0…1, for this run only
           --assets DIR        the folder holding SFX/ and Music/ (found beside the program by default)
+          --at FRAME:STEP     at the end of frame FRAME: key=NAME (a key press: x, p, m, escape, enter, tab, up, down…),
+                              shot=OUT.png (a screenshot), seek=SECONDS (the game's music), interrupt=begin|end,
+                              route-change (the output device goes away, as the session would report it)
         """
 
     public static func parse(_ arguments: [String]) throws(GameError) -> LaunchOptions {
@@ -82,6 +88,8 @@ public struct LaunchOptions: Sendable, Equatable {
                 case "playback": options.category = .playback
                 default: throw .usage("--category: '\(text)' is not ambient, solo-ambient or playback")
                 }
+            case "--at":
+                options.script.append(try ScriptStep.parse(try value(argument)))
             case "--volume":
                 let text = try value(argument)
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
@@ -95,5 +103,51 @@ public struct LaunchOptions: Sendable, Equatable {
         }
         if options.realtime && options.record != nil { throw .usage("--record cannot go with --realtime (the audio goes to the device)") }
         return options
+    }
+}
+
+/// One step of a `--at` script, taken at the end of a frame.
+public struct ScriptStep: Sendable, Equatable {
+    public enum Action: Sendable, Equatable {
+        case key(Key)
+        case screenshot(String)
+        case seekMusic(Double)
+        case interruption(began: Bool)
+        case routeChange
+    }
+
+    public var frame: Int
+    public var action: Action
+
+    public init(frame: Int, action: Action) {
+        self.frame = frame
+        self.action = action
+    }
+
+    static let keys: [String: Key] = ["escape": .escape, "enter": .enter, "tab": .tab, "space": .space, "up": .up, "down": .down,
+                                      "left": .left, "right": .right, "backspace": .backspace]
+
+    /// `FRAME:key=x`, `FRAME:shot=OUT.png`, `FRAME:seek=38.5`, `FRAME:interrupt=begin`, `FRAME:route-change`.
+    static func parse(_ text: String) throws(GameError) -> ScriptStep {
+        let bad = GameError.usage("--at: '\(text)' is not FRAME:key=NAME, FRAME:shot=OUT.png, FRAME:seek=SECONDS, "
+                                  + "FRAME:interrupt=begin|end or FRAME:route-change")
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let frame = Int(parts[0]), frame > 0 else { throw bad }
+        let step = parts[1].split(separator: "=", maxSplits: 1).map(String.init)
+        switch (step.first, step.count == 2 ? step[1] : nil) {
+        case ("key", let name?):
+            if let key = keys[name] { return ScriptStep(frame: frame, action: .key(key)) }
+            guard name.count == 1, let character = name.first else { throw bad }
+            return ScriptStep(frame: frame, action: .key(.character(character)))
+        case ("shot", let path?) where !path.isEmpty:
+            return ScriptStep(frame: frame, action: .screenshot(path))
+        case ("seek", let seconds?):
+            guard let time = Double(seconds), time.isFinite, time >= 0 else { throw bad }
+            return ScriptStep(frame: frame, action: .seekMusic(time))
+        case ("interrupt", "begin"): return ScriptStep(frame: frame, action: .interruption(began: true))
+        case ("interrupt", "end"): return ScriptStep(frame: frame, action: .interruption(began: false))
+        case ("route-change", nil): return ScriptStep(frame: frame, action: .routeChange)
+        default: throw bad
+        }
     }
 }

@@ -26,6 +26,10 @@ public struct RunSummary: Sendable {
     public var screenshot: String?
     public var audioDriver: String
     public var videoDriver: String?
+    /// The HUD's buttons at the end, as drawn (in the user's language), "(off)" after a disabled one.
+    public var buttons: [String] = []
+    /// The screenshots a `--at` script took.
+    public var screenshots: [String] = []
 
     public struct SoundStart: Sendable, Equatable {
         public var frame: Int
@@ -59,6 +63,7 @@ public struct RunSummary: Sendable {
         }
         lines.append("  voices     peak \(peakVoices)" + (ambientVoices > 0 ? " (with \(ambientVoices) ambient voices kept going)" : ""))
         lines.append("  music      \(nowPlaying) (\(playbackState.rawValue))")
+        lines.append("  buttons    " + buttons.map { "[\($0)]" }.joined(separator: " "))
         lines.append("  session    \(category.rawValue); \(sessionEvents.count) event\(sessionEvents.count == 1 ? "" : "s")"
                      + (sessionEvents.isEmpty ? "" : ": " + sessionEvents.map(Self.describe).joined(separator: ", ")))
         let verdict = update.averageMilliseconds <= Self.updateTargetMilliseconds ? "within" : "over"
@@ -69,6 +74,7 @@ public struct RunSummary: Sendable {
         lines.append("  output     audio \(audioDriver)" + (videoDriver.map { ", video \($0)" } ?? ""))
         if let recorded { lines.append("  recorded   \(recorded) (\(Self.fixed(Double(recordedFrames) / 48_000, 2)) s, 48000 Hz stereo 16-bit)") }
         if let screenshot { lines.append("  screenshot \(screenshot)") }
+        for shot in screenshots { lines.append("  screenshot \(shot)") }
         return lines.joined(separator: "\n")
     }
 
