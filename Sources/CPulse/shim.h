@@ -1,1 +1,2 @@
 #include <pulse/pulseaudio.h>
+#include <pulse/simple.h>
