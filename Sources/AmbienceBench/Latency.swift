@@ -153,11 +153,11 @@ public enum LatencyClient {
         func plan() -> [Int] { schedule(clicks: clicks, start: monotonicNanoseconds() + leadNanoseconds, gaps: gaps, seed: seed) }
         switch system {
         case .pulse:
-            return try DirectPulseClient.run(periodFrames: periodFrames, sampleRate: sampleRate, click: click, schedule: plan())
+            return try DirectPulseClient.run(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         case .openal:
-            return try RawOpenAL.latencyClient(sampleRate: sampleRate, click: click, schedule: plan())
+            return try RawOpenAL.latencyClient(sampleRate: sampleRate, click: click, plan: plan)
         case .sdlMixer:
-            return try SDLMixer.latencyClient(periodFrames: periodFrames, sampleRate: sampleRate, click: click, schedule: plan())
+            return try SDLMixer.latencyClient(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         case .ambience:
             return try ambience(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         }

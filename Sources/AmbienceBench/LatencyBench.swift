@@ -53,6 +53,7 @@ public enum LatencyBench {
             + Double(options.clicks) * options.maximumGapMilliseconds / 1_000
         let recorder = try MonitorRecorder(sampleRate: options.sampleRate, seconds: expectedSeconds + 5)
         recorder.start()
+        guard recorder.waitForData(seconds: 10) else { throw .pulse("the default sink's monitor sent nothing for 10 s") }
         let logStart = options.serverLog.flatMap(fileSize)
         let child: LatencyClientResult
         do {
@@ -156,8 +157,9 @@ public enum LatencyBench {
         return String(decoding: data, as: UTF8.self).split(separator: "\n").filter(isUnderrunLine).count
     }
 
-    /// PulseAudio's debug log says "Underrun on '<stream>'" when a playback stream runs dry while playing.
-    static func isUnderrunLine(_ line: Substring) -> Bool { line.contains("Underrun on '") }
+    /// PulseAudio's debug log says "Implicit underrun of '<stream>'" each time a playback stream runs dry (its start
+    /// before the first write and its close can each add one).
+    static func isUnderrunLine(_ line: Substring) -> Bool { line.contains("underrun of '") }
 
     /// The server's name and version, as libpulse clients see it (`pactl info`), or "" when it cannot be asked.
     static func serverName() -> String {

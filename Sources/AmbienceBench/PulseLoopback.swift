@@ -61,6 +61,16 @@ final class MonitorRecorder: @unchecked Sendable {
         }
     }
 
+    /// Waits until the first fragment has arrived (the monitor is flowing), up to `seconds`; whether it has.
+    func waitForData(seconds: Double) -> Bool {
+        let deadline = monotonicNanoseconds() + Int(seconds * 1e9)
+        while monotonicNanoseconds() < deadline {
+            if recording.withLock({ !$0.reads.isEmpty }) { return true }
+            sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 5_000_000)
+        }
+        return false
+    }
+
     /// Stops recording (within a fragment) and hands over what was recorded.
     @discardableResult
     func stop() -> MonitorRecording {
@@ -73,7 +83,7 @@ final class MonitorRecorder: @unchecked Sendable {
 /// The reference client: a libpulse playback stream holding one period, written straight from this thread. Its
 /// clicks go out in the first frame of the next period written, with nothing between the call and the server.
 enum DirectPulseClient {
-    static func run(periodFrames: Int, sampleRate: Int, click: [Float], schedule: [Int]) throws(BenchError) -> LatencyClientResult {
+    static func run(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 1)
         let periodBytes = UInt32(periodFrames * MemoryLayout<Float>.size)
         var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: periodBytes, prebuf: UInt32.max, minreq: UInt32.max,
@@ -87,7 +97,8 @@ enum DirectPulseClient {
         var block = [Float](repeating: 0, count: periodFrames)
         var result = LatencyClientResult(driver: "libpulse (pa_simple)")
         var next = 0
-        let end = (schedule.last ?? monotonicNanoseconds()) + 500_000_000
+        let schedule = plan()
+        let end = (schedule.last ?? monotonicNanoseconds()) + LatencyClient.tailNanoseconds
         while monotonicNanoseconds() < end {
             for i in block.indices { block[i] = 0 }
             let now = monotonicNanoseconds()

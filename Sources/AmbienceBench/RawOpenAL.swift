@@ -124,7 +124,7 @@ extension RawOpenAL {
     /// its configuration file (`ALSOFT_CONF`, written by the parent) sets, and one source replaying the click at each
     /// time of `schedule` (monotonic nanoseconds). OpenAL Soft mixes on a thread of its own that the program cannot
     /// time, so late callbacks are not counted.
-    static func latencyClient(sampleRate: Int, click: [Float], schedule: [Int]) throws(BenchError) -> LatencyClientResult {
+    static func latencyClient(sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
         guard let device = alcOpenDevice(nil) else { throw .openAL("cannot open the default device") }
         defer { alcCloseDevice(device) }
         let attributes: [ALCint] = [ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, ALC_FALSE, 0]
@@ -159,7 +159,7 @@ extension RawOpenAL {
         guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot set up the click's source") }
 
         var result = LatencyClientResult(driver: name)
-        for due in schedule {
+        for due in plan() {
             sleepUntil(monotonicNanoseconds: due)
             let now = monotonicNanoseconds()
             alSourcePlay(source)

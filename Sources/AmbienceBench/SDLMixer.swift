@@ -141,7 +141,7 @@ extension SDLMixer {
     /// `bench --latency`'s SDL_mixer client: SDL_mixer on SDL's pulseaudio driver with chunks of `periodFrames`, the
     /// click played on channel 0 at each time of `schedule` (monotonic nanoseconds). A callback that comes more than
     /// two periods after the one before counts as late.
-    static func latencyClient(periodFrames: Int, sampleRate: Int, click: [Float], schedule: [Int]) throws(BenchError) -> LatencyClientResult {
+    static func latencyClient(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
         guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio is already in use in this process") }
         let environment = SavedEnvironment(["SDL_AUDIODRIVER": "pulseaudio"])
         defer { environment.restore() }
@@ -174,7 +174,7 @@ extension SDLMixer {
         }, nil)
         defer { Mix_SetPostMix(nil, nil) }
         var result = LatencyClientResult(driver: "SDL_mixer on SDL \(driver)")
-        for due in schedule {
+        for due in plan() {
             sleepUntil(monotonicNanoseconds: due)
             let now = monotonicNanoseconds()
             guard Mix_PlayChannel(0, chunk, 0) == 0 else { throw .sdlMixer("Mix_PlayChannel: \(sdlError())") }
