@@ -175,6 +175,11 @@ public struct StressReport: Sendable {
     public var renderedBlocks = 0
     public var averageRenderMicroseconds = 0.0
     public var maxRenderMicroseconds = 0.0
+    /// Real time only: the audio callback's mixing time, p50 and p99 (from the mixer's histogram: each the upper
+    /// edge of its bucket), and the period it had, in microseconds.
+    public var callbackP50Microseconds: Double? = nil
+    public var callbackP99Microseconds: Double? = nil
+    public var periodMicroseconds: Double? = nil
     /// Whether the run stopped early because `isCancelled` said so.
     public var cancelled = false
     /// What `--chaos` did, when it ran.
@@ -305,6 +310,10 @@ extension StressScene {
         report.seconds = report.wallSeconds
         report.renderedSeconds = Double(engine.mixer.framesRendered.load(ordering: .relaxed) - framesStart) / Double(sampleRate)
         crowd.fill(&report, stats: engine.stats)
+        let times = engine.mixer.renderTimes.snapshot()
+        report.callbackP50Microseconds = RenderTimes.quantile(0.5, of: times)
+        report.callbackP99Microseconds = RenderTimes.quantile(0.99, of: times)
+        report.periodMicroseconds = Double(options.blockFrames) * 1e6 / Double(sampleRate)
         return report
     }
 
