@@ -72,6 +72,7 @@ struct StressCommand: Command {
             pairs.append(("callback", .object([
                 ("periodMicroseconds", .double(period)), ("p50Microseconds", .double(p50)), ("p99Microseconds", .double(p99)),
                 ("maxMicroseconds", .double(r.maxRenderMicroseconds)), ("p99OverPeriod", .double(p99 / period)),
+                ("startupSeconds", r.startupSeconds.map(JSON.double) ?? .null), ("missingSeconds", r.missingSeconds.map(JSON.double) ?? .null),
             ])))
         }
         if let c = r.chaos {
@@ -116,6 +117,9 @@ struct StressCommand: Command {
         if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
             rows.append(("callback", "p50 \(fixed(p50, 0)) µs, p99 \(fixed(p99, 0)) µs (\(fixed(p99 / period * 100, 1))% of the "
                 + "\(fixed(period, 0)) µs period), max \(fixed(r.maxRenderMicroseconds, 0)) µs"))
+            if let start = r.startupSeconds, let missing = r.missingSeconds {
+                rows.append(("output pace", "first block after \(fixed(start, 2)) s; then \(fixed(missing * 1000, 1)) ms of wall time not rendered"))
+            }
         }
         if let c = r.chaos {
             rows.append(("chaos", "\(c.seeks) seeks, \(c.skips) skips, \(c.voicesStarted) voices started, \(c.voicesStopped) stopped, \(c.voicesFaded) faded"))
