@@ -5,7 +5,9 @@
 # command ends.
 #
 # The sound server is AMBIENCE_SOUND_SERVER:
-#   pulseaudio (the default)  PulseAudio, with no configuration but the sinks (`pulseaudio -n`)
+#   pulseaudio (the default)  PulseAudio, with no configuration but the sinks (`pulseaudio -n`), logging at
+#                             AMBIENCE_PULSE_LOG_LEVEL (default notice; debug logs each stream's underruns, which
+#                             `ambience bench --latency --server-log` counts)
 #   pipewire                  pipewire + wireplumber (the session manager: without it no stream reaches a sink) +
 #                             pipewire-pulse (PipeWire's PulseAudio server, which every libpulse client talks to)
 # Exports, for the command:
@@ -83,7 +85,7 @@ PA
   # Off every session bus: PulseAudio takes the name org.PulseAudio1 there, and the tests' own throw-away servers,
   # on the tests' bus, would find it taken and refuse to start.
   DBUS_SESSION_BUS_ADDRESS="unix:path=$root/no-bus" pulseaudio -n -F "$root/server.pa" --daemonize=no --exit-idle-time=-1 --disallow-exit=yes --use-pid-file=no \
-    --realtime=no --high-priority=no --log-target="file:$root/pulseaudio.log" &
+    --realtime=no --high-priority=no --log-level="${AMBIENCE_PULSE_LOG_LEVEL:-notice}" --log-target="file:$root/pulseaudio.log" &
   pids+=($!)
   ready pactl info || fail PulseAudio "$root/pulseaudio.log"
 }

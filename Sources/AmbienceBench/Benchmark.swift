@@ -5,12 +5,16 @@ public enum BenchError: Error, CustomStringConvertible, Sendable {
     case engine(EngineError)
     case openAL(String)
     case sdlMixer(String)
+    case pulse(String)
+    case latency(String)
 
     public var description: String {
         switch self {
         case .engine(let error): "Ambience: \(error)"
         case .openAL(let message): "raw OpenAL Soft: \(message)"
         case .sdlMixer(let message): "SDL_mixer: \(message)"
+        case .pulse(let message): "libpulse: \(message)"
+        case .latency(let message): "latency: \(message)"
         }
     }
 }

@@ -118,3 +118,56 @@ enum RawOpenAL {
         return m
     }
 }
+
+extension RawOpenAL {
+    /// `bench --latency`'s OpenAL Soft client: a device opened on OpenAL Soft's own PulseAudio backend, with the period
+    /// its configuration file (`ALSOFT_CONF`, written by the parent) sets, and one source replaying the click at each
+    /// time of `schedule` (monotonic nanoseconds). OpenAL Soft mixes on a thread of its own that the program cannot
+    /// time, so late callbacks are not counted.
+    static func latencyClient(sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
+        guard let device = alcOpenDevice(nil) else { throw .openAL("cannot open the default device") }
+        defer { alcCloseDevice(device) }
+        let attributes: [ALCint] = [ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, ALC_FALSE, 0]
+        guard let context = alcCreateContext(device, attributes) else {
+            throw .openAL("cannot create a context (ALC error 0x\(String(alcGetError(device), radix: 16)))")
+        }
+        let previous = alcGetThreadContext()
+        alcSetThreadContext(context)
+        defer {
+            alcSetThreadContext(previous)
+            alcDestroyContext(context)
+        }
+        var name = "OpenAL Soft"
+        if let specifier = alcGetString(device, ALC_ALL_DEVICES_SPECIFIER) ?? alcGetString(device, ALC_DEVICE_SPECIFIER) {
+            name += " on " + String(cString: specifier)
+        }
+        var refresh: ALCint = 0, frequency: ALCint = 0
+        alcGetIntegerv(device, ALC_REFRESH, 1, &refresh)
+        alcGetIntegerv(device, ALC_FREQUENCY, 1, &frequency)
+        if refresh > 0 { name += ", \(frequency / refresh) frames per update" }
+
+        var buffer: ALuint = 0
+        alGenBuffers(1, &buffer)
+        defer { alDeleteBuffers(1, &buffer) }
+        click.withUnsafeBytes { alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, $0.baseAddress, ALsizei($0.count), ALsizei(sampleRate)) }
+        var source: ALuint = 0
+        alGenSources(1, &source)
+        defer { alDeleteSources(1, &source) }
+        alSourcei(source, AL_BUFFER, ALint(bitPattern: buffer))
+        alSourcei(source, AL_SOURCE_RELATIVE, AL_TRUE)
+        alSource3f(source, AL_POSITION, 0, 0, 0)
+        guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot set up the click's source") }
+
+        var result = LatencyClientResult(driver: name)
+        for due in plan() {
+            sleepUntil(monotonicNanoseconds: due)
+            let now = monotonicNanoseconds()
+            alSourcePlay(source)
+            result.triggers.append(now)
+        }
+        sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + LatencyClient.tailNanoseconds)
+        alSourceStop(source)
+        result.lateCallbacks = nil
+        return result
+    }
+}

@@ -131,6 +131,62 @@ enum SDLMixer {
     private static func sdlError() -> String { String(cString: SDL_GetError()) }
 }
 
+extension SDLMixer {
+    /// Callback timing of the latency client, written by the post-mix callback on SDL's audio thread.
+    private static let lastCallback = Atomic<Int>(0)
+    private static let callbacks = Atomic<Int>(0)
+    private static let lateCallbacks = Atomic<Int>(0)
+    private static let periodNanos = Atomic<Int>(0)
+
+    /// `bench --latency`'s SDL_mixer client: SDL_mixer on SDL's pulseaudio driver with chunks of `periodFrames`, the
+    /// click played on channel 0 at each time of `schedule` (monotonic nanoseconds). A callback that comes more than
+    /// two periods after the one before counts as late.
+    static func latencyClient(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
+        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio is already in use in this process") }
+        let environment = SavedEnvironment(["SDL_AUDIODRIVER": "pulseaudio"])
+        defer { environment.restore() }
+        guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
+        defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
+        let driver = SDL_GetCurrentAudioDriver().map { String(cString: $0) } ?? "none"
+        guard driver == "pulseaudio" else { throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'pulseaudio'") }
+        guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(periodFrames)) == 0 else {
+            throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
+        }
+        defer { Mix_CloseAudio() }
+        let stereo = UnsafeMutableBufferPointer<Float>.allocate(capacity: click.count * 2)
+        defer { stereo.deallocate() }
+        for (i, v) in click.enumerated() { stereo[2 * i] = v; stereo[2 * i + 1] = v }
+        let bytes = UnsafeMutableRawPointer(stereo.baseAddress!).assumingMemoryBound(to: Uint8.self)
+        guard let chunk = Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Float>.size)) else {
+            throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())")
+        }
+        defer { Mix_FreeChunk(chunk) }
+        defer { Mix_HaltChannel(-1) }
+        periodNanos.store(periodFrames * 1_000_000_000 / sampleRate, ordering: .relaxed)
+        callbacks.store(0, ordering: .relaxed)
+        lateCallbacks.store(0, ordering: .relaxed)
+        lastCallback.store(0, ordering: .relaxed)
+        Mix_SetPostMix({ _, _, _ in
+            let now = monotonicNanoseconds()
+            let last = SDLMixer.lastCallback.exchange(now, ordering: .relaxed)
+            if last > 0, now - last > 2 * SDLMixer.periodNanos.load(ordering: .relaxed) { SDLMixer.lateCallbacks.add(1, ordering: .relaxed) }
+            SDLMixer.callbacks.add(1, ordering: .relaxed)
+        }, nil)
+        defer { Mix_SetPostMix(nil, nil) }
+        var result = LatencyClientResult(driver: "SDL_mixer on SDL \(driver)")
+        for due in plan() {
+            sleepUntil(monotonicNanoseconds: due)
+            let now = monotonicNanoseconds()
+            guard Mix_PlayChannel(0, chunk, 0) == 0 else { throw .sdlMixer("Mix_PlayChannel: \(sdlError())") }
+            result.triggers.append(now)
+        }
+        sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + LatencyClient.tailNanoseconds)
+        result.callbacks = callbacks.load(ordering: .relaxed)
+        result.lateCallbacks = lateCallbacks.load(ordering: .relaxed)
+        return result
+    }
+}
+
 /// Sets environment variables and puts the old values back.
 private struct SavedEnvironment {
     private var saved: [(String, String?)] = []

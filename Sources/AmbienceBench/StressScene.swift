@@ -175,6 +175,15 @@ public struct StressReport: Sendable {
     public var renderedBlocks = 0
     public var averageRenderMicroseconds = 0.0
     public var maxRenderMicroseconds = 0.0
+    /// Real time only: the audio callback's mixing time, p50 and p99 (from the mixer's histogram: each the upper
+    /// edge of its bucket), and the period it had, in microseconds.
+    public var callbackP50Microseconds: Double? = nil
+    public var callbackP99Microseconds: Double? = nil
+    public var periodMicroseconds: Double? = nil
+    /// Real time only: seconds from the loop's start to the output's first block, and seconds of wall time after it
+    /// that the output did not render (the server played silence instead: underflows the callback never saw).
+    public var startupSeconds: Double? = nil
+    public var missingSeconds: Double? = nil
     /// Whether the run stopped early because `isCancelled` said so.
     public var cancelled = false
     /// What `--chaos` did, when it ran.
@@ -290,6 +299,7 @@ extension StressScene {
         let frameNanos = 1_000_000_000 / 60
         let endNanos = wallStart + Int(options.seconds * 1e9)
         var next = wallStart
+        var flowingSince: (Int, Int)? = nil
         while true {
             if isCancelled() { report.cancelled = true; break }
             next += frameNanos
@@ -298,6 +308,16 @@ extension StressScene {
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
             chaos?.step()
             crowd.handle(engine.update())
+            // The output's pace counts from its first block on: how long the stream takes to start is not an underrun.
+            if flowingSince == nil, case let frames = engine.mixer.framesRendered.load(ordering: .relaxed), frames > framesStart {
+                flowingSince = (monotonicNanoseconds(), frames)
+            }
+        }
+        if let (at, frames) = flowingSince {
+            report.startupSeconds = Double(at - wallStart) / 1e9
+            let flowing = Double(monotonicNanoseconds() - at) / 1e9
+            let rendered = Double(engine.mixer.framesRendered.load(ordering: .relaxed) - frames) / Double(sampleRate)
+            report.missingSeconds = max(flowing - rendered, 0)
         }
         report.chaos = chaos?.counts
         report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
@@ -305,6 +325,10 @@ extension StressScene {
         report.seconds = report.wallSeconds
         report.renderedSeconds = Double(engine.mixer.framesRendered.load(ordering: .relaxed) - framesStart) / Double(sampleRate)
         crowd.fill(&report, stats: engine.stats)
+        let times = engine.mixer.renderTimes.snapshot()
+        report.callbackP50Microseconds = RenderTimes.quantile(0.5, of: times)
+        report.callbackP99Microseconds = RenderTimes.quantile(0.99, of: times)
+        report.periodMicroseconds = Double(options.blockFrames) * 1e6 / Double(sampleRate)
         return report
     }
 

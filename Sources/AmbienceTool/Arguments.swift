@@ -15,6 +15,9 @@ struct Arguments {
 
     var wantsHelp: Bool { words.contains("--help") || words.contains("-h") }
 
+    /// Whether `name` is among the words left, without taking it.
+    func contains(_ name: String) -> Bool { words.contains(name) }
+
     /// Removes and returns a flag's presence.
     mutating func flag(_ name: String) -> Bool {
         guard let i = words.firstIndex(of: name) else { return false }

@@ -31,10 +31,12 @@ struct BenchCommand: Command {
           --files         skip through these files instead
         Every frame times update(), currentPlaybackTime and one sound effect's play(); every 0.5 s
         skipToNextItem(); every 20th skip a pause and the music player's play(). Prints p50, p99 and max per call.
-        """
+        """ + latencyUsage
 
     static func run(_ arguments: inout Arguments) throws {
         if arguments.flag("--hitches") { return try runHitches(&arguments) }
+        if arguments.flag("--latency") { return try runLatency(&arguments) }
+        if arguments.contains("--latency-client") { return try runLatencyClient(&arguments) }
         let json = arguments.flag("--json")
         let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3
@@ -51,11 +53,13 @@ struct BenchCommand: Command {
             }
             options.systems = systems.map { $0! }
         }
+        let plot = try arguments.option("--plot")
         guard try arguments.finish().isEmpty else { throw UsageError("bench takes no positional arguments") }
         guard seconds > 0, seconds <= 600 else { throw UsageError("--seconds must be above 0 and at most 600") }
 
         let report = try Benchmark.run(options, progress: { _ in }, isCancelled: { Interrupt.requested })
         try Interrupt.check()
+        if let plot { try writePlot(cost: report, to: plot) }
         if json {
             print(describe(report).text)
         } else {

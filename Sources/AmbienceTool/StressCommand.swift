@@ -4,7 +4,7 @@ import AmbienceBench
 struct StressCommand: Command {
     static let name = "stress"
     static let usage = """
-        stress --voices N --seconds S [--real R] [--json] [--realtime [--chaos]]
+        stress --voices N --seconds S [--real R] [--json] [--realtime [--period F] [--chaos]]
         stress --soak [--seconds S] [--voices N] [--json]
                                             the headless voice stress test: N 3D voices, R of them real
           --voices    voices in the crowd (70% looping; one-shots start again when they finish)
@@ -13,7 +13,8 @@ struct StressCommand: Command {
           --json      one JSON object with keys voices, realVoices, virtualVoices, seconds, cpuSeconds, rtf,
                       playCallNs, peakRSSBytes, underruns (then extra keys)
           --realtime  play through the output device (SDL's dummy driver when there is none) with a 60 Hz
-                      game loop, and report the audio callback's timing
+                      game loop, and report the audio callback's timing (p50, p99, max) and underruns
+          --period    with --realtime: frames per audio callback, 16 to 16384 (default 1024)
           --chaos     with --realtime: every 0.3 s the music seeks or skips, and every frame voices start,
                       fade and stop (for ThreadSanitizer: game, streaming and audio threads all busy)
           --soak      an offline hour (or S seconds) of game audio: the crowd (N voices, default 64), about
@@ -31,15 +32,18 @@ struct StressCommand: Command {
         guard let voices = try arguments.integer("--voices") ?? (soak ? 64 : nil) else { throw UsageError("stress needs --voices N") }
         guard let seconds = try arguments.duration("--seconds") ?? (soak ? 3_600 : nil) else { throw UsageError("stress needs --seconds S") }
         let real = try arguments.integer("--real") ?? 256
+        let period = try arguments.integer("--period")
         guard try arguments.finish().isEmpty else { throw UsageError("stress takes no positional arguments") }
         guard !chaos || realtime else { throw UsageError("--chaos needs --realtime") }
         guard !(soak && realtime) else { throw UsageError("--soak renders offline; it does not take --realtime") }
         guard (1...1_000_000).contains(voices) else { throw UsageError("--voices must be from 1 to 1000000") }
         guard seconds > 0, seconds <= 3_600 else { throw UsageError("--seconds must be above 0 and at most 3600") }
         guard (1...4096).contains(real) else { throw UsageError("--real must be from 1 to 4096") }
+        guard period == nil || realtime else { throw UsageError("--period needs --realtime") }
+        guard EngineConfiguration.blockFrameCounts.contains(period ?? 1024) else { throw UsageError("--period must be from 16 to 16384") }
 
         let scene = StressScene(voices: voices)
-        let options = StressOptions(seconds: seconds, realVoices: real, chaos: chaos)
+        let options = StressOptions(seconds: seconds, realVoices: real, blockFrames: period ?? 1024, chaos: chaos)
         let report = realtime
             ? try scene.runRealtime(options, isCancelled: { Interrupt.requested })
             : soak ? try scene.runSoak(options, isCancelled: { Interrupt.requested })
@@ -64,6 +68,13 @@ struct StressCommand: Command {
             ("maxRenderMicroseconds", .double(r.maxRenderMicroseconds)),
         ]
         if let rms = r.outputRMS { pairs.append(("outputRMS", .double(rms))) }
+        if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
+            pairs.append(("callback", .object([
+                ("periodMicroseconds", .double(period)), ("p50Microseconds", .double(p50)), ("p99Microseconds", .double(p99)),
+                ("maxMicroseconds", .double(r.maxRenderMicroseconds)), ("p99OverPeriod", .double(p99 / period)),
+                ("startupSeconds", r.startupSeconds.map(JSON.double) ?? .null), ("missingSeconds", r.missingSeconds.map(JSON.double) ?? .null),
+            ])))
+        }
         if let c = r.chaos {
             pairs.append(("chaos", .object([
                 ("seeks", .int(c.seeks)), ("skips", .int(c.skips)), ("voicesStarted", .int(c.voicesStarted)),
@@ -103,6 +114,13 @@ struct StressCommand: Command {
             ("peak memory", "\(r.peakRSSBytes >> 20) MiB"),
         ]
         if let rms = r.outputRMS { rows.append(("output RMS", fixed(rms, 4))) }
+        if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
+            rows.append(("callback", "p50 \(fixed(p50, 0)) µs, p99 \(fixed(p99, 0)) µs (\(fixed(p99 / period * 100, 1))% of the "
+                + "\(fixed(period, 0)) µs period), max \(fixed(r.maxRenderMicroseconds, 0)) µs"))
+            if let start = r.startupSeconds, let missing = r.missingSeconds {
+                rows.append(("output pace", "first block after \(fixed(start, 2)) s; then \(fixed(missing * 1000, 1)) ms of wall time not rendered"))
+            }
+        }
         if let c = r.chaos {
             rows.append(("chaos", "\(c.seeks) seeks, \(c.skips) skips, \(c.voicesStarted) voices started, \(c.voicesStopped) stopped, \(c.voicesFaded) faded"))
         }

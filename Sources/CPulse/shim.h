@@ -33,3 +33,23 @@ static inline const char *_Nonnull ambience_pulse_function_names(void) {
     return AMBIENCE_PULSE_FUNCTIONS(AMBIENCE_PULSE_NAME);
 }
 #undef AMBIENCE_PULSE_NAME
+
+/*
+ * The latency bench records the sink's monitor and writes its reference clicks through libpulse-simple, opened at
+ * run time the same way (libpulse-simple.so.0; pa_strerror is found through its dependency on libpulse).
+ */
+#include <pulse/simple.h>
+#define AMBIENCE_PULSE_SIMPLE_FUNCTIONS(F) \
+    F(pa_simple_new) F(pa_simple_free) F(pa_simple_read) F(pa_simple_write) F(pa_strerror)
+
+#define AMBIENCE_PULSE_SIMPLE_FIELD(name) __typeof__(name) *_Nonnull name;
+typedef struct ambience_pulse_simple_functions {
+    AMBIENCE_PULSE_SIMPLE_FUNCTIONS(AMBIENCE_PULSE_SIMPLE_FIELD)
+} ambience_pulse_simple_functions;
+#undef AMBIENCE_PULSE_SIMPLE_FIELD
+
+#define AMBIENCE_PULSE_SIMPLE_NAME(name) #name "\n"
+static inline const char *_Nonnull ambience_pulse_simple_function_names(void) {
+    return AMBIENCE_PULSE_SIMPLE_FUNCTIONS(AMBIENCE_PULSE_SIMPLE_NAME);
+}
+#undef AMBIENCE_PULSE_SIMPLE_NAME

@@ -49,6 +49,7 @@ package final class Mixer: @unchecked Sendable {
     let renderNanosTotal = Atomic<Int>(0)
     let renderNanosMax = Atomic<Int>(0)
     let underruns = Atomic<Int>(0)
+    package let renderTimes = RenderTimes()
 
     /// Index of the built-in buses.
     enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
@@ -487,6 +488,7 @@ package final class Mixer: @unchecked Sendable {
         framesRendered.add(frames, ordering: .relaxed)
         renderBlocks.add(1, ordering: .relaxed)
         renderNanosTotal.add(spent, ordering: .relaxed)
+        renderTimes.record(nanoseconds: spent)
         var seen = renderNanosMax.load(ordering: .relaxed)
         while spent > seen {
             let (exchanged, original) = renderNanosMax.compareExchange(expected: seen, desired: spent, ordering: .relaxed)
