@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CSndFile", providers: [.apt(["libsndfile1-dev"])]),
         // FFmpeg's demuxer and decoders as one module: libavformat, libavcodec and libavutil are one project.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // EBU R128 loudness (loudness matching's analysis at scan time, and the tests' measurements).
+        .systemLibrary(name: "CEBUR128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
@@ -39,6 +41,7 @@ let package = Package(
                            "COpusFile",
                            "CSndFile",
                            "CFFmpeg",
+                           "CEBUR128",
             ]
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),
