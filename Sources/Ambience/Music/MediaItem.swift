@@ -23,6 +23,9 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     /// The file's path as raw bytes, set only when the path is not valid UTF-8: `url` is then a readable
     /// approximation (undecodable bytes shown as U+FFFD) and these bytes are what opens the file.
     public var pathBytes: [UInt8]? = nil
+    /// The loudness the media library measured (nil until its analysis has run, `MediaLibrary.analyzeLoudness`).
+    /// Loudness tags in the file itself (ReplayGain, R128) win over it when the player matches loudness.
+    public var loudness: LoudnessMeasurement? = nil
 
     public var id: UInt64 { persistentID }
 
