@@ -68,6 +68,14 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
         if title == nil { title = path.split(separator: "/").last.map(String.init) }
     }
 
+    /// Whether `other` is from the same album: the library's album ID when both have one, else the same album title
+    /// by the same album artist (or artist).
+    func isSameAlbum(as other: MediaItem) -> Bool {
+        if albumPersistentID != 0 && other.albumPersistentID != 0 { return albumPersistentID == other.albumPersistentID }
+        guard let album = albumTitle, album == other.albumTitle else { return false }
+        return (albumArtist ?? artist) == (other.albumArtist ?? other.artist)
+    }
+
     /// FNV-1a of the path: the same file always gets the same ID.
     public static func stableID(_ path: String) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
