@@ -24,6 +24,7 @@ public enum FormatFiles {
     /// Each copy's source differs slightly (its own sweep), so no two files are the same bytes. Throws with the tool
     /// that failed.
     public static func make(seconds: Double, copies: Int = 1, in folder: String) throws -> [File] {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var files: [File] = []
         let length = String(format: "%.2f", max(seconds, 0.1))
         for copy in 0..<max(copies, 1) {

@@ -16,7 +16,9 @@ struct LibraryFormatBench {
         let files = try FormatFiles.make(seconds: 10, copies: copies, in: base + "/music")
         var rows: [JSON] = []
         if !json { print("format        files  scan files/s  analysis files/s  analysis × real time  scan+analysis files/s") }
-        for format in Array(NSOrderedSet(array: files.map(\.format))) as? [String] ?? [] {
+        var formats: [String] = []
+        for file in files where !formats.contains(file.format) { formats.append(file.format) }
+        for format in formats {
             try Interrupt.check()
             guard let first = files.first(where: { $0.format == format }) else { continue }
             let folder = (first.path as NSString).deletingLastPathComponent
