@@ -31,6 +31,8 @@ let package = Package(
         .systemLibrary(name: "CSndFile", providers: [.apt(["libsndfile1-dev"])]),
         // FFmpeg's demuxer and decoders as one module: libavformat, libavcodec and libavutil are one project.
         .systemLibrary(name: "CFFmpeg", providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
+        // EBU R128 loudness (loudness matching's analysis at scan time, and the tests' measurements).
+        .systemLibrary(name: "CEBUR128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
         // gettext from glibc (libintl.h), for the demo game's translations.
@@ -44,6 +46,7 @@ let package = Package(
                            "COpusFile",
                            "CSndFile",
                            "CFFmpeg",
+                           "CEBUR128",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
             ]

@@ -461,6 +461,14 @@ typedef enum ambience_repeat_mode {
     AMBIENCE_REPEAT_ALL = 2
 } ambience_repeat_mode;
 
+/* Loudness matching (Sound Check): every item at -18 LUFS, from ReplayGain/R128 tags or the library's analysis. */
+typedef enum ambience_loudness_matching {
+    AMBIENCE_LOUDNESS_OFF = 0,        /* the default: items play as mastered */
+    AMBIENCE_LOUDNESS_TRACK = 1,      /* each item on its own */
+    AMBIENCE_LOUDNESS_ALBUM = 2,      /* by its album's gain, so an album's tracks keep their levels */
+    AMBIENCE_LOUDNESS_AUTOMATIC = 3   /* album gain while the item next to it in play order is of its album */
+} ambience_loudness_matching;
+
 typedef enum ambience_tag {
     AMBIENCE_TAG_TITLE = 0,  /* the file name when the file has no title tag */
     AMBIENCE_TAG_ARTIST = 1,
@@ -517,6 +525,12 @@ ambience_status ambience_music_get_volume(ambience_engine *engine, float *out_vo
 /* Seconds over which one item fades into the next (equal power); 0, the default, joins them gaplessly. */
 ambience_status ambience_music_set_crossfade(ambience_engine *engine, double seconds);
 ambience_status ambience_music_get_crossfade(ambience_engine *engine, double *out_seconds);
+/*
+ * Loudness matching. The gain never lifts a peak past full scale; items with no tags and no analysis play as they
+ * are. A change is heard at once (the now-playing item restarts where it is).
+ */
+ambience_status ambience_music_set_loudness_matching(ambience_engine *engine, ambience_loudness_matching mode);
+ambience_status ambience_music_get_loudness_matching(ambience_engine *engine, ambience_loudness_matching *out_mode);
 
 /* ============================================================================================================ */
 /* The system music player: the desktop's own player (any MPRIS player: mpv, VLC, Rhythmbox, Spotify)            */
@@ -640,6 +654,12 @@ ambience_status ambience_library_close(ambience_library *library);
  * never stop a scan (they are counted in `failed`). out_report may be NULL. Runs on the calling thread.
  */
 ambience_status ambience_library_scan(ambience_library *library, ambience_scan_report *out_report);
+/*
+ * Measures the loudness (EBU R128, libebur128) of every item not measured yet (a changed file counts as new), and
+ * the loudness of their albums; the music player uses it for items without loudness tags. Runs on the calling
+ * thread; out_measured (may be NULL) receives how many items were measured.
+ */
+ambience_status ambience_library_analyze_loudness(ambience_library *library, int64_t *out_measured);
 /*
  * Takes a listing of the library's songs, sorted by title: all of them when `filter` is NULL, else those whose
  * `filter_tag` (TITLE, ARTIST, ALBUM, ALBUM_ARTIST, GENRE or COMPOSER) contains `filter`, ignoring case and

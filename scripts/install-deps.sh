@@ -18,6 +18,10 @@ packages=(
   # FLAC and Ogg Opus: the C libraries the engine links, and the reference encoders and decoders the tests run
   # (flac, metaflac, opusenc, opusdec)
   libflac-dev libopusfile-dev flac opus-tools
+  # loudness matching: EBU R128 analysis of files without ReplayGain or R128 tags
+  libebur128-dev
+  # the loudness tests write iTunes' `----:com.apple.iTunes:replaygain_*` atoms with mutagen (Debian's python3)
+  python3-mutagen
   # the real services the tests run against, and their clients (pactl, paplay, pacat, playerctl, gdbus)
   pulseaudio pulseaudio-utils dbus mpv mpv-mpris playerctl libglib2.0-bin
   # the same tests on PipeWire (AMBIENCE_SOUND_SERVER=pipewire): the server, its session manager and its PulseAudio

@@ -118,6 +118,64 @@ enum SDLMixer {
         return m
     }
 
+    /// What one `Mix_PlayMusic` of a whole file cost: process CPU seconds from `Mix_LoadMUS` until the music ended
+    /// (SDL's audio thread decodes, resamples and mixes it), and the audio seconds mixed meanwhile.
+    struct MusicCost {
+        var cpuSeconds: Double
+        var audioSeconds: Double
+    }
+
+    /// Plays `path` once with `Mix_PlayMusic` into SDL's `disk` driver (/dev/null, no delay) at `sampleRate` float
+    /// stereo, as fast as the CPU allows. `.none` when SDL_mixer cannot load the file (a format it does not play);
+    /// `music: nil` mixes `seconds` of silence instead, the cost of the mixer running with nothing to play.
+    static func playMusic(_ path: String?, silenceSeconds: Double = 0, sampleRate: Int = 48_000,
+                          blockFrames: Int = 4096) throws(BenchError) -> MusicCost? {
+        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
+            throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
+        }
+        let environment = SavedEnvironment(["SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"])
+        defer { environment.restore() }
+        var logger: SDL_LogOutputFunction? = nil
+        var loggerData: UnsafeMutableRawPointer? = nil
+        SDL_LogGetOutputFunction(&logger, &loggerData)
+        SDL_LogSetOutputFunction({ _, _, _, _ in }, nil)
+        defer { SDL_LogSetOutputFunction(logger, loggerData) }
+        guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
+        defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
+        _ = Mix_Init(Int32(MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue))
+        defer { Mix_Quit() }
+        guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
+            throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
+        }
+        defer { Mix_CloseAudio() }
+        mixedBytes.store(0, ordering: .relaxed)
+        Mix_SetPostMix({ _, _, length in SDLMixer.mixedBytes.add(Int(length), ordering: .relaxed) }, nil)
+        defer { Mix_SetPostMix(nil, nil) }
+        let bytesPerFrame = 2 * MemoryLayout<Float>.size
+        let cpuStart = ProcessUsage.cpuSeconds
+        let startBytes = mixedBytes.load(ordering: .relaxed)
+        var finished: () -> Bool
+        var music: OpaquePointer?
+        if let path {
+            guard let loaded = Mix_LoadMUS(path) else { return nil }
+            music = loaded
+            guard Mix_PlayMusic(loaded, 0) == 0 else { throw .sdlMixer("Mix_PlayMusic(\(path)): \(sdlError())") }
+            finished = { Mix_PlayingMusic() == 0 }
+        } else {
+            let target = Int(silenceSeconds * Double(sampleRate)) * bytesPerFrame
+            finished = { SDLMixer.mixedBytes.load(ordering: .relaxed) - startBytes >= target }
+        }
+        defer { if let music { Mix_FreeMusic(music) } }
+        let wallStart = ProcessUsage.monotonicNanoseconds
+        while !finished() {
+            sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 200_000)
+            if ProcessUsage.monotonicNanoseconds - wallStart > 600_000_000_000 { throw .sdlMixer("music still playing after 10 minutes") }
+        }
+        let cpu = ProcessUsage.cpuSeconds - cpuStart
+        let frames = (mixedBytes.load(ordering: .relaxed) - startBytes) / bytesPerFrame
+        return MusicCost(cpuSeconds: cpu, audioSeconds: Double(frames) / Double(sampleRate))
+    }
+
     /// SDL_mixer's angle (degrees clockwise from straight ahead, -z) and distance (0 near … 255 far) for a 3D
     /// position, with the inverse-distance attenuation OpenAL applies (reference 1 m, rolloff 1).
     static func position(_ voice: StressScene.VoiceSpec) -> (angle: Int16, distance: UInt8) {

@@ -47,6 +47,15 @@ public func ambience_library_scan(_ library: OpaquePointer?, _ out: UnsafeMutabl
     }
 }
 
+@_cdecl("ambience_library_analyze_loudness")
+public func ambience_library_analyze_loudness(_ library: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> ambience_status {
+    api("ambience_library_analyze_loudness") {
+        let box = try libraryBox(library)
+        let report = try box.library.analyzeLoudness()
+        out?.pointee = Int64(report.measured)
+    }
+}
+
 @_cdecl("ambience_library_list")
 public func ambience_library_list(_ library: OpaquePointer?, _ tag: ambience_tag, _ filter: UnsafePointer<CChar>?,
                                   _ outCount: UnsafeMutablePointer<Int>?) -> ambience_status {

@@ -194,3 +194,30 @@ public func ambience_music_get_crossfade(_ engine: OpaquePointer?, _ out: Unsafe
         try output(out, "out_seconds").pointee = player.crossfadeDuration
     }
 }
+
+@_cdecl("ambience_music_set_loudness_matching")
+public func ambience_music_set_loudness_matching(_ engine: OpaquePointer?, _ mode: ambience_loudness_matching) -> ambience_status {
+    music("ambience_music_set_loudness_matching", engine) { player in
+        switch mode {
+        case AMBIENCE_LOUDNESS_OFF: player.loudnessMatching = .off
+        case AMBIENCE_LOUDNESS_TRACK: player.loudnessMatching = .track
+        case AMBIENCE_LOUDNESS_ALBUM: player.loudnessMatching = .album
+        case AMBIENCE_LOUDNESS_AUTOMATIC: player.loudnessMatching = .automatic
+        default: throw APIError.invalid("mode is \(mode.rawValue), not an ambience_loudness_matching")
+        }
+    }
+}
+
+@_cdecl("ambience_music_get_loudness_matching")
+public func ambience_music_get_loudness_matching(_ engine: OpaquePointer?,
+                                                 _ out: UnsafeMutablePointer<ambience_loudness_matching>?) -> ambience_status {
+    music("ambience_music_get_loudness_matching", engine) { player in
+        let target = try output(out, "out_mode")
+        switch player.loudnessMatching {
+        case .off: target.pointee = AMBIENCE_LOUDNESS_OFF
+        case .track: target.pointee = AMBIENCE_LOUDNESS_TRACK
+        case .album: target.pointee = AMBIENCE_LOUDNESS_ALBUM
+        case .automatic: target.pointee = AMBIENCE_LOUDNESS_AUTOMATIC
+        }
+    }
+}

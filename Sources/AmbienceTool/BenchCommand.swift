@@ -23,6 +23,16 @@ struct BenchCommand: Command {
         "pitch 1" rows compare the same work, the others cost Ambience and OpenAL the resampling. The music cost is
         an engine streaming Assets/Music/gravity-wave-theme.ogg alone, minus one rendering silence.
 
+        bench --formats [--json] [--seconds S] [--runs R]
+                                            the streaming cost of one file of each format, beside SDL_mixer
+          --seconds  length of each file (default 30), made with sox, lame, oggenc, flac, opusenc and ffmpeg into a
+                     temporary folder (deleted afterwards)
+          --runs     runs per format, 1 to 9 (default 3); each figure is the median
+        Ambience opens and decodes each file in 4096-frame blocks, resampled to 48 kHz (and again without the
+        resampler, to show where the time goes); SDL_mixer plays it with Mix_PlayMusic into its disk driver at
+        48 kHz float stereo, minus its mixer running silence for as long. Figures are CPU seconds per second of
+        audio; the ratio is Ambience over SDL_mixer. SDL_mixer 2.6 plays no MP4 (AAC, ALAC).
+
         bench --hitches [--json] [--seconds S] [--item-minutes M] [--files FILE,FILE...]
                                             the game thread's calls while the music player skips through long files
           --seconds       how long the 60 Hz game loop runs on a device engine (default 30)
@@ -37,6 +47,7 @@ struct BenchCommand: Command {
         if arguments.flag("--hitches") { return try runHitches(&arguments) }
         if arguments.flag("--latency") { return try runLatency(&arguments) }
         if arguments.contains("--latency-client") { return try runLatencyClient(&arguments) }
+        if arguments.flag("--formats") { return try runFormats(&arguments) }
         let json = arguments.flag("--json")
         let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3
@@ -64,6 +75,37 @@ struct BenchCommand: Command {
             print(describe(report).text)
         } else {
             printTable(report)
+        }
+    }
+
+    static func runFormats(_ arguments: inout Arguments) throws {
+        let json = arguments.flag("--json")
+        let seconds = try arguments.duration("--seconds") ?? 30
+        let runs = try arguments.integer("--runs") ?? 3
+        guard (1...9).contains(runs) else { throw UsageError("--runs must be from 1 to 9") }
+        guard seconds >= 1, seconds <= 600 else { throw UsageError("--seconds must be from 1 to 600") }
+        guard try arguments.finish().isEmpty else { throw UsageError("bench --formats takes no positional arguments") }
+        let report = try FormatCosts.run(seconds: seconds, runs: runs, isCancelled: { Interrupt.requested })
+        try Interrupt.check()
+        func number(_ value: Double?) -> JSON { value.map { .double($0) } ?? .null }
+        if json {
+            print(JSON.object([
+                ("seconds", .double(report.seconds)), ("runs", .int(report.runs)),
+                ("formats", .array(report.rows.map { row in
+                    JSON.object([("format", .string(row.format)), ("audioSeconds", .double(row.audioSeconds)),
+                                 ("ambience", .double(row.ambience)), ("ambienceDecodeOnly", .double(row.ambienceDecodeOnly)),
+                                 ("sdlMixer", number(row.sdlMixer)), ("sdlMixerGross", number(row.sdlMixerGross)),
+                                 ("ambienceOverSDLMixer", number(row.ratio))])
+                })),
+            ]).text)
+            return
+        }
+        func cell(_ value: Double?) -> String { value.map { String(format: "%.5f", $0) } ?? "—" }
+        print("CPU seconds per second of audio, decoded and resampled to 48 kHz; medians of \(report.runs) runs of \(Int(report.seconds)) s files")
+        print("format        ambience  (decode only)  sdl_mixer  (gross)   ambience/sdl_mixer")
+        for row in report.rows {
+            let name = row.format.padding(toLength: 12, withPad: " ", startingAt: 0)
+            print("\(name)  \(cell(row.ambience))   \(cell(row.ambienceDecodeOnly))        \(cell(row.sdlMixer))    \(cell(row.sdlMixerGross))   \(row.ratio.map { String(format: "%.2f", $0) } ?? "— (SDL_mixer cannot play it)")")
         }
     }
 

@@ -10,6 +10,7 @@ struct LibraryCommand: Command {
           scan DIR     index the audio files (.ogg .oga .mp3 .wav .flac .opus .m4a .mp4) and playlists (.m3u .m3u8) under DIR;
                        a rescan reads only new and changed files and drops deleted ones. Prints each problem,
                        then one line: DIR: N files, A added, U updated, R removed, F failed
+            --loudness then measure the loudness (EBU R128) of files not measured yet, for loudness matching
           query        the indexed items, or with --group their groups
             --artist A  --album B  --title T  --genre G
                        filters, all of which must match; equal ignoring case and accents ("bjork" is "Björk")
@@ -20,6 +21,8 @@ struct LibraryCommand: Command {
                        the first scan, a rescan with nothing changed, a query by artist and grouping every album
             --files N  how many files (default 2000)   --keep  keep the files   --json  one JSON object
             --dir DIR  generate into DIR and keep it; a later run with the same DIR and N reuses the files
+            --mixed N  instead: N ten-second files of each format (WAV, MP3, Ogg Vorbis, FLAC, Opus, AAC, ALAC) made by
+                       the reference encoders; each format's scan rate, with and without loudness analysis
           --db PATH    the index (default $XDG_CACHE_HOME/ambience/library.sqlite)
         """
 
@@ -35,6 +38,8 @@ struct LibraryCommand: Command {
         let group = try arguments.option("--group")
         let files = try arguments.integer("--files")
         let benchFolder = try arguments.option("--dir")
+        let mixed = try arguments.integer("--mixed")
+        let loudness = arguments.flag("--loudness")
         let words = try arguments.finish()
         guard let subcommand = words.first else { throw UsageError("library needs scan, query or bench") }
         let rest = Array(words.dropFirst())
@@ -42,8 +47,8 @@ struct LibraryCommand: Command {
         switch subcommand {
         case "scan":
             guard rest.count == 1 else { throw UsageError("library scan takes exactly one DIR") }
-            guard !usesFilters, files == nil, !keep, !json, benchFolder == nil else { throw UsageError("library scan takes only DIR and --db") }
-            try scan(folder: rest[0], database: database)
+            guard !usesFilters, files == nil, !keep, !json, benchFolder == nil, mixed == nil else { throw UsageError("library scan takes only DIR, --db and --loudness") }
+            try scan(folder: rest[0], database: database, loudness: loudness)
         case "query":
             guard rest.isEmpty else { throw UsageError("library query takes no positional arguments") }
             guard files == nil, !keep, benchFolder == nil else { throw UsageError("--files, --keep and --dir are for library bench") }
@@ -60,6 +65,10 @@ struct LibraryCommand: Command {
                       contains: contains, grouping: grouping, database: database, json: json)
         case "bench":
             guard rest.isEmpty, !usesFilters, database == nil else { throw UsageError("library bench takes only --files, --keep and --json") }
+            if let mixed {
+                guard (1...1000).contains(mixed) else { throw UsageError("--mixed must be from 1 to 1000") }
+                return try LibraryFormatBench(copies: mixed).run(json: json)
+            }
             let count = files ?? 2000
             guard (1...1_000_000).contains(count) else { throw UsageError("--files must be from 1 to 1000000") }
             try LibraryBench(files: count, keep: keep || benchFolder != nil, folder: benchFolder).run(json: json)
@@ -70,7 +79,7 @@ struct LibraryCommand: Command {
 
     // MARK: scan
 
-    static func scan(folder: String, database: String?) throws {
+    static func scan(folder: String, database: String?, loudness: Bool = false) throws {
         var status = stat()
         guard stat(folder, &status) == 0 else { throw ToolFailure("\(folder): \(String(cString: strerror(errno)))") }
         guard status.st_mode & S_IFMT == S_IFDIR else { throw ToolFailure("\(folder): not a folder") }
@@ -91,6 +100,10 @@ struct LibraryCommand: Command {
         for issue in report.failed { print("failed: \(issue)") }
         for issue in report.warnings { print("warning: \(issue)") }
         print("\(folder): \(report)")
+        guard loudness else { return }
+        let measured = try library.analyzeLoudness()
+        for issue in measured.failed { print("failed: \(issue)") }
+        print("\(folder): loudness \(measured)")
     }
 
     // MARK: query
@@ -339,7 +352,7 @@ struct LibraryBench {
     static func milliseconds(_ value: Double) -> String { String(format: "%.2f ms", value * 1000) }
 }
 
-private struct Stopwatch {
+struct Stopwatch {
     private var last = monotonicNanoseconds()
     private var lastCPU = Stopwatch.threadCPU()
     /// CPU seconds this thread used in the previous lap: unlike wall time, not inflated when other processes share

@@ -4,9 +4,11 @@ import Glibc
 struct PlayCommand: Command {
     static let name = "play"
     static let usage = """
-        play FILE... [--category ambient|solo-ambient|playback] [--events-json] [--seconds S]
+        play FILE... [--category ambient|solo-ambient|playback] [--loudness off|track|album|automatic] [--events-json] [--seconds S]
                                             real-time playback through the default device, with session rules
           --category     the session category (default solo-ambient)
+          --loudness     loudness matching at -18 LUFS from ReplayGain/R128 tags (default off); files without tags
+                         play as they are (a library's analysis covers those)
           --events-json  one JSON object per line on stdout for every event (route changes, interruptions, state)
           --seconds      stop after S seconds (default: when the queue ends)
         On a terminal: space pauses, n next, p previous, r resumes after a route change, q quits.
@@ -20,6 +22,10 @@ struct PlayCommand: Command {
         let categoryName = try arguments.option("--category") ?? "solo-ambient"
         let categories: [String: SessionCategory] = ["ambient": .ambient, "solo-ambient": .soloAmbient, "playback": .playback]
         guard let category = categories[categoryName] else { throw UsageError("--category must be ambient, solo-ambient or playback") }
+        let loudnessName = try arguments.option("--loudness") ?? "off"
+        guard let loudness = LoudnessMatching(rawValue: loudnessName) else {
+            throw UsageError("--loudness must be off, track, album or automatic")
+        }
         let files = try arguments.finish()
         guard !files.isEmpty else { throw UsageError("play needs at least one FILE") }
         for file in files { _ = try AudioFile.info(file) }
@@ -29,6 +35,7 @@ struct PlayCommand: Command {
         engine.session.setCategory(category)
         engine.session.setActive(true)
         let player = engine.musicPlayer
+        player.loudnessMatching = loudness
         player.beginGeneratingPlaybackNotifications()
         try player.setQueue(paths: files)
         player.play()

@@ -713,6 +713,7 @@ static void test_music(ambience_engine *engine) {
     float volume = -1;
     ambience_shuffle_mode shuffle;
     ambience_repeat_mode repeat;
+    ambience_loudness_matching loudness = AMBIENCE_LOUDNESS_TRACK;
     ambience_bus *music_bus = NULL;
 
     path_of(theme, sizeof theme, "Assets/Music/gravity-wave-theme.ogg");
@@ -799,6 +800,14 @@ static void test_music(ambience_engine *engine) {
     OK(ambience_music_get_crossfade(engine, &crossfade));
     CHECK(crossfade == 2);
     OK(ambience_music_set_crossfade(engine, 0));
+    OK(ambience_music_get_loudness_matching(engine, &loudness));
+    CHECK(loudness == AMBIENCE_LOUDNESS_OFF);  /* off by default */
+    OK(ambience_music_set_loudness_matching(engine, AMBIENCE_LOUDNESS_AUTOMATIC));
+    OK(ambience_music_get_loudness_matching(engine, &loudness));
+    CHECK(loudness == AMBIENCE_LOUDNESS_AUTOMATIC);
+    EXPECT(ambience_music_set_loudness_matching(engine, (ambience_loudness_matching)7), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_music_get_loudness_matching(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    OK(ambience_music_set_loudness_matching(engine, AMBIENCE_LOUDNESS_OFF));
 
     /* The music bus carries the player. */
     OK(ambience_bus_get(engine, AMBIENCE_BUS_MUSIC, &music_bus));
@@ -978,6 +987,7 @@ static void test_library(ambience_engine *engine) {
     char music[256], database[256], from[4200], to[300], title[128], command[300];
     const char *folders[1];
     ambience_library *library = NULL, *second = NULL;
+    int64_t measured = -1;
     ambience_scan_report report;
     size_t count = 99;
 
@@ -1000,6 +1010,12 @@ static void test_library(ambience_engine *engine) {
     OK(ambience_library_scan(library, &report));
     CHECK(report.files == 2 && report.added == 2 && report.failed == 0 && report.removed == 0);
     OK(ambience_library_scan(library, NULL));
+    /* Loudness analysis measures each file once; a second run finds nothing new. */
+    OK(ambience_library_analyze_loudness(library, &measured));
+    CHECK(measured == 2);
+    OK(ambience_library_analyze_loudness(library, &measured));
+    CHECK(measured == 0);
+    OK(ambience_library_analyze_loudness(library, NULL));
 
     OK(ambience_library_list(library, AMBIENCE_TAG_TITLE, NULL, &count));
     CHECK(count == 2);
@@ -1081,6 +1097,7 @@ static void every_engine_call(ambience_engine *e, ambience_status want, ambience
     ambience_session_state session;
     ambience_shuffle_mode shuffle;
     ambience_repeat_mode repeat;
+    ambience_loudness_matching loudness;
     double seconds;
     float value;
     float samples[4] = {0, 0, 0, 0};
@@ -1131,6 +1148,8 @@ static void every_engine_call(ambience_engine *e, ambience_status want, ambience
     EXPECT(ambience_music_get_volume(e, &value), want);
     EXPECT(ambience_music_set_crossfade(e, 0), want);
     EXPECT(ambience_music_get_crossfade(e, &seconds), want);
+    EXPECT(ambience_music_set_loudness_matching(e, AMBIENCE_LOUDNESS_OFF), want);
+    EXPECT(ambience_music_get_loudness_matching(e, &loudness), want);
     EXPECT(ambience_session_set_category(e, AMBIENCE_CATEGORY_AMBIENT, 0), want);
     EXPECT(ambience_session_set_active(e, true, 0), want);
     EXPECT(ambience_session_get_state(e, &session), want);
@@ -1181,6 +1200,7 @@ static void every_library_call(ambience_library *library, ambience_status want) 
     size_t count;
     char text[16];
     EXPECT(ambience_library_scan(library, &report), want);
+    EXPECT(ambience_library_analyze_loudness(library, NULL), want);
     EXPECT(ambience_library_list(library, AMBIENCE_TAG_TITLE, NULL, &count), want);
     EXPECT(ambience_library_get_item_tag(library, 0, AMBIENCE_TAG_TITLE, text, sizeof text, NULL), want);
     EXPECT(ambience_library_begin_change_notifications(library), want);

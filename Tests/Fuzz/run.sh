@@ -5,7 +5,7 @@
 # format's decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
 # bytes through detection, decoding, resampling, `info`, and offline rendering as a sound and as music) and capi
-# (a byte string read as C API calls on an offline engine).
+# (a byte string read as C API calls on an offline engine), loudness (ReplayGain/R128 tag text and the gain rule).
 # Seeds come from the bundled assets and small generated files; crashes are kept in Tests/Fuzz/crashes/ and
 # fail the run. Fixed crashes become regression inputs in Tests/Fuzz/regressions/, replayed on every run.
 set -euo pipefail
@@ -14,7 +14,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi
-                                     flac opus mp4)
+                                     flac opus mp4 loudness)
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -47,7 +47,7 @@ swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/Ambie
 # Seed corpora: real files of every format and variant the engine reads, whole.
 seeds="$work/seeds"
 mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u,pipeline,capi}
-mkdir -p "$seeds"/{flac,opus,mp4}
+mkdir -p "$seeds"/{flac,opus,mp4,loudness}
 cp Assets/SFX/*.wav "$seeds/wav/"
 sox -n -r 8000 -c 1 -b 8 -e unsigned-integer "$seeds/wav/u8.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 2 -b 24 "$seeds/wav/s24-extensible.wav" synth 0.01 sine 440
@@ -114,6 +114,7 @@ sox -n -r 48000 -c 2 -b 16 "$work/t2.wav" synth 0.05 sine 440 && opusenc --quiet
 sox -n -r 48000 -c 6 -b 16 "$work/t6.wav" synth 0.05 sine 440 && opusenc --quiet --bitrate 64 "$work/t6.wav" "$seeds/opus/surround.opus"
 printf 'laser.wav@1.5,gain=0.8,pan=-1,pitch=1.2' > "$seeds/sfx/cue.txt"
 printf 'a@b,c.wav@0' > "$seeds/sfx/odd.txt"
+cp Tests/Fuzz/regressions/loudness/* "$seeds/loudness/"
 printf '#EXTM3U\n#EXTINF:12,Artist - Title\nmusic/a.ogg\n../outside.mp3\n/abs/path.wav\n' > "$seeds/m3u/list.m3u"
 # The pipeline starts from every audio seed; the C API from its kept call sequences.
 cp "$seeds"/wav/* "$seeds"/ogg/* "$seeds"/mp3/* "$seeds/pipeline/"

@@ -19,6 +19,8 @@ package struct AudioTags: Sendable, Equatable {
     package var discNumber: Int?
     /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART, MP4 covr).
     package var hasArtwork: Bool = false
+    /// ReplayGain or R128 figures, when the file carries them (`LoudnessTags` parses them).
+    package var loudness: LoudnessMeasurement?
 
     package init() {}
 }

@@ -200,6 +200,13 @@ final class MP3Decoder: AudioDecoder {
                 default: break
                 }
             }
+            // ReplayGain in `TXXX` frames, named by their description (foobar2000 and mp3gain write lower case).
+            var loudness: [(key: String, value: String)] = []
+            for index in 0..<id3.extras {
+                guard let field = id3.extra?[index], let key = text(field.description), let value = text(field.text) else { continue }
+                loudness.append((key, value))
+            }
+            tags.loudness = LoudnessTags.measurement(from: loudness)
             tags.hasArtwork = id3.pictures > 0
             picture = coverPicture(id3)
         }

@@ -298,6 +298,9 @@ final class MP4Decoder: AudioDecoder {
         tags.composer = value("composer")
         tags.trackNumber = value("track").flatMap(leadingNumber)
         tags.discNumber = value("disc").flatMap(leadingNumber)
+        // `----:com.apple.iTunes:replaygain_track_gain` and its kin: FFmpeg names a freeform atom by its name.
+        let loudnessKeys = ["replaygain_track_gain", "replaygain_track_peak", "replaygain_album_gain", "replaygain_album_peak"]
+        tags.loudness = LoudnessTags.measurement(from: loudnessKeys.compactMap { key in value(key).map { (key: key, value: $0) } })
         return tags
     }
 

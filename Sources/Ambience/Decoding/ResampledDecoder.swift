@@ -4,9 +4,9 @@
 /// The music player uses it when an item's rate differs from the one its stream is playing: an OpenAL queue holds
 /// one rate only, so without it the next item would wait for the queue to drain and leave a gap.
 /// Positions and lengths are in output frames; the arithmetic is exact integer ratios, so long streams do not drift.
-final class ResampledDecoder: AudioDecoder {
-    let info: AudioInfo
-    private(set) var position: Int64 = 0
+package final class ResampledDecoder: AudioDecoder {
+    package let info: AudioInfo
+    package private(set) var position: Int64 = 0
     private let source: any AudioDecoder
     private let sourceRate: Int64
     private let rate: Int64
@@ -21,7 +21,7 @@ final class ResampledDecoder: AudioDecoder {
 
     /// Rates are taken within `AudioInfo.sampleRates` and the source's length within `AudioInfo.maximumFrames`,
     /// which every decoder already guarantees: inside those bounds no product below can overflow.
-    init(_ source: any AudioDecoder, rate: Int) {
+    package init(_ source: any AudioDecoder, rate: Int) {
         self.source = source
         let rates = AudioInfo.sampleRates
         sourceRate = Int64(min(max(source.info.sampleRate, rates.lowerBound), rates.upperBound))
@@ -39,7 +39,7 @@ final class ResampledDecoder: AudioDecoder {
         position = (start * self.rate + sourceRate - 1) / sourceRate
     }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         var written = 0
         while written < frames && position < info.frames {
             // Output frame n sits at source frame n × sourceRate / rate: index `whole`, fraction `part / rate`.
@@ -61,7 +61,7 @@ final class ResampledDecoder: AudioDecoder {
         return written
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         try source.seek(toFrame: target * sourceRate / rate)
         windowStart = source.position

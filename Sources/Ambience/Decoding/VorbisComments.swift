@@ -23,6 +23,7 @@ enum VorbisComments {
     /// The fields the library keeps; the first non-empty value of a key wins. `hasArtwork` is set by a picture comment.
     static func tags(from comments: [(key: String, value: [UInt8])]) -> AudioTags {
         var tags = AudioTags()
+        var loudness: [(key: String, value: String)] = []
         for (key, raw) in comments {
             let value = String(decoding: raw, as: UTF8.self).trimmingSpaces
             switch key {
@@ -35,9 +36,11 @@ enum VorbisComments {
             case "TRACKNUMBER": tags.trackNumber = tags.trackNumber ?? leadingNumber(value)
             case "DISCNUMBER": tags.discNumber = tags.discNumber ?? leadingNumber(value)
             case "METADATA_BLOCK_PICTURE", "COVERART": tags.hasArtwork = true
+            case _ where key.hasPrefix("REPLAYGAIN_") || key.hasPrefix("R128_"): loudness.append((key, value))
             default: break
             }
         }
+        tags.loudness = LoudnessTags.measurement(from: loudness)
         return tags
     }
 

@@ -153,6 +153,7 @@ final class WAVDecoder: AudioDecoder {
             tags.trackNumber = found.tags.trackNumber ?? tags.trackNumber
             tags.discNumber = found.tags.discNumber
             tags.hasArtwork = found.tags.hasArtwork
+            tags.loudness = found.tags.loudness
             picture = found.picture
         }
         let info = AudioInfo(format: .wav, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,

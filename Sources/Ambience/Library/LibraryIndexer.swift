@@ -9,9 +9,9 @@ enum LibraryRow {
     static let itemColumns = """
         items.id, items.path, items.title, items.artist, items.album, items.album_artist, items.genre, items.composer,
         items.track, items.disc, items.duration, items.embedded_artwork, items.cover IS NOT NULL, items.compilation,
-        items.media_type, items.album_id
+        items.media_type, items.album_id, items.loudness, items.peak, items.album_loudness, items.album_peak
         """
-    static let itemColumnCount: Int32 = 16
+    static let itemColumnCount: Int32 = 20
 
     static func item(_ row: SQLiteRow) -> MediaItem {
         // The path is decoded once, straight from SQLite's buffer; its bytes are kept only when they are not UTF-8.
@@ -30,6 +30,9 @@ enum LibraryRow {
         item.mediaType = MediaType(rawValue: Int(row.integer(14)))
         item.albumPersistentID = row.id(15)
         item.pathBytes = pathBytes
+        let loudness = LoudnessMeasurement(trackLoudness: row.optionalReal(16), trackPeak: row.optionalReal(17),
+                                           albumLoudness: row.optionalReal(18), albumPeak: row.optionalReal(19))
+        item.loudness = loudness.isEmpty ? nil : loudness
         return item
     }
 }
@@ -160,7 +163,8 @@ struct LibraryIndexer {
                         artist_key = excluded.artist_key, album_key = excluded.album_key,
                         album_artist_key = excluded.album_artist_key, genre_key = excluded.genre_key,
                         composer_key = excluded.composer_key, album_id = excluded.album_id,
-                        compilation_tag = excluded.compilation_tag, media_type = excluded.media_type
+                        compilation_tag = excluded.compilation_tag, media_type = excluded.media_type,
+                        loudness_state = 0, loudness = NULL, peak = NULL, album_loudness = NULL, album_peak = NULL
                     """, [
                         .id(id), .blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime),
                         .text(found.format.rawValue), .optional(tags.title), .optional(tags.artist), .optional(tags.album),

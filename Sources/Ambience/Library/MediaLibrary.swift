@@ -13,12 +13,17 @@ public final class MediaLibrary: @unchecked Sendable {
     public let databasePath: String
 
     let roots: [[UInt8]]
-    private let writer: GuardedDatabase
-    private let reader: GuardedDatabase
+    let writer: GuardedDatabase
+    let reader: GuardedDatabase
     private let notifications = Lock<NotificationState>(NotificationState())
     /// Problems found while opening (a rebuilt database), reported by the next scan.
     private let pendingWarnings: Lock<[ScanIssue]>
     private let cancelRequested = Atomic<Bool>(false)
+    /// Asks a running loudness analysis to stop after the file it is measuring.
+    let loudnessStopRequested = Atomic<Bool>(false)
+    /// The background analysis (`startLoudnessAnalysis`), while one runs.
+    let loudnessWorker = Lock<WorkerThread?>(nil)
+    let loudnessRunning = Atomic<Bool>(false)
 
     private struct NotificationState {
         var depth = 0
@@ -33,7 +38,8 @@ public final class MediaLibrary: @unchecked Sendable {
     static let maximumPlaylistSize = 4 << 20
     /// Images larger than this (embedded or beside the file) are ignored.
     static let maximumArtworkSize = 16 << 20
-    static let schemaVersion: Int64 = 2
+    /// 3: loudness figures (`loudness`, `peak`, `album_loudness`, `album_peak`, `loudness_state`).
+    static let schemaVersion: Int64 = 3
 
     /// Opens (or creates) the index for `folders`.
     ///
@@ -82,6 +88,7 @@ public final class MediaLibrary: @unchecked Sendable {
             return state.watcher
         }
         watcher?.stop()
+        stopLoudnessAnalysis()
     }
 
     /// Warnings from opening the index that no scan has reported yet (a rebuilt database).
@@ -196,7 +203,12 @@ public final class MediaLibrary: @unchecked Sendable {
                 album_id INTEGER NOT NULL,
                 compilation_tag INTEGER NOT NULL,
                 compilation INTEGER NOT NULL DEFAULT 0,
-                media_type INTEGER NOT NULL);
+                media_type INTEGER NOT NULL,
+                -- Loudness analysis: 0 not yet measured, 1 measured (loudness NULL for silence), 2 could not be.
+                -- A changed file is written again with 0, so a rescan measures only what changed.
+                loudness_state INTEGER NOT NULL DEFAULT 0,
+                loudness REAL, peak REAL, album_loudness REAL, album_peak REAL);
+            CREATE INDEX IF NOT EXISTS items_loudness_state ON items(loudness_state);
             CREATE INDEX IF NOT EXISTS items_folder ON items(folder);
             CREATE INDEX IF NOT EXISTS items_title ON items(title_key);
             -- The grouping indexes end with what a group count reads (media type, compilation flag, name), so
@@ -380,7 +392,7 @@ public final class MediaLibrary: @unchecked Sendable {
         }
     }
 
-    private func post(_ event: MediaLibraryEvent) {
+    func post(_ event: MediaLibraryEvent) {
         notifications.withLock { state in
             guard state.depth > 0, !state.events.contains(event) else { return }
             state.events.append(event)
@@ -389,7 +401,7 @@ public final class MediaLibrary: @unchecked Sendable {
 }
 
 /// A connection and the lock that gives one thread at a time its use.
-private final class GuardedDatabase: @unchecked Sendable {
+final class GuardedDatabase: @unchecked Sendable {
     private let lock = NSLock()
     private let database: SQLiteDatabase
 

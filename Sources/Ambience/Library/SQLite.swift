@@ -49,6 +49,8 @@ enum SQLiteValue: Sendable, Equatable {
     static func optional(_ number: Int?) -> SQLiteValue { number.map { .integer(Int64($0)) } ?? .null }
     static func id(_ value: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: value)) }
     static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
+    /// A finite number, or NULL (SQLite would store NaN as NULL anyway, and infinities are no measurement).
+    static func optional(_ number: Double?) -> SQLiteValue { number.flatMap { $0.isFinite ? SQLiteValue.real($0) : nil } ?? .null }
 }
 
 /// A connection to one SQLite database file. Owns the `sqlite3*` and its prepared statements; nothing else in the
@@ -337,6 +339,7 @@ struct SQLiteRow {
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
     func optionalInteger(_ column: Int32) -> Int64? { isNull(column) ? nil : integer(column) }
     func real(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    func optionalReal(_ column: Int32) -> Double? { isNull(column) ? nil : real(column) }
     func bool(_ column: Int32) -> Bool { integer(column) != 0 }
     func id(_ column: Int32) -> UInt64 { UInt64(bitPattern: integer(column)) }
 

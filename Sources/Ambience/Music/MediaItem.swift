@@ -34,6 +34,9 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     /// The file's path as raw bytes, set only when the path is not valid UTF-8: `url` is then a readable
     /// approximation (undecodable bytes shown as U+FFFD) and these bytes are what opens the file.
     public var pathBytes: [UInt8]? = nil
+    /// The loudness the media library measured (nil until its analysis has run, `MediaLibrary.analyzeLoudness`).
+    /// Loudness tags in the file itself (ReplayGain, R128) win over it when the player matches loudness.
+    public var loudness: LoudnessMeasurement? = nil
 
     public var id: UInt64 { persistentID }
 
@@ -75,6 +78,14 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
             hasArtwork = info.tags.hasArtwork
         }
         if title == nil { title = path.split(separator: "/").last.map(String.init) }
+    }
+
+    /// Whether `other` is from the same album: the library's album ID when both have one, else the same album title
+    /// by the same album artist (or artist).
+    func isSameAlbum(as other: MediaItem) -> Bool {
+        if albumPersistentID != 0 && other.albumPersistentID != 0 { return albumPersistentID == other.albumPersistentID }
+        guard let album = albumTitle, album == other.albumTitle else { return false }
+        return (albumArtist ?? artist) == (other.albumArtist ?? other.artist)
     }
 
     /// FNV-1a of the path: the same file always gets the same ID.

@@ -64,7 +64,7 @@ final class MusicFeeder {
                 // Engine-made from a finite, non-negative time: saturating keeps an absurd one at the item's end.
                 let frame = (current.time * Double(decoder.info.sampleRate)).saturated(Int64.self, rounding: .down)
                 if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
-                feed = makeFeed(entryID: current.entryID, item: current.item, decoder: decoder)
+                feed = makeFeed(entryID: current.entryID, item: current.item, decoder: decoder, player)
                 rate = decoder.info.sampleRate
                 return
             } catch {
@@ -74,9 +74,12 @@ final class MusicFeeder {
         }
     }
 
-    private func makeFeed(entryID: UInt64, item: MediaItem, decoder: any AudioDecoder) -> Feed {
+    /// A feed for an opened item, at its loudness-matching gain when the player matches loudness.
+    private func makeFeed(entryID: UInt64, item: MediaItem, decoder: any AudioDecoder, _ player: MusicPlayer) -> Feed {
         defer { nextPlayID += 1 }
-        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: decoder)
+        let decision = player.loudnessDecision(entryID: entryID, item: item, tags: decoder.info.tags.loudness)
+        let gained: any AudioDecoder = decision.gain == 1 ? decoder : GainedDecoder(decoder, gain: decision.gain)
+        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: gained)
     }
 
     /// Decodes one block, crossing from item to item without a gap, and hands it to the player. Returns false when
@@ -148,7 +151,7 @@ final class MusicFeeder {
             }
             switch ahead.take(entryID, item) {
             case .success(let decoder):
-                return .found(makeFeed(entryID: entryID, item: item, decoder: decoder).at(rate: rate))
+                return .found(makeFeed(entryID: entryID, item: item, decoder: decoder, player).at(rate: rate))
             case .failure(let error):
                 errors.append((item, error.naming(item.url)))
                 after = entryID

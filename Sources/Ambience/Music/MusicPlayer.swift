@@ -24,6 +24,7 @@ public final class MusicPlayer: @unchecked Sendable {
     private var _shuffleMode = ShuffleMode.off
     private var _repeatMode = RepeatMode.none
     private var _volume: Float = 1
+    private var _loudnessMatching = LoudnessMatching.off
     private var notificationDepth = 0
     /// The entry last announced as now playing while notifications were on.
     private var announcedEntry: UInt64?
@@ -447,6 +448,34 @@ public final class MusicPlayer: @unchecked Sendable {
             _volume = clamped
             mixer.setStreamGain(channel, clamped)
             post(.volumeDidChange(clamped))
+        }
+    }
+
+    /// Plays every item at one loudness (-18 LUFS, `LoudnessGain.target`), from its ReplayGain or R128 tags, else
+    /// from the media library's analysis; never lifting a peak past full scale. Off by default. A change is heard
+    /// at once: the now-playing item restarts where it is, at its new gain.
+    public var loudnessMatching: LoudnessMatching {
+        get { lock.withLock { _ in _loudnessMatching } }
+        set {
+            lock.withLock { _ in
+                guard newValue != _loudnessMatching else { return }
+                _loudnessMatching = newValue
+                guard let p = position, state == .playing || state == .paused else { return }
+                let time = playheadTime()
+                stopStream()
+                requestStart(at: p, time: time)
+            }
+        }
+    }
+
+    /// The loudness-matching gain for the entry the feeder is opening (pure `LoudnessGain` under the lock).
+    func loudnessDecision(entryID: UInt64, item: MediaItem, tags: LoudnessMeasurement?) -> LoudnessGain.Decision {
+        lock.withLock { _ in
+            var albumNeighbour = false
+            if _loudnessMatching == .automatic, let o = orderIndex(ofEntry: entryID) {
+                albumNeighbour = [o - 1, o + 1].contains { order.indices.contains($0) && queue[order[$0]].item.isSameAlbum(as: item) }
+            }
+            return LoudnessGain.decide(tags: tags, analysis: item.loudness, mode: _loudnessMatching, albumNeighbour: albumNeighbour)
         }
     }
 

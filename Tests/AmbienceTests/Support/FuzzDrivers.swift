@@ -28,6 +28,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case pipeline
     /// A byte string read as a sequence of C API calls with arbitrary arguments, on an offline engine.
     case capi
+    /// Loudness tag text (`KEY=value` lines) through `LoudnessTags`, the one gain parser, and the gain decision.
+    case loudness
 
     /// Runs one input; the result lists what went wrong without a crash (empty: nothing).
     func run(_ bytes: [UInt8]) -> [String] {
@@ -43,11 +45,41 @@ enum FuzzTarget: String, CaseIterable, Sendable {
         case .capi:
             var program = CAPIProgram(bytes)
             return program.run()
+        case .loudness: return FuzzDrivers.loudness(bytes)
         }
     }
 }
 
 enum FuzzDrivers {
+    /// Lines of `KEY=value` as a tag reader hands them over: whatever parses must be finite and within the stated
+    /// limits, and every mode's gain must be finite, positive and keep the known peak within the ceiling.
+    static func loudness(_ bytes: [UInt8]) -> [String] {
+        let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" })
+        let entries = lines.map { line -> (key: String, value: String) in
+            let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }
+        var problems: [String] = []
+        guard let found = LoudnessTags.measurement(from: entries) else { return [] }
+        for loudness in [found.trackLoudness, found.albumLoudness].compactMap({ $0 }) where !loudness.isFinite || abs(loudness) > 90 {
+            problems.append("loudness \(loudness) LUFS out of range")
+        }
+        for peak in [found.trackPeak, found.albumPeak].compactMap({ $0 }) where !LoudnessTags.peaks.contains(peak) {
+            problems.append("peak \(peak) out of range")
+        }
+        for mode in LoudnessMatching.allCases {
+            for neighbour in [false, true] {
+                let decision = LoudnessGain.decide(tags: found, analysis: nil, mode: mode, albumNeighbour: neighbour)
+                if !decision.gain.isFinite || decision.gain <= 0 { problems.append("\(mode): gain \(decision.gain)") }
+                let peak = [found.trackPeak, found.albumPeak].compactMap { $0 }.max() ?? 0
+                if decision.basis == .album, peak * Double(decision.gain) > LoudnessGain.ceiling * (1 + 1e-6) {
+                    problems.append("\(mode): peak \(peak) × gain \(decision.gain) over the ceiling")
+                }
+            }
+        }
+        return problems
+    }
+
     /// A file of this process's own for the input's bytes (decoders and the engine read paths). A new name per input,
     /// so the engine's sound cache, which keys on the path, never answers from an earlier input.
     static func scratchFile(_ bytes: [UInt8]) -> String? {
