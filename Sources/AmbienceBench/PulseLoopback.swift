@@ -14,6 +14,10 @@ private func pulseSimpleFunctions() throws(BenchError) -> ambience_pulse_simple_
     do { return try pulseSimple.functions() } catch { throw .pulse(error.description) }
 }
 
+private func pulseMessage(_ pulse: ambience_pulse_simple_functions, _ error: Int32) -> String {
+    pulse.pa_strerror(error).map { String(cString: $0) } ?? "libpulse error \(error)"
+}
+
 /// What a monitor recording holds: mono samples, and every read's frame count and return time.
 struct MonitorRecording: Sendable {
     var samples: [Float] = []
@@ -42,7 +46,7 @@ final class MonitorRecorder: @unchecked Sendable {
         var error: Int32 = 0
         guard let stream = pulse.pa_simple_new(nil, "ambience-bench", PA_STREAM_RECORD, "@DEFAULT_MONITOR@", "latency recorder",
                                          &spec, nil, &attributes, &error) else {
-            throw .pulse("cannot record the default sink's monitor: \(String(cString: pulse.pa_strerror(error)))")
+            throw .pulse("cannot record the default sink's monitor: \(pulseMessage(pulse, error))")
         }
         self.stream = stream
         let capacity = Int(max(seconds, 1) * Double(sampleRate))
@@ -104,7 +108,7 @@ enum DirectPulseClient {
         var error: Int32 = 0
         guard let stream = pulse.pa_simple_new(nil, "ambience-bench", PA_STREAM_PLAYBACK, nil, "latency reference", &spec, nil,
                                          &attributes, &error) else {
-            throw .pulse("cannot open a playback stream: \(String(cString: pulse.pa_strerror(error)))")
+            throw .pulse("cannot open a playback stream: \(pulseMessage(pulse, error))")
         }
         defer { pulse.pa_simple_free(stream) }
         var block = [Float](repeating: 0, count: periodFrames)
@@ -121,7 +125,7 @@ enum DirectPulseClient {
                 next += 1
             }
             let status = block.withUnsafeBytes { pulse.pa_simple_write(stream, $0.baseAddress, $0.count, &error) }
-            guard status >= 0 else { throw .pulse("write: \(String(cString: pulse.pa_strerror(error)))") }
+            guard status >= 0 else { throw .pulse("write: \(pulseMessage(pulse, error))") }
             result.callbacks += 1
         }
         return result
