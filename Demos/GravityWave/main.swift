@@ -1,5 +1,5 @@
+import Glibc
 // gravity-wave: the Ambience demo game. Everything but the start lives in GravityWaveCore.
 import GravityWaveCore
-import Glibc
 
 exit(GravityWaveApp.main(arguments: Array(CommandLine.arguments.dropFirst())))

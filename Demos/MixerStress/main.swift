@@ -24,7 +24,8 @@ let seconds = words.count > 1 ? words[1]! : 5
 let real = words.count > 2 ? words[2]! : 256
 
 let scene = StressScene(voices: voices)
-print("MixerStress: \(voices) voices (\(real) real), \(seconds) s of audio, \(scene.sounds.count) sounds made in memory")
+print(
+    "MixerStress: \(voices) voices (\(real) real), \(seconds) s of audio, \(scene.sounds.count) sounds made in memory")
 do {
     let report = try scene.run(StressOptions(seconds: Double(seconds), realVoices: real))
     func fixed(_ value: Double, _ digits: Int) -> String {
@@ -33,7 +34,8 @@ do {
         let rounded = (value * scale).rounded() / scale
         return "\(rounded)"
     }
-    print("""
+    print(
+        """
           music          \(report.music ?? "none (Assets/Music/gravity-wave-theme.ogg not found)")
           voices         \(report.realVoices) real + \(report.virtualVoices) virtual at the end
           one-shots      \(report.retriggers) started again after finishing

@@ -90,7 +90,8 @@ public struct BenchScene: Sendable {
     /// of one system over run k of the other), so that a slow spell of the machine, which slows both runs of a pair,
     /// cancels out; the ratio of the medians when the runs do not pair up.
     public func ratio(ambienceOver other: BenchSystem) -> Double? {
-        guard let a = measurement(.ambience), a.error == nil, let b = measurement(other), b.error == nil, b.rtf > 0 else { return nil }
+        guard let a = measurement(.ambience), a.error == nil, let b = measurement(other), b.error == nil, b.rtf > 0
+        else { return nil }
         guard !a.runs.isEmpty, a.runs.count == b.runs.count, b.runs.allSatisfy({ $0 > 0 }) else { return a.rtf / b.rtf }
         return Benchmark.median(zip(a.runs, b.runs).map { $0 / $1 })
     }
@@ -114,9 +115,12 @@ public struct BenchOptions: Sendable {
     /// Seconds of audio for the streaming-cost measurement.
     public var musicSeconds: Double
 
-    public init(seconds: Double = 2, runs: Int = 3, voiceCounts: [Int] = [256, 1024, 4096, 10_000],
-                unitPitchVoiceCounts: [Int] = [1024], allRealUpTo: Int = 4096, crowdRealVoices: Int = 256, systems: [BenchSystem] = BenchSystem.allCases,
-                music: String? = StressScene.defaultMusicPath, musicSeconds: Double = 40) {
+    public init(
+        seconds: Double = 2, runs: Int = 3, voiceCounts: [Int] = [256, 1024, 4096, 10_000],
+        unitPitchVoiceCounts: [Int] = [1024], allRealUpTo: Int = 4096, crowdRealVoices: Int = 256,
+        systems: [BenchSystem] = BenchSystem.allCases,
+        music: String? = StressScene.defaultMusicPath, musicSeconds: Double = 40
+    ) {
         self.seconds = seconds
         self.runs = max(runs, 1)
         self.voiceCounts = voiceCounts
@@ -158,8 +162,10 @@ public struct BenchReport: Sendable {
 
 /// The side-by-side benchmark: the stress scene through Ambience, raw OpenAL Soft and SDL_mixer, in one process.
 public enum Benchmark {
-    public static func run(_ requested: BenchOptions, progress: (String) -> Void = { _ in },
-                           isCancelled: () -> Bool = { false }) throws(InvalidNumber) -> BenchReport {
+    public static func run(
+        _ requested: BenchOptions, progress: (String) -> Void = { _ in },
+        isCancelled: () -> Bool = { false }
+    ) throws(InvalidNumber) -> BenchReport {
         let options = try requested.validated()
         var report = BenchReport()
         report.seconds = options.seconds
@@ -185,7 +191,8 @@ public enum Benchmark {
                     progress("\(result.title): \(system.title), run \(run) of \(options.runs)")
                     var m: SystemMeasurement
                     do {
-                        m = try measure(system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
+                        m = try measure(
+                            system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
                     } catch {
                         m = SystemMeasurement()
                         m.error = error.description
@@ -209,21 +216,25 @@ public enum Benchmark {
         report.playCallNs = median(playCosts)
         if let music = options.music, systems.contains(.ambienceMusic), !isCancelled() {
             progress("music streaming cost")
-            report.musicStreamCpuPercent = try? musicStreamCost(music, seconds: options.musicSeconds, runs: options.runs, isCancelled: isCancelled)
+            report.musicStreamCpuPercent = try? musicStreamCost(
+                music, seconds: options.musicSeconds, runs: options.runs, isCancelled: isCancelled)
         }
         report.cancelled = isCancelled()
         return report
     }
 
-    static func measure(_ system: BenchSystem, scene: StressScene, realVoices: Int, options: BenchOptions,
-                        isCancelled: () -> Bool) throws(BenchError) -> SystemMeasurement {
+    static func measure(
+        _ system: BenchSystem, scene: StressScene, realVoices: Int, options: BenchOptions,
+        isCancelled: () -> Bool
+    ) throws(BenchError) -> SystemMeasurement {
         switch system {
         case .ambience, .ambienceMusic:
             let music = system == .ambienceMusic ? options.music : nil
             let r: StressReport
             do {
-                r = try scene.run(StressOptions(seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music),
-                                  isCancelled: isCancelled)
+                r = try scene.run(
+                    StressOptions(seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music),
+                    isCancelled: isCancelled)
             } catch {
                 throw .engine(error)
             }
@@ -247,7 +258,9 @@ public enum Benchmark {
     }
 
     /// Percent of a core spent streaming `path`: an engine rendering the music alone, minus one rendering silence.
-    static func musicStreamCost(_ path: String, seconds: Double, runs: Int, isCancelled: () -> Bool) throws(EngineError) -> Double {
+    static func musicStreamCost(_ path: String, seconds: Double, runs: Int, isCancelled: () -> Bool) throws(EngineError)
+        -> Double
+    {
         func cpu(music: Bool) throws(EngineError) -> Double {
             let engine = try AudioEngine(EngineConfiguration(output: .offline, blockFrames: 1024))
             defer { engine.shutdown() }

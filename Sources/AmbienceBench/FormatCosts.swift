@@ -12,7 +12,7 @@ public enum FormatFiles {
         ("FLAC", "flac", "flac -s -f -o \"$2\" \"$1\""),
         ("Opus", "opus", "opusenc --quiet --bitrate 128 \"$1\" \"$2\""),
         ("AAC (M4A)", "m4a", "ffmpeg -v error -y -i \"$1\" -c:a aac -b:a 192k -f mp4 \"$2\""),
-        ("ALAC (M4A)", "alac.m4a", "ffmpeg -v error -y -i \"$1\" -c:a alac -f mp4 \"$2\""),
+        ("ALAC (M4A)", "alac.m4a", "ffmpeg -v error -y -i \"$1\" -c:a alac -f mp4 \"$2\"")
     ]
 
     public struct File: Sendable {
@@ -50,7 +50,9 @@ public enum FormatFiles {
         process.standardOutput = FileHandle.nullDevice
         do { try process.run() } catch { throw FormatBenchError.tool(command, "bash could not start") }
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw FormatBenchError.tool(command, "exit status \(process.terminationStatus)") }
+        guard process.terminationStatus == 0 else {
+            throw FormatBenchError.tool(command, "exit status \(process.terminationStatus)")
+        }
     }
 }
 
@@ -60,7 +62,8 @@ public enum FormatBenchError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tool(let command, let why): "\(command.split(separator: " ").first ?? ""): \(why) (the bench needs sox, lame, oggenc, flac, opusenc and ffmpeg)"
+        case .tool(let command, let why):
+            "\(command.split(separator: " ").first ?? ""): \(why) (the bench needs sox, lame, oggenc, flac, opusenc and ffmpeg)"
         case .decoding(let error): "\(error)"
         }
     }
@@ -90,7 +93,8 @@ public struct FormatCostReport: Sendable {
 public enum FormatCosts {
     /// Makes the files in a temporary folder (deleted afterwards) and measures each format `runs` times, medians.
     public static func run(seconds: Double, runs: Int, isCancelled: () -> Bool = { false }) throws -> FormatCostReport {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-format-bench-\(getpid())").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-format-bench-\(getpid())")
+            .path
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -117,9 +121,11 @@ public enum FormatCosts {
                 theirs.append(max(played.cpuSeconds - idleCPU, 0) / max(played.audioSeconds, 1e-9))
                 gross.append(played.cpuSeconds / max(played.audioSeconds, 1e-9))
             }
-            report.rows.append(FormatCostReport.Row(format: file.format, audioSeconds: audio, ambience: median(ours),
-                                                    ambienceDecodeOnly: median(decodeOnly),
-                                                    sdlMixer: playable ? median(theirs) : nil, sdlMixerGross: playable ? median(gross) : nil))
+            report.rows.append(
+                FormatCostReport.Row(
+                    format: file.format, audioSeconds: audio, ambience: median(ours),
+                    ambienceDecodeOnly: median(decodeOnly),
+                    sdlMixer: playable ? median(theirs) : nil, sdlMixerGross: playable ? median(gross) : nil))
         }
         return report
     }
@@ -130,7 +136,8 @@ public enum FormatCosts {
         let start = ProcessUsage.cpuSeconds
         do throws(DecodingError) {
             let opened = try AudioFile.open(path)
-            let decoder: any AudioDecoder = resample && opened.info.sampleRate != 48_000 ? ResampledDecoder(opened, rate: 48_000) : opened
+            let decoder: any AudioDecoder =
+                resample && opened.info.sampleRate != 48_000 ? ResampledDecoder(opened, rate: 48_000) : opened
             let channels = decoder.info.channels
             var buffer = [Float](repeating: 0, count: 4096 * channels)
             var frames = 0
@@ -150,6 +157,7 @@ public enum FormatCosts {
     static func median(_ values: [Double]) -> Double {
         guard !values.isEmpty else { return 0 }
         let sorted = values.sorted()
-        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 }

@@ -22,10 +22,13 @@ public struct HitchOptions: Sendable {
     /// The options if every number is finite and in range (seconds up to an hour, skips at least one frame apart,
     /// items 3 s to 2 h long), else why not.
     public func validated() throws(InvalidNumber) -> HitchOptions {
-        for (value, what, range) in [(seconds, "seconds", 1.0 / 60...3_600), (skipEvery, "skipEvery", 1.0 / 60...3_600),
-                                     (itemMinutes, "itemMinutes", 0.05...120)] {
+        for (value, what, range) in [
+            (seconds, "seconds", 1.0 / 60...3_600), (skipEvery, "skipEvery", 1.0 / 60...3_600),
+            (itemMinutes, "itemMinutes", 0.05...120)
+        ] {
             guard range.contains(try value.finite(what)) else {
-                throw InvalidNumber(what, value: "\(value)", expected: "from \(range.lowerBound) to \(range.upperBound)")
+                throw InvalidNumber(
+                    what, value: "\(value)", expected: "from \(range.lowerBound) to \(range.upperBound)")
             }
         }
         return self
@@ -65,7 +68,8 @@ public struct CallTimes: Sendable {
         let sorted = calls.map(\.nanoseconds).sorted()
         count = sorted.count
         func at(_ q: Double) -> Double {
-            sorted.isEmpty ? 0 : Double(sorted[Swift.min(Int(q * Double(sorted.count - 1) + 0.5), sorted.count - 1)]) / 1_000
+            sorted.isEmpty
+                ? 0 : Double(sorted[Swift.min(Int(q * Double(sorted.count - 1) + 0.5), sorted.count - 1)]) / 1_000
         }
         p50 = at(0.5)
         p99 = at(0.99)
@@ -106,19 +110,24 @@ public enum Hitches {
         player.beginGeneratingPlaybackNotifications()
         player.play()
 
-        var update: [TimedCall] = [], time: [TimedCall] = [], play: [TimedCall] = [], skip: [TimedCall] = [], musicPlay: [TimedCall] = []
+        var update: [TimedCall] = [], time: [TimedCall] = [], play: [TimedCall] = [], skip: [TimedCall] = [],
+            musicPlay: [TimedCall] = []
         var report = HitchReport(files: files, outputDriver: engine.outputDriver)
         let clock = ContinuousClock()
-        func nanoseconds(_ d: Duration) -> Int { Int(d.components.seconds) * 1_000_000_000 + Int(d.components.attoseconds / 1_000_000_000) }
+        func nanoseconds(_ d: Duration) -> Int {
+            Int(d.components.seconds) * 1_000_000_000 + Int(d.components.attoseconds / 1_000_000_000)
+        }
         func timed(_ into: inout [TimedCall], _ body: () -> Void) {
             let before = ThreadUsage.current()
             let start = clock.now
             body()
             let spent = nanoseconds(clock.now - start)
             let after = ThreadUsage.current()
-            into.append(TimedCall(nanoseconds: spent, cpuNanoseconds: after.cpuNanoseconds - before.cpuNanoseconds,
-                                  preempted: after.involuntarySwitches > before.involuntarySwitches,
-                                  waited: after.voluntarySwitches > before.voluntarySwitches))
+            into.append(
+                TimedCall(
+                    nanoseconds: spent, cpuNanoseconds: after.cpuNanoseconds - before.cpuNanoseconds,
+                    preempted: after.involuntarySwitches > before.involuntarySwitches,
+                    waited: after.voluntarySwitches > before.voluntarySwitches))
         }
         let frame = Duration.nanoseconds(16_666_667)
         let frames = Int((options.seconds * 60).rounded())
@@ -153,7 +162,7 @@ public enum Hitches {
             CallTimes(name: "skipToNextItem()", calls: skip),
             CallTimes(name: "currentPlaybackTime", calls: time),
             CallTimes(name: "play() (a sound effect)", calls: play),
-            CallTimes(name: "musicPlayer.play()", calls: musicPlay),
+            CallTimes(name: "musicPlayer.play()", calls: musicPlay)
         ]
         return report
     }
@@ -161,15 +170,17 @@ public enum Hitches {
     /// A 50 ms click, made in memory.
     static func tone(_ engine: AudioEngine) throws -> Sound {
         let samples = (0..<2_400).map { Float(sin(Double($0) * 2 * .pi * 880 / 48_000) * 0.3) }
-        do { return try engine.makeSound(PCMBuffer(sampleRate: 48_000, channels: 1, samples: samples), name: "click") }
-        catch { throw BenchError.engine(error) }
+        do {
+            return try engine.makeSound(PCMBuffer(sampleRate: 48_000, channels: 1, samples: samples), name: "click")
+        } catch { throw BenchError.engine(error) }
     }
 
     /// An Ogg Vorbis and an MP3 file of `minutes` of music-like sound (a sweep under noise), made once with sox,
     /// oggenc and lame into `$XDG_CACHE_HOME/ambience/bench` and kept there.
     public static func makeLongFiles(minutes: Double) throws -> [String] {
         let environment = ProcessInfo.processInfo.environment
-        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let cache =
+            environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSTemporaryDirectory()) + "/.cache"
         let folder = cache + "/ambience/bench"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -181,7 +192,9 @@ public enum Hitches {
             made.append(path)
             if FileManager.default.fileExists(atPath: path) { continue }
             // The encoder writes the atomic file's temporary file by name; a failed or interrupted one leaves nothing.
-            guard let partial = try? AtomicFile(replacing: path) else { throw HitchError.cannotMakeFile(path, tools: "a writable folder") }
+            guard let partial = try? AtomicFile(replacing: path) else {
+                throw HitchError.cannotMakeFile(path, tools: "a writable folder")
+            }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-c", "set -o pipefail; \(source) | \(encoder)", "bash", partial.temporaryPath]
@@ -201,7 +214,8 @@ public enum HitchError: Error, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .cannotMakeFile(let path, let tools): "\(path): could not be made (it needs \(tools) on PATH; or pass --files)"
+        case .cannotMakeFile(let path, let tools):
+            "\(path): could not be made (it needs \(tools) on PATH; or pass --files)"
         }
     }
 }

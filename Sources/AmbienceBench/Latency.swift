@@ -45,7 +45,12 @@ public struct LatencyClientResult: Sendable {
             switch parts[0] {
             case "driver": driver = parts[1]
             case "callbacks": guard let n = Int(parts[1]) else { return nil }; callbacks = n
-            case "late": if parts[1] == "none" { lateCallbacks = nil } else { guard let n = Int(parts[1]) else { return nil }; lateCallbacks = n }
+            case "late":
+                if parts[1] == "none" {
+                    lateCallbacks = nil
+                } else {
+                    guard let n = Int(parts[1]) else { return nil }; lateCallbacks = n
+                }
             case "trigger": guard let t = Int(parts[1]) else { return nil }; triggers.append(t)
             default: return nil
             }
@@ -87,9 +92,11 @@ public struct LatencyOptions: Sendable {
     /// The `ambience` executable that runs each client (default: this one).
     public var executable: String
 
-    public init(periods: [Int] = [128, 256, 512, 1024], systems: [LatencySystem] = LatencySystem.allCases, clicks: Int = 200,
-                minimumGapMilliseconds: Double = 100, maximumGapMilliseconds: Double = 150, sampleRate: Int = 48_000,
-                serverLog: String? = nil, executable: String = "/proc/self/exe") {
+    public init(
+        periods: [Int] = [128, 256, 512, 1024], systems: [LatencySystem] = LatencySystem.allCases, clicks: Int = 200,
+        minimumGapMilliseconds: Double = 100, maximumGapMilliseconds: Double = 150, sampleRate: Int = 48_000,
+        serverLog: String? = nil, executable: String = "/proc/self/exe"
+    ) {
         self.periods = periods
         self.systems = systems
         self.clicks = clicks
@@ -147,17 +154,23 @@ public enum LatencyClient {
         }
     }
 
-    public static func run(_ system: LatencySystem, periodFrames: Int, sampleRate: Int, clicks: Int, gaps: ClosedRange<Int>,
-                           seed: UInt64) throws(BenchError) -> LatencyClientResult {
+    public static func run(
+        _ system: LatencySystem, periodFrames: Int, sampleRate: Int, clicks: Int, gaps: ClosedRange<Int>,
+        seed: UInt64
+    ) throws(BenchError) -> LatencyClientResult {
         let click = click(sampleRate: sampleRate)
-        func plan() -> [Int] { schedule(clicks: clicks, start: monotonicNanoseconds() + leadNanoseconds, gaps: gaps, seed: seed) }
+        func plan() -> [Int] {
+            schedule(clicks: clicks, start: monotonicNanoseconds() + leadNanoseconds, gaps: gaps, seed: seed)
+        }
         switch system {
         case .pulse:
-            return try DirectPulseClient.run(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
+            return try DirectPulseClient.run(
+                periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         case .openal:
             return try RawOpenAL.latencyClient(sampleRate: sampleRate, click: click, plan: plan)
         case .sdlMixer:
-            return try SDLMixer.latencyClient(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
+            return try SDLMixer.latencyClient(
+                periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         case .ambience:
             return try ambience(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         }
@@ -165,7 +178,9 @@ public enum LatencyClient {
 
     /// The engine on its device output (SDL's pulseaudio driver), blocks of one period; the game thread calls
     /// `update()` at 60 Hz between clicks, as a game does.
-    static func ambience(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
+    static func ambience(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError)
+        -> LatencyClientResult
+    {
         var configuration = EngineConfiguration(output: .device(), sampleRate: sampleRate, blockFrames: periodFrames)
         configuration.desktopIntegration = false
         configuration.handlesTerminationSignals = false
@@ -178,7 +193,9 @@ public enum LatencyClient {
             throw .engine(error)
         }
         defer { engine.shutdown() }
-        guard engine.outputDriver == "pulseaudio" else { throw .latency("the engine's output is on '\(engine.outputDriver)', not pulseaudio") }
+        guard engine.outputDriver == "pulseaudio" else {
+            throw .latency("the engine's output is on '\(engine.outputDriver)', not pulseaudio")
+        }
         var result = LatencyClientResult(driver: "Ambience on SDL \(engine.outputDriver)")
         let frame = 16_666_667
         for due in plan() {

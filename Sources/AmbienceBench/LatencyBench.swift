@@ -10,15 +10,18 @@ import Synchronization
 /// configuration once per process, SDL's audio is process-wide, and no system inherits another's threads. The child
 /// prints its call times on CLOCK_MONOTONIC, which every process shares.
 public enum LatencyBench {
-    public static func run(_ options: LatencyOptions, progress: (String) -> Void = { _ in },
-                           isCancelled: () -> Bool = { false }) throws(BenchError) -> LatencyReport {
+    public static func run(
+        _ options: LatencyOptions, progress: (String) -> Void = { _ in },
+        isCancelled: () -> Bool = { false }
+    ) throws(BenchError) -> LatencyReport {
         guard !options.periods.isEmpty, options.periods.allSatisfy({ (16...16_384).contains($0) }) else {
             throw .latency("periods must be from 16 to 16384 frames")
         }
         guard (1...100_000).contains(options.clicks) else { throw .latency("clicks must be from 1 to 100000") }
         guard options.minimumGapMilliseconds.isFinite, options.maximumGapMilliseconds.isFinite,
-              options.minimumGapMilliseconds >= 20, options.maximumGapMilliseconds >= options.minimumGapMilliseconds,
-              options.maximumGapMilliseconds <= 10_000 else {
+            options.minimumGapMilliseconds >= 20, options.maximumGapMilliseconds >= options.minimumGapMilliseconds,
+            options.maximumGapMilliseconds <= 10_000
+        else {
             throw .latency("gaps must be from 20 ms to 10 s, the shortest first")
         }
         var report = LatencyReport()
@@ -32,7 +35,8 @@ public enum LatencyBench {
                 progress("\(system.title) at \(period) frames")
                 var row: LatencyRow
                 do {
-                    row = try measure(system, period: period, options: options, seed: UInt64(index * 16 + systems.count))
+                    row = try measure(
+                        system, period: period, options: options, seed: UInt64(index * 16 + systems.count))
                 } catch {
                     row = LatencyRow(system: system, periodFrames: period)
                     row.error = error.description
@@ -42,23 +46,30 @@ public enum LatencyBench {
         }
         // Rows in the order asked, whatever order they ran in.
         report.rows.sort { a, b in
-            a.periodFrames != b.periodFrames ? a.periodFrames < b.periodFrames
+            a.periodFrames != b.periodFrames
+                ? a.periodFrames < b.periodFrames
                 : options.systems.firstIndex(of: a.system)! < options.systems.firstIndex(of: b.system)!
         }
         return report
     }
 
-    static func measure(_ system: LatencySystem, period: Int, options: LatencyOptions, seed: UInt64) throws(BenchError) -> LatencyRow {
-        let expectedSeconds = Double(LatencyClient.leadNanoseconds + LatencyClient.tailNanoseconds) / 1e9
+    static func measure(_ system: LatencySystem, period: Int, options: LatencyOptions, seed: UInt64) throws(BenchError)
+        -> LatencyRow
+    {
+        let expectedSeconds =
+            Double(LatencyClient.leadNanoseconds + LatencyClient.tailNanoseconds) / 1e9
             + Double(options.clicks) * options.maximumGapMilliseconds / 1_000
         let recorder = try MonitorRecorder(sampleRate: options.sampleRate, seconds: expectedSeconds + 5)
         recorder.start()
-        guard recorder.waitForData(seconds: 10) else { throw .pulse("the default sink's monitor sent nothing for 10 s") }
+        guard recorder.waitForData(seconds: 10) else {
+            throw .pulse("the default sink's monitor sent nothing for 10 s")
+        }
         let logStart = options.serverLog.flatMap(fileSize)
         let child: LatencyClientResult
         do {
             defer { recorder.stop() }
-            child = try runChild(system, period: period, options: options, seed: seed, timeoutSeconds: expectedSeconds + 30)
+            child = try runChild(
+                system, period: period, options: options, seed: seed, timeoutSeconds: expectedSeconds + 30)
         }
         let recording = recorder.stop()
         var row = LatencyRow(system: system, periodFrames: period)
@@ -66,7 +77,9 @@ public enum LatencyBench {
         row.clicks = child.triggers.count
         row.callbacks = child.callbacks
         row.lateCallbacks = child.lateCallbacks
-        if let log = options.serverLog, let start = logStart { row.serverUnderflows = underrunLines(in: log, from: start) }
+        if let log = options.serverLog, let start = logStart {
+            row.serverUnderflows = underrunLines(in: log, from: start)
+        }
         let analysis = analyse(recording: recording, sampleRate: options.sampleRate, triggers: child.triggers)
         row.found = analysis.delays.count
         row.missed = analysis.missed
@@ -84,14 +97,17 @@ public enum LatencyBench {
     }
 
     /// Runs `ambience bench --latency-client SYSTEM …` and reads what it printed.
-    static func runChild(_ system: LatencySystem, period: Int, options: LatencyOptions, seed: UInt64,
-                         timeoutSeconds: Double) throws(BenchError) -> LatencyClientResult {
+    static func runChild(
+        _ system: LatencySystem, period: Int, options: LatencyOptions, seed: UInt64,
+        timeoutSeconds: Double
+    ) throws(BenchError) -> LatencyClientResult {
         let folder = NSTemporaryDirectory() + "ambience-latency-\(getpid())"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // OpenAL Soft's PulseAudio backend with the period under test: two periods of `period` frames.
         let configuration = folder + "/alsoft.conf"
-        let text = "[general]\ndrivers = pulse\nfrequency = \(options.sampleRate)\nperiod_size = \(period)\nperiods = 2\n"
+        let text =
+            "[general]\ndrivers = pulse\nfrequency = \(options.sampleRate)\nperiod_size = \(period)\nperiods = 2\n"
         guard FileManager.default.createFile(atPath: configuration, contents: Data(text.utf8)) else {
             throw .latency("cannot write \(configuration)")
         }
@@ -100,9 +116,11 @@ public enum LatencyBench {
         environment["SDL_AUDIODRIVER"] = "pulseaudio"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: options.executable)
-        process.arguments = ["bench", "--latency-client", system.rawValue, "--period", "\(period)", "--clicks", "\(options.clicks)",
-                             "--gap", "\(options.minimumGapMilliseconds),\(options.maximumGapMilliseconds)",
-                             "--rate", "\(options.sampleRate)", "--seed", "\(seed)"]
+        process.arguments = [
+            "bench", "--latency-client", system.rawValue, "--period", "\(period)", "--clicks", "\(options.clicks)",
+            "--gap", "\(options.minimumGapMilliseconds),\(options.maximumGapMilliseconds)",
+            "--rate", "\(options.sampleRate)", "--seed", "\(seed)"
+        ]
         process.environment = environment
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
@@ -126,16 +144,22 @@ public enum LatencyBench {
         if timedOut {
             process.terminate()
             let killAt = monotonicNanoseconds() + 5_000_000_000
-            while process.isRunning, monotonicNanoseconds() < killAt { sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000) }
+            while process.isRunning, monotonicNanoseconds() < killAt {
+                sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
+            }
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
         output.fileHandleForReading.readabilityHandler = nil
         errors.fileHandleForReading.readabilityHandler = nil
-        let rest = (output.fileHandleForReading.readDataToEndOfFile(), errors.fileHandleForReading.readDataToEndOfFile())
+        let rest = (
+            output.fileHandleForReading.readDataToEndOfFile(), errors.fileHandleForReading.readDataToEndOfFile()
+        )
         let (out, err) = collected.withLock { ($0.out + rest.0, $0.err + rest.1) }
         let stderrText = String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !timedOut else { throw .latency("the \(system.title) client ran past \(Int(timeoutSeconds)) s and was ended") }
+        guard !timedOut else {
+            throw .latency("the \(system.title) client ran past \(Int(timeoutSeconds)) s and was ended")
+        }
         guard process.terminationStatus == 0 else {
             throw .latency("the \(system.title) client failed (status \(process.terminationStatus)): \(stderrText)")
         }

@@ -5,7 +5,8 @@ public enum Machine {
     /// "Intel(R) Xeon(R) … , 2 cores" from /proc/cpuinfo; "unknown CPU" when it cannot be read.
     public static var cpu: String {
         let info = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = info.split(separator: "\n").first { $0.hasPrefix("model name") }?
+        let model =
+            info.split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(model), \(ProcessInfo.processInfo.activeProcessorCount) cores"
     }

@@ -41,16 +41,22 @@ final class MonitorRecorder: @unchecked Sendable {
         self.pulse = pulse
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 1)
         let fragmentBytes = UInt32(fragmentFrames * MemoryLayout<Float>.size)
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
-                                        fragsize: fragmentBytes)
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: UInt32.max, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: fragmentBytes)
         var error: Int32 = 0
-        guard let stream = pulse.pa_simple_new(nil, "ambience-bench", PA_STREAM_RECORD, "@DEFAULT_MONITOR@", "latency recorder",
-                                         &spec, nil, &attributes, &error) else {
+        guard
+            let stream = pulse.pa_simple_new(
+                nil, "ambience-bench", PA_STREAM_RECORD, "@DEFAULT_MONITOR@", "latency recorder",
+                &spec, nil, &attributes, &error)
+        else {
             throw .pulse("cannot record the default sink's monitor: \(pulseMessage(pulse, error))")
         }
         self.stream = stream
         let capacity = Int(max(seconds, 1) * Double(sampleRate))
-        recording.withLock { $0.samples.reserveCapacity(capacity); $0.reads.reserveCapacity(capacity / fragmentFrames + 1) }
+        recording.withLock {
+            $0.samples.reserveCapacity(capacity); $0.reads.reserveCapacity(capacity / fragmentFrames + 1)
+        }
     }
 
     deinit {
@@ -66,7 +72,9 @@ final class MonitorRecorder: @unchecked Sendable {
             var fragment = [Float](repeating: 0, count: recorder.fragmentFrames)
             var error: Int32 = 0
             while !control.isStopRequested {
-                let status = fragment.withUnsafeMutableBytes { recorder.pulse.pa_simple_read(recorder.stream, $0.baseAddress, $0.count, &error) }
+                let status = fragment.withUnsafeMutableBytes {
+                    recorder.pulse.pa_simple_read(recorder.stream, $0.baseAddress, $0.count, &error)
+                }
                 let now = monotonicNanoseconds()
                 guard status >= 0 else { break }
                 recorder.recording.withLock { r in
@@ -99,15 +107,21 @@ final class MonitorRecorder: @unchecked Sendable {
 /// The reference client: a libpulse playback stream holding one period, written straight from this thread. Its
 /// clicks go out in the first frame of the next period written, with nothing between the call and the server.
 enum DirectPulseClient {
-    static func run(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
+    static func run(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError)
+        -> LatencyClientResult
+    {
         let pulse = try pulseSimpleFunctions()
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(sampleRate), channels: 1)
         let periodBytes = UInt32(periodFrames * MemoryLayout<Float>.size)
-        var attributes = pa_buffer_attr(maxlength: UInt32.max, tlength: periodBytes, prebuf: UInt32.max, minreq: UInt32.max,
-                                        fragsize: UInt32.max)
+        var attributes = pa_buffer_attr(
+            maxlength: UInt32.max, tlength: periodBytes, prebuf: UInt32.max, minreq: UInt32.max,
+            fragsize: UInt32.max)
         var error: Int32 = 0
-        guard let stream = pulse.pa_simple_new(nil, "ambience-bench", PA_STREAM_PLAYBACK, nil, "latency reference", &spec, nil,
-                                         &attributes, &error) else {
+        guard
+            let stream = pulse.pa_simple_new(
+                nil, "ambience-bench", PA_STREAM_PLAYBACK, nil, "latency reference", &spec, nil,
+                &attributes, &error)
+        else {
             throw .pulse("cannot open a playback stream: \(pulseMessage(pulse, error))")
         }
         defer { pulse.pa_simple_free(stream) }

@@ -7,17 +7,20 @@ import COpenAL
 /// The stress scene played straight through an OpenAL Soft loopback device: one source per voice (as many as the
 /// device gives), the same buffers, positions and pitches, rendered in blocks; finished one-shots are played again.
 enum RawOpenAL {
-    static func run(_ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
-                    isCancelled: () -> Bool = { false }) throws(BenchError) -> SystemMeasurement {
+    static func run(
+        _ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
+        isCancelled: () -> Bool = { false }
+    ) throws(BenchError) -> SystemMeasurement {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .openAL("cannot open a loopback device") }
         defer { alcCloseDevice(device) }
         let rate = ALCint(scene.sampleRate)
-        guard alcIsRenderFormatSupportedSOFT(device, rate, ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0 else {
+        guard alcIsRenderFormatSupportedSOFT(device, rate, ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0
+        else {
             throw .openAL("cannot render stereo float at \(rate) Hz")
         }
         let attributes: [ALCint] = [
             ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT, ALC_FREQUENCY, rate,
-            ALC_MONO_SOURCES, ALCint(clamping: max(scene.voices.count, 1)), ALC_HRTF_SOFT, ALC_FALSE, 0,
+            ALC_MONO_SOURCES, ALCint(clamping: max(scene.voices.count, 1)), ALC_HRTF_SOFT, ALC_FALSE, 0
         ]
         guard let context = alcCreateContext(device, attributes) else {
             throw .openAL("cannot create a context (ALC error 0x\(String(alcGetError(device), radix: 16)))")
@@ -35,7 +38,8 @@ enum RawOpenAL {
         defer { alDeleteBuffers(ALsizei(buffers.count), buffers) }
         for (buffer, sound) in zip(buffers, scene.sounds) {
             sound.samples.withUnsafeBytes {
-                alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, $0.baseAddress, ALsizei($0.count), ALsizei(sound.sampleRate))
+                alBufferData(
+                    buffer, AL_FORMAT_MONO_FLOAT32, $0.baseAddress, ALsizei($0.count), ALsizei(sound.sampleRate))
             }
         }
         guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot upload the scene's sounds") }
@@ -99,7 +103,9 @@ enum RawOpenAL {
                 if state == AL_STOPPED {
                     let start = ProcessUsage.monotonicNanoseconds
                     alSourcePlay(sources[i])
-                    if playNanos.count < playNanos.capacity { playNanos.append(Double(ProcessUsage.monotonicNanoseconds - start)) }
+                    if playNanos.count < playNanos.capacity {
+                        playNanos.append(Double(ProcessUsage.monotonicNanoseconds - start))
+                    }
                     restarted += 1
                 }
             }
@@ -124,7 +130,9 @@ extension RawOpenAL {
     /// its configuration file (`ALSOFT_CONF`, written by the parent) sets, and one source replaying the click at each
     /// time of `schedule` (monotonic nanoseconds). OpenAL Soft mixes on a thread of its own that the program cannot
     /// time, so late callbacks are not counted.
-    static func latencyClient(sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
+    static func latencyClient(sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError)
+        -> LatencyClientResult
+    {
         guard let device = alcOpenDevice(nil) else { throw .openAL("cannot open the default device") }
         defer { alcCloseDevice(device) }
         let attributes: [ALCint] = [ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, ALC_FALSE, 0]
@@ -138,7 +146,8 @@ extension RawOpenAL {
             alcDestroyContext(context)
         }
         var name = "OpenAL Soft"
-        if let specifier = alcGetString(device, ALC_ALL_DEVICES_SPECIFIER) ?? alcGetString(device, ALC_DEVICE_SPECIFIER) {
+        if let specifier = alcGetString(device, ALC_ALL_DEVICES_SPECIFIER) ?? alcGetString(device, ALC_DEVICE_SPECIFIER)
+        {
             name += " on " + String(cString: specifier)
         }
         var refresh: ALCint = 0, frequency: ALCint = 0
@@ -149,7 +158,9 @@ extension RawOpenAL {
         var buffer: ALuint = 0
         alGenBuffers(1, &buffer)
         defer { alDeleteBuffers(1, &buffer) }
-        click.withUnsafeBytes { alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, $0.baseAddress, ALsizei($0.count), ALsizei(sampleRate)) }
+        click.withUnsafeBytes {
+            alBufferData(buffer, AL_FORMAT_MONO_FLOAT32, $0.baseAddress, ALsizei($0.count), ALsizei(sampleRate))
+        }
         var source: ALuint = 0
         alGenSources(1, &source)
         defer { alDeleteSources(1, &source) }

@@ -14,12 +14,16 @@ enum SDLMixer {
     /// Bytes the mixer has produced, counted by the post-mix callback on SDL's audio thread.
     private static let mixedBytes = Atomic<Int>(0)
 
-    static func run(_ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
-                    isCancelled: () -> Bool = { false }) throws(BenchError) -> SystemMeasurement {
+    static func run(
+        _ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
+        isCancelled: () -> Bool = { false }
+    ) throws(BenchError) -> SystemMeasurement {
         guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
             throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
         }
-        let environment = SavedEnvironment(["SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"])
+        let environment = SavedEnvironment([
+            "SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"
+        ])
         defer { environment.restore() }
         // The disk driver logs a CRITICAL warning on every open; the benchmark chose it on purpose.
         var logger: SDL_LogOutputFunction? = nil
@@ -36,8 +40,12 @@ enum SDLMixer {
         }
         defer { Mix_CloseAudio() }
         var rate: Int32 = 0, format: Uint16 = 0, channels: Int32 = 0
-        guard Mix_QuerySpec(&rate, &format, &channels) != 0, rate == scene.sampleRate, format == Uint16(AUDIO_F32SYS), channels == 2 else {
-            throw .sdlMixer("the device opened at \(rate) Hz, format 0x\(String(format, radix: 16)), \(channels) channels, not \(scene.sampleRate) Hz float stereo")
+        guard Mix_QuerySpec(&rate, &format, &channels) != 0, rate == scene.sampleRate, format == Uint16(AUDIO_F32SYS),
+            channels == 2
+        else {
+            throw .sdlMixer(
+                "the device opened at \(rate) Hz, format 0x\(String(format, radix: 16)), \(channels) channels, not \(scene.sampleRate) Hz float stereo"
+            )
         }
 
         // The scene's mono sounds as stereo float chunks in the device's format.
@@ -58,7 +66,9 @@ enum SDLMixer {
         }
 
         let count = Int(Mix_AllocateChannels(Int32(clamping: scene.voices.count)))
-        guard count == scene.voices.count else { throw .sdlMixer("Mix_AllocateChannels gave \(count) channels, not \(scene.voices.count)") }
+        guard count == scene.voices.count else {
+            throw .sdlMixer("Mix_AllocateChannels gave \(count) channels, not \(scene.voices.count)")
+        }
         defer { Mix_HaltChannel(-1) }
         let placement = scene.voices.map(position)
         var oneShots: [Int32] = []
@@ -128,12 +138,16 @@ enum SDLMixer {
     /// Plays `path` once with `Mix_PlayMusic` into SDL's `disk` driver (/dev/null, no delay) at `sampleRate` float
     /// stereo, as fast as the CPU allows. `.none` when SDL_mixer cannot load the file (a format it does not play);
     /// `music: nil` mixes `seconds` of silence instead, the cost of the mixer running with nothing to play.
-    static func playMusic(_ path: String?, silenceSeconds: Double = 0, sampleRate: Int = 48_000,
-                          blockFrames: Int = 4096) throws(BenchError) -> MusicCost? {
+    static func playMusic(
+        _ path: String?, silenceSeconds: Double = 0, sampleRate: Int = 48_000,
+        blockFrames: Int = 4096
+    ) throws(BenchError) -> MusicCost? {
         guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
             throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
         }
-        let environment = SavedEnvironment(["SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"])
+        let environment = SavedEnvironment([
+            "SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"
+        ])
         defer { environment.restore() }
         var logger: SDL_LogOutputFunction? = nil
         var loggerData: UnsafeMutableRawPointer? = nil
@@ -142,7 +156,8 @@ enum SDLMixer {
         defer { SDL_LogSetOutputFunction(logger, loggerData) }
         guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
         defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
-        _ = Mix_Init(Int32(MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue))
+        _ = Mix_Init(
+            Int32(MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue))
         defer { Mix_Quit() }
         guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
@@ -169,7 +184,9 @@ enum SDLMixer {
         let wallStart = ProcessUsage.monotonicNanoseconds
         while !finished() {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 200_000)
-            if ProcessUsage.monotonicNanoseconds - wallStart > 600_000_000_000 { throw .sdlMixer("music still playing after 10 minutes") }
+            if ProcessUsage.monotonicNanoseconds - wallStart > 600_000_000_000 {
+                throw .sdlMixer("music still playing after 10 minutes")
+            }
         }
         let cpu = ProcessUsage.cpuSeconds - cpuStart
         let frames = (mixedBytes.load(ordering: .relaxed) - startBytes) / bytesPerFrame
@@ -199,14 +216,20 @@ extension SDLMixer {
     /// `bench --latency`'s SDL_mixer client: SDL_mixer on SDL's pulseaudio driver with chunks of `periodFrames`, the
     /// click played on channel 0 at each time of `schedule` (monotonic nanoseconds). A callback that comes more than
     /// two periods after the one before counts as late.
-    static func latencyClient(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError) -> LatencyClientResult {
-        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio is already in use in this process") }
+    static func latencyClient(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError)
+        -> LatencyClientResult
+    {
+        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
+            throw .sdlMixer("SDL audio is already in use in this process")
+        }
         let environment = SavedEnvironment(["SDL_AUDIODRIVER": "pulseaudio"])
         defer { environment.restore() }
         guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
         defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
         let driver = SDL_GetCurrentAudioDriver().map { String(cString: $0) } ?? "none"
-        guard driver == "pulseaudio" else { throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'pulseaudio'") }
+        guard driver == "pulseaudio" else {
+            throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'pulseaudio'")
+        }
         guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(periodFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
@@ -224,12 +247,15 @@ extension SDLMixer {
         callbacks.store(0, ordering: .relaxed)
         lateCallbacks.store(0, ordering: .relaxed)
         lastCallback.store(0, ordering: .relaxed)
-        Mix_SetPostMix({ _, _, _ in
-            let now = monotonicNanoseconds()
-            let last = SDLMixer.lastCallback.exchange(now, ordering: .relaxed)
-            if last > 0, now - last > 2 * SDLMixer.periodNanos.load(ordering: .relaxed) { SDLMixer.lateCallbacks.add(1, ordering: .relaxed) }
-            SDLMixer.callbacks.add(1, ordering: .relaxed)
-        }, nil)
+        Mix_SetPostMix(
+            { _, _, _ in
+                let now = monotonicNanoseconds()
+                let last = SDLMixer.lastCallback.exchange(now, ordering: .relaxed)
+                if last > 0, now - last > 2 * SDLMixer.periodNanos.load(ordering: .relaxed) {
+                    SDLMixer.lateCallbacks.add(1, ordering: .relaxed)
+                }
+                SDLMixer.callbacks.add(1, ordering: .relaxed)
+            }, nil)
         defer { Mix_SetPostMix(nil, nil) }
         var result = LatencyClientResult(driver: "SDL_mixer on SDL \(driver)")
         for due in plan() {

@@ -44,7 +44,8 @@ public struct SVGPlot: Sendable {
     public func document() -> String {
         let height = Double(panels.count) * Self.panelHeight + 30
         var svg = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(Self.width))\" height=\"\(n(height))\" "
+        svg +=
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(n(Self.width))\" height=\"\(n(height))\" "
             + "viewBox=\"0 0 \(n(Self.width)) \(n(height))\" font-family=\"sans-serif\" font-size=\"12\">\n"
         svg += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
         for (index, panel) in panels.enumerated() {
@@ -85,7 +86,9 @@ public struct SVGPlot: Sendable {
             let points = line.points.filter { $0.x.isFinite && $0.y.isFinite && (!logX || $0.x > 0) }
             let path = points.map { "\(n(px($0.x))),\(n(py($0.y)))" }.joined(separator: " ")
             svg += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\" points=\"\(path)\"/>\n"
-            for p in points { svg += "<circle cx=\"\(n(px(p.x)))\" cy=\"\(n(py(p.y)))\" r=\"3\" fill=\"\(colour)\"/>\n" }
+            for p in points {
+                svg += "<circle cx=\"\(n(px(p.x)))\" cy=\"\(n(py(p.y)))\" r=\"3\" fill=\"\(colour)\"/>\n"
+            }
             svg += legend(i, line.name)
         }
         return svg
@@ -113,25 +116,31 @@ public struct SVGPlot: Sendable {
                 let colour = Self.colours[s % Self.colours.count]
                 let x = gx + groupWidth * 0.1 + Double(s) * barWidth
                 let (yLow, yHigh) = (py(r.low), py(r.high))
-                svg += "<rect x=\"\(n(x + 1))\" y=\"\(n(yHigh))\" width=\"\(n(barWidth - 2))\" height=\"\(n(max(yLow - yHigh, 1)))\" "
+                svg +=
+                    "<rect x=\"\(n(x + 1))\" y=\"\(n(yHigh))\" width=\"\(n(barWidth - 2))\" height=\"\(n(max(yLow - yHigh, 1)))\" "
                     + "fill=\"\(colour)\" fill-opacity=\"0.75\"/>\n"
-                svg += "<line x1=\"\(n(x + 1))\" x2=\"\(n(x + barWidth - 1))\" y1=\"\(n(py(r.top)))\" y2=\"\(n(py(r.top)))\" "
+                svg +=
+                    "<line x1=\"\(n(x + 1))\" x2=\"\(n(x + barWidth - 1))\" y1=\"\(n(py(r.top)))\" y2=\"\(n(py(r.top)))\" "
                     + "stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
             }
         }
         for (s, name) in series.enumerated() { svg += legend(s, name) }
-        svg += text(x: Self.width - Self.right + 12, y: Self.top + Double(series.count) * 18 + 20,
-                    "bar: p50 to p99; line: max", size: 10, fill: "#555")
+        svg += text(
+            x: Self.width - Self.right + 12, y: Self.top + Double(series.count) * 18 + 20,
+            "bar: p50 to p99; line: max", size: 10, fill: "#555")
         return svg
     }
 
     func frame(title: String, xLabel: String, yLabel: String) -> String {
         var svg = text(x: Self.left, y: 20, title, size: 14, weight: "bold")
-        svg += "<line x1=\"\(n(Self.left))\" y1=\"\(n(Self.top + plotHeight))\" x2=\"\(n(Self.left + plotWidth))\" "
+        svg +=
+            "<line x1=\"\(n(Self.left))\" y1=\"\(n(Self.top + plotHeight))\" x2=\"\(n(Self.left + plotWidth))\" "
             + "y2=\"\(n(Self.top + plotHeight))\" stroke=\"black\"/>\n"
-        svg += "<line x1=\"\(n(Self.left))\" y1=\"\(n(Self.top))\" x2=\"\(n(Self.left))\" y2=\"\(n(Self.top + plotHeight))\" stroke=\"black\"/>\n"
+        svg +=
+            "<line x1=\"\(n(Self.left))\" y1=\"\(n(Self.top))\" x2=\"\(n(Self.left))\" y2=\"\(n(Self.top + plotHeight))\" stroke=\"black\"/>\n"
         svg += text(x: Self.left + plotWidth / 2, y: Self.panelHeight - 14, xLabel, anchor: "middle")
-        svg += "<text x=\"16\" y=\"\(n(Self.top + plotHeight / 2))\" text-anchor=\"middle\" "
+        svg +=
+            "<text x=\"16\" y=\"\(n(Self.top + plotHeight / 2))\" text-anchor=\"middle\" "
             + "transform=\"rotate(-90 16 \(n(Self.top + plotHeight / 2)))\">\(escaped(yLabel))</text>\n"
         return svg
     }
@@ -141,7 +150,8 @@ public struct SVGPlot: Sendable {
         for step in 0...4 {
             let value = yMax * Double(step) / 4
             let y = Self.top + plotHeight - Double(step) / 4 * plotHeight
-            svg += "<line x1=\"\(n(Self.left))\" x2=\"\(n(Self.left + plotWidth))\" y1=\"\(n(y))\" y2=\"\(n(y))\" stroke=\"#ddd\"/>\n"
+            svg +=
+                "<line x1=\"\(n(Self.left))\" x2=\"\(n(Self.left + plotWidth))\" y1=\"\(n(y))\" y2=\"\(n(y))\" stroke=\"#ddd\"/>\n"
             svg += text(x: Self.left - 6, y: y + 4, n(value), anchor: "end")
         }
         return svg
@@ -150,12 +160,15 @@ public struct SVGPlot: Sendable {
     func legend(_ index: Int, _ name: String) -> String {
         let y = Self.top + Double(index) * 18
         let x = Self.width - Self.right + 12
-        return "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"12\" height=\"12\" fill=\"\(Self.colours[index % Self.colours.count])\"/>\n"
+        return
+            "<rect x=\"\(n(x))\" y=\"\(n(y))\" width=\"12\" height=\"12\" fill=\"\(Self.colours[index % Self.colours.count])\"/>\n"
             + text(x: x + 18, y: y + 10, name)
     }
 
-    func text(x: Double, y: Double, _ content: String, size: Int = 12, anchor: String = "start", weight: String = "normal",
-              fill: String = "black") -> String {
+    func text(
+        x: Double, y: Double, _ content: String, size: Int = 12, anchor: String = "start", weight: String = "normal",
+        fill: String = "black"
+    ) -> String {
         "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(size)\" text-anchor=\"\(anchor)\" font-weight=\"\(weight)\" "
             + "fill=\"\(fill)\">\(escaped(content))</text>\n"
     }

@@ -1,5 +1,5 @@
-import Glibc
 import Ambience
+import Glibc
 
 /// A reproducible crowd of 3D voices, for the stress test (`ambience stress`, `Demos/MixerStress`) and the side-by-side
 /// benchmark, which plays the very same sounds, positions and pitches through raw OpenAL Soft and SDL_mixer.
@@ -33,9 +33,12 @@ public struct StressScene: Sendable {
     /// With `unitPitch` the crowd is the same (sounds, positions, loops) but every voice plays at pitch 1.
     /// `voices` and `sampleRate` are clamped to `EngineConfiguration`'s limits, `radius` to `MixerLimits.distance` (a
     /// non-finite one is 50) and `loopingFraction` to 0...1 (a NaN one is 0.7).
-    public init(voices: Int, seed: UInt64 = StressScene.defaultSeed, sampleRate: Int = 48_000, loopingFraction: Double = 0.7,
-                radius requestedRadius: Float = 50, unitPitch: Bool = false) {
-        let sampleRate = min(max(sampleRate, EngineConfiguration.sampleRates.lowerBound), EngineConfiguration.sampleRates.upperBound)
+    public init(
+        voices: Int, seed: UInt64 = StressScene.defaultSeed, sampleRate: Int = 48_000, loopingFraction: Double = 0.7,
+        radius requestedRadius: Float = 50, unitPitch: Bool = false
+    ) {
+        let sampleRate = min(
+            max(sampleRate, EngineConfiguration.sampleRates.lowerBound), EngineConfiguration.sampleRates.upperBound)
         let radius = (try? requestedRadius.clamped(to: MixerLimits.distance, "radius")) ?? 50
         let loopingFraction = (try? loopingFraction.clamped(to: 0...1, "loopingFraction")) ?? 0.7
         let voices = min(max(voices, 0), EngineConfiguration.maxVoiceCounts.upperBound)
@@ -100,7 +103,7 @@ public struct StressScene: Sendable {
             // A 0.2 s blip that dies away.
             make(0.2) { t, _ in sin(2 * .pi * 1320 * t) * exp(-t * 20) },
             // A 0.5 s crack: a noise burst with a fast decay.
-            make(0.5) { t, rng in Double.random(in: -1...1, using: &rng) * exp(-t * 9) },
+            make(0.5) { t, rng in Double.random(in: -1...1, using: &rng) * exp(-t * 9) }
         ]
     }
 }
@@ -119,8 +122,11 @@ public struct StressOptions: Sendable {
     /// and every game frame extra voices start, fade and stop, so the game, streaming and audio threads all race.
     public var chaos: Bool
 
-    public init(seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024, music: String? = StressScene.defaultMusicPath,
-                chaos: Bool = false) {
+    public init(
+        seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024,
+        music: String? = StressScene.defaultMusicPath,
+        chaos: Bool = false
+    ) {
         self.seconds = seconds
         self.realVoices = realVoices
         self.blockFrames = blockFrames
@@ -135,7 +141,9 @@ public struct StressOptions: Sendable {
     /// block size are checked by the engine's configuration.
     public func validated() throws(EngineError) -> StressOptions {
         var checked = self
-        do { checked.seconds = try seconds.clamped(to: Self.secondsRange, "seconds") } catch { throw .invalidNumber(error) }
+        do { checked.seconds = try seconds.clamped(to: Self.secondsRange, "seconds") } catch {
+            throw .invalidNumber(error)
+        }
         return checked
     }
 }
@@ -238,11 +246,13 @@ public struct SoakReport: Sendable {
 
 extension StressScene {
     /// Renders the scene offline, as fast as the CPU allows, in blocks of `options.blockFrames`, calling `update()` after each.
-    public func run(_ requested: StressOptions, isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+    public func run(_ requested: StressOptions, isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport
+    {
         let options = try requested.validated()
-        let engine = try AudioEngine(EngineConfiguration(
-            output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
-            maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
+        let engine = try AudioEngine(
+            EngineConfiguration(
+                output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
+                maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
         defer { engine.shutdown() }
         let crowd = try StressCrowd(scene: self, engine: engine)
         var report = StressReport()
@@ -279,12 +289,15 @@ extension StressScene {
 
     /// Plays the scene through the real-time output (the default device, else SDL's dummy driver) for `options.seconds`,
     /// with a game loop calling `update()` at 60 Hz.
-    public func runRealtime(_ requested: StressOptions, deviceName: String? = nil,
-                            isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+    public func runRealtime(
+        _ requested: StressOptions, deviceName: String? = nil,
+        isCancelled: () -> Bool = { false }
+    ) throws(EngineError) -> StressReport {
         let options = try requested.validated()
-        let engine = try AudioEngine(EngineConfiguration(
-            output: .device(name: deviceName), sampleRate: sampleRate, realVoices: options.realVoices,
-            maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
+        let engine = try AudioEngine(
+            EngineConfiguration(
+                output: .device(name: deviceName), sampleRate: sampleRate, realVoices: options.realVoices,
+                maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
         defer { engine.shutdown() }
         let crowd = try StressCrowd(scene: self, engine: engine)
         var report = StressReport()
@@ -309,7 +322,9 @@ extension StressScene {
             chaos?.step()
             crowd.handle(engine.update())
             // The output's pace counts from its first block on: how long the stream takes to start is not an underrun.
-            if flowingSince == nil, case let frames = engine.mixer.framesRendered.load(ordering: .relaxed), frames > framesStart {
+            if flowingSince == nil, case let frames = engine.mixer.framesRendered.load(ordering: .relaxed),
+                frames > framesStart
+            {
                 flowingSince = (monotonicNanoseconds(), frames)
             }
         }
@@ -323,7 +338,8 @@ extension StressScene {
         report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = report.wallSeconds
-        report.renderedSeconds = Double(engine.mixer.framesRendered.load(ordering: .relaxed) - framesStart) / Double(sampleRate)
+        report.renderedSeconds =
+            Double(engine.mixer.framesRendered.load(ordering: .relaxed) - framesStart) / Double(sampleRate)
         crowd.fill(&report, stats: engine.stats)
         let times = engine.mixer.renderTimes.snapshot()
         report.callbackP50Microseconds = RenderTimes.quantile(0.5, of: times)
@@ -334,7 +350,9 @@ extension StressScene {
 
     /// Plays `path` on repeat; with `playlist`, followed by the other bundled track (when it is beside it), so
     /// that skipping changes the decoder.
-    private func startMusic(_ path: String?, on engine: AudioEngine, playlist: Bool = false) throws(EngineError) -> String? {
+    private func startMusic(_ path: String?, on engine: AudioEngine, playlist: Bool = false) throws(EngineError)
+        -> String?
+    {
         guard let path else { return nil }
         var paths = [path]
         if playlist, let slash = path.lastIndex(of: "/") {
@@ -397,7 +415,8 @@ private final class StressCrowd {
 
     private func play(_ index: Int) {
         let spec = scene.voices[index]
-        let options = PlayOptions(pitch: spec.pitch, loop: spec.loop, placement: .world(x: spec.x, y: spec.y, z: spec.z))
+        let options = PlayOptions(
+            pitch: spec.pitch, loop: spec.loop, placement: .world(x: spec.x, y: spec.y, z: spec.z))
         let sound = sounds[spec.sound]
         let start = monotonicNanoseconds()
         let voice = engine.play(sound, options)
@@ -449,9 +468,10 @@ private final class StressChaos {
     func step() {
         frame += 1
         for _ in 0..<2 where voices.count < 48 {
-            let options = PlayOptions(gain: Float.random(in: 0.2...1, using: &rng), pitch: Float.random(in: 0.8...1.25, using: &rng),
-                                      loop: Bool.random(using: &rng), placement: .pan(Float.random(in: -1...1, using: &rng)),
-                                      fadeIn: Double.random(in: 0...0.1, using: &rng))
+            let options = PlayOptions(
+                gain: Float.random(in: 0.2...1, using: &rng), pitch: Float.random(in: 0.8...1.25, using: &rng),
+                loop: Bool.random(using: &rng), placement: .pan(Float.random(in: -1...1, using: &rng)),
+                fadeIn: Double.random(in: 0...0.1, using: &rng))
             voices.append(engine.play(sounds[Int.random(in: 0..<sounds.count, using: &rng)], options))
             counts.voicesStarted += 1
         }
@@ -490,8 +510,11 @@ extension StressScene {
     /// and buffers, voices, resident memory after `warmupSeconds`, and how long each block took to render.
     /// The warm-up covers one whole two-minute cycle: each kind of event (a skip to the MP3, an interruption, a
     /// route change) makes its one-time allocations the first time it happens, about 9 MB in all.
-    public func runSoak(_ requested: StressOptions, oneShotsPerSecond requestedRate: Double = 280, warmupSeconds requestedWarmup: Double = 150,
-                        isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport {
+    public func runSoak(
+        _ requested: StressOptions, oneShotsPerSecond requestedRate: Double = 280,
+        warmupSeconds requestedWarmup: Double = 150,
+        isCancelled: () -> Bool = { false }
+    ) throws(EngineError) -> StressReport {
         let options = try requested.validated()
         let oneShotsPerSecond: Double, warmupSeconds: Double
         do {
@@ -500,9 +523,10 @@ extension StressScene {
         } catch {
             throw .invalidNumber(error)
         }
-        let engine = try AudioEngine(EngineConfiguration(
-            output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
-            maxVoices: max(voices.count + 4096, options.realVoices, 1), blockFrames: options.blockFrames))
+        let engine = try AudioEngine(
+            EngineConfiguration(
+                output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
+                maxVoices: max(voices.count + 4096, options.realVoices, 1), blockFrames: options.blockFrames))
         defer { engine.shutdown() }
         engine.session.setActive(true)
         let crowd = try StressCrowd(scene: self, engine: engine)
@@ -555,9 +579,11 @@ extension StressScene {
             oneShotDebt += oneShotsPerSecond * Double(frames) / rate
             while oneShotDebt >= 1 {
                 oneShotDebt -= 1
-                let options = PlayOptions(gain: Float.random(in: 0.1...0.6, using: &rng), pitch: Float.random(in: 0.8...1.25, using: &rng),
-                                          placement: .world(x: Float.random(in: -30...30, using: &rng), y: 0,
-                                                            z: Float.random(in: -30...30, using: &rng)))
+                let options = PlayOptions(
+                    gain: Float.random(in: 0.1...0.6, using: &rng), pitch: Float.random(in: 0.8...1.25, using: &rng),
+                    placement: .world(
+                        x: Float.random(in: -30...30, using: &rng), y: 0,
+                        z: Float.random(in: -30...30, using: &rng)))
                 engine.play(oneShotSounds[Int.random(in: 0..<oneShotSounds.count, using: &rng)], options)
                 soak.oneShots += 1
             }
@@ -575,8 +601,10 @@ extension StressScene {
             if crossed(70, every: 120) { engine.session.enterBackground(); soak.backgroundings += 1 }
             if crossed(72, every: 120) { engine.session.enterForeground() }
             if crossed(100, every: 120) {
-                engine.session.handle(.currentDeviceRemoved(previous: engine.session.currentRoute,
-                                                            current: AudioRoute(name: "Headphones", driver: "offline")))
+                engine.session.handle(
+                    .currentDeviceRemoved(
+                        previous: engine.session.currentRoute,
+                        current: AudioRoute(name: "Headphones", driver: "offline")))
                 soak.routeChanges += 1
             }
             if crossed(101, every: 120) { engine.session.resumeAfterRouteChange() }
@@ -587,7 +615,9 @@ extension StressScene {
                 case .session(.interruption(let interruption)):
                     soak.interruptionEvents += 1
                     // The game's part: resume its music when told it may.
-                    if case .ended(shouldResume: true) = interruption, player.playbackState != .playing { player.play() }
+                    if case .ended(shouldResume: true) = interruption, player.playbackState != .playing {
+                        player.play()
+                    }
                 case .music(.playbackError): soak.playbackErrors += 1
                 default: break
                 }

@@ -4,8 +4,10 @@ import Ambience
 import CAmbience
 
 @_cdecl("ambience_bus_get")
-public func ambience_bus_get(_ engine: OpaquePointer?, _ which: ambience_builtin_bus,
-                             _ outBus: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+public func ambience_bus_get(
+    _ engine: OpaquePointer?, _ which: ambience_builtin_bus,
+    _ outBus: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
     api("ambience_bus_get") {
         let box = try engineBox(engine)
         let out = try output(outBus, "out_bus")
@@ -23,8 +25,10 @@ public func ambience_bus_get(_ engine: OpaquePointer?, _ which: ambience_builtin
 }
 
 @_cdecl("ambience_bus_create")
-public func ambience_bus_create(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ parent: OpaquePointer?,
-                                _ outBus: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+public func ambience_bus_create(
+    _ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ parent: OpaquePointer?,
+    _ outBus: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
     api("ambience_bus_create") {
         let box = try engineBox(engine)
         let name = try string(name, "name")
@@ -32,7 +36,9 @@ public func ambience_bus_create(_ engine: OpaquePointer?, _ name: UnsafePointer<
         var parentBus: Bus? = nil
         if let parent {
             let parentBox = try busBox(parent, "parent")
-            guard parentBox.owner === box else { throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "parent belongs to another engine") }
+            guard parentBox.owner === box else {
+                throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "parent belongs to another engine")
+            }
             parentBus = parentBox.bus
         }
         let bus = box.engine.makeBus(named: name, parent: parentBus)
@@ -46,8 +52,10 @@ public func ambience_bus_create(_ engine: OpaquePointer?, _ name: UnsafePointer<
 }
 
 @_cdecl("ambience_bus_get_name")
-public func ambience_bus_get_name(_ bus: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
-                                  _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_bus_get_name(
+    _ bus: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
+    _ required: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     api("ambience_bus_get_name") { try copyOut(try busBox(bus).bus.name, buffer, size, required) }
 }
 
@@ -89,7 +97,9 @@ public func ambience_bus_get_muted(_ bus: OpaquePointer?, _ out: UnsafeMutablePo
 }
 
 @_cdecl("ambience_bus_get_effective_gain")
-public func ambience_bus_get_effective_gain(_ bus: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?) -> ambience_status {
+public func ambience_bus_get_effective_gain(_ bus: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?)
+    -> ambience_status
+{
     api("ambience_bus_get_effective_gain") {
         let box = try busBox(bus)
         try output(out, "out_gain").pointee = box.bus.effectiveGain
@@ -119,8 +129,10 @@ public func ambience_bus_set_reverb(_ bus: OpaquePointer?, _ preset: ambience_re
 // MARK: - Ducking
 
 @_cdecl("ambience_ducking_add")
-public func ambience_ducking_add(_ engine: OpaquePointer?, _ trigger: OpaquePointer?, _ target: OpaquePointer?,
-                                 _ depth: Float, _ attack: Double, _ release: Double) -> ambience_status {
+public func ambience_ducking_add(
+    _ engine: OpaquePointer?, _ trigger: OpaquePointer?, _ target: OpaquePointer?,
+    _ depth: Float, _ attack: Double, _ release: Double
+) -> ambience_status {
     api("ambience_ducking_add") {
         let box = try engineBox(engine)
         let triggerBox = try busBox(trigger, "trigger")
@@ -130,7 +142,9 @@ public func ambience_ducking_add(_ engine: OpaquePointer?, _ trigger: OpaquePoin
         }
         guard triggerBox.handle != targetBox.handle else { throw APIError.invalid("a bus cannot duck itself") }
         let rule = try checked { () throws(InvalidNumber) in
-            try DuckingRule(trigger: triggerBox.bus, target: targetBox.bus, depth: depth, attack: attack, release: release).validated()
+            try DuckingRule(
+                trigger: triggerBox.bus, target: targetBox.bus, depth: depth, attack: attack, release: release
+            ).validated()
         }
         box.duckingLock.withLock { _ in box.engine.duckingRules.append(rule) }
     }

@@ -5,8 +5,10 @@ import CAmbience
 import Glibc
 
 @_cdecl("ambience_get_version")
-public func ambience_get_version(_ major: UnsafeMutablePointer<UInt32>?, _ minor: UnsafeMutablePointer<UInt32>?,
-                                 _ patch: UnsafeMutablePointer<UInt32>?) -> ambience_status {
+public func ambience_get_version(
+    _ major: UnsafeMutablePointer<UInt32>?, _ minor: UnsafeMutablePointer<UInt32>?,
+    _ patch: UnsafeMutablePointer<UInt32>?
+) -> ambience_status {
     api("ambience_get_version") {
         // Ambience.version reads the header's macros: the numbers are small constants, never out of range.
         major?.pointee = UInt32(clamping: Ambience.version.major)
@@ -58,18 +60,22 @@ private func configuration(_ c: ambience_engine_config) throws(APIError) -> Engi
     case AMBIENCE_OUTPUT_OFFLINE: outputKind = .offline
     default: throw APIError.invalid("config->output is \(c.output.rawValue), not an ambience_output_kind")
     }
-    guard c.sound_memory_budget <= UInt64(Int.max) else { throw APIError.invalid("config->sound_memory_budget is too large") }
+    guard c.sound_memory_budget <= UInt64(Int.max) else {
+        throw APIError.invalid("config->sound_memory_budget is too large")
+    }
     let appName = try optionalString(c.app_name, "config->app_name") ?? "ambience"
     // The numbers are checked where Swift's are (EngineConfiguration.validated), under their C names.
-    var settings = EngineConfiguration(output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
-                                       maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
-                                       appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
+    var settings = EngineConfiguration(
+        output: outputKind, sampleRate: Int(c.sample_rate), realVoices: Int(c.real_voices),
+        maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
+        appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
     settings.handlesTerminationSignals = c.handle_termination_signals
     do {
         return try settings.validated()
     } catch {
         guard case .invalidNumber(let refusal) = error else { throw APIError(error) }
-        throw APIError.invalid("config->\(cName(ofConfigurationField: refusal.what)) is \(refusal.value), not \(refusal.expected)")
+        throw APIError.invalid(
+            "config->\(cName(ofConfigurationField: refusal.what)) is \(refusal.value), not \(refusal.expected)")
     }
 }
 
@@ -81,8 +87,10 @@ private func cName(ofConfigurationField name: String) -> String {
 // MARK: - Lifetime
 
 @_cdecl("ambience_engine_create")
-public func ambience_engine_create(_ config: UnsafePointer<ambience_engine_config>?,
-                                   _ outEngine: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+public func ambience_engine_create(
+    _ config: UnsafePointer<ambience_engine_config>?,
+    _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
     api("ambience_engine_create") {
         let out = try output(outEngine, "out_engine")
         let settings = try configuration(config?.pointee ?? defaultConfig())
@@ -159,11 +167,15 @@ public func ambience_update(_ engine: OpaquePointer?) -> ambience_status {
 }
 
 @_cdecl("ambience_render")
-public func ambience_render(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?, _ frames: Int) -> ambience_status {
+public func ambience_render(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?, _ frames: Int)
+    -> ambience_status
+{
     api("ambience_render") {
         let box = try engineBox(engine)
         guard box.engine.isOffline else { throw APIError(EngineError.notOffline) }
-        guard frames >= 0, frames <= Int.max / 8 else { throw APIError.invalid("frames \(UInt(bitPattern: frames)) is too large") }
+        guard frames >= 0, frames <= Int.max / 8 else {
+            throw APIError.invalid("frames \(UInt(bitPattern: frames)) is too large")
+        }
         guard frames > 0 else { return }
         guard let out else { throw APIError.invalid("out is NULL") }
         // In whole blocks, so the result is the same as one long render, without holding it all in memory twice.
@@ -187,7 +199,9 @@ public func ambience_render(_ engine: OpaquePointer?, _ out: UnsafeMutablePointe
 // MARK: - Queries
 
 @_cdecl("ambience_engine_get_sample_rate")
-public func ambience_engine_get_sample_rate(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> ambience_status {
+public func ambience_engine_get_sample_rate(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?)
+    -> ambience_status
+{
     api("ambience_engine_get_sample_rate") {
         let box = try engineBox(engine)
         try output(out, "out_sample_rate").pointee = Int32(box.engine.configuration.sampleRate)
@@ -195,7 +209,8 @@ public func ambience_engine_get_sample_rate(_ engine: OpaquePointer?, _ out: Uns
 }
 
 @_cdecl("ambience_engine_is_offline")
-public func ambience_engine_is_offline(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> ambience_status {
+public func ambience_engine_is_offline(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> ambience_status
+{
     api("ambience_engine_is_offline") {
         let box = try engineBox(engine)
         try output(out, "out_offline").pointee = box.engine.isOffline
@@ -203,8 +218,10 @@ public func ambience_engine_is_offline(_ engine: OpaquePointer?, _ out: UnsafeMu
 }
 
 @_cdecl("ambience_engine_get_output_driver")
-public func ambience_engine_get_output_driver(_ engine: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?,
-                                              _ size: Int, _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_engine_get_output_driver(
+    _ engine: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?,
+    _ size: Int, _ required: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     api("ambience_engine_get_output_driver") {
         let box = try engineBox(engine)
         try copyOut(box.engine.outputDriver, buffer, size, required)
@@ -212,7 +229,9 @@ public func ambience_engine_get_output_driver(_ engine: OpaquePointer?, _ buffer
 }
 
 @_cdecl("ambience_engine_get_stats")
-public func ambience_engine_get_stats(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_stats>?) -> ambience_status {
+public func ambience_engine_get_stats(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_stats>?)
+    -> ambience_status
+{
     api("ambience_engine_get_stats") {
         let box = try engineBox(engine)
         let target = try output(out, "out_stats")
@@ -232,7 +251,9 @@ public func ambience_engine_get_stats(_ engine: OpaquePointer?, _ out: UnsafeMut
 }
 
 @_cdecl("ambience_engine_dropped_events")
-public func ambience_engine_dropped_events(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> ambience_status {
+public func ambience_engine_dropped_events(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?)
+    -> ambience_status
+{
     api("ambience_engine_dropped_events") {
         let box = try engineBox(engine)
         try output(out, "out_dropped").pointee = Int64(box.engine.stats.droppedEvents)
@@ -240,8 +261,10 @@ public func ambience_engine_dropped_events(_ engine: OpaquePointer?, _ out: Unsa
 }
 
 @_cdecl("ambience_engine_get_capabilities")
-public func ambience_engine_get_capabilities(_ engine: OpaquePointer?,
-                                             _ out: UnsafeMutablePointer<ambience_capabilities>?) -> ambience_status {
+public func ambience_engine_get_capabilities(
+    _ engine: OpaquePointer?,
+    _ out: UnsafeMutablePointer<ambience_capabilities>?
+) -> ambience_status {
     api("ambience_engine_get_capabilities") {
         let box = try engineBox(engine)
         let target = try output(out, "out_capabilities")
@@ -257,8 +280,10 @@ public func ambience_engine_get_capabilities(_ engine: OpaquePointer?,
 
 // MARK: - Callbacks
 
-private func setCallback(_ function: StaticString, _ engine: OpaquePointer?,
-                         _ body: (inout Callbacks) -> Void) -> ambience_status {
+private func setCallback(
+    _ function: StaticString, _ engine: OpaquePointer?,
+    _ body: (inout Callbacks) -> Void
+) -> ambience_status {
     api(function) {
         let box = try engineBox(engine)
         box.callbacks.withLock { body(&$0) }
@@ -266,57 +291,93 @@ private func setCallback(_ function: StaticString, _ engine: OpaquePointer?,
 }
 
 @_cdecl("ambience_set_route_change_callback")
-public func ambience_set_route_change_callback(_ engine: OpaquePointer?, _ callback: ambience_route_change_callback?,
-                                               _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_route_change_callback", engine) { $0.routeChange = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_route_change_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_route_change_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_route_change_callback", engine) {
+        $0.routeChange = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_interruption_callback")
-public func ambience_set_interruption_callback(_ engine: OpaquePointer?, _ callback: ambience_interruption_callback?,
-                                               _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_interruption_callback", engine) { $0.interruption = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_interruption_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_interruption_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_interruption_callback", engine) {
+        $0.interruption = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_now_playing_callback")
-public func ambience_set_now_playing_callback(_ engine: OpaquePointer?, _ callback: ambience_now_playing_callback?,
-                                              _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_now_playing_callback", engine) { $0.nowPlaying = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_now_playing_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_now_playing_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_now_playing_callback", engine) {
+        $0.nowPlaying = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_playback_state_callback")
-public func ambience_set_playback_state_callback(_ engine: OpaquePointer?, _ callback: ambience_playback_state_callback?,
-                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_playback_state_callback", engine) { $0.playbackState = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_playback_state_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_playback_state_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_playback_state_callback", engine) {
+        $0.playbackState = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_silence_hint_callback")
-public func ambience_set_silence_hint_callback(_ engine: OpaquePointer?, _ callback: ambience_silence_hint_callback?,
-                                               _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_silence_hint_callback", engine) { $0.silenceHint = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_silence_hint_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_silence_hint_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_silence_hint_callback", engine) {
+        $0.silenceHint = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_playback_error_callback")
-public func ambience_set_playback_error_callback(_ engine: OpaquePointer?, _ callback: ambience_playback_error_callback?,
-                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_playback_error_callback", engine) { $0.playbackError = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_playback_error_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_playback_error_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_playback_error_callback", engine) {
+        $0.playbackError = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_voice_finished_callback")
-public func ambience_set_voice_finished_callback(_ engine: OpaquePointer?, _ callback: ambience_voice_finished_callback?,
-                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_voice_finished_callback", engine) { $0.voiceFinished = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_voice_finished_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_voice_finished_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_voice_finished_callback", engine) {
+        $0.voiceFinished = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_library_changed_callback")
-public func ambience_set_library_changed_callback(_ engine: OpaquePointer?, _ callback: ambience_library_changed_callback?,
-                                                  _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_library_changed_callback", engine) { $0.libraryChanged = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_library_changed_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_library_changed_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_library_changed_callback", engine) {
+        $0.libraryChanged = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 @_cdecl("ambience_set_media_services_callback")
-public func ambience_set_media_services_callback(_ engine: OpaquePointer?, _ callback: ambience_media_services_callback?,
-                                                 _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
-    setCallback("ambience_set_media_services_callback", engine) { $0.mediaServices = callback.map { Callback(function: $0, userdata: userdata) } }
+public func ambience_set_media_services_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_media_services_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
+    setCallback("ambience_set_media_services_callback", engine) {
+        $0.mediaServices = callback.map { Callback(function: $0, userdata: userdata) }
+    }
 }
 
 // MARK: - Delivering events
@@ -371,7 +432,8 @@ private func deliver(_ note: SessionNotification, _ callbacks: Callbacks) {
         guard let callback = callbacks.routeChange else { return }
         withRoute(change.previous) { previous in
             withRoute(change.current) { current in
-                var c = ambience_route_change(reason: cRouteChangeReason(change.reason), previous: previous, current: current)
+                var c = ambience_route_change(
+                    reason: cRouteChangeReason(change.reason), previous: previous, current: current)
                 callback.function(callback.userdata, &c)
             }
         }
@@ -406,10 +468,11 @@ private func withMediaItem<R>(_ item: MediaItem, _ body: (UnsafePointer<ambience
         withOptionalCString(item.title) { title in
             withOptionalCString(item.artist) { artist in
                 withOptionalCString(item.albumTitle) { album in
-                    var c = ambience_media_item(path: path, title: title, artist: artist, album: album,
-                                                duration: item.playbackDuration,
-                                                track_number: Int32(clamping: item.trackNumber ?? 0),
-                                                persistent_id: item.persistentID)
+                    var c = ambience_media_item(
+                        path: path, title: title, artist: artist, album: album,
+                        duration: item.playbackDuration,
+                        track_number: Int32(clamping: item.trackNumber ?? 0),
+                        persistent_id: item.persistentID)
                     return body(&c)
                 }
             }

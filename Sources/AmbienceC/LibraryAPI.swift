@@ -4,9 +4,11 @@ import Ambience
 import CAmbience
 
 @_cdecl("ambience_library_open")
-public func ambience_library_open(_ engine: OpaquePointer?, _ folders: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int,
-                                  _ databasePath: UnsafePointer<CChar>?,
-                                  _ outLibrary: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+public func ambience_library_open(
+    _ engine: OpaquePointer?, _ folders: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int,
+    _ databasePath: UnsafePointer<CChar>?,
+    _ outLibrary: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
     api("ambience_library_open") {
         let box = try engineBox(engine)
         let folders = try strings(folders, count: count, "folders")
@@ -36,19 +38,24 @@ public func ambience_library_close(_ library: OpaquePointer?) -> ambience_status
 }
 
 @_cdecl("ambience_library_scan")
-public func ambience_library_scan(_ library: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_scan_report>?) -> ambience_status {
+public func ambience_library_scan(_ library: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_scan_report>?)
+    -> ambience_status
+{
     api("ambience_library_scan") {
         let box = try libraryBox(library)
         let report = try box.library.scan()
-        out?.pointee = ambience_scan_report(files: Int64(report.files), added: Int64(report.added), updated: Int64(report.updated),
-                                            removed: Int64(report.removed), failed: Int64(report.failed.count),
-                                            warnings: Int64(report.warnings.count), playlists: Int64(report.playlists),
-                                            seconds: report.duration)
+        out?.pointee = ambience_scan_report(
+            files: Int64(report.files), added: Int64(report.added), updated: Int64(report.updated),
+            removed: Int64(report.removed), failed: Int64(report.failed.count),
+            warnings: Int64(report.warnings.count), playlists: Int64(report.playlists),
+            seconds: report.duration)
     }
 }
 
 @_cdecl("ambience_library_analyze_loudness")
-public func ambience_library_analyze_loudness(_ library: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> ambience_status {
+public func ambience_library_analyze_loudness(_ library: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?)
+    -> ambience_status
+{
     api("ambience_library_analyze_loudness") {
         let box = try libraryBox(library)
         let report = try box.library.analyzeLoudness()
@@ -57,8 +64,10 @@ public func ambience_library_analyze_loudness(_ library: OpaquePointer?, _ out: 
 }
 
 @_cdecl("ambience_library_list")
-public func ambience_library_list(_ library: OpaquePointer?, _ tag: ambience_tag, _ filter: UnsafePointer<CChar>?,
-                                  _ outCount: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_library_list(
+    _ library: OpaquePointer?, _ tag: ambience_tag, _ filter: UnsafePointer<CChar>?,
+    _ outCount: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     api("ambience_library_list") {
         let box = try libraryBox(library)
         let filter = try optionalString(filter, "filter")
@@ -75,7 +84,8 @@ public func ambience_library_list(_ library: OpaquePointer?, _ tag: ambience_tag
             case AMBIENCE_TAG_COMPOSER: property = .composer
             default: throw APIError.invalid("filter_tag is \(tag.rawValue), not a tag the library can filter on")
             }
-            query.addFilterPredicate(MediaPropertyPredicate(value: filter, forProperty: property, comparisonType: .contains))
+            query.addFilterPredicate(
+                MediaPropertyPredicate(value: filter, forProperty: property, comparisonType: .contains))
         }
         let items = try query.results().items
         box.listing.withLock { $0 = items }
@@ -84,26 +94,33 @@ public func ambience_library_list(_ library: OpaquePointer?, _ tag: ambience_tag
 }
 
 @_cdecl("ambience_library_get_item_tag")
-public func ambience_library_get_item_tag(_ library: OpaquePointer?, _ index: Int, _ tag: ambience_tag,
-                                          _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
-                                          _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_library_get_item_tag(
+    _ library: OpaquePointer?, _ index: Int, _ tag: ambience_tag,
+    _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
+    _ required: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     api("ambience_library_get_item_tag") {
         let box = try libraryBox(library)
         let field = try tagField(tag)
         let item = box.listing.withLock { listing in listing.indices.contains(index) ? listing[index] : nil }
         guard let item else {
-            throw APIError.invalid("index \(UInt(bitPattern: index)) is outside the listing (\(box.listing.withLock { $0.count }) items)")
+            throw APIError.invalid(
+                "index \(UInt(bitPattern: index)) is outside the listing (\(box.listing.withLock { $0.count }) items)")
         }
         try copyOut(field(item) ?? "", buffer, size, required)
     }
 }
 
 @_cdecl("ambience_music_set_queue_from_library")
-public func ambience_music_set_queue_from_library(_ engine: OpaquePointer?, _ library: OpaquePointer?) -> ambience_status {
+public func ambience_music_set_queue_from_library(_ engine: OpaquePointer?, _ library: OpaquePointer?)
+    -> ambience_status
+{
     api("ambience_music_set_queue_from_library") {
         let box = try engineBox(engine)
         let libraryBox = try libraryBox(library)
-        guard libraryBox.owner === box else { throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "library belongs to another engine") }
+        guard libraryBox.owner === box else {
+            throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "library belongs to another engine")
+        }
         box.engine.musicPlayer.setQueue(with: MediaItemCollection(items: libraryBox.listing.withLock { $0 }))
     }
 }

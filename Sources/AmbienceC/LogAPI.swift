@@ -4,7 +4,8 @@ import Ambience
 import CAmbience
 
 private let levels: [(ambience_log_level, LogLevel)] = [
-    (AMBIENCE_LOG_ERROR, .error), (AMBIENCE_LOG_WARNING, .warning), (AMBIENCE_LOG_INFO, .info), (AMBIENCE_LOG_DEBUG, .debug),
+    (AMBIENCE_LOG_ERROR, .error), (AMBIENCE_LOG_WARNING, .warning), (AMBIENCE_LOG_INFO, .info),
+    (AMBIENCE_LOG_DEBUG, .debug)
 ]
 
 private func cLevel(_ level: LogLevel) -> ambience_log_level {
@@ -30,8 +31,10 @@ public func ambience_get_log_level(_ level: UnsafeMutablePointer<ambience_log_le
 }
 
 @_cdecl("ambience_set_log_callback")
-public func ambience_set_log_callback(_ engine: OpaquePointer?, _ callback: ambience_log_callback?,
-                                      _ userdata: UnsafeMutableRawPointer?) -> ambience_status {
+public func ambience_set_log_callback(
+    _ engine: OpaquePointer?, _ callback: ambience_log_callback?,
+    _ userdata: UnsafeMutableRawPointer?
+) -> ambience_status {
     api("ambience_set_log_callback") {
         let box = try engineBox(engine)
         guard let callback else { return box.engine.setLogHandler(nil) }
@@ -39,7 +42,8 @@ public func ambience_set_log_callback(_ engine: OpaquePointer?, _ callback: ambi
         // Weak: the engine holds the handler, and the box holds the engine. The handler runs inside
         // box.engine.update(), within ambience_update; a destroyed or shut-down engine's messages are dropped.
         box.engine.setLogHandler { [weak box] message in
-            guard let box, !box.isDestroyed.load(ordering: .acquiring), !box.isShutDown.load(ordering: .acquiring) else { return }
+            guard let box, !box.isDestroyed.load(ordering: .acquiring), !box.isShutDown.load(ordering: .acquiring)
+            else { return }
             message.text.withCString { target.function(target.userdata, cLevel(message.level), $0) }
         }
     }

@@ -4,14 +4,18 @@ import Ambience
 import CAmbience
 
 /// Runs a music-player call on a running engine.
-private func music(_ function: StaticString, _ engine: OpaquePointer?,
-                   _ body: (MusicPlayer) throws -> Void) -> ambience_status {
+private func music(
+    _ function: StaticString, _ engine: OpaquePointer?,
+    _ body: (MusicPlayer) throws -> Void
+) -> ambience_status {
     api(function) { try body(try engineBox(engine).engine.musicPlayer) }
 }
 
 @_cdecl("ambience_music_set_queue")
-public func ambience_music_set_queue(_ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?,
-                                     _ count: Int) -> ambience_status {
+public func ambience_music_set_queue(
+    _ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?,
+    _ count: Int
+) -> ambience_status {
     music("ambience_music_set_queue", engine) { player in
         let paths = try strings(paths, count: count, "paths")
         player.setQueue(with: MediaItemCollection(items: paths.map(MediaItem.init(path:))))
@@ -19,8 +23,10 @@ public func ambience_music_set_queue(_ engine: OpaquePointer?, _ paths: UnsafePo
 }
 
 @_cdecl("ambience_music_append")
-public func ambience_music_append(_ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?,
-                                  _ count: Int) -> ambience_status {
+public func ambience_music_append(
+    _ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?,
+    _ count: Int
+) -> ambience_status {
     music("ambience_music_append", engine) { player in
         let paths = try strings(paths, count: count, "paths")
         player.append(MediaItemCollection(items: paths.map(MediaItem.init(path:))))
@@ -28,7 +34,9 @@ public func ambience_music_append(_ engine: OpaquePointer?, _ paths: UnsafePoint
 }
 
 @_cdecl("ambience_music_get_queue_count")
-public func ambience_music_get_queue_count(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_music_get_queue_count(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int>?)
+    -> ambience_status
+{
     music("ambience_music_get_queue_count", engine) { player in
         try output(out, "out_count").pointee = player.items.count
     }
@@ -74,17 +82,22 @@ public func ambience_music_get_time(_ engine: OpaquePointer?, _ out: UnsafeMutab
 }
 
 @_cdecl("ambience_music_get_state")
-public func ambience_music_get_state(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_playback_state>?) -> ambience_status {
+public func ambience_music_get_state(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_playback_state>?)
+    -> ambience_status
+{
     music("ambience_music_get_state", engine) { player in
         try output(out, "out_state").pointee = cPlaybackState(player.playbackState)
     }
 }
 
 @_cdecl("ambience_music_get_now_playing")
-public func ambience_music_get_now_playing(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_now_playing>?) -> ambience_status {
+public func ambience_music_get_now_playing(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_now_playing>?)
+    -> ambience_status
+{
     music("ambience_music_get_now_playing", engine) { player in
         let target = try output(out, "out_info")
-        var info = ambience_now_playing(has_item: false, queue_index: -1, duration: 0, track_number: 0, persistent_id: 0)
+        var info = ambience_now_playing(
+            has_item: false, queue_index: -1, duration: 0, track_number: 0, persistent_id: 0)
         if let item = player.nowPlayingItem {
             info.has_item = true
             info.queue_index = Int64(player.indexOfNowPlayingItem ?? -1)
@@ -97,8 +110,10 @@ public func ambience_music_get_now_playing(_ engine: OpaquePointer?, _ out: Unsa
 }
 
 @_cdecl("ambience_music_get_now_playing_tag")
-public func ambience_music_get_now_playing_tag(_ engine: OpaquePointer?, _ tag: ambience_tag, _ buffer: UnsafeMutablePointer<CChar>?,
-                                               _ size: Int, _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_music_get_now_playing_tag(
+    _ engine: OpaquePointer?, _ tag: ambience_tag, _ buffer: UnsafeMutablePointer<CChar>?,
+    _ size: Int, _ required: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     music("ambience_music_get_now_playing_tag", engine) { player in
         let field = try tagField(tag)
         try copyOut(player.nowPlayingItem.flatMap(field) ?? "", buffer, size, required)
@@ -132,7 +147,9 @@ public func ambience_music_set_shuffle(_ engine: OpaquePointer?, _ mode: ambienc
 }
 
 @_cdecl("ambience_music_get_shuffle")
-public func ambience_music_get_shuffle(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_shuffle_mode>?) -> ambience_status {
+public func ambience_music_get_shuffle(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_shuffle_mode>?)
+    -> ambience_status
+{
     music("ambience_music_get_shuffle", engine) { player in
         let target = try output(out, "out_mode")
         switch player.shuffleMode {
@@ -156,7 +173,9 @@ public func ambience_music_set_repeat(_ engine: OpaquePointer?, _ mode: ambience
 }
 
 @_cdecl("ambience_music_get_repeat")
-public func ambience_music_get_repeat(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_repeat_mode>?) -> ambience_status {
+public func ambience_music_get_repeat(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_repeat_mode>?)
+    -> ambience_status
+{
     music("ambience_music_get_repeat", engine) { player in
         let target = try output(out, "out_mode")
         switch player.repeatMode {
@@ -175,7 +194,8 @@ public func ambience_music_set_volume(_ engine: OpaquePointer?, _ volume: Float)
 }
 
 @_cdecl("ambience_music_get_volume")
-public func ambience_music_get_volume(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?) -> ambience_status {
+public func ambience_music_get_volume(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Float>?) -> ambience_status
+{
     music("ambience_music_get_volume", engine) { player in
         try output(out, "out_volume").pointee = player.volume
     }
@@ -184,19 +204,25 @@ public func ambience_music_get_volume(_ engine: OpaquePointer?, _ out: UnsafeMut
 @_cdecl("ambience_music_set_crossfade")
 public func ambience_music_set_crossfade(_ engine: OpaquePointer?, _ seconds: Double) -> ambience_status {
     music("ambience_music_set_crossfade", engine) { player in
-        player.crossfadeDuration = try checked { () throws(InvalidNumber) in try seconds.clamped(to: MixerLimits.crossfade, "seconds") }
+        player.crossfadeDuration = try checked { () throws(InvalidNumber) in
+            try seconds.clamped(to: MixerLimits.crossfade, "seconds")
+        }
     }
 }
 
 @_cdecl("ambience_music_get_crossfade")
-public func ambience_music_get_crossfade(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> ambience_status {
+public func ambience_music_get_crossfade(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?)
+    -> ambience_status
+{
     music("ambience_music_get_crossfade", engine) { player in
         try output(out, "out_seconds").pointee = player.crossfadeDuration
     }
 }
 
 @_cdecl("ambience_music_set_loudness_matching")
-public func ambience_music_set_loudness_matching(_ engine: OpaquePointer?, _ mode: ambience_loudness_matching) -> ambience_status {
+public func ambience_music_set_loudness_matching(_ engine: OpaquePointer?, _ mode: ambience_loudness_matching)
+    -> ambience_status
+{
     music("ambience_music_set_loudness_matching", engine) { player in
         switch mode {
         case AMBIENCE_LOUDNESS_OFF: player.loudnessMatching = .off
@@ -209,8 +235,10 @@ public func ambience_music_set_loudness_matching(_ engine: OpaquePointer?, _ mod
 }
 
 @_cdecl("ambience_music_get_loudness_matching")
-public func ambience_music_get_loudness_matching(_ engine: OpaquePointer?,
-                                                 _ out: UnsafeMutablePointer<ambience_loudness_matching>?) -> ambience_status {
+public func ambience_music_get_loudness_matching(
+    _ engine: OpaquePointer?,
+    _ out: UnsafeMutablePointer<ambience_loudness_matching>?
+) -> ambience_status {
     music("ambience_music_get_loudness_matching", engine) { player in
         let target = try output(out, "out_mode")
         switch player.loudnessMatching {

@@ -84,13 +84,14 @@ func api(_ function: StaticString, _ body: () throws -> Void) -> ambience_status
         clearLastError()
         return AMBIENCE_OK
     } catch {
-        let failure = switch error {
-        case let failure as APIError: failure
-        case let engineError as EngineError: APIError(engineError)
-        case let libraryError as LibraryError: APIError(AMBIENCE_ERROR_LIBRARY, libraryError.description)
-        case let desktopError as DesktopError: APIError(AMBIENCE_ERROR_UNSUPPORTED, desktopError.description)
-        default: APIError.invalid("\(error)")
-        }
+        let failure =
+            switch error {
+            case let failure as APIError: failure
+            case let engineError as EngineError: APIError(engineError)
+            case let libraryError as LibraryError: APIError(AMBIENCE_ERROR_LIBRARY, libraryError.description)
+            case let desktopError as DesktopError: APIError(AMBIENCE_ERROR_UNSUPPORTED, desktopError.description)
+            default: APIError.invalid("\(error)")
+            }
         setLastError("\(function): \(failure.message)")
         return failure.status
     }
@@ -296,8 +297,10 @@ func destroyAllEngines() {
 
 // MARK: - Looking handles up
 
-private func lookup<Box>(_ pointer: OpaquePointer?, _ kind: HandleKind, _ what: String,
-                         _ table: (RegistryState) -> [UInt: Box]) throws(APIError) -> Box {
+private func lookup<Box>(
+    _ pointer: OpaquePointer?, _ kind: HandleKind, _ what: String,
+    _ table: (RegistryState) -> [UInt: Box]
+) throws(APIError) -> Box {
     guard let pointer else { throw APIError(AMBIENCE_ERROR_NULL_HANDLE, "\(what) is NULL") }
     let value = UInt(bitPattern: pointer)
     let serial = value & HandleKind.serialMask
@@ -404,8 +407,11 @@ func optionalString(_ pointer: UnsafePointer<CChar>?, _ what: String) throws(API
 }
 
 /// An array of `count` UTF-8 strings.
-func strings(_ pointer: UnsafePointer<UnsafePointer<CChar>?>?, count: Int, _ what: String) throws(APIError) -> [String] {
-    guard count >= 0, count <= 1 << 24 else { throw APIError.invalid("\(what): count \(UInt(bitPattern: count)) is too large") }
+func strings(_ pointer: UnsafePointer<UnsafePointer<CChar>?>?, count: Int, _ what: String) throws(APIError) -> [String]
+{
+    guard count >= 0, count <= 1 << 24 else {
+        throw APIError.invalid("\(what): count \(UInt(bitPattern: count)) is too large")
+    }
     guard count > 0 else { return [] }
     guard let pointer else { throw APIError.invalid("\(what) is NULL but count is \(count)") }
     var result: [String] = []
@@ -426,8 +432,10 @@ func checked<T>(_ body: () throws(InvalidNumber) -> T) throws(APIError) -> T {
 }
 
 /// Copies a string into the caller's buffer under the API's one rule (see "Ownership" in ambience.h).
-func copyOut(_ value: String, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
-             _ required: UnsafeMutablePointer<Int>?) throws(APIError) {
+func copyOut(
+    _ value: String, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
+    _ required: UnsafeMutablePointer<Int>?
+) throws(APIError) {
     guard size >= 0 else { throw APIError.invalid("buffer_size \(UInt(bitPattern: size)) is too large") }
     let bytes = Array(value.utf8)
     required?.pointee = bytes.count + 1

@@ -3,14 +3,18 @@
 import Ambience
 import CAmbience
 
-private func session(_ function: StaticString, _ engine: OpaquePointer?,
-                     _ body: (AudioSession) throws -> Void) -> ambience_status {
+private func session(
+    _ function: StaticString, _ engine: OpaquePointer?,
+    _ body: (AudioSession) throws -> Void
+) -> ambience_status {
     api(function) { try body(try engineBox(engine).engine.session) }
 }
 
 @_cdecl("ambience_session_set_category")
-public func ambience_session_set_category(_ engine: OpaquePointer?, _ category: ambience_session_category,
-                                          _ options: UInt32) -> ambience_status {
+public func ambience_session_set_category(
+    _ engine: OpaquePointer?, _ category: ambience_session_category,
+    _ options: UInt32
+) -> ambience_status {
     session("ambience_session_set_category", engine) { session in
         let chosen: SessionCategory
         switch category {
@@ -20,7 +24,9 @@ public func ambience_session_set_category(_ engine: OpaquePointer?, _ category: 
         default: throw APIError.invalid("category is \(category.rawValue), not an ambience_session_category")
         }
         let known = UInt32(AMBIENCE_SESSION_MIX_WITH_OTHERS | AMBIENCE_SESSION_DUCK_OTHERS)
-        guard options & ~known == 0 else { throw APIError.invalid("options 0x\(String(options, radix: 16)) has unknown bits") }
+        guard options & ~known == 0 else {
+            throw APIError.invalid("options 0x\(String(options, radix: 16)) has unknown bits")
+        }
         var set: SessionOptions = []
         if options & UInt32(AMBIENCE_SESSION_MIX_WITH_OTHERS) != 0 { set.insert(.mixWithOthers) }
         if options & UInt32(AMBIENCE_SESSION_DUCK_OTHERS) != 0 { set.insert(.duckOthers) }
@@ -32,7 +38,9 @@ public func ambience_session_set_category(_ engine: OpaquePointer?, _ category: 
 public func ambience_session_set_active(_ engine: OpaquePointer?, _ active: Bool, _ flags: UInt32) -> ambience_status {
     session("ambience_session_set_active", engine) { session in
         let known = UInt32(AMBIENCE_SESSION_NOTIFY_OTHERS_ON_DEACTIVATION)
-        guard flags & ~known == 0 else { throw APIError.invalid("flags 0x\(String(flags, radix: 16)) has unknown bits") }
+        guard flags & ~known == 0 else {
+            throw APIError.invalid("flags 0x\(String(flags, radix: 16)) has unknown bits")
+        }
         session.setActive(active, options: flags & known != 0 ? .notifyOthersOnDeactivation : [])
     }
 }
@@ -45,14 +53,18 @@ public func ambience_session_set_others_ducked_volume(_ engine: OpaquePointer?, 
 }
 
 @_cdecl("ambience_session_get_others_ducked_volume")
-public func ambience_session_get_others_ducked_volume(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> ambience_status {
+public func ambience_session_get_others_ducked_volume(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?)
+    -> ambience_status
+{
     session("ambience_session_get_others_ducked_volume", engine) { session in
         try output(out, "out_volume").pointee = session.othersDuckedVolume
     }
 }
 
 @_cdecl("ambience_session_get_state")
-public func ambience_session_get_state(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_session_state>?) -> ambience_status {
+public func ambience_session_get_state(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_session_state>?)
+    -> ambience_status
+{
     session("ambience_session_get_state", engine) { session in
         let target = try output(out, "out_state")
         let s = session.state
@@ -62,7 +74,8 @@ public func ambience_session_get_state(_ engine: OpaquePointer?, _ out: UnsafeMu
         case .soloAmbient: c.category = AMBIENCE_CATEGORY_SOLO_AMBIENT
         case .playback: c.category = AMBIENCE_CATEGORY_PLAYBACK
         }
-        c.options = (s.options.contains(.mixWithOthers) ? UInt32(AMBIENCE_SESSION_MIX_WITH_OTHERS) : 0)
+        c.options =
+            (s.options.contains(.mixWithOthers) ? UInt32(AMBIENCE_SESSION_MIX_WITH_OTHERS) : 0)
             | (s.options.contains(.duckOthers) ? UInt32(AMBIENCE_SESSION_DUCK_OTHERS) : 0)
         c.is_active = s.isActive
         c.is_other_audio_playing = session.isOtherAudioPlaying
@@ -77,8 +90,10 @@ public func ambience_session_get_state(_ engine: OpaquePointer?, _ out: UnsafeMu
 }
 
 @_cdecl("ambience_session_get_route")
-public func ambience_session_get_route(_ engine: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
-                                       _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_session_get_route(
+    _ engine: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ size: Int,
+    _ required: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     session("ambience_session_get_route", engine) { session in
         try copyOut(session.currentRoute.name, buffer, size, required)
     }

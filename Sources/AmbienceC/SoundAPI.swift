@@ -18,8 +18,10 @@ private func register(_ sound: Sound, owner: EngineBox) -> UInt {
 }
 
 @_cdecl("ambience_sound_load")
-public func ambience_sound_load(_ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?,
-                                _ outSound: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+public func ambience_sound_load(
+    _ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?,
+    _ outSound: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
     api("ambience_sound_load") {
         let box = try engineBox(engine)
         let path = try string(path, "path")
@@ -31,9 +33,11 @@ public func ambience_sound_load(_ engine: OpaquePointer?, _ path: UnsafePointer<
 }
 
 @_cdecl("ambience_sound_create_pcm")
-public func ambience_sound_create_pcm(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ samples: UnsafePointer<Float>?,
-                                      _ frames: Int, _ channels: Int32, _ sampleRate: Int32,
-                                      _ outSound: UnsafeMutablePointer<OpaquePointer?>?) -> ambience_status {
+public func ambience_sound_create_pcm(
+    _ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ samples: UnsafePointer<Float>?,
+    _ frames: Int, _ channels: Int32, _ sampleRate: Int32,
+    _ outSound: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
     api("ambience_sound_create_pcm") {
         let box = try engineBox(engine)
         let name = try optionalString(name, "name") ?? "pcm"
@@ -43,7 +47,9 @@ public func ambience_sound_create_pcm(_ engine: OpaquePointer?, _ name: UnsafePo
             throw APIError.invalid("channels is \(channels), not 1...\(AudioInfo.maximumChannels)")
         }
         let most = Int(AudioFile.maximumDecodedBytes) / MemoryLayout<Float>.size / Int(channels)
-        guard frames > 0, frames <= most else { throw APIError.invalid("frames is \(UInt(bitPattern: frames)), outside 1...\(most)") }
+        guard frames > 0, frames <= most else {
+            throw APIError.invalid("frames is \(UInt(bitPattern: frames)), outside 1...\(most)")
+        }
         guard let samples else { throw APIError.invalid("samples is NULL") }
         let buffer = UnsafeBufferPointer(start: samples, count: frames * Int(channels))
         let pcm = PCMBuffer(sampleRate: Int(sampleRate), channels: Int(channels), samples: Array(buffer))
@@ -54,7 +60,9 @@ public func ambience_sound_create_pcm(_ engine: OpaquePointer?, _ name: UnsafePo
 }
 
 @_cdecl("ambience_preload")
-public func ambience_preload(_ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int) -> ambience_status {
+public func ambience_preload(_ engine: OpaquePointer?, _ paths: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int)
+    -> ambience_status
+{
     api("ambience_preload") {
         let box = try engineBox(engine)
         let paths = try strings(paths, count: count, "paths")
@@ -69,7 +77,9 @@ public func ambience_sound_unload(_ sound: OpaquePointer?) -> ambience_status {
         let removed = registry.withLock { state -> Sound? in
             guard state.sounds.removeValue(forKey: box.handle) != nil else { return nil }
             let sound = box.sound
-            if state.soundHandles[ObjectIdentifier(sound)] == box.handle { state.soundHandles[ObjectIdentifier(sound)] = nil }
+            if state.soundHandles[ObjectIdentifier(sound)] == box.handle {
+                state.soundHandles[ObjectIdentifier(sound)] = nil
+            }
             return sound
         }
         guard let removed else { throw APIError(AMBIENCE_ERROR_DESTROYED_HANDLE, "sound was destroyed") }
@@ -78,18 +88,23 @@ public func ambience_sound_unload(_ sound: OpaquePointer?) -> ambience_status {
 }
 
 @_cdecl("ambience_sound_get_info")
-public func ambience_sound_get_info(_ sound: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_sound_info>?) -> ambience_status {
+public func ambience_sound_get_info(_ sound: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_sound_info>?)
+    -> ambience_status
+{
     api("ambience_sound_get_info") {
         let box = try soundBox(sound)
         let target = try output(out, "out_info")
         let s = box.sound
-        target.pointee = ambience_sound_info(sample_rate: Int32(clamping: s.sampleRate), channels: Int32(clamping: s.channels),
-                                             frames: Int64(s.frames), duration: s.duration, memory_cost: UInt64(s.memoryCost))
+        target.pointee = ambience_sound_info(
+            sample_rate: Int32(clamping: s.sampleRate), channels: Int32(clamping: s.channels),
+            frames: Int64(s.frames), duration: s.duration, memory_cost: UInt64(s.memoryCost))
     }
 }
 
 @_cdecl("ambience_engine_get_sound_memory")
-public func ambience_engine_get_sound_memory(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?) -> ambience_status {
+public func ambience_engine_get_sound_memory(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<UInt64>?)
+    -> ambience_status
+{
     api("ambience_engine_get_sound_memory") {
         let box = try engineBox(engine)
         try output(out, "out_bytes").pointee = UInt64(max(box.engine.soundMemory, 0))
@@ -128,34 +143,44 @@ private func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(A
     default:
         throw APIError.invalid("options->placement is \(o.placement.rawValue), not an ambience_placement")
     }
-    guard (0...255).contains(o.priority) else { throw APIError.invalid("options->priority is \(o.priority), outside 0...255") }
+    guard (0...255).contains(o.priority) else {
+        throw APIError.invalid("options->priority is \(o.priority), outside 0...255")
+    }
     var bus: Bus? = nil
     if let pointer = o.bus {
         let busBox = try busBox(pointer, "options->bus")
-        guard busBox.owner === engine else { throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "options->bus belongs to another engine") }
+        guard busBox.owner === engine else {
+            throw APIError(AMBIENCE_ERROR_WRONG_ENGINE, "options->bus belongs to another engine")
+        }
         bus = busBox.bus
     }
-    let options = PlayOptions(gain: o.gain, pitch: o.pitch, loop: o.loop, bus: bus, priority: UInt8(o.priority),
-                              placement: placement, fadeIn: o.fade_in)
+    let options = PlayOptions(
+        gain: o.gain, pitch: o.pitch, loop: o.loop, bus: bus, priority: UInt8(o.priority),
+        placement: placement, fadeIn: o.fade_in)
     do { return try options.validated() } catch { throw APIError.invalid("options->\(error.description)") }
 }
 
 @_cdecl("ambience_play")
-public func ambience_play(_ sound: OpaquePointer?, _ options: UnsafePointer<ambience_play_options>?,
-                          _ outVoice: UnsafeMutablePointer<UInt64>?) -> ambience_status {
+public func ambience_play(
+    _ sound: OpaquePointer?, _ options: UnsafePointer<ambience_play_options>?,
+    _ outVoice: UnsafeMutablePointer<UInt64>?
+) -> ambience_status {
     api("ambience_play") {
         let box = try soundBox(sound)
         let engine = box.owner
         let settings = try playOptions(options?.pointee ?? defaultPlayOptions(), engine: engine)
         let voice = engine.engine.play(box.sound, settings)
-        let id: UInt64 = voice == .none ? 0 : registry.withLock { state in
-            // The engine may have been destroyed meanwhile: then the voice is stale from the start.
-            guard state.engines[engine.handle] != nil else {
-                defer { state.nextVoice += 1 }
-                return state.nextVoice
+        let id: UInt64 =
+            voice == .none
+            ? 0
+            : registry.withLock { state in
+                // The engine may have been destroyed meanwhile: then the voice is stale from the start.
+                guard state.engines[engine.handle] != nil else {
+                    defer { state.nextVoice += 1 }
+                    return state.nextVoice
+                }
+                return state.addVoice(voice, owner: engine, placement: settings.placement)
             }
-            return state.addVoice(voice, owner: engine, placement: settings.placement)
-        }
         outVoice?.pointee = id
     }
 }
@@ -223,7 +248,9 @@ public func ambience_voice_set_position(_ voice: UInt64, _ x: Float, _ y: Float,
 public func ambience_voice_set_velocity(_ voice: UInt64, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
     api("ambience_voice_set_velocity") {
         let velocity = Vector3(x: x, y: y, z: z)
-        try checked { () throws(InvalidNumber) in _ = try Placement.world(position: .zero, velocity: velocity).validated() }
+        try checked { () throws(InvalidNumber) in
+            _ = try Placement.world(position: .zero, velocity: velocity).validated()
+        }
         guard case .world(let position, _) = try voiceEntry(voice).placement else {
             throw APIError.invalid("voice \(voice) is panned, not placed in the world: set its position first")
         }
@@ -248,7 +275,8 @@ public func ambience_voice_set_occlusion(_ voice: UInt64, _ amount: Float) -> am
         try checked { () throws(InvalidNumber) in _ = try amount.clamped(to: MixerLimits.occlusion, "occlusion") }
         let entry = try voiceEntry(voice)
         guard entry.owner.hasEffects else {
-            throw APIError(AMBIENCE_ERROR_UNSUPPORTED, "occlusion needs OpenAL's EFX extension, which this device lacks")
+            throw APIError(
+                AMBIENCE_ERROR_UNSUPPORTED, "occlusion needs OpenAL's EFX extension, which this device lacks")
         }
         try voiceCall(voice) { $0.voice.setOcclusion(amount) }
     }
@@ -283,7 +311,9 @@ public func ambience_voice_get_elapsed(_ voice: UInt64, _ out: UnsafeMutablePoin
 // MARK: - Listener
 
 @_cdecl("ambience_listener_get")
-public func ambience_listener_get(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_listener>?) -> ambience_status {
+public func ambience_listener_get(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_listener>?)
+    -> ambience_status
+{
     api("ambience_listener_get") {
         let box = try engineBox(engine)
         let target = try output(out, "out_listener")
@@ -302,7 +332,9 @@ public func ambience_listener_get(_ engine: OpaquePointer?, _ out: UnsafeMutable
 }
 
 @_cdecl("ambience_listener_set")
-public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePointer<ambience_listener>?) -> ambience_status {
+public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePointer<ambience_listener>?)
+    -> ambience_status
+{
     api("ambience_listener_set") {
         let box = try engineBox(engine)
         guard let c = listener?.pointee else { throw APIError.invalid("listener is NULL") }
@@ -320,7 +352,9 @@ public func ambience_listener_set(_ engine: OpaquePointer?, _ listener: UnsafePo
 }
 
 @_cdecl("ambience_listener_set_position")
-public func ambience_listener_set_position(_ engine: OpaquePointer?, _ x: Float, _ y: Float, _ z: Float) -> ambience_status {
+public func ambience_listener_set_position(_ engine: OpaquePointer?, _ x: Float, _ y: Float, _ z: Float)
+    -> ambience_status
+{
     api("ambience_listener_set_position") {
         let box = try engineBox(engine)
         var l = box.engine.listener

@@ -3,18 +3,25 @@ import CAmbience
 
 // The system music player (the desktop's own, over MPRIS) for C.
 
-private func systemMusic(_ function: StaticString, _ engine: OpaquePointer?,
-                         _ body: (SystemMusicPlayer) throws -> Void) -> ambience_status {
+private func systemMusic(
+    _ function: StaticString, _ engine: OpaquePointer?,
+    _ body: (SystemMusicPlayer) throws -> Void
+) -> ambience_status {
     api(function) { try body(try engineBox(engine).engine.systemMusicPlayer) }
 }
 
 @_cdecl("ambience_system_music_is_available")
-public func ambience_system_music_is_available(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?) -> ambience_status {
-    systemMusic("ambience_system_music_is_available", engine) { try output(out, "out_available").pointee = $0.isAvailable }
+public func ambience_system_music_is_available(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?)
+    -> ambience_status
+{
+    systemMusic("ambience_system_music_is_available", engine) {
+        try output(out, "out_available").pointee = $0.isAvailable
+    }
 }
 
 @_cdecl("ambience_system_music_set_player")
-public func ambience_system_music_set_player(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> ambience_status {
+public func ambience_system_music_set_player(_ engine: OpaquePointer?, _ name: UnsafePointer<CChar>?) -> ambience_status
+{
     systemMusic("ambience_system_music_set_player", engine) { player in
         player.preferredPlayer = try name.map { (pointer) throws(APIError) in try string(pointer, "name") }
     }
@@ -53,18 +60,28 @@ public func ambience_system_music_set_time(_ engine: OpaquePointer?, _ seconds: 
 }
 
 @_cdecl("ambience_system_music_get_time")
-public func ambience_system_music_get_time(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> ambience_status {
-    systemMusic("ambience_system_music_get_time", engine) { try output(out, "out_seconds").pointee = $0.currentPlaybackTime }
+public func ambience_system_music_get_time(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?)
+    -> ambience_status
+{
+    systemMusic("ambience_system_music_get_time", engine) {
+        try output(out, "out_seconds").pointee = $0.currentPlaybackTime
+    }
 }
 
 @_cdecl("ambience_system_music_get_state")
-public func ambience_system_music_get_state(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_playback_state>?) -> ambience_status {
-    systemMusic("ambience_system_music_get_state", engine) { try output(out, "out_state").pointee = cPlaybackState($0.playbackState) }
+public func ambience_system_music_get_state(
+    _ engine: OpaquePointer?, _ out: UnsafeMutablePointer<ambience_playback_state>?
+) -> ambience_status {
+    systemMusic("ambience_system_music_get_state", engine) {
+        try output(out, "out_state").pointee = cPlaybackState($0.playbackState)
+    }
 }
 
 @_cdecl("ambience_system_music_get_now_playing_tag")
-public func ambience_system_music_get_now_playing_tag(_ engine: OpaquePointer?, _ tag: ambience_tag, _ buffer: UnsafeMutablePointer<CChar>?,
-                                                      _ size: Int, _ required: UnsafeMutablePointer<Int>?) -> ambience_status {
+public func ambience_system_music_get_now_playing_tag(
+    _ engine: OpaquePointer?, _ tag: ambience_tag, _ buffer: UnsafeMutablePointer<CChar>?,
+    _ size: Int, _ required: UnsafeMutablePointer<Int>?
+) -> ambience_status {
     systemMusic("ambience_system_music_get_now_playing_tag", engine) { player in
         let field = try tagField(tag)
         try copyOut(player.nowPlayingItem.flatMap(field) ?? "", buffer, size, required)

@@ -39,8 +39,12 @@ public struct HostConfiguration: Sendable {
     /// Whether losing the keyboard focus sends the game to the background (by default it does not).
     public var focusLossIsBackground: Bool
 
-    public init(window: WindowOptions? = WindowOptions(), offscreenSize: (width: Int, height: Int)? = nil, videoDriver: String? = nil,
-                updateRate: Double = 60, maxFrameRate: Double = 120, clock: Clock = .realTime, focusLossIsBackground: Bool = false) {
+    public init(
+        window: WindowOptions? = WindowOptions(), offscreenSize: (width: Int, height: Int)? = nil,
+        videoDriver: String? = nil,
+        updateRate: Double = 60, maxFrameRate: Double = 120, clock: Clock = .realTime,
+        focusLossIsBackground: Bool = false
+    ) {
         self.window = window
         self.offscreenSize = offscreenSize
         self.videoDriver = videoDriver
@@ -136,10 +140,13 @@ public final class GameHost {
             let drivers = videoDriverCandidates(explicit: configuration.videoDriver, environment: processEnvironment())
             let subsystems = try SDLSubsystems(videoDrivers: drivers)
             self.subsystems = subsystems
-            window = try Window(title: options.title, width: options.width, height: options.height, vsync: options.vsync)
+            window = try Window(
+                title: options.title, width: options.width, height: options.height, vsync: options.vsync)
         } else {
             subsystems = try SDLSubsystems()
-            if let size = configuration.offscreenSize { offscreen = try Canvas(offscreenWidth: size.width, height: size.height) }
+            if let size = configuration.offscreenSize {
+                offscreen = try Canvas(offscreenWidth: size.width, height: size.height)
+            }
         }
     }
 

@@ -107,6 +107,8 @@ public func videoDriverCandidates(explicit: String? = nil, environment: [String:
 
 /// Whether a window would be seen: a display is set, or `SDL_VIDEODRIVER` names a real driver.
 public func hasDisplay(environment: [String: String]) -> Bool {
-    if let chosen = environment["SDL_VIDEODRIVER"], !chosen.isEmpty { return chosen != "offscreen" && chosen != "dummy" }
+    if let chosen = environment["SDL_VIDEODRIVER"], !chosen.isEmpty {
+        return chosen != "offscreen" && chosen != "dummy"
+    }
     return !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
 }

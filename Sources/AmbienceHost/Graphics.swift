@@ -1,4 +1,5 @@
 import Ambience
+
 /// An 8-bit RGBA colour.
 public struct Color: Sendable, Hashable {
     public var red: UInt8
@@ -19,14 +20,15 @@ public struct Color: Sendable, Hashable {
         let sector = h.saturated(Int.self, rounding: .down) % 6
         let f = h - h.rounded(.down)
         let p = value * (1 - saturation), q = value * (1 - saturation * f), t = value * (1 - saturation * (1 - f))
-        let (r, g, b): (Double, Double, Double) = switch sector {
-        case 0: (value, t, p)
-        case 1: (q, value, p)
-        case 2: (p, value, t)
-        case 3: (p, q, value)
-        case 4: (t, p, value)
-        default: (value, p, q)
-        }
+        let (r, g, b): (Double, Double, Double) =
+            switch sector {
+            case 0: (value, t, p)
+            case 1: (q, value, p)
+            case 2: (p, value, t)
+            case 3: (p, q, value)
+            case 4: (t, p, value)
+            default: (value, p, q)
+            }
         func byte(_ x: Double) -> UInt8 { UInt8(clamping: (x * 255).saturated(Int.self)) }  // NaN is 0
         self.init(byte(r), byte(g), byte(b), alpha)
     }

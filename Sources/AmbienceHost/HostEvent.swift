@@ -12,7 +12,8 @@ public enum Key: Hashable, Sendable {
 
 /// What changed about the window.
 public enum WindowChange: Sendable, Equatable {
-    case shown, hidden, exposed, minimized, maximized, restored, focusGained, focusLost, resized(width: Int, height: Int)
+    case shown, hidden, exposed, minimized, maximized, restored, focusGained, focusLost, resized(
+        width: Int, height: Int)
     /// The window manager asked to close the window (SDL follows it with `.quit` when it was the last one).
     case close
 }

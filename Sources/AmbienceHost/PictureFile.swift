@@ -18,8 +18,11 @@ extension Picture {
             throw .picture(path: path, reason: error.description)
         }  // at most 16384 a side, so a row of 4-byte pixels fits Int32 too
         let status: Int32 = pixels.withUnsafeBytes { raw in
-            guard let surface = SDL_CreateRGBSurfaceWithFormatFrom(UnsafeMutableRawPointer(mutating: raw.baseAddress), w, h, 32,
-                                                                   w * 4, SDL_PIXELFORMAT_RGBA32.rawValue) else {
+            guard
+                let surface = SDL_CreateRGBSurfaceWithFormatFrom(
+                    UnsafeMutableRawPointer(mutating: raw.baseAddress), w, h, 32,
+                    w * 4, SDL_PIXELFORMAT_RGBA32.rawValue)
+            else {
                 return -1
             }
             defer { SDL_FreeSurface(surface) }

@@ -32,7 +32,10 @@ let rgba32 = SDL_MasksToPixelFormatEnum(32, 0x0000_00FF, 0x0000_FF00, 0x00FF_000
 /// A window's, canvas's or picture's size as SDL takes it: 1…16384 pixels a side, or a refusal.
 func pixelSize(_ width: Int, _ height: Int) throws(HostError) -> (Int32, Int32) {
     do {
-        return (try width.checked(Int32.self, in: 1...16_384, "width"), try height.checked(Int32.self, in: 1...16_384, "height"))
+        return (
+            try width.checked(Int32.self, in: 1...16_384, "width"),
+            try height.checked(Int32.self, in: 1...16_384, "height")
+        )
     } catch {
         throw .invalidNumber(error)
     }
@@ -175,13 +178,19 @@ final class Window {
     init(title: String, width: Int, height: Int, vsync: Bool) throws(HostError) {
         let flags = SDL_WINDOW_SHOWN.rawValue | SDL_WINDOW_RESIZABLE.rawValue
         let (w, h) = try pixelSize(width, height)
-        guard let window = SDL_CreateWindow(title, Int32(SDL_WINDOWPOS_UNDEFINED_MASK), Int32(SDL_WINDOWPOS_UNDEFINED_MASK),
-                                            w, h, flags) else {
+        guard
+            let window = SDL_CreateWindow(
+                title, Int32(SDL_WINDOWPOS_UNDEFINED_MASK), Int32(SDL_WINDOWPOS_UNDEFINED_MASK),
+                w, h, flags)
+        else {
             throw .sdl(what: "window", reason: sdlError())
         }
         self.window = window
         let accelerated = SDL_RENDERER_ACCELERATED.rawValue | (vsync ? SDL_RENDERER_PRESENTVSYNC.rawValue : 0)
-        guard let renderer = SDL_CreateRenderer(window, -1, accelerated) ?? SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue) else {
+        guard
+            let renderer = SDL_CreateRenderer(window, -1, accelerated)
+                ?? SDL_CreateRenderer(window, -1, SDL_RENDERER_SOFTWARE.rawValue)
+        else {
             let reason = sdlError()
             SDL_DestroyWindow(window)
             throw .sdl(what: "renderer", reason: reason)
@@ -309,7 +318,9 @@ public final class Canvas {
         guard points.count > 1 else { return }
         setColor(color)
         let fpoints = points.map { SDL_FPoint(x: Float($0.x), y: Float($0.y)) }
-        _ = fpoints.withUnsafeBufferPointer { SDL_RenderDrawLinesF(renderer, $0.baseAddress, Int32(clamping: $0.count)) }
+        _ = fpoints.withUnsafeBufferPointer {
+            SDL_RenderDrawLinesF(renderer, $0.baseAddress, Int32(clamping: $0.count))
+        }
     }
 
     public func fillCircle(center: Point, radius: Double, _ color: Color) {
@@ -340,17 +351,20 @@ public final class Canvas {
 
     /// Draws one line of text; returns its size. Empty text draws nothing.
     @discardableResult
-    public func drawText(_ text: String, at point: Point, font: Font, color: Color = .white, anchor: TextAnchor = .topLeft) -> Size {
+    public func drawText(
+        _ text: String, at point: Point, font: Font, color: Color = .white, anchor: TextAnchor = .topLeft
+    ) -> Size {
         guard !text.isEmpty, let entry = textTexture(text, font: font) else { return Size(0, 0) }
         let w = Double(entry.width), h = Double(entry.height)
-        let origin: Point = switch anchor {
-        case .topLeft: point
-        case .topCenter: Point(point.x - w / 2, point.y)
-        case .topRight: Point(point.x - w, point.y)
-        case .center: Point(point.x - w / 2, point.y - h / 2)
-        case .centerLeft: Point(point.x, point.y - h / 2)
-        case .centerRight: Point(point.x - w, point.y - h / 2)
-        }
+        let origin: Point =
+            switch anchor {
+            case .topLeft: point
+            case .topCenter: Point(point.x - w / 2, point.y)
+            case .topRight: Point(point.x - w, point.y)
+            case .center: Point(point.x - w / 2, point.y - h / 2)
+            case .centerLeft: Point(point.x, point.y - h / 2)
+            case .centerRight: Point(point.x - w, point.y - h / 2)
+            }
         SDL_SetTextureColorMod(entry.texture, color.red, color.green, color.blue)
         SDL_SetTextureAlphaMod(entry.texture, color.alpha)
         var destination = Self.frect(Rect(origin.x.rounded(), origin.y.rounded(), w, h))
@@ -365,11 +379,13 @@ public final class Canvas {
             texts[key] = entry
             return entry
         }
-        let made: CachedText? = font.withRenderedText(text) { surface in
-            guard let texture = SDL_CreateTextureFromSurface(renderer, surface) else { return nil }
-            SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_BLEND)
-            return CachedText(texture: texture, width: surface.pointee.w, height: surface.pointee.h, lastUsed: frame)
-        } ?? nil
+        let made: CachedText? =
+            font.withRenderedText(text) { surface in
+                guard let texture = SDL_CreateTextureFromSurface(renderer, surface) else { return nil }
+                SDL_SetTextureBlendMode(texture, SDL_BLENDMODE_BLEND)
+                return CachedText(
+                    texture: texture, width: surface.pointee.w, height: surface.pointee.h, lastUsed: frame)
+            } ?? nil
         if let made { texts[key] = made }
         return made
     }
@@ -382,9 +398,14 @@ public final class Canvas {
             texture = entry.texture
         } else {
             if let stale = pictures[id] { SDL_DestroyTexture(stale.texture) }
-            guard let made = SDL_CreateTexture(renderer, rgba32, Int32(SDL_TEXTUREACCESS_STATIC.rawValue),
-                                               Int32(picture.width), Int32(picture.height)) else { return }
-            picture.pixels.withUnsafeBytes { _ = SDL_UpdateTexture(made, nil, $0.baseAddress, Int32(picture.width * 4)) }
+            guard
+                let made = SDL_CreateTexture(
+                    renderer, rgba32, Int32(SDL_TEXTUREACCESS_STATIC.rawValue),
+                    Int32(picture.width), Int32(picture.height))
+            else { return }
+            picture.pixels.withUnsafeBytes {
+                _ = SDL_UpdateTexture(made, nil, $0.baseAddress, Int32(picture.width * 4))
+            }
             SDL_SetTextureBlendMode(made, SDL_BLENDMODE_BLEND)
             texture = made
         }
@@ -403,7 +424,8 @@ public final class Canvas {
             var pixels = [UInt8](repeating: 0, count: width * height * 4)
             pixels.withUnsafeMutableBytes { out in
                 for row in 0..<height {
-                    out.baseAddress!.advanced(by: row * width * 4).copyMemory(from: base.advanced(by: row * pitch), byteCount: width * 4)
+                    out.baseAddress!.advanced(by: row * width * 4).copyMemory(
+                        from: base.advanced(by: row * pitch), byteCount: width * 4)
                 }
             }
             return Picture(width: width, height: height, pixels: pixels)
@@ -412,7 +434,9 @@ public final class Canvas {
         var outW: Int32 = 0, outH: Int32 = 0
         guard SDL_GetRendererOutputSize(renderer, &outW, &outH) == 0, outW > 0, outH > 0 else { return nil }
         var raw = [UInt8](repeating: 0, count: Int(outW) * Int(outH) * 4)
-        let status = raw.withUnsafeMutableBytes { SDL_RenderReadPixels(renderer, nil, rgba32, $0.baseAddress, outW * 4) }
+        let status = raw.withUnsafeMutableBytes {
+            SDL_RenderReadPixels(renderer, nil, rgba32, $0.baseAddress, outW * 4)
+        }
         guard status == 0 else { return nil }
         if Int(outW) == width && Int(outH) == height { return Picture(width: width, height: height, pixels: raw) }
         var pixels = [UInt8](repeating: 0, count: width * height * 4)

@@ -48,7 +48,9 @@ public final class Font {
 
     /// Renders `text` in white and hands the surface to `body`; the surface is freed afterwards.
     func withRenderedText<R>(_ text: String, _ body: (UnsafeMutablePointer<SDL_Surface>) -> R) -> R? {
-        guard let surface = TTF_RenderUTF8_Blended(font, text, SDL_Color(r: 255, g: 255, b: 255, a: 255)) else { return nil }
+        guard let surface = TTF_RenderUTF8_Blended(font, text, SDL_Color(r: 255, g: 255, b: 255, a: 255)) else {
+            return nil
+        }
         defer { SDL_FreeSurface(surface) }
         return body(surface)
     }

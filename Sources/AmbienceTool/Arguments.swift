@@ -49,14 +49,18 @@ struct Arguments {
 
     mutating func number(_ name: String) throws(UsageError) -> Double? {
         guard let text = try option(name) else { return nil }
-        guard let value = Double(text), value.isFinite else { throw UsageError("\(name) needs a number, not '\(text)'") }
+        guard let value = Double(text), value.isFinite else {
+            throw UsageError("\(name) needs a number, not '\(text)'")
+        }
         return value
     }
 
     /// A time: seconds (`90`, `0.5`) or clock form (`1:30`, `1:02:03.5`), read by `DurationText.parse`.
     mutating func duration(_ name: String) throws(UsageError) -> Double? {
         guard let text = try option(name) else { return nil }
-        guard let value = DurationText.parse(text) else { throw UsageError("\(name) needs a time (S, M:SS or H:MM:SS), not '\(text)'") }
+        guard let value = DurationText.parse(text) else {
+            throw UsageError("\(name) needs a time (S, M:SS or H:MM:SS), not '\(text)'")
+        }
         return value
     }
 
@@ -68,7 +72,9 @@ struct Arguments {
 
     /// What is left once options are taken: positional arguments. Unknown options are a usage error.
     mutating func finish() throws(UsageError) -> [String] {
-        if let unknown = words.first(where: { $0.hasPrefix("-") && $0 != "-" }) { throw UsageError("unknown option \(unknown)") }
+        if let unknown = words.first(where: { $0.hasPrefix("-") && $0 != "-" }) {
+            throw UsageError("unknown option \(unknown)")
+        }
         positional = words
         words = []
         return positional

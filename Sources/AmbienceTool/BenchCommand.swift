@@ -53,14 +53,17 @@ struct BenchCommand: Command {
         let runs = try arguments.integer("--runs") ?? 3
         guard (1...9).contains(runs) else { throw UsageError("--runs must be from 1 to 9") }
         var options = BenchOptions(seconds: seconds, runs: runs)
-        if let text = try arguments.option("--voices") { options.voiceCounts = try sceneSizes(text, option: "--voices") }
+        if let text = try arguments.option("--voices") {
+            options.voiceCounts = try sceneSizes(text, option: "--voices")
+        }
         if let text = try arguments.option("--unit-pitch") {
             options.unitPitchVoiceCounts = text == "none" ? [] : try sceneSizes(text, option: "--unit-pitch")
         }
         if let text = try arguments.option("--systems") {
             let systems = text.split(separator: ",").map { BenchSystem(rawValue: String($0)) }
             guard !systems.isEmpty, systems.allSatisfy({ $0 != nil }) else {
-                throw UsageError("--systems takes ambience, ambienceMusic, openal, sdlMixer, comma-separated, not '\(text)'")
+                throw UsageError(
+                    "--systems takes ambience, ambienceMusic, openal, sdlMixer, comma-separated, not '\(text)'")
             }
             options.systems = systems.map { $0! }
         }
@@ -89,23 +92,35 @@ struct BenchCommand: Command {
         try Interrupt.check()
         func number(_ value: Double?) -> JSON { value.map { .double($0) } ?? .null }
         if json {
-            print(JSON.object([
-                ("seconds", .double(report.seconds)), ("runs", .int(report.runs)),
-                ("formats", .array(report.rows.map { row in
-                    JSON.object([("format", .string(row.format)), ("audioSeconds", .double(row.audioSeconds)),
-                                 ("ambience", .double(row.ambience)), ("ambienceDecodeOnly", .double(row.ambienceDecodeOnly)),
-                                 ("sdlMixer", number(row.sdlMixer)), ("sdlMixerGross", number(row.sdlMixerGross)),
-                                 ("ambienceOverSDLMixer", number(row.ratio))])
-                })),
-            ]).text)
+            print(
+                JSON.object([
+                    ("seconds", .double(report.seconds)), ("runs", .int(report.runs)),
+                    (
+                        "formats",
+                        .array(
+                            report.rows.map { row in
+                                JSON.object([
+                                    ("format", .string(row.format)), ("audioSeconds", .double(row.audioSeconds)),
+                                    ("ambience", .double(row.ambience)),
+                                    ("ambienceDecodeOnly", .double(row.ambienceDecodeOnly)),
+                                    ("sdlMixer", number(row.sdlMixer)), ("sdlMixerGross", number(row.sdlMixerGross)),
+                                    ("ambienceOverSDLMixer", number(row.ratio))
+                                ])
+                            })
+                    )
+                ]).text)
             return
         }
         func cell(_ value: Double?) -> String { value.map { String(format: "%.5f", $0) } ?? "—" }
-        print("CPU seconds per second of audio, decoded and resampled to 48 kHz; medians of \(report.runs) runs of \(Int(report.seconds)) s files")
+        print(
+            "CPU seconds per second of audio, decoded and resampled to 48 kHz; medians of \(report.runs) runs of \(Int(report.seconds)) s files"
+        )
         print("format        ambience  (decode only)  sdl_mixer  (gross)   ambience/sdl_mixer")
         for row in report.rows {
             let name = row.format.padding(toLength: 12, withPad: " ", startingAt: 0)
-            print("\(name)  \(cell(row.ambience))   \(cell(row.ambienceDecodeOnly))        \(cell(row.sdlMixer))    \(cell(row.sdlMixerGross))   \(row.ratio.map { String(format: "%.2f", $0) } ?? "— (SDL_mixer cannot play it)")")
+            print(
+                "\(name)  \(cell(row.ambience))   \(cell(row.ambienceDecodeOnly))        \(cell(row.sdlMixer))    \(cell(row.sdlMixerGross))   \(row.ratio.map { String(format: "%.2f", $0) } ?? "— (SDL_mixer cannot play it)")"
+            )
         }
     }
 
@@ -125,32 +140,48 @@ struct BenchCommand: Command {
         let report = try Hitches.run(options, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
-            print(JSON.object([
-                ("calls", .array(report.calls.map { call in
-                    .object([("name", .string(call.name)), ("count", .int(call.count)), ("p50Microseconds", .double(call.p50)),
-                             ("p99Microseconds", .double(call.p99)), ("maxMicroseconds", .double(call.max)),
-                             ("over1ms", .int(call.over1ms)), ("over1msPreempted", .int(call.over1msPreempted)),
-                             ("over1msWaited", .int(call.over1msWaited)), ("maxCallCPUMicroseconds", .double(call.maxCallCPU))])
-                })),
-                ("frames", .int(report.frames)), ("lateFrames", .int(report.lateFrames)), ("skips", .int(report.skips)),
-                ("itemsStarted", .int(report.itemsStarted)), ("playbackErrors", .int(report.playbackErrors)),
-                ("underruns", .int(report.underruns)), ("outputDriver", .string(report.outputDriver)),
-                ("files", .array(report.files.map(JSON.string))),
-            ]).text)
+            print(
+                JSON.object([
+                    (
+                        "calls",
+                        .array(
+                            report.calls.map { call in
+                                .object([
+                                    ("name", .string(call.name)), ("count", .int(call.count)),
+                                    ("p50Microseconds", .double(call.p50)),
+                                    ("p99Microseconds", .double(call.p99)), ("maxMicroseconds", .double(call.max)),
+                                    ("over1ms", .int(call.over1ms)), ("over1msPreempted", .int(call.over1msPreempted)),
+                                    ("over1msWaited", .int(call.over1msWaited)),
+                                    ("maxCallCPUMicroseconds", .double(call.maxCallCPU))
+                                ])
+                            })
+                    ),
+                    ("frames", .int(report.frames)), ("lateFrames", .int(report.lateFrames)),
+                    ("skips", .int(report.skips)),
+                    ("itemsStarted", .int(report.itemsStarted)), ("playbackErrors", .int(report.playbackErrors)),
+                    ("underruns", .int(report.underruns)), ("outputDriver", .string(report.outputDriver)),
+                    ("files", .array(report.files.map(JSON.string)))
+                ]).text)
             return
         }
-        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(width - text.count, 1)) }
-        print("\(report.frames) frames at 60 Hz on the \(report.outputDriver) driver, \(report.skips) skips through "
-            + report.files.map { String($0.split(separator: "/").last ?? "") }.joined(separator: ", "))
-        print(pad("call (microseconds)", 28) + pad("count", 8) + pad("p50", 10) + pad("p99", 10) + pad("max", 10)
-            + pad("CPU of max", 12) + "over 1 ms (preempted, waited)")
-        for call in report.calls {
-            print(pad(call.name, 28) + pad("\(call.count)", 8) + pad(fixed(call.p50, 1), 10) + pad(fixed(call.p99, 1), 10)
-                + pad(fixed(call.max, 1), 10) + pad(fixed(call.maxCallCPU, 1), 12)
-                + "\(call.over1ms) (\(call.over1msPreempted), \(call.over1msWaited))")
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(width - text.count, 1))
         }
-        print("items started \(report.itemsStarted), playback errors \(report.playbackErrors), underruns \(report.underruns), "
-            + "late frames \(report.lateFrames)")
+        print(
+            "\(report.frames) frames at 60 Hz on the \(report.outputDriver) driver, \(report.skips) skips through "
+                + report.files.map { String($0.split(separator: "/").last ?? "") }.joined(separator: ", "))
+        print(
+            pad("call (microseconds)", 28) + pad("count", 8) + pad("p50", 10) + pad("p99", 10) + pad("max", 10)
+                + pad("CPU of max", 12) + "over 1 ms (preempted, waited)")
+        for call in report.calls {
+            print(
+                pad(call.name, 28) + pad("\(call.count)", 8) + pad(fixed(call.p50, 1), 10) + pad(fixed(call.p99, 1), 10)
+                    + pad(fixed(call.max, 1), 10) + pad(fixed(call.maxCallCPU, 1), 12)
+                    + "\(call.over1ms) (\(call.over1msPreempted), \(call.over1msWaited))")
+        }
+        print(
+            "items started \(report.itemsStarted), playback errors \(report.playbackErrors), underruns \(report.underruns), "
+                + "late frames \(report.lateFrames)")
     }
 
     /// "256,1024": scene sizes from 1 to 100,000.
@@ -164,23 +195,30 @@ struct BenchCommand: Command {
 
     static func describe(_ report: BenchReport) -> JSON {
         .object([
-            ("scenes", .array(report.scenes.map { scene in
-                .object([
-                    ("voices", .int(scene.voices)),
-                    ("unitPitch", .bool(scene.unitPitch)),
-                    ("systems", .object(scene.systems.map { ($0.system.jsonKey, describe($0.measurement)) })),
-                    ("ratios", .object([
-                        ("ambienceOverOpenAL", number(scene.ratio(ambienceOver: .openal))),
-                        ("ambienceOverSDLMixer", number(scene.ratio(ambienceOver: .sdlMixer))),
-                    ])),
-                    ("ambienceRealVoices", .int(scene.ambienceRealVoices)),
-                ])
-            })),
+            (
+                "scenes",
+                .array(
+                    report.scenes.map { scene in
+                        .object([
+                            ("voices", .int(scene.voices)),
+                            ("unitPitch", .bool(scene.unitPitch)),
+                            ("systems", .object(scene.systems.map { ($0.system.jsonKey, describe($0.measurement)) })),
+                            (
+                                "ratios",
+                                .object([
+                                    ("ambienceOverOpenAL", number(scene.ratio(ambienceOver: .openal))),
+                                    ("ambienceOverSDLMixer", number(scene.ratio(ambienceOver: .sdlMixer)))
+                                ])
+                            ),
+                            ("ambienceRealVoices", .int(scene.ambienceRealVoices))
+                        ])
+                    })
+            ),
             ("playCallNs", .double(report.playCallNs)),
             ("musicStreamCpuPercent", number(report.musicStreamCpuPercent)),
             ("music", .optional(report.music)),
             ("seconds", .double(report.seconds)),
-            ("runs", .int(report.runs)),
+            ("runs", .int(report.runs))
         ])
     }
 
@@ -189,7 +227,7 @@ struct BenchCommand: Command {
         var pairs: [(String, JSON)] = [
             ("rtf", .double(m.rtf)), ("cpuSeconds", .double(m.cpuSeconds)), ("seconds", .double(m.seconds)),
             ("voicesMixed", .int(m.voicesMixed)), ("frames", .int(m.frames)), ("restarts", .int(m.restarts)),
-            ("runs", .array(m.runs.map(JSON.double))),
+            ("runs", .array(m.runs.map(JSON.double)))
         ]
         if let rms = m.outputRMS { pairs.append(("outputRMS", .double(rms))) }
         if let us = m.renderMicroseconds { pairs.append(("renderMicroseconds", .double(us))) }
@@ -201,24 +239,31 @@ struct BenchCommand: Command {
 
     static func printTable(_ report: BenchReport) {
         let systems = BenchSystem.allCases.filter { s in report.scenes.contains { $0.measurement(s) != nil } }
-        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(width - text.count, 1)) }
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(width - text.count, 1))
+        }
         func cell(_ m: SystemMeasurement?) -> String {
             guard let m else { return "-" }
             return m.error == nil ? fixed(m.rtf, 4) : "failed"
         }
-        print("rtf: CPU seconds per second of audio (median of \(report.runs) runs of \(fixed(report.seconds, 1)) s; lower is better)\n")
+        print(
+            "rtf: CPU seconds per second of audio (median of \(report.runs) runs of \(fixed(report.seconds, 1)) s; lower is better)\n"
+        )
         print(pad("scene", 24) + systems.map { pad($0.title, 18) }.joined() + pad("Amb/OpenAL", 12) + "Amb/SDL_mixer")
         for scene in report.scenes {
-            print(pad(scene.title, 24) + systems.map { pad(cell(scene.measurement($0)), 18) }.joined()
-                + pad(scene.ratio(ambienceOver: .openal).map { fixed($0, 2) } ?? "-", 12)
-                + (scene.ratio(ambienceOver: .sdlMixer).map { fixed($0, 2) } ?? "-"))
+            print(
+                pad(scene.title, 24) + systems.map { pad(cell(scene.measurement($0)), 18) }.joined()
+                    + pad(scene.ratio(ambienceOver: .openal).map { fixed($0, 2) } ?? "-", 12)
+                    + (scene.ratio(ambienceOver: .sdlMixer).map { fixed($0, 2) } ?? "-"))
         }
         print("")
         for scene in report.scenes {
             if let sources = scene.measurement(.openal)?.voicesMixed, sources > 0, sources < scene.voices {
                 print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
             }
-            for (system, m) in scene.systems { if let error = m.error { print("\(scene.title), \(system.title): \(error)") } }
+            for (system, m) in scene.systems {
+                if let error = m.error { print("\(scene.title), \(system.title): \(error)") }
+            }
         }
         let perScene = report.scenes.compactMap { scene in
             scene.measurement(.ambience)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
@@ -227,11 +272,15 @@ struct BenchCommand: Command {
         let rawPlays = report.scenes.compactMap { scene in
             scene.measurement(.openal)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
         }
-        if !rawPlays.isEmpty { print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))") }
+        if !rawPlays.isEmpty {
+            print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))")
+        }
         if let music = report.musicStreamCpuPercent {
             print("music streaming (44.1 kHz stereo Ogg Vorbis): \(fixed(music, 2))% of a core")
         } else {
-            print("music streaming: not measured (it needs the ambienceMusic system and Assets/Music/gravity-wave-theme.ogg)")
+            print(
+                "music streaming: not measured (it needs the ambienceMusic system and Assets/Music/gravity-wave-theme.ogg)"
+            )
         }
     }
 }

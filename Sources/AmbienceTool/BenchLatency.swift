@@ -62,54 +62,79 @@ extension BenchCommand {
             throw UsageError("--gap needs MIN,MAX in milliseconds, 20 to 10000")
         }
         let rate = try arguments.integer("--rate") ?? 48_000
-        guard EngineConfiguration.sampleRates.contains(rate) else { throw UsageError("--rate must be from 8000 to 192000") }
+        guard EngineConfiguration.sampleRates.contains(rate) else {
+            throw UsageError("--rate must be from 8000 to 192000")
+        }
         let seed = UInt64(try arguments.integer("--seed") ?? 1)
-        guard try arguments.finish().isEmpty else { throw UsageError("bench --latency-client takes no positional arguments") }
-        let result = try LatencyClient.run(system, periodFrames: period, sampleRate: rate, clicks: clicks,
-                                           gaps: Int(gaps[0] * 1e6)...Int(gaps[1] * 1e6), seed: seed)
+        guard try arguments.finish().isEmpty else {
+            throw UsageError("bench --latency-client takes no positional arguments")
+        }
+        let result = try LatencyClient.run(
+            system, periodFrames: period, sampleRate: rate, clicks: clicks,
+            gaps: Int(gaps[0] * 1e6)...Int(gaps[1] * 1e6), seed: seed)
         print(result.lines.joined(separator: "\n"))
     }
 
     static func describe(_ report: LatencyReport) -> JSON {
         func ms(_ p: Percentiles?) -> JSON {
             guard let p else { return .null }
-            return .object([("p50", .double(p.p50)), ("p99", .double(p.p99)), ("max", .double(p.max)), ("count", .int(p.count))])
+            return .object([
+                ("p50", .double(p.p50)), ("p99", .double(p.p99)), ("max", .double(p.max)), ("count", .int(p.count))
+            ])
         }
         return .object([
             ("server", .string(report.server)),
-            ("rows", .array(report.rows.map { row in
-                .object([
-                    ("system", .string(row.system.rawValue)), ("periodFrames", .int(row.periodFrames)), ("driver", .string(row.driver)),
-                    ("clicks", .int(row.clicks)), ("found", .int(row.found)), ("missed", .int(row.missed)),
-                    ("delayMilliseconds", ms(row.delay)), ("callbacks", .int(row.callbacks)),
-                    ("lateCallbacks", row.lateCallbacks.map(JSON.int) ?? .null),
-                    ("serverUnderflows", row.serverUnderflows.map(JSON.int) ?? .null),
-                    ("error", .optional(row.error)),
-                ])
-            })),
-            ("ambienceP99OverFasterPeerMilliseconds", .object(Set(report.rows.map(\.periodFrames)).sorted().map { period in
-                ("\(period)", number(report.ambienceP99OverFasterPeer(period: period)))
-            })),
+            (
+                "rows",
+                .array(
+                    report.rows.map { row in
+                        .object([
+                            ("system", .string(row.system.rawValue)), ("periodFrames", .int(row.periodFrames)),
+                            ("driver", .string(row.driver)),
+                            ("clicks", .int(row.clicks)), ("found", .int(row.found)), ("missed", .int(row.missed)),
+                            ("delayMilliseconds", ms(row.delay)), ("callbacks", .int(row.callbacks)),
+                            ("lateCallbacks", row.lateCallbacks.map(JSON.int) ?? .null),
+                            ("serverUnderflows", row.serverUnderflows.map(JSON.int) ?? .null),
+                            ("error", .optional(row.error))
+                        ])
+                    })
+            ),
+            (
+                "ambienceP99OverFasterPeerMilliseconds",
+                .object(
+                    Set(report.rows.map(\.periodFrames)).sorted().map { period in
+                        ("\(period)", number(report.ambienceP99OverFasterPeer(period: period)))
+                    })
+            )
         ])
     }
 
     static func printLatency(_ report: LatencyReport) {
-        func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(width - text.count, 1)) }
-        print("trigger-to-sound at the sink's monitor, in ms, on \(report.server.isEmpty ? "the sound server" : report.server)\n")
-        print(pad("period", 8) + pad("system", 18) + pad("p50", 8) + pad("p99", 8) + pad("max", 8) + pad("found", 10)
-            + pad("late cb", 9) + "server underflows")
+        func pad(_ text: String, _ width: Int) -> String {
+            text + String(repeating: " ", count: max(width - text.count, 1))
+        }
+        print(
+            "trigger-to-sound at the sink's monitor, in ms, on \(report.server.isEmpty ? "the sound server" : report.server)\n"
+        )
+        print(
+            pad("period", 8) + pad("system", 18) + pad("p50", 8) + pad("p99", 8) + pad("max", 8) + pad("found", 10)
+                + pad("late cb", 9) + "server underflows")
         for row in report.rows {
             let start = pad("\(row.periodFrames)", 8) + pad(row.system.title, 18)
             if let error = row.error { print(start + "failed: \(error)"); continue }
             let d = row.delay
-            print(start + pad(d.map { fixed($0.p50, 2) } ?? "-", 8) + pad(d.map { fixed($0.p99, 2) } ?? "-", 8)
-                + pad(d.map { fixed($0.max, 2) } ?? "-", 8) + pad("\(row.found)/\(row.clicks)", 10)
-                + pad(row.lateCallbacks.map { "\($0)" } ?? "n/a", 9) + (row.serverUnderflows.map { "\($0)" } ?? "n/a"))
+            print(
+                start + pad(d.map { fixed($0.p50, 2) } ?? "-", 8) + pad(d.map { fixed($0.p99, 2) } ?? "-", 8)
+                    + pad(d.map { fixed($0.max, 2) } ?? "-", 8) + pad("\(row.found)/\(row.clicks)", 10)
+                    + pad(row.lateCallbacks.map { "\($0)" } ?? "n/a", 9)
+                    + (row.serverUnderflows.map { "\($0)" } ?? "n/a"))
         }
         print("")
         for period in Set(report.rows.map(\.periodFrames)).sorted() {
             if let over = report.ambienceP99OverFasterPeer(period: period) {
-                print("\(period) frames: Ambience p99 - faster peer's p99 = \(fixed(over, 2)) ms (target at most 1 ms: \(over <= 1 ? "met" : "missed"))")
+                print(
+                    "\(period) frames: Ambience p99 - faster peer's p99 = \(fixed(over, 2)) ms (target at most 1 ms: \(over <= 1 ? "met" : "missed"))"
+                )
             }
         }
     }

@@ -16,7 +16,8 @@ struct DecodeCommand: Command {
         let decoder = try AudioFile.open(files[0])
         let info = decoder.info
         for warning in info.warnings { printError("warning: \(files[0]): \(warning)") }
-        let writer = try WAVWriter(path: out, sampleRate: info.sampleRate, channels: info.channels, encoding: float ? .float32 : .pcm16)
+        let writer = try WAVWriter(
+            path: out, sampleRate: info.sampleRate, channels: info.channels, encoding: float ? .float32 : .pcm16)
         let chunkFrames = 8192
         var chunk = [Float](repeating: 0, count: chunkFrames * info.channels)
         do {

@@ -24,23 +24,29 @@ struct InfoCommand: Command {
     /// The text form: the path, then one "  label  value" line per known field.
     static func lines(path: String, _ info: AudioInfo) -> [String] {
         let rows: [(String, String?)] = [
-            ("format", info.format.rawValue), ("sample rate", "\(info.sampleRate) Hz"), ("channels", "\(info.channels)"),
+            ("format", info.format.rawValue), ("sample rate", "\(info.sampleRate) Hz"),
+            ("channels", "\(info.channels)"),
             ("frames", "\(info.frames)"), ("duration", DurationText.format(info.duration)), ("title", info.tags.title),
             ("artist", info.tags.artist), ("album", info.tags.album), ("album artist", info.tags.albumArtist),
-            ("genre", info.tags.genre), ("composer", info.tags.composer), ("track", info.tags.trackNumber.map(String.init)),
-            ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no"),
+            ("genre", info.tags.genre), ("composer", info.tags.composer),
+            ("track", info.tags.trackNumber.map(String.init)),
+            ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no")
         ]
-        return [path] + rows.compactMap { label, value in
-            value.map { "  " + label + String(repeating: " ", count: max(13 - label.count, 1)) + $0 }
-        }
+        return [path]
+            + rows.compactMap { label, value in
+                value.map { "  " + label + String(repeating: " ", count: max(13 - label.count, 1)) + $0 }
+            }
     }
 
     static func describe(_ info: AudioInfo) -> JSON {
         .object([
-            ("format", .string(info.format.rawValue)), ("sampleRate", .int(info.sampleRate)), ("channels", .int(info.channels)),
-            ("frames", .int(Int(info.frames))), ("duration", .double(info.duration)), ("title", .optional(info.tags.title)),
-            ("artist", .optional(info.tags.artist)), ("album", .optional(info.tags.album)), ("genre", .optional(info.tags.genre)),
-            ("trackNumber", .optional(info.tags.trackNumber)), ("hasArtwork", .bool(info.tags.hasArtwork)),
+            ("format", .string(info.format.rawValue)), ("sampleRate", .int(info.sampleRate)),
+            ("channels", .int(info.channels)),
+            ("frames", .int(Int(info.frames))), ("duration", .double(info.duration)),
+            ("title", .optional(info.tags.title)),
+            ("artist", .optional(info.tags.artist)), ("album", .optional(info.tags.album)),
+            ("genre", .optional(info.tags.genre)),
+            ("trackNumber", .optional(info.tags.trackNumber)), ("hasArtwork", .bool(info.tags.hasArtwork))
         ])
     }
 }

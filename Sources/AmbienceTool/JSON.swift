@@ -22,7 +22,8 @@ public indirect enum JSON: Sendable, Equatable {
         case .double(let d): return d.isFinite ? String(d) : "null"
         case .string(let s): return JSON.quote(s)
         case .array(let items): return "[" + items.map(\.text).joined(separator: ",") + "]"
-        case .object(let pairs): return "{" + pairs.map { JSON.quote($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
+        case .object(let pairs):
+            return "{" + pairs.map { JSON.quote($0.0) + ":" + $0.1.text }.joined(separator: ",") + "}"
         }
     }
 
@@ -36,7 +37,9 @@ public indirect enum JSON: Sendable, Equatable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                out +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -33,7 +33,7 @@ struct LibraryCommand: Command {
         let keep = arguments.flag("--keep")
         let filters: [(MediaItemProperty, String?)] = [
             (.artist, try arguments.option("--artist")), (.albumTitle, try arguments.option("--album")),
-            (.title, try arguments.option("--title")), (.genre, try arguments.option("--genre")),
+            (.title, try arguments.option("--title")), (.genre, try arguments.option("--genre"))
         ]
         let group = try arguments.option("--group")
         let files = try arguments.integer("--files")
@@ -47,11 +47,15 @@ struct LibraryCommand: Command {
         switch subcommand {
         case "scan":
             guard rest.count == 1 else { throw UsageError("library scan takes exactly one DIR") }
-            guard !usesFilters, files == nil, !keep, !json, benchFolder == nil, mixed == nil else { throw UsageError("library scan takes only DIR, --db and --loudness") }
+            guard !usesFilters, files == nil, !keep, !json, benchFolder == nil, mixed == nil else {
+                throw UsageError("library scan takes only DIR, --db and --loudness")
+            }
             try scan(folder: rest[0], database: database, loudness: loudness)
         case "query":
             guard rest.isEmpty else { throw UsageError("library query takes no positional arguments") }
-            guard files == nil, !keep, benchFolder == nil else { throw UsageError("--files, --keep and --dir are for library bench") }
+            guard files == nil, !keep, benchFolder == nil else {
+                throw UsageError("--files, --keep and --dir are for library bench")
+            }
             let grouping: MediaGrouping?
             switch group {
             case nil, "songs": grouping = nil
@@ -59,12 +63,16 @@ struct LibraryCommand: Command {
             case "artists": grouping = .artist
             case "genres": grouping = .genre
             case "playlists": grouping = .playlist
-            case let other?: throw UsageError("--group must be songs, albums, artists, genres or playlists, not '\(other)'")
+            case let other?:
+                throw UsageError("--group must be songs, albums, artists, genres or playlists, not '\(other)'")
             }
-            try query(filters: filters.compactMap { property, value in value.map { (property, $0) } },
-                      contains: contains, grouping: grouping, database: database, json: json)
+            try query(
+                filters: filters.compactMap { property, value in value.map { (property, $0) } },
+                contains: contains, grouping: grouping, database: database, json: json)
         case "bench":
-            guard rest.isEmpty, !usesFilters, database == nil else { throw UsageError("library bench takes only --files, --keep and --json") }
+            guard rest.isEmpty, !usesFilters, database == nil else {
+                throw UsageError("library bench takes only --files, --keep and --json")
+            }
             if let mixed {
                 guard (1...1000).contains(mixed) else { throw UsageError("--mixed must be from 1 to 1000") }
                 return try LibraryFormatBench(copies: mixed).run(json: json)
@@ -93,7 +101,9 @@ struct LibraryCommand: Command {
             }
         } catch {
             bar?.clear()
-            if case LibraryError.cancelled = error { throw ToolFailure("\(folder): scan interrupted; files indexed so far are kept") }
+            if case LibraryError.cancelled = error {
+                throw ToolFailure("\(folder): scan interrupted; files indexed so far are kept")
+            }
             throw error
         }
         bar?.clear()
@@ -108,14 +118,18 @@ struct LibraryCommand: Command {
 
     // MARK: query
 
-    static func query(filters: [(MediaItemProperty, String)], contains: Bool, grouping: MediaGrouping?,
-                      database: String?, json: Bool) throws {
+    static func query(
+        filters: [(MediaItemProperty, String)], contains: Bool, grouping: MediaGrouping?,
+        database: String?, json: Bool
+    ) throws {
         let library = try MediaLibrary(folders: [], databasePath: database, createIfMissing: false)
         for warning in library.openingWarnings { printError("warning: \(warning)") }
         var query = grouping.map { MediaQuery(library: library, groupingType: $0) } ?? MediaQuery(library: library)
         for (property, value) in filters {
-            query.addFilterPredicate(MediaPropertyPredicate(value: value, forProperty: property,
-                                                            comparisonType: contains ? .contains : .equalTo))
+            query.addFilterPredicate(
+                MediaPropertyPredicate(
+                    value: value, forProperty: property,
+                    comparisonType: contains ? .contains : .equalTo))
         }
         if grouping == nil {
             let items = try query.results().items
@@ -123,14 +137,19 @@ struct LibraryCommand: Command {
                 print(JSON.array(items.map(describe)).text)
             } else {
                 for item in items {
-                    print([item.title ?? "", item.artist ?? "", item.albumTitle ?? "", DurationText.format(item.playbackDuration), item.url]
+                    print(
+                        [
+                            item.title ?? "", item.artist ?? "", item.albumTitle ?? "",
+                            DurationText.format(item.playbackDuration), item.url
+                        ]
                         .joined(separator: "\t"))
                 }
             }
         } else {
             let groups = try query.groups()
             if json {
-                print(JSON.array(groups.map { .object([("name", .optional($0.name)), ("count", .int($0.count))]) }).text)
+                print(
+                    JSON.array(groups.map { .object([("name", .optional($0.name)), ("count", .int($0.count))]) }).text)
             } else {
                 for group in groups { print("\(group.name ?? "(none)")\t\(group.count)") }
             }
@@ -138,8 +157,10 @@ struct LibraryCommand: Command {
     }
 
     static func describe(_ item: MediaItem) -> JSON {
-        .object([("title", .optional(item.title)), ("artist", .optional(item.artist)), ("album", .optional(item.albumTitle)),
-                 ("duration", .double(item.playbackDuration)), ("path", .string(item.url))])
+        .object([
+            ("title", .optional(item.title)), ("artist", .optional(item.artist)), ("album", .optional(item.albumTitle)),
+            ("duration", .double(item.playbackDuration)), ("path", .string(item.url))
+        ])
     }
 }
 
@@ -155,7 +176,8 @@ private final class ProgressBar {
         let filled = progress.totalFiles > 0 ? width * progress.filesDone / progress.totalFiles : width
         var name = progress.currentPath.split(separator: "/").last.map(String.init) ?? ""
         if name.count > 40 { name = String(name.prefix(39)) + "…" }
-        let line = "\r\u{1B}[K[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+        let line =
+            "\r\u{1B}[K[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
             + "] \(progress.filesDone)/\(progress.totalFiles) \(name)"
         write(line)
     }
@@ -184,10 +206,14 @@ struct LibraryBench {
 
     static let tracksPerAlbum = 10
     static let albumsPerArtist = 10
-    static let genres = ["Ambient", "Rock", "Jazz", "Electronic", "Classical", "Folk", "Pop", "Soundtrack", "Metal", "Blues"]
+    static let genres = [
+        "Ambient", "Rock", "Jazz", "Electronic", "Classical", "Folk", "Pop", "Soundtrack", "Metal", "Blues"
+    ]
 
     func run(json: Bool) throws {
-        let base = folder ?? FileManager.default.temporaryDirectory
+        let base =
+            folder
+            ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("ambience-library-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         let music = base + "/music", database = base + "/library.sqlite", marker = base + "/generated-files"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
@@ -234,12 +260,14 @@ struct LibraryBench {
         let coldRescan = clock.lap()
 
         // 4. Query by artist: the median of 50 different artists.
-        let artistCount = max(1, (files + Self.tracksPerAlbum * Self.albumsPerArtist - 1) / (Self.tracksPerAlbum * Self.albumsPerArtist))
+        let artistCount = max(
+            1, (files + Self.tracksPerAlbum * Self.albumsPerArtist - 1) / (Self.tracksPerAlbum * Self.albumsPerArtist))
         var artistTimes: [Double] = [], artistCPU: [Double] = []
         var artistItems = 0
         for run in 0..<50 {
             var query = MediaQuery.songs(in: library)
-            query.addFilterPredicate(MediaPropertyPredicate(value: Self.artistName((run * 7) % artistCount), forProperty: .artist))
+            query.addFilterPredicate(
+                MediaPropertyPredicate(value: Self.artistName((run * 7) % artistCount), forProperty: .artist))
             _ = clock.lap()
             artistItems = try query.results().items.count
             artistTimes.append(clock.lap())
@@ -247,7 +275,8 @@ struct LibraryBench {
         }
 
         // 5. Every album: counted by the index, and with every item loaded.
-        var groupTimes: [Double] = [], collectionTimes: [Double] = [], groupCPU: [Double] = [], collectionCPU: [Double] = []
+        var groupTimes: [Double] = [], collectionTimes: [Double] = [], groupCPU: [Double] = [],
+            collectionCPU: [Double] = []
         var albumCount = 0, collectionCount = 0
         for _ in 0..<10 {
             _ = clock.lap()
@@ -265,38 +294,52 @@ struct LibraryBench {
         let formatList = formats.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         let rate = Double(first.files) / max(firstScan, 1e-9)
         if json {
-            print(JSON.object([
-                ("files", .int(files)), ("formats", .object(formats.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
-                ("generateSeconds", .double(generated)), ("firstScanSeconds", .double(firstScan)),
-                ("firstScanFilesPerSecond", .double(rate)), ("failed", .int(first.failed.count)),
-                ("peakMemoryMB", .double(Double(rssAfter) / 1024)), ("peakMemoryBeforeScanMB", .double(Double(rssBefore) / 1024)),
-                ("rescanSeconds", .double(rescans[0])), ("rescanBestSeconds", .double(rescans.min() ?? 0)),
-                ("rescanCPUSeconds", .double(rescanCPU.min() ?? 0)), ("reused", .bool(reused)),
-                ("reopenSeconds", .double(reopen)), ("reopenedRescanSeconds", .double(coldRescan)),
-                ("artistQueryMilliseconds", .double(Self.median(artistTimes) * 1000)), ("artistQueryItems", .int(artistItems)),
-                ("artistQueryCPUMilliseconds", .double(Self.median(artistCPU) * 1000)),
-                ("albumGroupsMilliseconds", .double(Self.median(groupTimes) * 1000)), ("albums", .int(albumCount)),
-                ("albumGroupsCPUMilliseconds", .double(Self.median(groupCPU) * 1000)),
-                ("albumCollectionsMilliseconds", .double(Self.median(collectionTimes) * 1000)),
-                ("albumCollectionsCPUMilliseconds", .double(Self.median(collectionCPU) * 1000)),
-                ("path", .string(keep ? base : "")),
-            ]).text)
+            print(
+                JSON.object([
+                    ("files", .int(files)),
+                    ("formats", .object(formats.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
+                    ("generateSeconds", .double(generated)), ("firstScanSeconds", .double(firstScan)),
+                    ("firstScanFilesPerSecond", .double(rate)), ("failed", .int(first.failed.count)),
+                    ("peakMemoryMB", .double(Double(rssAfter) / 1024)),
+                    ("peakMemoryBeforeScanMB", .double(Double(rssBefore) / 1024)),
+                    ("rescanSeconds", .double(rescans[0])), ("rescanBestSeconds", .double(rescans.min() ?? 0)),
+                    ("rescanCPUSeconds", .double(rescanCPU.min() ?? 0)), ("reused", .bool(reused)),
+                    ("reopenSeconds", .double(reopen)), ("reopenedRescanSeconds", .double(coldRescan)),
+                    ("artistQueryMilliseconds", .double(Self.median(artistTimes) * 1000)),
+                    ("artistQueryItems", .int(artistItems)),
+                    ("artistQueryCPUMilliseconds", .double(Self.median(artistCPU) * 1000)),
+                    ("albumGroupsMilliseconds", .double(Self.median(groupTimes) * 1000)), ("albums", .int(albumCount)),
+                    ("albumGroupsCPUMilliseconds", .double(Self.median(groupCPU) * 1000)),
+                    ("albumCollectionsMilliseconds", .double(Self.median(collectionTimes) * 1000)),
+                    ("albumCollectionsCPUMilliseconds", .double(Self.median(collectionCPU) * 1000)),
+                    ("path", .string(keep ? base : ""))
+                ]).text)
         } else {
             if reused {
                 print("reused \(files) files generated earlier at \(music)")
             } else {
-                print("generated \(files) files (\(formatList)) in \(Self.seconds(generated))\(keep ? " at \(music)" : "")")
+                print(
+                    "generated \(files) files (\(formatList)) in \(Self.seconds(generated))\(keep ? " at \(music)" : "")"
+                )
             }
-            print("first scan: \(first.files) files in \(Self.seconds(firstScan)) (\(Int(rate)) files/s), \(first.failed.count) failed; "
-                  + "peak memory \(rssAfter / 1024) MB (\(rssBefore / 1024) MB before the scan)")
-            print("rescan, nothing changed: \(Self.seconds(rescans[0])) (best of 3: \(Self.seconds(rescans.min() ?? 0)), "
-                  + "\(Self.seconds(rescanCPU.min() ?? 0)) CPU); reopen with quick_check \(Self.seconds(reopen)), then rescan \(Self.seconds(coldRescan))")
-            print("query by artist: \(Self.milliseconds(Self.median(artistTimes))) median of 50 "
-                  + "(\(Self.milliseconds(Self.median(artistCPU))) CPU; \(artistItems) items each)")
-            print("group all albums: \(Self.milliseconds(Self.median(groupTimes))) for \(albumCount) albums with counts "
-                  + "(\(Self.milliseconds(Self.median(groupCPU))) CPU); \(Self.milliseconds(Self.median(collectionTimes))) with all "
-                  + "\(first.files) items loaded into \(collectionCount) collections (\(Self.milliseconds(Self.median(collectionCPU))) CPU), median of 5")
-            print("times are wall clock, medians; CPU is this thread's CPU time, which other processes on the machine do not inflate")
+            print(
+                "first scan: \(first.files) files in \(Self.seconds(firstScan)) (\(Int(rate)) files/s), \(first.failed.count) failed; "
+                    + "peak memory \(rssAfter / 1024) MB (\(rssBefore / 1024) MB before the scan)")
+            print(
+                "rescan, nothing changed: \(Self.seconds(rescans[0])) (best of 3: \(Self.seconds(rescans.min() ?? 0)), "
+                    + "\(Self.seconds(rescanCPU.min() ?? 0)) CPU); reopen with quick_check \(Self.seconds(reopen)), then rescan \(Self.seconds(coldRescan))"
+            )
+            print(
+                "query by artist: \(Self.milliseconds(Self.median(artistTimes))) median of 50 "
+                    + "(\(Self.milliseconds(Self.median(artistCPU))) CPU; \(artistItems) items each)")
+            print(
+                "group all albums: \(Self.milliseconds(Self.median(groupTimes))) for \(albumCount) albums with counts "
+                    + "(\(Self.milliseconds(Self.median(groupCPU))) CPU); \(Self.milliseconds(Self.median(collectionTimes))) with all "
+                    + "\(first.files) items loaded into \(collectionCount) collections (\(Self.milliseconds(Self.median(collectionCPU))) CPU), median of 5"
+            )
+            print(
+                "times are wall clock, medians; CPU is this thread's CPU time, which other processes on the machine do not inflate"
+            )
         }
     }
 
@@ -322,7 +365,9 @@ struct LibraryBench {
         let title = "Track \(Self.pad(index, 6))"
         let genre = Self.genres[album % Self.genres.count]
         let folder = "\(music)/\(artistName)/\(albumName)"
-        if track == 0 || index == 0 { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        if track == 0 || index == 0 {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
         let tags = BenchTags(title: title, artist: artistName, album: albumName, genre: genre, track: track + 1)
         let kinds = templates.formats
         let format = kinds[index % kinds.count]
@@ -333,7 +378,9 @@ struct LibraryBench {
         default: bytes = Templates.wav(tags)
         }
         let path = "\(folder)/\(Self.pad(track + 1, 2)) \(title).\(format)"
-        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else { throw ToolFailure("\(path): cannot write") }
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes)) else {
+            throw ToolFailure("\(path): cannot write")
+        }
         return format
     }
 
@@ -394,10 +441,14 @@ struct Templates {
     init(folder: String) throws {
         let source = folder + "/template.wav"
         let tone = Self.wav(BenchTags(title: "", artist: "", album: "", genre: "", track: 0), tagged: false)
-        guard FileManager.default.createFile(atPath: source, contents: Data(tone)) else { throw ToolFailure("\(source): cannot write") }
+        guard FileManager.default.createFile(atPath: source, contents: Data(tone)) else {
+            throw ToolFailure("\(source): cannot write")
+        }
         defer { try? FileManager.default.removeItem(atPath: source) }
         if Self.runTool("oggenc", ["-Q", "-q", "0", "-o", folder + "/template.ogg", source]),
-           let bytes = FileManager.default.contents(atPath: folder + "/template.ogg"), let pages = OggPage.parseAll([UInt8](bytes)) {
+            let bytes = FileManager.default.contents(atPath: folder + "/template.ogg"),
+            let pages = OggPage.parseAll([UInt8](bytes))
+        {
             var packets: [[UInt8]] = [], current: [UInt8] = []
             var pageIndex = 0
             while packets.count < 3 && pageIndex < pages.count {
@@ -418,7 +469,8 @@ struct Templates {
         }
         try? FileManager.default.removeItem(atPath: folder + "/template.ogg")
         if Self.runTool("lame", ["--quiet", "-b", "32", source, folder + "/template.mp3"]),
-           let bytes = FileManager.default.contents(atPath: folder + "/template.mp3"), bytes.count > 0 {
+            let bytes = FileManager.default.contents(atPath: folder + "/template.mp3"), bytes.count > 0
+        {
             mp3Frames = [UInt8](bytes)
             formats.append("mp3")
         }
@@ -440,7 +492,10 @@ struct Templates {
     static func wav(_ tags: BenchTags, tagged: Bool = true) -> [UInt8] {
         var info: [UInt8] = Array("INFO".utf8)
         if tagged {
-            for (id, text) in [("INAM", tags.title), ("IART", tags.artist), ("IPRD", tags.album), ("IGNR", tags.genre), ("ITRK", String(tags.track))] {
+            for (id, text) in [
+                ("INAM", tags.title), ("IART", tags.artist), ("IPRD", tags.album), ("IGNR", tags.genre),
+                ("ITRK", String(tags.track))
+            ] {
                 var value = Array(text.utf8) + [0]
                 let size = value.count
                 if value.count % 2 == 1 { value.append(0) }
@@ -462,8 +517,11 @@ struct Templates {
     /// The MP3 frames behind an ID3v2.3 tag (UTF-16 text frames).
     func mp3(_ tags: BenchTags) -> [UInt8] {
         var frames: [UInt8] = []
-        for (id, text) in [("TIT2", tags.title), ("TPE1", tags.artist), ("TALB", tags.album), ("TCON", tags.genre), ("TRCK", String(tags.track))] {
-            var data: [UInt8] = [1, 0xFF, 0xFE]   // UTF-16 with a little-endian byte-order mark
+        for (id, text) in [
+            ("TIT2", tags.title), ("TPE1", tags.artist), ("TALB", tags.album), ("TCON", tags.genre),
+            ("TRCK", String(tags.track))
+        ] {
+            var data: [UInt8] = [1, 0xFF, 0xFE]  // UTF-16 with a little-endian byte-order mark
             for unit in text.utf16 { data += [UInt8(truncatingIfNeeded: unit), UInt8(truncatingIfNeeded: unit >> 8)] }
             data += [0, 0]
             frames += Array(id.utf8) + be32(data.count) + [0, 0] + data
@@ -477,10 +535,13 @@ struct Templates {
     /// renumbered, every CRC recomputed.
     func ogg(_ tags: BenchTags) throws -> [UInt8] {
         let vendor = Array("ambience bench".utf8)
-        let comments = ["TITLE=\(tags.title)", "ARTIST=\(tags.artist)", "ALBUM=\(tags.album)", "GENRE=\(tags.genre)", "TRACKNUMBER=\(tags.track)"]
+        let comments = [
+            "TITLE=\(tags.title)", "ARTIST=\(tags.artist)", "ALBUM=\(tags.album)", "GENRE=\(tags.genre)",
+            "TRACKNUMBER=\(tags.track)"
+        ]
         var comment: [UInt8] = [3] + Array("vorbis".utf8) + le32(vendor.count) + vendor + le32(comments.count)
         for entry in comments { comment += le32(entry.utf8.count) + Array(entry.utf8) }
-        comment.append(1)   // framing bit
+        comment.append(1)  // framing bit
 
         let serial = oggPages[0].serial
         var out: [UInt8] = []
@@ -519,11 +580,15 @@ struct OggPage {
             let start = at + 27 + count
             guard start + length <= bytes.count else { return nil }
             // The header's 27 bytes are there (checked above), so its fields are.
-            guard let granule = bytes.u64LE(at + 6), let serial = bytes.u32LE(at + 14), let sequence = bytes.u32LE(at + 18) else {
+            guard let granule = bytes.u64LE(at + 6), let serial = bytes.u32LE(at + 14),
+                let sequence = bytes.u32LE(at + 18)
+            else {
                 return nil
             }
-            pages.append(OggPage(flags: bytes[at + 5], granule: granule, serial: serial, sequence: sequence,
-                                 segments: segments, body: Array(bytes[start..<(start + length)])))
+            pages.append(
+                OggPage(
+                    flags: bytes[at + 5], granule: granule, serial: serial, sequence: sequence,
+                    segments: segments, body: Array(bytes[start..<(start + length)])))
             at = start + length
         }
         return pages
@@ -555,9 +620,10 @@ struct OggPage {
         while index < lacing.count {
             let slice = lacing[index..<min(index + 255, lacing.count)]
             let endsPacket = slice.contains { $0.endsPacket }
-            let page = OggPage(flags: (out.isEmpty ? firstFlags : 0) | (continued ? 0x01 : 0),
-                               granule: endsPacket ? 0 : UInt64.max, serial: serial, sequence: sequence,
-                               segments: slice.map(\.segment), body: slice.flatMap(\.bytes))
+            let page = OggPage(
+                flags: (out.isEmpty ? firstFlags : 0) | (continued ? 0x01 : 0),
+                granule: endsPacket ? 0 : UInt64.max, serial: serial, sequence: sequence,
+                segments: slice.map(\.segment), body: slice.flatMap(\.bytes))
             out += page.bytes()
             sequence += 1
             continued = !(slice.last?.endsPacket ?? true)

@@ -9,13 +9,16 @@ struct LibraryFormatBench {
     let copies: Int
 
     func run(json: Bool) throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-library-mixed-\(getpid())").path
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-library-mixed-\(getpid())")
+            .path
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: base) }
         let files = try FormatFiles.make(seconds: 10, copies: copies, in: base + "/music")
         var rows: [JSON] = []
-        if !json { print("format        files  scan files/s  analysis files/s  analysis × real time  scan+analysis files/s") }
+        if !json {
+            print("format        files  scan files/s  analysis files/s  analysis × real time  scan+analysis files/s")
+        }
         var formats: [String] = []
         for file in files where !formats.contains(file.format) { formats.append(file.format) }
         for format in formats {
@@ -33,12 +36,17 @@ struct LibraryFormatBench {
             let both = count / max(scanSeconds + analysisSeconds, 1e-9)
             let realTime = analysis.audioSeconds / max(analysisSeconds, 1e-9)
             let failed = scan.failed.count + analysis.failed.count
-            rows.append(JSON.object([("format", .string(format)), ("files", .int(scan.files)), ("failed", .int(failed)),
-                                 ("scanFilesPerSecond", .double(scanRate)), ("analysisFilesPerSecond", .double(analysisRate)),
-                                 ("analysisTimesRealTime", .double(realTime)), ("scanAndAnalysisFilesPerSecond", .double(both))]))
+            rows.append(
+                JSON.object([
+                    ("format", .string(format)), ("files", .int(scan.files)), ("failed", .int(failed)),
+                    ("scanFilesPerSecond", .double(scanRate)), ("analysisFilesPerSecond", .double(analysisRate)),
+                    ("analysisTimesRealTime", .double(realTime)), ("scanAndAnalysisFilesPerSecond", .double(both))
+                ]))
             if !json {
                 let name = format.padding(toLength: 12, withPad: " ", startingAt: 0)
-                print("\(name)  \(scan.files)     \(Int(scanRate))          \(String(format: "%.1f", analysisRate))             \(Int(realTime))×                  \(String(format: "%.1f", both))")
+                print(
+                    "\(name)  \(scan.files)     \(Int(scanRate))          \(String(format: "%.1f", analysisRate))             \(Int(realTime))×                  \(String(format: "%.1f", both))"
+                )
             }
         }
         if json { print(JSON.object([("secondsPerFile", .double(10)), ("formats", .array(rows))]).text) }

@@ -20,8 +20,12 @@ struct PlayCommand: Command {
         let json = arguments.flag("--events-json")
         let seconds = try arguments.duration("--seconds")
         let categoryName = try arguments.option("--category") ?? "solo-ambient"
-        let categories: [String: SessionCategory] = ["ambient": .ambient, "solo-ambient": .soloAmbient, "playback": .playback]
-        guard let category = categories[categoryName] else { throw UsageError("--category must be ambient, solo-ambient or playback") }
+        let categories: [String: SessionCategory] = [
+            "ambient": .ambient, "solo-ambient": .soloAmbient, "playback": .playback
+        ]
+        guard let category = categories[categoryName] else {
+            throw UsageError("--category must be ambient, solo-ambient or playback")
+        }
         let loudnessName = try arguments.option("--loudness") ?? "off"
         guard let loudness = LoudnessMatching(rawValue: loudnessName) else {
             throw UsageError("--loudness must be off, track, album or automatic")
@@ -72,7 +76,9 @@ struct PlayCommand: Command {
         }
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
         let stats = engine.stats
-        report.stopped(underruns: stats.underruns, voices: stats.realVoices + stats.virtualVoices, residentBytes: ProcessUsage.residentBytes)
+        report.stopped(
+            underruns: stats.underruns, voices: stats.realVoices + stats.virtualVoices,
+            residentBytes: ProcessUsage.residentBytes)
     }
 }
 
@@ -91,8 +97,11 @@ final class EventReporter {
 
     func started(driver: String, route: AudioRoute, category: SessionCategory) {
         if json {
-            emit(.object([("event", .string("started")), ("driver", .string(driver)), ("route", .string(route.description)),
-                          ("category", .string(category.rawValue)), ("residentBytes", .int(ProcessUsage.residentBytes))]))
+            emit(
+                .object([
+                    ("event", .string("started")), ("driver", .string(driver)), ("route", .string(route.description)),
+                    ("category", .string(category.rawValue)), ("residentBytes", .int(ProcessUsage.residentBytes))
+                ]))
         } else {
             print("playing through \(route) (\(driver)), category \(category.rawValue)")
         }
@@ -110,9 +119,11 @@ final class EventReporter {
     func progress(_ player: MusicPlayer) {
         guard !json, terminal, let item = player.nowPlayingItem else { return }
         let time = player.currentPlaybackTime, length = max(item.playbackDuration, 0.001)
-        let width = 30, filled = min(max((Double(width) * time / length).saturated(Int.self, rounding: .down), 0), width)
+        let width = 30,
+            filled = min(max((Double(width) * time / length).saturated(Int.self, rounding: .down), 0), width)
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-        let line = "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(DurationText.format(time)) / \(DurationText.format(length)) \(player.playbackState.rawValue)"
+        let line =
+            "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(DurationText.format(time)) / \(DurationText.format(length)) \(player.playbackState.rawValue)"
         if line != lastLine {
             print("\r\u{1B}[K" + line, terminator: "")
             fflush(nil)
@@ -122,24 +133,33 @@ final class EventReporter {
 
     func stopped(underruns: Int, voices: Int, residentBytes: Int) {
         if json {
-            emit(.object([("event", .string("stopped")), ("underruns", .int(underruns)), ("voices", .int(voices)),
-                          ("residentBytes", .int(residentBytes))]))
+            emit(
+                .object([
+                    ("event", .string("stopped")), ("underruns", .int(underruns)), ("voices", .int(voices)),
+                    ("residentBytes", .int(residentBytes))
+                ]))
         } else if terminal {
             print("")
         }
     }
 
-    private func clearStatus() { if terminal && !lastLine.isEmpty { print("\r\u{1B}[K", terminator: ""); lastLine = "" } }
+    private func clearStatus() {
+        if terminal && !lastLine.isEmpty { print("\r\u{1B}[K", terminator: ""); lastLine = "" }
+    }
 
     static func describe(_ event: AudioEvent) -> JSON? {
         switch event {
         case .session(.routeChange(let change)):
-            return .object([("event", .string("routeChange")), ("reason", .string(change.reason.rawValue)),
-                            ("previous", .string(change.previous.description)), ("current", .string(change.current.description))])
+            return .object([
+                ("event", .string("routeChange")), ("reason", .string(change.reason.rawValue)),
+                ("previous", .string(change.previous.description)), ("current", .string(change.current.description))
+            ])
         case .session(.interruption(.began)):
             return .object([("event", .string("interruption")), ("type", .string("began"))])
         case .session(.interruption(.ended(let resume))):
-            return .object([("event", .string("interruption")), ("type", .string("ended")), ("shouldResume", .bool(resume))])
+            return .object([
+                ("event", .string("interruption")), ("type", .string("ended")), ("shouldResume", .bool(resume))
+            ])
         case .session(.silenceSecondaryAudioHint(let on)):
             return .object([("event", .string("silenceSecondaryAudioHint")), ("begin", .bool(on))])
         case .session(.categoryChanged(let category)):
@@ -151,17 +171,24 @@ final class EventReporter {
         case .music(.playbackStateDidChange(let state)):
             return .object([("event", .string("playbackState")), ("state", .string(state.rawValue))])
         case .music(.nowPlayingItemDidChange(let item)):
-            return .object([("event", .string("nowPlaying")), ("title", .optional(item?.title)), ("artist", .optional(item?.artist)),
-                            ("path", .optional(item?.url))])
+            return .object([
+                ("event", .string("nowPlaying")), ("title", .optional(item?.title)),
+                ("artist", .optional(item?.artist)),
+                ("path", .optional(item?.url))
+            ])
         case .music(.playbackError(let item, let error)):
-            return .object([("event", .string("playbackError")), ("path", .string(item.url)), ("error", .string(error.description))])
+            return .object([
+                ("event", .string("playbackError")), ("path", .string(item.url)), ("error", .string(error.description))
+            ])
         case .music(.volumeDidChange(let volume)):
             return .object([("event", .string("volume")), ("volume", .double(Double(volume)))])
         case .eventsDropped(let queue, let count):
             return .object([("event", .string("eventsDropped")), ("queue", .string(queue)), ("count", .int(count))])
         case .systemMusic(.commandFailed(let player, let command, let reason)):
-            return .object([("event", .string("commandFailed")), ("player", .string(player)), ("command", .string(command)),
-                            ("reason", .string(reason.description))])
+            return .object([
+                ("event", .string("commandFailed")), ("player", .string(player)), ("command", .string(command)),
+                ("reason", .string(reason.description))
+            ])
         case .music(.queueDidChange), .music(.commandFailed), .voiceFinished, .voiceStolen, .systemMusic, .library:
             return nil
         }
@@ -172,14 +199,16 @@ final class EventReporter {
         case .session(.routeChange(let c)): "route change: \(c.reason.rawValue), \(c.previous) -> \(c.current)"
         case .session(.interruption(.began)): "interruption began"
         case .session(.interruption(.ended(let r))): "interruption ended" + (r ? ", resuming" : "")
-        case .session(.silenceSecondaryAudioHint(let on)): on ? "other music started: the soundtrack should stay quiet" : "other music stopped"
+        case .session(.silenceSecondaryAudioHint(let on)):
+            on ? "other music started: the soundtrack should stay quiet" : "other music stopped"
         case .session(.categoryChanged(let c)): "category: \(c.rawValue)"
         case .session(.mediaServicesWereLost(.soundServer)): "the sound server went away"
         case .session(.mediaServicesWereReset(.soundServer)): "the sound server is back"
         case .session(.mediaServicesWereLost(.sessionBus)): "the session bus went away"
         case .session(.mediaServicesWereReset(.sessionBus)): "the session bus is back"
         case .music(.playbackStateDidChange(let s)): "state: \(s.rawValue)"
-        case .music(.nowPlayingItemDidChange(let item)): "now playing: " + (item.map { "\($0.title ?? "?") by \($0.artist ?? "unknown")" } ?? "nothing")
+        case .music(.nowPlayingItemDidChange(let item)):
+            "now playing: " + (item.map { "\($0.title ?? "?") by \($0.artist ?? "unknown")" } ?? "nothing")
         case .music(.playbackError(let item, let error)): "skipped \(item.url): \(error)"
         case .eventsDropped(let queue, let count): "warning: the \(queue) queue was full and lost \(count) events"
         default: EventReporter.describe(event)?.text ?? ""

@@ -44,7 +44,9 @@ struct RenderCommand: Command {
                     next += 1
                 }
                 var chunkEnd = min(frame + 4096, totalFrames)
-                if next < schedule.count { chunkEnd = min(chunkEnd, max(Int((schedule[next].0.time * Double(rate)).rounded()), frame + 1)) }
+                if next < schedule.count {
+                    chunkEnd = min(chunkEnd, max(Int((schedule[next].0.time * Double(rate)).rounded()), frame + 1))
+                }
                 let block = try engine.render(frames: chunkEnd - frame)
                 try writer.write(block.samples)
                 engine.update()
@@ -56,6 +58,8 @@ struct RenderCommand: Command {
             throw error
         }
         let stats = engine.stats
-        print("rendered \(DurationText.format(seconds)) at \(rate) Hz to \(out): \(cues.count) sound effects, \(music.count) music files, \(stats.started) voices started")
+        print(
+            "rendered \(DurationText.format(seconds)) at \(rate) Hz to \(out): \(cues.count) sound effects, \(music.count) music files, \(stats.started) voices started"
+        )
     }
 }

@@ -16,7 +16,8 @@ public struct SFXCue: Equatable, Sendable {
         guard !path.isEmpty else { throw UsageError("--sfx '\(text)': missing FILE before @") }
         let fields = text[text.index(after: at)...].split(separator: ",", omittingEmptySubsequences: false)
         // The same time forms as --seconds: seconds ("1.5") or clock form ("1:30").
-        guard let first = fields.first, let t = DurationText.parse(String(first)), t.isFinite, t >= 0, t <= 86_400 else {
+        guard let first = fields.first, let t = DurationText.parse(String(first)), t.isFinite, t >= 0, t <= 86_400
+        else {
             throw UsageError("--sfx '\(text)': the time after @ must be seconds (or m:ss) from 0 to 86400")
         }
         time = t
@@ -30,7 +31,8 @@ public struct SFXCue: Equatable, Sendable {
             case "pan" where value >= -1 && value <= 1: pan = value
             case "pitch" where value > 0 && value <= 16: pitch = value
             case "gain", "pan", "pitch":
-                throw UsageError("--sfx '\(text)': \(pair[0])=\(pair[1]) is out of range (gain 0…16, pan -1…1, pitch 0…16)")
+                throw UsageError(
+                    "--sfx '\(text)': \(pair[0])=\(pair[1]) is out of range (gain 0…16, pan -1…1, pitch 0…16)")
             default:
                 throw UsageError("--sfx '\(text)': unknown key '\(pair[0])' (use gain, pan or pitch)")
             }

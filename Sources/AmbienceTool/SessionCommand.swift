@@ -20,36 +20,70 @@ struct SessionCommand: Command {
         let capabilities = engine.capabilities
         let devices = engine.outputDevices
         if json {
-            print(JSON.object([
-                ("otherAudioPlaying", .bool(session.isOtherAudioPlaying)),
-                ("secondaryAudioShouldBeSilenced", .bool(session.secondaryAudioShouldBeSilencedHint)),
-                ("players", .array(players.map { p in
-                    .object([("name", .string(p.name)), ("status", .string(p.status.rawValue)), ("title", .optional(p.title)), ("artist", .optional(p.artist))])
-                })),
-                ("outputDevices", .array(devices.map { d in
-                    .object([("name", .string(d.name)), ("driver", .string(d.driver)), ("sink", .optional(d.sink))])
-                })),
-                ("capabilities", .object([
-                    ("renderer", .string(capabilities.renderer)), ("effects", .bool(capabilities.effects)), ("hrtf", .bool(capabilities.hrtf)),
-                    ("realVoices", .int(capabilities.realVoices)), ("missing", .array(capabilities.missing.map(JSON.string))),
-                    ("extensions", .array(capabilities.extensions.map(JSON.string))),
-                    ("systemLibraries", .array(capabilities.systemLibraries.map { library in
-                        .object([("name", .string(library.name)), ("feature", .string(library.feature)),
-                                 ("available", .bool(library.isAvailable)), ("reason", .optional(library.unavailableReason))])
-                    })),
-                ])),
-                ("outputDriver", .string(engine.outputDriver)),
-                ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable)),
-            ]).text)
+            print(
+                JSON.object([
+                    ("otherAudioPlaying", .bool(session.isOtherAudioPlaying)),
+                    ("secondaryAudioShouldBeSilenced", .bool(session.secondaryAudioShouldBeSilencedHint)),
+                    (
+                        "players",
+                        .array(
+                            players.map { p in
+                                .object([
+                                    ("name", .string(p.name)), ("status", .string(p.status.rawValue)),
+                                    ("title", .optional(p.title)), ("artist", .optional(p.artist))
+                                ])
+                            })
+                    ),
+                    (
+                        "outputDevices",
+                        .array(
+                            devices.map { d in
+                                .object([
+                                    ("name", .string(d.name)), ("driver", .string(d.driver)),
+                                    ("sink", .optional(d.sink))
+                                ])
+                            })
+                    ),
+                    (
+                        "capabilities",
+                        .object([
+                            ("renderer", .string(capabilities.renderer)), ("effects", .bool(capabilities.effects)),
+                            ("hrtf", .bool(capabilities.hrtf)),
+                            ("realVoices", .int(capabilities.realVoices)),
+                            ("missing", .array(capabilities.missing.map(JSON.string))),
+                            ("extensions", .array(capabilities.extensions.map(JSON.string))),
+                            (
+                                "systemLibraries",
+                                .array(
+                                    capabilities.systemLibraries.map { library in
+                                        .object([
+                                            ("name", .string(library.name)), ("feature", .string(library.feature)),
+                                            ("available", .bool(library.isAvailable)),
+                                            ("reason", .optional(library.unavailableReason))
+                                        ])
+                                    })
+                            )
+                        ])
+                    ),
+                    ("outputDriver", .string(engine.outputDriver)),
+                    ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable))
+                ]).text)
         } else {
             print("output: \(engine.outputDriver), route \(session.currentRoute)")
             print("other audio playing: \(session.isOtherAudioPlaying ? "yes" : "no")")
             print("secondary audio should be silenced: \(session.secondaryAudioShouldBeSilencedHint ? "yes" : "no")")
-            print(engine.systemMusicPlayer.isAvailable ? "music players:" : "music players: unavailable (no session bus)")
-            for p in players { print("  \(p.name) \(p.status.rawValue)" + (p.title.map { ": \($0)" } ?? "") + (p.artist.map { " by \($0)" } ?? "")) }
+            print(
+                engine.systemMusicPlayer.isAvailable ? "music players:" : "music players: unavailable (no session bus)")
+            for p in players {
+                print(
+                    "  \(p.name) \(p.status.rawValue)" + (p.title.map { ": \($0)" } ?? "")
+                        + (p.artist.map { " by \($0)" } ?? ""))
+            }
             print("output devices:")
             for d in devices { print("  \(d)") }
-            print("OpenAL: \(capabilities.renderer), \(capabilities.realVoices) real voices, effects \(capabilities.effects ? "yes" : "no"), HRTF \(capabilities.hrtf ? "yes" : "no")")
+            print(
+                "OpenAL: \(capabilities.renderer), \(capabilities.realVoices) real voices, effects \(capabilities.effects ? "yes" : "no"), HRTF \(capabilities.hrtf ? "yes" : "no")"
+            )
             for missing in capabilities.missing { print("  missing: \(missing)") }
         }
     }

@@ -29,8 +29,12 @@ struct StressCommand: Command {
         let realtime = arguments.flag("--realtime")
         let chaos = arguments.flag("--chaos")
         let soak = arguments.flag("--soak")
-        guard let voices = try arguments.integer("--voices") ?? (soak ? 64 : nil) else { throw UsageError("stress needs --voices N") }
-        guard let seconds = try arguments.duration("--seconds") ?? (soak ? 3_600 : nil) else { throw UsageError("stress needs --seconds S") }
+        guard let voices = try arguments.integer("--voices") ?? (soak ? 64 : nil) else {
+            throw UsageError("stress needs --voices N")
+        }
+        guard let seconds = try arguments.duration("--seconds") ?? (soak ? 3_600 : nil) else {
+            throw UsageError("stress needs --seconds S")
+        }
         let real = try arguments.integer("--real") ?? 256
         let period = try arguments.integer("--period")
         guard try arguments.finish().isEmpty else { throw UsageError("stress takes no positional arguments") }
@@ -40,14 +44,18 @@ struct StressCommand: Command {
         guard seconds > 0, seconds <= 3_600 else { throw UsageError("--seconds must be above 0 and at most 3600") }
         guard (1...4096).contains(real) else { throw UsageError("--real must be from 1 to 4096") }
         guard period == nil || realtime else { throw UsageError("--period needs --realtime") }
-        guard EngineConfiguration.blockFrameCounts.contains(period ?? 1024) else { throw UsageError("--period must be from 16 to 16384") }
+        guard EngineConfiguration.blockFrameCounts.contains(period ?? 1024) else {
+            throw UsageError("--period must be from 16 to 16384")
+        }
 
         let scene = StressScene(voices: voices)
         let options = StressOptions(seconds: seconds, realVoices: real, blockFrames: period ?? 1024, chaos: chaos)
-        let report = realtime
+        let report =
+            realtime
             ? try scene.runRealtime(options, isCancelled: { Interrupt.requested })
-            : soak ? try scene.runSoak(options, isCancelled: { Interrupt.requested })
-            : try scene.run(options, isCancelled: { Interrupt.requested })
+            : soak
+                ? try scene.runSoak(options, isCancelled: { Interrupt.requested })
+                : try scene.run(options, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
             print(describe(report, realtime: realtime).text)
@@ -60,43 +68,63 @@ struct StressCommand: Command {
         var pairs: [(String, JSON)] = [
             ("voices", .int(r.voices)), ("realVoices", .int(r.realVoices)), ("virtualVoices", .int(r.virtualVoices)),
             ("seconds", .double(r.seconds)), ("cpuSeconds", .double(r.cpuSeconds)), ("rtf", .double(r.rtf)),
-            ("playCallNs", .double(r.playCallNs)), ("peakRSSBytes", .int(r.peakRSSBytes)), ("underruns", .int(r.underruns)),
+            ("playCallNs", .double(r.playCallNs)), ("peakRSSBytes", .int(r.peakRSSBytes)),
+            ("underruns", .int(r.underruns)),
             ("mode", .string(realtime ? "realtime" : "offline")), ("driver", .string(r.driver)),
             ("playCalls", .int(r.playCalls)), ("retriggers", .int(r.retriggers)), ("stolen", .int(r.stolen)),
-            ("music", .optional(r.music)), ("wallSeconds", .double(r.wallSeconds)), ("renderedSeconds", .double(r.renderedSeconds)),
-            ("renderedBlocks", .int(r.renderedBlocks)), ("averageRenderMicroseconds", .double(r.averageRenderMicroseconds)),
-            ("maxRenderMicroseconds", .double(r.maxRenderMicroseconds)),
+            ("music", .optional(r.music)), ("wallSeconds", .double(r.wallSeconds)),
+            ("renderedSeconds", .double(r.renderedSeconds)),
+            ("renderedBlocks", .int(r.renderedBlocks)),
+            ("averageRenderMicroseconds", .double(r.averageRenderMicroseconds)),
+            ("maxRenderMicroseconds", .double(r.maxRenderMicroseconds))
         ]
         if let rms = r.outputRMS { pairs.append(("outputRMS", .double(rms))) }
         if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
-            pairs.append(("callback", .object([
-                ("periodMicroseconds", .double(period)), ("p50Microseconds", .double(p50)), ("p99Microseconds", .double(p99)),
-                ("maxMicroseconds", .double(r.maxRenderMicroseconds)), ("p99OverPeriod", .double(p99 / period)),
-                ("startupSeconds", r.startupSeconds.map(JSON.double) ?? .null), ("missingSeconds", r.missingSeconds.map(JSON.double) ?? .null),
-            ])))
+            pairs.append(
+                (
+                    "callback",
+                    .object([
+                        ("periodMicroseconds", .double(period)), ("p50Microseconds", .double(p50)),
+                        ("p99Microseconds", .double(p99)),
+                        ("maxMicroseconds", .double(r.maxRenderMicroseconds)), ("p99OverPeriod", .double(p99 / period)),
+                        ("startupSeconds", r.startupSeconds.map(JSON.double) ?? .null),
+                        ("missingSeconds", r.missingSeconds.map(JSON.double) ?? .null)
+                    ])
+                ))
         }
         if let c = r.chaos {
-            pairs.append(("chaos", .object([
-                ("seeks", .int(c.seeks)), ("skips", .int(c.skips)), ("voicesStarted", .int(c.voicesStarted)),
-                ("voicesStopped", .int(c.voicesStopped)), ("voicesFaded", .int(c.voicesFaded)),
-            ])))
+            pairs.append(
+                (
+                    "chaos",
+                    .object([
+                        ("seeks", .int(c.seeks)), ("skips", .int(c.skips)), ("voicesStarted", .int(c.voicesStarted)),
+                        ("voicesStopped", .int(c.voicesStopped)), ("voicesFaded", .int(c.voicesFaded))
+                    ])
+                ))
         }
         if let s = r.soak {
-            pairs.append(("soak", .object([
-                ("oneShots", .int(s.oneShots)), ("musicSkips", .int(s.musicSkips)), ("interruptions", .int(s.interruptions)),
-                ("backgroundings", .int(s.backgroundings)), ("routeChanges", .int(s.routeChanges)),
-                ("warmupSeconds", .double(s.warmupSeconds)),
-                ("alSourcesAfterWarmup", .int(s.alSourcesAfterWarmup)), ("alSourcesAtEnd", .int(s.alSourcesAtEnd)),
-                ("alSourcesMax", .int(s.alSourcesMax)), ("alBuffersAfterWarmup", .int(s.alBuffersAfterWarmup)),
-                ("alBuffersAtEnd", .int(s.alBuffersAtEnd)), ("alBuffersMax", .int(s.alBuffersMax)),
-                ("voicesAtEnd", .int(s.voicesAtEnd)),
-                ("rssAfterWarmupBytes", .int(s.rssAfterWarmupBytes)), ("rssAtEndBytes", .int(s.rssAtEndBytes)),
-                ("rssGrowthBytes", .int(s.rssGrowthBytes)),
-                ("averageBlockMicroseconds", .double(s.averageBlockMicroseconds)),
-                ("maxBlockMicroseconds", .double(s.maxBlockMicroseconds)),
-                ("routeChangeEvents", .int(s.routeChangeEvents)), ("interruptionEvents", .int(s.interruptionEvents)),
-                ("playbackErrors", .int(s.playbackErrors)),
-            ])))
+            pairs.append(
+                (
+                    "soak",
+                    .object([
+                        ("oneShots", .int(s.oneShots)), ("musicSkips", .int(s.musicSkips)),
+                        ("interruptions", .int(s.interruptions)),
+                        ("backgroundings", .int(s.backgroundings)), ("routeChanges", .int(s.routeChanges)),
+                        ("warmupSeconds", .double(s.warmupSeconds)),
+                        ("alSourcesAfterWarmup", .int(s.alSourcesAfterWarmup)),
+                        ("alSourcesAtEnd", .int(s.alSourcesAtEnd)),
+                        ("alSourcesMax", .int(s.alSourcesMax)), ("alBuffersAfterWarmup", .int(s.alBuffersAfterWarmup)),
+                        ("alBuffersAtEnd", .int(s.alBuffersAtEnd)), ("alBuffersMax", .int(s.alBuffersMax)),
+                        ("voicesAtEnd", .int(s.voicesAtEnd)),
+                        ("rssAfterWarmupBytes", .int(s.rssAfterWarmupBytes)), ("rssAtEndBytes", .int(s.rssAtEndBytes)),
+                        ("rssGrowthBytes", .int(s.rssGrowthBytes)),
+                        ("averageBlockMicroseconds", .double(s.averageBlockMicroseconds)),
+                        ("maxBlockMicroseconds", .double(s.maxBlockMicroseconds)),
+                        ("routeChangeEvents", .int(s.routeChangeEvents)),
+                        ("interruptionEvents", .int(s.interruptionEvents)),
+                        ("playbackErrors", .int(s.playbackErrors))
+                    ])
+                ))
         }
         return .object(pairs)
     }
@@ -106,29 +134,65 @@ struct StressCommand: Command {
             ("voices", "\(r.voices) (\(r.realVoices) real, \(r.virtualVoices) virtual at the end)"),
             ("output", realtime ? "real time through SDL's \(r.driver) driver" : "offline, as fast as the CPU allows"),
             ("music", r.music ?? "none"),
-            ("audio", realtime ? "\(fixed(r.renderedSeconds, 2)) s rendered in \(fixed(r.wallSeconds, 2)) s" : "\(fixed(r.seconds, 2)) s"),
+            (
+                "audio",
+                realtime
+                    ? "\(fixed(r.renderedSeconds, 2)) s rendered in \(fixed(r.wallSeconds, 2)) s"
+                    : "\(fixed(r.seconds, 2)) s"
+            ),
             ("CPU", "\(fixed(r.cpuSeconds, 3)) s, rtf \(fixed(r.rtf, 4)) (\(fixed(r.rtf * 100, 2))% of a core)"),
-            ("play()", "median \(Int(r.playCallNs.rounded())) ns over \(r.playCalls) calls, \(r.retriggers) one-shots restarted"),
-            ("mix block", "average \(fixed(r.averageRenderMicroseconds, 1)) µs, longest \(fixed(r.maxRenderMicroseconds, 1)) µs"),
+            (
+                "play()",
+                "median \(Int(r.playCallNs.rounded())) ns over \(r.playCalls) calls, \(r.retriggers) one-shots restarted"
+            ),
+            (
+                "mix block",
+                "average \(fixed(r.averageRenderMicroseconds, 1)) µs, longest \(fixed(r.maxRenderMicroseconds, 1)) µs"
+            ),
             ("underruns", "\(r.underruns)"),
-            ("peak memory", "\(r.peakRSSBytes >> 20) MiB"),
+            ("peak memory", "\(r.peakRSSBytes >> 20) MiB")
         ]
         if let rms = r.outputRMS { rows.append(("output RMS", fixed(rms, 4))) }
         if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
-            rows.append(("callback", "p50 \(fixed(p50, 0)) µs, p99 \(fixed(p99, 0)) µs (\(fixed(p99 / period * 100, 1))% of the "
-                + "\(fixed(period, 0)) µs period), max \(fixed(r.maxRenderMicroseconds, 0)) µs"))
+            rows.append(
+                (
+                    "callback",
+                    "p50 \(fixed(p50, 0)) µs, p99 \(fixed(p99, 0)) µs (\(fixed(p99 / period * 100, 1))% of the "
+                        + "\(fixed(period, 0)) µs period), max \(fixed(r.maxRenderMicroseconds, 0)) µs"
+                ))
             if let start = r.startupSeconds, let missing = r.missingSeconds {
-                rows.append(("output pace", "first block after \(fixed(start, 2)) s; then \(fixed(missing * 1000, 1)) ms of wall time not rendered"))
+                rows.append(
+                    (
+                        "output pace",
+                        "first block after \(fixed(start, 2)) s; then \(fixed(missing * 1000, 1)) ms of wall time not rendered"
+                    ))
             }
         }
         if let c = r.chaos {
-            rows.append(("chaos", "\(c.seeks) seeks, \(c.skips) skips, \(c.voicesStarted) voices started, \(c.voicesStopped) stopped, \(c.voicesFaded) faded"))
+            rows.append(
+                (
+                    "chaos",
+                    "\(c.seeks) seeks, \(c.skips) skips, \(c.voicesStarted) voices started, \(c.voicesStopped) stopped, \(c.voicesFaded) faded"
+                ))
         }
         if let s = r.soak {
-            rows.append(("soak", "\(s.oneShots) one-shots, \(s.musicSkips) skips, \(s.interruptions) interruptions, \(s.backgroundings) backgroundings, \(s.routeChanges) lost devices"))
-            rows.append(("AL objects", "sources \(s.alSourcesAfterWarmup) → \(s.alSourcesAtEnd) (max \(s.alSourcesMax)), buffers \(s.alBuffersAfterWarmup) → \(s.alBuffersAtEnd) (max \(s.alBuffersMax))"))
-            rows.append(("RSS growth", "\(s.rssGrowthBytes / 1024) KiB after \(fixed(s.warmupSeconds, 0)) s of warm-up"))
-            rows.append(("block", "average \(fixed(s.averageBlockMicroseconds, 1)) µs, longest \(fixed(s.maxBlockMicroseconds, 1)) µs"))
+            rows.append(
+                (
+                    "soak",
+                    "\(s.oneShots) one-shots, \(s.musicSkips) skips, \(s.interruptions) interruptions, \(s.backgroundings) backgroundings, \(s.routeChanges) lost devices"
+                ))
+            rows.append(
+                (
+                    "AL objects",
+                    "sources \(s.alSourcesAfterWarmup) → \(s.alSourcesAtEnd) (max \(s.alSourcesMax)), buffers \(s.alBuffersAfterWarmup) → \(s.alBuffersAtEnd) (max \(s.alBuffersMax))"
+                ))
+            rows.append(
+                ("RSS growth", "\(s.rssGrowthBytes / 1024) KiB after \(fixed(s.warmupSeconds, 0)) s of warm-up"))
+            rows.append(
+                (
+                    "block",
+                    "average \(fixed(s.averageBlockMicroseconds, 1)) µs, longest \(fixed(s.maxBlockMicroseconds, 1)) µs"
+                ))
         }
         for (label, value) in rows { print(label + String(repeating: " ", count: max(13 - label.count, 1)) + value) }
     }

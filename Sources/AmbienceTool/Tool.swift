@@ -6,8 +6,9 @@ import Synchronization
 /// 0 ok, 1 failed operation (one `ambience:` line on stderr), 2 usage error.
 public enum Tool {
     static let commands: [any Command.Type] = [
-        InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self, SessionCommand.self, StressCommand.self, BenchCommand.self,
-        LibraryCommand.self,
+        InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self, SessionCommand.self,
+        StressCommand.self, BenchCommand.self,
+        LibraryCommand.self
     ]
 
     public static func run(_ words: [String]) -> Int32 {
@@ -45,7 +46,8 @@ public enum Tool {
 
     static var overview: String {
         "usage: ambience COMMAND [OPTIONS]\n\ncommands:\n"
-            + commands.map { "  " + ($0.usage.split(separator: "\n").first.map(String.init) ?? $0.name) }.joined(separator: "\n")
+            + commands.map { "  " + ($0.usage.split(separator: "\n").first.map(String.init) ?? $0.name) }.joined(
+                separator: "\n")
             + "\n\nRun 'ambience COMMAND --help' for details, 'ambience --version' for the version."
             + "\nThe environment variable AMBIENCE_LOG (error, warning, info, debug; default warning) sets how much the"
             + "\nengine reports on stderr, as lines starting 'ambience: LEVEL:'."
@@ -72,7 +74,7 @@ enum Interrupt {
     static var requested: Bool { flag.load(ordering: .relaxed) }
 
     static func install() {
-        _ = flag.load(ordering: .relaxed)   // the global is made now, not lazily inside the handler
+        _ = flag.load(ordering: .relaxed)  // the global is made now, not lazily inside the handler
         // Only async-signal-safe work: an atomic exchange, signal() and raise().
         let handler: @convention(c) (Int32) -> Void = { signo in
             guard Interrupt.flag.exchange(true, ordering: .relaxed) else { return }

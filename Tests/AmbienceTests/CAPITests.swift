@@ -17,7 +17,8 @@ enum CAPI {
 
     /// The C compiler and its flags for programs linked against the library: AMBIENCE_TEST_CC, else `cc`.
     static let compiler: [String] = {
-        let words = (ProcessInfo.processInfo.environment["AMBIENCE_TEST_CC"] ?? "").split(separator: " ").map(String.init)
+        let words = (ProcessInfo.processInfo.environment["AMBIENCE_TEST_CC"] ?? "").split(separator: " ").map(
+            String.init)
         return words.isEmpty ? ["cc"] : words
     }()
     /// True when the library is built with a sanitizer (scripts/sanitizers.sh sets AMBIENCE_TEST_CC).
@@ -40,19 +41,24 @@ enum CAPI {
     }
 
     /// Runs a command to completion (ended after `timeout` seconds: SIGTERM, then SIGKILL), with its output.
-    static func run(_ arguments: [String], in folder: String = root, environment: [String: String] = [:],
-                    timeout: Double = 300) throws -> Run {
+    static func run(
+        _ arguments: [String], in folder: String = root, environment: [String: String] = [:],
+        timeout: Double = 300
+    ) throws -> Run {
         // Off the shared session bus: a C engine activating its (solo ambient) session would pause the mpv that the
         // MPRIS suite runs at the same time.
-        let output = try ChildProcess.run(arguments, environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": ""].merging(environment) { $1 }),
-                                          directory: folder, timeout: timeout)
-        return Run(status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
-                   stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal)
+        let output = try ChildProcess.run(
+            arguments, environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": ""].merging(environment) { $1 }),
+            directory: folder, timeout: timeout)
+        return Run(
+            status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+            stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal)
     }
 
     /// A private scratch folder, removed by the caller.
     static func scratch() throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-capi-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-capi-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         return folder
     }
@@ -62,8 +68,11 @@ enum CAPI {
     /// Builds Tests/CAPI/capi_test.c against the header and the debug shared library.
     static func buildTestProgram(into folder: String) throws -> String {
         let program = folder + "/capi_test"
-        let build = try run(compiler + ["-std=c99"] + warnings + ["Tests/CAPI/capi_test.c", "-Iinclude", "-L\(libraryFolder)",
-                             "-lambience-c", "-Wl,-rpath,\(libraryFolder)", "-lm", "-pthread", "-o", program])
+        let build = try run(
+            compiler + ["-std=c99"] + warnings + [
+                "Tests/CAPI/capi_test.c", "-Iinclude", "-L\(libraryFolder)",
+                "-lambience-c", "-Wl,-rpath,\(libraryFolder)", "-lm", "-pthread", "-o", program
+            ])
         #expect(build.status == 0, "cc capi_test.c: \(build.stderr)")
         return program
     }
@@ -82,128 +91,144 @@ enum CAPI {
 }
 
 extension SoundServerSuites {
-@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
-struct CAPITests {
-    @Test func headerIsPlainC99AndCxxWithoutWarnings() throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let source = folder + "/header.c"
-        try "#include \"ambience.h\"\nint main(void) { ambience_voice v = AMBIENCE_VOICE_NONE; return (int)v; }\n"
-            .write(toFile: source, atomically: true, encoding: .utf8)
-        for compiler in [["gcc", "-std=c99"], ["g++", "-x", "c++"], ["g++", "-std=c++98", "-x", "c++"]] {
-            let result = try CAPI.run(compiler + CAPI.warnings + ["-Iinclude", "-fsyntax-only", source])
-            #expect(result.status == 0 && result.stderr.isEmpty, "\(compiler.joined(separator: " ")): \(result.stderr)")
+    @Suite(
+        .timeLimit(.minutes(10)), .serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
+    struct CAPITests {
+        @Test func headerIsPlainC99AndCxxWithoutWarnings() throws {
+            let folder = try CAPI.scratch()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let source = folder + "/header.c"
+            try "#include \"ambience.h\"\nint main(void) { ambience_voice v = AMBIENCE_VOICE_NONE; return (int)v; }\n"
+                .write(toFile: source, atomically: true, encoding: .utf8)
+            for compiler in [["gcc", "-std=c99"], ["g++", "-x", "c++"], ["g++", "-std=c++98", "-x", "c++"]] {
+                let result = try CAPI.run(compiler + CAPI.warnings + ["-Iinclude", "-fsyntax-only", source])
+                #expect(
+                    result.status == 0 && result.stderr.isEmpty, "\(compiler.joined(separator: " ")): \(result.stderr)")
+            }
+            // The test program and the demo are held to the same standard.
+            for file in ["Tests/CAPI/capi_test.c", "Demos/CGameLoop/main.c"] {
+                let result = try CAPI.run(["gcc", "-std=c99"] + CAPI.warnings + ["-Iinclude", "-fsyntax-only", file])
+                #expect(result.status == 0 && result.stderr.isEmpty, "\(file): \(result.stderr)")
+            }
         }
-        // The test program and the demo are held to the same standard.
-        for file in ["Tests/CAPI/capi_test.c", "Demos/CGameLoop/main.c"] {
-            let result = try CAPI.run(["gcc", "-std=c99"] + CAPI.warnings + ["-Iinclude", "-fsyntax-only", file])
-            #expect(result.status == 0 && result.stderr.isEmpty, "\(file): \(result.stderr)")
+
+        @Test func everyFunctionGroupWorksFromC() throws {
+            let folder = try CAPI.scratch()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let program = try CAPI.buildTestProgram(into: folder)
+            let result = try CAPI.run([program, CAPI.root])
+            #expect(!result.killedBySignal, "capi_test crashed: \(result.stderr)")
+            #expect(result.status == 0, "capi_test: \(result.stdout.suffix(300))\n\(result.stderr)")
+            let tally = CAPI.tally(result.stdout)
+            #expect(tally != nil && tally!.failed == 0 && tally!.passed > 700, "\(result.stdout.suffix(200))")
+            // The engine left alive at the end is shut down by the exit handler: OpenAL sees its device closed.
+            #expect(!result.stderr.contains("alc_cleanup"), "\(result.stderr)")
+        }
+
+        /// Tests/CAPI/threads_test.c: one engine driven from five threads at once (rendering and updating, voices with
+        /// NaN and stale arguments, buses and the listener, engines and sounds made and destroyed). scripts/sanitizers.sh
+        /// runs the same program under ThreadSanitizer.
+        @Test func theAPIHoldsUpUnderFiveThreadsAtOnce() throws {
+            let folder = try CAPI.scratch()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let program = folder + "/threads_test"
+            let build = try CAPI.run(
+                CAPI.compiler + ["-std=c11"] + CAPI.warnings + [
+                    "Tests/CAPI/threads_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)",
+                    "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-pthread", "-o", program
+                ])
+            try #require(build.status == 0, "cc threads_test.c: \(build.stderr)")
+            let result = try CAPI.run([program, "1000"], timeout: 300)
+            #expect(
+                !result.killedBySignal && result.status == 0,
+                "threads_test: \(result.stdout.suffix(300))\n\(result.stderr.suffix(2000))")
+            let tally = CAPI.tally(result.stdout)
+            #expect(tally != nil && tally!.failed == 0 && tally!.passed > 10_000, "\(result.stdout.suffix(200))")
+        }
+
+        @Test(
+            .enabled(if: CAPI.onPath("valgrind"), "valgrind is not installed (apt-get install valgrind)"),
+            .enabled(if: !CAPI.instrumented, "valgrind cannot run an AddressSanitizer build; the plain run checks it"))
+        func noLeaksUnderValgrind() throws {
+            let folder = try CAPI.scratch()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let program = try CAPI.buildTestProgram(into: folder)
+            // Only "definitely lost" counts: the Swift runtime's metadata caches are one-time and "possibly lost".
+            // Tests/CAPI/valgrind.supp lists (and explains) the one known exception.
+            let result = try CAPI.run(
+                [
+                    "valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=3",
+                    "--num-callers=40", "--suppressions=Tests/CAPI/valgrind.supp", program, CAPI.root
+                ],
+                timeout: 900)
+            #expect(result.status == 0, "valgrind exit \(result.status):\n\(result.stderr.suffix(6000))")
+            #expect(result.stderr.contains("ERROR SUMMARY: 0 errors"), "\(result.stderr.suffix(6000))")
+            #expect(CAPI.tally(result.stdout)?.failed == 0, "\(result.stdout.suffix(300))")
+        }
+
+        /// Builds capi_test and runs one of its live modes; expects it to pass and to print `line`.
+        func runLiveMode(_ mode: String, expecting line: String) throws {
+            let folder = try CAPI.scratch()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let program = try CAPI.buildTestProgram(into: folder)
+            let result = try CAPI.run([program, CAPI.root, mode], timeout: 120)
+            #expect(result.status == 0, "capi_test \(mode): \(result.stdout)\n\(result.stderr)")
+            #expect(result.stdout.contains(line), "\(result.stdout)")
+        }
+
+        @Test(
+            .enabled(
+                if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" && CAPI.onPath("pactl"),
+                "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
+        func routeChangeReachesTheCCallbackAndResumesOrStops() throws {
+            try runLiveMode("route", expecting: "route change: reason")
+            // The second round answers Stop (ambience_session_stop_after_route_change): the voice is kept at its start.
+            try runLiveMode("route", expecting: "route change: stopped, voice rewound")
+        }
+
+        /// The session bus killed under a device engine and started again: the C callback hears both.
+        @Test(.enabled(if: CAPI.onPath("dbus-daemon"), "dbus-daemon is not installed"))
+        func sessionBusLossAndReturnReachTheCCallback() throws {
+            try runLiveMode("bus", expecting: "session bus: lost 1, back 1")
+        }
+
+        @Test func cGameLoopBuildsWithTheReadmeLineAndRecordsAudio() throws {
+            let folder = try CAPI.scratch()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            // The README's line, for the debug build, with the program written to the scratch folder.
+            let line = CAPI.readmeLine.replacingOccurrences(of: "$PWD/.build/release", with: CAPI.libraryFolder)
+                .replacingOccurrences(of: ".build/release", with: CAPI.libraryFolder)
+                .replacingOccurrences(of: "cc ", with: CAPI.compiler.joined(separator: " ") + " ", options: .anchored)
+                .replacingOccurrences(of: "-o cgameloop", with: "-o \(folder)/cgameloop")
+            let build = try CAPI.run(["sh", "-c", line])
+            try #require(build.status == 0, "\(line): \(build.stderr)")
+
+            let wav = folder + "/out.wav"
+            let result = try CAPI.run([folder + "/cgameloop", "--seconds", "2", "--record", wav], timeout: 120)
+            #expect(result.status == 0 && !result.killedBySignal, "cgameloop: \(result.stdout)\n\(result.stderr)")
+            #expect(result.stdout.contains("now playing: Gravity Wave Theme"), "\(result.stdout)")
+            // Written whole, then renamed: no temporary file is left behind.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["cgameloop", "out.wav"])
+
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wav)))
+            try #require(
+                bytes.count > 44 && Array(bytes[0..<4]) == Array("RIFF".utf8)
+                    && Array(bytes[8..<12]) == Array("WAVE".utf8))
+            func u16(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
+            func u32(_ i: Int) -> Int { u16(i) | u16(i + 2) << 16 }
+            #expect(u16(20) == 1 && u16(22) == 2 && u32(24) == 48_000 && u16(34) == 16)  // PCM, stereo, 48 kHz, 16-bit
+            #expect(
+                Array(bytes[36..<40]) == Array("data".utf8) && u32(40) == 2 * 48_000 * 4 && bytes.count == 44 + u32(40))
+            var sum = 0.0
+            var peak = 0
+            for i in stride(from: 44, to: bytes.count - 1, by: 2) {
+                let sample = Int(Int16(bitPattern: UInt16(u16(i))))
+                sum += Double(sample * sample)
+                peak = max(peak, abs(sample))
+            }
+            let rms = (sum / Double((bytes.count - 44) / 2)).squareRoot() / 32768
+            #expect(rms > 0.02, "the recording is silent (RMS \(rms))")
+            #expect(peak < 32767, "the recording clips")
         }
     }
-
-    @Test func everyFunctionGroupWorksFromC() throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = try CAPI.buildTestProgram(into: folder)
-        let result = try CAPI.run([program, CAPI.root])
-        #expect(!result.killedBySignal, "capi_test crashed: \(result.stderr)")
-        #expect(result.status == 0, "capi_test: \(result.stdout.suffix(300))\n\(result.stderr)")
-        let tally = CAPI.tally(result.stdout)
-        #expect(tally != nil && tally!.failed == 0 && tally!.passed > 700, "\(result.stdout.suffix(200))")
-        // The engine left alive at the end is shut down by the exit handler: OpenAL sees its device closed.
-        #expect(!result.stderr.contains("alc_cleanup"), "\(result.stderr)")
-    }
-
-    /// Tests/CAPI/threads_test.c: one engine driven from five threads at once (rendering and updating, voices with
-    /// NaN and stale arguments, buses and the listener, engines and sounds made and destroyed). scripts/sanitizers.sh
-    /// runs the same program under ThreadSanitizer.
-    @Test func theAPIHoldsUpUnderFiveThreadsAtOnce() throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = folder + "/threads_test"
-        let build = try CAPI.run(CAPI.compiler + ["-std=c11"] + CAPI.warnings + ["Tests/CAPI/threads_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)",
-                                  "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-pthread", "-o", program])
-        try #require(build.status == 0, "cc threads_test.c: \(build.stderr)")
-        let result = try CAPI.run([program, "1000"], timeout: 300)
-        #expect(!result.killedBySignal && result.status == 0, "threads_test: \(result.stdout.suffix(300))\n\(result.stderr.suffix(2000))")
-        let tally = CAPI.tally(result.stdout)
-        #expect(tally != nil && tally!.failed == 0 && tally!.passed > 10_000, "\(result.stdout.suffix(200))")
-    }
-
-    @Test(.enabled(if: CAPI.onPath("valgrind"), "valgrind is not installed (apt-get install valgrind)"),
-          .enabled(if: !CAPI.instrumented, "valgrind cannot run an AddressSanitizer build; the plain run checks it"))
-    func noLeaksUnderValgrind() throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = try CAPI.buildTestProgram(into: folder)
-        // Only "definitely lost" counts: the Swift runtime's metadata caches are one-time and "possibly lost".
-        // Tests/CAPI/valgrind.supp lists (and explains) the one known exception.
-        let result = try CAPI.run(["valgrind", "--leak-check=full", "--errors-for-leak-kinds=definite", "--error-exitcode=3",
-                                   "--num-callers=40", "--suppressions=Tests/CAPI/valgrind.supp", program, CAPI.root],
-                                  timeout: 900)
-        #expect(result.status == 0, "valgrind exit \(result.status):\n\(result.stderr.suffix(6000))")
-        #expect(result.stderr.contains("ERROR SUMMARY: 0 errors"), "\(result.stderr.suffix(6000))")
-        #expect(CAPI.tally(result.stdout)?.failed == 0, "\(result.stdout.suffix(300))")
-    }
-
-    /// Builds capi_test and runs one of its live modes; expects it to pass and to print `line`.
-    func runLiveMode(_ mode: String, expecting line: String) throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = try CAPI.buildTestProgram(into: folder)
-        let result = try CAPI.run([program, CAPI.root, mode], timeout: 120)
-        #expect(result.status == 0, "capi_test \(mode): \(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains(line), "\(result.stdout)")
-    }
-
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" && CAPI.onPath("pactl"),
-                   "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
-    func routeChangeReachesTheCCallbackAndResumesOrStops() throws {
-        try runLiveMode("route", expecting: "route change: reason")
-        // The second round answers Stop (ambience_session_stop_after_route_change): the voice is kept at its start.
-        try runLiveMode("route", expecting: "route change: stopped, voice rewound")
-    }
-
-    /// The session bus killed under a device engine and started again: the C callback hears both.
-    @Test(.enabled(if: CAPI.onPath("dbus-daemon"), "dbus-daemon is not installed"))
-    func sessionBusLossAndReturnReachTheCCallback() throws {
-        try runLiveMode("bus", expecting: "session bus: lost 1, back 1")
-    }
-
-    @Test func cGameLoopBuildsWithTheReadmeLineAndRecordsAudio() throws {
-        let folder = try CAPI.scratch()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        // The README's line, for the debug build, with the program written to the scratch folder.
-        let line = CAPI.readmeLine.replacingOccurrences(of: "$PWD/.build/release", with: CAPI.libraryFolder)
-            .replacingOccurrences(of: ".build/release", with: CAPI.libraryFolder)
-            .replacingOccurrences(of: "cc ", with: CAPI.compiler.joined(separator: " ") + " ", options: .anchored)
-            .replacingOccurrences(of: "-o cgameloop", with: "-o \(folder)/cgameloop")
-        let build = try CAPI.run(["sh", "-c", line])
-        try #require(build.status == 0, "\(line): \(build.stderr)")
-
-        let wav = folder + "/out.wav"
-        let result = try CAPI.run([folder + "/cgameloop", "--seconds", "2", "--record", wav], timeout: 120)
-        #expect(result.status == 0 && !result.killedBySignal, "cgameloop: \(result.stdout)\n\(result.stderr)")
-        #expect(result.stdout.contains("now playing: Gravity Wave Theme"), "\(result.stdout)")
-        // Written whole, then renamed: no temporary file is left behind.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == ["cgameloop", "out.wav"])
-
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: wav)))
-        try #require(bytes.count > 44 && Array(bytes[0..<4]) == Array("RIFF".utf8) && Array(bytes[8..<12]) == Array("WAVE".utf8))
-        func u16(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 }
-        func u32(_ i: Int) -> Int { u16(i) | u16(i + 2) << 16 }
-        #expect(u16(20) == 1 && u16(22) == 2 && u32(24) == 48_000 && u16(34) == 16)  // PCM, stereo, 48 kHz, 16-bit
-        #expect(Array(bytes[36..<40]) == Array("data".utf8) && u32(40) == 2 * 48_000 * 4 && bytes.count == 44 + u32(40))
-        var sum = 0.0
-        var peak = 0
-        for i in stride(from: 44, to: bytes.count - 1, by: 2) {
-            let sample = Int(Int16(bitPattern: UInt16(u16(i))))
-            sum += Double(sample * sample)
-            peak = max(peak, abs(sample))
-        }
-        let rms = (sum / Double((bytes.count - 44) / 2)).squareRoot() / 32768
-        #expect(rms > 0.02, "the recording is silent (RMS \(rms))")
-        #expect(peak < 32767, "the recording clips")
-    }
-}
 }

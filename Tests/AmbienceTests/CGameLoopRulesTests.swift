@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 /// The C demo (Demos/CGameLoop) follows UtopiaGL's rules, against real mpv players on the private session bus: the
@@ -11,22 +12,29 @@ extension MPRISTests {
     @discardableResult
     func buildCGameLoop(into folder: String) throws -> String {
         let program = folder + "/cgameloop"
-        let build = try CAPI.run(CAPI.compiler + ["-std=c99"] + CAPI.warnings + ["Demos/CGameLoop/main.c", "-Iinclude",
-                                 "-L\(CAPI.libraryFolder)", "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", program])
+        let build = try CAPI.run(
+            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
+                "Demos/CGameLoop/main.c", "-Iinclude",
+                "-L\(CAPI.libraryFolder)", "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", program
+            ])
         try #require(build.status == 0, "cc cgameloop: \(build.stderr)")
         return program
     }
 
     /// The demo started on the private session bus, its output going to `log` (read while it runs).
     func startCGameLoop(_ program: String, _ arguments: [String], log: String) throws -> ChildProcess {
-        try ChildProcess(["sh", "-c", "exec \"$0\" \"$@\" >\"$CGAMELOOP_LOG\" 2>&1", program] + arguments,
-                         environment: childEnvironment(["SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log]), directory: CAPI.root,
-                         stdout: .null, stderr: .null)
+        try ChildProcess(
+            ["sh", "-c", "exec \"$0\" \"$@\" >\"$CGAMELOOP_LOG\" 2>&1", program] + arguments,
+            environment: childEnvironment(["SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log]), directory: CAPI.root,
+            stdout: .null, stderr: .null)
     }
 
     func text(of log: String) -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
-    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)))
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)))
     func theCGameLoopReportsTheUsersMusicAtLaunchLeavesItPlayingAndKeepsItsSoundtrackOff() throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -40,11 +48,16 @@ extension MPRISTests {
         let output = text(of: log)
         #expect(output.contains("music already playing at launch: Title - Artist"), "\(output)")
         #expect(output.contains("the user's music plays: the soundtrack stays off"), "\(output)")
-        #expect(output.contains("queued: Gravity Wave Theme") && !output.contains("now playing:"), "the soundtrack played over the user's music: \(output)")
+        #expect(
+            output.contains("queued: Gravity Wave Theme") && !output.contains("now playing:"),
+            "the soundtrack played over the user's music: \(output)")
         #expect(playerctl(["-p", userName, "status"]) == "Playing", "the game stopped the user's music")
     }
 
-    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)))
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)))
     func theCGameLoopPlaysItsSoundtrackOnlyWhileTheUserHasNoMusic() throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -52,22 +65,30 @@ extension MPRISTests {
         let log = folder + "/out.txt"
         let game = try startCGameLoop(program, ["--seconds", "60"], log: log)
         defer { game.kill() }
-        #expect(eventually(within: 10) { text(of: log).contains("now playing: Gravity Wave Theme") }, "\(text(of: log))")
+        #expect(
+            eventually(within: 10) { text(of: log).contains("now playing: Gravity Wave Theme") }, "\(text(of: log))")
         #expect(!text(of: log).contains("already playing"))
 
         // The user starts their music mid-game: the soundtrack makes way; they pause it: the soundtrack comes back.
         let (users, userName) = try startMPV()
         defer { users.kill() }
-        #expect(eventually(within: 10) { text(of: log).contains("your music started: the soundtrack is paused") }, "\(text(of: log))")
+        #expect(
+            eventually(within: 10) { text(of: log).contains("your music started: the soundtrack is paused") },
+            "\(text(of: log))")
         #expect(playerctl(["-p", userName, "pause"]) != nil)
-        #expect(eventually(within: 10) { text(of: log).contains("your music stopped: the soundtrack plays") }, "\(text(of: log))")
+        #expect(
+            eventually(within: 10) { text(of: log).contains("your music stopped: the soundtrack plays") },
+            "\(text(of: log))")
 
         kill(game.pid, SIGTERM)
         #expect(game.waitForExit(within: 10))
         #expect(playerctl(["-p", userName, "status"]) == "Paused", "the game touched the user's player")
     }
 
-    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)))
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)))
     func theCGameLoopStopsOnlyTheMusicItStartedAtExit() throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -79,11 +100,15 @@ extension MPRISTests {
         let log = folder + "/out.txt"
         let game = try startCGameLoop(program, ["--seconds", "4", "--system-music", gameName], log: log)
         defer { game.kill() }
-        #expect(eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" }, "the game did not start its player")
+        #expect(
+            eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" },
+            "the game did not start its player")
         #expect(playerctl(["-p", userName, "status"]) == "Playing")
         #expect(game.waitForExit(within: 30) && game.terminationStatus == 0, "\(text(of: log))")
         #expect(text(of: log).contains("music already playing at launch: Title - Artist"), "\(text(of: log))")
-        #expect(eventually(within: 3) { playerctl(["-p", gameName, "status"]) == "Paused" }, "the music the game started plays on")
+        #expect(
+            eventually(within: 3) { playerctl(["-p", gameName, "status"]) == "Paused" },
+            "the music the game started plays on")
         #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's music was stopped at exit")
     }
 }

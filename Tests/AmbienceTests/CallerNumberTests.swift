@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// Numbers from callers and files: the checked conversions, the one duration formatter, and every API edge that
@@ -17,9 +18,10 @@ import Testing
         #expect(refusal?.description.hasPrefix("frames in the fmt chunk is 9223372036854775807") == true)
     }
 
-    @Test(arguments: [
-        (1.4, Int64(1)), (1.5, 2), (-1.5, -2), (0, 0), (9.2e18, 9_200_000_000_000_000_000),
-    ] as [(Double, Int64)])
+    @Test(
+        arguments: [
+            (1.4, Int64(1)), (1.5, 2), (-1.5, -2), (0, 0), (9.2e18, 9_200_000_000_000_000_000)
+        ] as [(Double, Int64)])
     func finiteDoublesRound(value: Double, expected: Int64) throws {
         #expect(try value.integer(Int64.self, "t") == expected)
     }
@@ -47,27 +49,32 @@ import Testing
 
     // MARK: The duration formatter and parser (pure)
 
-    @Test(arguments: [
-        (0, "0:00.000"), (0.0004, "0:00.000"), (0.0005, "0:00.001"), (0.9994, "0:00.999"), (0.9995, "0:01.000"),
-        (0.9996, "0:01.000"), (47_999.0 / 48_000, "0:01.000"), (1, "0:01.000"), (59.9994, "0:59.999"),
-        (59.9995, "1:00.000"), (61.5, "1:01.500"), (3599.9995, "1:00:00.000"), (3600, "1:00:00.000"),
-        (3661.25, "1:01:01.250"), (360_000, "100:00:00.000"), (-1.5, "-0:01.500"), (-0.0004, "0:00.000"),
-        (-0.0, "0:00.000"), (.nan, "unknown"), (.infinity, "infinite"), (-.infinity, "-infinite"), (1e300, "1e+300 s"),
-    ] as [(Double, String)])
+    @Test(
+        arguments: [
+            (0, "0:00.000"), (0.0004, "0:00.000"), (0.0005, "0:00.001"), (0.9994, "0:00.999"), (0.9995, "0:01.000"),
+            (0.9996, "0:01.000"), (47_999.0 / 48_000, "0:01.000"), (1, "0:01.000"), (59.9994, "0:59.999"),
+            (59.9995, "1:00.000"), (61.5, "1:01.500"), (3599.9995, "1:00:00.000"), (3600, "1:00:00.000"),
+            (3661.25, "1:01:01.250"), (360_000, "100:00:00.000"), (-1.5, "-0:01.500"), (-0.0004, "0:00.000"),
+            (-0.0, "0:00.000"), (.nan, "unknown"), (.infinity, "infinite"), (-.infinity, "-infinite"),
+            (1e300, "1e+300 s")
+        ] as [(Double, String)])
     func durationsFormatExactlyAtEveryBoundary(seconds: Double, text: String) {
         #expect(DurationText.format(seconds) == text)
     }
 
-    @Test(arguments: [
-        ("0", 0.0), ("90", 90), ("0.5", 0.5), ("1:30", 90), ("1:02:03.5", 3723.5), ("-2", -2), ("0:01.000", 1),
-        ("100:00:00.000", 360_000),
-    ] as [(String, Double)])
+    @Test(
+        arguments: [
+            ("0", 0.0), ("90", 90), ("0.5", 0.5), ("1:30", 90), ("1:02:03.5", 3723.5), ("-2", -2), ("0:01.000", 1),
+            ("100:00:00.000", 360_000)
+        ] as [(String, Double)])
     func durationsParse(text: String, seconds: Double) {
         #expect(DurationText.parse(text) == seconds)
     }
 
-    @Test(arguments: ["", "nan", "inf", "-", "1:", ":30", "1:60", "1:5", "1:2:3", "1.5:00", "1e3", "0x10", "1..5", ".5", "5.",
-                      "1:30:", "+5", " 5", "1,5", "١"])
+    @Test(arguments: [
+        "", "nan", "inf", "-", "1:", ":30", "1:60", "1:5", "1:2:3", "1.5:00", "1e3", "0x10", "1..5", ".5", "5.",
+        "1:30:", "+5", " 5", "1,5", "١"
+    ])
     func malformedDurationsAreRefused(text: String) {
         #expect(DurationText.parse(text) == nil)
     }
@@ -76,7 +83,9 @@ import Testing
         for seconds in [0, 0.001, 0.9995, 59.9995, 61.5, 3599.9995, 86_399.999, -12.25] {
             let text = DurationText.format(seconds)
             let back = DurationText.parse(text)
-            #expect(back.map { abs($0 - (seconds * 1000).rounded() / 1000) < 1e-9 } == true, "\(seconds) → \(text) → \(String(describing: back))")
+            #expect(
+                back.map { abs($0 - (seconds * 1000).rounded() / 1000) < 1e-9 } == true,
+                "\(seconds) → \(text) → \(String(describing: back))")
         }
     }
 
@@ -121,15 +130,16 @@ import Testing
 
     // MARK: Engine configuration: one check for Swift and C
 
-    @Test(arguments: [
-        ("blockFrames", EngineConfiguration(output: .offline, blockFrames: 0)),
-        ("blockFrames", EngineConfiguration(output: .offline, blockFrames: 1 << 30)),
-        ("sampleRate", EngineConfiguration(output: .offline, sampleRate: 0)),
-        ("sampleRate", EngineConfiguration(output: .offline, sampleRate: -48_000)),
-        ("realVoices", EngineConfiguration(output: .offline, realVoices: 0)),
-        ("maxVoices", EngineConfiguration(output: .offline, realVoices: 64, maxVoices: 8)),
-        ("soundMemoryBudget", EngineConfiguration(output: .offline, soundMemoryBudget: -1)),
-    ] as [(String, EngineConfiguration)])
+    @Test(
+        arguments: [
+            ("blockFrames", EngineConfiguration(output: .offline, blockFrames: 0)),
+            ("blockFrames", EngineConfiguration(output: .offline, blockFrames: 1 << 30)),
+            ("sampleRate", EngineConfiguration(output: .offline, sampleRate: 0)),
+            ("sampleRate", EngineConfiguration(output: .offline, sampleRate: -48_000)),
+            ("realVoices", EngineConfiguration(output: .offline, realVoices: 0)),
+            ("maxVoices", EngineConfiguration(output: .offline, realVoices: 64, maxVoices: 8)),
+            ("soundMemoryBudget", EngineConfiguration(output: .offline, soundMemoryBudget: -1))
+        ] as [(String, EngineConfiguration)])
     func absurdConfigurationsAreRefusedBeforeAnythingOpens(field: String, configuration: EngineConfiguration) {
         // blockFrames: 0 hung the first render before this check.
         let error = #expect(throws: EngineError.self) { try AudioEngine(configuration) }
@@ -171,7 +181,8 @@ import Testing
         #expect(steady.isPlaying && target.isPlaying)
         // Both sides sound exactly as loud as before: nothing was half-applied.
         for channel in 0..<2 {
-            #expect(abs(after.rms(1_000..<4_800, channel: channel) - before.rms(1_000..<4_800, channel: channel)) < 0.005)
+            #expect(
+                abs(after.rms(1_000..<4_800, channel: channel) - before.rms(1_000..<4_800, channel: channel)) < 0.005)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 @testable import AmbienceTool
 
@@ -9,11 +10,16 @@ import Testing
     init() throws { fixtures = try Fixtures() }
 
     @Test func infoJSONHasExactlyTheContractKeys() throws {
-        let ogg = try fixtures.sineOgg("t.ogg", seconds: 1, tags: ["TITLE=Tëst", "ARTIST=Ambience", "ALBUM=Al", "GENRE=Game", "TRACKNUMBER=4"])
+        let ogg = try fixtures.sineOgg(
+            "t.ogg", seconds: 1, tags: ["TITLE=Tëst", "ARTIST=Ambience", "ALBUM=Al", "GENRE=Game", "TRACKNUMBER=4"])
         let result = try ToolRunner.run(["info", ogg, "--json"])
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["format", "sampleRate", "channels", "frames", "duration", "title", "artist", "album", "genre", "trackNumber", "hasArtwork"])
+        #expect(
+            Set(object.keys) == [
+                "format", "sampleRate", "channels", "frames", "duration", "title", "artist", "album", "genre",
+                "trackNumber", "hasArtwork"
+            ])
         #expect(object["format"] as? String == "ogg")
         #expect(object["frames"] as? Int == 48_000)
         #expect(object["title"] as? String == "Tëst")
@@ -37,7 +43,9 @@ import Testing
     @Test func renderPlacesEachEffectAtItsSecondAndPansIt() throws {
         let beep = try fixtures.sineWAV("beep.wav", hz: 440, seconds: 0.2)
         let out = fixtures.path("mix.wav")
-        let result = try ToolRunner.run(["render", "--out", out, "--seconds", "2", "--sfx", "\(beep)@1.0,pan=1,gain=0.8"])
+        let result = try ToolRunner.run([
+            "render", "--out", out, "--seconds", "2", "--sfx", "\(beep)@1.0,pan=1,gain=0.8"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let mix = Signal(try AudioFile.decode(out))
         #expect(mix.frames == 96_000)
@@ -77,7 +85,7 @@ import Testing
         ["decode", "a.wav"],
         ["info"],
         ["info", "a", "b"],
-        ["info", "--bogus", "a"],
+        ["info", "--bogus", "a"]
     ])
     func usageErrorsExitTwo(arguments: [String]) throws {
         let result = try ToolRunner.run(arguments)
@@ -93,7 +101,9 @@ import Testing
         var flipped = bytes
         for i in (bytes.count / 2)..<(bytes.count / 2 + 64) { flipped[i] ^= 0xFF }
         var random = SplitMix64(seed: 42)
-        let id3Only: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 17] + Array("TIT2".utf8) + [0, 0, 0, 7, 0, 0, 0] + Array("Nothing".utf8)
+        let id3Only: [UInt8] =
+            Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 17] + Array("TIT2".utf8) + [0, 0, 0, 7, 0, 0, 0]
+            + Array("Nothing".utf8)
         func wav(channels: UInt16, rate: UInt32) -> [UInt8] {
             func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
             func le32(_ v: UInt32) -> [UInt8] { le16(UInt16(v & 0xFFFF)) + le16(UInt16(v >> 16)) }
@@ -107,7 +117,11 @@ import Testing
             (try fixtures.write("empty.wav", bytes: []), "empty"),
             (try fixtures.write("truncated.ogg", bytes: Array(bytes.prefix(bytes.count / 2))), "truncated"),
             (try fixtures.write("flipped.ogg", bytes: flipped), "checksum"),
-            (try fixtures.write("random.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }), "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC)"),
+            (
+                try fixtures.write(
+                    "random.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }),
+                "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC)"
+            ),
             (try fixtures.write("tag-only.mp3", bytes: id3Only), "no MPEG audio frames"),
             (try fixtures.write("zero-channels.wav", bytes: wav(channels: 0, rate: 48_000)), "channels"),
             (try fixtures.write("zero-rate.wav", bytes: wav(channels: 1, rate: 0)), "sample rate"),
@@ -115,15 +129,17 @@ import Testing
             (fixtures.path("folder"), "Is a directory"),
             (fixtures.path("missing.wav"), "No such file"),
             // Root can read any file, so "unreadable" is a path that cannot be opened: a file used as a directory.
-            (ogg + "/inside.wav", "Not a directory"),
+            (ogg + "/inside.wav", "Not a directory")
         ]
     }
 
     @Test func badInputFailsClearlyThroughEveryCommand() throws {
         for (path, reason) in try badInputs() {
-            for template in [["info", path], ["info", path, "--json"], ["decode", path, "--out", "OUT"],
-                              ["render", "--out", "OUT", "--seconds", "1", "--music", path],
-                              ["render", "--out", "OUT", "--seconds", "1", "--sfx", "\(path)@0"]] {
+            for template in [
+                ["info", path], ["info", path, "--json"], ["decode", path, "--out", "OUT"],
+                ["render", "--out", "OUT", "--seconds", "1", "--music", path],
+                ["render", "--out", "OUT", "--seconds", "1", "--sfx", "\(path)@0"]
+            ] {
                 let out = fixtures.path("out-\(UUID().uuidString).wav")
                 let arguments = template.map { $0 == "OUT" ? out : $0 }
                 let result = try ToolRunner.run(arguments)
@@ -141,7 +157,9 @@ import Testing
             }
         }
         // No temporary files are left beside the outputs either.
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter { $0.hasPrefix(".") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).filter {
+            $0.hasPrefix(".")
+        }
         #expect(leftovers.isEmpty)
     }
 
@@ -157,7 +175,12 @@ import Testing
 
     @Test func sfxCueParsing() throws {
         let cue = try SFXCue(parsing: "odd@name,with,commas.wav@2.5,gain=0.5,pan=-1,pitch=1.5")
-        #expect(cue == (try { var c = try SFXCue(parsing: "x@0"); c.path = "odd@name,with,commas.wav"; c.time = 2.5; c.gain = 0.5; c.pan = -1; c.pitch = 1.5; return c }()))
+        #expect(
+            cue
+                == (try {
+                    var c = try SFXCue(parsing: "x@0"); c.path = "odd@name,with,commas.wav"; c.time = 2.5; c.gain = 0.5;
+                    c.pan = -1; c.pitch = 1.5; return c
+                }()))
         #expect(throws: UsageError.self) { try SFXCue(parsing: "@1") }
         #expect(throws: UsageError.self) { try SFXCue(parsing: "a.wav@-1") }
         #expect(throws: UsageError.self) { try SFXCue(parsing: "a.wav@nan") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// Ogg Vorbis and MP3 decoding, against files made by oggenc and lame: exact lengths, the tone that went in,
@@ -56,10 +57,12 @@ import Testing
 
     @Test func oggTagsAreReadCaseInsensitivelyIncludingNonASCII() throws {
         let fixtures = try Fixtures()
-        let path = try fixtures.sineOgg("tagged.ogg", utf8Comments: [
-            "title=Ünïcødé Ñight — 夜", "Artist=Ärtist", "ALBUM=Albüm", "Album Artist=Bänd", "genre=Ambient",
-            "COMPOSER=Çomposer", "TrackNumber=3/12", "DISCNUMBER=2",
-        ])
+        let path = try fixtures.sineOgg(
+            "tagged.ogg",
+            utf8Comments: [
+                "title=Ünïcødé Ñight — 夜", "Artist=Ärtist", "ALBUM=Albüm", "Album Artist=Bänd", "genre=Ambient",
+                "COMPOSER=Çomposer", "TrackNumber=3/12", "DISCNUMBER=2"
+            ])
         let tags = try AudioFile.info(path).tags
         #expect(tags.title == "Ünïcødé Ñight — 夜")
         #expect(tags.artist == "Ärtist")
@@ -73,7 +76,8 @@ import Testing
         let decoder = try #require(try AudioFile.open(path) as? VorbisDecoder)
         #expect(decoder.embeddedPicture == nil)
 
-        let albumArtist = try fixtures.sineOgg("albumartist.ogg", utf8Comments: ["ALBUMARTIST=Ensemble", "TRACKNUMBER=7"])
+        let albumArtist = try fixtures.sineOgg(
+            "albumartist.ogg", utf8Comments: ["ALBUMARTIST=Ensemble", "TRACKNUMBER=7"])
         #expect(try AudioFile.info(albumArtist).tags.albumArtist == "Ensemble")
         #expect(try AudioFile.info(albumArtist).tags.trackNumber == 7)
     }
@@ -81,9 +85,11 @@ import Testing
     @Test func oggPictureBlockIsDecoded() throws {
         let fixtures = try Fixtures()
         let block = flacPictureBlock(type: 3, mime: "image/png", description: "Cover", image: redPNG)
-        let path = try fixtures.sineOgg("cover.ogg", utf8Comments: [
-            "TITLE=With cover", "METADATA_BLOCK_PICTURE=\(Data(block).base64EncodedString())",
-        ])
+        let path = try fixtures.sineOgg(
+            "cover.ogg",
+            utf8Comments: [
+                "TITLE=With cover", "METADATA_BLOCK_PICTURE=\(Data(block).base64EncodedString())"
+            ])
         #expect(try AudioFile.info(path).tags.hasArtwork)
         let decoder = try #require(try AudioFile.open(path) as? VorbisDecoder)
         let picture = try #require(decoder.embeddedPicture)
@@ -94,7 +100,8 @@ import Testing
 
     @Test func oggLegacyCoverArtIsDecoded() throws {
         let fixtures = try Fixtures()
-        let path = try fixtures.sineOgg("coverart.ogg", utf8Comments: ["COVERART=\(Data(redPNG).base64EncodedString())"])
+        let path = try fixtures.sineOgg(
+            "coverart.ogg", utf8Comments: ["COVERART=\(Data(redPNG).base64EncodedString())"])
         let decoder = try #require(try AudioFile.open(path) as? VorbisDecoder)
         #expect(decoder.info.tags.hasArtwork)
         #expect(decoder.embeddedPicture == EmbeddedPicture(mimeType: "image/png", data: redPNG))
@@ -107,7 +114,8 @@ import Testing
         for cut in 0..<block.count { #expect(EmbeddedPicture(flacPictureBlock: Array(block.prefix(cut))) == nil) }
         // A data length beyond the block, and one over the 16 MiB limit.
         var lying = block
-        lying.replaceSubrange((block.count - redPNG.count - 4)..<(block.count - redPNG.count), with: bigEndian(UInt32.max))
+        lying.replaceSubrange(
+            (block.count - redPNG.count - 4)..<(block.count - redPNG.count), with: bigEndian(UInt32.max))
         #expect(EmbeddedPicture(flacPictureBlock: lying) == nil)
         var huge = flacPictureBlock(type: 3, mime: "image/png", description: "", image: [])
         huge.replaceSubrange((huge.count - 4)..<huge.count, with: bigEndian(UInt32(16 << 20) + 1))
@@ -205,10 +213,12 @@ import Testing
 
     @Test func mp3ID3v2TagsIncludingUTF16() throws {
         let fixtures = try Fixtures()
-        let path = try fixtures.sineMP3("tagged.mp3", lameTags: [
-            "--id3v2-utf16", "--tt", "Ünïcødé Ñight — 夜", "--ta", "Ärtist", "--tl", "Albüm", "--tg", "Ambient",
-            "--tn", "3/12", "--tv", "TPE2=Bänd", "--tv", "TCOM=Çomposer", "--tv", "TPOS=2/3", "--add-id3v2",
-        ])
+        let path = try fixtures.sineMP3(
+            "tagged.mp3",
+            lameTags: [
+                "--id3v2-utf16", "--tt", "Ünïcødé Ñight — 夜", "--ta", "Ärtist", "--tl", "Albüm", "--tg", "Ambient",
+                "--tn", "3/12", "--tv", "TPE2=Bänd", "--tv", "TCOM=Çomposer", "--tv", "TPOS=2/3", "--add-id3v2"
+            ])
         let header = try fixtures.bytes(of: path).prefix(3)
         #expect(Array(header) == Array("ID3".utf8))
         let info = try AudioFile.info(path)
@@ -228,11 +238,13 @@ import Testing
 
     @Test func mp3ID3v1OnlyTagIsLatin1() throws {
         let fixtures = try Fixtures()
-        let path = try fixtures.sineMP3("v1.mp3", lameTags: [
-            "--id3v1-only", "--tt", "Café", "--ta", "Motörhead", "--tl", "Señal", "--tg", "Jazz", "--tn", "7",
-        ])
+        let path = try fixtures.sineMP3(
+            "v1.mp3",
+            lameTags: [
+                "--id3v1-only", "--tt", "Café", "--ta", "Motörhead", "--tl", "Señal", "--tg", "Jazz", "--tn", "7"
+            ])
         let bytes = try fixtures.bytes(of: path)
-        #expect(Array(bytes.suffix(128).prefix(8)) == Array("TAG".utf8) + [0x43, 0x61, 0x66, 0xE9, 0x00])   // "Café" in Latin-1
+        #expect(Array(bytes.suffix(128).prefix(8)) == Array("TAG".utf8) + [0x43, 0x61, 0x66, 0xE9, 0x00])  // "Café" in Latin-1
         let tags = try AudioFile.info(path).tags
         #expect(tags.title == "Café")
         #expect(tags.artist == "Motörhead")
@@ -318,7 +330,8 @@ import Testing
         }
         // The reported offset is the start of the damaged page: before the flipped bytes, within one page of them.
         guard case .corrupt(_, let reason) = decodingError({ try AudioFile.open(path) }),
-              let offset = reason.split(separator: " ").last.flatMap({ Int($0) }) else {
+            let offset = reason.split(separator: " ").last.flatMap({ Int($0) })
+        else {
             Issue.record("no byte offset in the reason"); return
         }
         #expect(offset <= middle + 63 && offset > middle - 65_536)
@@ -354,7 +367,8 @@ import Testing
         #expect(decodingError { try AudioFile.decode(path) } == .corrupt(path, reason: "no MPEG audio frames"))
 
         // The same with padding after the tag.
-        let padded = try fixtures.write("tag-padded.mp3", bytes: id3v2Tag(title: "Tag") + [UInt8](repeating: 0, count: 4_000))
+        let padded = try fixtures.write(
+            "tag-padded.mp3", bytes: id3v2Tag(title: "Tag") + [UInt8](repeating: 0, count: 4_000))
         #expect(decodingError { try AudioFile.open(padded) } == .corrupt(padded, reason: "no MPEG audio frames"))
     }
 
@@ -389,8 +403,12 @@ private extension Fixtures {
     /// lands off by a few samples shows.
     func sweepWAV(_ name: String, seconds: Double, rate: Int, channels: Int) throws -> String {
         let out = path(name)
-        try run("sox", ["-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "16", out,
-                        "synth", "\(seconds)", "sine", "100:5000", "vol", "0.5"])
+        try run(
+            "sox",
+            [
+                "-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "16", out,
+                "synth", "\(seconds)", "sine", "100:5000", "vol", "0.5"
+            ])
         return out
     }
 
@@ -422,10 +440,13 @@ private func bestLag(of chunk: [Float], in full: [Float], at start: Int, within 
 
 /// A 2×2 red PNG, complete with valid CRCs.
 private let redPNG: [UInt8] = [
-    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x02,
-    0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xFD, 0xD4, 0x9A, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44, 0x41,
-    0x54, 0x78, 0xDA, 0x63, 0xF8, 0xCF, 0xC0, 0x00, 0x44, 0x0C, 0x10, 0x0A, 0x00, 0x1F, 0xEE, 0x03, 0xFD, 0x63, 0x5E, 0xBB,
-    0x5B, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x02,
+    0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xFD, 0xD4, 0x9A, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44,
+    0x41,
+    0x54, 0x78, 0xDA, 0x63, 0xF8, 0xCF, 0xC0, 0x00, 0x44, 0x0C, 0x10, 0x0A, 0x00, 0x1F, 0xEE, 0x03, 0xFD, 0x63, 0x5E,
+    0xBB,
+    0x5B, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82
 ]
 
 private func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
@@ -442,7 +463,7 @@ private func flacPictureBlock(type: UInt32, mime: String, description: String, i
 private func id3v2Tag(title: String) -> [UInt8] {
     let text: [UInt8] = [0] + Array(title.utf8)
     let frame = Array("TIT2".utf8) + bigEndian(UInt32(text.count)) + [0, 0] + text
-    let size = frame.count   // syncsafe: 7 bits per byte
+    let size = frame.count  // syncsafe: 7 bits per byte
     let syncsafe = (0..<4).map { UInt8((size >> (21 - 7 * $0)) & 0x7F) }
     return Array("ID3".utf8) + [3, 0, 0] + syncsafe + frame
 }
@@ -450,8 +471,8 @@ private func id3v2Tag(title: String) -> [UInt8] {
 /// A single Ogg page carrying one packet, flagged as both the first and the last page of its stream.
 private func oggPage(payload: [UInt8]) -> [UInt8] {
     precondition(payload.count < 255)
-    var page = Array("OggS".utf8) + [0, 0x02 | 0x04] + [UInt8](repeating: 0, count: 8)   // version, BOS|EOS, granule
-    page += [0x78, 0x56, 0x34, 0x12] + [0, 0, 0, 0] + [0, 0, 0, 0]                        // serial, sequence, CRC
+    var page = Array("OggS".utf8) + [0, 0x02 | 0x04] + [UInt8](repeating: 0, count: 8)  // version, BOS|EOS, granule
+    page += [0x78, 0x56, 0x34, 0x12] + [0, 0, 0, 0] + [0, 0, 0, 0]  // serial, sequence, CRC
     page += [1, UInt8(payload.count)] + payload
     OggPageChecksum.stamp(&page, page: 0..<page.count)
     return page
@@ -462,4 +483,3 @@ private func lastPageStart(_ bytes: [UInt8]) -> Int? {
     let capture = Array("OggS".utf8)
     return stride(from: bytes.count - 4, through: 1, by: -1).first { Array(bytes[$0..<($0 + 4)]) == capture }
 }
-

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// Start-up detection, the category rules for other players, the system music player and the exit rule, against a
@@ -18,15 +19,19 @@ extension MPRISTests {
         let client = try MPRISClient(timeout: .seconds(2))
         defer { client.close() }
         var name: String?
-        #expect(eventually(within: 5) {
-            let info = client.refresh().first { $0.processID == mpv.pid }
-            name = info?.name
-            return info?.status == .playing && info?.title == "Title"
-        })
+        #expect(
+            eventually(within: 5) {
+                let info = client.refresh().first { $0.processID == mpv.pid }
+                name = info?.name
+                return info?.status == .playing && info?.title == "Title"
+            })
         let bus = try #require(name)
         if paused {
             _ = playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "pause"])
-            #expect(eventually(within: 3) { playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "status"]) == "Paused" })
+            #expect(
+                eventually(within: 3) {
+                    playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "status"]) == "Paused"
+                })
         }
         return (mpv, String(bus.dropFirst(MPRISClient.namePrefix.count)))
     }
@@ -85,13 +90,19 @@ extension MPRISTests {
         engine.session.setCategory(.ambient)
         engine.session.setActive(true)
         engine.update()
-        engine.shutdown()   // returns once mpv has answered every command the exit rule sent
+        engine.shutdown()  // returns once mpv has answered every command the exit rule sent
         // The positive marker: a volume change made after the exit. mpv announces its property changes in the order
         // they were made, so once the watcher has heard this one, it has heard any pause the engine caused.
         _ = playerctl(["-p", name, "volume", "0.5"])
-        #expect(eventually(within: 5) { abs((watcher.player(named: name)?.volume ?? 1) - 0.5) < 0.01 }, "the marker never arrived")
+        #expect(
+            eventually(within: 5) { abs((watcher.player(named: name)?.volume ?? 1) - 0.5) < 0.01 },
+            "the marker never arrived")
         let paused = watcher.drainEvents().filter {
-            if case .playerChanged(let info) = $0 { info.name == MPRISClient.namePrefix + name && info.status != .playing } else { false }
+            if case .playerChanged(let info) = $0 {
+                info.name == MPRISClient.namePrefix + name && info.status != .playing
+            } else {
+                false
+            }
         }
         #expect(paused.isEmpty, "\(paused)")
         #expect(playerctl(["-p", name, "status"]) == "Playing")
@@ -131,7 +142,8 @@ extension MPRISTests {
         let engine = try desktopEngine("queue")
         defer { engine.shutdown() }
         engine.systemMusicPlayer.preferredPlayer = name
-        try engine.systemMusicPlayer.setQueue(with: MediaItemCollection(items: [MediaItem(path: second), MediaItem(path: song)]))
+        try engine.systemMusicPlayer.setQueue(
+            with: MediaItemCollection(items: [MediaItem(path: second), MediaItem(path: song)]))
         #expect(eventually(within: 5) { playerctl(["-p", name, "metadata", "title"]) == "Second" })
         _ = playerctl(["-p", name, "next"])
         #expect(eventually(within: 5) { playerctl(["-p", name, "metadata", "title"]) == "Title" })
@@ -178,7 +190,11 @@ extension MPRISTests {
             #expect(object[key] != nil, "missing \(key)")
         }
         let players = try #require(object["players"] as? [[String: Any]])
-        #expect(players.contains { $0["status"] as? String == "playing" && $0["title"] as? String == "Title" && $0["artist"] as? String == "Artist" })
+        #expect(
+            players.contains {
+                $0["status"] as? String == "playing" && $0["title"] as? String == "Title"
+                    && $0["artist"] as? String == "Artist"
+            })
         #expect(object["secondaryAudioShouldBeSilenced"] as? Bool == true)
         let devices = try #require(object["outputDevices"] as? [[String: Any]])
         #expect(Set(devices.compactMap { $0["sink"] as? String }).isSuperset(of: ["speakers", "headphones"]))

@@ -1,6 +1,7 @@
 import CAmbience
 import Foundation
 import Testing
+
 @testable import Ambience
 @testable import AmbienceC
 
@@ -15,7 +16,7 @@ import Testing
         let tick = try engine.makeSound(tone(hz: 440, seconds: 0.01), name: "tick")
         let started = (0..<Self.voices).map { _ in engine.play(tick) }
         #expect(started.allSatisfy { $0 != .none })
-        _ = try engine.render(frames: 4_800)   // 0.1 s: every 10 ms tick has ended
+        _ = try engine.render(frames: 4_800)  // 0.1 s: every 10 ms tick has ended
 
         let events = engine.update()
         let finished = events.filter { if case .voiceFinished = $0 { true } else { false } }
@@ -65,9 +66,12 @@ import Testing
         let delivered = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         defer { delivered.deallocate() }
         delivered.pointee = 0
-        #expect(ambience_set_voice_finished_callback(engine, { userdata, _, how in
-            if how == AMBIENCE_VOICE_FINISHED { userdata?.assumingMemoryBound(to: Int.self).pointee += 1 }
-        }, delivered) == AMBIENCE_OK)
+        #expect(
+            ambience_set_voice_finished_callback(
+                engine,
+                { userdata, _, how in
+                    if how == AMBIENCE_VOICE_FINISHED { userdata?.assumingMemoryBound(to: Int.self).pointee += 1 }
+                }, delivered) == AMBIENCE_OK)
 
         let samples = tone(hz: 440, seconds: 0.01).samples
         var sound: OpaquePointer?
@@ -108,7 +112,7 @@ import Testing
         let output = NullOutput(renderer: MixerRenderer(mixer: mixer), sampleRate: 48_000, blockFrames: 480)
         let start = monotonicNanoseconds()
         output.start()
-        output.start()   // a second start is harmless
+        output.start()  // a second start is harmless
         #expect(eventually(within: 10) { mixer.framesRendered.load(ordering: .relaxed) >= 24_000 })
         let elapsed = Double(monotonicNanoseconds() - start) / 1e9
         // Half a second of audio took about half a second: paced, not rendered as fast as the CPU allows.

@@ -1,9 +1,10 @@
+import AmbienceBench
+import AmbienceHost
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
-import AmbienceBench
-import AmbienceHost
 @testable import AmbienceTool
 
 /// Numbers at the edges the first pass of the reliability work left out: audio made in memory, the SDL host's
@@ -21,7 +22,7 @@ import AmbienceHost
             (PCMBuffer(sampleRate: 48_000, channels: 2, samples: [0, 0, 0]), "samples"),
             (PCMBuffer(sampleRate: 48_000, channels: 1, samples: []), "samples"),
             (PCMBuffer(sampleRate: 48_000, channels: 1, samples: [0, .nan, 0]), "a sample"),
-            (PCMBuffer(sampleRate: 48_000, channels: 1, samples: [.infinity]), "a sample"),
+            (PCMBuffer(sampleRate: 48_000, channels: 1, samples: [.infinity]), "a sample")
         ]
         for (pcm, what) in refused {
             let error = #expect(throws: EngineError.self) { try engine.makeSound(pcm, name: "made") }
@@ -32,8 +33,9 @@ import AmbienceHost
             #expect(refusal.what == "made: \(what)", "\(refusal)")
         }
         // Six channels are folded to stereo, as a loaded file's would be, and play.
-        let six = try engine.makeSound(PCMBuffer(sampleRate: 48_000, channels: 6, samples: [Float](repeating: 0.25, count: 6 * 4800)),
-                                       name: "six")
+        let six = try engine.makeSound(
+            PCMBuffer(sampleRate: 48_000, channels: 6, samples: [Float](repeating: 0.25, count: 6 * 4800)),
+            name: "six")
         #expect(six.channels == 2)
         engine.play(six)
         #expect(try engine.render(seconds: 0.05).samples.contains { $0 != 0 })
@@ -42,12 +44,14 @@ import AmbienceHost
     /// OpenAL's limit on its own, with a budget far above it: a real (sparse) 1.1 GB 16-bit WAV decodes to 2.2 GB of
     /// floats, more than one OpenAL buffer holds (Int32.max bytes), and is refused before any of it is decoded.
     @Test func aSoundOverOneOpenALBufferIsRefusedWhateverTheBudget() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-edge-\(UUID().uuidString)").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-edge-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/long.wav"
         let dataBytes: UInt32 = 1_100_000_000
-        var header = Array("RIFF".utf8) + withUnsafeBytes(of: (dataBytes + 36).littleEndian, Array.init) + Array("WAVEfmt ".utf8)
+        var header =
+            Array("RIFF".utf8) + withUnsafeBytes(of: (dataBytes + 36).littleEndian, Array.init) + Array("WAVEfmt ".utf8)
         header += withUnsafeBytes(of: UInt32(16).littleEndian, Array.init)
         header += [1, 0, 1, 0] + withUnsafeBytes(of: UInt32(48_000).littleEndian, Array.init)
         header += withUnsafeBytes(of: UInt32(96_000).littleEndian, Array.init) + [2, 0, 16, 0]
@@ -60,7 +64,9 @@ import AmbienceHost
         let engine = try AudioEngine(configuration)
         defer { engine.shutdown() }
         let error = #expect(throws: EngineError.self) { try engine.load(path) }
-        #expect(error == .decoding(.tooLarge(path, bytes: Int64(dataBytes) * 2, limit: Int64(Int32.max))), "\(String(describing: error))")
+        #expect(
+            error == .decoding(.tooLarge(path, bytes: Int64(dataBytes) * 2, limit: Int64(Int32.max))),
+            "\(String(describing: error))")
         #expect(engine.soundMemory == 0)
     }
 
@@ -71,8 +77,10 @@ import AmbienceHost
         let engine = try AudioEngine(.offline(sampleRate: sampleRate))
         defer { engine.shutdown() }
         let low = sampleRate < 11_025
-        let tone = try engine.makeSound(PCMBuffer(sampleRate: sampleRate, channels: 1,
-                                                  samples: (0..<sampleRate / 10).map { sin(Float($0) * 0.3) * 0.5 }), name: "tone")
+        let tone = try engine.makeSound(
+            PCMBuffer(
+                sampleRate: sampleRate, channels: 1,
+                samples: (0..<sampleRate / 10).map { sin(Float($0) * 0.3) * 0.5 }), name: "tone")
         #expect(engine.capabilities.effects == !low)
         #expect(engine.setReverb(.room, on: engine.sfx) == !low)
         engine.play(tone, PlayOptions(loop: true, placement: .world(x: 2, y: 0, z: 0)))
@@ -90,11 +98,13 @@ import AmbienceHost
             (HostConfiguration(window: nil, maxFrameRate: 1e-300), "maxFrameRate"),
             (HostConfiguration(window: nil, maxFrameRate: .infinity), "maxFrameRate"),
             (HostConfiguration(window: HostConfiguration.WindowOptions(width: 0)), "width"),
-            (HostConfiguration(window: nil, offscreenSize: (width: 64, height: Int.max)), "height"),
+            (HostConfiguration(window: nil, offscreenSize: (width: 64, height: Int.max)), "height")
         ]
         for (configuration, what) in refused {
             let error = #expect(throws: HostError.self) { try configuration.validated() }
-            guard case .invalidNumber(let refusal)? = error else { Issue.record("\(String(describing: error))"); continue }
+            guard case .invalidNumber(let refusal)? = error else {
+                Issue.record("\(String(describing: error))"); continue
+            }
             #expect(refusal.what == what, "\(refusal)")
         }
         #expect(throws: HostError.self) { try Canvas(offscreenWidth: 1 << 40, height: 10) }
@@ -108,13 +118,17 @@ import AmbienceHost
     }
 
     @Test func theBenchmarkRefusesOptionsItCannotRun() {
-        for options in [BenchOptions(seconds: .nan), BenchOptions(seconds: 0), BenchOptions(seconds: 1e9),
-                        BenchOptions(voiceCounts: [0]), BenchOptions(voiceCounts: [Int.max]), BenchOptions(musicSeconds: -.infinity)] {
+        for options in [
+            BenchOptions(seconds: .nan), BenchOptions(seconds: 0), BenchOptions(seconds: 1e9),
+            BenchOptions(voiceCounts: [0]), BenchOptions(voiceCounts: [Int.max]), BenchOptions(musicSeconds: -.infinity)
+        ] {
             #expect(throws: InvalidNumber.self) { try Benchmark.run(options) }
         }
         // The hitches bench refuses before it makes a file or opens a device.
-        for options in [HitchOptions(seconds: .nan), HitchOptions(seconds: 1e12), HitchOptions(skipEvery: 0),
-                        HitchOptions(skipEvery: .infinity), HitchOptions(itemMinutes: -1), HitchOptions(itemMinutes: .nan)] {
+        for options in [
+            HitchOptions(seconds: .nan), HitchOptions(seconds: 1e12), HitchOptions(skipEvery: 0),
+            HitchOptions(skipEvery: .infinity), HitchOptions(itemMinutes: -1), HitchOptions(itemMinutes: .nan)
+        ] {
             #expect(throws: InvalidNumber.self) { try Hitches.run(options) }
         }
         #expect(throws: Never.self) { try HitchOptions(seconds: 2, itemMinutes: 0.5).validated() }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ambience
 
 @Suite struct EngineRenderTests {
@@ -89,13 +90,16 @@ import Testing
     @Test func renderingIntoABufferGivesTheSameMix() throws {
         func mix(_ render: (AudioEngine) throws -> [Float]) throws -> [Float] {
             let engine = try engine()
-            engine.play(try engine.makeSound(tone(hz: 440, seconds: 1), name: "sine"), PlayOptions(pitch: 1.1, placement: .pan(-0.5)))
+            engine.play(
+                try engine.makeSound(tone(hz: 440, seconds: 1), name: "sine"),
+                PlayOptions(pitch: 1.1, placement: .pan(-0.5)))
             return try render(engine)
         }
         let allocated = try mix { try $0.render(frames: 4_800).samples }
         let inPlace = try mix { engine in
             var samples = [Float](repeating: .nan, count: 9_600)
-            try samples.withUnsafeMutableBufferPointer { (buffer) throws(EngineError) in try engine.render(into: buffer) }
+            try samples.withUnsafeMutableBufferPointer { (buffer) throws(EngineError) in try engine.render(into: buffer)
+            }
             return samples
         }
         #expect(Signal(PCMBuffer(sampleRate: 48_000, channels: 2, samples: inPlace)).rms() > 0.1)

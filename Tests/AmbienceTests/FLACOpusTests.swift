@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// FLAC (libFLAC) and Ogg Opus (libopusfile), against files made by the reference encoders (`flac`, `metaflac`,
@@ -33,7 +34,8 @@ import Testing
 
     @Test(arguments: [(1, 48_000), (2, 44_100)])
     func opusDecodesLikeOpusdecAt48kHz(channels: Int, inputRate: Int) throws {
-        let wav = try fixtures.sineWAV("source.wav", hz: 441, seconds: 1.5, rate: inputRate, channels: channels, float: true)
+        let wav = try fixtures.sineWAV(
+            "source.wav", hz: 441, seconds: 1.5, rate: inputRate, channels: channels, float: true)
         let opus = fixtures.path("sine.opus"), reference = fixtures.path("reference.wav")
         try fixtures.run("opusenc", ["--quiet", "--bitrate", "128", wav, opus])
         try fixtures.run("opusdec", ["--quiet", "--rate", "48000", "--float", opus, reference])
@@ -54,8 +56,9 @@ import Testing
 
     @Test(arguments: ["flac", "opus"])
     func seekIsSampleExact(format: String) throws {
-        let path = try encode(fixtures.sineWAV("sweep.wav", hz: 300, seconds: 2, rate: 48_000, channels: 2, bits: 24),
-                              as: format)
+        let path = try encode(
+            fixtures.sineWAV("sweep.wav", hz: 300, seconds: 2, rate: 48_000, channels: 2, bits: 24),
+            as: format)
         let full = try AudioFile.decode(path)
         #expect(full.frames == 96_000)
         let decoder = try AudioFile.open(path)
@@ -77,8 +80,9 @@ import Testing
                 try decoder.seek(toFrame: Int64(target))
                 let long = try decoder.readFrames(min(20_000, 96_000 - target))
                 let tail = (long.count / 2 - 1_000)..<(long.count / 2)
-                let converged = maxDifference(Array(long[(tail.lowerBound * 2)..<(tail.upperBound * 2)]),
-                                              Array(full.samples[((target + tail.lowerBound) * 2)..<((target + tail.upperBound) * 2)]))
+                let converged = maxDifference(
+                    Array(long[(tail.lowerBound * 2)..<(tail.upperBound * 2)]),
+                    Array(full.samples[((target + tail.lowerBound) * 2)..<((target + tail.upperBound) * 2)]))
                 #expect(converged < 1e-6 || long.count / 2 < 15_000, "after seek to \(target): \(converged)")
             } else {
                 #expect(chunk == expected)
@@ -99,9 +103,16 @@ import Testing
     @Test func flacOfUnknownLengthIsCountedAndSeekable() throws {
         let wav = try fixtures.sineWAV("source.wav", hz: 440, seconds: 1, rate: 44_100, channels: 2)
         let flac = fixtures.path("piped.flac")
-        try fixtures.run("bash", ["-c", "sox \"$0\" -t raw - | flac -s --force-raw-format --endian=little --sign=signed "
-            + "--channels=2 --bps=16 --sample-rate=44100 - -o - > \"$1\"", wav, flac])
-        #expect(try fixtures.run("metaflac", ["--show-total-samples", flac]).trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        try fixtures.run(
+            "bash",
+            [
+                "-c",
+                "sox \"$0\" -t raw - | flac -s --force-raw-format --endian=little --sign=signed "
+                    + "--channels=2 --bps=16 --sample-rate=44100 - -o - > \"$1\"", wav, flac
+            ])
+        #expect(
+            try fixtures.run("metaflac", ["--show-total-samples", flac]).trimmingCharacters(in: .whitespacesAndNewlines)
+                == "0")
         let info = try AudioFile.info(flac)
         #expect(info.frames == 44_100)
         let full = try AudioFile.decode(flac)
@@ -117,7 +128,8 @@ import Testing
         #expect(try AudioFile.detectFormat(fixtures.sineOgg("vorbis.ogg", seconds: 0.2)) == .ogg)
         // An ID3v2.4 tag of 20 bytes (size in 7-bit bytes), then the FLAC stream, as some taggers write it.
         let flac = try fixtures.bytes(of: encode(wav, as: "flac"))
-        let tagged = try fixtures.write("id3.flac", bytes: Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20) + flac)
+        let tagged = try fixtures.write(
+            "id3.flac", bytes: Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20) + flac)
         #expect(try AudioFile.detectFormat(tagged) == .flac)
         #expect(try AudioFile.info(tagged).frames == 9_600)
     }
@@ -150,7 +162,8 @@ import Testing
         } else {
             // As the Ogg Vorbis and MP3 joins are held to (MusicPlayerTests): both sides follow the one sine.
             func error(_ range: Range<Int>) -> Double {
-                (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count)).squareRoot()
+                (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count))
+                    .squareRoot()
             }
             #expect(error((cut - 4_000)..<(cut - 400)) < 0.03)
             #expect(error((cut + 400)..<(cut + 4_000)) < 0.03)
@@ -196,30 +209,36 @@ import Testing
 
     @Test func opusTagsAndFrontCoverFromOpusenc() throws {
         let (front, back) = try covers()
-        let opus = try encode(fixtures.sineWAV("source.wav", seconds: 0.5, float: true), as: "opus",
-                              tags: tagArguments(for: "opus") + ["--picture", "4||back||\(back)", "--picture", "3||front||\(front)"])
+        let opus = try encode(
+            fixtures.sineWAV("source.wav", seconds: 0.5, float: true), as: "opus",
+            tags: tagArguments(for: "opus") + ["--picture", "4||back||\(back)", "--picture", "3||front||\(front)"])
         let decoder = try #require(try AudioFile.open(opus) as? OpusDecoder)
         expectAllTags(decoder.info.tags)
         #expect(decoder.info.tags.hasArtwork)
         #expect(decoder.embeddedPicture == EmbeddedPicture(mimeType: "image/png", data: try fixtures.bytes(of: front)))
-        let plain = try #require(try AudioFile.open(encode(fixtures.sineWAV("plain.wav", seconds: 0.2), as: "opus")) as? OpusDecoder)
+        let plain = try #require(
+            try AudioFile.open(encode(fixtures.sineWAV("plain.wav", seconds: 0.2), as: "opus")) as? OpusDecoder)
         #expect(!plain.info.tags.hasArtwork && plain.embeddedPicture == nil)
     }
 
     /// The library scans FLAC and Opus files tagged by the encoders: every field, exact durations, every cover.
     @Test func libraryIndexesFLACAndOpusWithEveryFieldAndCover() throws {
         let (front, _) = try covers()
-        try FileManager.default.createDirectory(atPath: fixtures.path("music/Sigur Rós"), withIntermediateDirectories: true)
-        let flac = try encode(fixtures.sineWAV("flac.wav", seconds: 0.75, rate: 44_100), as: "flac", tags: tagArguments(for: "flac"))
+        try FileManager.default.createDirectory(
+            atPath: fixtures.path("music/Sigur Rós"), withIntermediateDirectories: true)
+        let flac = try encode(
+            fixtures.sineWAV("flac.wav", seconds: 0.75, rate: 44_100), as: "flac", tags: tagArguments(for: "flac"))
         try fixtures.run("metaflac", ["--import-picture-from=\(front)", flac])
         try FileManager.default.moveItem(atPath: flac, toPath: fixtures.path("music/Sigur Rós/1.flac"))
         var opusTags = tagArguments(for: "opus")
         opusTags[opusTags.firstIndex(of: "Ünïcødé Ñight — 夜")!] = "Opus — 夜"
-        let opus = try encode(fixtures.sineWAV("opus.wav", seconds: 1.25, float: true), as: "opus",
-                              tags: opusTags + ["--picture", front])
+        let opus = try encode(
+            fixtures.sineWAV("opus.wav", seconds: 1.25, float: true), as: "opus",
+            tags: opusTags + ["--picture", front])
         try FileManager.default.moveItem(atPath: opus, toPath: fixtures.path("music/Sigur Rós/2.opus"))
 
-        let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index/library.sqlite"))
+        let library = try MediaLibrary(
+            folders: [fixtures.path("music")], databasePath: fixtures.path("index/library.sqlite"))
         let report = try library.scan()
         #expect(report.files == 2 && report.added == 2 && report.failed.isEmpty, "\(report)")
         let items = Dictionary(uniqueKeysWithValues: library.items.map { ($0.title ?? "", $0) })
@@ -240,7 +259,10 @@ import Testing
             let pixel = try #require(artwork.image(size: ArtworkSize(width: 1, height: 1))).pixel(x: 0, y: 0)
             #expect(pixel.0 > 250 && pixel.1 < 5 && pixel.2 < 5, "\(pixel)")
         }
-        #expect(MediaQuery(library: library, filterPredicates: [MediaPropertyPredicate(value: "sigur ros", forProperty: .artist)])
+        #expect(
+            MediaQuery(
+                library: library, filterPredicates: [MediaPropertyPredicate(value: "sigur ros", forProperty: .artist)]
+            )
             .items.count == 2)
         // A rescan with nothing changed reads nothing again.
         let rescan = try library.scan()
@@ -251,8 +273,10 @@ import Testing
 
     @Test(arguments: ["flac", "opus"])
     func truncatedAndDamagedFilesGetTypedErrors(format: String) throws {
-        let good = try fixtures.bytes(of: encode(fixtures.sineWAV("source.wav", seconds: 2, float: format == "opus"),
-                                                 as: format))
+        let good = try fixtures.bytes(
+            of: encode(
+                fixtures.sineWAV("source.wav", seconds: 2, float: format == "opus"),
+                as: format))
         for cut in [good.count / 2, good.count - 3, 60] {
             let path = try fixtures.write("cut\(cut).\(format)", bytes: Array(good.prefix(cut)))
             let error = decodingError { try AudioFile.decode(path) }
@@ -264,15 +288,20 @@ import Testing
         flipped[good.count / 2] ^= 0x5A
         let damaged = try fixtures.write("damaged.\(format)", bytes: flipped)
         let damage = decodingError { try AudioFile.decode(damaged) }
-        #expect(damage?.isCorrupt(mentioning: "checksum") == true || (format == "flac" && damage?.isCorrupt(mentioning: "lost sync") == true),
-                "\(String(describing: damage))")
+        #expect(
+            damage?.isCorrupt(mentioning: "checksum") == true
+                || (format == "flac" && damage?.isCorrupt(mentioning: "lost sync") == true),
+            "\(String(describing: damage))")
         // The magic alone, then garbage after it.
         let magic = format == "flac" ? Array("fLaC".utf8) : Array(good.prefix(36))
         var generator = SystemRandomNumberGenerator()
         for bytes in [magic, magic + (0..<4_000).map { _ in UInt8.random(in: 0...255, using: &generator) }] {
             let path = try fixtures.write("garbage.\(format)", bytes: bytes)
             let error = decodingError { try AudioFile.decode(path) }
-            if case .corrupt = error {} else { Issue.record("\(format) magic + \(bytes.count - magic.count) bytes: \(String(describing: error))") }
+            if case .corrupt = error {
+            } else {
+                Issue.record("\(format) magic + \(bytes.count - magic.count) bytes: \(String(describing: error))")
+            }
         }
     }
 
@@ -320,9 +349,11 @@ import Testing
 
     /// Every field the library keeps, with Unicode, as each encoder's own options set them.
     func tagArguments(for format: String) -> [String] {
-        let fields = [("TITLE", "Ünïcødé Ñight — 夜"), ("ARTIST", "Sigur Rós"), ("ALBUM", "Ágætis byrjun"),
-                      ("ALBUMARTIST", "Bänd"), ("GENRE", "Post-Rock"), ("COMPOSER", "Çomposer"),
-                      ("TRACKNUMBER", "3/12"), ("DISCNUMBER", "2")]
+        let fields = [
+            ("TITLE", "Ünïcødé Ñight — 夜"), ("ARTIST", "Sigur Rós"), ("ALBUM", "Ágætis byrjun"),
+            ("ALBUMARTIST", "Bänd"), ("GENRE", "Post-Rock"), ("COMPOSER", "Çomposer"),
+            ("TRACKNUMBER", "3/12"), ("DISCNUMBER", "2")
+        ]
         if format == "flac" { return fields.map { "--tag=\($0.0)=\($0.1)" } }
         let own = ["TITLE": "--title", "ARTIST": "--artist", "ALBUM": "--album", "GENRE": "--genre"]
         return fields.flatMap { key, value in own[key].map { [$0, value] } ?? ["--comment", "\(key)=\(value)"] }
@@ -343,8 +374,12 @@ import Testing
     func covers() throws -> (front: String, back: String) {
         let front = fixtures.path("front.png"), back = fixtures.path("back.png")
         for (color, size, path) in [("red", "2x2", front), ("blue", "3x3", back)] {
-            try fixtures.run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=\(color):s=\(size),format=rgb24",
-                                        "-frames:v", "1", path])
+            try fixtures.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-f", "lavfi", "-i", "color=c=\(color):s=\(size),format=rgb24",
+                    "-frames:v", "1", path
+                ])
         }
         return (front, back)
     }
@@ -393,6 +428,7 @@ private func snr(_ a: [Float], _ b: [Float]) -> Double {
         #expect(healthy.status == 0, "\(healthy.stderr)")
         let failing = try ToolRunner.run(["info", file], environment: ["LD_PRELOAD": folder + "/eio.so"], timeout: 30)
         #expect(!failing.timedOut && !failing.killedBySignal, "ambience info hung on a read error")
-        #expect(failing.status != 0 && failing.stderr.contains("decoding aborted"), "\(failing.status): \(failing.stderr)")
+        #expect(
+            failing.status != 0 && failing.stderr.contains("decoding aborted"), "\(failing.status): \(failing.stderr)")
     }
 }

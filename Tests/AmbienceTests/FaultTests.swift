@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 // Fault runs: each fault must not crash anything, must show up as a clear event or error, and must leave
@@ -16,7 +17,8 @@ import Testing
         guard getuid() == 0, let fixtures = try? Fixtures() else { return false }
         let folder = fixtures.path("probe")
         guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil,
-              (try? fixtures.run("mount", ["-t", "tmpfs", "-o", "size=16k", "tmpfs", folder])) != nil else { return false }
+            (try? fixtures.run("mount", ["-t", "tmpfs", "-o", "size=16k", "tmpfs", folder])) != nil
+        else { return false }
         return (try? fixtures.run("umount", [folder])) != nil
     }()
 
@@ -50,7 +52,8 @@ import Testing
         let error = events.first { if case .playbackError(let item, _) = $0 { item.url == long } else { false } }
         #expect(error != nil, "no playbackError for the truncated \(format); events: \(events)")
         if case .playbackError(_, let reason) = error { #expect(reason.description.contains(long)) }
-        #expect(events.contains { if case .nowPlayingItemDidChange(let item) = $0 { item?.url == next } else { false } })
+        #expect(
+            events.contains { if case .nowPlayingItemDidChange(let item) = $0 { item?.url == next } else { false } })
         // The next item plays: 660 Hz, 2 to 4 s after the cut.
         let out = Signal(tail, channels: 2, sampleRate: 48_000)
         #expect(out.rms() > 0.05)
@@ -93,7 +96,9 @@ extension SoundServerSuites {
         func outputDeviceFlappingAHundredTimes() throws {
             defer { try? PulseServer.restore() }
             func plugIn() throws {
-                try PulseServer.pactl("load-module", "module-null-sink", "sink_name=flapper", "sink_properties=device.description=Flapper")
+                try PulseServer.pactl(
+                    "load-module", "module-null-sink", "sink_name=flapper", "sink_properties=device.description=Flapper"
+                )
                 try PulseServer.pactl("set-default-sink", "flapper")
             }
             try plugIn()
@@ -102,7 +107,12 @@ extension SoundServerSuites {
             defer { player.stop() }
             #expect(player.waitFor(event: "started", timeout: 10)?.event["driver"] as? String == "pulseaudio")
             #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
-            #expect(eventually(within: 5) { ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience" && $0.sink == "flapper" } })
+            #expect(
+                eventually(within: 5) {
+                    ((try? PulseServer.streams()) ?? []).contains {
+                        $0.application == "ambience" && $0.sink == "flapper"
+                    }
+                })
             for _ in 0..<100 {
                 guard let module = try PulseServer.moduleID(ofSink: "flapper") else { break }
                 try PulseServer.pactl("unload-module", module)
@@ -115,12 +125,14 @@ extension SoundServerSuites {
             let seen = player.events.count
             player.send("resume")
             player.send("play")
-            #expect(eventually(within: 5) {
-                (player.events.last { $0["event"] as? String == "playbackState" }?["state"] as? String) == "playing"
-            })
-            #expect(eventually(within: 5) {
-                ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience" && !$0.corked }
-            }, "no running ambience stream after Resume; events since: \(player.events.dropFirst(seen))")
+            #expect(
+                eventually(within: 5) {
+                    (player.events.last { $0["event"] as? String == "playbackState" }?["state"] as? String) == "playing"
+                })
+            #expect(
+                eventually(within: 5) {
+                    ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience" && !$0.corked }
+                }, "no running ambience stream after Resume; events since: \(player.events.dropFirst(seen))")
             #expect(!player.events.contains { $0["event"] as? String == "playbackError" })
             player.stop()
             #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)
@@ -190,13 +202,16 @@ extension SoundServerSuites {
             }
 
             bus.kill()
-            #expect(eventually(within: 10) { sawEvent(.session(.mediaServicesWereLost(.sessionBus))) }, "events: \(events)")
+            #expect(
+                eventually(within: 10) { sawEvent(.session(.mediaServicesWereLost(.sessionBus))) }, "events: \(events)")
             #expect(!engine.systemMusicPlayer.isAvailable)
             #expect(engine.systemMusicPlayer.players.isEmpty)
             #expect(try Signal(engine.render(frames: 4_800)).rms() > 0.1, "effects stopped with the bus")
 
             try bus.start()
-            #expect(eventually(within: 10) { sawEvent(.session(.mediaServicesWereReset(.sessionBus))) }, "events: \(events)")
+            #expect(
+                eventually(within: 10) { sawEvent(.session(.mediaServicesWereReset(.sessionBus))) }, "events: \(events)"
+            )
             #expect(engine.systemMusicPlayer.isAvailable)
             let observer = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
             defer { observer.close() }
@@ -204,12 +219,18 @@ extension SoundServerSuites {
 
             let mpv = try MPV(playing: fixtures.sineOgg("song.ogg", hz: 330, seconds: 30), busAddress: bus.address)
             defer { mpv.kill() }
-            #expect(eventually(within: 10) {
-                _ = engine.update()
-                return engine.systemMusicPlayer.players.contains { $0.processID == mpv.pid && $0.status == .playing }
-            })
+            #expect(
+                eventually(within: 10) {
+                    _ = engine.update()
+                    return engine.systemMusicPlayer.players.contains {
+                        $0.processID == mpv.pid && $0.status == .playing
+                    }
+                })
             engine.session.setActive(true)  // soloAmbient: the player is paused, through the new connection
-            #expect(eventually(within: 5) { observer.refresh().contains { $0.processID == mpv.pid && $0.status == .paused } })
+            #expect(
+                eventually(within: 5) {
+                    observer.refresh().contains { $0.processID == mpv.pid && $0.status == .paused }
+                })
             #expect(try Signal(engine.render(frames: 4_800)).rms() > 0.1)
         }
 
@@ -219,21 +240,27 @@ extension SoundServerSuites {
             let bus = try ThrowawayService.dbus(in: fixtures)
             defer { bus.kill() }
             let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
-            let player = try LivePlayer(files: [music], arguments: ["--seconds", "60"],
-                                        environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "SDL_AUDIODRIVER": "dummy"])
+            let player = try LivePlayer(
+                files: [music], arguments: ["--seconds", "60"],
+                environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "SDL_AUDIODRIVER": "dummy"])
             defer { player.stop() }
             #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
             bus.kill()
-            #expect(player.waitFor(event: "mediaServicesWereLost", timeout: 10) { $0["service"] as? String == "sessionBus" } != nil,
-                    "events: \(player.events)")
+            #expect(
+                player.waitFor(event: "mediaServicesWereLost", timeout: 10) { $0["service"] as? String == "sessionBus" }
+                    != nil,
+                "events: \(player.events)")
             let seen = player.events.count
             player.send("pause")
             #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "paused" } != nil)
             player.send("play")
             #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "playing" } != nil)
             try bus.start()
-            #expect(player.waitFor(event: "mediaServicesWereReset", timeout: 10) { $0["service"] as? String == "sessionBus" } != nil,
-                    "events: \(player.events)")
+            #expect(
+                player.waitFor(event: "mediaServicesWereReset", timeout: 10) {
+                    $0["service"] as? String == "sessionBus"
+                } != nil,
+                "events: \(player.events)")
             #expect(player.process.isRunning)
             player.stop()
             #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// Every input the fuzzers ever found (and the known crash classes of the reliability work), replayed through the
@@ -39,11 +40,15 @@ extension FuzzRegressionTests {
     /// The picture fuzzer's first find: a GIF whose frame crashed SDL2_image 2.6's GIF reader. Covers are decoded
     /// only as PNG or JPEG; this one is refused by name and format, and a PNG still decodes.
     @Test func aGIFCoverIsRefusedNotDecoded() throws {
-        let gif = try [UInt8](Data(contentsOf: Self.folder.appendingPathComponent("picture/gif-frame-crashed-sdl-image.gif")))
-        #expect(throws: ArtworkError.undecodable("crash.gif", reason: "GIF covers are not decoded, only PNG and JPEG")) {
+        let gif = try [UInt8](
+            Data(contentsOf: Self.folder.appendingPathComponent("picture/gif-frame-crashed-sdl-image.gif")))
+        #expect(throws: ArtworkError.undecodable("crash.gif", reason: "GIF covers are not decoded, only PNG and JPEG"))
+        {
             try MediaItemArtwork(data: gif, source: .embedded(mimeType: "image/gif"), name: "crash.gif")
         }
         let png = try [UInt8](Data(contentsOf: URL(fileURLWithPath: BuildProducts.root + "/Assets/Music/cover.png")))
-        #expect(try MediaItemArtwork(data: png, source: .embedded(mimeType: "image/png"), name: "cover.png").bounds.width > 0)
+        #expect(
+            try MediaItemArtwork(data: png, source: .embedded(mimeType: "image/png"), name: "cover.png").bounds.width
+                > 0)
     }
 }

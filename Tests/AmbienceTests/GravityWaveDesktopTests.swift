@@ -1,14 +1,16 @@
+import AmbienceHost
 import Foundation
 import Testing
+
 @testable import Ambience
-import AmbienceHost
 @testable import GravityWaveCore
 
 /// Gravity Wave beside a real mpv on the private session bus: the system player chosen in the settings, and the
 /// user's music starting and stopping mid-game. In the MPRIS suite, so that only one test's mpv runs at a time.
 extension MPRISTests {
     func gravityWave(on engine: AudioEngine, settings: String) throws -> GravityWave {
-        try GravityWave(engine: engine, options: GravityWave.Options(assets: GravityWaveTests.assets, settingsPath: settings))
+        try GravityWave(
+            engine: engine, options: GravityWave.Options(assets: GravityWaveTests.assets, settingsPath: settings))
     }
 
     /// A frame of the game: a step, a block of (offline) audio, the engine's events.
@@ -41,10 +43,17 @@ extension MPRISTests {
 
         game.handle(.keyDown(.character("p"), isRepeat: false))
         #expect(eventually(within: 5) { playerctl(["-p", name, "status"]) == "Playing" })
-        #expect(eventually(within: 5) { tick(game, engine); return playPauseTitle(game) == "Pause" })
-        game.handle(.mouseDown(try #require(game.hudButtons().first { $0.action == .playPause }).rect.center, button: 1))
+        #expect(
+            eventually(within: 5) {
+                tick(game, engine); return playPauseTitle(game) == "Pause"
+            })
+        game.handle(
+            .mouseDown(try #require(game.hudButtons().first { $0.action == .playPause }).rect.center, button: 1))
         #expect(eventually(within: 5) { playerctl(["-p", name, "status"]) == "Paused" })
-        #expect(eventually(within: 5) { tick(game, engine); return playPauseTitle(game) == "Play" })
+        #expect(
+            eventually(within: 5) {
+                tick(game, engine); return playPauseTitle(game) == "Play"
+            })
         #expect(game.nowPlayingText == "Now Playing: Title by Artist")
     }
 
@@ -60,19 +69,21 @@ extension MPRISTests {
 
         let (mpv, name) = try startMPV()
         defer { mpv.kill() }
-        #expect(eventually(within: 10) {
-            tick(game, engine)
-            return game.soundtrackOffForUserMusic && engine.musicPlayer.playbackState == .paused
-        }, "the soundtrack played on over the user's music")
+        #expect(
+            eventually(within: 10) {
+                tick(game, engine)
+                return game.soundtrackOffForUserMusic && engine.musicPlayer.playbackState == .paused
+            }, "the soundtrack played on over the user's music")
         #expect(game.hudNote == "Your music is playing: the game's music is off")
         #expect(game.sessionEvents.contains(.silenceSecondaryAudioHint(true)))
-        #expect(playerctl(["-p", name, "status"]) == "Playing")   // ambient: theirs is left alone
+        #expect(playerctl(["-p", name, "status"]) == "Playing")  // ambient: theirs is left alone
 
         #expect(playerctl(["-p", name, "pause"]) != nil)
-        #expect(eventually(within: 10) {
-            tick(game, engine)
-            return !game.soundtrackOffForUserMusic && engine.musicPlayer.playbackState == .playing
-        }, "the soundtrack did not come back")
+        #expect(
+            eventually(within: 10) {
+                tick(game, engine)
+                return !game.soundtrackOffForUserMusic && engine.musicPlayer.playbackState == .playing
+            }, "the soundtrack did not come back")
         #expect(game.sessionEvents.contains(.silenceSecondaryAudioHint(false)))
     }
 }

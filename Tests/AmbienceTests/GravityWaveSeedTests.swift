@@ -1,14 +1,17 @@
+import AmbienceHost
 import Foundation
 import Testing
+
 @testable import Ambience
-import AmbienceHost
 @testable import GravityWaveCore
 
 /// The seed app's behaviours (AddMusic), each shown by driving the game: its keys and clicks, the engine's events in
 /// `update()`, and what it draws. Offline engines: the frames are rendered as the game's host would render them.
 extension GravityWaveTests {
     /// One frame of the game as its host runs it: a fixed step, a block of audio, then the engine's events.
-    func frames(_ count: Int, _ game: GravityWave, _ engine: AudioEngine, watch: ([AudioEvent]) -> Void = { _ in }) throws {
+    func frames(_ count: Int, _ game: GravityWave, _ engine: AudioEngine, watch: ([AudioEvent]) -> Void = { _ in })
+        throws
+    {
         for _ in 0..<count {
             game.update(dt: 1.0 / 60)
             _ = try engine.render(frames: 800)
@@ -45,7 +48,8 @@ extension GravityWaveTests {
 
         var finishedEvent: Int?, enabledAt: Int?
         for frame in 1...60 {
-            try frames(1, game, engine) { events in if events.contains(.voiceFinished(voice)) { finishedEvent = frame } }
+            try frames(1, game, engine) { events in if events.contains(.voiceFinished(voice)) { finishedEvent = frame }
+            }
             if enabledAt == nil, try button(game, .playAppSound).enabled { enabledAt = frame }
         }
         // pickup.wav is 0.3 s, played at pitch 0.8: 0.375 s, 22.5 frames. The button follows the event, in that frame.
@@ -93,12 +97,16 @@ extension GravityWaveTests {
         #expect(engine.musicPlayer.playbackState == .playing)
         #expect(try button(game, .playPause).label == "Pause")
         // A change the game did not make (the session pausing for a lost device) shows too.
-        engine.session.handle(.currentDeviceRemoved(previous: AudioRoute(name: "Headphones", driver: "pulseaudio"),
-                                                    current: AudioRoute(name: "Speakers", driver: "pulseaudio")))
+        engine.session.handle(
+            .currentDeviceRemoved(
+                previous: AudioRoute(name: "Headphones", driver: "pulseaudio"),
+                current: AudioRoute(name: "Speakers", driver: "pulseaudio")))
         try frames(1, game, engine)
         #expect(try button(game, .playPause).label == "Play")
         #expect(NowPlayingLine(item: nil, state: .stopped, hasPlayedMusic: false) == .instructions)
-        for state in [PlaybackState.playing, .seekingForward, .seekingBackward] { #expect(playPauseTitle(state) == "Pause") }
+        for state in [PlaybackState.playing, .seekingForward, .seekingBackward] {
+            #expect(playPauseTitle(state) == "Pause")
+        }
         for state in [PlaybackState.paused, .stopped, .interrupted] { #expect(playPauseTitle(state) == "Play") }
     }
 
@@ -108,7 +116,7 @@ extension GravityWaveTests {
         let engine = try AudioEngine(.offline())
         defer { engine.shutdown() }
         engine.session.attach(otherPlayers: FakePlayers(playing: ["org.mpris.MediaPlayer2.spotify"]))
-        let game = try makeGame(engine)   // the user's music plays: the game's stays off, so nothing has played
+        let game = try makeGame(engine)  // the user's music plays: the game's stays off, so nothing has played
         try frames(2, game, engine)
         #expect(game.nowPlayingLine == .instructions)
         #expect(game.nowPlayingText == "Press P to play the game's music, or M to add your own")
@@ -184,7 +192,11 @@ extension GravityWaveTests {
             for y in 0..<none.height {
                 for x in 0..<none.width {
                     let a = picture.color(x: Int(rect.x) + x, y: Int(rect.y) + y), b = none.color(x: x, y: y)
-                    if abs(Int(a.red) - Int(b.red)) + abs(Int(a.green) - Int(b.green)) + abs(Int(a.blue) - Int(b.blue)) > 6 { differing += 1 }
+                    if abs(Int(a.red) - Int(b.red)) + abs(Int(a.green) - Int(b.green)) + abs(Int(a.blue) - Int(b.blue))
+                        > 6
+                    {
+                        differing += 1
+                    }
                 }
             }
             return differing
@@ -250,8 +262,10 @@ extension GravityWaveTests {
         defer { engine.shutdown() }
         let game = try makeGame(engine)
         func deviceGoes() throws {
-            engine.session.handle(.currentDeviceRemoved(previous: AudioRoute(name: "Headphones", driver: "pulseaudio"),
-                                                        current: AudioRoute(name: "Speakers", driver: "pulseaudio")))
+            engine.session.handle(
+                .currentDeviceRemoved(
+                    previous: AudioRoute(name: "Headphones", driver: "pulseaudio"),
+                    current: AudioRoute(name: "Speakers", driver: "pulseaudio")))
             try frames(1, game, engine)
         }
         // Resume: the app sound goes on from where it was paused, and its button stays off until it ends.
@@ -259,7 +273,7 @@ extension GravityWaveTests {
         let voice = game.appSoundButton.voice
         try frames(6, game, engine)
         try deviceGoes()
-        #expect(game.alert == .routeChange)   // the session suspended the game's audio: the sound waits (below)
+        #expect(game.alert == .routeChange)  // the session suspended the game's audio: the sound waits (below)
         let pausedAt = try #require(voice.elapsed)
         try frames(10, game, engine)
         #expect(voice.elapsed == pausedAt)
@@ -274,15 +288,16 @@ extension GravityWaveTests {
         let second = game.appSoundButton.voice
         try frames(6, game, engine)
         try deviceGoes()
-        game.handle(.mouseDown(try #require(game.alertElements().first { $0.action == .alertStop }).rect.center, button: 1))
+        game.handle(
+            .mouseDown(try #require(game.alertElements().first { $0.action == .alertStop }).rect.center, button: 1))
         #expect(game.alert == nil)
         #expect(try button(game, .playAppSound).enabled)
         #expect(second.isAlive && !second.isPlaying && (second.elapsed ?? 1) < 0.001)
         try frames(10, game, engine)
-        #expect(!second.isPlaying)   // nothing brings it back by itself
+        #expect(!second.isPlaying)  // nothing brings it back by itself
         press(game, .character("x"))
         #expect(game.appSoundButton.voice == second && second.isPlaying)
-        #expect(game.audio.counts[.appSound] == 2)   // the held voice, not a new one
+        #expect(game.audio.counts[.appSound] == 2)  // the held voice, not a new one
         var finished = false
         try frames(40, game, engine) { if $0.contains(.voiceFinished(second)) { finished = true } }
         let enabledAgain = try button(game, .playAppSound).enabled
@@ -299,9 +314,11 @@ extension GravityWaveTests {
         launch.headless = true
         launch.seconds = 2
         launch.record = fixtures.path("interruption.wav")
-        launch.script = [ScriptStep(frame: 6, action: .key(.character("x"))),
-                         ScriptStep(frame: 12, action: .interruption(began: true)),
-                         ScriptStep(frame: 72, action: .interruption(began: false))]
+        launch.script = [
+            ScriptStep(frame: 6, action: .key(.character("x"))),
+            ScriptStep(frame: 12, action: .interruption(began: true)),
+            ScriptStep(frame: 72, action: .interruption(began: false))
+        ]
         if musicPausedFirst { launch.script.insert(ScriptStep(frame: 3, action: .key(.character("p"))), at: 0) }
         let run = try GameRun(launch: launch, headless: true, assets: Self.assets, settingsPath: settingsPath)
         // Only the app sound is heard: the music, the clicks and the world's effects are turned down.

@@ -1,8 +1,9 @@
+import AmbienceHost
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Ambience
-import AmbienceHost
 @testable import GravityWaveCore
 
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the
@@ -23,8 +24,10 @@ import AmbienceHost
     }
 
     /// A headless run recorded to `name`, with `configure` applied to it before it starts (bus gains, say).
-    func record(_ name: String, seconds: Double = 5, voices: Int = 0,
-                configure: (GameRun) -> Void = { _ in }) throws -> (summary: RunSummary, audio: PCMBuffer) {
+    func record(
+        _ name: String, seconds: Double = 5, voices: Int = 0,
+        configure: (GameRun) -> Void = { _ in }
+    ) throws -> (summary: RunSummary, audio: PCMBuffer) {
         var launch = LaunchOptions()
         launch.headless = true
         launch.seconds = seconds
@@ -46,9 +49,11 @@ import AmbienceHost
 
         // The summary's counts are the run's: every one-shot in its timeline, the scripted interface presses.
         let logged = Dictionary(grouping: summary.sfxLog, by: \.kind).mapValues(\.count)
-        for kind in SoundKind.allCases where kind != .thrust { #expect(summary.sfx[kind, default: 0] == logged[kind, default: 0], "\(kind)") }
+        for kind in SoundKind.allCases where kind != .thrust {
+            #expect(summary.sfx[kind, default: 0] == logged[kind, default: 0], "\(kind)")
+        }
         #expect(summary.oneShots == summary.sfxLog.count)
-        #expect(summary.sfx[.uiClick] == 4)      // X, Esc, Down, Esc
+        #expect(summary.sfx[.uiClick] == 4)  // X, Esc, Down, Esc
         #expect(summary.sfx[.appSound] == 1)
         #expect(summary.sfx[.thrust] == 1)
         #expect(summary.sfx[.laser, default: 0] >= 2)
@@ -69,7 +74,9 @@ import AmbienceHost
         let (_, effects) = try record("effects.wav") { run in run.engine.music.gain = 0 }
         #expect(Signal(effects).rms() > 0.01)
         var worst: Float = 0
-        for i in full.samples.indices { worst = max(worst, abs(full.samples[i] - music.samples[i] - effects.samples[i])) }
+        for i in full.samples.indices {
+            worst = max(worst, abs(full.samples[i] - music.samples[i] - effects.samples[i]))
+        }
         #expect(worst < 4 / 32_768)
 
         // Each kind alone: its onsets in the recording are exactly the starts the summary logged.
@@ -83,7 +90,9 @@ import AmbienceHost
             let expected = Self.groups(summary.sfxLog.filter { $0.kind == kind }.map(\.time))
             let found = Self.onsets(stem)
             #expect(found.count == expected.count, "\(kind): expected \(expected), heard \(found)")
-            for (want, got) in zip(expected, found) { #expect(abs(want - got) < 0.016, "\(kind): expected \(expected), heard \(found)") }
+            for (want, got) in zip(expected, found) {
+                #expect(abs(want - got) < 0.016, "\(kind): expected \(expected), heard \(found)")
+            }
             heard += found.count
         }
         let distinct = SoundKind.allCases.filter { $0 != .thrust }.map { kind in
@@ -122,7 +131,9 @@ import AmbienceHost
         for i in levels.indices {
             let before = levels[max(0, i - 4)..<i].min() ?? 0
             let t = Double(i * window) / 48_000
-            if levels[i] > 0.002, levels[i] > 3 * before, found.last.map({ t - $0 > refractory }) ?? true { found.append(t) }
+            if levels[i] > 0.002, levels[i] > 3 * before, found.last.map({ t - $0 > refractory }) ?? true {
+                found.append(t)
+            }
         }
         return found
     }
@@ -131,7 +142,9 @@ import AmbienceHost
         let (summary, _) = try record("voices.wav", seconds: 2, voices: 200)
         #expect(summary.peakVoices >= 200)
         #expect(summary.update.count == summary.frames)
-        #expect(summary.update.averageMilliseconds > 0 && summary.update.maxMilliseconds >= summary.update.averageMilliseconds)
+        #expect(
+            summary.update.averageMilliseconds > 0
+                && summary.update.maxMilliseconds >= summary.update.averageMilliseconds)
         #expect(summary.summaryLine.contains("engine.update()") && summary.summaryLine.contains("ms avg"))
         #expect(summary.text.contains("pacing     engine.update() avg"))
         #expect(summary.text.contains("200 ambient voices"))
@@ -158,10 +171,14 @@ import AmbienceHost
         // Under AddressSanitizer: X11's and Mesa's drivers, unloaded at exit, leave allocations LeakSanitizer can
         // neither attribute nor suppress; the game's own memory is checked in-process by the other tests here.
         if let options = environment["ASAN_OPTIONS"] { environment["ASAN_OPTIONS"] = options + " detect_leaks=0" }
-        let run = try ChildProcess.run(["xvfb-run", "-a", "-s", "-screen 0 1024x768x24", Self.binary, "--pilot", "--seconds", "2",
-                                        "--screenshot", shot, "--assets", Self.assets], environment: environment, timeout: 120)
+        let run = try ChildProcess.run(
+            [
+                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", Self.binary, "--pilot", "--seconds", "2",
+                "--screenshot", shot, "--assets", Self.assets
+            ], environment: environment, timeout: 120)
         let text = String(decoding: run.stdout, as: UTF8.self)
-        #expect(run.status == 0 && !run.timedOut, "\(text)\n\(String(decoding: run.stderr.suffix(3000), as: UTF8.self))")
+        #expect(
+            run.status == 0 && !run.timedOut, "\(text)\n\(String(decoding: run.stderr.suffix(3000), as: UTF8.self))")
         #expect(text.contains("in a window") && text.contains("video x11"), "\(text)")
 
         let picture = try Self.decodePNG(shot)
@@ -261,7 +278,7 @@ import AmbienceHost
         let done = try #require(game.pickerElements().first { $0.action == .pickerDone })
         game.handle(.mouseDown(done.rect.center, button: 1))
         #expect(engine.musicPlayer.items.map(\.title) == ["Alpha Song", "Beta Song", "Gamma Tune"])
-        #expect(engine.musicPlayer.nowPlayingItem?.title == "Alpha Song")   // what was playing goes on
+        #expect(engine.musicPlayer.nowPlayingItem?.title == "Alpha Song")  // what was playing goes on
 
         // Cancel leaves the queue alone and goes back where it came from.
         game.perform(.queueDone)
@@ -276,10 +293,15 @@ import AmbienceHost
         let engine = try AudioEngine(.offline())
         defer { engine.shutdown() }
         let game = try makeGame(engine)
-        let headphones = AudioRoute(name: "Headphones", driver: "pulseaudio"), speakers = AudioRoute(name: "Speakers", driver: "pulseaudio")
-        game.handleAudioEvents([.session(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: speakers, current: headphones)))])
+        let headphones = AudioRoute(name: "Headphones", driver: "pulseaudio"),
+            speakers = AudioRoute(name: "Speakers", driver: "pulseaudio")
+        game.handleAudioEvents([
+            .session(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: speakers, current: headphones)))
+        ])
         #expect(game.alert == nil)
-        game.handleAudioEvents([.session(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: headphones, current: speakers)))])
+        game.handleAudioEvents([
+            .session(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: headphones, current: speakers)))
+        ])
         #expect(game.alert == .routeChange)
         #expect(!game.isSimulating)
         #expect(game.sessionEvents.count == 2)
@@ -309,7 +331,8 @@ import AmbienceHost
         let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio")
 
         // The real path: the session sees the device go, pauses the game's audio, and tells the game in update().
-        engine.session.handle(.currentDeviceRemoved(previous: AudioRoute(name: "Headphones", driver: "pulseaudio"), current: speakers))
+        engine.session.handle(
+            .currentDeviceRemoved(previous: AudioRoute(name: "Headphones", driver: "pulseaudio"), current: speakers))
         game.handleAudioEvents(engine.update())
         #expect(game.alert == .routeChange)
         #expect(engine.musicPlayer.playbackState == .paused)
@@ -320,13 +343,14 @@ import AmbienceHost
         #expect(!engine.session.isPausedForRouteChange)
         #expect(engine.musicPlayer.playbackState == .playing)
 
-        engine.session.handle(.currentDeviceRemoved(previous: speakers, current: AudioRoute(name: "HDMI", driver: "pulseaudio")))
+        engine.session.handle(
+            .currentDeviceRemoved(previous: speakers, current: AudioRoute(name: "HDMI", driver: "pulseaudio")))
         game.handleAudioEvents(engine.update())
         #expect(game.alert == .routeChange)
-        game.handle(.keyDown(.escape, isRepeat: false))   // Stop
+        game.handle(.keyDown(.escape, isRepeat: false))  // Stop
         #expect(game.alert == nil)
         #expect(engine.musicPlayer.playbackState == .stopped)
-        #expect(!engine.session.isPausedForRouteChange)   // the effects play on
+        #expect(!engine.session.isPausedForRouteChange)  // the effects play on
         #expect(try Signal(engine.render(frames: 9_600)).rms(4_800..<9_600) < 0.02)  // only the quiet engine loop
     }
 
@@ -375,7 +399,7 @@ import AmbienceHost
         let engine = try AudioEngine(.offline())
         defer { engine.shutdown() }
         let game = try makeGame(engine)
-        #expect(engine.session.category == .ambient)   // the default, as UtopiaGL
+        #expect(engine.session.category == .ambient)  // the default, as UtopiaGL
         game.handle(.keyDown(.escape, isRepeat: false))
         #expect(game.screen == .menu && !game.isSimulating)
 
@@ -401,7 +425,7 @@ import AmbienceHost
         #expect(game.settings.player == .system)
         let saved = try String(contentsOfFile: settingsPath, encoding: .utf8)
         #expect(saved.contains("player = system"))
-        #expect(game.player === engine.musicPlayer)   // an offline engine reaches no desktop: the game's player stands in
+        #expect(game.player === engine.musicPlayer)  // an offline engine reaches no desktop: the game's player stands in
         #expect(game.statusMessage?.contains("System player not available") == true)
         let folder = (settingsPath as NSString).deletingLastPathComponent
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["gravity-wave.conf"])
@@ -411,13 +435,20 @@ import AmbienceHost
         let again = GameSettings.load(from: settingsPath)
         #expect(again.player == .system)
         #expect(again.volumes["music"] == 0.5 && again.volumes["sfx"] == 0.25)
-        #expect(GameSettings.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/conf", "HOME": "/home/u"]) == "/x/conf/ambience/gravity-wave.conf")
-        #expect(GameSettings.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.config/ambience/gravity-wave.conf")
-        #expect(GameSettings.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/ambience/gravity-wave.conf")
+        #expect(
+            GameSettings.defaultPath(environment: ["XDG_CONFIG_HOME": "/x/conf", "HOME": "/home/u"])
+                == "/x/conf/ambience/gravity-wave.conf")
+        #expect(
+            GameSettings.defaultPath(environment: ["XDG_CONFIG_HOME": "relative", "HOME": "/home/u"])
+                == "/home/u/.config/ambience/gravity-wave.conf")
+        #expect(
+            GameSettings.defaultPath(environment: ["HOME": "/home/u"]) == "/home/u/.config/ambience/gravity-wave.conf")
     }
 
     @Test func launchOptionsParseAndRefuseBadInput() throws {
-        let options = try LaunchOptions.parse(["--headless", "--seconds", "10", "--record", "out/gw.wav", "--voices", "200", "--volume", "music=0"])
+        let options = try LaunchOptions.parse([
+            "--headless", "--seconds", "10", "--record", "out/gw.wav", "--voices", "200", "--volume", "music=0"
+        ])
         #expect(options.headless && options.seconds == 10 && options.record == "out/gw.wav" && options.voices == 200)
         #expect(options.volumes == ["music": 0])
         #expect(throws: GameError.self) { try LaunchOptions.parse(["--seconds", "-1"]) }
@@ -430,9 +461,10 @@ import AmbienceHost
 
     @Test func hostMapsWindowAndAppEventsToTheSessionAndQuitShutsDown() throws {
         let engine = try AudioEngine(.offline())
-        let host = try GameHost(engine: engine, configuration: HostConfiguration(window: nil, clock: .simulated(framesPerSecond: 60)))
+        let host = try GameHost(
+            engine: engine, configuration: HostConfiguration(window: nil, clock: .simulated(framesPerSecond: 60)))
         host.handle(.window(.focusLost))
-        #expect(!engine.session.state.isBackgrounded)          // focus loss is not background by default
+        #expect(!engine.session.state.isBackgrounded)  // focus loss is not background by default
         host.handle(.window(.minimized))
         #expect(engine.session.state.isBackgrounded)
         host.handle(.window(.hidden))
@@ -459,7 +491,7 @@ import AmbienceHost
         var tracker = BackgroundTracker(focusLossIsBackground: true)
         #expect(tracker.handle(.window(.focusLost)) == .enterBackground)
         #expect(tracker.handle(.window(.minimized)) == nil)
-        #expect(tracker.handle(.window(.restored)) == nil)       // still unfocused
+        #expect(tracker.handle(.window(.restored)) == nil)  // still unfocused
         #expect(tracker.handle(.window(.focusGained)) == .enterForeground)
     }
 
@@ -469,7 +501,7 @@ import AmbienceHost
         #expect(step.advance(by: 1.0 / 120) == 0)
         #expect(abs(step.alpha - 0.5) < 1e-9)
         #expect(step.advance(by: 1.0 / 120) == 1)
-        #expect(step.advance(by: 2) == 5 && step.alpha == 0)     // a long stall is dropped, not replayed
+        #expect(step.advance(by: 2) == 5 && step.alpha == 0)  // a long stall is dropped, not replayed
     }
 
     @Test func videoDriverIsChosenDeliberately() {
@@ -491,7 +523,15 @@ final class FakePlayers: OtherPlayers, Sendable {
     var resumed: [String] { state.withLock { $0.resumed } }
     func playingPlayers() -> [String] { state.withLock { $0.playing } }
     func uncontrollable(_ players: [String]) -> [String] { [] }
-    func pause(_ players: [String]) { state.withLock { $0.paused += players; $0.playing.removeAll { players.contains($0) } } }
-    func play(_ players: [String]) { state.withLock { $0.resumed += players; $0.playing += players } }
+    func pause(_ players: [String]) {
+        state.withLock {
+            $0.paused += players; $0.playing.removeAll { players.contains($0) }
+        }
+    }
+    func play(_ players: [String]) {
+        state.withLock {
+            $0.resumed += players; $0.playing += players
+        }
+    }
     func duck(_ players: [String], to scale: Double) {}
 }

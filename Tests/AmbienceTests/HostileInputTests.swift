@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// Header fields are claims, not facts: files that lie about their rate, channels, length or size, pictures that
@@ -10,7 +11,9 @@ import Testing
     init() throws { fixtures = try Fixtures() }
 
     /// A 16-bit mono PCM WAV with the given header fields over `frames` frames of silence actually present.
-    func wav(_ name: String, rate: UInt32 = 48_000, channels: UInt16 = 1, dataClaim: UInt32? = nil, frames: Int = 480) throws -> String {
+    func wav(_ name: String, rate: UInt32 = 48_000, channels: UInt16 = 1, dataClaim: UInt32? = nil, frames: Int = 480)
+        throws -> String
+    {
         var bytes: [UInt8] = []
         func le32(_ v: UInt32) { bytes += withUnsafeBytes(of: v.littleEndian, Array.init) }
         func le16(_ v: UInt16) { bytes += withUnsafeBytes(of: v.littleEndian, Array.init) }
@@ -85,7 +88,9 @@ import Testing
         let side = withUnsafeBytes(of: UInt32(100_000).bigEndian, Array.init)
         png.replaceSubrange(16..<20, with: side)
         png.replaceSubrange(20..<24, with: side)
-        let error = #expect(throws: ArtworkError.self) { try MediaItemArtwork(data: png, source: .embedded(mimeType: "image/png"), name: "huge.png") }
+        let error = #expect(throws: ArtworkError.self) {
+            try MediaItemArtwork(data: png, source: .embedded(mimeType: "image/png"), name: "huge.png")
+        }
         #expect(error?.description.contains("100000×100000") == true, "\(String(describing: error))")
     }
 
@@ -95,18 +100,24 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func parsersTakeInputsFarLongerThanAnyRealOneInOnePass() {
         let size = 1 << 22
-        let line = [UInt8](repeating: UInt8(ascii: " "), count: size / 2) + [UInt8](repeating: UInt8(ascii: "a"), count: size / 2)
+        let line =
+            [UInt8](repeating: UInt8(ascii: " "), count: size / 2)
+            + [UInt8](repeating: UInt8(ascii: "a"), count: size / 2)
         var parsed = PlaylistFile.Parsed(name: "p")
-        PlaylistFile.parse(line + Array(".ogg\n".utf8), folder: Array("/music".utf8), isUTF8Playlist: true,
-                           roots: [Array("/music".utf8)], into: &parsed)
+        PlaylistFile.parse(
+            line + Array(".ogg\n".utf8), folder: Array("/music".utf8), isUTF8Playlist: true,
+            roots: [Array("/music".utf8)], into: &parsed)
         #expect(parsed.entries.count == 1)
         let spaces = String(repeating: " ", count: size / 2)
         #expect(leadingNumber(spaces + String(repeating: "7", count: size / 2)) == nil)  // too many digits for an Int
         #expect(leadingNumber(spaces + "12/" + spaces) == 12)
-        #expect(MP3Decoder.genreName(id3v2: String(repeating: "(1", count: size / 2)) == String(repeating: "(1", count: size / 2))
+        #expect(
+            MP3Decoder.genreName(id3v2: String(repeating: "(1", count: size / 2))
+                == String(repeating: "(1", count: size / 2))
         #expect(MP3Decoder.genreName(id3v2: String(repeating: "(17)", count: size / 4)) == "Rock")
         var warnings: [String] = []
-        let cleaned = LibraryFileReader.clean(spaces + String(repeating: "\u{1}x", count: size / 4) + spaces, "title", &warnings)
+        let cleaned = LibraryFileReader.clean(
+            spaces + String(repeating: "\u{1}x", count: size / 4) + spaces, "title", &warnings)
         #expect(cleaned.map { $0.utf8.count <= MediaLibrary.maximumTagLength } == true)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import FoundationXML
 import Testing
+
 @testable import Ambience
 @testable import AmbienceBench
 @testable import AmbienceTool
@@ -26,7 +27,7 @@ import Testing
         #expect(RenderTimes.bucket(microseconds: 50_000) == 2_300)
         #expect(RenderTimes.bucket(microseconds: 10_000_000) == RenderTimes.bucketCount - 1)
         let times = RenderTimes()
-        for us in 1...100 { times.record(nanoseconds: us * 1_000 + 500) }   // 1.5 µs … 100.5 µs
+        for us in 1...100 { times.record(nanoseconds: us * 1_000 + 500) }  // 1.5 µs … 100.5 µs
         times.record(nanoseconds: 2_345_000)
         let counts = times.snapshot()
         #expect(counts.reduce(0, +) == 101)
@@ -55,7 +56,7 @@ import Testing
 
     @Test func recordingClockTakesTheLeastDelayedRead() {
         // 64-frame reads, 1 ms apart; read 3 came 5 ms late, read 5 only 100 µs late.
-        let period = 1_000_000   // 64 frames at 64 kHz: 1 ms exactly
+        let period = 1_000_000  // 64 frames at 64 kHz: 1 ms exactly
         var reads = (1...10).map { (frames: $0 * 64, nanoseconds: 1_000_000_000 + $0 * period + 200_000) }
         reads[2].nanoseconds += 5_000_000
         reads[4].nanoseconds -= 100_000
@@ -69,8 +70,9 @@ import Testing
 
     @Test func triggersPairWithTheFirstOnsetAfterThem() {
         let ms = 1_000_000
-        let matched = ClickMatcher.delays(triggers: [100 * ms, 200 * ms, 300 * ms, 400 * ms],
-                                          onsets: [50 * ms, 105 * ms, 212 * ms, 409 * ms, 1_900 * ms], windowNanoseconds: 50 * ms)
+        let matched = ClickMatcher.delays(
+            triggers: [100 * ms, 200 * ms, 300 * ms, 400 * ms],
+            onsets: [50 * ms, 105 * ms, 212 * ms, 409 * ms, 1_900 * ms], windowNanoseconds: 50 * ms)
         // The onset before every trigger is nobody's; the third trigger's click never came; the last onset is too late.
         #expect(matched.delays == [5 * ms, 12 * ms, 9 * ms])
         #expect(matched.missed == 1)
@@ -85,30 +87,41 @@ import Testing
         result.callbacks = 9
         result.lateCallbacks = nil
         let back = try #require(LatencyClientResult(lines: result.lines.joined(separator: "\n")))
-        #expect(back.triggers == result.triggers && back.callbacks == 9 && back.lateCallbacks == nil && back.driver == result.driver)
+        #expect(
+            back.triggers == result.triggers && back.callbacks == 9 && back.lateCallbacks == nil
+                && back.driver == result.driver)
         #expect(LatencyClientResult(lines: "trigger soon") == nil)
         #expect(LatencyClientResult(lines: "something else 5") == nil)
         #expect(LatencyBench.isUnderrunLine("D: [null-sink] protocol-native.c: Implicit underrun of 'Audio Stream'"))
-        #expect(!LatencyBench.isUnderrunLine("D: [null-sink] protocol-native.c: Requesting rewind due to end of underrun."))
+        #expect(
+            !LatencyBench.isUnderrunLine("D: [null-sink] protocol-native.c: Requesting rewind due to end of underrun."))
     }
 
     @Test func plotIsWellFormedSVGWithEverySeries() throws {
-        let plot = SVGPlot(panels: [
-            .lines(title: "Cost <&> voices", xLabel: "voices", yLabel: "% of a core", logX: true, lines: [
-                SVGPlot.Line(name: "Ambience", points: [(256, 1.5), (1024, 4.25), (4096, 17)]),
-                SVGPlot.Line(name: "raw OpenAL Soft", points: [(256, 1.4), (1024, 4.0), (4096, 16)]),
-                SVGPlot.Line(name: "SDL_mixer", points: [(256, 3), (1024, 11), (4096, .nan)]),
-            ]),
-            .ranges(title: "Latency", yLabel: "ms", ranges: [
-                SVGPlot.Range(group: "128 frames", series: "Ambience", low: 2, high: 3.4, top: 3.5),
-                SVGPlot.Range(group: "256 frames", series: "Ambience", low: 5, high: 8, top: 9),
-                SVGPlot.Range(group: "256 frames", series: "SDL_mixer", low: 6, high: 9, top: 12),
-            ]),
-        ], caption: "a machine; 2026-12-03; commit abc")
+        let plot = SVGPlot(
+            panels: [
+                .lines(
+                    title: "Cost <&> voices", xLabel: "voices", yLabel: "% of a core", logX: true,
+                    lines: [
+                        SVGPlot.Line(name: "Ambience", points: [(256, 1.5), (1024, 4.25), (4096, 17)]),
+                        SVGPlot.Line(name: "raw OpenAL Soft", points: [(256, 1.4), (1024, 4.0), (4096, 16)]),
+                        SVGPlot.Line(name: "SDL_mixer", points: [(256, 3), (1024, 11), (4096, .nan)])
+                    ]),
+                .ranges(
+                    title: "Latency", yLabel: "ms",
+                    ranges: [
+                        SVGPlot.Range(group: "128 frames", series: "Ambience", low: 2, high: 3.4, top: 3.5),
+                        SVGPlot.Range(group: "256 frames", series: "Ambience", low: 5, high: 8, top: 9),
+                        SVGPlot.Range(group: "256 frames", series: "SDL_mixer", low: 6, high: 9, top: 12)
+                    ])
+            ], caption: "a machine; 2026-12-03; commit abc")
         let svg = plot.document()
         let parser = XMLParser(data: Data(svg.utf8))
         #expect(parser.parse(), "\(parser.parserError.map { "\($0)" } ?? "")")
-        for name in ["Ambience", "raw OpenAL Soft", "SDL_mixer", "128 frames", "256 frames", "Cost &lt;&amp;&gt; voices", "a machine; 2026-12-03; commit abc"] {
+        for name in [
+            "Ambience", "raw OpenAL Soft", "SDL_mixer", "128 frames", "256 frames", "Cost &lt;&amp;&gt; voices",
+            "a machine; 2026-12-03; commit abc"
+        ] {
             #expect(svg.contains(">\(name)<"), "\(name) is not labelled")
         }
         // One polyline per series, the NaN point left out; one bar per range.
@@ -117,11 +130,15 @@ import Testing
         #expect(!svg.contains("nan") && !svg.contains("inf"))
     }
 
-    @Test(.enabled(if: PulseServer.isRunning && SoundServer.requested == .pulseaudio, "needs scripts/with-services.sh's PulseAudio"))
+    @Test(
+        .enabled(
+            if: PulseServer.isRunning && SoundServer.requested == .pulseaudio,
+            "needs scripts/with-services.sh's PulseAudio"))
     func latencyCommandFindsEveryClick() throws {
         let plot = FileManager.default.temporaryDirectory.appendingPathComponent("latency-\(getpid()).svg").path
         defer { try? FileManager.default.removeItem(atPath: plot) }
-        let result = try ToolRunner.run(["bench", "--latency", "--clicks", "8", "--periods", "512", "--json", "--plot", plot], timeout: 120)
+        let result = try ToolRunner.run(
+            ["bench", "--latency", "--clicks", "8", "--periods", "512", "--json", "--plot", plot], timeout: 120)
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let rows = try #require(json["rows"] as? [[String: Any]])

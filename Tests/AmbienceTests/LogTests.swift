@@ -1,10 +1,11 @@
+import AmbienceC
 import CAmbience
 import Foundation
 import Glibc
 import Synchronization
 import Testing
+
 @testable import Ambience
-import AmbienceC
 
 /// The engine's one logger: levels and `AMBIENCE_LOG`, stderr before anyone takes the log over, and the Swift
 /// handler and the C callback, both called inside `update()` on its thread.
@@ -16,7 +17,9 @@ import AmbienceC
     final class Seen: Sendable {
         let entries = Mutex<[(level: LogLevel, text: String, thread: pthread_t)]>([])
         func add(_ level: LogLevel, _ text: String) { entries.withLock { $0.append((level, text, pthread_self())) } }
-        func texts(containing token: String) -> [String] { entries.withLock { $0.map(\.text).filter { $0.contains(token) } } }
+        func texts(containing token: String) -> [String] {
+            entries.withLock { $0.map(\.text).filter { $0.contains(token) } }
+        }
     }
 
     /// Runs `body` on a thread of its own and waits for it; returns that thread's id.
@@ -42,14 +45,18 @@ import AmbienceC
         return try body()
     }
 
-    @Test(arguments: [("error", LogLevel.error), ("WARNING", .warning), (" info\n", .info), ("debug", .debug), ("warn", .warning)])
+    @Test(arguments: [
+        ("error", LogLevel.error), ("WARNING", .warning), (" info\n", .info), ("debug", .debug), ("warn", .warning)
+    ])
     func theEnvironmentsWordsNameLevels(word: String, level: LogLevel) {
         #expect(LogLevel(name: word) == level)
         #expect(LogLevel(name: level.description) == level)
     }
 
     @Test func otherWordsAreNotLevels() {
-        for word in ["", "verbose", "3", "errors", "warning!", "none"] { #expect(LogLevel(name: word) == nil, "\(word)") }
+        for word in ["", "verbose", "3", "errors", "warning!", "none"] {
+            #expect(LogLevel(name: word) == nil, "\(word)")
+        }
     }
 
     @Test func theHandlerGetsWhatPassesTheLevelOnlyInUpdateOnItsThread() throws {
@@ -70,7 +77,8 @@ import AmbienceC
             let game = Self.onThread { _ = engine.update() }
             #expect(seen.texts(containing: token) == ["warning \(token)", "info \(token)", "error \(token)"])
             let threads = seen.entries.withLock { $0.filter { $0.text.contains(token) }.map(\.thread) }
-            #expect(threads.allSatisfy { pthread_equal($0, game) != 0 }, "not called on the thread that called update()")
+            #expect(
+                threads.allSatisfy { pthread_equal($0, game) != 0 }, "not called on the thread that called update()")
             // (The poster's id cannot be told from the game thread's: a finished thread's id is reused. The handler
             // did not run before update(), so it did not run on the poster.)
             #expect(pthread_equal(pthread_self(), game) == 0)
@@ -125,7 +133,8 @@ import AmbienceC
             // The C levels have LogLevel's raw values (error 0 ... debug 3).
             seen.add(LogLevel(rawValue: Int(level.rawValue)) ?? .debug, String(cString: message))
         }
-        let setCallbackStatus = AmbienceC.ambience_set_log_callback(engine, callback, Unmanaged.passUnretained(seen).toOpaque())
+        let setCallbackStatus = AmbienceC.ambience_set_log_callback(
+            engine, callback, Unmanaged.passUnretained(seen).toOpaque())
         #expect(setCallbackStatus == AMBIENCE_OK)
         var saved = AMBIENCE_LOG_WARNING
         let getLevelStatus = AmbienceC.ambience_get_log_level(&saved)
@@ -145,10 +154,15 @@ import AmbienceC
             Log.debug("debug \(token)")
         }
         #expect(seen.texts(containing: token).isEmpty)
-        let address = UInt(bitPattern: engine)   // an OpaquePointer is not Sendable; its address is
+        let address = UInt(bitPattern: engine)  // an OpaquePointer is not Sendable; its address is
         let game = Self.onThread { _ = AmbienceC.ambience_update(OpaquePointer(bitPattern: address)) }
         #expect(seen.texts(containing: token) == ["info \(token)"])
-        #expect(seen.entries.withLock { $0.filter { $0.text.contains(token) }.allSatisfy { $0.level == .info && pthread_equal($0.thread, game) != 0 } })
+        #expect(
+            seen.entries.withLock {
+                $0.filter { $0.text.contains(token) }.allSatisfy {
+                    $0.level == .info && pthread_equal($0.thread, game) != 0
+                }
+            })
         // NULL gives the log back (and a destroyed engine's callback is never called again).
         let clearCallbackStatus = AmbienceC.ambience_set_log_callback(engine, nil, nil)
         #expect(clearCallbackStatus == AMBIENCE_OK)
@@ -163,8 +177,9 @@ import AmbienceC
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         func render(_ level: String) throws -> ToolRunner.Result {
-            let result = try ToolRunner.run(["render", "--out", folder + "/out.wav", "--seconds", "0.1"],
-                                            environment: ["AMBIENCE_LOG": level])
+            let result = try ToolRunner.run(
+                ["render", "--out", folder + "/out.wav", "--seconds", "0.1"],
+                environment: ["AMBIENCE_LOG": level])
             #expect(result.status == 0, "AMBIENCE_LOG=\(level): \(result.stderr)")
             return result
         }
@@ -177,6 +192,8 @@ import AmbienceC
         let debug = try render("DEBUG")
         #expect(debug.stderrLines.contains { $0.hasPrefix(started) }, "\(debug.stderr)")
         let wrong = try render("loud")
-        #expect(wrong.stderr == "ambience: warning: AMBIENCE_LOG=loud is not a level (error, warning, info, debug): using warning\n")
+        #expect(
+            wrong.stderr
+                == "ambience: warning: AMBIENCE_LOG=loud is not a level (error, warning, info, debug): using warning\n")
     }
 }

@@ -1,19 +1,22 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// Loudness tags and the gain decision, as pure logic (no OpenAL).
 @Suite struct LoudnessRuleTests {
     @Test(arguments: [
         ("-6.52 dB", -6.52), ("+1.20 dB", 1.2), ("3", 3), ("  -0.5dB ", -0.5), ("\u{2212}4.5 dB", -4.5), (".5 dB", 0.5),
-        ("-60.00 dB", -60),
+        ("-60.00 dB", -60)
     ])
     func replayGainTextIsRead(text: String, gain: Double) {
         #expect(LoudnessTags.replayGain(text) == gain)
     }
 
-    @Test(arguments: ["+900 dB", "-61 dB", "nan", "NaN dB", "inf", "-inf dB", "", " ", "dB", "1e3", "0x10", "--3", "3.2.1",
-                      "1,5 dB", "+", ".", "- 3 dB", "3 dB dB", String(repeating: "1", count: 400), "12 LUFS", "٣ dB"])
+    @Test(arguments: [
+        "+900 dB", "-61 dB", "nan", "NaN dB", "inf", "-inf dB", "", " ", "dB", "1e3", "0x10", "--3", "3.2.1",
+        "1,5 dB", "+", ".", "- 3 dB", "3 dB dB", String(repeating: "1", count: 400), "12 LUFS", "٣ dB"
+    ])
     func absurdOrMalformedGainsAreRefused(text: String) {
         #expect(LoudnessTags.replayGain(text) == nil)
         #expect(LoudnessTags.peak(text) == nil)
@@ -35,11 +38,13 @@ import Testing
     @Test func aMeasurementComesFromTheKeysInAnyCase() {
         let found = LoudnessTags.measurement(from: [
             (key: "replaygain_track_gain", value: "-3.00 dB"), (key: "REPLAYGAIN_TRACK_PEAK", value: "0.5"),
-            (key: "ReplayGain_Album_Gain", value: "+2 dB"), (key: "REPLAYGAIN_ALBUM_PEAK", value: "0.9"),
+            (key: "ReplayGain_Album_Gain", value: "+2 dB"), (key: "REPLAYGAIN_ALBUM_PEAK", value: "0.9")
         ])
         #expect(found == LoudnessMeasurement(trackLoudness: -15, trackPeak: 0.5, albumLoudness: -20, albumPeak: 0.9))
         // R128 (relative to -23 LUFS) wins over ReplayGain in the same file.
-        let opus = LoudnessTags.measurement(from: [(key: "REPLAYGAIN_TRACK_GAIN", value: "-3 dB"), (key: "R128_TRACK_GAIN", value: "-1280")])
+        let opus = LoudnessTags.measurement(from: [
+            (key: "REPLAYGAIN_TRACK_GAIN", value: "-3 dB"), (key: "R128_TRACK_GAIN", value: "-1280")
+        ])
         #expect(opus?.trackLoudness == -18)
         #expect(LoudnessTags.measurement(from: [(key: "REPLAYGAIN_TRACK_GAIN", value: "+900 dB")]) == nil)
         #expect(LoudnessTags.measurement(from: [(key: "TITLE", value: "-3 dB")]) == nil)
@@ -55,32 +60,55 @@ import Testing
         let track = LoudnessGain.decide(tags: quiet, analysis: nil, mode: .track, albumNeighbour: true)
         #expect(abs(dB(track) - 12) < 1e-4 && track.basis == .track && !track.limitedByPeak)
         // Album: the album's figure; automatic takes it only beside a track of the same album.
-        #expect(abs(dB(LoudnessGain.decide(tags: quiet, analysis: nil, mode: .album, albumNeighbour: false)) - 6) < 1e-4)
-        #expect(abs(dB(LoudnessGain.decide(tags: quiet, analysis: nil, mode: .automatic, albumNeighbour: true)) - 6) < 1e-4)
-        #expect(abs(dB(LoudnessGain.decide(tags: quiet, analysis: nil, mode: .automatic, albumNeighbour: false)) - 12) < 1e-4)
+        #expect(
+            abs(dB(LoudnessGain.decide(tags: quiet, analysis: nil, mode: .album, albumNeighbour: false)) - 6) < 1e-4)
+        #expect(
+            abs(dB(LoudnessGain.decide(tags: quiet, analysis: nil, mode: .automatic, albumNeighbour: true)) - 6) < 1e-4)
+        #expect(
+            abs(dB(LoudnessGain.decide(tags: quiet, analysis: nil, mode: .automatic, albumNeighbour: false)) - 12)
+                < 1e-4)
         // Album mode without album figures falls back to the track's.
         let single = LoudnessMeasurement(trackLoudness: -20)
         #expect(LoudnessGain.decide(tags: single, analysis: nil, mode: .album, albumNeighbour: true).basis == .track)
         // Tags win over analysis field by field; the analysis fills what the tags lack (here the peak).
-        let tagged = LoudnessGain.decide(tags: LoudnessMeasurement(trackLoudness: -14), analysis: LoudnessMeasurement(trackLoudness: -30, trackPeak: 0.5),
-                                         mode: .track, albumNeighbour: false)
+        let tagged = LoudnessGain.decide(
+            tags: LoudnessMeasurement(trackLoudness: -14),
+            analysis: LoudnessMeasurement(trackLoudness: -30, trackPeak: 0.5),
+            mode: .track, albumNeighbour: false)
         #expect(abs(dB(tagged) + 4) < 1e-4)
         // The peak limit: a quiet track with a loud peak is lifted only to full scale.
-        let peaky = LoudnessGain.decide(tags: LoudnessMeasurement(trackLoudness: -40, trackPeak: 0.5), analysis: nil, mode: .track, albumNeighbour: false)
+        let peaky = LoudnessGain.decide(
+            tags: LoudnessMeasurement(trackLoudness: -40, trackPeak: 0.5), analysis: nil, mode: .track,
+            albumNeighbour: false)
         #expect(peaky.limitedByPeak && abs(Double(peaky.gain) * 0.5 - 1) < 1e-6 && peaky.requestedDecibels == 22)
         // Nothing known: unity. Boosts stop at +24 dB, cuts at -60 dB.
         #expect(LoudnessGain.decide(tags: nil, analysis: nil, mode: .track, albumNeighbour: false).gain == 1)
-        #expect(abs(dB(LoudnessGain.decide(tags: LoudnessMeasurement(trackLoudness: -70), analysis: nil, mode: .track, albumNeighbour: false)) - 24) < 1e-4)
-        #expect(abs(dB(LoudnessGain.decide(tags: LoudnessMeasurement(trackLoudness: 50), analysis: nil, mode: .track, albumNeighbour: false)) + 60) < 1e-4)
+        #expect(
+            abs(
+                dB(
+                    LoudnessGain.decide(
+                        tags: LoudnessMeasurement(trackLoudness: -70), analysis: nil, mode: .track,
+                        albumNeighbour: false)) - 24) < 1e-4)
+        #expect(
+            abs(
+                dB(
+                    LoudnessGain.decide(
+                        tags: LoudnessMeasurement(trackLoudness: 50), analysis: nil, mode: .track, albumNeighbour: false
+                    )) + 60) < 1e-4)
         // Figures that are not finite (a caller's own MediaItem) count as unknown.
-        #expect(LoudnessGain.decide(tags: nil, analysis: LoudnessMeasurement(trackLoudness: .nan, trackPeak: .infinity), mode: .track,
-                                    albumNeighbour: false).gain == 1)
+        #expect(
+            LoudnessGain.decide(
+                tags: nil, analysis: LoudnessMeasurement(trackLoudness: .nan, trackPeak: .infinity), mode: .track,
+                albumNeighbour: false
+            ).gain == 1)
     }
 
     @Test func albumLoudnessIsTheDurationWeightedPowerMean() throws {
         #expect(try #require(LoudnessAnalysis.albumLoudness([(-20, 60), (-20, 120)])).isApproximately(-20))
         // Two equal halves 10 dB apart: 10·log10((1 + 0.1) / 2) above the louder.
-        #expect(try #require(LoudnessAnalysis.albumLoudness([(-10, 60), (-20, 60)])).isApproximately(-10 + 10 * log10(0.55)))
+        #expect(
+            try #require(LoudnessAnalysis.albumLoudness([(-10, 60), (-20, 60)])).isApproximately(-10 + 10 * log10(0.55))
+        )
         #expect(LoudnessAnalysis.albumLoudness([]) == nil)
         #expect(LoudnessAnalysis.albumLoudness([(.nan, 60), (-10, 0)]) == nil)
     }
@@ -98,22 +126,28 @@ extension Double {
 
     /// A stereo 1 kHz sine of `seconds` at `amplitude`, encoded by `encoder` ("oggenc", "flac", "lame") with tags.
     @discardableResult
-    func encoded(_ relative: String, amplitude: Double, seconds: Double = 3, encoder: String, tags: [String] = []) throws -> String {
-        let wav = try fixtures.sineWAV(relative.replacingOccurrences(of: "/", with: "_") + ".src.wav", hz: 1000, seconds: seconds,
-                                       channels: 2, amplitude: amplitude)
+    func encoded(_ relative: String, amplitude: Double, seconds: Double = 3, encoder: String, tags: [String] = [])
+        throws -> String
+    {
+        let wav = try fixtures.sineWAV(
+            relative.replacingOccurrences(of: "/", with: "_") + ".src.wav", hz: 1000, seconds: seconds,
+            channels: 2, amplitude: amplitude)
         let out = fixtures.path(relative)
-        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         switch encoder {
         case "oggenc": try fixtures.run("oggenc", ["-Q", "-q", "6"] + tags.flatMap { ["-c", $0] } + ["-o", out, wav])
         case "flac": try fixtures.run("flac", ["-s", "-f"] + tags.map { "--tag=\($0)" } + ["-o", out, wav])
-        default: try fixtures.run("lame", ["--quiet", "-b", "192"] + tags.flatMap { ["--tv", "TXXX=\($0)"] } + [wav, out])
+        default:
+            try fixtures.run("lame", ["--quiet", "-b", "192"] + tags.flatMap { ["--tv", "TXXX=\($0)"] } + [wav, out])
         }
         return out
     }
 
     /// The library's items for `folder`, measured, in path order.
     func measuredLibrary(_ folder: String) throws -> [MediaItem] {
-        let library = try MediaLibrary(folders: [folder], databasePath: fixtures.path("index-\(UUID().uuidString).sqlite"))
+        let library = try MediaLibrary(
+            folders: [folder], databasePath: fixtures.path("index-\(UUID().uuidString).sqlite"))
         try library.scan()
         let report = try library.analyzeLoudness()
         #expect(report.failed.isEmpty, "\(report.failed)")
@@ -122,7 +156,9 @@ extension Double {
 
     /// Plays `items` in order with `mode` and returns each item's rendered integrated loudness (LUFS), measured over
     /// its own `seconds` (less a 0.25 s margin either side of the join).
-    func renderedLoudness(_ items: [MediaItem], mode: LoudnessMatching, seconds: Double = 3) throws -> (loudness: [Double], peak: Float) {
+    func renderedLoudness(_ items: [MediaItem], mode: LoudnessMatching, seconds: Double = 3) throws -> (
+        loudness: [Double], peak: Float
+    ) {
         let engine = try AudioEngine(.offline(sampleRate: 48_000))
         engine.musicPlayer.loudnessMatching = mode
         engine.musicPlayer.setQueue(with: MediaItemCollection(items: items))
@@ -145,7 +181,8 @@ extension Double {
         try encoded("music/b-quiet.flac", amplitude: 0.1, encoder: "flac")
         let items = try measuredLibrary(fixtures.path("music"))
         try #require(items.count == 2)
-        let loud = try #require(items[0].loudness?.trackLoudness), quiet = try #require(items[1].loudness?.trackLoudness)
+        let loud = try #require(items[0].loudness?.trackLoudness),
+            quiet = try #require(items[1].loudness?.trackLoudness)
         #expect(abs(loud - quiet - 12.04) < 0.3, "analysis: \(loud) and \(quiet) LUFS")
         let matched = try renderedLoudness(items, mode: .track)
         #expect(abs(matched.loudness[0] - matched.loudness[1]) < 1, "matched: \(matched.loudness)")
@@ -169,8 +206,10 @@ extension Double {
 
     /// Two tracks of one album, 12 dB apart: album gain (and automatic, playing them in a row) keeps them apart.
     @Test func anAlbumsTracksKeepTheirRelativeLevel() throws {
-        try encoded("music/album/1.flac", amplitude: 0.4, encoder: "flac", tags: ["ALBUM=Pair", "ARTIST=Duo", "TRACKNUMBER=1"])
-        try encoded("music/album/2.flac", amplitude: 0.1, encoder: "flac", tags: ["ALBUM=Pair", "ARTIST=Duo", "TRACKNUMBER=2"])
+        try encoded(
+            "music/album/1.flac", amplitude: 0.4, encoder: "flac", tags: ["ALBUM=Pair", "ARTIST=Duo", "TRACKNUMBER=1"])
+        try encoded(
+            "music/album/2.flac", amplitude: 0.1, encoder: "flac", tags: ["ALBUM=Pair", "ARTIST=Duo", "TRACKNUMBER=2"])
         let items = try measuredLibrary(fixtures.path("music"))
         try #require(items.count == 2 && items[0].loudness?.albumLoudness != nil)
         #expect(items[0].loudness?.albumLoudness == items[1].loudness?.albumLoudness)
@@ -206,8 +245,9 @@ extension Double {
     @Test func badGainTagsAreRefusedNotTrusted() throws {
         let bad = ["+900 dB", "nan", "", "-inf", "1e400", String(repeating: "9", count: 5000)]
         for (index, gain) in bad.enumerated() {
-            let file = try encoded("bad/\(index).ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc",
-                                   tags: ["REPLAYGAIN_TRACK_GAIN=\(gain)", "REPLAYGAIN_TRACK_PEAK=\(gain)", "R128_TRACK_GAIN=\(gain)"])
+            let file = try encoded(
+                "bad/\(index).ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc",
+                tags: ["REPLAYGAIN_TRACK_GAIN=\(gain)", "REPLAYGAIN_TRACK_PEAK=\(gain)", "R128_TRACK_GAIN=\(gain)"])
             #expect(try AudioFile.info(file).tags.loudness == nil, "\(gain)")
         }
         let items = try measuredLibrary(fixtures.path("bad"))
@@ -218,33 +258,48 @@ extension Double {
 
     /// Each format's tag carrier reaches the same parser.
     @Test func everyFormatsLoudnessTagsAreRead() throws {
-        let ogg = try encoded("t/a.ogg", amplitude: 0.1, seconds: 0.5, encoder: "oggenc", tags: ["REPLAYGAIN_TRACK_GAIN=-2.5 dB", "REPLAYGAIN_ALBUM_GAIN=+1 dB"])
+        let ogg = try encoded(
+            "t/a.ogg", amplitude: 0.1, seconds: 0.5, encoder: "oggenc",
+            tags: ["REPLAYGAIN_TRACK_GAIN=-2.5 dB", "REPLAYGAIN_ALBUM_GAIN=+1 dB"])
         #expect(try AudioFile.info(ogg).tags.loudness == LoudnessMeasurement(trackLoudness: -15.5, albumLoudness: -19))
-        let flac = try encoded("t/a.flac", amplitude: 0.1, seconds: 0.5, encoder: "flac", tags: ["REPLAYGAIN_TRACK_GAIN=-2.5 dB", "REPLAYGAIN_TRACK_PEAK=0.25"])
+        let flac = try encoded(
+            "t/a.flac", amplitude: 0.1, seconds: 0.5, encoder: "flac",
+            tags: ["REPLAYGAIN_TRACK_GAIN=-2.5 dB", "REPLAYGAIN_TRACK_PEAK=0.25"])
         #expect(try AudioFile.info(flac).tags.loudness == LoudnessMeasurement(trackLoudness: -15.5, trackPeak: 0.25))
-        let mp3 = try encoded("t/a.mp3", amplitude: 0.1, seconds: 0.5, encoder: "lame", tags: ["replaygain_track_gain=-2.5 dB", "replaygain_track_peak=0.25"])
+        let mp3 = try encoded(
+            "t/a.mp3", amplitude: 0.1, seconds: 0.5, encoder: "lame",
+            tags: ["replaygain_track_gain=-2.5 dB", "replaygain_track_peak=0.25"])
         #expect(try AudioFile.info(mp3).tags.loudness == LoudnessMeasurement(trackLoudness: -15.5, trackPeak: 0.25))
         let opus = fixtures.path("t/a.opus")
-        try fixtures.run("opusenc", ["--quiet", "--comment", "R128_TRACK_GAIN=-1280", try fixtures.sineWAV("o.wav", seconds: 0.5), opus])
+        try fixtures.run(
+            "opusenc",
+            ["--quiet", "--comment", "R128_TRACK_GAIN=-1280", try fixtures.sineWAV("o.wav", seconds: 0.5), opus])
         #expect(try AudioFile.info(opus).tags.loudness == LoudnessMeasurement(trackLoudness: -18))
         let m4a = fixtures.path("t/a.m4a")
-        try fixtures.run("ffmpeg", ["-v", "error", "-i", try fixtures.sineWAV("m.wav", seconds: 0.5), "-c:a", "aac", m4a])
+        try fixtures.run(
+            "ffmpeg", ["-v", "error", "-i", try fixtures.sineWAV("m.wav", seconds: 0.5), "-c:a", "aac", m4a])
         // iTunes' freeform atoms, as foobar2000 and rsgain write them (ffmpeg's muxer writes no `----` atoms).
-        try fixtures.run("/usr/bin/python3", ["-c", """
-            import sys
-            from mutagen.mp4 import MP4, MP4FreeForm
-            f = MP4(sys.argv[1])
-            f['----:com.apple.iTunes:replaygain_track_gain'] = [MP4FreeForm(b'-2.5 dB')]
-            f['----:com.apple.iTunes:replaygain_track_peak'] = [MP4FreeForm(b'0.25')]
-            f.save()
-            """, m4a])
+        try fixtures.run(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import sys
+                from mutagen.mp4 import MP4, MP4FreeForm
+                f = MP4(sys.argv[1])
+                f['----:com.apple.iTunes:replaygain_track_gain'] = [MP4FreeForm(b'-2.5 dB')]
+                f['----:com.apple.iTunes:replaygain_track_peak'] = [MP4FreeForm(b'0.25')]
+                f.save()
+                """, m4a
+            ])
         #expect(try AudioFile.info(m4a).tags.loudness == LoudnessMeasurement(trackLoudness: -15.5, trackPeak: 0.25))
     }
 
     /// A rescan measures only what changed: an unchanged file keeps its figures, a changed one is measured again.
     @Test func analysisIsIncremental() throws {
         try encoded("music/album/1.ogg", amplitude: 0.4, seconds: 1, encoder: "oggenc", tags: ["ALBUM=Inc", "ARTIST=X"])
-        let second = try encoded("music/album/2.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: ["ALBUM=Inc", "ARTIST=X"])
+        let second = try encoded(
+            "music/album/2.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: ["ALBUM=Inc", "ARTIST=X"])
         let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index.sqlite"))
         try library.scan()
         #expect(try library.analyzeLoudness().measured == 2)
@@ -253,8 +308,12 @@ extension Double {
         #expect(try library.analyzeLoudness().measured == 0)
         // The second track is now as loud as the first: measured again, and the album with it.
         Thread.sleep(forTimeInterval: 1.1)  // a new mtime second
-        try fixtures.run("oggenc", ["-Q", "-q", "6", "-c", "ALBUM=Inc", "-c", "ARTIST=X", "-o", second,
-                                    try fixtures.sineWAV("loud.wav", hz: 1000, seconds: 1, channels: 2, amplitude: 0.4)])
+        try fixtures.run(
+            "oggenc",
+            [
+                "-Q", "-q", "6", "-c", "ALBUM=Inc", "-c", "ARTIST=X", "-o", second,
+                try fixtures.sineWAV("loud.wav", hz: 1000, seconds: 1, channels: 2, amplitude: 0.4)
+            ])
         try library.scan()
         let report = try library.analyzeLoudness()
         #expect(report.measured == 1 && report.albums == 1)

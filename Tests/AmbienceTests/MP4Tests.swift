@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 /// AAC and ALAC in MP4/M4A, made by ffmpeg, decoded through FFmpeg's libraries and checked against the ffmpeg
@@ -61,7 +62,9 @@ import Testing
         for start in [0, 1, 1_023, 1_024, 4_097, 47_999, 60_000, 95_000, 40_000, 3] {
             try decoder.seek(toFrame: Int64(start))
             #expect(decoder.position == Int64(start))
-            let got = try chunk.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, frames: 5_000) }
+            let got = try chunk.withUnsafeMutableBufferPointer {
+                try decoder.read(into: $0.baseAddress!, frames: 5_000)
+            }
             #expect(got == min(5_000, 96_000 - start))
             var worst: Float = 0
             for index in 0..<(got * 2) { worst = max(worst, abs(chunk[index] - full[start * 2 + index])) }
@@ -93,7 +96,8 @@ import Testing
         let out = try Signal(engine.render(frames: 110_000))
         let original = try AudioFile.decode(whole).samples
         func error(_ range: Range<Int>) -> Double {
-            (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count)).squareRoot()
+            (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count))
+                .squareRoot()
         }
         #expect(error((cut - 4_000)..<(cut - 400)) < 0.03)
         #expect(error((cut + 400)..<(cut + 4_000)) < 0.03)
@@ -123,7 +127,8 @@ import Testing
             #expect(out.rms(window..<(window + 240)) > 0.05, "quiet 5 ms at frame \(window)")
         }
         #expect(abs(out.dominantFrequency(in: (start + 10_000)..<(start + 40_000)) - 440) < 2)
-        #expect(abs(out.dominantFrequency(in: (start + firstFrames + 10_000)..<(start + firstFrames + 40_000)) - 660) < 2)
+        #expect(
+            abs(out.dominantFrequency(in: (start + firstFrames + 10_000)..<(start + firstFrames + 40_000)) - 660) < 2)
         #expect(out.peak((start + firstFrames + 48_000 + 64)..<120_000) < 0.01)
     }
 
@@ -132,11 +137,17 @@ import Testing
         let source = try fixtures.sineWAV("source.wav", seconds: 0.5, rate: 44_100)
         let cover = BuildProducts.root + "/Assets/Music/cover.png"
         let file = fixtures.path("tagged.m4a")
-        try fixtures.run("ffmpeg", ["-v", "error", "-i", source, "-i", cover, "-map", "0", "-map", "1"] + codec.ffmpegArguments
-            + ["-c:v", "copy", "-disposition:v", "attached_pic",
-               "-metadata", "title=Ḿüšïč ♪ 音楽", "-metadata", "artist=Sigur Rós", "-metadata", "album=Ágætis byrjun",
-               "-metadata", "album_artist=Various Artists", "-metadata", "genre=Post-Rock", "-metadata", "composer=Jón Þór",
-               "-metadata", "track=4/9", "-metadata", "disc=2/3", file])
+        try fixtures.run(
+            "ffmpeg",
+            ["-v", "error", "-i", source, "-i", cover, "-map", "0", "-map", "1"] + codec.ffmpegArguments
+                + [
+                    "-c:v", "copy", "-disposition:v", "attached_pic",
+                    "-metadata", "title=Ḿüšïč ♪ 音楽", "-metadata", "artist=Sigur Rós", "-metadata",
+                    "album=Ágætis byrjun",
+                    "-metadata", "album_artist=Various Artists", "-metadata", "genre=Post-Rock", "-metadata",
+                    "composer=Jón Þór",
+                    "-metadata", "track=4/9", "-metadata", "disc=2/3", file
+                ])
         let decoder = try #require(try AudioFile.open(file) as? MP4Decoder)
         let tags = decoder.info.tags
         #expect(tags.title == "Ḿüšïč ♪ 音楽")
@@ -157,8 +168,10 @@ import Testing
     @Test func badFilesGetTypedErrors() throws {
         let empty = try fixtures.write("empty.m4a", bytes: [])
         #expect(throws: DecodingError.empty(empty)) { try AudioFile.open(empty) }
-        let header = try fixtures.write("header.m4a", bytes: [0, 0, 0, 0x18] + Array("ftypM4A ".utf8) + [0, 0, 2, 0]
-            + Array("M4A isom".utf8))
+        let header = try fixtures.write(
+            "header.m4a",
+            bytes: [0, 0, 0, 0x18] + Array("ftypM4A ".utf8) + [0, 0, 2, 0]
+                + Array("M4A isom".utf8))
         let headerError = #expect(throws: DecodingError.self) { try AudioFile.open(header) }
         #expect(headerError?.path == header)
         let missing = fixtures.path("missing.m4a")
@@ -178,7 +191,8 @@ import Testing
         let source = try fixtures.sineWAV("source.wav", seconds: 0.2, rate: 44_100)
         let whole = try fixtures.bytes(of: try m4a(source, "song.m4a", .aac))
         for box in ["stsz", "stts", "stsc", "stco"] {
-            let at = try #require((0..<(whole.count - 4)).first { whole[$0..<($0 + 4)].elementsEqual(box.utf8) }, "\(box)")
+            let at = try #require(
+                (0..<(whole.count - 4)).first { whole[$0..<($0 + 4)].elementsEqual(box.utf8) }, "\(box)")
             var bytes = whole
             // stsz: version/flags, sample size, count; the others: version/flags, count.
             let count = at + (box == "stsz" ? 12 : 8)
@@ -262,24 +276,41 @@ import Testing
         try fixtures.folder("music/Sigur Rós/Ágætis byrjun")
         try fixtures.folder("music/Björk/Post")
         func ffmpegTags(_ title: String, _ artist: String, _ album: String, track: String, disc: String) -> [String] {
-            ["-metadata", "title=\(title)", "-metadata", "artist=\(artist)", "-metadata", "album=\(album)",
-             "-metadata", "album_artist=\(artist)", "-metadata", "genre=Post-Rock", "-metadata", "composer=Jón Þór Birgisson",
-             "-metadata", "track=\(track)", "-metadata", "disc=\(disc)"]
+            [
+                "-metadata", "title=\(title)", "-metadata", "artist=\(artist)", "-metadata", "album=\(album)",
+                "-metadata", "album_artist=\(artist)", "-metadata", "genre=Post-Rock", "-metadata",
+                "composer=Jón Þór Birgisson",
+                "-metadata", "track=\(track)", "-metadata", "disc=\(disc)"
+            ]
         }
-        try fixtures.run("ffmpeg", ["-v", "error", "-i", source, "-i", cover, "-map", "0", "-map", "1", "-c:a", "aac",
-                                    "-c:v", "copy", "-disposition:v", "attached_pic"]
-            + ffmpegTags("Svefn-g-englar", "Sigur Rós", "Ágætis byrjun", track: "1/9", disc: "1/2")
-            + [fixtures.path("music/Sigur Rós/Ágætis byrjun/1.m4a")])
-        try fixtures.run("ffmpeg", ["-v", "error", "-i", source, "-c:a", "alac"]
-            + ffmpegTags("Starálfur", "Sigur Rós", "Ágætis byrjun", track: "2/9", disc: "2/2")
-            + [fixtures.path("music/Sigur Rós/Ágætis byrjun/2.m4a")])
+        try fixtures.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-i", source, "-i", cover, "-map", "0", "-map", "1", "-c:a", "aac",
+                "-c:v", "copy", "-disposition:v", "attached_pic"
+            ]
+                + ffmpegTags("Svefn-g-englar", "Sigur Rós", "Ágætis byrjun", track: "1/9", disc: "1/2")
+                + [fixtures.path("music/Sigur Rós/Ágætis byrjun/1.m4a")])
+        try fixtures.run(
+            "ffmpeg",
+            ["-v", "error", "-i", source, "-c:a", "alac"]
+                + ffmpegTags("Starálfur", "Sigur Rós", "Ágætis byrjun", track: "2/9", disc: "2/2")
+                + [fixtures.path("music/Sigur Rós/Ágætis byrjun/2.m4a")])
         let mp3 = fixtures.path("tag.mp3")
-        try fixtures.run("lame", ["--quiet", "--id3v2-only", "--id3v2-utf16", "--tt", "Hyperballad", "--ta", "Björk",
-                                  "--tl", "Post", "--tg", "Électronique", "--tn", "3/11", "--tv", "TPE2=Björk",
-                                  "--tv", "TCOM=Björk Guðmundsdóttir", "--tv", "TPOS=1/1", "--ti", cover, source, mp3])
-        _ = try fixtures.write("music/Björk/Post/3.wav", bytes: appendingChunk("id3 ", try id3v2Tag(ofMP3: mp3),
-                                                                             toWAV: try fixtures.bytes(of: source)))
-        let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index/library.sqlite"))
+        try fixtures.run(
+            "lame",
+            [
+                "--quiet", "--id3v2-only", "--id3v2-utf16", "--tt", "Hyperballad", "--ta", "Björk",
+                "--tl", "Post", "--tg", "Électronique", "--tn", "3/11", "--tv", "TPE2=Björk",
+                "--tv", "TCOM=Björk Guðmundsdóttir", "--tv", "TPOS=1/1", "--ti", cover, source, mp3
+            ])
+        _ = try fixtures.write(
+            "music/Björk/Post/3.wav",
+            bytes: appendingChunk(
+                "id3 ", try id3v2Tag(ofMP3: mp3),
+                toWAV: try fixtures.bytes(of: source)))
+        let library = try MediaLibrary(
+            folders: [fixtures.path("music")], databasePath: fixtures.path("index/library.sqlite"))
         let report = try library.scan()
         #expect(report.files == 3 && report.added == 3)
         #expect(report.failed.isEmpty, "\(report.failed)")
@@ -294,7 +325,9 @@ import Testing
         #expect(items["Svefn-g-englar"]?.trackNumber == 1 && items["Svefn-g-englar"]?.discNumber == 1)
         #expect(items["Starálfur"]?.trackNumber == 2 && items["Starálfur"]?.discNumber == 2)
         let wav = try #require(items["Hyperballad"])
-        #expect(wav.artist == "Björk" && wav.albumArtist == "Björk" && wav.albumTitle == "Post" && wav.genre == "Électronique")
+        #expect(
+            wav.artist == "Björk" && wav.albumArtist == "Björk" && wav.albumTitle == "Post"
+                && wav.genre == "Électronique")
         #expect(wav.composer == "Björk Guðmundsdóttir" && wav.trackNumber == 3 && wav.discNumber == 1)
         #expect(wav.playbackDuration == 0.5)
 
@@ -306,8 +339,8 @@ import Testing
             #expect(artwork.image(size: ArtworkSize(width: 8, height: 8)) != nil)
         }
         // The new formats are in queries like any other.
-        let sigur = MediaQuery(library: library, filterPredicates: [MediaPropertyPredicate(value: "sigur ros", forProperty: .artist)])
+        let sigur = MediaQuery(
+            library: library, filterPredicates: [MediaPropertyPredicate(value: "sigur ros", forProperty: .artist)])
         #expect(sigur.items.map(\.title) == ["Starálfur", "Svefn-g-englar"])
     }
 }
-

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 /// The exit rule after a deactivate and a reactivate, and when the game is ended by a signal, against real mpv
@@ -12,7 +13,7 @@ extension MPRISTests {
         let (mpv, name) = try startMPV(paused: true)
         defer { mpv.kill() }
         let engine = try desktopEngine("reactivate")
-        engine.session.setActive(true)   // solo ambient: nothing is playing, so nothing is paused
+        engine.session.setActive(true)  // solo ambient: nothing is playing, so nothing is paused
         #expect(!engine.session.otherMusicWasPlayingAtLaunch)
         engine.systemMusicPlayer.preferredPlayer = name
         engine.systemMusicPlayer.play()
@@ -32,37 +33,49 @@ extension MPRISTests {
     /// one the game starts (`--system-music`). Once the game's session has paused the first and started the second,
     /// sends it `signal`, waits for it to end, checks it ended by that signal, and hands both players' names to
     /// `check`.
-    func endGameBySignal(_ signal: Int32, arguments: [String] = [],
-                         check: (_ userPlayer: String, _ gamePlayer: String) throws -> Void) throws {
+    func endGameBySignal(
+        _ signal: Int32, arguments: [String] = [],
+        check: (_ userPlayer: String, _ gamePlayer: String) throws -> Void
+    ) throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try buildCGameLoop(into: folder)
 
-        let (users, userName) = try startMPV()              // the user's music, playing at launch
+        let (users, userName) = try startMPV()  // the user's music, playing at launch
         defer { users.kill() }
         let (games, gameName) = try startMPV(paused: true)  // the player the game will start
         defer { games.kill() }
         #expect(userName != gameName)
         // Solo ambient: the rule that pauses the user's player, so that the exit rule has one to give back.
-        let game = try ChildProcess([folder + "/cgameloop", "--seconds", "120", "--system-music", gameName, "--category", "solo-ambient"] + arguments,
-                                    environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), directory: CAPI.root,
-                                    stdout: .null, stderr: .null)
+        let game = try ChildProcess(
+            [folder + "/cgameloop", "--seconds", "120", "--system-music", gameName, "--category", "solo-ambient"]
+                + arguments,
+            environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), directory: CAPI.root,
+            stdout: .null, stderr: .null)
         defer { game.kill() }
-        #expect(eventually(within: 10) { playerctl(["-p", userName, "status"]) == "Paused" }, "the session did not pause the user's player")
-        #expect(eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" }, "the game did not start its player")
+        #expect(
+            eventually(within: 10) { playerctl(["-p", userName, "status"]) == "Paused" },
+            "the session did not pause the user's player")
+        #expect(
+            eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" },
+            "the game did not start its player")
 
         kill(game.pid, signal)
         #expect(game.waitForExit(within: 10), "the game did not end")
-        #expect(game.terminationReason == .uncaughtSignal && game.terminationStatus == signal,
-                "ended with \(game.terminationReason) \(game.terminationStatus)")
+        #expect(
+            game.terminationReason == .uncaughtSignal && game.terminationStatus == signal,
+            "ended with \(game.terminationReason) \(game.terminationStatus)")
         try check(userName, gameName)
     }
 
     /// A C game (Demos/CGameLoop) ended by SIGTERM, SIGINT or SIGHUP: the engine resumes the user's player its
     /// session paused and pauses the one it started, then the process ends by that signal.
     // Not in the sanitizers' instrumented build: the demo would need the sanitizer's runtime linked in first.
-    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)),
-          arguments: [SIGTERM, SIGINT, SIGHUP])
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)),
+        arguments: [SIGTERM, SIGINT, SIGHUP])
     func aGameEndedByASignalStillAppliesTheExitRule(signal: Int32) throws {
         try endGameBySignal(signal) { userName, gameName in
             #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's player stays paused")
@@ -74,10 +87,13 @@ extension MPRISTests {
     /// by the signal, and the exit rule does not run, so the user's player stays paused and the game's plays on,
     /// which is what the handler, when on, prevents (the test above).
     // Not in the sanitizers' instrumented build: the demo would need the sanitizer's runtime linked in first.
-    @Test(.enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized, Comment(rawValue: CAPI.missingLibrary)))
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)))
     func aGameThatOptsOutIsEndedByTheSignalAlone() throws {
         try endGameBySignal(SIGTERM, arguments: ["--own-signals"]) { userName, gameName in
-            usleep(500_000)   // nothing was on its way either
+            usleep(500_000)  // nothing was on its way either
             #expect(playerctl(["-p", userName, "status"]) == "Paused", "the exit rule ran although the game opted out")
             #expect(playerctl(["-p", gameName, "status"]) == "Playing", "the exit rule ran although the game opted out")
         }

@@ -1,10 +1,13 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// A second real player beside mpv: VLC, which speaks MPRIS differently (two bus names on one connection, an
 /// editable TrackList it says it has not, a Tracks list that lags). On a bus of its own (see `VLCBus`).
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: VLCBus.isInstalled, "needs vlc-bin and vlc-plugin-base (scripts/install-deps.sh)"))
+@Suite(
+    .timeLimit(.minutes(5)), .serialized,
+    .enabled(if: VLCBus.isInstalled, "needs vlc-bin and vlc-plugin-base (scripts/install-deps.sh)"))
 struct MPRISPlayersTests {
     let fixtures: Fixtures
     let bus: VLCBus
@@ -14,14 +17,16 @@ struct MPRISPlayersTests {
         let fixtures = try Fixtures(), bus = try VLCBus()
         // WAV: VLC 3 cannot seek in the Ogg files sox writes (it skips to the next track instead).
         songs = try ["One", "Two", "Three"].map { title in
-            try bus.share(try fixtures.sineWAV("\(title).wav", seconds: 20, channels: 2, amplitude: 0.3), as: "\(title).wav")
+            try bus.share(
+                try fixtures.sineWAV("\(title).wav", seconds: 20, channels: 2, amplitude: 0.3), as: "\(title).wav")
         }
         self.fixtures = fixtures
         self.bus = bus
     }
 
     /// The client and the players on VLC's bus, once `name` is there playing (or in `status`).
-    func waitFor(_ short: String, status: MPRISPlayerInfo.Status = .playing, in client: MPRISClient) -> MPRISPlayerInfo? {
+    func waitFor(_ short: String, status: MPRISPlayerInfo.Status = .playing, in client: MPRISClient) -> MPRISPlayerInfo?
+    {
         var found: MPRISPlayerInfo?
         _ = eventually(within: 10) {
             found = client.refresh().first { $0.shortName == short }
@@ -76,7 +81,10 @@ struct MPRISPlayersTests {
     /// user's music. (No Debian player says so of itself; its answer is changed where the policy reads it.)
     @Test func aPlayerThatCannotPauseIsLeftAlone() {
         var policy = SessionPolicy()
-        #expect(policy.handle(.activate(playingPlayers: ["mpv", "radio"], uncontrollable: ["radio"])) == [.pauseOtherPlayers(["mpv"])])
+        #expect(
+            policy.handle(.activate(playingPlayers: ["mpv", "radio"], uncontrollable: ["radio"])) == [
+                .pauseOtherPlayers(["mpv"])
+            ])
         #expect(policy.state.playersPlayingAtLaunch == ["mpv", "radio"])
         #expect(policy.handle(.deactivate(notifyOthers: true)) == [.resumeOtherPlayers(["mpv"])])
     }
@@ -92,10 +100,13 @@ struct MPRISPlayersTests {
         defer { engine.shutdown() }
         client.send(.appendTracks(["file://" + songs[1]]), to: "mpv")
         var failures: [MusicEvent] = []
-        #expect(eventually(within: 5) {
-            failures += engine.systemMusicPlayer.handle(client.drainEvents()).filter { if case .commandFailed = $0 { true } else { false } }
-            return !failures.isEmpty
-        })
+        #expect(
+            eventually(within: 5) {
+                failures += engine.systemMusicPlayer.handle(client.drainEvents()).filter {
+                    if case .commandFailed = $0 { true } else { false }
+                }
+                return !failures.isEmpty
+            })
         guard case .commandFailed(let player, let command, .remoteError(let error, _))? = failures.first else {
             Issue.record("not a refusal: \(failures)")
             return
@@ -114,7 +125,9 @@ struct MPRISPlayersTests {
 
     /// The song the player is on ("One"), from its `xesam:url`.
     func title(_ short: String) -> String? {
-        bus.playerctl("-p", short, "metadata", "xesam:url").map { (($0 as NSString).lastPathComponent as NSString).deletingPathExtension }
+        bus.playerctl("-p", short, "metadata", "xesam:url").map {
+            (($0 as NSString).lastPathComponent as NSString).deletingPathExtension
+        }
     }
 
     /// Through TrackList (VLC): a queue of three plays in order; appending keeps the song playing, its time and its
@@ -130,11 +143,12 @@ struct MPRISPlayersTests {
         try player.setQueue(with: MediaItemCollection(items: songs.prefix(2).map { MediaItem(path: $0) }))
         #expect(eventually(within: 5) { title("vlc") == "One" && bus.playerctl("-p", "vlc", "status") == "Playing" })
         // Asked again until it holds: a seek sent while VLC is still opening the file is lost.
-        #expect(eventually(within: 5) {
-            if (Double(bus.playerctl("-p", "vlc", "position") ?? "") ?? 0) >= 6 { return true }
-            _ = bus.playerctl("-p", "vlc", "position", "6")
-            return false
-        })
+        #expect(
+            eventually(within: 5) {
+                if (Double(bus.playerctl("-p", "vlc", "position") ?? "") ?? 0) >= 6 { return true }
+                _ = bus.playerctl("-p", "vlc", "position", "6")
+                return false
+            })
         try player.append(MediaItemCollection(items: [MediaItem(path: songs[2])]))
         engine.flushDesktopCommands()
         #expect(title("vlc") == "One")
@@ -142,7 +156,9 @@ struct MPRISPlayersTests {
         #expect(bus.playerctl("-p", "vlc", "status") == "Playing")
         for expected in ["Two", "Three"] {
             _ = bus.playerctl("-p", "vlc", "next")
-            #expect(eventually(within: 5) { title("vlc") == expected }, "after next: \(title("vlc") ?? "nothing"), not \(expected)")
+            #expect(
+                eventually(within: 5) { title("vlc") == expected },
+                "after next: \(title("vlc") ?? "nothing"), not \(expected)")
         }
     }
 
@@ -159,12 +175,13 @@ struct MPRISPlayersTests {
         try player.setQueue(with: MediaItemCollection(items: songs.prefix(2).map { MediaItem(path: $0) }))
         #expect(eventually(within: 5) { title("mpv") == "One" })
         // Asked again until it holds: a seek sent while mpv is still loading the file is lost.
-        #expect(eventually(within: 5) {
-            let info = client.refresh().first { $0.shortName == "mpv" }
-            if (info?.position ?? 0) < 6 { _ = bus.playerctl("-p", "mpv", "position", "6") }
-            if info?.status != .paused { _ = bus.playerctl("-p", "mpv", "pause") }
-            return info.map { $0.status == .paused && ($0.position ?? 0) >= 6 } ?? false
-        })
+        #expect(
+            eventually(within: 5) {
+                let info = client.refresh().first { $0.shortName == "mpv" }
+                if (info?.position ?? 0) < 6 { _ = bus.playerctl("-p", "mpv", "position", "6") }
+                if info?.status != .paused { _ = bus.playerctl("-p", "mpv", "pause") }
+                return info.map { $0.status == .paused && ($0.position ?? 0) >= 6 } ?? false
+            })
         engine.update()
         #expect(eventually(within: 3) { engine.systemMusicPlayer.currentPlayer?.status == .paused })
         try player.append(MediaItemCollection(items: [MediaItem(path: songs[2])]))
@@ -176,7 +193,9 @@ struct MPRISPlayersTests {
         _ = bus.playerctl("-p", "mpv", "play")
         for expected in ["Two", "Three"] {
             _ = bus.playerctl("-p", "mpv", "next")
-            #expect(eventually(within: 5) { title("mpv") == expected }, "after next: \(title("mpv") ?? "nothing"), not \(expected)")
+            #expect(
+                eventually(within: 5) { title("mpv") == expected },
+                "after next: \(title("mpv") ?? "nothing"), not \(expected)")
         }
     }
 
@@ -199,10 +218,14 @@ struct MPRISPlayersTests {
     }
 
     @Test func oneConnectionOrOneProcessWithAnInstanceTwinIsOnePlayer() {
-        #expect(MPRISPlayerInfo.samePlayer(info("vlc", owner: ":1.0", pid: 7), info("vlc.instance7", owner: ":1.1", pid: 7)))
+        #expect(
+            MPRISPlayerInfo.samePlayer(info("vlc", owner: ":1.0", pid: 7), info("vlc.instance7", owner: ":1.1", pid: 7))
+        )
         #expect(MPRISPlayerInfo.samePlayer(info("a", owner: ":1.3", pid: nil), info("b", owner: ":1.3", pid: nil)))
         // Two mpv processes are two players; so are two differently named players in one process.
-        #expect(!MPRISPlayerInfo.samePlayer(info("mpv", owner: ":1.4", pid: 8), info("mpv.instance9", owner: ":1.5", pid: 9)))
+        #expect(
+            !MPRISPlayerInfo.samePlayer(
+                info("mpv", owner: ":1.4", pid: 8), info("mpv.instance9", owner: ":1.5", pid: 9)))
         #expect(!MPRISPlayerInfo.samePlayer(info("tab1", owner: ":1.6", pid: 10), info("tab2", owner: ":1.7", pid: 10)))
         #expect(MPRISPlayerInfo.isInstanceName(MPRISClient.namePrefix + "chromium.instance1234"))
         #expect(!MPRISPlayerInfo.isInstanceName(MPRISClient.namePrefix + "instancer"))

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Ambience
 
 private let busRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
@@ -20,41 +21,53 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
     @Test func theSessionBusIsTheVariableElseTheUsersRuntimeSocket() {
         let runtime = "/run/user/1000"
         let socketThere = { (path: String) in path == runtime + "/bus" }
-        #expect(DesktopBus.sessionAddress(environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/b"], isSocket: socketThere)
+        #expect(
+            DesktopBus.sessionAddress(
+                environment: ["DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/b"], isSocket: socketThere)
                 == "unix:path=/tmp/b")
-        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": runtime], isSocket: socketThere)
+        #expect(
+            DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": runtime], isSocket: socketThere)
                 == "unix:path=/run/user/1000/bus")
         // Set but empty: the session bus is off, even with a runtime socket there.
-        #expect(DesktopBus.sessionAddress(environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime],
-                                          isSocket: socketThere) == nil)
-        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/user/0"], isSocket: socketThere) == nil)
+        #expect(
+            DesktopBus.sessionAddress(
+                environment: ["DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": runtime],
+                isSocket: socketThere) == nil)
+        #expect(
+            DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/user/0"], isSocket: socketThere) == nil)
         #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "relative"], isSocket: { _ in true }) == nil)
         #expect(DesktopBus.sessionAddress(environment: [:], isSocket: { _ in true }) == nil)
         // A runtime folder with characters that mean something in an address is escaped.
-        #expect(DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/a b,c=d;é"], isSocket: { _ in true })
+        #expect(
+            DesktopBus.sessionAddress(environment: ["XDG_RUNTIME_DIR": "/run/a b,c=d;é"], isSocket: { _ in true })
                 == "unix:path=/run/a%20b%2cc%3dd%3b%c3%a9/bus")
     }
 
     @Test func everyValueKindSurvivesARoundTrip() throws {
         let values: [DBusValue] = [
             .string("héllo"), .objectPath("/org/ambience/track/42"), .bool(true), .bool(false), .byte(200),
-            .int32(-7), .uint32(4_000_000_000), .int64(-9_000_000_000), .uint64(18_000_000_000_000_000_000), .double(0.25),
+            .int32(-7), .uint32(4_000_000_000), .int64(-9_000_000_000), .uint64(18_000_000_000_000_000_000),
+            .double(0.25),
             .strings(["a", "b"]), .array("i", []), .array("ai", [.array("i", [.int32(1), .int32(2)])]),
-            .dict(["xesam:title": .string("T"), "xesam:artist": .strings(["A", "B"]), "mpris:length": .int64(3_000_000),
-                   "nested": .dict(["x": .double(1)]), "boxed": .variant(.uint32(3))]),
+            .dict([
+                "xesam:title": .string("T"), "xesam:artist": .strings(["A", "B"]), "mpris:length": .int64(3_000_000),
+                "nested": .dict(["x": .double(1)]), "boxed": .variant(.uint32(3))
+            ]),
             .dict([:]),
             .variant(.variant(.int32(5))),
             .structure([.string("k"), .int64(1), .strings([])]),
-            .array("{ss}", [.structure([.string("k1"), .string("v1")]), .structure([.string("k2"), .string("v2")])]),
+            .array("{ss}", [.structure([.string("k1"), .string("v1")]), .structure([.string("k2"), .string("v2")])])
         ]
         #expect(try DBusConnection.roundTrip(values) == values)
     }
 
     @Test func whatLibdbusWouldAbortOnIsRefusedInstead() {
         // libdbus aborts the process on these; the Swift layer must check them first.
-        for bad: DBusValue in [.objectPath("not a path"), .objectPath("/trailing/"), .array("s", [.int32(1)]),
-                               .array("{ss}", [.structure([.string("k"), .int32(1)])]), .array("", []), .array("ss", []),
-                               .structure([])] {
+        for bad: DBusValue in [
+            .objectPath("not a path"), .objectPath("/trailing/"), .array("s", [.int32(1)]),
+            .array("{ss}", [.structure([.string("k"), .int32(1)])]), .array("", []), .array("ss", []),
+            .structure([])
+        ] {
             #expect(throws: DesktopError.self, "\(bad)") { try DBusConnection.roundTrip([bad]) }
         }
     }
@@ -130,7 +143,9 @@ struct MPRISTests {
         #expect(info.canControl && info.canPause && info.isResponding)
         #expect(info.uniqueName.hasPrefix(":"))
         // It arrived through NameOwnerChanged; a fresh listing (ListNames) agrees.
-        #expect(client.drainEvents().contains { if case .playerAppeared(let p) = $0 { p.name == info.name } else { false } })
+        #expect(
+            client.drainEvents().contains { if case .playerAppeared(let p) = $0 { p.name == info.name } else { false } }
+        )
         let listed = client.refresh().first { $0.name == info.name }
         #expect(listed?.status == .playing && listed?.title == "Title" && listed?.processID == mpv.pid)
     }
@@ -145,18 +160,24 @@ struct MPRISTests {
         client.send(.pause, to: info.name)
         #expect(eventually(within: 5) { playerctl(["-p", info.shortName, "status"]) == "Paused" })
         // mpv's PropertiesChanged reaches the client as an event, and the snapshot follows.
-        #expect(eventually(within: 5) {
-            events += client.drainEvents()
-            return events.contains { if case .playerChanged(let p) = $0 { p.name == info.name && p.status == .paused } else { false } }
-        })
+        #expect(
+            eventually(within: 5) {
+                events += client.drainEvents()
+                return events.contains {
+                    if case .playerChanged(let p) = $0 { p.name == info.name && p.status == .paused } else { false }
+                }
+            })
         #expect(client.player(named: "mpv")?.status == .paused)
 
         // SetPosition with mpv's track ID; mpv lands on the Ogg page before the target (1.34 s for 1.5 s) and says so.
         client.send(.setPosition(1.5), to: "mpv")
-        #expect(eventually(within: 5) {
-            events += client.drainEvents()
-            return events.contains { if case .seeked(info.name, let at) = $0 { abs(at - 1.5) < 0.5 } else { false } }
-        })
+        #expect(
+            eventually(within: 5) {
+                events += client.drainEvents()
+                return events.contains {
+                    if case .seeked(info.name, let at) = $0 { abs(at - 1.5) < 0.5 } else { false }
+                }
+            })
         client.send(.setVolume(0.5), to: info.name)
         #expect(eventually(within: 5) { Double(playerctl(["-p", info.shortName, "volume"]) ?? "") == 0.5 })
         #expect(eventually(within: 5) { client.player(named: info.name)?.volume == 0.5 })
@@ -176,19 +197,21 @@ struct MPRISTests {
 
         mpv.kill()
         var events: [MPRISEvent] = []
-        #expect(eventually(within: 5) {
-            events += client.drainEvents()
-            return events.contains(.playerVanished(info.name))
-        })
+        #expect(
+            eventually(within: 5) {
+                events += client.drainEvents()
+                return events.contains(.playerVanished(info.name))
+            })
         #expect(client.player(named: info.name) == nil)
         #expect(!client.refresh().contains { $0.name == info.name })
         #expect(client.isConnected)
         // A command to the vanished player fails as an event, not a crash or a hang.
         client.send(.play, to: info.name)
-        #expect(eventually(within: 5) {
-            events += client.drainEvents()
-            return events.contains { if case .commandFailed(info.name, .play, _) = $0 { true } else { false } }
-        })
+        #expect(
+            eventually(within: 5) {
+                events += client.drainEvents()
+                return events.contains { if case .commandFailed(info.name, .play, _) = $0 { true } else { false } }
+            })
     }
 
     /// A connection that owns an MPRIS name and never reads its socket: the listing pays one timeout for it,
@@ -237,15 +260,17 @@ struct MPRISTests {
         let address = bus.address
         // Timeouts longer than the bound below: a call that waited on the dead bus would fail the test.
         let client = try MPRISClient(busAddress: address, timeout: .seconds(5))
-        let server = try MPRISServer(controls: FakeControls(items: []), appName: "lost-bus", busAddress: address, timeout: .seconds(5))
+        let server = try MPRISServer(
+            controls: FakeControls(items: []), appName: "lost-bus", busAddress: address, timeout: .seconds(5))
         #expect(eventually(within: 5) { client.player(named: server.busName) != nil })
 
         bus.kill()
         var events: [MPRISEvent] = []
-        #expect(eventually(within: 5) {
-            events += client.drainEvents()
-            return events.contains(.busLost)
-        })
+        #expect(
+            eventually(within: 5) {
+                events += client.drainEvents()
+                return events.contains(.busLost)
+            })
         #expect(!client.isConnected)
         #expect(client.players.isEmpty)
         let clock = ContinuousClock()
@@ -267,11 +292,16 @@ struct MPRISTests {
         defer { bus.kill() }
         func playerctl(_ arguments: [String]) -> String? { AmbienceTests.playerctl(arguments, bus: bus.address) }
         let controls = FakeControls(items: [
-            MediaItem(persistentID: 1, url: "/music/one.ogg", title: "First Song", artist: "Band", albumTitle: "Record", playbackDuration: 200),
-            MediaItem(persistentID: 2, url: "/music/two.ogg", title: "Second Song", artist: "Band", albumTitle: "Record", playbackDuration: 100),
+            MediaItem(
+                persistentID: 1, url: "/music/one.ogg", title: "First Song", artist: "Band", albumTitle: "Record",
+                playbackDuration: 200),
+            MediaItem(
+                persistentID: 2, url: "/music/two.ogg", title: "Second Song", artist: "Band", albumTitle: "Record",
+                playbackDuration: 100)
         ])
         let watcher = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
-        let server = try MPRISServer(controls: controls, appName: "mpris-test", identity: "MPRIS Test", busAddress: bus.address)
+        let server = try MPRISServer(
+            controls: controls, appName: "mpris-test", identity: "MPRIS Test", busAddress: bus.address)
         defer { server.close() }
         #expect(server.busName == "org.mpris.MediaPlayer2.ambience.mpris_test")
         let player = "ambience.mpris_test"
@@ -280,7 +310,7 @@ struct MPRISTests {
         #expect(playerctl(["-p", player, "metadata", "title"]) == "First Song")
         #expect(playerctl(["-p", player, "metadata", "artist"]) == "Band")
         #expect(playerctl(["-p", player, "metadata", "album"]) == "Record")
-        #expect(playerctl(["-p", player, "metadata", "mpris:trackid"]) == "'/org/ambience/track/1'")   // playerctl quotes paths
+        #expect(playerctl(["-p", player, "metadata", "mpris:trackid"]) == "'/org/ambience/track/1'")  // playerctl quotes paths
         #expect(playerctl(["-p", player, "metadata", "mpris:length"]) == "200000000")
         #expect(playerctl(["-p", player, "metadata", "xesam:url"]) == "file:///music/one.ogg")
 
@@ -296,7 +326,7 @@ struct MPRISTests {
         #expect(eventually(within: 5) { playerctl(["-p", player, "metadata", "title"]) == "Second Song" })
         #expect(playerctl(["-p", player, "volume", "0.25"]) != nil)
         #expect(controls.volume == 0.25)
-        #expect(playerctl(["-p", player, "position", "42"]) != nil)   // SetPosition with the current track ID
+        #expect(playerctl(["-p", player, "position", "42"]) != nil)  // SetPosition with the current track ID
         #expect(abs(controls.currentPlaybackTime - 42) < 0.001)
         #expect(playerctl(["-p", player, "position", "10-"]) != nil)  // Seek(-10 s)
         #expect(abs(controls.currentPlaybackTime - 32) < 0.001)
@@ -310,18 +340,30 @@ struct MPRISTests {
         controls.currentPlaybackTime = 80
         server.notifyChanged()
         var events: [MPRISEvent] = []
-        #expect(eventually(within: 5) {
-            events += watcher.drainEvents()
-            let changed = events.contains { if case .playerChanged(let p) = $0 { p.name == server.busName && p.status == .playing } else { false } }
-            let seeked = events.contains { if case .seeked(server.busName, let at) = $0 { abs(at - 80) < 0.5 } else { false } }
-            return changed && seeked
-        })
+        #expect(
+            eventually(within: 5) {
+                events += watcher.drainEvents()
+                let changed = events.contains {
+                    if case .playerChanged(let p) = $0 {
+                        p.name == server.busName && p.status == .playing
+                    } else {
+                        false
+                    }
+                }
+                let seeked = events.contains {
+                    if case .seeked(server.busName, let at) = $0 { abs(at - 80) < 0.5 } else { false }
+                }
+                return changed && seeked
+            })
         let seen = try #require(watcher.player(named: server.busName))
-        #expect(seen.identity == "MPRIS Test" && seen.processID == Int(getpid()) && seen.volume == 0.25 && seen.length == 100)
+        #expect(
+            seen.identity == "MPRIS Test" && seen.processID == Int(getpid()) && seen.volume == 0.25
+                && seen.length == 100)
 
         // The introspection data parses (gdbus reads it with GLib's XML parser) and names both MPRIS interfaces.
-        let introspection = try Fixtures.run("gdbus", ["introspect", "--session", "--dest", server.busName, "--object-path", MPRISClient.objectPath],
-                                             environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
+        let introspection = try Fixtures.run(
+            "gdbus", ["introspect", "--session", "--dest", server.busName, "--object-path", MPRISClient.objectPath],
+            environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address])
         #expect(introspection.contains("interface org.mpris.MediaPlayer2.Player"))
         #expect(introspection.contains("readwrite d Volume"))
 
@@ -388,9 +430,21 @@ private final class FakeControls: MPRISPlayerControls {
     }
     func play() { state.withLock { $0.playback = .playing } }
     func pause() { state.withLock { $0.playback = .paused } }
-    func stop() { state.withLock { $0.playback = .stopped; $0.time = 0 } }
-    func skipToNextItem() { state.withLock { $0.index = min($0.index + 1, $0.items.count - 1); $0.time = 0 } }
-    func skipToPreviousItem() { state.withLock { $0.index = max($0.index - 1, 0); $0.time = 0 } }
+    func stop() {
+        state.withLock {
+            $0.playback = .stopped; $0.time = 0
+        }
+    }
+    func skipToNextItem() {
+        state.withLock {
+            $0.index = min($0.index + 1, $0.items.count - 1); $0.time = 0
+        }
+    }
+    func skipToPreviousItem() {
+        state.withLock {
+            $0.index = max($0.index - 1, 0); $0.time = 0
+        }
+    }
 }
 
 /// A Unix socket that accepts connections and never says a word: a hung bus.
@@ -407,11 +461,12 @@ private final class HungSocket {
             for (i, byte) in path.utf8.prefix(bytes.count - 1).enumerated() { bytes[i] = byte }
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard fd >= 0, bound == 0, listen(fd, 8) == 0 else { throw FixtureError.toolFailed("cannot listen on \(path)") }
     }
 
     deinit { close(fd) }
 }
-

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 /// The media library against folders of real files made by oggenc and lame: tags in several scripts, albums and a
@@ -19,16 +20,28 @@ import Testing
 
     /// Two albums, a compilation (one album, two artists) and a single, in Ogg and MP3, with non-ASCII tags.
     func makeCollection() throws {
-        try fixtures.libraryOgg("music/Björk/Post/1.ogg", ["TITLE=Hyperballad", "ARTIST=Björk", "ALBUM=Post",
-                                                         "GENRE=Électronique", "TRACKNUMBER=2", "COMPOSER=Björk"])
-        try fixtures.libraryOgg("music/Björk/Post/2.ogg", ["TITLE=Army of Me", "ARTIST=Björk", "ALBUM=Post", "TRACKNUMBER=1/11"])
-        try fixtures.libraryMP3("music/Sigur Rós/Ágætis byrjun/1.mp3",
-                                ["--tt", "Svefn-g-englar", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tg", "Post-Rock", "--tn", "1"])
-        try fixtures.libraryMP3("music/Sigur Rós/Ágætis byrjun/2.mp3",
-                                ["--tt", "Starálfur", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tn", "2/9"])
-        try fixtures.libraryOgg("music/Various/Now Ambient/1.ogg", ["TITLE=Xtal", "ARTIST=Aphex Twin", "ALBUM=Now Ambient", "TRACKNUMBER=1"])
-        try fixtures.libraryMP3("music/Various/Now Ambient/2.mp3", ["--tt", "An Ending", "--ta", "Brian Eno", "--tl", "Now Ambient", "--tn", "2"])
-        try fixtures.libraryOgg("music/Nena/99.ogg", ["TITLE=99 Luftballons", "ARTIST=Nena", "ALBUM=99 Luftballons", "GENRE=Pop"])
+        try fixtures.libraryOgg(
+            "music/Björk/Post/1.ogg",
+            [
+                "TITLE=Hyperballad", "ARTIST=Björk", "ALBUM=Post",
+                "GENRE=Électronique", "TRACKNUMBER=2", "COMPOSER=Björk"
+            ])
+        try fixtures.libraryOgg(
+            "music/Björk/Post/2.ogg", ["TITLE=Army of Me", "ARTIST=Björk", "ALBUM=Post", "TRACKNUMBER=1/11"])
+        try fixtures.libraryMP3(
+            "music/Sigur Rós/Ágætis byrjun/1.mp3",
+            ["--tt", "Svefn-g-englar", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tg", "Post-Rock", "--tn", "1"])
+        try fixtures.libraryMP3(
+            "music/Sigur Rós/Ágætis byrjun/2.mp3",
+            ["--tt", "Starálfur", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tn", "2/9"])
+        try fixtures.libraryOgg(
+            "music/Various/Now Ambient/1.ogg", ["TITLE=Xtal", "ARTIST=Aphex Twin", "ALBUM=Now Ambient", "TRACKNUMBER=1"]
+        )
+        try fixtures.libraryMP3(
+            "music/Various/Now Ambient/2.mp3",
+            ["--tt", "An Ending", "--ta", "Brian Eno", "--tl", "Now Ambient", "--tn", "2"])
+        try fixtures.libraryOgg(
+            "music/Nena/99.ogg", ["TITLE=99 Luftballons", "ARTIST=Nena", "ALBUM=99 Luftballons", "GENRE=Pop"])
     }
 
     // MARK: - Tags, grouping, sections
@@ -43,13 +56,16 @@ import Testing
         #expect(report.description == "7 files, 7 added, 0 updated, 0 removed, 0 failed")
 
         let items = library.items
-        #expect(items.map(\.title) == ["An Ending", "Army of Me", "Hyperballad", "Starálfur", "Svefn-g-englar", "Xtal", "99 Luftballons"])
+        #expect(
+            items.map(\.title) == [
+                "An Ending", "Army of Me", "Hyperballad", "Starálfur", "Svefn-g-englar", "Xtal", "99 Luftballons"
+            ])
         let sigur = try #require(items.first { $0.title == "Svefn-g-englar" })
         #expect(sigur.artist == "Sigur Rós")
         #expect(sigur.albumTitle == "Ágætis byrjun")
         #expect(sigur.genre == "Post-Rock")
         #expect(sigur.trackNumber == 1)
-        #expect(sigur.playbackDuration == 0.5)          // lame's gapless header: exactly the frames encoded
+        #expect(sigur.playbackDuration == 0.5)  // lame's gapless header: exactly the frames encoded
         #expect(sigur.persistentID == MediaItem.stableID(sigur.url))
         #expect(sigur.url == music + "/Sigur Rós/Ágætis byrjun/1.mp3")
         let hyperballad = try #require(items.first { $0.title == "Hyperballad" })
@@ -69,22 +85,37 @@ import Testing
         func titles(_ predicates: MediaPropertyPredicate...) -> [String?] {
             MediaQuery(library: library, filterPredicates: Set(predicates)).items.map(\.title)
         }
-        #expect(titles(MediaPropertyPredicate(value: "SIGUR ROS", forProperty: .artist)) == ["Starálfur", "Svefn-g-englar"])
+        #expect(
+            titles(MediaPropertyPredicate(value: "SIGUR ROS", forProperty: .artist)) == ["Starálfur", "Svefn-g-englar"])
         #expect(titles(MediaPropertyPredicate(value: "bjork", forProperty: .artist)) == ["Army of Me", "Hyperballad"])
         #expect(titles(MediaPropertyPredicate(value: "sigur", forProperty: .artist)).isEmpty)
-        #expect(titles(MediaPropertyPredicate(value: "rós", forProperty: .artist, comparisonType: .contains)) == ["Starálfur", "Svefn-g-englar"])
-        #expect(titles(MediaPropertyPredicate(value: "ALFUR", forProperty: .title, comparisonType: .contains)) == ["Starálfur"])
+        #expect(
+            titles(MediaPropertyPredicate(value: "rós", forProperty: .artist, comparisonType: .contains)) == [
+                "Starálfur", "Svefn-g-englar"
+            ])
+        #expect(
+            titles(MediaPropertyPredicate(value: "ALFUR", forProperty: .title, comparisonType: .contains)) == [
+                "Starálfur"
+            ])
         #expect(titles(MediaPropertyPredicate(value: "electronique", forProperty: .genre)) == ["Hyperballad"])
-        #expect(titles(MediaPropertyPredicate(value: "agætis byrjun", forProperty: .albumTitle)) == ["Starálfur", "Svefn-g-englar"])
+        #expect(
+            titles(MediaPropertyPredicate(value: "agætis byrjun", forProperty: .albumTitle)) == [
+                "Starálfur", "Svefn-g-englar"
+            ])
         // Several predicates must all match.
-        #expect(titles(MediaPropertyPredicate(value: "björk", forProperty: .artist),
-                       MediaPropertyPredicate(value: 2, forProperty: .trackNumber)) == ["Hyperballad"])
+        #expect(
+            titles(
+                MediaPropertyPredicate(value: "björk", forProperty: .artist),
+                MediaPropertyPredicate(value: 2, forProperty: .trackNumber)) == ["Hyperballad"])
         // Values that look like SQL are just values.
         #expect(titles(MediaPropertyPredicate(value: "x' OR 1=1 --", forProperty: .artist)).isEmpty)
         #expect(titles(MediaPropertyPredicate(value: "%", forProperty: .artist, comparisonType: .contains)).isEmpty)
         let sigur = try #require(library.items.first { $0.title == "Starálfur" })
         #expect(titles(MediaPropertyPredicate(value: sigur.persistentID, forProperty: .persistentID)) == ["Starálfur"])
-        #expect(titles(MediaPropertyPredicate(value: sigur.albumPersistentID, forProperty: .albumPersistentID)) == ["Starálfur", "Svefn-g-englar"])
+        #expect(
+            titles(MediaPropertyPredicate(value: sigur.albumPersistentID, forProperty: .albumPersistentID)) == [
+                "Starálfur", "Svefn-g-englar"
+            ])
     }
 
     @Test func albumsCompilationsArtistsAndSections() throws {
@@ -93,20 +124,25 @@ import Testing
         try library.scan()
 
         let songs = try MediaQuery.songs(in: library).results()
-        #expect(songs.itemSections == [
-            MediaQuerySection(title: "A", range: 0..<2), MediaQuerySection(title: "H", range: 2..<3),
-            MediaQuerySection(title: "S", range: 3..<5), MediaQuerySection(title: "X", range: 5..<6),
-            MediaQuerySection(title: "#", range: 6..<7),
-        ])
+        #expect(
+            songs.itemSections == [
+                MediaQuerySection(title: "A", range: 0..<2), MediaQuerySection(title: "H", range: 2..<3),
+                MediaQuerySection(title: "S", range: 3..<5), MediaQuerySection(title: "X", range: 5..<6),
+                MediaQuerySection(title: "#", range: 6..<7)
+            ])
 
         let albums = try MediaQuery.albums(in: library).results()
-        #expect(albums.collections.map { $0.representativeItem?.albumTitle } == ["Ágætis byrjun", "Now Ambient", "Post", "99 Luftballons"])
+        #expect(
+            albums.collections.map { $0.representativeItem?.albumTitle } == [
+                "Ágætis byrjun", "Now Ambient", "Post", "99 Luftballons"
+            ])
         #expect(albums.collections.map(\.count) == [2, 2, 2, 1])
-        #expect(albums.collections[2].items.map(\.title) == ["Army of Me", "Hyperballad"])   // by track number
-        #expect(albums.collectionSections == [
-            MediaQuerySection(title: "A", range: 0..<1), MediaQuerySection(title: "N", range: 1..<2),
-            MediaQuerySection(title: "P", range: 2..<3), MediaQuerySection(title: "#", range: 3..<4),
-        ])
+        #expect(albums.collections[2].items.map(\.title) == ["Army of Me", "Hyperballad"])  // by track number
+        #expect(
+            albums.collectionSections == [
+                MediaQuerySection(title: "A", range: 0..<1), MediaQuerySection(title: "N", range: 1..<2),
+                MediaQuerySection(title: "P", range: 2..<3), MediaQuerySection(title: "#", range: 3..<4)
+            ])
         let albumGroups = try MediaQuery.albums(in: library).groups()
         #expect(albumGroups.map(\.name) == ["Ágætis byrjun", "Now Ambient", "Post", "99 Luftballons"])
         #expect(albumGroups.map(\.count) == [2, 2, 2, 1])
@@ -122,7 +158,10 @@ import Testing
         #expect(artists.map(\.name) == ["Aphex Twin", "Björk", "Brian Eno", "Nena", "Sigur Rós"])
         #expect(artists.map(\.count) == [1, 2, 1, 1, 2])
         let artistCollections = MediaQuery.artists(in: library).collections
-        #expect(artistCollections.map { $0.representativeItem?.artist } == ["Aphex Twin", "Björk", "Brian Eno", "Nena", "Sigur Rós"])
+        #expect(
+            artistCollections.map { $0.representativeItem?.artist } == [
+                "Aphex Twin", "Björk", "Brian Eno", "Nena", "Sigur Rós"
+            ])
 
         // Without an album artist tag, a compilation files under "Various Artists".
         let albumArtists = try MediaQuery.albumArtists(in: library).groups()
@@ -145,7 +184,8 @@ import Testing
         try library.scan()
         #expect(MediaQuery.songs(in: library).items.map(\.title) == ["Song"])
         #expect(MediaQuery(library: library).items.count == 2)
-        let podcasts = MediaQuery(library: library, filterPredicates: [MediaPropertyPredicate(value: MediaType.podcast)])
+        let podcasts = MediaQuery(
+            library: library, filterPredicates: [MediaPropertyPredicate(value: MediaType.podcast)])
         #expect(podcasts.items.map(\.mediaType) == [.podcast])
     }
 
@@ -179,11 +219,12 @@ import Testing
         let report = try library.scan()
         #expect(report.playlists == 2)
         let mixWarnings = report.warnings.filter { $0.path.hasSuffix("Mix.m3u") }.map(\.reason)
-        #expect(mixWarnings == [
-            "line 6: \(music)/A/missing.ogg not found; skipped",
-            "line 8: \(fixtures.path("outside.ogg")) is outside the library; skipped",
-            "line 10: http://example.com/stream.mp3 is not a local file; skipped",
-        ])
+        #expect(
+            mixWarnings == [
+                "line 6: \(music)/A/missing.ogg not found; skipped",
+                "line 8: \(fixtures.path("outside.ogg")) is outside the library; skipped",
+                "line 10: http://example.com/stream.mp3 is not a local file; skipped"
+            ])
 
         let playlists = library.playlists
         #expect(playlists.map(\.name) == ["Mix", "Road Trip"])
@@ -193,7 +234,10 @@ import Testing
 
         let query = MediaQuery.playlists(in: library)
         #expect(query.collections.map(\.count) == [4, 2])
-        #expect(query.collectionSections == [MediaQuerySection(title: "M", range: 0..<1), MediaQuerySection(title: "R", range: 1..<2)])
+        #expect(
+            query.collectionSections == [
+                MediaQuerySection(title: "M", range: 0..<1), MediaQuerySection(title: "R", range: 1..<2)
+            ])
         #expect(try query.groups().map(\.name) == ["Mix", "Road Trip"])
         var filtered = query
         filtered.addFilterPredicate(MediaPropertyPredicate(value: "two", forProperty: .title))
@@ -226,7 +270,10 @@ import Testing
         let report = try library.scan()
         #expect(report.failed.isEmpty)
         let items = Dictionary(uniqueKeysWithValues: library.items.map { ($0.title ?? "", $0) })
-        #expect(items.mapValues(\.hasArtwork) == ["APIC": true, "Vorbis": true, "Cover": true, "Folder": true, "None": false])
+        #expect(
+            items.mapValues(\.hasArtwork) == [
+                "APIC": true, "Vorbis": true, "Cover": true, "Folder": true, "None": false
+            ])
 
         for name in ["APIC", "Vorbis"] {
             let artwork = try #require(items[name]?.artwork, "\(name)")
@@ -260,7 +307,7 @@ import Testing
         try fixtures.libraryOgg("music/big/song.ogg", ["TITLE=Big"])
         let big = fixtures.path("music/big/cover.jpg")
         #expect(FileManager.default.createFile(atPath: big, contents: nil))
-        #expect(truncate(big, 17 << 20) == 0)   // sparse: 17 MB claimed, nothing written
+        #expect(truncate(big, 17 << 20) == 0)  // sparse: 17 MB claimed, nothing written
         let library = try openLibrary()
         let report = try library.scan()
         #expect(report.warnings.contains { $0.path == big && $0.reason.contains("over the 16 MB limit") })
@@ -381,7 +428,7 @@ import Testing
         _ = try fixtures.write("music/notes.txt", bytes: Array("hello".utf8))
         #expect(settledEvents(library).isEmpty)
 
-        library.endGeneratingLibraryChangeNotifications()   // stops the watcher and waits for its thread
+        library.endGeneratingLibraryChangeNotifications()  // stops the watcher and waits for its thread
         #expect(!library.isGeneratingLibraryChangeNotifications)
         try FileManager.default.copyItem(atPath: source, toPath: music + "/third.ogg")
         #expect(library.drainEvents().isEmpty)
@@ -448,7 +495,8 @@ import Testing
         let good = try fixtures.libraryOgg("music/good.ogg", ["TITLE=Good"])
         let goodBytes = try fixtures.bytes(of: good)
         var random = SplitMix64(seed: 7)
-        _ = try fixtures.write("music/garbage.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        _ = try fixtures.write(
+            "music/garbage.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) })
         _ = try fixtures.write("music/truncated.ogg", bytes: Array(goodBytes.prefix(goodBytes.count / 2)))
         _ = try fixtures.write("music/empty.mp3", bytes: [])
         #expect(mkfifo(fixtures.path("music/fifo.ogg"), 0o644) == 0)
@@ -469,11 +517,13 @@ import Testing
         var lying = flacPictureBlock(type: 3, mime: "image/png", image: redPNG)
         let lengthAt = lying.count - redPNG.count - 4
         lying.replaceSubrange(lengthAt..<(lengthAt + 4), with: [0x7F, 0xFF, 0xFF, 0xFF])
-        try fixtures.libraryOgg("music/lying-picture.ogg", ["TITLE=Lying", "METADATA_BLOCK_PICTURE=\(Data(lying).base64EncodedString())"])
+        try fixtures.libraryOgg(
+            "music/lying-picture.ogg", ["TITLE=Lying", "METADATA_BLOCK_PICTURE=\(Data(lying).base64EncodedString())"])
 
         let library = try openLibrary()
         let report = try library.scan()
-        let failed = Dictionary(uniqueKeysWithValues: report.failed.map { (($0.path as NSString).lastPathComponent, $0.reason) })
+        let failed = Dictionary(
+            uniqueKeysWithValues: report.failed.map { (($0.path as NSString).lastPathComponent, $0.reason) })
         #expect(failed["garbage.ogg"] == "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file")
         #expect(failed["truncated.ogg"]?.contains("truncated") == true)
         #expect(failed["empty.mp3"] == "empty file")
@@ -498,10 +548,14 @@ import Testing
         #expect(report.warnings.contains { $0.path == broken && $0.reason.contains("title tag is not valid text") })
         let longTag = try #require(library.items.first { $0.url == long })
         #expect(longTag.artist?.count == MediaLibrary.maximumTagLength)
-        #expect(report.warnings.contains { $0.path == long && $0.reason == "artist tag is 200000 characters; cut to the first 1024" })
+        #expect(
+            report.warnings.contains {
+                $0.path == long && $0.reason == "artist tag is 200000 characters; cut to the first 1024"
+            })
         let lyingItem = try #require(library.items.first { $0.title == "Lying" })
         #expect(!lyingItem.hasArtwork)
-        #expect(report.warnings.contains { $0.path == lyingItem.url && $0.reason.contains("embedded picture is unusable") })
+        #expect(
+            report.warnings.contains { $0.path == lyingItem.url && $0.reason.contains("embedded picture is unusable") })
 
         // Unchanged failures are reported again without being read again; nothing else changes.
         let again = try library.scan()
@@ -514,7 +568,8 @@ import Testing
     @Test func aFileThatIsNotADatabaseIsMovedAsideAndRebuilt() throws {
         try fixtures.libraryOgg("music/a.ogg", ["TITLE=A"])
         try fixtures.folder("index")
-        _ = try fixtures.write("index/library.sqlite", bytes: Array(String(repeating: "not a database ", count: 400).utf8))
+        _ = try fixtures.write(
+            "index/library.sqlite", bytes: Array(String(repeating: "not a database ", count: 400).utf8))
         let library = try openLibrary()
         #expect(library.openingWarnings.count == 1)
         let report = try library.scan()
@@ -524,7 +579,7 @@ import Testing
         #expect(warning.reason.contains("moved to \(databasePath).broken"))
         #expect(report.added == 1)
         #expect(FileManager.default.fileExists(atPath: databasePath + ".broken"))
-        #expect(library.openingWarnings.isEmpty)   // reported once
+        #expect(library.openingWarnings.isEmpty)  // reported once
     }
 
     @Test func aDamagedIndexIsDetectedAndRebuilt() throws {
@@ -532,7 +587,7 @@ import Testing
         do {
             let library = try openLibrary()
             try library.scan()
-        }   // closed: the write-ahead log is checkpointed into the file
+        }  // closed: the write-ahead log is checkpointed into the file
         var bytes = try fixtures.bytes(of: databasePath)
         #expect(bytes.count > 3 * 4096)
         for offset in 4096..<min(bytes.count, 3 * 4096) { bytes[offset] = 0xA5 }
@@ -573,18 +628,25 @@ import Testing
         func folder(_ userDirs: String?, _ extra: [String: String] = [:]) throws -> String {
             try? FileManager.default.removeItem(atPath: config + "/user-dirs.dirs")
             if let userDirs { _ = try fixtures.write("config/user-dirs.dirs", bytes: Array(userDirs.utf8)) }
-            return MediaLibrary.defaultFolder(environment: ["HOME": home, "XDG_CONFIG_HOME": config].merging(extra) { $1 })
+            return MediaLibrary.defaultFolder(
+                environment: ["HOME": home, "XDG_CONFIG_HOME": config].merging(extra) { $1 })
         }
-        #expect(try folder("# comment\nXDG_DESKTOP_DIR=\"$HOME/Desktop\"\nXDG_MUSIC_DIR=\"$HOME/Tunes\"\n") == "/home/player/Tunes")
+        #expect(
+            try folder("# comment\nXDG_DESKTOP_DIR=\"$HOME/Desktop\"\nXDG_MUSIC_DIR=\"$HOME/Tunes\"\n")
+                == "/home/player/Tunes")
         #expect(try folder("XDG_MUSIC_DIR=\"/srv/My Music/\"") == "/srv/My Music")
-        #expect(try folder("XDG_MUSIC_DIR=\"$HOME/\"") == "/home/player/Music")       // "$HOME/" means disabled
+        #expect(try folder("XDG_MUSIC_DIR=\"$HOME/\"") == "/home/player/Music")  // "$HOME/" means disabled
         #expect(try folder(nil) == "/home/player/Music")
         #expect(try folder("XDG_MUSIC_DIR=\"$HOME/Tunes\"", ["XDG_MUSIC_DIR": "/mnt/music"]) == "/mnt/music")
-        #expect(MediaLibrary.defaultDatabasePath(environment: ["HOME": home, "XDG_CACHE_HOME": "/var/cache/me"])
+        #expect(
+            MediaLibrary.defaultDatabasePath(environment: ["HOME": home, "XDG_CACHE_HOME": "/var/cache/me"])
                 == "/var/cache/me/ambience/library.sqlite")
-        #expect(MediaLibrary.defaultDatabasePath(environment: ["HOME": home, "XDG_CACHE_HOME": "relative"])
+        #expect(
+            MediaLibrary.defaultDatabasePath(environment: ["HOME": home, "XDG_CACHE_HOME": "relative"])
                 == "/home/player/.cache/ambience/library.sqlite")
-        #expect(MediaLibrary.defaultDatabasePath(environment: ["HOME": home]) == "/home/player/.cache/ambience/library.sqlite")
+        #expect(
+            MediaLibrary.defaultDatabasePath(environment: ["HOME": home])
+                == "/home/player/.cache/ambience/library.sqlite")
     }
 
     // MARK: - Picker
@@ -620,7 +682,7 @@ import Testing
         #expect(picker.selectedItems == [items[4], items[2]])
         picker.filterText = "xyz"
         #expect(picker.shownItems.isEmpty)
-        #expect(picker.selectedItems.count == 2)   // hidden, still selected
+        #expect(picker.selectedItems.count == 2)  // hidden, still selected
 
         let delegate = PickerDelegate()
         picker.delegate = delegate
@@ -637,7 +699,7 @@ import Testing
         let other = MediaPicker(library: library, mediaTypes: .podcast)
         #expect(other.shownItems.map(\.title) == ["Episode"])
         other.delegate = delegate
-        other.done()   // nothing selected: a cancel
+        other.done()  // nothing selected: a cancel
         #expect(delegate.cancelled == 1)
         other.mediaTypes = .anyAudio
         #expect(other.shownItems.count == 8)
@@ -652,8 +714,10 @@ import Testing
         let scan = try ToolRunner.run(["library", "scan", music, "--db", databasePath])
         #expect(scan.status == 0, "\(scan.stderr)")
         #expect(scan.stdout.split(separator: "\n").last == "\(music): 8 files, 7 added, 0 updated, 0 removed, 1 failed")
-        #expect(scan.stdout.contains("failed: \(music)/bad.ogg: not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file"))
-        #expect(!scan.stdout.contains("\u{1B}"))   // no progress bar when stdout is not a terminal
+        #expect(
+            scan.stdout.contains(
+                "failed: \(music)/bad.ogg: not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file"))
+        #expect(!scan.stdout.contains("\u{1B}"))  // no progress bar when stdout is not a terminal
 
         let items = try ToolRunner.run(["library", "query", "--artist", "SIGUR ROS", "--db", databasePath, "--json"])
         #expect(items.status == 0, "\(items.stderr)")
@@ -669,13 +733,17 @@ import Testing
         #expect(groups.map { $0["count"] as? Int } == [2, 2, 2, 1])
 
         let contains = try ToolRunner.run(["library", "query", "--title", "ball", "--contains", "--db", databasePath])
-        #expect(contains.stdout.split(separator: "\n").map { $0.split(separator: "\t").first } == ["Hyperballad", "99 Luftballons"])
+        #expect(
+            contains.stdout.split(separator: "\n").map { $0.split(separator: "\t").first } == [
+                "Hyperballad", "99 Luftballons"
+            ])
 
         let missing = try ToolRunner.run(["library", "query", "--db", fixtures.path("nothing.sqlite")])
         #expect(missing.status == 1)
         #expect(missing.stderrLines.count == 1 && missing.stderr.hasPrefix("ambience: "))
         #expect(!FileManager.default.fileExists(atPath: fixtures.path("nothing.sqlite")))
-        #expect(try ToolRunner.run(["library", "scan", fixtures.path("no-such-folder"), "--db", databasePath]).status == 1)
+        #expect(
+            try ToolRunner.run(["library", "scan", fixtures.path("no-such-folder"), "--db", databasePath]).status == 1)
         #expect(try ToolRunner.run(["library", "query", "--group", "moods", "--db", databasePath]).status == 2)
         #expect(try ToolRunner.run(["library"]).status == 2)
         #expect(try ToolRunner.run(["library", "scan", music, "--db", databasePath, "--json"]).status == 2)
@@ -691,7 +759,7 @@ private final class PickerDelegate: MediaPickerDelegate {
 }
 
 private func setModificationTime(_ path: String, _ time: timespec) {
-    let times = [time, time]   // access, modification
+    let times = [time, time]  // access, modification
     _ = utimensat(AT_FDCWD, path, times, 0)
 }
 
@@ -700,10 +768,13 @@ private let bundledCover = BuildProducts.root + "/Assets/Music/cover.png"
 
 /// A 2×2 red PNG, complete with valid CRCs.
 private let redPNG: [UInt8] = [
-    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x02,
-    0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xFD, 0xD4, 0x9A, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44, 0x41,
-    0x54, 0x78, 0xDA, 0x63, 0xF8, 0xCF, 0xC0, 0x00, 0x44, 0x0C, 0x10, 0x0A, 0x00, 0x1F, 0xEE, 0x03, 0xFD, 0x63, 0x5E, 0xBB,
-    0x5B, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00,
+    0x02,
+    0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xFD, 0xD4, 0x9A, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44,
+    0x41,
+    0x54, 0x78, 0xDA, 0x63, 0xF8, 0xCF, 0xC0, 0x00, 0x44, 0x0C, 0x10, 0x0A, 0x00, 0x1F, 0xEE, 0x03, 0xFD, 0x63, 0x5E,
+    0xBB,
+    0x5B, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82
 ]
 
 private func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
@@ -713,4 +784,3 @@ private func flacPictureBlock(type: UInt32, mime: String, image: [UInt8]) -> [UI
     bigEndian(type) + bigEndian(UInt32(mime.utf8.count)) + Array(mime.utf8) + bigEndian(0)
         + bigEndian(2) + bigEndian(2) + bigEndian(24) + bigEndian(0) + bigEndian(UInt32(image.count)) + image
 }
-

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// The mixer's pure parts, tested directly: no OpenAL, no device. `MixerTests` and `EngineRenderTests` keep
@@ -8,12 +9,15 @@ import Testing
     static let noBuses = Audibility(busGains: [1, 1, 1, 1, 1], listener: ListenerState())
 
     /// A voice of `frames` sound frames at 1 sound frame per output frame.
-    func voice(frames: Double = 1000, gain: Float = 1, priority: UInt8 = 128, loop: Bool = false,
-               placement: Placement = .pan(0), bus: Int = 2) -> VoiceSlot {
+    func voice(
+        frames: Double = 1000, gain: Float = 1, priority: UInt8 = 128, loop: Bool = false,
+        placement: Placement = .pan(0), bus: Int = 2
+    ) -> VoiceSlot {
         var slot = VoiceSlot()
         // A live voice holds its sound; this one's buffer is never given to OpenAL.
-        slot.sound = Sound(name: "test", buffer: ALBuffer(id: 0), retired: RetiredBuffers(), sampleRate: 48_000,
-                           channels: 1, frames: Int(frames))
+        slot.sound = Sound(
+            name: "test", buffer: ALBuffer(id: 0), retired: RetiredBuffers(), sampleRate: 48_000,
+            channels: 1, frames: Int(frames))
         slot.soundFrames = frames
         slot.gain = gain
         slot.priority = priority
@@ -42,14 +46,16 @@ import Testing
         #expect(step1 == generation)
         #expect(!pool.isFull && pool.active == [second] && pool.slots[Int(second)].activeIndex == 0)
         let again = try occupy(&pool, voice())
-        #expect(again == first && pool.slots[Int(again)].generation == generation &+ 1, "an old handle to the slot is stale")
+        #expect(
+            again == first && pool.slots[Int(again)].generation == generation &+ 1, "an old handle to the slot is stale"
+        )
         #expect(pool.weakestReal.slot == -1)
     }
 
     /// (loop, paused, clock, expected playhead) for a 1000-frame sound at step 1.
     static let playheads: [(Bool, Bool, Int, Double)] = [
         (false, false, 0, 0), (false, false, 300, 300), (false, false, 1000, 1000), (false, false, 5000, 1000),
-        (true, false, 1300, 300), (true, false, 2000, 0), (false, true, 700, 0), (true, true, 1300, 0),
+        (true, false, 1300, 300), (true, false, 2000, 0), (false, true, 700, 0), (true, true, 1300, 0)
     ]
 
     @Test(arguments: playheads)
@@ -128,11 +134,13 @@ import Testing
         ([128, 128, 128, 128], [0.1, 0.9, 0.5, 0.3], [false, false, false, false], 2, [1, 2]),
         ([10, 200, 128, 128], [1, 0.01, 0.5, 0.6], [false, false, false, false], 2, [1, 3]),
         ([128, 128, 128], [1, 0.2, 0.5], [true, false, false], 2, [1, 2]),
-        ([0, 0, 255], [15, 15, 0], [false, false, false], 1, [2]),
+        ([0, 0, 255], [15, 15, 0], [false, false, false], 1, [2])
     ]
 
     @Test(arguments: ranks)
-    func rankKeepsTheMostImportant(priorities: [UInt8], gains: [Float], paused: [Bool], keep: Int, expected: Set<Int>) throws {
+    func rankKeepsTheMostImportant(priorities: [UInt8], gains: [Float], paused: [Bool], keep: Int, expected: Set<Int>)
+        throws
+    {
         var pool = VoicePool(capacity: 8, buses: 5)
         var slots: [Int32] = []
         for i in priorities.indices {
@@ -144,7 +152,10 @@ import Testing
         let kept = Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= threshold })
         #expect(kept == expected)
         let least = try #require(pool.leastImportantVoice(Self.noBuses))
-        #expect(paused.contains(true) ? paused[slots.firstIndex(of: least.slot)!] : least.importance == slots.map { pool.importance(ofSlot: $0, Self.noBuses) }.min())
+        #expect(
+            paused.contains(true)
+                ? paused[slots.firstIndex(of: least.slot)!]
+                : least.importance == slots.map { pool.importance(ofSlot: $0, Self.noBuses) }.min())
     }
 
     @Test func aRealVoiceKeepsItsSourceAgainstANearEqual() throws {
@@ -172,15 +183,17 @@ import Testing
 
     /// (live voices, sources, free sources, a rank owed, frames since the last, due)
     static let schedules: [(Int, Int, Int, Bool, Int, Bool)] = [
-        (4, 8, 4, false, 1024, false),   // every live voice is real: nothing waits
-        (4, 8, 4, true, 1024, true),     // a voice paused or started: rank now
-        (4, 8, 6, false, 1024, true),    // some voice is virtual though sources are free
-        (20, 8, 0, true, 1024, false),   // competing: wait for 40 ms
-        (20, 8, 0, false, 1920, true),   // 40 ms at 48 kHz
+        (4, 8, 4, false, 1024, false),  // every live voice is real: nothing waits
+        (4, 8, 4, true, 1024, true),  // a voice paused or started: rank now
+        (4, 8, 6, false, 1024, true),  // some voice is virtual though sources are free
+        (20, 8, 0, true, 1024, false),  // competing: wait for 40 ms
+        (20, 8, 0, false, 1920, true)  // 40 ms at 48 kHz
     ]
 
     @Test(arguments: schedules)
-    func ranksAreDueAtOnceWithoutCompetitionElseEvery40ms(live: Int, sources: Int, free: Int, owed: Bool, frames: Int, due: Bool) throws {
+    func ranksAreDueAtOnceWithoutCompetitionElseEvery40ms(
+        live: Int, sources: Int, free: Int, owed: Bool, frames: Int, due: Bool
+    ) throws {
         var pool = VoicePool(capacity: 32, buses: 5)
         for _ in 0..<live { _ = try occupy(&pool, voice()) }
         pool.ranked()
@@ -207,8 +220,12 @@ import Testing
     @Test func rankedFieldsShareTheFirstCacheLine() {
         let last = MemoryLayout<VoiceSlot>.offset(of: \VoiceSlot.activeIndex)! + MemoryLayout<Int32>.size
         #expect(last <= 64)
-        for offset in [\VoiceSlot.gain, \VoiceSlot.fadeGain].map({ MemoryLayout<VoiceSlot>.offset(of: $0)! }) { #expect(offset < 64) }
-        #expect(MemoryLayout<VoiceSlot>.offset(of: \VoiceSlot.bus)! < 64 && MemoryLayout<VoiceSlot>.offset(of: \VoiceSlot.priority)! < 64)
+        for offset in [\VoiceSlot.gain, \VoiceSlot.fadeGain].map({ MemoryLayout<VoiceSlot>.offset(of: $0)! }) {
+            #expect(offset < 64)
+        }
+        #expect(
+            MemoryLayout<VoiceSlot>.offset(of: \VoiceSlot.bus)! < 64
+                && MemoryLayout<VoiceSlot>.offset(of: \VoiceSlot.priority)! < 64)
     }
 }
 
@@ -218,11 +235,13 @@ import Testing
     /// (master gain, sfx gain, child gain, master muted, sfx muted, the child's effective gain)
     static let chains: [(Float, Float, Float, Bool, Bool, Float)] = [
         (1, 1, 1, false, false, 1), (0.5, 0.5, 0.5, false, false, 0.125), (1, 2, 0.25, false, false, 0.5),
-        (1, 1, 1, true, false, 0), (1, 1, 1, false, true, 0), (0, 1, 1, false, false, 0),
+        (1, 1, 1, true, false, 0), (1, 1, 1, false, true, 0), (0, 1, 1, false, false, 0)
     ]
 
     @Test(arguments: chains)
-    func effectiveGainsMultiplyDownTheChain(master: Float, sfx: Float, child: Float, masterMuted: Bool, sfxMuted: Bool, expected: Float) {
+    func effectiveGainsMultiplyDownTheChain(
+        master: Float, sfx: Float, child: Float, masterMuted: Bool, sfxMuted: Bool, expected: Float
+    ) {
         var graph = graph()
         let footsteps = graph.add(named: "footsteps", parent: 2)
         _ = graph.setGain(0, to: master, over: 0)
@@ -232,7 +251,8 @@ import Testing
         graph.setMuted(2, sfxMuted)
         #expect(abs(graph.effective[footsteps] - expected) < 1e-6)
         #expect(graph.effective[1] == (masterMuted ? 0 : master), "music is beside sfx, not under it")
-        #expect(graph.isBus(footsteps, under: 2) && graph.isBus(footsteps, under: 0) && !graph.isBus(footsteps, under: 1))
+        #expect(
+            graph.isBus(footsteps, under: 2) && graph.isBus(footsteps, under: 0) && !graph.isBus(footsteps, under: 1))
     }
 
     @Test func gainRampsMoveOnlyWhenAdvanced() {
@@ -252,7 +272,7 @@ import Testing
 
     /// (depth dB, attack s, seconds sounding, expected duck in dB)
     static let attacks: [(Float, Double, Double, Double)] = [
-        (9, 0.08, 0.04, -4.5), (9, 0.08, 0.08, -9), (9, 0.08, 1, -9), (12, 0, 0.001, -12), (6, 0.5, 0.25, -3),
+        (9, 0.08, 0.04, -4.5), (9, 0.08, 0.08, -9), (9, 0.08, 1, -9), (12, 0, 0.001, -12), (6, 0.5, 0.25, -3)
     ]
 
     @Test(arguments: attacks)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// The effects mixer, heard through offline renders.
@@ -13,7 +14,8 @@ import Testing
     /// One real source, held by a looping hum of top priority: every other voice is virtual.
     func engineWithItsOnlySourceTaken() throws -> AudioEngine {
         let engine = try engine(realVoices: 1)
-        engine.play(try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum"), PlayOptions(loop: true, priority: 250))
+        engine.play(
+            try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum"), PlayOptions(loop: true, priority: 250))
         return engine
     }
 
@@ -40,7 +42,8 @@ import Testing
         let engine = try engine(realVoices: 1)
         // A ramp makes the playhead readable from any sample.
         let frames = 96_000
-        let ramp = PCMBuffer(sampleRate: 48_000, channels: 1, samples: (0..<frames).map { Float($0) / Float(frames) * 0.5 })
+        let ramp = PCMBuffer(
+            sampleRate: 48_000, channels: 1, samples: (0..<frames).map { Float($0) / Float(frames) * 0.5 })
         let quiet = try engine.makeSound(ramp, name: "ramp")
         let voice = engine.play(quiet, PlayOptions(gain: 1, priority: 100))
         _ = try engine.render(frames: 12_000)
@@ -192,8 +195,10 @@ import Testing
         _ = try engine.render(frames: 9_600)
         engine.update()
         let other = engine.play(sound, PlayOptions(loop: true))  // reuses the slot under a new generation
-        for result in [voice.stop(), voice.pause(), voice.resume(), voice.setGain(0), voice.setPitch(2),
-                       voice.setPlacement(.pan(1)), voice.fade(to: 0, over: 1)] {
+        for result in [
+            voice.stop(), voice.pause(), voice.resume(), voice.setGain(0), voice.setPitch(2),
+            voice.setPlacement(.pan(1)), voice.fade(to: 0, over: 1)
+        ] {
             #expect(result == .stale)
         }
         #expect(other.isPlaying)
@@ -207,8 +212,9 @@ import Testing
         let mine = try #require(engine).makeBus(named: "mine", parent: sfx)
         mine.gain = 0.5
         #expect(!mine.isStale && mine.name == "mine" && mine.gain == 0.5 && mine.description == "Bus(mine)")
-        let voice = try #require(engine).play(try #require(engine).makeSound(tone(hz: 440, seconds: 1), name: "t"),
-                                              PlayOptions(bus: mine))
+        let voice = try #require(engine).play(
+            try #require(engine).makeSound(tone(hz: 440, seconds: 1), name: "t"),
+            PlayOptions(bus: mine))
         weak let mixer = engine?.mixer
         engine = nil
         // Like a voice, a bus holds its mixer weakly: the handles kept it alive before.
@@ -294,7 +300,10 @@ import Testing
     @Test func reverbZoneAppliesInsideOnly() throws {
         func tail(at x: Float) throws -> Double {
             let engine = try AudioEngine(.offline())
-            #expect(engine.setReverbZones([ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.cave.parameters)]))
+            #expect(
+                engine.setReverbZones([
+                    ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.cave.parameters)
+                ]))
             let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.05), name: "click")
             engine.play(click, PlayOptions(placement: .world(x: x, y: 0, z: -1)))
             return try Signal(engine.render(frames: 9_600)).rms(4_800..<9_600)
@@ -309,8 +318,11 @@ import Testing
         let engine = try AudioEngine(.offline())
         let click = try engine.makeSound(tone(hz: 1_000, seconds: 0.01), name: "click")
         for round in 0..<100 {
-            #expect(engine.setReverbZones([ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.hall.parameters)]),
-                    "round \(round)")
+            #expect(
+                engine.setReverbZones([
+                    ReverbZone(center: Vector3(x: 10, y: 0, z: 0), radius: 5, reverb: ReverbPreset.hall.parameters)
+                ]),
+                "round \(round)")
             engine.play(click, PlayOptions(placement: .world(x: 10, y: 0, z: -1)))
             _ = try engine.render(frames: 1_024)
         }
@@ -333,7 +345,9 @@ import Testing
 
     /// A real one-shot is reported finished right after its last sound, however its speed changed on the way:
     /// the mixer asks OpenAL only near the end it predicts, so each change of speed must move that prediction.
-    @Test(arguments: ["plain", "pitch raised", "paused a while", "moving voice", "moving listener", "pitch set every frame"])
+    @Test(arguments: [
+        "plain", "pitch raised", "paused a while", "moving voice", "moving listener", "pitch set every frame"
+    ])
     func aRealOneShotIsFinishedRightAfterItsLastSound(change: String) throws {
         let engine = try AudioEngine(.offline())
         let note = try engine.makeSound(tone(hz: 440, seconds: 1), name: "note")
@@ -360,8 +374,10 @@ import Testing
         // Not before the sound has ended, and by the next tick after it.
         #expect(end >= lastSound && end <= lastSound + 2, "last sound in block \(lastSound), finished in block \(end)")
         // The change did change the length, and nothing cut it short: a second of sound is 47 blocks at pitch 1.
-        let length = ["plain": 45...48, "pitch raised": 27...30, "paused a while": 65...68, "moving voice": 36...40,
-                      "moving listener": 35...39, "pitch set every frame": 45...48][change]
+        let length = [
+            "plain": 45...48, "pitch raised": 27...30, "paused a while": 65...68, "moving voice": 36...40,
+            "moving listener": 35...39, "pitch set every frame": 45...48
+        ][change]
         #expect(try #require(length).contains(lastSound), "last sound in block \(lastSound)")
     }
 
@@ -384,14 +400,17 @@ import Testing
         func highs(occlusion: Float) throws -> Double {
             let engine = try AudioEngine(.offline())
             var random = SplitMix64(seed: 7)
-            let noise = PCMBuffer(sampleRate: 48_000, channels: 1,
-                                  samples: (0..<48_000).map { _ in Float(Int64(bitPattern: random.next()) >> 40) / Float(1 << 24) * 0.5 })
+            let noise = PCMBuffer(
+                sampleRate: 48_000, channels: 1,
+                samples: (0..<48_000).map { _ in Float(Int64(bitPattern: random.next()) >> 40) / Float(1 << 24) * 0.5 })
             let sound = try engine.makeSound(noise, name: "noise")
             engine.play(sound).setOcclusion(occlusion)
             let out = try Signal(engine.render(frames: 24_000))
             // The first difference is a crude high-pass: its energy is the noise's highs.
             let left = out.channel(0, 512..<24_000)
-            return (zip(left.dropFirst(), left).reduce(0.0) { $0 + Double(($1.0 - $1.1) * ($1.0 - $1.1)) } / Double(left.count)).squareRoot()
+            return
+                (zip(left.dropFirst(), left).reduce(0.0) { $0 + Double(($1.0 - $1.1) * ($1.0 - $1.1)) }
+                / Double(left.count)).squareRoot()
         }
         #expect(decibels(try highs(occlusion: 1), over: try highs(occlusion: 0)) < -12)
     }
@@ -416,6 +435,7 @@ import Testing
         }
         let plain = try render(hrtf: false), binaural = try render(hrtf: true)
         #expect(binaural.rms(2_000..<9_600) > 0.01)
-        #expect(abs(decibels(binaural.rms(2_000..<9_600, channel: 1), over: plain.rms(2_000..<9_600, channel: 1))) > 0.5)
+        #expect(
+            abs(decibels(binaural.rms(2_000..<9_600, channel: 1), over: plain.rms(2_000..<9_600, channel: 1))) > 0.5)
     }
 }

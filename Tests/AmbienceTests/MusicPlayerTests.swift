@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// The application music player, heard through offline renders.
@@ -30,7 +31,9 @@ import Testing
         let out = try Signal(engine.render(frames: 100_000))
         let original = try AudioFile.decode(whole).samples
         var worst: Float = 0
-        for f in 0..<original.count { worst = max(worst, abs(out.samples[f * 2] - original[f]), abs(out.samples[f * 2 + 1] - original[f])) }
+        for f in 0..<original.count {
+            worst = max(worst, abs(out.samples[f * 2] - original[f]), abs(out.samples[f * 2 + 1] - original[f]))
+        }
         #expect(worst < 1e-6)
         #expect(out.peak(original.count..<100_000) == 0)
     }
@@ -97,7 +100,8 @@ import Testing
         // few hundred samples at the cut itself are left out.)
         let original = try AudioFile.decode(whole).samples
         func error(_ range: Range<Int>) -> Double {
-            (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count)).squareRoot()
+            (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count))
+                .squareRoot()
         }
         #expect(error((cut - 4_000)..<(cut - 400)) < 0.03)
         #expect(error((cut + 400)..<(cut + 4_000)) < 0.03)
@@ -253,7 +257,11 @@ import Testing
         player.volume = 0.5
         player.skipToNextItem()
         let seen = events(engine)
-        #expect(seen == [.playbackStateDidChange(.paused), .volumeDidChange(0.5), .nowPlayingItemDidChange(MediaItem(path: files[1]))])
+        #expect(
+            seen == [
+                .playbackStateDidChange(.paused), .volumeDidChange(0.5),
+                .nowPlayingItemDidChange(MediaItem(path: files[1]))
+            ])
         player.endGeneratingPlaybackNotifications()
         player.play()
         #expect(events(engine).isEmpty)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// The music player never makes the game wait on the disk: the streaming side opens and decodes, the game's calls
@@ -31,7 +32,8 @@ import Testing
         player.beginGeneratingPlaybackNotifications()
         player.startStreamingThread()
         player.play()
-        #expect(eventually(within: 10) { log.urls.count == 1 }, "the streaming thread never began to open the first item")
+        #expect(
+            eventually(within: 10) { log.urls.count == 1 }, "the streaming thread never began to open the first item")
 
         player.skipToNextItem()
         #expect(player.nowPlayingItem?.url == files[1])

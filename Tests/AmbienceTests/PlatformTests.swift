@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 /// A fresh folder under the temporary directory, removed by `body`'s end.
@@ -16,7 +17,9 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
         try withScratchFolder { folder in
             #expect(throws: Errno(ENOENT)) { try FileDescriptor(opening: folder + "/missing", flags: O_RDONLY) }
             #expect(throws: Errno(ENOENT)) { try FileDescriptor.openRegularFile(folder + "/missing") }
-            #expect(throws: Errno(ENOENT)) { try FileDescriptor(opening: Array((folder + "/missing").utf8), flags: O_RDONLY) }
+            #expect(throws: Errno(ENOENT)) {
+                try FileDescriptor(opening: Array((folder + "/missing").utf8), flags: O_RDONLY)
+            }
         }
     }
 
@@ -127,7 +130,9 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
             try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try discarded.write($0) }
             #expect(try leftovers(folder).count == 1)
             discarded.discard()
-            #expect(throws: Errno(EBADF)) { try [UInt8](repeating: 1, count: 1).withUnsafeBytes { try discarded.write($0) } }
+            #expect(throws: Errno(EBADF)) {
+                try [UInt8](repeating: 1, count: 1).withUnsafeBytes { try discarded.write($0) }
+            }
             do {
                 let released = try AtomicFile(replacing: path)
                 try [UInt8](repeating: 2, count: 10).withUnsafeBytes { try released.write($0) }
@@ -155,18 +160,20 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
     }
 
     @Test func aPNGChunkIsCheckedAgainstItsCRC() {
-        let ihdr: [UInt8] = [0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0] + [0x1F, 0x15, 0xC4, 0x89]
+        let ihdr: [UInt8] =
+            [0, 0, 0, 13] + Array("IHDR".utf8) + [0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0] + [0x1F, 0x15, 0xC4, 0x89]
         let iend: [UInt8] = [0, 0, 0, 0] + Array("IEND".utf8) + [0xAE, 0x42, 0x60, 0x82]
         let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + ihdr + iend
         #expect(MediaItemArtwork.pngProblem(png) == nil)
         var damaged = png
-        damaged[20] ^= 0x01   // the height
+        damaged[20] ^= 0x01  // the height
         #expect(MediaItemArtwork.pngProblem(damaged) == "PNG chunk IHDR at byte 8 fails its CRC check")
     }
 
     @Test func anOggPageGetsOggsChecksumInItsHeader() {
         // Version 0, BOS|EOS, granule 0, serial 0x12345678, sequence 0, CRC to fill, one 9-byte segment.
-        var page = Array("OggS".utf8) + [0, 0x06] + [UInt8](repeating: 0, count: 8) + [0x78, 0x56, 0x34, 0x12]
+        var page =
+            Array("OggS".utf8) + [0, 0x06] + [UInt8](repeating: 0, count: 8) + [0x78, 0x56, 0x34, 0x12]
             + [0, 0, 0, 0] + [0xAA, 0xAA, 0xAA, 0xAA] + [1, 9] + Array("123456789".utf8)
         #expect(OggPageChecksum.stamp(&page, page: 0..<page.count))
         // Ogg's CRC-32 (polynomial 0x04C11DB7, not reflected, zero start) over the page with its CRC field zero.
@@ -183,8 +190,8 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
         var cursor = ByteCursor([0, 0, 0, 3, 0xAA, 0xBB, 0xCC, 0, 0, 1])
         let length = cursor.u32BE(), field = cursor.bytes(3)
         #expect(length == 3 && field == [0xAA, 0xBB, 0xCC])
-        let pastTheEnd = cursor.u32BE()   // three bytes left
-        #expect(pastTheEnd == nil && cursor.offset == 7)   // a refused read does not move
+        let pastTheEnd = cursor.u32BE()  // three bytes left
+        #expect(pastTheEnd == nil && cursor.offset == 7)  // a refused read does not move
         let longSkip = cursor.skip(4), negative = cursor.bytes(-1)
         #expect(!longSkip && negative == nil && cursor.offset == 7)
         let skipped = cursor.skip(2), last = cursor.bytes(1)
@@ -217,8 +224,8 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
         var queue = EventQueue<String>(capacity: 3, overflow: .dropOldest)
         for word in ["a", "b", "c"] { queue.push(word) }
         #expect(queue.pop() == "a")
-        queue.push("d")            // lands in the slot "a" left, at the ring's start
-        queue.push("e")            // full: "b" gives way
+        queue.push("d")  // lands in the slot "a" left, at the ring's start
+        queue.push("e")  // full: "b" gives way
         #expect(queue.dropped == 1)
         #expect(queue.pop() == "c" && queue.pop() == "d" && queue.pop() == "e")
         #expect(queue.pop() == nil && queue.isEmpty)
@@ -228,7 +235,7 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
         var queue = EventQueue<Int>(capacity: 1_000, overflow: .dropNewest)
         for n in 0..<10 { queue.push(n) }
         for n in 0..<5 { #expect(queue.pop() == n) }
-        for n in 10..<1_005 { queue.push(n) }   // grows from 16 several times with its head at 5
+        for n in 10..<1_005 { queue.push(n) }  // grows from 16 several times with its head at 5
         #expect(queue.dropped == 0 && queue.count == 1_000)
         #expect(queue.drain() == Array(5..<1_005))
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ambience
 
 /// The play order as a pure value: tables of queue edits and what follows what, without a player.
@@ -41,13 +42,14 @@ struct PlayOrderTests {
     }
 
     /// (order before, inserted at queue index, count, play next after order index, in queue order) → order after.
-    @Test(arguments: [
-        ([0, 1, 2], 3, 2, nil, true, [0, 1, 2, 3, 4]),         // append
-        ([0, 1, 2], 1, 1, nil, true, [0, 1, 2, 3]),            // insert in the middle, queue order kept
-        ([2, 0, 1], 1, 1, nil, false, [3, 0, 2, 1]),           // shuffled: goes last, later indices shift
-        ([2, 0, 1], 3, 2, 0, false, [2, 3, 4, 0, 1]),          // play next after the first
-        ([0, 1], 0, 0, nil, true, [0, 1]),                     // nothing
-    ] as [([Int], Int, Int, Int?, Bool, [Int])])
+    @Test(
+        arguments: [
+            ([0, 1, 2], 3, 2, nil, true, [0, 1, 2, 3, 4]),  // append
+            ([0, 1, 2], 1, 1, nil, true, [0, 1, 2, 3]),  // insert in the middle, queue order kept
+            ([2, 0, 1], 1, 1, nil, false, [3, 0, 2, 1]),  // shuffled: goes last, later indices shift
+            ([2, 0, 1], 3, 2, 0, false, [2, 3, 4, 0, 1]),  // play next after the first
+            ([0, 1], 0, 0, nil, true, [0, 1])  // nothing
+        ] as [([Int], Int, Int, Int?, Bool, [Int])])
     func insertions(before: [Int], at: Int, count: Int, after: Int?, inQueueOrder: Bool, expected: [Int]) {
         var order = PlayOrder(queueIndices: before)
         order.insert(queueIndex: at, count: count, after: after, inQueueOrder: inQueueOrder)
@@ -63,10 +65,11 @@ struct PlayOrderTests {
     }
 
     /// (position, ended by itself, repeat mode, items) → the next order index.
-    @Test(arguments: [
-        (0, true, RepeatMode.none, 3, 1 as Int?), (2, true, .none, 3, nil), (2, true, .all, 3, 0),
-        (1, true, .one, 3, 1), (1, false, .one, 3, 2), (2, false, .one, 3, nil), (0, true, .all, 1, 0),
-    ] as [(Int, Bool, RepeatMode, Int, Int?)])
+    @Test(
+        arguments: [
+            (0, true, RepeatMode.none, 3, 1 as Int?), (2, true, .none, 3, nil), (2, true, .all, 3, 0),
+            (1, true, .one, 3, 1), (1, false, .one, 3, 2), (2, false, .one, 3, nil), (0, true, .all, 1, 0)
+        ] as [(Int, Bool, RepeatMode, Int, Int?)])
     func whatFollows(position: Int, natural: Bool, mode: RepeatMode, count: Int, expected: Int?) {
         let order = PlayOrder(queueIndices: Array(0..<count))
         #expect(order.next(after: position, natural: natural, repeating: mode) == expected)

@@ -12,7 +12,9 @@ import Testing
         let folder = BuildProducts.root + "/Sources/Ambience"
         let files = try #require(FileManager.default.enumerator(atPath: folder)).compactMap { $0 as? String }
             .filter { $0.hasSuffix(".swift") }
-        let declaration = try Regex(#"(?m)^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:indirect\s+)?(?:class|struct|enum|protocol|actor|typealias)\s+(\w+)"#)
+        let declaration = try Regex(
+            #"(?m)^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:indirect\s+)?(?:class|struct|enum|protocol|actor|typealias)\s+(\w+)"#
+        )
         var names: [String] = []
         for file in files {
             let text = try read(folder + "/" + file)
@@ -28,7 +30,9 @@ import Testing
         let text = try read(BuildProducts.root + "/docs/ARCHITECTURE.md")
         let start = try #require(text.range(of: "## The public surface\n"))
         let end = text.range(of: "\n## ", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
-        let list = text[start.upperBound..<end].split(separator: "\n").filter { $0.hasPrefix("- ") || $0.hasPrefix("  ") }
+        let list = text[start.upperBound..<end].split(separator: "\n").filter {
+            $0.hasPrefix("- ") || $0.hasPrefix("  ")
+        }
         let code = try Regex(#"`([A-Za-z0-9.]+)`"#)
         return list.flatMap { line in
             line.matches(of: code).compactMap { $0.output[1].substring.map { String($0.split(separator: ".").last!) } }

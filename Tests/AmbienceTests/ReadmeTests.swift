@@ -8,8 +8,10 @@ import Testing
     static let readme = (try? String(contentsOfFile: BuildProducts.root + "/README.md", encoding: .utf8)) ?? ""
 
     /// The body of the first fenced block of `language` after `heading` in `text` (the README by default).
-    static func block(_ language: String, after heading: String, in text: String = readme,
-                      named name: String = "README") throws -> String {
+    static func block(
+        _ language: String, after heading: String, in text: String = readme,
+        named name: String = "README"
+    ) throws -> String {
         let start = try #require(text.range(of: heading), "\(name) has no '\(heading)'")
         let fence = try #require(text.range(of: "```\(language)\n", range: start.upperBound..<text.endIndex))
         let end = try #require(text.range(of: "\n```\n", range: fence.upperBound..<text.endIndex))
@@ -18,7 +20,8 @@ import Testing
 
     @Test func theSwiftExampleIsTheOneTheBuildCompiles() throws {
         let example = try Self.block("swift", after: "## Thirty seconds of Swift")
-        let compiled = try String(contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift", encoding: .utf8)
+        let compiled = try String(
+            contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift", encoding: .utf8)
         #expect(example == compiled, "README's example and Demos/ReadmeExample/main.swift differ")
     }
 
@@ -26,10 +29,12 @@ import Testing
     @Test func theGettingStartedArticleShowsTheCompiledExample() throws {
         let path = BuildProducts.root + "/Sources/Ambience/Ambience.docc/GettingStarted.md"
         let article = try String(contentsOfFile: path, encoding: .utf8)
-        let example = try Self.block("swift", after: "### Thirty seconds of Swift", in: article,
-                                     named: "GettingStarted.md")
-        let compiled = try String(contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift",
-                                  encoding: .utf8)
+        let example = try Self.block(
+            "swift", after: "### Thirty seconds of Swift", in: article,
+            named: "GettingStarted.md")
+        let compiled = try String(
+            contentsOfFile: BuildProducts.root + "/Demos/ReadmeExample/main.swift",
+            encoding: .utf8)
         #expect(example == compiled, "GettingStarted.md's example and Demos/ReadmeExample/main.swift differ")
     }
 
@@ -46,11 +51,13 @@ import Testing
     @Test func theCExampleCompilesWithoutWarningsAndRuns() throws {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try Self.block("c", after: "## The C API").write(toFile: folder + "/example.c", atomically: true, encoding: .utf8)
-        let build = try CAPI.run(CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
-            folder + "/example.c", "-Iinclude", "-L\(CAPI.libraryFolder)", "-lambience-c",
-            "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", folder + "/example",
-        ])
+        try Self.block("c", after: "## The C API").write(
+            toFile: folder + "/example.c", atomically: true, encoding: .utf8)
+        let build = try CAPI.run(
+            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
+                folder + "/example.c", "-Iinclude", "-L\(CAPI.libraryFolder)", "-lambience-c",
+                "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", folder + "/example"
+            ])
         // -Werror makes any compiler warning a failure (the linker may still warn, as ld.gold does under ASan).
         try #require(build.status == 0, "\(build.stderr)")
         let run = try CAPI.run([folder + "/example"], environment: Self.environment, timeout: 60)

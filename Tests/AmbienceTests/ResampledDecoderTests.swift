@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// The music player's bridge between items at different rates.
@@ -65,7 +66,9 @@ import Testing
             func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
                 try inner.read(into: buffer, frames: frames)
             }
-            func seek(toFrame frame: Int64) throws(DecodingError) { try inner.seek(toFrame: min(frame + 5_000, inner.info.frames)) }
+            func seek(toFrame frame: Int64) throws(DecodingError) {
+                try inner.seek(toFrame: min(frame + 5_000, inner.info.frames))
+            }
         }
         let path = try fixtures.sineWAV("over.wav", hz: 300, seconds: 1, rate: 44_100, channels: 1, float: true)
         let whole = try readAll(ResampledDecoder(try AudioFile.open(path), rate: 48_000))

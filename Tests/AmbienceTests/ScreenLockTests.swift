@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import Ambience
 
 /// The screen lock: the screensaver's `ActiveChanged` on a session bus, and logind's `LockedHint` on a system bus.
@@ -34,19 +35,26 @@ import Testing
     }
 
     /// What the engine renders now: silent for ambient and soloAmbient behind a locked screen, else the tone.
-    static func expectOutput(of engine: AudioEngine, locked: Bool, category: SessionCategory,
-                             sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectOutput(
+        of engine: AudioEngine, locked: Bool, category: SessionCategory,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let out = try Signal(engine.render(frames: 4_800))
         if locked && category != .playback {
             #expect(out.peak(512..<4_800) == 0, "locked, \(category): silent", sourceLocation: sourceLocation)
             #expect(engine.session.isOutputSilenced, sourceLocation: sourceLocation)
         } else {
-            #expect(out.rms(512..<4_800) > 0.1, "\(locked ? "locked" : "unlocked"), \(category): audible", sourceLocation: sourceLocation)
+            #expect(
+                out.rms(512..<4_800) > 0.1, "\(locked ? "locked" : "unlocked"), \(category): audible",
+                sourceLocation: sourceLocation)
             #expect(!engine.session.isOutputSilenced, sourceLocation: sourceLocation)
         }
     }
 
-    @Test(arguments: zip(SessionCategory.allCases, ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver", "org.freedesktop.ScreenSaver"]))
+    @Test(
+        arguments: zip(
+            SessionCategory.allCases,
+            ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver", "org.freedesktop.ScreenSaver"]))
     func theScreenSaverLocksAndUnlocks(category: SessionCategory, interface: String) throws {
         let fixtures = try Fixtures()
         let bus = try ThrowawayService.dbus(in: fixtures)
@@ -59,7 +67,8 @@ import Testing
         defer { screenSaver.close() }
         let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
         func activeChanged(_ active: Bool) throws {
-            try screenSaver.emitSignal(path: path, interface: interface, member: "ActiveChanged", arguments: [.bool(active)])
+            try screenSaver.emitSignal(
+                path: path, interface: interface, member: "ActiveChanged", arguments: [.bool(active)])
         }
         #expect(Self.announce(true, to: engine) { try activeChanged(true) })
         try Self.expectOutput(of: engine, locked: true, category: category)
@@ -77,13 +86,18 @@ import Testing
         defer { engine.shutdown() }
         let screenSaver = try DBusConnection(address: bus.address)
         #expect(try screenSaver.requestName("org.gnome.ScreenSaver"))
-        #expect(Self.announce(true, to: engine) {
-            try screenSaver.emitSignal(path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
-                                       member: "ActiveChanged", arguments: [.bool(true)])
-        })
+        #expect(
+            Self.announce(true, to: engine) {
+                try screenSaver.emitSignal(
+                    path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
+                    member: "ActiveChanged", arguments: [.bool(true)])
+            })
         try Self.expectOutput(of: engine, locked: true, category: .soloAmbient)
         screenSaver.close()
-        #expect(eventually(within: 5) { _ = engine.update(); return !engine.session.state.isScreenLocked })
+        #expect(
+            eventually(within: 5) {
+                _ = engine.update(); return !engine.session.state.isScreenLocked
+            })
         try Self.expectOutput(of: engine, locked: false, category: .soloAmbient)
     }
 
@@ -100,10 +114,11 @@ import Testing
         let engine = try Self.engine(category: category, sessionBus: nil, systemBus: bus.address)
         defer { engine.shutdown() }
         // Started locked: nothing announced, the monitor asked.
-        #expect(eventually(within: 5) {
-            _ = engine.update()
-            return engine.session.state.isScreenLocked
-        })
+        #expect(
+            eventually(within: 5) {
+                _ = engine.update()
+                return engine.session.state.isScreenLocked
+            })
         try Self.expectOutput(of: engine, locked: true, category: category)
         #expect(Self.announce(false, to: engine) { try logind.setLocked(false) })
         try Self.expectOutput(of: engine, locked: false, category: category)
@@ -133,8 +148,9 @@ import Testing
 
     @Test func noBusesMeansNoMonitorThreadsAndNoDelay() throws {
         let start = Date()
-        let monitor = ScreenLockMonitor(systemBusAddress: "unix:path=/nonexistent/system_bus_socket",
-                                        sessionBusAddress: "unix:path=/nonexistent/session_bus_socket")
+        let monitor = ScreenLockMonitor(
+            systemBusAddress: "unix:path=/nonexistent/system_bus_socket",
+            sessionBusAddress: "unix:path=/nonexistent/session_bus_socket")
         #expect(Date().timeIntervalSince(start) < 2)
         #expect(monitor.drain().isEmpty)
         monitor.close()
@@ -154,7 +170,9 @@ final class StandInLogind: Sendable {
         connection = try DBusConnection(address: address)
         self.session = session
         self.locked = Mutex(locked)
-        guard try connection.requestName(ScreenLockMonitor.logindName) else { throw FixtureError.toolFailed("org.freedesktop.login1 is taken") }
+        guard try connection.requestName(ScreenLockMonitor.logindName) else {
+            throw FixtureError.toolFailed("org.freedesktop.login1 is taken")
+        }
         try connection.export(path: "/org/freedesktop/login1")
         try connection.export(path: session)
         thread = DesktopThread(connection: connection)
@@ -171,7 +189,8 @@ final class StandInLogind: Sendable {
                 case "Get" where call.path == session && call.arguments.last?.string == "LockedHint":
                     try? connection.reply(to: call, with: [.variant(.bool(locked.withLock { $0 }))])
                 default:
-                    try? connection.replyError(to: call, name: "org.freedesktop.DBus.Error.UnknownMethod", message: "not here")
+                    try? connection.replyError(
+                        to: call, name: "org.freedesktop.DBus.Error.UnknownMethod", message: "not here")
                 }
             }
         }
@@ -179,9 +198,12 @@ final class StandInLogind: Sendable {
 
     func setLocked(_ value: Bool) throws {
         locked.withLock { $0 = value }
-        try connection.emitSignal(path: session, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                                  arguments: [.string(ScreenLockMonitor.sessionInterface), .dict(["LockedHint": .bool(value)]),
-                                              .strings([])])
+        try connection.emitSignal(
+            path: session, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [
+                .string(ScreenLockMonitor.sessionInterface), .dict(["LockedHint": .bool(value)]),
+                .strings([])
+            ])
     }
 
     func stop() { thread.stop() }

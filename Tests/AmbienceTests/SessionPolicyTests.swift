@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ambience
 
 /// The session rules, tested directly: no audio, no services.
@@ -11,14 +12,17 @@ import Testing
         .setCategory(.ambient, [], playingPlayers: ["mpv"]), .enteredBackground, .enteredForeground,
         .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false),
         .interruptionBegan(appAudioPlaying: true), .interruptionEnded,
-        .currentDeviceRemoved(previous: speakers, current: headphones), .currentDeviceRemoved(previous: speakers, current: nil),
+        .currentDeviceRemoved(previous: speakers, current: headphones),
+        .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
         .activePortChanged(previous: speakers, current: headphones, newlyAvailable: true),
         .activePortChanged(previous: headphones, current: speakers, newlyAvailable: false),
-        .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange, .stopAfterRouteChange,
+        .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange,
+        .stopAfterRouteChange,
         .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
-        .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied, .otherPlayersReachable(false), .otherPlayersReachable(true),
-        .systemMusicStarted(player: "mpv"),
+        .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied,
+        .otherPlayersReachable(false), .otherPlayersReachable(true),
+        .systemMusicStarted(player: "mpv")
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -49,16 +53,36 @@ import Testing
         case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange, .stopAfterRouteChange:
             #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.stopAppAudio))  // nothing was paused
         case .currentDeviceRemoved(_, let current?):
-            #expect(actions == [.followDefaultDevice, .pauseAppAudio(.routeChange),
-                                .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: Self.speakers, current: current)))])
+            #expect(
+                actions == [
+                    .followDefaultDevice, .pauseAppAudio(.routeChange),
+                    .notify(
+                        .routeChange(
+                            RouteChange(reason: .oldDeviceUnavailable, previous: Self.speakers, current: current)))
+                ])
         case .currentDeviceRemoved(_, nil):
             #expect(actions.contains(.renderToNullDevice))
-            #expect(actions.contains(.notify(.routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: Self.speakers, current: .none)))))
+            #expect(
+                actions.contains(
+                    .notify(
+                        .routeChange(
+                            RouteChange(reason: .noSuitableRouteForCategory, previous: Self.speakers, current: .none))))
+            )
         case .deviceAdded:
-            #expect(actions == [.notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: Self.speakers, current: Self.speakers)))])
+            #expect(
+                actions == [
+                    .notify(
+                        .routeChange(
+                            RouteChange(reason: .newDeviceAvailable, previous: Self.speakers, current: Self.speakers)))
+                ])
         case .defaultDeviceChanged(let previous, let current):
-            #expect(actions == [.followDefaultDevice, .moveStream(toSink: "headphones"),
-                                .notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current)))])
+            #expect(
+                actions == [
+                    .followDefaultDevice, .moveStream(toSink: "headphones"),
+                    .notify(
+                        .routeChange(
+                            RouteChange(reason: .routeConfigurationChange, previous: previous, current: current)))
+                ])
         case .appWillTerminate:
             #expect(actions == [.pauseOtherPlayers(["rhythmbox"])])  // started by the game, not playing at launch
             #expect(!policy.state.isActive)
@@ -67,8 +91,14 @@ import Testing
             #expect(policy.state.othersDuckedVolume == volume)
         case .activePortChanged(let previous, let current, let newlyAvailable):
             // Same sink: nothing paused, nothing moved, only told.
-            #expect(actions == [.notify(.routeChange(RouteChange(reason: newlyAvailable ? .newDeviceAvailable : .routeConfigurationChange,
-                                                                 previous: previous, current: current)))])
+            #expect(
+                actions == [
+                    .notify(
+                        .routeChange(
+                            RouteChange(
+                                reason: newlyAvailable ? .newDeviceAvailable : .routeConfigurationChange,
+                                previous: previous, current: current)))
+                ])
         case .outputStreamDied:
             #expect(actions == [.followDefaultDevice])
         case .otherPlayersReachable(let reachable):
@@ -132,7 +162,8 @@ import Testing
     @Test func interruptionResumesOnlyWhatWasPlaying() {
         var playing = policy(.soloAmbient)
         _ = playing.handle(.interruptionBegan(appAudioPlaying: true))
-        #expect(playing.handle(.interruptionEnded) == [.resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))])
+        #expect(
+            playing.handle(.interruptionEnded) == [.resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))])
         var idle = policy(.soloAmbient)
         #expect(idle.handle(.interruptionBegan(appAudioPlaying: false)) == [.notify(.interruption(.began))])
         #expect(idle.handle(.interruptionEnded) == [.notify(.interruption(.ended(shouldResume: false)))])
@@ -142,10 +173,10 @@ import Testing
         var policy = policy(.soloAmbient)
         _ = policy.handle(.interruptionBegan(appAudioPlaying: true))
         #expect(policy.handle(.interruptionBegan(appAudioPlaying: true)) == [])  // no double pause
-        _ = policy.handle(.activate(playingPlayers: []))                        // the game reactivates
+        _ = policy.handle(.activate(playingPlayers: []))  // the game reactivates
         #expect(!policy.state.isInterrupted)
-        #expect(policy.handle(.interruptionEnded) == [])                         // a late end changes nothing
-        _ = policy.handle(.interruptionBegan(appAudioPlaying: true))            // and a new one works normally
+        #expect(policy.handle(.interruptionEnded) == [])  // a late end changes nothing
+        _ = policy.handle(.interruptionBegan(appAudioPlaying: true))  // and a new one works normally
         #expect(policy.handle(.interruptionEnded).contains(.resumeAppAudio))
     }
 
@@ -154,7 +185,9 @@ import Testing
         _ = policy.handle(.currentDeviceRemoved(previous: Self.speakers, current: Self.headphones))
         #expect(policy.state.isPausedForRouteChange)
         // A second removal does not pause twice.
-        #expect(!policy.handle(.currentDeviceRemoved(previous: Self.headphones, current: Self.speakers)).contains(.pauseAppAudio(.routeChange)))
+        #expect(
+            !policy.handle(.currentDeviceRemoved(previous: Self.headphones, current: Self.speakers)).contains(
+                .pauseAppAudio(.routeChange)))
         #expect(policy.handle(.resumeAfterRouteChange) == [.resumeAppAudio])
         #expect(policy.handle(.resumeAfterRouteChange) == [])
         // Stop instead of Resume: what was paused is stopped, then the pause is lifted for what comes next.
@@ -173,17 +206,30 @@ import Testing
     }
 
     static let lockRows: [LockRow] = [
-        LockRow(name: "locking silences, unlocking brings the audio back",
-                events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)], silenced: [true, false]),
-        LockRow(name: "the game's foreground event does not unsilence a locked screen",
-                events: [.screenLockChanged(isLocked: true), .enteredBackground, .enteredForeground, .screenLockChanged(isLocked: false)],
-                silenced: [true, true, true, false]),
-        LockRow(name: "unlocking does not unsilence a game still in the background",
-                events: [.enteredBackground, .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false), .enteredForeground],
-                silenced: [true, true, true, false]),
-        LockRow(name: "a lock reported twice is one lock",
-                events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)],
-                silenced: [true, true, false]),
+        LockRow(
+            name: "locking silences, unlocking brings the audio back",
+            events: [.screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false)], silenced: [true, false]),
+        LockRow(
+            name: "the game's foreground event does not unsilence a locked screen",
+            events: [
+                .screenLockChanged(isLocked: true), .enteredBackground, .enteredForeground,
+                .screenLockChanged(isLocked: false)
+            ],
+            silenced: [true, true, true, false]),
+        LockRow(
+            name: "unlocking does not unsilence a game still in the background",
+            events: [
+                .enteredBackground, .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false),
+                .enteredForeground
+            ],
+            silenced: [true, true, true, false]),
+        LockRow(
+            name: "a lock reported twice is one lock",
+            events: [
+                .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: true),
+                .screenLockChanged(isLocked: false)
+            ],
+            silenced: [true, true, false])
     ]
 
     @Test(arguments: SessionCategory.allCases, lockRows)
@@ -212,26 +258,39 @@ import Testing
     static let stopRows: [StopRow] = {
         let removed = SessionEvent.currentDeviceRemoved(previous: speakers, current: headphones)
         return [
-            StopRow(name: "Stop stops what the route change paused, then lifts the pause",
-                    events: [removed, .stopAfterRouteChange], last: [.stopAppAudio, .resumeAppAudio]),
-            StopRow(name: "a Resume after Stop brings nothing back",
-                    events: [removed, .stopAfterRouteChange, .resumeAfterRouteChange], last: []),
-            StopRow(name: "a second Stop does nothing",
-                    events: [removed, .stopAfterRouteChange, .stopAfterRouteChange], last: []),
-            StopRow(name: "Stop with nothing paused does nothing",
-                    events: [.stopAfterRouteChange], last: []),
-            StopRow(name: "Stop after Resume does nothing",
-                    events: [removed, .resumeAfterRouteChange, .stopAfterRouteChange], last: []),
-            StopRow(name: "Stop during an interruption stops now and leaves the pause to the interruption",
-                    events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange], last: [.stopAppAudio]),
-            StopRow(name: "the interruption's end after Stop lifts the pause (nothing stopped comes back)",
-                    events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange, .interruptionEnded],
-                    last: [.resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))]),
-            StopRow(name: "a second route change after Stop pauses again",
-                    events: [removed, .stopAfterRouteChange, removed],
-                    last: [.followDefaultDevice, .pauseAppAudio(.routeChange),
-                           .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))],
-                    pausedForRouteChangeAfter: true),
+            StopRow(
+                name: "Stop stops what the route change paused, then lifts the pause",
+                events: [removed, .stopAfterRouteChange], last: [.stopAppAudio, .resumeAppAudio]),
+            StopRow(
+                name: "a Resume after Stop brings nothing back",
+                events: [removed, .stopAfterRouteChange, .resumeAfterRouteChange], last: []),
+            StopRow(
+                name: "a second Stop does nothing",
+                events: [removed, .stopAfterRouteChange, .stopAfterRouteChange], last: []),
+            StopRow(
+                name: "Stop with nothing paused does nothing",
+                events: [.stopAfterRouteChange], last: []),
+            StopRow(
+                name: "Stop after Resume does nothing",
+                events: [removed, .resumeAfterRouteChange, .stopAfterRouteChange], last: []),
+            StopRow(
+                name: "Stop during an interruption stops now and leaves the pause to the interruption",
+                events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange],
+                last: [.stopAppAudio]),
+            StopRow(
+                name: "the interruption's end after Stop lifts the pause (nothing stopped comes back)",
+                events: [.interruptionBegan(appAudioPlaying: true), removed, .stopAfterRouteChange, .interruptionEnded],
+                last: [.resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))]),
+            StopRow(
+                name: "a second route change after Stop pauses again",
+                events: [removed, .stopAfterRouteChange, removed],
+                last: [
+                    .followDefaultDevice, .pauseAppAudio(.routeChange),
+                    .notify(
+                        .routeChange(
+                            RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))
+                ],
+                pausedForRouteChangeAfter: true)
         ]
     }()
 
@@ -250,17 +309,27 @@ import Testing
         #expect(lost.contains(.pauseAppAudio(.interruption)))
         #expect(lost.contains(.notify(.interruption(.began))))
         let back = policy.handle(.deviceAdded(Self.headphones, current: .none))
-        #expect(back == [.followDefaultDevice,
-                         .notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: .none, current: Self.headphones))),
-                         .resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))])
+        #expect(
+            back == [
+                .followDefaultDevice,
+                .notify(
+                    .routeChange(RouteChange(reason: .newDeviceAvailable, previous: .none, current: Self.headphones))),
+                .resumeAppAudio, .notify(.interruption(.ended(shouldResume: true)))
+            ])
     }
 
     @Test func sleepIsAnInterruptionAndWakeIsARouteChange() {
         var policy = policy(.playback)
-        #expect(policy.handle(.prepareForSleep(appAudioPlaying: true)) == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])
+        #expect(
+            policy.handle(.prepareForSleep(appAudioPlaying: true)) == [
+                .pauseAppAudio(.interruption), .notify(.interruption(.began))
+            ])
         let woke = policy.handle(.wokeFromSleep(current: Self.speakers))
         #expect(woke.contains(.resumeAppAudio))
-        #expect(woke.last == .notify(.routeChange(RouteChange(reason: .wakeFromSleep, previous: Self.speakers, current: Self.speakers))))
+        #expect(
+            woke.last
+                == .notify(
+                    .routeChange(RouteChange(reason: .wakeFromSleep, previous: Self.speakers, current: Self.speakers))))
     }
 
     @Test func secondaryHintFollowsOtherMusic() {
@@ -294,7 +363,10 @@ import Testing
         var ducked = policy(.playback, [.mixWithOthers, .duckOthers], active: false)
         _ = ducked.handle(.activate(playingPlayers: ["vlc"]))
         _ = ducked.handle(.otherPlayersReachable(false))
-        #expect(ducked.handle(.setCategory(.playback, .mixWithOthers, playingPlayers: [])) == [.notify(.categoryChanged(.playback))])
+        #expect(
+            ducked.handle(.setCategory(.playback, .mixWithOthers, playingPlayers: [])) == [
+                .notify(.categoryChanged(.playback))
+            ])
         #expect(ducked.handle(.otherPlayersReachable(true)) == [.unduckOtherPlayers(["vlc"])])
         // Without notify nothing is owed: the paused players stay paused.
         var quiet = SessionPolicy()
@@ -326,7 +398,8 @@ import Testing
     @Test func exitResumesWhatTheSessionPausedAndPausesOnlyMusicTheGameStarted() {
         var solo = SessionPolicy()
         _ = solo.handle(.activate(playingPlayers: ["mpv"]))
-        #expect(solo.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv", "rhythmbox"]))
+        #expect(
+            solo.handle(.appWillTerminate(systemMusicStartedByGame: ["mpv", "rhythmbox"]))
                 == [.resumeOtherPlayers(["mpv"]), .pauseOtherPlayers(["rhythmbox"])])
         var ambient = policy(.ambient, active: false)
         _ = ambient.handle(.activate(playingPlayers: ["mpv"]))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ambience
 
 /// The session rules carried out on real rendered audio (offline engine).
@@ -90,7 +91,10 @@ import Testing
         engine.session.handle(.currentDeviceRemoved(previous: speakers, current: headphones))
         #expect(engine.musicPlayer.playbackState == .paused)
         #expect(try Signal(engine.render(frames: 24_000)).peak(512..<24_000) == 0)
-        #expect(engine.update().contains(.session(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))))
+        #expect(
+            engine.update().contains(
+                .session(
+                    .routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: headphones)))))
         let musicTime = engine.musicPlayer.currentPlaybackTime
         engine.session.resumeAfterRouteChange()
         #expect(engine.musicPlayer.playbackState == .playing)
@@ -111,10 +115,12 @@ import Testing
         let looping = engine.play(loop, PlayOptions(loop: true))
         let shot = engine.play(oneShot)
         let before = try Signal(engine.render(frames: 24_000))
-        #expect(before.amplitude(of: 880, in: 4_800..<24_000) > 0.1 && before.amplitude(of: 660, in: 4_800..<24_000) > 0.1)
+        #expect(
+            before.amplitude(of: 880, in: 4_800..<24_000) > 0.1 && before.amplitude(of: 660, in: 4_800..<24_000) > 0.1)
         #expect(try #require(shot.elapsed) > 0.4)
         let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
-        engine.session.handle(.currentDeviceRemoved(previous: speakers, current: AudioRoute(name: "Headphones", driver: "pulseaudio")))
+        engine.session.handle(
+            .currentDeviceRemoved(previous: speakers, current: AudioRoute(name: "Headphones", driver: "pulseaudio")))
         engine.session.stopAfterRouteChange()
         #expect(!engine.session.isPausedForRouteChange)
         #expect(engine.musicPlayer.playbackState == .stopped)
@@ -234,15 +240,21 @@ import Testing
         session.handle(.currentDeviceRemoved(previous: speakers, current: nil))  // the output falling to null: told once
         session.handle(.deviceAdded(speakers, current: .none))
         session.enterBackground()
-        #expect(output.calls == ["follow default", "move to headphones",
-                                 "follow default", "pause routeChange", "resume",
-                                 "null", "pause interruption",
-                                 "follow default", "resume",
-                                 "silenced true"])
+        #expect(
+            output.calls == [
+                "follow default", "move to headphones",
+                "follow default", "pause routeChange", "resume",
+                "null", "pause interruption",
+                "follow default", "resume",
+                "silenced true"
+            ])
         let reasons = session.drainNotifications().compactMap { note -> RouteChangeReason? in
             if case .routeChange(let change) = note { change.reason } else { nil }
         }
-        #expect(reasons == [.routeConfigurationChange, .oldDeviceUnavailable, .noSuitableRouteForCategory, .newDeviceAvailable])
+        #expect(
+            reasons == [
+                .routeConfigurationChange, .oldDeviceUnavailable, .noSuitableRouteForCategory, .newDeviceAvailable
+            ])
     }
     /// A device that will not open is no device left: the executor reports it and the policy says so, once.
     @Test func aDeviceThatWillNotOpenIsReportedAsNoRoute() {
@@ -254,14 +266,12 @@ import Testing
         let hdmi = AudioRoute(name: "HDMI", driver: "sdl")
         session.handle(.currentDeviceRemoved(previous: speakers, current: hdmi))
         #expect(output.calls == ["follow default", "pause routeChange", "null", "pause interruption"])
-        #expect(session.drainNotifications() == [
-            .routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: hdmi)),
-            .routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: .none, current: .none)),
-            .interruption(.began),
-        ])
+        #expect(
+            session.drainNotifications() == [
+                .routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: speakers, current: hdmi)),
+                .routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: .none, current: .none)),
+                .interruption(.began)
+            ])
         #expect(!session.state.hasDevice)
     }
 }
-
-
-

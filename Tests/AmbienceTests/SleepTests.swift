@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 /// System sleep and wake: logind's `PrepareForSleep` signal on a system bus. The bus and the signal are real; the
@@ -24,25 +25,31 @@ import Testing
         let logind = try DBusConnection(address: address)
         defer { logind.close() }
         func announce(_ sleeping: Bool) throws {
-            try logind.emitSignal(path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-                                  member: "PrepareForSleep", arguments: [.bool(sleeping)])
+            try logind.emitSignal(
+                path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                member: "PrepareForSleep", arguments: [.bool(sleeping)])
         }
 
         var events: [AudioEvent] = []
         try announce(true)
-        #expect(eventually(within: 3) {
-            events += engine.update()
-            return events.contains(.session(.interruption(.began)))
-        })
+        #expect(
+            eventually(within: 3) {
+                events += engine.update()
+                return events.contains(.session(.interruption(.began)))
+            })
         #expect(try Signal(engine.render(frames: 4_800)).peak(512..<4_800) == 0)
 
         try announce(false)
         events = []
-        #expect(eventually(within: 3) {
-            events += engine.update()
-            return events.contains(.session(.interruption(.ended(shouldResume: true))))
-        })
-        #expect(events.contains { if case .session(.routeChange(let change)) = $0 { change.reason == .wakeFromSleep } else { false } })
+        #expect(
+            eventually(within: 3) {
+                events += engine.update()
+                return events.contains(.session(.interruption(.ended(shouldResume: true))))
+            })
+        #expect(
+            events.contains {
+                if case .session(.routeChange(let change)) = $0 { change.reason == .wakeFromSleep } else { false }
+            })
         #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
     }
 

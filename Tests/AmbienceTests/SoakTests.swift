@@ -9,10 +9,12 @@ import Testing
     @Test func fiveMinutesOfGameAudioLeakNothing() throws {
         // Under AddressSanitizer (scripts/sanitizers.sh) its quarantine holds freed memory back on purpose, which a
         // measure of resident memory would read as growth: the soak's child runs without it (leaks are LSan's job).
-        let asan = ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map {
-            ["ASAN_OPTIONS": $0 + " quarantine_size_mb=0 thread_local_quarantine_size_kb=0"]
-        } ?? [:]
-        let result = try ToolRunner.run(["stress", "--soak", "--seconds", "300", "--json"], environment: asan, timeout: 240)
+        let asan =
+            ProcessInfo.processInfo.environment["ASAN_OPTIONS"].map {
+                ["ASAN_OPTIONS": $0 + " quarantine_size_mb=0 thread_local_quarantine_size_kb=0"]
+            } ?? [:]
+        let result = try ToolRunner.run(
+            ["stress", "--soak", "--seconds", "300", "--json"], environment: asan, timeout: 240)
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let soak = try #require(json["soak"] as? [String: Any])
@@ -25,8 +27,10 @@ import Testing
         #expect(int("routeChanges") == 2 && int("routeChangeEvents") == 2)
         #expect(int("playbackErrors") == 0)
         #expect(int("alSourcesAfterWarmup") > 0)
-        #expect(int("alSourcesAtEnd") == int("alSourcesAfterWarmup") && int("alSourcesMax") == int("alSourcesAfterWarmup"))
-        #expect(int("alBuffersAtEnd") == int("alBuffersAfterWarmup") && int("alBuffersMax") == int("alBuffersAfterWarmup"))
+        #expect(
+            int("alSourcesAtEnd") == int("alSourcesAfterWarmup") && int("alSourcesMax") == int("alSourcesAfterWarmup"))
+        #expect(
+            int("alBuffersAtEnd") == int("alBuffersAfterWarmup") && int("alBuffersMax") == int("alBuffersAfterWarmup"))
         #expect(int("voicesAtEnd") > 0 && int("voicesAtEnd") < 1_000)
         #expect(int("rssAfterWarmupBytes") > 0)
         #expect(int("rssGrowthBytes") < 1 << 20, "RSS grew by \(int("rssGrowthBytes")) bytes after warm-up")

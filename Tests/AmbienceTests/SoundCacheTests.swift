@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 
 @Suite(.timeLimit(.minutes(3))) struct SoundCacheTests {
@@ -23,10 +24,10 @@ import Testing
         let engine = try AudioEngine(configuration)
         let paths = try (0..<4).map { try fixtures.sineWAV("s\($0).wav", seconds: 1) }
         weak var a: Sound?, b: Sound?
-        a = try engine.load(paths[0])           // loaded and let go, as `preload` does
+        a = try engine.load(paths[0])  // loaded and let go, as `preload` does
         b = try engine.load(paths[1])
-        _ = try engine.load(paths[0])           // a is now more recent than b
-        let c = try engine.load(paths[2])       // over budget: b, the least recent sound nobody holds, goes
+        _ = try engine.load(paths[0])  // a is now more recent than b
+        let c = try engine.load(paths[2])  // over budget: b, the least recent sound nobody holds, goes
         #expect(engine.soundMemory <= 400_000)
         #expect(b == nil, "an evicted sound is freed")
         #expect(a.map { engine.mixer.isLoaded($0) } == true && engine.mixer.isLoaded(c))

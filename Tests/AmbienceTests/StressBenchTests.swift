@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Ambience
 @testable import AmbienceBench
 
@@ -16,7 +17,10 @@ import Testing
         #expect(a.sounds == b.sounds)
         // A smaller crowd is the first part of a larger one, so every scene size plays the same voices.
         #expect(Array(StressScene(voices: 2000).voices.prefix(500)) == a.voices)
-        #expect(a.voices.allSatisfy { (0.9...1.1).contains($0.pitch) && abs($0.x) <= 50 && abs($0.y) <= 50 && abs($0.z) <= 50 })
+        #expect(
+            a.voices.allSatisfy {
+                (0.9...1.1).contains($0.pitch) && abs($0.x) <= 50 && abs($0.y) <= 50 && abs($0.z) <= 50
+            })
         #expect(a.voices.allSatisfy { a.sounds.indices.contains($0.sound) })
         // The unit-pitch variant is the same crowd with every voice at pitch 1.
         let unit = StressScene(voices: 500, unitPitch: true)
@@ -50,7 +54,10 @@ import Testing
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty)
         // The contract's keys come first, in this order.
-        let keys = ["voices", "realVoices", "virtualVoices", "seconds", "cpuSeconds", "rtf", "playCallNs", "peakRSSBytes", "underruns"]
+        let keys = [
+            "voices", "realVoices", "virtualVoices", "seconds", "cpuSeconds", "rtf", "playCallNs", "peakRSSBytes",
+            "underruns"
+        ]
         let positions = keys.map { result.stdout.range(of: "\"\($0)\":")?.lowerBound }
         #expect(positions.allSatisfy { $0 != nil })
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted())
@@ -77,8 +84,9 @@ import Testing
     @Test func hitchesBenchSkipsThroughItsFiles() throws {
         let fixtures = try Fixtures()
         let files = [try fixtures.sineOgg("one.ogg", seconds: 20), try fixtures.sineMP3("two.mp3", seconds: 20)]
-        let result = try ToolRunner.run(["bench", "--hitches", "--seconds", "2", "--files", files.joined(separator: ","), "--json"],
-                                        environment: ["SDL_AUDIODRIVER": "dummy"])
+        let result = try ToolRunner.run(
+            ["bench", "--hitches", "--seconds", "2", "--files", files.joined(separator: ","), "--json"],
+            environment: ["SDL_AUDIODRIVER": "dummy"])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(json["frames"] as? Int == 120)
@@ -86,7 +94,10 @@ import Testing
         #expect(json["playbackErrors"] as? Int == 0)
         #expect((json["itemsStarted"] as? Int ?? 0) >= 3)
         let calls = try #require(json["calls"] as? [[String: Any]])
-        #expect(calls.map { $0["name"] as? String } == ["update()", "skipToNextItem()", "currentPlaybackTime", "play() (a sound effect)", "musicPlayer.play()"])
+        #expect(
+            calls.map { $0["name"] as? String } == [
+                "update()", "skipToNextItem()", "currentPlaybackTime", "play() (a sound effect)", "musicPlayer.play()"
+            ])
         #expect(calls.map { $0["count"] as? Int } == [120, 3, 120, 120, 0])
         for call in calls where call["count"] as? Int ?? 0 > 0 {
             let p50 = call["p50Microseconds"] as? Double ?? -1, p99 = call["p99Microseconds"] as? Double ?? -1
@@ -95,8 +106,10 @@ import Testing
     }
 
     @Test func benchSmokeEverySystemMixesFrames() throws {
-        let result = try ToolRunner.run(["bench", "--voices", "256", "--unit-pitch", "256", "--seconds", "0.2", "--runs", "1",
-                                         "--systems", "ambience,openal,sdlMixer", "--json"])
+        let result = try ToolRunner.run([
+            "bench", "--voices", "256", "--unit-pitch", "256", "--seconds", "0.2", "--runs", "1",
+            "--systems", "ambience,openal,sdlMixer", "--json"
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.isEmpty)
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
@@ -128,8 +141,9 @@ import Testing
         fast.rtf = 0.02
         slow.rtf = 0.08
         failed.error = "no device"
-        let scene = BenchScene(voices: 256, ambienceRealVoices: 256,
-                               systems: [(.ambience, fast), (.openal, slow), (.sdlMixer, failed)])
+        let scene = BenchScene(
+            voices: 256, ambienceRealVoices: 256,
+            systems: [(.ambience, fast), (.openal, slow), (.sdlMixer, failed)])
         #expect(scene.ratio(ambienceOver: .openal) == 0.25)
         #expect(scene.ratio(ambienceOver: .sdlMixer) == nil)
         // Runs made side by side pair up: a slow spell that slowed both runs of the second pair does not count.
@@ -138,7 +152,8 @@ import Testing
         ambience.rtf = 0.12
         openal.runs = [0.1, 0.3, 0.1]
         openal.rtf = 0.1
-        let paired = BenchScene(voices: 1024, ambienceRealVoices: 1024, systems: [(.ambience, ambience), (.openal, openal)])
+        let paired = BenchScene(
+            voices: 1024, ambienceRealVoices: 1024, systems: [(.ambience, ambience), (.openal, openal)])
         #expect(paired.ratio(ambienceOver: .openal) == 1)
         #expect(Benchmark.median([3, 1, 2]) == 2)
         #expect(Benchmark.median([4, 1, 3, 2]) == 2.5)

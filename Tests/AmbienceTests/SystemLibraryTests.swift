@@ -1,9 +1,10 @@
-@testable import Ambience
 import CDBus
 import CPulse
 import Foundation
 import Glibc
 import Testing
+
+@testable import Ambience
 
 // The optional libraries (libpulse, libdbus-1, SDL2_image) are opened at run time. These tests check the loader on
 // its own, that nothing we build links them, and that the engine runs without each one: in a private mount namespace
@@ -53,7 +54,8 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
             _ = try libm.functions((Math, Math).self, names: "sqrt\nambience_no_such_function\n")
         } throws: { error in
             let failure = error as? SharedLibraryError
-            return failure?.function == "ambience_no_such_function" && failure?.description.contains("has no ambience_no_such_function") == true
+            return failure?.function == "ambience_no_such_function"
+                && failure?.description.contains("has no ambience_no_such_function") == true
         }
     }
 
@@ -72,7 +74,8 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
         let engine = try AudioEngine(EngineConfiguration(output: .offline))
         defer { engine.shutdown() }
         let capabilities = engine.capabilities
-        #expect(capabilities.systemLibraries.map(\.name) == ["libpulse.so.0", "libdbus-1.so.3", "libSDL2_image-2.0.so.0"])
+        #expect(
+            capabilities.systemLibraries.map(\.name) == ["libpulse.so.0", "libdbus-1.so.3", "libSDL2_image-2.0.so.0"])
         #expect(capabilities.systemLibraries.filter { !$0.isAvailable }.map(\.name) == [])
         #expect(!capabilities.missing.contains { $0.contains(".so") })
     }
@@ -86,7 +89,8 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
     static let dbusNames = String(cString: ambience_dbus_function_names())
 
     @Test func withoutLibpulseThereIsNoMonitor() {
-        let missing = OptionalLibrary<LibPulse>(name: "libpulse-missing.so.0", feature: "route detail", names: Self.pulseNames)
+        let missing = OptionalLibrary<LibPulse>(
+            name: "libpulse-missing.so.0", feature: "route detail", names: Self.pulseNames)
         #expect(missing.failure?.reason.contains("cannot open shared object file") == true)
         #expect {
             _ = try PulseAudioMonitor(appName: "ambience-test", library: missing)
@@ -99,8 +103,9 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
     @Test func withoutLibdbusThereIsNoConnection() {
         let missing = OptionalLibrary<LibDBus>(name: "libdbus-missing.so.3", feature: "desktop", names: Self.dbusNames)
         #expect {
-            _ = try DBusConnection(address: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "unix:path=/nonexistent",
-                                   library: missing)
+            _ = try DBusConnection(
+                address: ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? "unix:path=/nonexistent",
+                library: missing)
         } throws: { error in
             guard case .libraryUnavailable(let detail) = error as? DesktopError else { return false }
             return detail.contains("libdbus-missing.so.3 could not be loaded (")
@@ -151,7 +156,8 @@ enum ELF {
     /// The sonames a binary or library names as `NEEDED`.
     static func needed(_ path: String) throws -> [String] {
         try Fixtures.run("readelf", ["-d", "-W", path]).split(separator: "\n").compactMap { line in
-            guard line.contains("(NEEDED)"), let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+            guard line.contains("(NEEDED)"), let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]")
+            else { return nil }
             return String(line[line.index(after: open)..<close])
         }
     }
@@ -173,7 +179,8 @@ enum ELF {
     /// The file the loader finds for `soname` (ldconfig's cache), with every symlink resolved.
     static func file(of soname: String) throws -> String? {
         let cache = try Fixtures.run("ldconfig", ["-p"])
-        for line in cache.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix(soname + " ") {
+        for line in cache.split(separator: "\n") where line.trimmingCharacters(in: .whitespaces).hasPrefix(soname + " ")
+        {
             guard let arrow = line.range(of: "=> ") else { continue }
             let path = String(line[arrow.upperBound...])
             guard let resolved = realpath(path, nil) else { continue }
@@ -193,8 +200,13 @@ enum ELF {
 /// any of our code runs. The test finds such a library through ldd and readelf; the fallback's checks are then a known
 /// issue (reported, not failed), and the loader's refusal is checked instead. Where SDL2 opens libpulse itself (its
 /// default build, Fedora's and Arch's packages), they run as for SDL2_image.
-@Suite(.serialized, .enabled(if: Namespace.available, "needs `unshare -m` (root, or a user namespace): \(Namespace.unavailableReason)"),
-       .enabled(if: !BuildProducts.sanitized, "the instrumented build adds the sanitizer's runtime to what loads; this is a test of the plain build's linking"))
+@Suite(
+    .serialized,
+    .enabled(if: Namespace.available, "needs `unshare -m` (root, or a user namespace): \(Namespace.unavailableReason)"),
+    .enabled(
+        if: !BuildProducts.sanitized,
+        "the instrumented build adds the sanitizer's runtime to what loads; this is a test of the plain build's linking"
+    ))
 struct OptionalLibraryFallbackTests {
     /// The environment variable that tells the in-process half which library is hidden.
     static let hiddenVariable = "AMBIENCE_TEST_HIDDEN_LIBRARY"
@@ -208,7 +220,9 @@ struct OptionalLibraryFallbackTests {
         let empty = try fixtures.write("empty.so", bytes: [])
         let hidden = Namespace(hiding: real, behind: empty)
 
-        try withKnownIssue("\(blockers.joined(separator: ", ")) needs \(soname): the loader refuses to start a program that links it, before any of our code runs") {
+        try withKnownIssue(
+            "\(blockers.joined(separator: ", ")) needs \(soname): the loader refuses to start a program that links it, before any of our code runs"
+        ) {
             try checkFallback(without: soname, hidden: hidden, fixtures: fixtures)
         } when: {
             !blockers.isEmpty
@@ -246,7 +260,9 @@ struct OptionalLibraryFallbackTests {
         let music = try fixtures.sineWAV("music.wav", hz: 440, seconds: 1)
         let beep = try fixtures.sineWAV("beep.wav", hz: 880, seconds: 0.2)
         let out = fixtures.path("mix.wav")
-        let render = try hidden.run([ToolRunner.executable, "render", "--out", out, "--seconds", "1", "--music", music, "--sfx", "\(beep)@0.5"])
+        let render = try hidden.run([
+            ToolRunner.executable, "render", "--out", out, "--seconds", "1", "--music", music, "--sfx", "\(beep)@0.5"
+        ])
         #expect(render.status == 0, "render: \(render.stderr)")
         if render.status == 0 {
             let mix = Signal(try AudioFile.decode(out))
@@ -261,15 +277,24 @@ struct OptionalLibraryFallbackTests {
 
         // The engine's own fallback, inside this test binary with the library hidden.
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let inside = try hidden.run([binary, "--testing-library", "swift-testing", "--filter", "OptionalLibraryFallbackTests/fallbackInsideTheNamespace"],
-                                    environment: [Self.hiddenVariable: soname])
+        let inside = try hidden.run(
+            [
+                binary, "--testing-library", "swift-testing", "--filter",
+                "OptionalLibraryFallbackTests/fallbackInsideTheNamespace"
+            ],
+            environment: [Self.hiddenVariable: soname])
         #expect(inside.status == 0, "\(inside.stdout)\(inside.stderr)")
         // Swift Testing reports on stderr: exactly this one test ran, and passed.
-        #expect(inside.stderrLines.contains { $0.contains("Test run with 1 test") && $0.contains("passed") }, "\(inside.stderr)")
+        #expect(
+            inside.stderrLines.contains { $0.contains("Test run with 1 test") && $0.contains("passed") },
+            "\(inside.stderr)")
     }
 
     /// Runs only as the child of `theEngineRunsWithout`, with the library it names hidden.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment[hiddenVariable] != nil, "runs inside theEngineRunsWithout's namespace"))
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment[hiddenVariable] != nil,
+            "runs inside theEngineRunsWithout's namespace"))
     func fallbackInsideTheNamespace() throws {
         let soname = try #require(ProcessInfo.processInfo.environment[Self.hiddenVariable])
         // Desktop integration asked for, so that without libdbus-1 it is the library that is missing, not the wish.
@@ -281,7 +306,8 @@ struct OptionalLibraryFallbackTests {
         switch soname {
         case "libSDL2_image-2.0.so.0":
             // No artwork: the bundled cover is skipped, naming the library.
-            let cover = [UInt8](try Data(contentsOf: URL(fileURLWithPath: BuildProducts.root + "/Assets/Music/cover.png")))
+            let cover = [UInt8](
+                try Data(contentsOf: URL(fileURLWithPath: BuildProducts.root + "/Assets/Music/cover.png")))
             #expect {
                 _ = try MediaItemArtwork(data: cover, source: .file("cover.png"), name: "cover.png")
             } throws: { error in
@@ -313,7 +339,8 @@ struct Namespace {
 
     /// Why `unshare -m` cannot be used here, or nil when it can.
     static let unavailableReason: String = {
-        guard let result = try? ChildProcess.run(["unshare", "-m", "--propagation", "private", "true"], timeout: 10) else {
+        guard let result = try? ChildProcess.run(["unshare", "-m", "--propagation", "private", "true"], timeout: 10)
+        else {
             return "unshare could not be started"
         }
         return result.status == 0 ? "" : String(decoding: result.stderr, as: UTF8.self)
@@ -324,12 +351,14 @@ struct Namespace {
     /// its dummy audio driver.
     func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ToolRunner.Result {
         let script = #"mount --bind "$1" "$2" || exit 90; shift 2; exec "$@""#
-        let output = try ChildProcess.run(["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", behind, hiding] + arguments,
-                                          environment: childEnvironment(environment.merging(["SDL_AUDIODRIVER": "dummy"]) { $1 }),
-                                          timeout: 120)
-        let result = ToolRunner.Result(status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
-                                       stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
-                                       timedOut: output.timedOut)
+        let output = try ChildProcess.run(
+            ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", behind, hiding] + arguments,
+            environment: childEnvironment(environment.merging(["SDL_AUDIODRIVER": "dummy"]) { $1 }),
+            timeout: 120)
+        let result = ToolRunner.Result(
+            status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+            stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
+            timedOut: output.timedOut)
         if result.status == 90 { Issue.record("mount --bind \(behind) \(hiding) failed: \(result.stderr)") }
         return result
     }

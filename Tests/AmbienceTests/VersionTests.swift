@@ -1,14 +1,16 @@
+import Ambience
+import AmbienceC
 import CAmbience
 import Foundation
 import Testing
-import Ambience
-import AmbienceC
 
 /// One version everywhere: ambience.h's macros (the source), `Ambience.version`, the C library's
 /// `ambience_version()` and `ambience_get_version()`, `ambience --version` and CHANGELOG.md's newest entry. The
 /// installed `ambience.pc` and the soname are checked against the same macros by scripts/install-test.sh.
 @Suite struct VersionTests {
-    static func read(_ path: String) throws -> String { try String(contentsOfFile: BuildProducts.root + "/" + path, encoding: .utf8) }
+    static func read(_ path: String) throws -> String {
+        try String(contentsOfFile: BuildProducts.root + "/" + path, encoding: .utf8)
+    }
 
     /// The version the header's three macros spell, read as text (not through the compiler that built the rest).
     static func headerVersion() throws -> AmbienceVersion {
@@ -39,14 +41,18 @@ import AmbienceC
 
         // The newest entry comes first: "## 0.1.0 — 2026-12-03".
         let changelog = try Self.read("CHANGELOG.md")
-        let top = try #require(changelog.split(separator: "\n").first { $0.hasPrefix("## ") }, "CHANGELOG.md has no ## entry")
-        #expect(top.dropFirst(3).split(separator: " ").first.map(String.init) == expected.description,
-                "CHANGELOG.md's newest entry is '\(top)', the header says \(expected)")
+        let top = try #require(
+            changelog.split(separator: "\n").first { $0.hasPrefix("## ") }, "CHANGELOG.md has no ## entry")
+        #expect(
+            top.dropFirst(3).split(separator: " ").first.map(String.init) == expected.description,
+            "CHANGELOG.md's newest entry is '\(top)', the header says \(expected)")
     }
 
     @Test func versionsOrderByTheirNumbers() {
-        let versions = [AmbienceVersion(major: 1, minor: 0, patch: 0), AmbienceVersion(major: 0, minor: 10, patch: 0),
-                        AmbienceVersion(major: 0, minor: 9, patch: 12), AmbienceVersion(major: 0, minor: 9, patch: 2)]
+        let versions = [
+            AmbienceVersion(major: 1, minor: 0, patch: 0), AmbienceVersion(major: 0, minor: 10, patch: 0),
+            AmbienceVersion(major: 0, minor: 9, patch: 12), AmbienceVersion(major: 0, minor: 9, patch: 2)
+        ]
         #expect(versions.sorted().map(\.description) == ["0.9.2", "0.9.12", "0.10.0", "1.0.0"])
     }
 
@@ -67,11 +73,16 @@ import AmbienceC
         try header.replacingOccurrences(of: "const char *ambience_version(void);", with: "")
             .write(toFile: withoutOne, atomically: true, encoding: .utf8)
         let missing = try CAPI.run(["bash", "scripts/check-exports.sh", library, withoutOne])
-        #expect(missing.status == 1 && missing.stderr.contains("not declared") && missing.stderr.contains("ambience_version"))
+        #expect(
+            missing.status == 1 && missing.stderr.contains("not declared")
+                && missing.stderr.contains("ambience_version"))
         // A declaration the library does not export.
         let withExtra = folder + "/extra.h"
-        try (header + "\nambience_status ambience_not_implemented(void);\n").write(toFile: withExtra, atomically: true, encoding: .utf8)
+        try (header + "\nambience_status ambience_not_implemented(void);\n").write(
+            toFile: withExtra, atomically: true, encoding: .utf8)
         let extra = try CAPI.run(["bash", "scripts/check-exports.sh", library, withExtra])
-        #expect(extra.status == 1 && extra.stderr.contains("not exported") && extra.stderr.contains("ambience_not_implemented"))
+        #expect(
+            extra.status == 1 && extra.stderr.contains("not exported")
+                && extra.stderr.contains("ambience_not_implemented"))
     }
 }

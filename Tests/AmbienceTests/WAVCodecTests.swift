@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 /// Interleaved float samples of a whole file, decoded by our decoder for `path`.
@@ -13,7 +14,9 @@ func decodedSamples(_ path: String) throws(DecodingError) -> (info: AudioInfo, s
 func rawFloats(_ path: String) throws -> [Float] {
     let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
     return stride(from: 0, to: bytes.count - 3, by: 4).map { at in
-        Float(bitPattern: UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24)
+        Float(
+            bitPattern: UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8 | UInt32(bytes[at + 2]) << 16 | UInt32(
+                bytes[at + 3]) << 24)
     }
 }
 
@@ -59,7 +62,7 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
             Codec(soxArguments: ["-e", "u-law"], minimumSNR: 60),
             Codec(soxArguments: ["-b", "8", "-e", "unsigned-integer"], minimumSNR: 60),
             Codec(soxArguments: ["-b", "24"], minimumSNR: 60),
-            Codec(soxArguments: ["-e", "floating-point", "-b", "64"], minimumSNR: 60),
+            Codec(soxArguments: ["-e", "floating-point", "-b", "64"], minimumSNR: 60)
         ]
     }
 
@@ -82,7 +85,10 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
         let ratio = snr(samples[...], expected[..<min(samples.count, expected.count)])
         #expect(ratio >= codec.minimumSNR, "SNR against sox \(ratio) dB")
         // The tone itself survives, whatever the codec.
-        #expect(abs(Signal(PCMBuffer(sampleRate: 44_100, channels: 2, samples: samples)).dominantFrequency(in: 4_096..<36_864) - 441) < 2)
+        #expect(
+            abs(
+                Signal(PCMBuffer(sampleRate: 44_100, channels: 2, samples: samples)).dominantFrequency(
+                    in: 4_096..<36_864) - 441) < 2)
     }
 
     /// pygame's example sounds are Microsoft ADPCM: such a file loads as a sound and plays.
@@ -115,14 +121,21 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
         let source = try fixtures.sineWAV("source.wav", hz: 440, seconds: 0.25, rate: 44_100, channels: 1)
         let cover = BuildProducts.root + "/Assets/Music/cover.png"
         let mp3 = fixtures.path("tagged.mp3")
-        try fixtures.run("lame", ["--quiet", "--id3v2-only", "--id3v2-utf16", "--tt", "Ḿüšïč ♪ 音楽", "--ta", "Sigur Rós",
-                                  "--tl", "Ágætis byrjun", "--tg", "Post-Rock", "--tn", "4/9",
-                                  "--tv", "TPE2=Various Artists", "--tv", "TCOM=Jón Þór", "--tv", "TPOS=2/3",
-                                  "--ti", cover, source, mp3])
+        try fixtures.run(
+            "lame",
+            [
+                "--quiet", "--id3v2-only", "--id3v2-utf16", "--tt", "Ḿüšïč ♪ 音楽", "--ta", "Sigur Rós",
+                "--tl", "Ágætis byrjun", "--tg", "Post-Rock", "--tn", "4/9",
+                "--tv", "TPE2=Various Artists", "--tv", "TCOM=Jón Þór", "--tv", "TPOS=2/3",
+                "--ti", cover, source, mp3
+            ])
         let listed = fixtures.path("listed.wav")
         try fixtures.run("sox", [source, "--comment", "", listed])
-        let wav = try fixtures.write("id3.wav", bytes: appendingChunk("id3 ", try id3v2Tag(ofMP3: mp3),
-                                                                      toWAV: try fixtures.bytes(of: listed)))
+        let wav = try fixtures.write(
+            "id3.wav",
+            bytes: appendingChunk(
+                "id3 ", try id3v2Tag(ofMP3: mp3),
+                toWAV: try fixtures.bytes(of: listed)))
         let decoder = try #require(try AudioFile.open(wav) as? WAVDecoder)
         let tags = decoder.info.tags
         #expect(tags.title == "Ḿüšïč ♪ 音楽")
@@ -159,9 +172,13 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
         var chunk = [Float](repeating: .nan, count: 3_000 * 2)
         for start in [0, 1, 1_017, 2_036, 2_037, 30_001, 47_999, 12] {
             try decoder.seek(toFrame: Int64(start))
-            let got = try chunk.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, frames: 3_000) }
+            let got = try chunk.withUnsafeMutableBufferPointer {
+                try decoder.read(into: $0.baseAddress!, frames: 3_000)
+            }
             #expect(got == min(3_000, 48_000 - start))
-            #expect(Array(chunk[0..<(got * 2)]) == Array(full[(start * 2)..<((start + got) * 2)]), "\(codec) at frame \(start)")
+            #expect(
+                Array(chunk[0..<(got * 2)]) == Array(full[(start * 2)..<((start + got) * 2)]),
+                "\(codec) at frame \(start)")
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+
 @testable import Ambience
 
 // MARK: - Helpers
@@ -41,7 +42,9 @@ private struct WAVBytes {
         var body = Self.le16(subformat == nil ? formatTag : 0xFFFE) + Self.le16(channels) + Self.le32(sampleRate)
         body += Self.le32(sampleRate &* UInt32(align)) + Self.le16(align) + Self.le16(bitsPerSample)
         if let subformat {
-            body += Self.le16(22) + Self.le16(validBits ?? bitsPerSample) + Self.le32(0) + Self.le16(subformat) + subformatTail
+            body +=
+                Self.le16(22) + Self.le16(validBits ?? bitsPerSample) + Self.le32(0) + Self.le16(subformat)
+                + subformatTail
         }
         return body
     }
@@ -55,7 +58,6 @@ private struct WAVBytes {
         return Array(magic.utf8) + Self.le32(UInt32(4 + chunks.count)) + Array("WAVE".utf8) + chunks
     }
 }
-
 
 private func decodeAll(_ path: String) throws -> (info: AudioInfo, signal: Signal) {
     let decoder = try WAVDecoder(path: path)
@@ -87,7 +89,8 @@ struct SoxWAV: Sendable, CustomTestStringConvertible {
     var channels: Int
     var testDescription: String { "\(float ? "float" : "int")\(bits) \(channels)ch" }
 
-    static let all: [SoxWAV] = [8, 16, 24, 32].flatMap { bits in [1, 2].map { SoxWAV(bits: bits, float: false, channels: $0) } }
+    static let all: [SoxWAV] =
+        [8, 16, 24, 32].flatMap { bits in [1, 2].map { SoxWAV(bits: bits, float: false, channels: $0) } }
         + [1, 2].map { SoxWAV(bits: 32, float: true, channels: $0) }
 }
 
@@ -95,8 +98,9 @@ struct SoxWAV: Sendable, CustomTestStringConvertible {
     @Test(arguments: SoxWAV.all)
     func decodesSoxSine(_ variant: SoxWAV) throws {
         let fixtures = try Fixtures()
-        let path = try fixtures.sineWAV("sine.wav", hz: 440, seconds: 1, rate: 48_000, channels: variant.channels,
-                                        bits: variant.bits, float: variant.float, amplitude: 0.5)
+        let path = try fixtures.sineWAV(
+            "sine.wav", hz: 440, seconds: 1, rate: 48_000, channels: variant.channels,
+            bits: variant.bits, float: variant.float, amplitude: 0.5)
         let (info, signal) = try decodeAll(path)
         #expect(info.format == .wav)
         #expect(info.sampleRate == 48_000)
@@ -128,7 +132,10 @@ struct SoxWAV: Sendable, CustomTestStringConvertible {
     @Test func stereoChannelsStayApart() throws {
         let fixtures = try Fixtures()
         let path = fixtures.path("two-tones.wav")
-        try fixtures.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "24", path, "synth", "1", "sine", "440", "sine", "660", "vol", "0.5"])
+        try fixtures.run(
+            "sox",
+            ["-n", "-r", "48000", "-c", "2", "-b", "24", path, "synth", "1", "sine", "440", "sine", "660", "vol", "0.5"]
+        )
         let (info, signal) = try decodeAll(path)
         #expect(info.channels == 2)
         #expect(abs(signal.dominantFrequency(channel: 0) - 440) <= 1)
@@ -155,10 +162,14 @@ struct SoxWAV: Sendable, CustomTestStringConvertible {
         for (start, count) in [(0, 1000), (1, 1000), (12_345, 30_000), (47_999, 3), (95_000, 30_000), (10_922, 2)] {
             try decoder.seek(toFrame: Int64(start))
             #expect(decoder.position == Int64(start))
-            let got = try chunk.withUnsafeMutableBufferPointer { try decoder.read(into: $0.baseAddress!, frames: count) }
+            let got = try chunk.withUnsafeMutableBufferPointer {
+                try decoder.read(into: $0.baseAddress!, frames: count)
+            }
             #expect(got == min(count, 96_000 - start))
             #expect(decoder.position == Int64(start + got))
-            #expect(Array(chunk[0..<(got * 2)]) == Array(full.samples[(start * 2)..<((start + got) * 2)]), "at frame \(start)")
+            #expect(
+                Array(chunk[0..<(got * 2)]) == Array(full.samples[(start * 2)..<((start + got) * 2)]),
+                "at frame \(start)")
         }
         try decoder.seek(toFrame: 1_000_000)
         #expect(decoder.position == 96_000)
@@ -184,25 +195,33 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
     static func doubles(_ values: [Double]) -> [UInt8] { values.flatMap { WAVBytes.le64($0.bitPattern) } }
 
     static let all: [ExactCase] = [
-        ExactCase(name: "u8", tag: 1, bits: 8, extensible: false, data: [0x00, 0x80, 0xFF, 0x40],
-                  expected: [-1, 0, 127.0 / 128, -0.5]),
-        ExactCase(name: "s16", tag: 1, bits: 16, extensible: false, data: [0x00, 0x80, 0x00, 0x00, 0xFF, 0x7F, 0x00, 0x40],
-                  expected: [-1, 0, 32767.0 / 32768, 0.5]),
-        ExactCase(name: "s24", tag: 1, bits: 24, extensible: false,
-                  data: [0x00, 0x00, 0x80, 0xFF, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x00, 0x00, 0x40],
-                  expected: [-1, -1.0 / 8_388_608, 1.0 / 8_388_608, 0.5]),
-        ExactCase(name: "s32", tag: 1, bits: 32, extensible: false,
-                  data: [0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0xC0],
-                  expected: [-1, 0, 0.5, -0.5]),
-        ExactCase(name: "f32 (clamped, NaN to 0)", tag: 3, bits: 32, extensible: false, data: floats([0.25, -0.75, 2, .nan]),
-                  expected: [0.25, -0.75, 1, 0]),
-        ExactCase(name: "f64", tag: 3, bits: 64, extensible: false, data: doubles([0.125, -3, .infinity, -0.5]),
-                  expected: [0.125, -1, 1, -0.5]),
-        ExactCase(name: "extensible s24", tag: 1, bits: 24, extensible: true,
-                  data: [0x00, 0x00, 0x80, 0xFF, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x00, 0x00, 0x40],
-                  expected: [-1, -1.0 / 8_388_608, 1.0 / 8_388_608, 0.5]),
-        ExactCase(name: "extensible f32", tag: 3, bits: 32, extensible: true, data: floats([0.25, -0.75, 0.5, -1]),
-                  expected: [0.25, -0.75, 0.5, -1]),
+        ExactCase(
+            name: "u8", tag: 1, bits: 8, extensible: false, data: [0x00, 0x80, 0xFF, 0x40],
+            expected: [-1, 0, 127.0 / 128, -0.5]),
+        ExactCase(
+            name: "s16", tag: 1, bits: 16, extensible: false, data: [0x00, 0x80, 0x00, 0x00, 0xFF, 0x7F, 0x00, 0x40],
+            expected: [-1, 0, 32767.0 / 32768, 0.5]),
+        ExactCase(
+            name: "s24", tag: 1, bits: 24, extensible: false,
+            data: [0x00, 0x00, 0x80, 0xFF, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x00, 0x00, 0x40],
+            expected: [-1, -1.0 / 8_388_608, 1.0 / 8_388_608, 0.5]),
+        ExactCase(
+            name: "s32", tag: 1, bits: 32, extensible: false,
+            data: [0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0xC0],
+            expected: [-1, 0, 0.5, -0.5]),
+        ExactCase(
+            name: "f32 (clamped, NaN to 0)", tag: 3, bits: 32, extensible: false, data: floats([0.25, -0.75, 2, .nan]),
+            expected: [0.25, -0.75, 1, 0]),
+        ExactCase(
+            name: "f64", tag: 3, bits: 64, extensible: false, data: doubles([0.125, -3, .infinity, -0.5]),
+            expected: [0.125, -1, 1, -0.5]),
+        ExactCase(
+            name: "extensible s24", tag: 1, bits: 24, extensible: true,
+            data: [0x00, 0x00, 0x80, 0xFF, 0xFF, 0xFF, 0x01, 0x00, 0x00, 0x00, 0x00, 0x40],
+            expected: [-1, -1.0 / 8_388_608, 1.0 / 8_388_608, 0.5]),
+        ExactCase(
+            name: "extensible f32", tag: 3, bits: 32, extensible: true, data: floats([0.25, -0.75, 0.5, -1]),
+            expected: [0.25, -0.75, 0.5, -1])
     ]
 }
 
@@ -240,7 +259,8 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
 
     @Test func readsListInfoTags() throws {
         let fixtures = try Fixtures()
-        let info: [UInt8] = Array("INFO".utf8)
+        let info: [UInt8] =
+            Array("INFO".utf8)
             + WAVBytes.chunk("INAM", Array("Rain Loop\0".utf8))
             + WAVBytes.chunk("IART", Array("Café Sound\0".utf8))  // odd length: padded
             + WAVBytes.chunk("IPRD", Array("Weather".utf8))
@@ -290,7 +310,9 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
     func sampleRateOutOfRange(rate: UInt32) throws {
         let fixtures = try Fixtures()
         let path = try fixtures.write("rate.wav", bytes: WAVBytes(sampleRate: rate, data: [0, 0]).bytes)
-        #expect(throws: DecodingError.corrupt(path, reason: "sample rate \(rate) Hz is out of range")) { try WAVDecoder(path: path) }
+        #expect(throws: DecodingError.corrupt(path, reason: "sample rate \(rate) Hz is out of range")) {
+            try WAVDecoder(path: path)
+        }
     }
 
     @Test func highestAndLowestRatesAreAccepted() throws {
@@ -310,15 +332,21 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
             (WAVBytes(channels: 9), "9 channels is more than the 8 supported"),
             (WAVBytes(formatTag: 2, bitsPerSample: 4), "Error in WAV/W64/RF64 file. Malformed 'fmt ' chunk."),
             (WAVBytes(formatTag: 0x55), "Error in WAV/W64/RF64 file. Malformed 'fmt ' chunk."),
-            (WAVBytes(subformat: 1, subformatTail: Array(repeating: 0xAB, count: 14)), "File contains data in an unimplemented format."),
-            (WAVBytes(formatTag: 3, bitsPerSample: 16), "Unspecified internal error."),
+            (
+                WAVBytes(subformat: 1, subformatTail: Array(repeating: 0xAB, count: 14)),
+                "File contains data in an unimplemented format."
+            ),
+            (WAVBytes(formatTag: 3, bitsPerSample: 16), "Unspecified internal error.")
         ]
         for (index, (wav, reason)) in cases.enumerated() {
             let path = try fixtures.write("bad\(index).wav", bytes: wav.bytes)
             #expect(corruptReason(path) == reason)
         }
-        let shortFmt = Array("RIFF".utf8) + WAVBytes.le32(20) + Array("WAVE".utf8) + WAVBytes.chunk("fmt ", [1, 0, 1, 0])
-        #expect(corruptReason(try fixtures.write("short-fmt.wav", bytes: shortFmt)) == "Error in WAV/W64/RF64 file. Short 'fmt ' chunk.")
+        let shortFmt =
+            Array("RIFF".utf8) + WAVBytes.le32(20) + Array("WAVE".utf8) + WAVBytes.chunk("fmt ", [1, 0, 1, 0])
+        #expect(
+            corruptReason(try fixtures.write("short-fmt.wav", bytes: shortFmt))
+                == "Error in WAV/W64/RF64 file. Short 'fmt ' chunk.")
         let shortRIFF = try fixtures.write("short.wav", bytes: Array("RIFF".utf8) + [1, 2, 3])
         #expect(throws: DecodingError.unsupportedFormat(shortRIFF)) { try WAVDecoder(path: shortRIFF) }
     }
@@ -327,11 +355,15 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
     /// and headers whose block align or bit depth disagree with the samples, which libsndfile reads by their size.
     @Test func oddHeadersThatLibsndfileReads() throws {
         let fixtures = try Fixtures()
-        let ulaw = try decodeAll(fixtures.write("ulaw.wav", bytes: WAVBytes(bitsPerSample: 8, subformat: 7, data: [0xFF, 0x00, 0x80]).bytes))
+        let ulaw = try decodeAll(
+            fixtures.write("ulaw.wav", bytes: WAVBytes(bitsPerSample: 8, subformat: 7, data: [0xFF, 0x00, 0x80]).bytes))
         #expect(ulaw.info.frames == 3)
         #expect(ulaw.signal.samples[0] == 0)
         #expect(ulaw.signal.samples[1] < -0.9 && ulaw.signal.samples[2] > 0.9)
-        for (name, wav) in [("pcm4", WAVBytes(bitsPerSample: 4, data: [0, 0])), ("align3", WAVBytes(channels: 2, blockAlign: 3, data: [0, 0, 0, 0x40]))] {
+        for (name, wav) in [
+            ("pcm4", WAVBytes(bitsPerSample: 4, data: [0, 0])),
+            ("align3", WAVBytes(channels: 2, blockAlign: 3, data: [0, 0, 0, 0x40]))
+        ] {
             let (info, signal) = try decodeAll(fixtures.write("\(name).wav", bytes: wav.bytes))
             #expect(Int64(signal.frames) == info.frames, "\(name)")
             #expect(signal.samples.allSatisfy { $0 >= -1 && $0 <= 1 }, "\(name)")
@@ -366,7 +398,9 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
         let headerSize = bytes.count - 96_000
         let full = try decodeAll(fixtures.sineWAV("sine.wav")).signal
         // Keep 1000 frames of a real sine, plus half of the next frame.
-        bytes = Array(bytes[0..<headerSize]) + Array(try fixtures.bytes(of: fixtures.path("sine.wav")).suffix(96_000).prefix(2001))
+        bytes =
+            Array(bytes[0..<headerSize])
+            + Array(try fixtures.bytes(of: fixtures.path("sine.wav")).suffix(96_000).prefix(2001))
         let path = try fixtures.write("cut.wav", bytes: bytes)
         let (info, signal) = try decodeAll(path)
         #expect(info.frames == 1000)
@@ -386,7 +420,9 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
         var rf64 = WAVBytes(magic: "RF64", dataClaim: 0xFFFF_FFFF, data: [0, 0x40])
         rf64.beforeFmt = WAVBytes.chunk("ds64", WAVBytes.le64(.max) + WAVBytes.le64(.max - 1) + WAVBytes.le64(.max))
         // libsndfile refuses an RF64 whose ds64 sizes run past the file, before allocating anything.
-        #expect(corruptReason(try fixtures.write("rf64.wav", bytes: rf64.bytes)) == "Error in RF64 file. No 'data' chunk marker.")
+        #expect(
+            corruptReason(try fixtures.write("rf64.wav", bytes: rf64.bytes))
+                == "Error in RF64 file. No 'data' chunk marker.")
     }
 
     @Test func manyTinyChunksDoNotHang() throws {
@@ -395,7 +431,9 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
         var wav = WAVBytes(data: [0, 0])
         wav.beforeFmt = [UInt8](repeating: 0, count: 8 * 200_000)
         let start = ContinuousClock.now
-        #expect(corruptReason(try fixtures.write("tiny.wav", bytes: wav.bytes)) == "Error in WAV file. No 'data' chunk marker.")
+        #expect(
+            corruptReason(try fixtures.write("tiny.wav", bytes: wav.bytes))
+                == "Error in WAV file. No 'data' chunk marker.")
         #expect(ContinuousClock.now - start < .seconds(5))
     }
 
@@ -411,7 +449,9 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
             var bytes: [UInt8]
             switch round % 3 {
             case 0:  // noise, sometimes behind a RIFF/WAVE header
-                bytes = (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                bytes = (0..<Int.random(in: 0...300, using: &random)).map { _ in
+                    UInt8.random(in: 0...255, using: &random)
+                }
                 if round % 2 == 0 { bytes = Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVE".utf8) + bytes }
             case 1:  // a valid file with a few bytes of its header changed
                 bytes = valid
@@ -619,8 +659,12 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test func errorsReadAsOneLine() {
-        #expect(AudioWriteError.writeFailed("out.wav", errno: ENOSPC).description == "out.wav: cannot write (No space left on device)")
-        #expect(AudioWriteError.cannotCreate("a/b.wav", errno: ENOENT).description == "a/b.wav: cannot create (No such file or directory)")
+        #expect(
+            AudioWriteError.writeFailed("out.wav", errno: ENOSPC).description
+                == "out.wav: cannot write (No space left on device)")
+        #expect(
+            AudioWriteError.cannotCreate("a/b.wav", errno: ENOENT).description
+                == "a/b.wav: cannot create (No such file or directory)")
         #expect(AudioWriteError.tooLarge("huge.wav").description == "huge.wav: too large for a WAV file (over 4 GiB)")
         #expect(AudioWriteError.tooLarge("huge.wav").path == "huge.wav")
     }

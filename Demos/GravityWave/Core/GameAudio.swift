@@ -32,12 +32,16 @@ final class GameAudio {
     init(engine: AudioEngine, assets: String) throws(EngineError) {
         self.engine = engine
         var loaded: [SoundKind: Sound] = [:]
-        let files: [(SoundKind, String)] = [(.laser, "laser"), (.pickup, "pickup"), (.explosion, "explosion"),
-                                           (.appSound, "pickup"), (.uiClick, "ui-click"), (.thrust, "thrust-loop")]
+        let files: [(SoundKind, String)] = [
+            (.laser, "laser"), (.pickup, "pickup"), (.explosion, "explosion"),
+            (.appSound, "pickup"), (.uiClick, "ui-click"), (.thrust, "thrust-loop")
+        ]
         for (kind, name) in files { loaded[kind] = try engine.load("\(assets)/SFX/\(name).wav") }
         sounds = loaded
         var buses: [SoundKind: Bus] = [.uiClick: engine.ui]
-        for kind in SoundKind.allCases where kind != .uiClick { buses[kind] = engine.makeBus(named: kind.rawValue, parent: engine.sfx) }
+        for kind in SoundKind.allCases where kind != .uiClick {
+            buses[kind] = engine.makeBus(named: kind.rawValue, parent: engine.sfx)
+        }
         self.buses = buses
         ambientBus = engine.makeBus(named: "ambient", parent: engine.sfx)
         // The listener sits at the centre of the screen, facing into it. Within 4 units a sound plays at its own
@@ -84,8 +88,11 @@ final class GameAudio {
         let level = audible ? Float(max(0, min(1, level))) : 0
         if !thrustVoice.isAlive {
             guard let sound = sounds[.thrust] else { return }
-            thrustVoice = engine.play(sound, PlayOptions(gain: 0, loop: true, bus: buses[.thrust], priority: 240,
-                                                         placement: Self.placement(for: position)))
+            thrustVoice = engine.play(
+                sound,
+                PlayOptions(
+                    gain: 0, loop: true, bus: buses[.thrust], priority: 240,
+                    placement: Self.placement(for: position)))
             counts[.thrust, default: 0] += 1
         }
         thrustVoice.setGain(0.08 + 0.62 * level)
@@ -101,9 +108,13 @@ final class GameAudio {
         while ambientVoices.count < count {
             let kind = loops[ambientVoices.count % loops.count]
             guard let sound = sounds[kind] else { return }
-            let x = Float(random.double(in: -30...30)), z = Float(random.double(in: -30...30)), y = Float(random.double(in: -4...4))
-            let voice = engine.play(sound, PlayOptions(gain: 0.02, pitch: Float(random.double(in: 0.7...1.3)), loop: true,
-                                                       bus: ambientBus, priority: 10, placement: .world(x: x, y: y, z: z)))
+            let x = Float(random.double(in: -30...30)), z = Float(random.double(in: -30...30)),
+                y = Float(random.double(in: -4...4))
+            let voice = engine.play(
+                sound,
+                PlayOptions(
+                    gain: 0.02, pitch: Float(random.double(in: 0.7...1.3)), loop: true,
+                    bus: ambientBus, priority: 10, placement: .world(x: x, y: y, z: z)))
             ambientVoices.append(voice)
         }
     }

@@ -31,4 +31,7 @@ public enum PlayerChoice: String, Sendable, CaseIterable {
 // The desktop's music player for the "System" choice, or nil when it cannot be reached (no session bus). This one
 // line is the whole plug: without `SystemMusicPlayer` it reads
 // `extension AudioEngine { var gameSystemMusicPlayer: (any GameMusicPlayer)? { nil } }`.
-extension SystemMusicPlayer: GameMusicPlayer {}; extension AudioEngine { var gameSystemMusicPlayer: (any GameMusicPlayer)? { systemMusicPlayer.isAvailable ? systemMusicPlayer : nil } }
+extension SystemMusicPlayer: GameMusicPlayer {};
+extension AudioEngine {
+    var gameSystemMusicPlayer: (any GameMusicPlayer)? { systemMusicPlayer.isAvailable ? systemMusicPlayer : nil }
+}

@@ -19,22 +19,28 @@ public final class GameRun {
     private let frameLimit: Int?
 
     /// What the headless pilot does besides flying: presses "Play App Sound", opens the menu, moves in it, closes it.
-    static let interfaceScript: [(frame: Int, key: Key)] = [(60, .character("x")), (150, .escape), (170, .down), (190, .escape)]
+    static let interfaceScript: [(frame: Int, key: Key)] = [
+        (60, .character("x")), (150, .escape), (170, .down), (190, .escape)
+    ]
 
     public init(launch: LaunchOptions, headless: Bool, assets: String, settingsPath: String) throws(GameError) {
         self.launch = launch
         isHeadless = headless
         do {
-            engine = try AudioEngine(headless && !launch.realtime ? .offline() : EngineConfiguration(appName: "gravity-wave"))
+            engine = try AudioEngine(
+                headless && !launch.realtime ? .offline() : EngineConfiguration(appName: "gravity-wave"))
         } catch {
             throw .engine("audio engine: \(error)")
         }
-        var configuration = HostConfiguration(window: .init(title: "Gravity Wave", width: Int(World.width), height: Int(World.height)))
+        var configuration = HostConfiguration(
+            window: .init(title: "Gravity Wave", width: Int(World.width), height: Int(World.height)))
         if headless {
             configuration.window = nil
             configuration.clock = launch.realtime ? .realTime : .simulated(framesPerSecond: 60)
             configuration.maxFrameRate = 60
-            if launch.screenshot != nil || !Self.scriptShots(launch).isEmpty { configuration.offscreenSize = (Int(World.width), Int(World.height)) }
+            if launch.screenshot != nil || !Self.scriptShots(launch).isEmpty {
+                configuration.offscreenSize = (Int(World.width), Int(World.height))
+            }
             frameLimit = launch.realtime ? nil : Int(((launch.seconds ?? 10) * 60).rounded())
         } else {
             frameLimit = nil
@@ -65,7 +71,8 @@ public final class GameRun {
         }
         if headless, let path = launch.record {
             do {
-                writer = try WAVWriter(path: path, sampleRate: engine.configuration.sampleRate, channels: 2, encoding: .pcm16)
+                writer = try WAVWriter(
+                    path: path, sampleRate: engine.configuration.sampleRate, channels: 2, encoding: .pcm16)
             } catch {
                 host.shutdown()
                 throw .output(error.description)
@@ -102,7 +109,9 @@ public final class GameRun {
             }
             for step in launch.script where step.frame == host.frameCount { take(step.action) }
             if let frameLimit, host.frameCount >= frameLimit { host.stop() }
-            if frameLimit == nil, let seconds = launch.seconds ?? (isHeadless ? 10 : nil), host.time >= seconds { host.stop() }
+            if frameLimit == nil, let seconds = launch.seconds ?? (isHeadless ? 10 : nil), host.time >= seconds {
+                host.stop()
+            }
             if game.wantsToQuit { host.stop() }
         }
         host.onShutdown = { [unowned self] in
@@ -121,12 +130,14 @@ public final class GameRun {
     private func take(_ action: ScriptStep.Action) {
         switch action {
         case .key(let key): press(key)
-        case .screenshot: break   // taken while the frame is drawn
+        case .screenshot: break  // taken while the frame is drawn
         case .seekMusic(let seconds): engine.musicPlayer.currentPlaybackTime = seconds
         case .interruption(let began): began ? engine.session.beginInterruption() : engine.session.endInterruption()
         case .routeChange:
-            engine.session.handle(.currentDeviceRemoved(previous: AudioRoute(name: "Headphones", driver: engine.outputDriver),
-                                                        current: AudioRoute(name: "Speakers", driver: engine.outputDriver)))
+            engine.session.handle(
+                .currentDeviceRemoved(
+                    previous: AudioRoute(name: "Headphones", driver: engine.outputDriver),
+                    current: AudioRoute(name: "Speakers", driver: engine.outputDriver)))
         }
     }
 
@@ -161,14 +172,19 @@ public final class GameRun {
     }
 
     private func makeSummary() -> RunSummary {
-        RunSummary(mode: isHeadless ? (launch.realtime ? "headless in real time" : "headless") : "in a window", seconds: host.time, frames: host.frameCount, seed: launch.seed,
-                   sfx: game.audio.counts, sfxLog: game.audio.log.map { RunSummary.SoundStart(frame: $0.frame, time: $0.time, kind: $0.kind) },
-                   peakVoices: peakVoices, ambientVoices: launch.voices, nowPlaying: game.nowPlayingText,
-                   playbackState: game.player.playbackState, sessionEvents: game.sessionEvents, category: engine.session.category,
-                   update: host.updateTiming, render: host.renderTiming, score: game.world.score, deaths: game.world.deaths,
-                   recorded: launch.record, recordedFrames: writer?.framesWritten ?? 0, screenshot: screenshotWritten,
-                   audioDriver: engine.outputDriver, videoDriver: host.videoDriver,
-                   buttons: game.hudButtons().map { $0.enabled ? $0.label : "\($0.label) (off)" }, screenshots: scriptShotsWritten)
+        RunSummary(
+            mode: isHeadless ? (launch.realtime ? "headless in real time" : "headless") : "in a window",
+            seconds: host.time, frames: host.frameCount, seed: launch.seed,
+            sfx: game.audio.counts,
+            sfxLog: game.audio.log.map { RunSummary.SoundStart(frame: $0.frame, time: $0.time, kind: $0.kind) },
+            peakVoices: peakVoices, ambientVoices: launch.voices, nowPlaying: game.nowPlayingText,
+            playbackState: game.player.playbackState, sessionEvents: game.sessionEvents,
+            category: engine.session.category,
+            update: host.updateTiming, render: host.renderTiming, score: game.world.score, deaths: game.world.deaths,
+            recorded: launch.record, recordedFrames: writer?.framesWritten ?? 0, screenshot: screenshotWritten,
+            audioDriver: engine.outputDriver, videoDriver: host.videoDriver,
+            buttons: game.hudButtons().map { $0.enabled ? $0.label : "\($0.label) (off)" },
+            screenshots: scriptShotsWritten)
     }
 }
 

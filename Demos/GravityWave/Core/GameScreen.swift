@@ -44,7 +44,10 @@ private enum Palette {
 private let stars: [(Point, UInt8)] = {
     var random = GameRandom(seed: 0x57A25)
     return (0..<110).map { _ in
-        (Point(random.double(in: 0...World.width), random.double(in: 0...World.height)), UInt8(random.double(in: 60...200)))
+        (
+            Point(random.double(in: 0...World.width), random.double(in: 0...World.height)),
+            UInt8(random.double(in: 60...200))
+        )
     }
 }()
 
@@ -57,11 +60,13 @@ extension GravityWave {
         let y = World.height - 44
         return [
             Control(action: .playPause, rect: Rect(12, y, 112, 34), label: playPauseTitle(player.playbackState)),
-            Control(action: .addOrShowMusic, rect: Rect(132, y, 164, 34),
-                    label: userCollection == nil ? localized("Add Music") : localized("Show Music")),
-            Control(action: .playAppSound, rect: Rect(304, y, 190, 34), label: localized("Play App Sound"),
-                    enabled: appSoundButton.isEnabled),
-            Control(action: .openMenu, rect: Rect(502, y, 90, 34), label: localized("Menu")),
+            Control(
+                action: .addOrShowMusic, rect: Rect(132, y, 164, 34),
+                label: userCollection == nil ? localized("Add Music") : localized("Show Music")),
+            Control(
+                action: .playAppSound, rect: Rect(304, y, 190, 34), label: localized("Play App Sound"),
+                enabled: appSoundButton.isEnabled),
+            Control(action: .openMenu, rect: Rect(502, y, 90, 34), label: localized("Menu"))
         ]
     }
 
@@ -73,23 +78,34 @@ extension GravityWave {
     func menuElements() -> [Control] {
         let x = Self.menuPanel.x + 170
         var controls: [Control] = []
-        let categories: [(SessionCategory, String)] = [(.ambient, localized("Ambient")), (.soloAmbient, localized("Solo Ambient")),
-                                                       (.playback, localized("Playback"))]
+        let categories: [(SessionCategory, String)] = [
+            (.ambient, localized("Ambient")), (.soloAmbient, localized("Solo Ambient")),
+            (.playback, localized("Playback"))
+        ]
         for (i, (category, label)) in categories.enumerated() {
-            controls.append(Control(action: .setCategory(category), rect: Rect(x + Double(i) * 124, 135, 118, 30), label: label,
-                                    row: 0, selected: engine.session.category == category))
+            controls.append(
+                Control(
+                    action: .setCategory(category), rect: Rect(x + Double(i) * 124, 135, 118, 30), label: label,
+                    row: 0, selected: engine.session.category == category))
         }
         for (i, choice) in PlayerChoice.allCases.enumerated() {
-            controls.append(Control(action: .setPlayer(choice), rect: Rect(x + Double(i) * 186, 180, 180, 30), label: choice.title,
-                                    row: 1, selected: settings.player == choice))
+            controls.append(
+                Control(
+                    action: .setPlayer(choice), rect: Rect(x + Double(i) * 186, 180, 180, 30), label: choice.title,
+                    row: 1, selected: settings.player == choice))
         }
         for (i, on) in [false, true].enumerated() {
-            controls.append(Control(action: .setRepeat(on), rect: Rect(x + Double(i) * 124, 225, 118, 30),
-                                    label: on ? localized("On") : localized("Off"), row: 2, selected: settings.repeatMusic == on))
+            controls.append(
+                Control(
+                    action: .setRepeat(on), rect: Rect(x + Double(i) * 124, 225, 118, 30),
+                    label: on ? localized("On") : localized("Off"), row: 2, selected: settings.repeatMusic == on))
         }
         for (i, bus) in GameSettings.busNames.enumerated() {
-            controls.append(Control(action: .setVolume(bus: bus, gain: settings.volumes[bus] ?? 1), rect: Rect(x, 276 + Double(i) * 40, 300, 18),
-                                    label: Self.busTitle(bus), row: 3 + i))
+            controls.append(
+                Control(
+                    action: .setVolume(bus: bus, gain: settings.volumes[bus] ?? 1),
+                    rect: Rect(x, 276 + Double(i) * 40, 300, 18),
+                    label: Self.busTitle(bus), row: 3 + i))
         }
         let last = Self.menuRows - 1
         controls.append(Control(action: .closeMenu, rect: Rect(x, 450, 150, 36), label: localized("Resume"), row: last))
@@ -118,11 +134,18 @@ extension GravityWave {
         var controls: [Control] = []
         let visible = picker.shownItems.dropFirst(pickerScroll).prefix(Self.pickerRows)
         for (offset, item) in visible.enumerated() {
-            controls.append(Control(action: .pickerToggle(item), rect: Rect(panel.x + 20, 126 + Double(offset) * 26, 600, 26),
-                                    label: Self.itemLine(item), row: pickerScroll + offset, selected: picker.isSelected(item)))
+            controls.append(
+                Control(
+                    action: .pickerToggle(item), rect: Rect(panel.x + 20, 126 + Double(offset) * 26, 600, 26),
+                    label: Self.itemLine(item), row: pickerScroll + offset, selected: picker.isSelected(item)))
         }
-        controls.append(Control(action: .pickerCancel, rect: Rect(panel.maxX - 260, panel.maxY - 50, 116, 36), label: localized("Cancel")))
-        controls.append(Control(action: .pickerDone, rect: Rect(panel.maxX - 136, panel.maxY - 50, 116, 36), label: localized("Done")))
+        controls.append(
+            Control(
+                action: .pickerCancel, rect: Rect(panel.maxX - 260, panel.maxY - 50, 116, 36),
+                label: localized("Cancel")))
+        controls.append(
+            Control(
+                action: .pickerDone, rect: Rect(panel.maxX - 136, panel.maxY - 50, 116, 36), label: localized("Done")))
         return controls
     }
 
@@ -131,8 +154,11 @@ extension GravityWave {
     func queueElements() -> [Control] {
         let panel = Self.queuePanel
         return [
-            Control(action: .addOrShowMusic, rect: Rect(panel.maxX - 340, panel.maxY - 52, 190, 36), label: localized("Add Music")),
-            Control(action: .queueDone, rect: Rect(panel.maxX - 140, panel.maxY - 52, 120, 36), label: localized("Done")),
+            Control(
+                action: .addOrShowMusic, rect: Rect(panel.maxX - 340, panel.maxY - 52, 190, 36),
+                label: localized("Add Music")),
+            Control(
+                action: .queueDone, rect: Rect(panel.maxX - 140, panel.maxY - 52, 120, 36), label: localized("Done"))
         ]
     }
 
@@ -142,7 +168,9 @@ extension GravityWave {
         let panel = Self.alertPanel
         return [
             Control(action: .alertStop, rect: Rect(panel.x + 24, panel.maxY - 60, 166, 40), label: localized("Stop")),
-            Control(action: .alertResume, rect: Rect(panel.maxX - 190, panel.maxY - 60, 166, 40), label: localized("Resume")),
+            Control(
+                action: .alertResume, rect: Rect(panel.maxX - 190, panel.maxY - 60, 166, 40), label: localized("Resume")
+            )
         ]
     }
 
@@ -178,8 +206,10 @@ extension GravityWave {
         if alert != nil { drawAlert(canvas) }
     }
 
-    private func text(_ canvas: Canvas, _ string: String, _ point: Point, _ font: KeyPath<Fonts, Font> = \.body,
-                      _ color: Color = Palette.text, anchor: TextAnchor = .topLeft) {
+    private func text(
+        _ canvas: Canvas, _ string: String, _ point: Point, _ font: KeyPath<Fonts, Font> = \.body,
+        _ color: Color = Palette.text, anchor: TextAnchor = .topLeft
+    ) {
         guard let fonts else { return }
         canvas.drawText(string, at: point, font: fonts[keyPath: font], color: color, anchor: anchor)
     }
@@ -195,7 +225,9 @@ extension GravityWave {
     private func drawButton(_ canvas: Canvas, _ control: Control, focused: Bool = false) {
         canvas.fillRect(control.rect, control.selected ? Palette.buttonSelected : Palette.button)
         canvas.strokeRect(control.rect, focused ? Color.white : Palette.frame)
-        text(canvas, control.label, control.rect.center, \.body, control.enabled ? Palette.text : Palette.disabledText, anchor: .center)
+        text(
+            canvas, control.label, control.rect.center, \.body, control.enabled ? Palette.text : Palette.disabledText,
+            anchor: .center)
     }
 
     private func drawWorld(_ canvas: Canvas, alpha: Double) {
@@ -204,7 +236,8 @@ extension GravityWave {
             for ring in 0..<5 {
                 let phase = (t * 0.6 + Double(ring) / 5).truncatingRemainder(dividingBy: 1)
                 let radius = well.coreRadius + (1 - phase) * 110
-                canvas.strokeCircle(center: point(well.position), radius: radius, Color(120, 150, 255, UInt8(20 + phase * 90)))
+                canvas.strokeCircle(
+                    center: point(well.position), radius: radius, Color(120, 150, 255, UInt8(20 + phase * 90)))
             }
             canvas.fillCircle(center: point(well.position), radius: well.coreRadius + 6, Color(60, 70, 160, 120))
             canvas.fillCircle(center: point(well.position), radius: well.coreRadius, Color(10, 10, 30))
@@ -230,7 +263,8 @@ extension GravityWave {
             canvas.drawLine(from: point(tail), to: point(bolt.position), Color(255, 250, 150))
         }
         for particle in world.particles {
-            let c = Color(hue: particle.hue, saturation: 0.8, value: 1, alpha: UInt8(max(0, min(1, particle.life)) * 255))
+            let c = Color(
+                hue: particle.hue, saturation: 0.8, value: 1, alpha: UInt8(max(0, min(1, particle.life)) * 255))
             canvas.fillRect(Rect(particle.position.x - 1.5, particle.position.y - 1.5, 3, 3), c)
         }
         let ship = world.ship
@@ -258,14 +292,19 @@ extension GravityWave {
         canvas.fillRect(Rect(0, 0, World.width, 44), Palette.bar)
         canvas.drawImage(artworkPicture() ?? Self.noArtwork, in: Self.artworkRect)
         text(canvas, fitted(nowPlayingText, \.body, width: World.width - 300), Point(50, 22), anchor: .centerLeft)
-        text(canvas, localized("Score {1}   Crashes {2}", "\(world.score)", "\(world.deaths)"), Point(World.width - 12, 22), anchor: .centerRight)
+        text(
+            canvas, localized("Score {1}   Crashes {2}", "\(world.score)", "\(world.deaths)"),
+            Point(World.width - 12, 22), anchor: .centerRight)
         if let note = hudNote {
             text(canvas, fitted(note, \.small, width: World.width - 24), Point(12, 52), \.small, Palette.note)
         }
         canvas.fillRect(Rect(0, World.height - 52, World.width, 52), Palette.bar)
         for control in hudButtons() { drawButton(canvas, control) }
-        text(canvas, fitted(localized("Arrows/WASD fly · Space fire · keys P M X · Esc menu"), \.small, width: World.width - 612),
-             Point(World.width - 12, World.height - 27), \.small, Palette.dim, anchor: .centerRight)
+        text(
+            canvas,
+            fitted(
+                localized("Arrows/WASD fly · Space fire · keys P M X · Esc menu"), \.small, width: World.width - 612),
+            Point(World.width - 12, World.height - 27), \.small, Palette.dim, anchor: .centerRight)
     }
 
     /// Where the now-playing item's artwork (or the no-artwork picture) sits in the HUD.
@@ -277,12 +316,15 @@ extension GravityWave {
         var pixels = [UInt8](repeating: 0, count: side * side * 4)
         func set(_ x: Int, _ y: Int, _ level: UInt8) {
             let i = (y * side + x) * 4
-            pixels[i] = level; pixels[i + 1] = level; pixels[i + 2] = UInt8(min(255, Int(level) + 24)); pixels[i + 3] = 255
+            pixels[i] = level; pixels[i + 1] = level; pixels[i + 2] = UInt8(min(255, Int(level) + 24));
+            pixels[i + 3] = 255
         }
         for y in 0..<side { for x in 0..<side { set(x, y, UInt8(58 + (x + y) / 3)) } }
         // A quaver: two note heads joined by a beam.
         for (cx, cy) in [(12, 26), (25, 23)] {
-            for y in 0..<side { for x in 0..<side where (x - cx) * (x - cx) * 2 + (y - cy) * (y - cy) * 3 <= 26 { set(x, y, 210) } }
+            for y in 0..<side {
+                for x in 0..<side where (x - cx) * (x - cx) * 2 + (y - cy) * (y - cy) * 3 <= 26 { set(x, y, 210) }
+            }
         }
         for y in 8...26 { set(15, y, 210); set(16, y, 210) }
         for y in 6...23 { set(28, y, 210); set(29, y, 210) }
@@ -310,7 +352,8 @@ extension GravityWave {
     private func drawMenu(_ canvas: Canvas) {
         let panel = Self.menuPanel
         drawPanel(canvas, panel, title: localized("Paused"))
-        let labels = [localized("Audio session"), localized("Music player"), localized("Repeat music")]
+        let labels =
+            [localized("Audio session"), localized("Music player"), localized("Repeat music")]
             + GameSettings.busNames.map(Self.busTitle) + [""]
         let rowY: [Double] = [150, 195, 240] + GameSettings.busNames.indices.map { 285 + Double($0) * 40 } + [468]
         canvas.fillRect(Rect(panel.x + 8, rowY[menuFocus] - 20, panel.width - 16, 40), Palette.focus)
@@ -320,15 +363,21 @@ extension GravityWave {
         for control in menuElements() {
             if case .setVolume(let bus, let gain) = control.action {
                 canvas.fillRect(control.rect, Palette.button)
-                canvas.fillRect(Rect(control.rect.x, control.rect.y, control.rect.width * Double(gain), control.rect.height), Palette.buttonSelected)
+                canvas.fillRect(
+                    Rect(control.rect.x, control.rect.y, control.rect.width * Double(gain), control.rect.height),
+                    Palette.buttonSelected)
                 canvas.strokeRect(control.rect, Palette.frame)
-                text(canvas, "\(Int((gain * 100).rounded()))%", Point(control.rect.maxX + 10, control.rect.center.y), \.small, anchor: .centerLeft)
+                text(
+                    canvas, "\(Int((gain * 100).rounded()))%", Point(control.rect.maxX + 10, control.rect.center.y),
+                    \.small, anchor: .centerLeft)
                 _ = bus
             } else {
                 drawButton(canvas, control, focused: control.row == menuFocus && control.selected)
             }
         }
-        text(canvas, localized("↑↓ choose · ←→ change · Esc resume"), Point(panel.center.x, panel.maxY - 22), \.small, Palette.dim, anchor: .center)
+        text(
+            canvas, localized("↑↓ choose · ←→ change · Esc resume"), Point(panel.center.x, panel.maxY - 22), \.small,
+            Palette.dim, anchor: .center)
     }
 
     private func drawPicker(_ canvas: Canvas) {
@@ -339,8 +388,10 @@ extension GravityWave {
         canvas.fillRect(filterBox, Color(0, 0, 0, 160))
         canvas.strokeRect(filterBox, Palette.frame)
         let caret = Int(world.time * 2 + Double(pickerCursor)) % 2 == 0 ? "_" : " "
-        text(canvas, picker.filterText.isEmpty ? localized("Type to filter") : picker.filterText + caret, Point(filterBox.x + 10, filterBox.center.y),
-             \.body, picker.filterText.isEmpty ? Palette.dim : Palette.text, anchor: .centerLeft)
+        text(
+            canvas, picker.filterText.isEmpty ? localized("Type to filter") : picker.filterText + caret,
+            Point(filterBox.x + 10, filterBox.center.y),
+            \.body, picker.filterText.isEmpty ? Palette.dim : Palette.text, anchor: .centerLeft)
         for control in pickerElements() {
             if case .pickerToggle = control.action {
                 if control.row == pickerCursor { canvas.fillRect(control.rect, Palette.focus) }
@@ -354,19 +405,26 @@ extension GravityWave {
         }
         // The A–Z index of what is shown.
         for (i, section) in picker.sections.prefix(27).enumerated() {
-            text(canvas, section.title, Point(panel.maxX - 40, 126 + Double(i) * 13.5), \.small, Palette.dim, anchor: .topCenter)
+            text(
+                canvas, section.title, Point(panel.maxX - 40, 126 + Double(i) * 13.5), \.small, Palette.dim,
+                anchor: .topCenter)
         }
         let status: String
         if scanInProgress {
             status = localized("Scanning your music folder…")
         } else if picker.shownItems.isEmpty {
-            status = !picker.filterText.isEmpty ? localized("Nothing matches")
+            status =
+                !picker.filterText.isEmpty
+                ? localized("Nothing matches")
                 : libraryProblem.map { localized("Music library: {1}", $0) } ?? localized("No music in the library")
         } else {
-            status = localized("{1} selected of {2} · Enter select · Tab done · Esc cancel", "\(picker.selectedItems.count)",
-                               "\(picker.shownItems.count)")
+            status = localized(
+                "{1} selected of {2} · Enter select · Tab done · Esc cancel", "\(picker.selectedItems.count)",
+                "\(picker.shownItems.count)")
         }
-        text(canvas, fitted(status, \.small, width: panel.width - 300), Point(panel.x + 20, panel.maxY - 32), \.small, Palette.dim, anchor: .centerLeft)
+        text(
+            canvas, fitted(status, \.small, width: panel.width - 300), Point(panel.x + 20, panel.maxY - 32), \.small,
+            Palette.dim, anchor: .centerLeft)
     }
 
     private func drawQueue(_ canvas: Canvas) {
@@ -376,10 +434,14 @@ extension GravityWave {
         for (i, row) in rows.prefix(14).enumerated() {
             let y = 110 + Double(i) * 26
             if row.isNowPlaying { canvas.fillRect(Rect(panel.x + 12, y - 2, panel.width - 24, 26), Palette.focus) }
-            text(canvas, (row.isNowPlaying ? "▶ " : "   ") + row.line, Point(panel.x + 24, y + 11), \.body, anchor: .centerLeft)
+            text(
+                canvas, (row.isNowPlaying ? "▶ " : "   ") + row.line, Point(panel.x + 24, y + 11), \.body,
+                anchor: .centerLeft)
         }
         if rows.count > 14 {
-            text(canvas, localized("and {1} more", "\(rows.count - 14)"), Point(panel.x + 24, 110 + 14 * 26 + 4), \.small, Palette.dim)
+            text(
+                canvas, localized("and {1} more", "\(rows.count - 14)"), Point(panel.x + 24, 110 + 14 * 26 + 4),
+                \.small, Palette.dim)
         }
         for control in queueElements() { drawButton(canvas, control) }
     }

@@ -16,7 +16,9 @@ public struct GameSettings: Sendable, Equatable {
     /// `$XDG_CONFIG_HOME/ambience/gravity-wave.conf`, falling back to `~/.config` when XDG_CONFIG_HOME is unset,
     /// empty or not absolute (as the XDG spec says).
     public static func defaultPath(environment: [String: String]) -> String {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return "\(config)/ambience/gravity-wave.conf" }
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return "\(config)/ambience/gravity-wave.conf"
+        }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
         return "\(home)/.config/ambience/gravity-wave.conf"
     }
@@ -28,7 +30,8 @@ public struct GameSettings: Sendable, Equatable {
         for line in text.split(separator: "\n") {
             let trimmed = line.trimmingWhitespace()
             guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
-            let key = trimmed[..<equals].trimmingWhitespace(), value = trimmed[trimmed.index(after: equals)...].trimmingWhitespace()
+            let key = trimmed[..<equals].trimmingWhitespace(),
+                value = trimmed[trimmed.index(after: equals)...].trimmingWhitespace()
             if key == "player", let choice = PlayerChoice(rawValue: String(value)) {
                 settings.player = choice
             } else if key == "repeat", value == "on" || value == "off" {
@@ -42,7 +45,10 @@ public struct GameSettings: Sendable, Equatable {
     }
 
     public var text: String {
-        var lines = ["# Gravity Wave settings (written by the game)", "player = \(player.rawValue)", "repeat = \(repeatMusic ? "on" : "off")"]
+        var lines = [
+            "# Gravity Wave settings (written by the game)", "player = \(player.rawValue)",
+            "repeat = \(repeatMusic ? "on" : "off")"
+        ]
         for bus in Self.busNames { lines.append("volume.\(bus) = \(Self.format(volumes[bus] ?? 1))") }
         return lines.joined(separator: "\n") + "\n"
     }

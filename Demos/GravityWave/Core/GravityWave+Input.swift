@@ -24,7 +24,8 @@ extension GravityWave {
         let right = heldKeys.contains(.right) || heldKeys.contains(.character("d"))
         let up = heldKeys.contains(.up) || heldKeys.contains(.character("w"))
         let down = heldKeys.contains(.down) || heldKeys.contains(.character("s"))
-        return ShipControls(turn: (right ? 1 : 0) - (left ? 1 : 0), thrust: up ? 1 : 0, brake: down, fire: heldKeys.contains(.space))
+        return ShipControls(
+            turn: (right ? 1 : 0) - (left ? 1 : 0), thrust: up ? 1 : 0, brake: down, fire: heldKeys.contains(.space))
     }
 
     func handlePlayingInput(_ event: HostEvent) {
@@ -35,7 +36,9 @@ extension GravityWave {
         case .keyDown(.character("x"), false): perform(.playAppSound)
         case .keyDown(.character("n"), false): perform(.nextTrack)
         case .mouseDown(let point, 1):
-            if let button = hudButtons().first(where: { $0.rect.contains(point) && $0.enabled }) { perform(button.action) }
+            if let button = hudButtons().first(where: { $0.rect.contains(point) && $0.enabled }) {
+                perform(button.action)
+            }
         default: break
         }
     }
@@ -67,9 +70,11 @@ extension GravityWave {
                 return
             }
         case .mouseMoved(let point):
-            guard let bus = draggingSlider, let slider = menuElements().first(where: {
-                if case .setVolume(bus, _) = $0.action { return true } else { return false }
-            }) else { return }
+            guard let bus = draggingSlider,
+                let slider = menuElements().first(where: {
+                    if case .setVolume(bus, _) = $0.action { return true } else { return false }
+                })
+            else { return }
             setVolume(bus, sliderValue(at: point, in: slider.rect))
         case .mouseUp: draggingSlider = nil
         default: break
@@ -111,14 +116,18 @@ extension GravityWave {
         case .keyDown(.pageUp, _): movePickerCursor(by: -Self.pickerRows)
         case .keyDown(.pageDown, _): movePickerCursor(by: Self.pickerRows)
         case .keyDown(.enter, false):
-            if picker.shownItems.indices.contains(pickerCursor) { perform(.pickerToggle(picker.shownItems[pickerCursor])) }
+            if picker.shownItems.indices.contains(pickerCursor) {
+                perform(.pickerToggle(picker.shownItems[pickerCursor]))
+            }
         case .keyDown(.tab, false): perform(.pickerDone)
         case .keyDown(.escape, false): perform(.pickerCancel)
         case .mouseWheel(let dy):
             pickerScroll = max(0, min(max(picker.shownItems.count - Self.pickerRows, 0), pickerScroll - dy * 3))
         case .mouseDown(let point, 1):
             for element in pickerElements() where element.rect.contains(point) {
-                if case .pickerToggle(let item) = element.action, let index = picker.shownItems.firstIndex(of: item) { pickerCursor = index }
+                if case .pickerToggle(let item) = element.action, let index = picker.shownItems.firstIndex(of: item) {
+                    pickerCursor = index
+                }
                 perform(element.action)
                 return
             }

@@ -107,7 +107,8 @@ public final class GravityWave {
         }
         settings = GameSettings.load(from: options.settingsPath)
         savedSettings = settings
-        soundtrack = MediaItemCollection(items: Self.musicFiles(in: "\(options.assets)/Music").map(MediaItem.init(path:)))
+        soundtrack = MediaItemCollection(
+            items: Self.musicFiles(in: "\(options.assets)/Music").map(MediaItem.init(path:)))
         applyVolumes()
 
         engine.session.setCategory(options.category)
@@ -122,7 +123,8 @@ public final class GravityWave {
         }
         // The UtopiaGL rule: music the user was already playing goes on, and the game's soundtrack stays off. In solo
         // ambient the game claims the output (the session paused the other players) and its soundtrack plays.
-        let userMusicPlaying = engine.session.otherMusicWasPlayingAtLaunch || engine.session.secondaryAudioShouldBeSilencedHint
+        let userMusicPlaying =
+            engine.session.otherMusicWasPlayingAtLaunch || engine.session.secondaryAudioShouldBeSilencedHint
         engine.musicPlayer.setQueue(with: soundtrack)
         if player !== engine.musicPlayer { player.beginGeneratingPlaybackNotifications() }
         if userMusicPlaying && options.category != .soloAmbient {
@@ -162,7 +164,8 @@ public final class GravityWave {
             let controls = pilot?.controls(for: world) ?? keyboardControls()
             for cue in world.step(dt: dt, controls: controls) { audio.play(cue) }
         }
-        audio.updateThrust(level: world.ship.thrustLevel, at: world.ship.position, audible: isSimulating && world.ship.isAlive)
+        audio.updateThrust(
+            level: world.ship.thrustLevel, at: world.ship.position, audible: isSimulating && world.ship.isAlive)
         if options.ambientVoices > 0 && updates % 30 == 1 { audio.keepAmbientVoices(options.ambientVoices) }
         if let scan, scan.isFinished {
             self.scan = nil
@@ -370,7 +373,8 @@ public final class GravityWave {
         let old = player
         settings.player = choice
         saveSettingsIfChanged()
-        statusMessage = choice == .system && engine.gameSystemMusicPlayer == nil
+        statusMessage =
+            choice == .system && engine.gameSystemMusicPlayer == nil
             ? localized("System player not available: using the game's player") : nil
         let new = player
         guard old !== new else { return }
@@ -475,7 +479,9 @@ public final class GravityWave {
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             let lower = name.lowercased()
-            if !name.hasPrefix("."), lower.hasSuffix(".ogg") || lower.hasSuffix(".mp3") || lower.hasSuffix(".wav") { names.append(name) }
+            if !name.hasPrefix("."), lower.hasSuffix(".ogg") || lower.hasSuffix(".mp3") || lower.hasSuffix(".wav") {
+                names.append(name)
+            }
         }
         return names.sorted().map { "\(folder)/\($0)" }
     }

@@ -55,11 +55,15 @@ public struct LaunchOptions: Sendable, Equatable {
             return next
         }
         func number(_ flag: String, _ text: String) throws(GameError) -> Double {
-            guard let n = Double(text), n.isFinite, n > 0 else { throw .usage("\(flag): '\(text)' is not a number above 0") }
+            guard let n = Double(text), n.isFinite, n > 0 else {
+                throw .usage("\(flag): '\(text)' is not a number above 0")
+            }
             return n
         }
         func count(_ flag: String, _ text: String, allowZero: Bool = false) throws(GameError) -> Int {
-            guard let n = Int(text), n > 0 || (allowZero && n == 0) else { throw .usage("\(flag): '\(text)' is not a whole number above 0") }
+            guard let n = Int(text), n > 0 || (allowZero && n == 0) else {
+                throw .usage("\(flag): '\(text)' is not a whole number above 0")
+            }
             return n
         }
         while let argument = rest.popFirst() {
@@ -93,15 +97,21 @@ public struct LaunchOptions: Sendable, Equatable {
             case "--volume":
                 let text = try value(argument)
                 let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, GameSettings.busNames.contains(parts[0]), let gain = Float(parts[1]), gain >= 0, gain <= 1 else {
-                    throw .usage("--volume: '\(text)' is not BUS=GAIN with BUS one of \(GameSettings.busNames.joined(separator: ", ")) and GAIN 0…1")
+                guard parts.count == 2, GameSettings.busNames.contains(parts[0]), let gain = Float(parts[1]), gain >= 0,
+                    gain <= 1
+                else {
+                    throw .usage(
+                        "--volume: '\(text)' is not BUS=GAIN with BUS one of \(GameSettings.busNames.joined(separator: ", ")) and GAIN 0…1"
+                    )
                 }
                 options.volumes[parts[0]] = gain
             default:
                 throw .usage("unknown argument '\(argument)'")
             }
         }
-        if options.realtime && options.record != nil { throw .usage("--record cannot go with --realtime (the audio goes to the device)") }
+        if options.realtime && options.record != nil {
+            throw .usage("--record cannot go with --realtime (the audio goes to the device)")
+        }
         return options
     }
 }
@@ -124,13 +134,16 @@ public struct ScriptStep: Sendable, Equatable {
         self.action = action
     }
 
-    static let keys: [String: Key] = ["escape": .escape, "enter": .enter, "tab": .tab, "space": .space, "up": .up, "down": .down,
-                                      "left": .left, "right": .right, "backspace": .backspace]
+    static let keys: [String: Key] = [
+        "escape": .escape, "enter": .enter, "tab": .tab, "space": .space, "up": .up, "down": .down,
+        "left": .left, "right": .right, "backspace": .backspace
+    ]
 
     /// `FRAME:key=x`, `FRAME:shot=OUT.png`, `FRAME:seek=38.5`, `FRAME:interrupt=begin`, `FRAME:route-change`.
     static func parse(_ text: String) throws(GameError) -> ScriptStep {
-        let bad = GameError.usage("--at: '\(text)' is not FRAME:key=NAME, FRAME:shot=OUT.png, FRAME:seek=SECONDS, "
-                                  + "FRAME:interrupt=begin|end or FRAME:route-change")
+        let bad = GameError.usage(
+            "--at: '\(text)' is not FRAME:key=NAME, FRAME:shot=OUT.png, FRAME:seek=SECONDS, "
+                + "FRAME:interrupt=begin|end or FRAME:route-change")
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let frame = Int(parts[0]), frame > 0 else { throw bad }
         let step = parts[1].split(separator: "=", maxSplits: 1).map(String.init)

@@ -11,8 +11,11 @@ public struct Pilot: Sendable {
         var controls = ShipControls()
 
         // Shoot the nearest mine when it is close, turning toward it.
-        if let mine = world.mines.min(by: { $0.position.distance(to: ship.position) < $1.position.distance(to: ship.position) }),
-           mine.position.distance(to: ship.position) < 190 {
+        if let mine = world.mines.min(by: {
+            $0.position.distance(to: ship.position) < $1.position.distance(to: ship.position)
+        }),
+            mine.position.distance(to: ship.position) < 190
+        {
             let lead = mine.position + mine.velocity * 0.2 - ship.position
             let error = Self.angleDifference(lead.angle, ship.angle)
             controls.turn = max(-1, min(1, error * 4))
@@ -23,7 +26,9 @@ public struct Pilot: Sendable {
 
         // Where to go: toward the nearest pickup at a cruising speed, away from any well core that is near.
         var desired = Vector.zero
-        if let pickup = world.pickups.min(by: { $0.position.distance(to: ship.position) < $1.position.distance(to: ship.position) }) {
+        if let pickup = world.pickups.min(by: {
+            $0.position.distance(to: ship.position) < $1.position.distance(to: ship.position)
+        }) {
             desired = (pickup.position - ship.position).normalized * 210
         }
         for well in world.wells {

@@ -45,9 +45,11 @@ public struct RunSummary: Sendable {
     public static let updateTargetMilliseconds = 0.2
 
     public var summaryLine: String {
-        let kinds = sfx.keys.sorted().filter { $0 != .thrust }.map { "\($0.rawValue) \(sfx[$0]!)" }.joined(separator: ", ")
+        let kinds = sfx.keys.sorted().filter { $0 != .thrust }.map { "\($0.rawValue) \(sfx[$0]!)" }.joined(
+            separator: ", ")
         let events = sessionEvents.isEmpty ? "none" : sessionEvents.map(Self.describe).joined(separator: ", ")
-        return "gravity-wave: \(Self.fixed(seconds, 1)) s \(mode) (\(frames) frames, seed \(seed)): \(oneShots) SFX (\(kinds.isEmpty ? "none" : kinds))"
+        return
+            "gravity-wave: \(Self.fixed(seconds, 1)) s \(mode) (\(frames) frames, seed \(seed)): \(oneShots) SFX (\(kinds.isEmpty ? "none" : kinds))"
             + "\(sfx[.thrust].map { " + thrust loop ×\($0)" } ?? ""), peak voices \(peakVoices), \(nowPlaying), "
             + "session events: \(events), engine.update() \(Self.fixed(update.averageMilliseconds, 4)) ms avg / "
             + "\(Self.fixed(update.maxMilliseconds, 3)) ms max per frame"
@@ -58,21 +60,31 @@ public struct RunSummary: Sendable {
         let kinds = sfx.keys.sorted().map { "\($0.rawValue) \(sfx[$0]!)" }.joined(separator: ", ")
         lines.append("  sfx        \(kinds.isEmpty ? "none" : kinds)")
         if !sfxLog.isEmpty {
-            let shown = sfxLog.prefix(40).map { "\(Self.fixed($0.time, 2)) \($0.kind.rawValue)" }.joined(separator: ", ")
+            let shown = sfxLog.prefix(40).map { "\(Self.fixed($0.time, 2)) \($0.kind.rawValue)" }.joined(
+                separator: ", ")
             lines.append("  timeline   \(shown)\(sfxLog.count > 40 ? ", …" : "") (seconds: when each one-shot starts)")
         }
-        lines.append("  voices     peak \(peakVoices)" + (ambientVoices > 0 ? " (with \(ambientVoices) ambient voices kept going)" : ""))
+        lines.append(
+            "  voices     peak \(peakVoices)"
+                + (ambientVoices > 0 ? " (with \(ambientVoices) ambient voices kept going)" : ""))
         lines.append("  music      \(nowPlaying) (\(playbackState.rawValue))")
         lines.append("  buttons    " + buttons.map { "[\($0)]" }.joined(separator: " "))
-        lines.append("  session    \(category.rawValue); \(sessionEvents.count) event\(sessionEvents.count == 1 ? "" : "s")"
-                     + (sessionEvents.isEmpty ? "" : ": " + sessionEvents.map(Self.describe).joined(separator: ", ")))
+        lines.append(
+            "  session    \(category.rawValue); \(sessionEvents.count) event\(sessionEvents.count == 1 ? "" : "s")"
+                + (sessionEvents.isEmpty ? "" : ": " + sessionEvents.map(Self.describe).joined(separator: ", ")))
         let verdict = update.averageMilliseconds <= Self.updateTargetMilliseconds ? "within" : "over"
-        lines.append("  pacing     engine.update() avg \(Self.fixed(update.averageMilliseconds, 4)) ms, max \(Self.fixed(update.maxMilliseconds, 3)) ms "
-                     + "over \(update.count) frames (\(verdict) the \(Self.updateTargetMilliseconds) ms target)"
-                     + (render.count > 0 ? "; offline render avg \(Self.fixed(render.averageMilliseconds, 3)) ms per frame" : ""))
+        lines.append(
+            "  pacing     engine.update() avg \(Self.fixed(update.averageMilliseconds, 4)) ms, max \(Self.fixed(update.maxMilliseconds, 3)) ms "
+                + "over \(update.count) frames (\(verdict) the \(Self.updateTargetMilliseconds) ms target)"
+                + (render.count > 0
+                    ? "; offline render avg \(Self.fixed(render.averageMilliseconds, 3)) ms per frame" : ""))
         lines.append("  game       score \(score), crashes \(deaths)")
         lines.append("  output     audio \(audioDriver)" + (videoDriver.map { ", video \($0)" } ?? ""))
-        if let recorded { lines.append("  recorded   \(recorded) (\(Self.fixed(Double(recordedFrames) / 48_000, 2)) s, 48000 Hz stereo 16-bit)") }
+        if let recorded {
+            lines.append(
+                "  recorded   \(recorded) (\(Self.fixed(Double(recordedFrames) / 48_000, 2)) s, 48000 Hz stereo 16-bit)"
+            )
+        }
         if let screenshot { lines.append("  screenshot \(screenshot)") }
         for shot in screenshots { lines.append("  screenshot \(shot)") }
         return lines.joined(separator: "\n")
@@ -95,6 +107,7 @@ public struct RunSummary: Sendable {
         for _ in 0..<digits { scale *= 10 }
         let scaled = Int((value * scale).rounded())
         let whole = scaled / Int(scale), fraction = String(scaled % Int(scale))
-        return digits == 0 ? "\(whole)" : "\(whole).\(String(repeating: "0", count: digits - fraction.count))\(fraction)"
+        return digits == 0
+            ? "\(whole)" : "\(whole).\(String(repeating: "0", count: digits - fraction.count))\(fraction)"
     }
 }

@@ -154,8 +154,10 @@ public struct World: Sendable {
         for i in 0..<3 {
             let a = Double(i) / 3 * 2 * Double.pi + random.double(in: -0.4...0.4)
             let r = random.double(in: 170...230)
-            wells.append(Well(position: Vector(centre.x + r * 1.45 * sin(a), centre.y - r * cos(a) * 0.95),
-                              mass: random.double(in: 520_000...700_000), coreRadius: 16))
+            wells.append(
+                Well(
+                    position: Vector(centre.x + r * 1.45 * sin(a), centre.y - r * cos(a) * 0.95),
+                    mass: random.double(in: 520_000...700_000), coreRadius: 16))
         }
         for _ in 0..<3 { pickups.append(Pickup(position: freeSpot(awayFrom: centre, distance: 120))) }
         for _ in 0..<4 { mines.append(newMine()) }
@@ -179,12 +181,17 @@ public struct World: Sendable {
             ship.position = wrap(ship.position + ship.velocity * dt)
             // The engine spools up and down over about a tenth of a second.
             ship.thrustLevel += (thrust - ship.thrustLevel) * min(1, dt * 12)
-            if ship.position.distance(to: previousShipPosition) > World.width / 2 { previousShipPosition = ship.position }
+            if ship.position.distance(to: previousShipPosition) > World.width / 2 {
+                previousShipPosition = ship.position
+            }
 
             if controls.fire && fireCooldown == 0 {
                 fireCooldown = World.laserCooldown
                 let nose = ship.position + Vector.heading(ship.angle) * (Ship.radius + 4)
-                bolts.append(Bolt(position: nose, velocity: ship.velocity + Vector.heading(ship.angle) * World.boltSpeed, life: 1.1))
+                bolts.append(
+                    Bolt(
+                        position: nose, velocity: ship.velocity + Vector.heading(ship.angle) * World.boltSpeed,
+                        life: 1.1))
                 cues.append(SoundCue(kind: .laser, position: nose, gain: 0.7))
             }
         } else {
@@ -228,11 +235,15 @@ public struct World: Sendable {
             bolts[i].velocity += gravity(at: bolts[i].position) * (0.5 * dt)
             bolts[i].position = wrap(bolts[i].position + bolts[i].velocity * dt)
             bolts[i].life -= dt
-            if wells.contains(where: { bolts[i].position.distance(to: $0.position) < $0.coreRadius }) { bolts[i].life = 0 }
+            if wells.contains(where: { bolts[i].position.distance(to: $0.position) < $0.coreRadius }) {
+                bolts[i].life = 0
+            }
         }
         var hitMines: [Int] = []
         for b in bolts.indices where bolts[b].life > 0 {
-            if let m = mines.indices.first(where: { !hitMines.contains($0) && bolts[b].position.distance(to: mines[$0].position) < mines[$0].radius + 3 }) {
+            if let m = mines.indices.first(where: {
+                !hitMines.contains($0) && bolts[b].position.distance(to: mines[$0].position) < mines[$0].radius + 3
+            }) {
                 hitMines.append(m)
                 bolts[b].life = 0
             }
@@ -241,7 +252,8 @@ public struct World: Sendable {
             let mine = mines.remove(at: m)
             score += 25
             burst(at: mine.position, count: 24, hue: 0.08)
-            cues.append(SoundCue(kind: .explosion, position: mine.position, gain: 0.8, pitch: Float(1.1 - mine.radius / 100)))
+            cues.append(
+                SoundCue(kind: .explosion, position: mine.position, gain: 0.8, pitch: Float(1.1 - mine.radius / 100)))
             mineRespawns.append(3)
         }
         bolts.removeAll { $0.life <= 0 }
@@ -271,7 +283,9 @@ public struct World: Sendable {
     private mutating func stepPickups(dt: Double, cues: inout [SoundCue]) {
         for i in pickups.indices { pickups[i].age += dt }
         guard ship.isAlive else { return }
-        if let got = pickups.firstIndex(where: { ship.position.distance(to: $0.position) < Pickup.radius + Ship.radius + 4 }) {
+        if let got = pickups.firstIndex(where: {
+            ship.position.distance(to: $0.position) < Pickup.radius + Ship.radius + 4
+        }) {
             let pickup = pickups[got]
             score += 10
             burst(at: pickup.position, count: 10, hue: 0.45)
@@ -298,16 +312,23 @@ public struct World: Sendable {
     private mutating func burst(at point: Vector, count: Int, hue: Double) {
         for _ in 0..<count {
             let a = random.double(in: 0...(2 * Double.pi)), speed = random.double(in: 40...220)
-            particles.append(Particle(position: point, velocity: Vector.heading(a) * speed, life: random.double(in: 0.4...1.0),
-                                      hue: hue + random.double(in: -0.04...0.04)))
+            particles.append(
+                Particle(
+                    position: point, velocity: Vector.heading(a) * speed, life: random.double(in: 0.4...1.0),
+                    hue: hue + random.double(in: -0.04...0.04)))
         }
     }
 
     private mutating func newMine() -> Mine {
         let edge = random.double(in: 0...1) < 0.5
-        let position = edge ? Vector(0, random.double(in: 60...(World.height - 60))) : Vector(random.double(in: 60...(World.width - 60)), 0)
+        let position =
+            edge
+            ? Vector(0, random.double(in: 60...(World.height - 60)))
+            : Vector(random.double(in: 60...(World.width - 60)), 0)
         let a = random.double(in: 0...(2 * Double.pi))
-        return Mine(position: position, velocity: Vector.heading(a) * random.double(in: 25...60), radius: random.double(in: 12...20), spin: 0)
+        return Mine(
+            position: position, velocity: Vector.heading(a) * random.double(in: 25...60),
+            radius: random.double(in: 12...20), spin: 0)
     }
 
     /// A random place clear of the wells and at least `distance` from `point`.

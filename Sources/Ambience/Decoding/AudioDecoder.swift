@@ -59,8 +59,10 @@ extension AudioInfo {
     package static let maximumFrames: Int64 = 1 << 40
 
     /// A header's sample rate and channel count as the engine's integers, or why they are refused.
-    static func checkedFormat(sampleRate: some BinaryInteger, channels: some BinaryInteger,
-                              path: String) throws(DecodingError) -> (sampleRate: Int, channels: Int) {
+    static func checkedFormat(
+        sampleRate: some BinaryInteger, channels: some BinaryInteger,
+        path: String
+    ) throws(DecodingError) -> (sampleRate: Int, channels: Int) {
         let channelCount: Int
         do {
             channelCount = try channels.checked(Int.self, in: 1...Int.max, "channels")
@@ -69,7 +71,8 @@ extension AudioInfo {
         }
         guard channelCount <= maximumChannels else { throw .tooManyChannels(path, channels: channelCount) }
         do {
-            let rate = try sampleRate.checked(Int.self, in: sampleRates.lowerBound...sampleRates.upperBound, "sample rate")
+            let rate = try sampleRate.checked(
+                Int.self, in: sampleRates.lowerBound...sampleRates.upperBound, "sample rate")
             return (rate, channelCount)
         } catch {
             throw .corrupt(path, reason: "sample rate \(sampleRate) Hz is out of range")

@@ -80,7 +80,8 @@ package enum AudioFile {
     static func isFLAC(_ path: String, _ header: [UInt8]) throws(DecodingError) -> Bool {
         if header.starts(with: Array("fLaC".utf8)) { return true }
         guard header.count >= 10, header.starts(with: Array("ID3".utf8)),
-              header[6..<10].allSatisfy({ $0 < 0x80 }) else { return false }
+            header[6..<10].allSatisfy({ $0 < 0x80 })
+        else { return false }
         // The tag's size: four 7-bit bytes, then 10 more for a footer when flag 0x10 says there is one.
         let size = header[6..<10].reduce(0) { $0 << 7 | Int($1) } + (header[5] & 0x10 != 0 ? 20 : 10)
         let file = try openRegularFile(path).file
@@ -141,8 +142,10 @@ public struct PCMBuffer: Sendable, Equatable {
     /// Reads a decoder to its end. The stream's decoded size is checked against `limit` (at most
     /// `AudioFile.maximumDecodedBytes`) before anything is decoded, and again as it decodes, so a stream that
     /// decodes to more than its header said still stops at the limit. `name` is how errors show the stream.
-    package init(decodingAllOf decoder: any AudioDecoder, limit: Int64 = AudioFile.maximumDecodedBytes,
-                name: String = "audio") throws(DecodingError) {
+    package init(
+        decodingAllOf decoder: any AudioDecoder, limit: Int64 = AudioFile.maximumDecodedBytes,
+        name: String = "audio"
+    ) throws(DecodingError) {
         let info = decoder.info
         let limit = min(max(limit, 0), AudioFile.maximumDecodedBytes)
         guard info.decodedBytes <= limit else { throw .tooLarge(name, bytes: info.decodedBytes, limit: limit) }

@@ -31,8 +31,10 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The path the error is about.
     public var path: String {
         switch self {
-        case .empty(let p), .unreadable(let p, _), .unsupportedFormat(let p), .corrupt(let p, _), .tooManyChannels(let p, _),
-             .tooLarge(let p, _, _): p
+        case .empty(let p), .unreadable(let p, _), .unsupportedFormat(let p), .corrupt(let p, _),
+            .tooManyChannels(let p, _),
+            .tooLarge(let p, _, _):
+            p
         }
     }
 

@@ -28,11 +28,11 @@ package struct EmbeddedPicture: Sendable, Equatable {
     static func parseFLACPictureBlock(_ block: [UInt8]) -> (picture: EmbeddedPicture, type: Int)? {
         var reader = ByteCursor(block)
         guard let type = reader.u32BE(),
-              let mimeLength = reader.u32BE(), let mime = reader.bytes(Int(mimeLength)),
-              let descriptionLength = reader.u32BE(), reader.skip(Int(descriptionLength)),
-              reader.skip(16),   // width, height, colour depth, indexed colour count
-              let dataLength = reader.u32BE(), dataLength > 0, Int(dataLength) <= maximumSize,
-              let data = reader.bytes(Int(dataLength))
+            let mimeLength = reader.u32BE(), let mime = reader.bytes(Int(mimeLength)),
+            let descriptionLength = reader.u32BE(), reader.skip(Int(descriptionLength)),
+            reader.skip(16),  // width, height, colour depth, indexed colour count
+            let dataLength = reader.u32BE(), dataLength > 0, Int(dataLength) <= maximumSize,
+            let data = reader.bytes(Int(dataLength))
         else { return nil }
         // The MIME type is printable ASCII by the FLAC specification; anything else is replaced, not trusted.
         var mimeType = String(decoding: mime, as: UTF8.self)
@@ -45,7 +45,9 @@ package struct EmbeddedPicture: Sendable, Equatable {
         if data.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return "image/png" }
         if data.starts(with: [0xFF, 0xD8, 0xFF]) { return "image/jpeg" }
         if data.starts(with: Array("GIF8".utf8)) { return "image/gif" }
-        if data.count >= 12 && data.starts(with: Array("RIFF".utf8)) && Array(data[8..<12]) == Array("WEBP".utf8) { return "image/webp" }
+        if data.count >= 12 && data.starts(with: Array("RIFF".utf8)) && Array(data[8..<12]) == Array("WEBP".utf8) {
+            return "image/webp"
+        }
         if data.starts(with: Array("BM".utf8)) { return "image/bmp" }
         return "application/octet-stream"
     }

@@ -25,7 +25,7 @@ final class FLACDecoder: AudioDecoder {
     init(path: String) throws(DecodingError) {
         let opened = try AudioFile.openRegularFile(path)
         guard let file = fdopen(opened.file.descriptor, "rb") else { throw .unreadable(path, errno: errno) }
-        _ = opened.file.release()   // the FILE* closes the descriptor from now on
+        _ = opened.file.release()  // the FILE* closes the descriptor from now on
         let stream = FLACStream(file: file, size: opened.size)
         guard let decoder = FLAC__stream_decoder_new() else {
             throw .corrupt(path, reason: "libFLAC could not allocate a decoder (out of memory)")
@@ -43,7 +43,7 @@ final class FLACDecoder: AudioDecoder {
         do throws(DecodingError) {
             info = try Self.readInfo(decoder, stream, path: path)
         } catch {
-            FLAC__stream_decoder_delete(decoder)   // finishes it; the FILE* is the stream's, closed in its deinit
+            FLAC__stream_decoder_delete(decoder)  // finishes it; the FILE* is the stream's, closed in its deinit
             throw error
         }
         // Nothing throws from here on: once every property is set, a throw would run deinit as well.
@@ -69,8 +69,9 @@ final class FLACDecoder: AudioDecoder {
         while written < wanted {
             if stream.pendingFrames > 0 {
                 let count = min(stream.pendingFrames, wanted - written)
-                (buffer + written * channels).update(from: stream.pending + stream.pendingStart * channels,
-                                                     count: count * channels)
+                (buffer + written * channels).update(
+                    from: stream.pending + stream.pendingStart * channels,
+                    count: count * channels)
                 stream.pendingStart += count
                 stream.pendingFrames -= count
                 stream.position += Int64(count)
@@ -107,8 +108,10 @@ final class FLACDecoder: AudioDecoder {
     /// Has libFLAC decode one more frame (or metadata block). libFLAC answers true even when it has aborted (a read
     /// error such as a disk pulled mid-read, a frame that changes the channel count) and then makes no progress ever
     /// again, so the decoder's state, not the answer, says whether it went on: any error state is thrown, every time.
-    private static func decodeOneFrame(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream,
-                                       path: String, at frame: Int64) throws(DecodingError) {
+    private static func decodeOneFrame(
+        _ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream,
+        path: String, at frame: Int64
+    ) throws(DecodingError) {
         let ok = FLAC__stream_decoder_process_single(decoder) != 0
         let state = FLAC__stream_decoder_get_state(decoder)
         if let problem = stream.problem {
@@ -124,8 +127,10 @@ final class FLACDecoder: AudioDecoder {
 
     /// `seek_absolute`, after which the frame libFLAC decoded during the seek starts exactly at `target`; a failed
     /// seek flushes the decoder so that it can seek again.
-    private static func seek(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, to target: Int64,
-                             path: String) throws(DecodingError) {
+    private static func seek(
+        _ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, to target: Int64,
+        path: String
+    ) throws(DecodingError) {
         let before = stream.position
         stream.pendingFrames = 0
         stream.pendingStart = 0
@@ -145,16 +150,23 @@ final class FLACDecoder: AudioDecoder {
 
     /// Rate, channels, bit depth and exact length from STREAMINFO, the tags, and the check that the last sample it
     /// claims is there.
-    private static func readInfo(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, path: String) throws(DecodingError) -> AudioInfo {
+    private static func readInfo(
+        _ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, path: String
+    ) throws(DecodingError) -> AudioInfo {
         guard FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0, stream.problem == nil,
-              let streamInfo = stream.streamInfo else {
+            let streamInfo = stream.streamInfo
+        else {
             if stream.size == 0 { throw .empty(path) }
             if FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_END_OF_STREAM {
                 throw .corrupt(path, reason: "truncated: the file ends inside its metadata blocks")
             }
-            throw .corrupt(path, reason: stream.problem ?? "no FLAC stream information (\(describe(FLAC__stream_decoder_get_state(decoder))))")
+            throw .corrupt(
+                path,
+                reason: stream.problem
+                    ?? "no FLAC stream information (\(describe(FLAC__stream_decoder_get_state(decoder))))")
         }
-        let format = try AudioInfo.checkedFormat(sampleRate: streamInfo.sampleRate, channels: streamInfo.channels, path: path)
+        let format = try AudioInfo.checkedFormat(
+            sampleRate: streamInfo.sampleRate, channels: streamInfo.channels, path: path)
         guard (4...32).contains(streamInfo.bitsPerSample) else {
             throw .corrupt(path, reason: "\(streamInfo.bitsPerSample) bits per sample")
         }
@@ -162,13 +174,16 @@ final class FLACDecoder: AudioDecoder {
         var frames = Int64(clamping: streamInfo.totalSamples)
         let (possible, overflow) = stream.size.multipliedReportingOverflow(by: maximumFramesPerByte)
         guard overflow || frames <= possible else {
-            throw .corrupt(path, reason: "claims \(frames) frames, more than its \(stream.size) bytes can hold (at most \(possible))")
+            throw .corrupt(
+                path,
+                reason: "claims \(frames) frames, more than its \(stream.size) bytes can hold (at most \(possible))")
         }
         if frames == 0 {
             frames = try countFrames(decoder, stream, path: path)
             // Frames number themselves: a claim too, held to the same bound.
             guard overflow || frames <= possible else {
-                throw .corrupt(path, reason: "its frames claim \(frames) samples, more than its \(stream.size) bytes can hold")
+                throw .corrupt(
+                    path, reason: "its frames claim \(frames) samples, more than its \(stream.size) bytes can hold")
             }
         } else if frames > 0 {
             // A file cut short decodes only part of what STREAMINFO claims: find out now, with one seek to its end.
@@ -176,8 +191,10 @@ final class FLACDecoder: AudioDecoder {
                 // libFLAC decodes the frame holding the target during the seek itself.
                 try seek(decoder, stream, to: frames - 1, path: path)
                 guard stream.pendingFrames >= 1 else {
-                    throw DecodingError.corrupt(path, reason: "truncated: its last frame (sample \(frames - 1) of the \(frames) "
-                        + "STREAMINFO claims) does not decode")
+                    throw DecodingError.corrupt(
+                        path,
+                        reason: "truncated: its last frame (sample \(frames - 1) of the \(frames) "
+                            + "STREAMINFO claims) does not decode")
                 }
             } catch {
                 if case .corrupt(_, let reason) = error, reason.hasPrefix("truncated") { throw error }
@@ -185,13 +202,16 @@ final class FLACDecoder: AudioDecoder {
             }
             try seek(decoder, stream, to: 0, path: path)
         }
-        return AudioInfo(format: .flac, sampleRate: format.sampleRate, channels: format.channels,
-                         frames: try AudioInfo.checkedLength(frames, path: path),
-                         tags: tags(stream))
+        return AudioInfo(
+            format: .flac, sampleRate: format.sampleRate, channels: format.channels,
+            frames: try AudioInfo.checkedLength(frames, path: path),
+            tags: tags(stream))
     }
 
     /// Decodes the whole stream once to count its samples, for a STREAMINFO that says 0 (unknown), then rewinds.
-    private static func countFrames(_ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, path: String) throws(DecodingError) -> Int64 {
+    private static func countFrames(
+        _ decoder: UnsafeMutablePointer<FLAC__StreamDecoder>, _ stream: FLACStream, path: String
+    ) throws(DecodingError) -> Int64 {
         stream.counting = true
         defer { stream.counting = false }
         while FLAC__stream_decoder_get_state(decoder) != FLAC__STREAM_DECODER_END_OF_STREAM {
@@ -202,8 +222,10 @@ final class FLACDecoder: AudioDecoder {
         }
         // Back to the start (libFLAC reads the metadata again, which the stream now ignores).
         stream.metadataDone = true
-        guard FLAC__stream_decoder_reset(decoder) != 0, FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0 else {
-            throw .corrupt(path, reason: "cannot return to the start: \(describe(FLAC__stream_decoder_get_state(decoder)))")
+        guard FLAC__stream_decoder_reset(decoder) != 0, FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0
+        else {
+            throw .corrupt(
+                path, reason: "cannot return to the start: \(describe(FLAC__stream_decoder_get_state(decoder)))")
         }
         stream.pendingFrames = 0
         stream.position = 0
@@ -288,7 +310,8 @@ private final class FLACStream {
         let got = fread(buffer, 1, bytes.pointee, stream.file)
         bytes.pointee = got
         if got > 0 { return FLAC__STREAM_DECODER_READ_STATUS_CONTINUE }
-        return ferror(stream.file) != 0 ? FLAC__STREAM_DECODER_READ_STATUS_ABORT : FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
+        return ferror(stream.file) != 0
+            ? FLAC__STREAM_DECODER_READ_STATUS_ABORT : FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
     }
 
     static let seek: FLAC__StreamDecoderSeekCallback = { _, offset, client in
@@ -324,7 +347,8 @@ private final class FLACStream {
         let header = frame.pointee.header
         let frames = Int(header.blocksize), channels = Int(header.channels), bits = Int(header.bits_per_sample)
         guard channels == stream.channels, (1...maximumBlockFrames).contains(frames), (1...32).contains(bits) else {
-            stream.problem = stream.problem ?? "a frame of \(channels) channels, \(frames) samples at \(bits) bits "
+            stream.problem =
+                stream.problem ?? "a frame of \(channels) channels, \(frames) samples at \(bits) bits "
                 + "in a stream of \(stream.channels) channels"
             return FLAC__STREAM_DECODER_WRITE_STATUS_ABORT
         }
@@ -355,8 +379,9 @@ private final class FLACStream {
         switch block.pointee.type {
         case FLAC__METADATA_TYPE_STREAMINFO:
             let info = data.stream_info
-            stream.streamInfo = StreamInfo(sampleRate: info.sample_rate, channels: info.channels,
-                                           bitsPerSample: info.bits_per_sample, totalSamples: info.total_samples)
+            stream.streamInfo = StreamInfo(
+                sampleRate: info.sample_rate, channels: info.channels,
+                bitsPerSample: info.bits_per_sample, totalSamples: info.total_samples)
         case FLAC__METADATA_TYPE_VORBIS_COMMENT:
             let comment = data.vorbis_comment
             guard let entries = comment.comments else { return }
@@ -370,13 +395,17 @@ private final class FLACStream {
             stream.pictureCount += 1
             let isFront = picture.type.rawValue == UInt32(EmbeddedPicture.frontCoverType)
             guard isFront ? stream.frontCover == nil : stream.firstPicture == nil,
-                  let bytes = picture.data, picture.data_length > 0,
-                  picture.data_length <= UInt32(EmbeddedPicture.maximumSize) else { return }
+                let bytes = picture.data, picture.data_length > 0,
+                picture.data_length <= UInt32(EmbeddedPicture.maximumSize)
+            else { return }
             let image = Array(UnsafeBufferPointer(start: bytes, count: Int(picture.data_length)))
             var mime = picture.mime_type.map { String(cString: $0) } ?? ""
             if !mime.contains("/") { mime = EmbeddedPicture.sniffMIMEType(image) }
-            if isFront { stream.frontCover = EmbeddedPicture(mimeType: mime, data: image) }
-            else { stream.firstPicture = EmbeddedPicture(mimeType: mime, data: image) }
+            if isFront {
+                stream.frontCover = EmbeddedPicture(mimeType: mime, data: image)
+            } else {
+                stream.firstPicture = EmbeddedPicture(mimeType: mime, data: image)
+            }
         default:
             return
         }
@@ -384,13 +413,14 @@ private final class FLACStream {
 
     static let error: FLAC__StreamDecoderErrorCallback = { _, status, client in
         guard let stream = of(client), stream.problem == nil else { return }
-        stream.problem = switch status {
-        case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: "lost sync (damaged or missing data)"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: "damaged frame header"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: "frame checksum mismatch"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: "unparseable FLAC stream"
-        case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_METADATA: "damaged metadata block"
-        default: "libFLAC error \(status.rawValue)"
-        }
+        stream.problem =
+            switch status {
+            case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: "lost sync (damaged or missing data)"
+            case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: "damaged frame header"
+            case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: "frame checksum mismatch"
+            case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: "unparseable FLAC stream"
+            case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_METADATA: "damaged metadata block"
+            default: "libFLAC error \(status.rawValue)"
+            }
     }
 }

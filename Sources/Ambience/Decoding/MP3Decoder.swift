@@ -13,8 +13,8 @@ final class MP3Decoder: AudioDecoder {
     let embeddedPicture: EmbeddedPicture?
     private(set) var position: Int64 = 0
     private let path: String
-    private let handle: OpaquePointer          // mpg123_handle *
-    private let file: FileDescriptor           // mpg123_close leaves a descriptor from mpg123_open_fd open
+    private let handle: OpaquePointer  // mpg123_handle *
+    private let file: FileDescriptor  // mpg123_close leaves a descriptor from mpg123_open_fd open
 
     /// `mpg123_init` once per process: a no-op since libmpg123 1.27 (API 46), kept for older libraries that need it.
     private static let libraryStatus: Int32 = mpg123_init()
@@ -73,8 +73,10 @@ final class MP3Decoder: AudioDecoder {
                 var rate = 0, count: Int32 = 0, encoding: Int32 = 0
                 mpg123_getformat(handle, &rate, &count, &encoding)
                 if rate != info.sampleRate || Int(count) != channels {
-                    throw .corrupt(path, reason: "format changes mid-stream at frame \(position + Int64(written)): "
-                        + "\(rate) Hz, \(count) channels after \(info.sampleRate) Hz, \(channels) channels")
+                    throw .corrupt(
+                        path,
+                        reason: "format changes mid-stream at frame \(position + Int64(written)): "
+                            + "\(rate) Hz, \(count) channels after \(info.sampleRate) Hz, \(channels) channels")
                 }
             default:
                 throw .corrupt(path, reason: "\(failure(status)) at frame \(position + Int64(written))")
@@ -97,7 +99,9 @@ final class MP3Decoder: AudioDecoder {
 
     /// Configures float output and gapless decoding, opens the stream, scans it for its exact length and copies
     /// the tags.
-    private static func open(_ handle: OpaquePointer, file: FileDescriptor, path: String) throws(DecodingError) -> (info: AudioInfo, picture: EmbeddedPicture?) {
+    private static func open(_ handle: OpaquePointer, file: FileDescriptor, path: String) throws(DecodingError) -> (
+        info: AudioInfo, picture: EmbeddedPicture?
+    ) {
         func check(_ status: Int32, _ what: String) throws(DecodingError) {
             guard status == MPG123_OK.rawValue else {
                 throw .corrupt(path, reason: "\(what): \(describe(handle, status))")
@@ -113,8 +117,10 @@ final class MP3Decoder: AudioDecoder {
         mpg123_rates(&rates, &rateCount)
         for index in 0..<rateCount {
             guard let rate = rates?[index] else { continue }
-            try check(mpg123_format(handle, rate, Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue),
-                                    Int32(MPG123_ENC_FLOAT_32.rawValue)), "cannot select float output at \(rate) Hz")
+            try check(
+                mpg123_format(
+                    handle, rate, Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue),
+                    Int32(MPG123_ENC_FLOAT_32.rawValue)), "cannot select float output at \(rate) Hz")
         }
         try check(mpg123_open_fd(handle, file.descriptor), "cannot open the stream")
 
@@ -123,7 +129,8 @@ final class MP3Decoder: AudioDecoder {
             try explainMissingFormat(handle, file: file, path: path)
         }
         guard encoding == Int32(MPG123_ENC_FLOAT_32.rawValue) else {
-            throw .corrupt(path, reason: "unexpected output format: \(rate) Hz, \(channels) channels, encoding \(encoding)")
+            throw .corrupt(
+                path, reason: "unexpected output format: \(rate) Hz, \(channels) channels, encoding \(encoding)")
         }
         let format = try AudioInfo.checkedFormat(sampleRate: rate, channels: channels, path: path)
         // The whole-file scan counts every MPEG frame; with the LAME header's delay and padding that makes the
@@ -133,16 +140,23 @@ final class MP3Decoder: AudioDecoder {
         guard length > 0 else { throw .corrupt(path, reason: "no MPEG audio frames") }
 
         let (tags, picture) = readTags(handle)
-        return (AudioInfo(format: .mp3, sampleRate: format.sampleRate, channels: format.channels,
-                          frames: try AudioInfo.checkedLength(Int64(length), path: path), tags: tags), picture)
+        return (
+            AudioInfo(
+                format: .mp3, sampleRate: format.sampleRate, channels: format.channels,
+                frames: try AudioInfo.checkedLength(Int64(length), path: path), tags: tags), picture
+        )
     }
 
     /// Why `mpg123_getformat` found nothing. libmpg123 reports a file that ends before any MPEG frame (for
     /// example one holding only an ID3 tag) as a reader error, so a reader error counts as a real one only when the
     /// file's last byte cannot be read either.
-    private static func explainMissingFormat(_ handle: OpaquePointer, file: FileDescriptor, path: String) throws(DecodingError) -> Never {
+    private static func explainMissingFormat(_ handle: OpaquePointer, file: FileDescriptor, path: String)
+        throws(DecodingError) -> Never
+    {
         let code = mpg123_errcode(handle)
-        if code == MPG123_ERR_READER.rawValue || code == MPG123_LSEEK_FAILED.rawValue || code == MPG123_BAD_FILE.rawValue {
+        if code == MPG123_ERR_READER.rawValue || code == MPG123_LSEEK_FAILED.rawValue
+            || code == MPG123_BAD_FILE.rawValue
+        {
             var byte: UInt8 = 0
             do throws(Errno) {
                 let size = Int64(try file.status().st_size)
@@ -160,15 +174,16 @@ final class MP3Decoder: AudioDecoder {
     /// mode: the tag is fed as if it began an MP3 stream, and parsed before any audio is looked for.
     static func id3v2Tags(_ tag: [UInt8]) -> (tags: AudioTags, picture: EmbeddedPicture?) {
         guard libraryStatus == MPG123_OK.rawValue, tag.starts(with: Array("ID3".utf8)),
-              let handle = mpg123_new(nil, nil) else { return (AudioTags(), nil) }
+            let handle = mpg123_new(nil, nil)
+        else { return (AudioTags(), nil) }
         defer {
             mpg123_close(handle)
             mpg123_delete(handle)
         }
         let flags = MPG123_PICTURE.rawValue | MPG123_QUIET.rawValue
         guard mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), Int(flags), 0) == MPG123_OK.rawValue,
-              mpg123_open_feed(handle) == MPG123_OK.rawValue,
-              tag.withUnsafeBufferPointer({ mpg123_feed(handle, $0.baseAddress, $0.count) }) == MPG123_OK.rawValue
+            mpg123_open_feed(handle) == MPG123_OK.rawValue,
+            tag.withUnsafeBufferPointer({ mpg123_feed(handle, $0.baseAddress, $0.count) }) == MPG123_OK.rawValue
         else { return (AudioTags(), nil) }
         // No audio follows, so this read only parses the tag and then asks for more input.
         var done = 0
@@ -203,7 +218,8 @@ final class MP3Decoder: AudioDecoder {
             // ReplayGain in `TXXX` frames, named by their description (foobar2000 and mp3gain write lower case).
             var loudness: [(key: String, value: String)] = []
             for index in 0..<id3.extras {
-                guard let field = id3.extra?[index], let key = text(field.description), let value = text(field.text) else { continue }
+                guard let field = id3.extra?[index], let key = text(field.description), let value = text(field.text)
+                else { continue }
                 loudness.append((key, value))
             }
             tags.loudness = LoudnessTags.measurement(from: loudness)
@@ -292,19 +308,29 @@ final class MP3Decoder: AudioDecoder {
     static let id3v1Genres: [String] = [
         "Blues", "Classic Rock", "Country", "Dance", "Disco", "Funk", "Grunge", "Hip-Hop", "Jazz", "Metal",
         "New Age", "Oldies", "Other", "Pop", "R&B", "Rap", "Reggae", "Rock", "Techno", "Industrial",
-        "Alternative", "Ska", "Death Metal", "Pranks", "Soundtrack", "Euro-Techno", "Ambient", "Trip-Hop", "Vocal", "Jazz+Funk",
+        "Alternative", "Ska", "Death Metal", "Pranks", "Soundtrack", "Euro-Techno", "Ambient", "Trip-Hop", "Vocal",
+        "Jazz+Funk",
         "Fusion", "Trance", "Classical", "Instrumental", "Acid", "House", "Game", "Sound Clip", "Gospel", "Noise",
-        "Alternative Rock", "Bass", "Soul", "Punk", "Space", "Meditative", "Instrumental Pop", "Instrumental Rock", "Ethnic", "Gothic",
-        "Darkwave", "Techno-Industrial", "Electronic", "Pop-Folk", "Eurodance", "Dream", "Southern Rock", "Comedy", "Cult", "Gangsta",
-        "Top 40", "Christian Rap", "Pop/Funk", "Jungle", "Native US", "Cabaret", "New Wave", "Psychedelic", "Rave", "Showtunes",
+        "Alternative Rock", "Bass", "Soul", "Punk", "Space", "Meditative", "Instrumental Pop", "Instrumental Rock",
+        "Ethnic", "Gothic",
+        "Darkwave", "Techno-Industrial", "Electronic", "Pop-Folk", "Eurodance", "Dream", "Southern Rock", "Comedy",
+        "Cult", "Gangsta",
+        "Top 40", "Christian Rap", "Pop/Funk", "Jungle", "Native US", "Cabaret", "New Wave", "Psychedelic", "Rave",
+        "Showtunes",
         "Trailer", "Lo-Fi", "Tribal", "Acid Punk", "Acid Jazz", "Polka", "Retro", "Musical", "Rock & Roll", "Hard Rock",
-        "Folk", "Folk-Rock", "National Folk", "Swing", "Fast Fusion", "Bebob", "Latin", "Revival", "Celtic", "Bluegrass",
-        "Avantgarde", "Gothic Rock", "Progressive Rock", "Psychedelic Rock", "Symphonic Rock", "Slow Rock", "Big Band", "Chorus", "Easy Listening", "Acoustic",
-        "Humour", "Speech", "Chanson", "Opera", "Chamber Music", "Sonata", "Symphony", "Booty Bass", "Primus", "Porn Groove",
-        "Satire", "Slow Jam", "Club", "Tango", "Samba", "Folklore", "Ballad", "Power Ballad", "Rhythmic Soul", "Freestyle",
-        "Duet", "Punk Rock", "Drum Solo", "A Cappella", "Euro-House", "Dance Hall", "Goa", "Drum & Bass", "Club-House", "Hardcore",
-        "Terror", "Indie", "BritPop", "Negerpunk", "Polsk Punk", "Beat", "Christian Gangsta", "Heavy Metal", "Black Metal", "Crossover",
-        "Contemporary Christian", "Christian Rock", "Merengue", "Salsa", "Thrash Metal", "Anime", "JPop", "SynthPop",
+        "Folk", "Folk-Rock", "National Folk", "Swing", "Fast Fusion", "Bebob", "Latin", "Revival", "Celtic",
+        "Bluegrass",
+        "Avantgarde", "Gothic Rock", "Progressive Rock", "Psychedelic Rock", "Symphonic Rock", "Slow Rock", "Big Band",
+        "Chorus", "Easy Listening", "Acoustic",
+        "Humour", "Speech", "Chanson", "Opera", "Chamber Music", "Sonata", "Symphony", "Booty Bass", "Primus",
+        "Porn Groove",
+        "Satire", "Slow Jam", "Club", "Tango", "Samba", "Folklore", "Ballad", "Power Ballad", "Rhythmic Soul",
+        "Freestyle",
+        "Duet", "Punk Rock", "Drum Solo", "A Cappella", "Euro-House", "Dance Hall", "Goa", "Drum & Bass", "Club-House",
+        "Hardcore",
+        "Terror", "Indie", "BritPop", "Negerpunk", "Polsk Punk", "Beat", "Christian Gangsta", "Heavy Metal",
+        "Black Metal", "Crossover",
+        "Contemporary Christian", "Christian Rock", "Merengue", "Salsa", "Thrash Metal", "Anime", "JPop", "SynthPop"
     ]
 
     // MARK: - Errors

@@ -17,7 +17,7 @@ final class MP4Decoder: AudioDecoder {
     private(set) var position: Int64 = 0
 
     private let path: String
-    private let file: FileDescriptor           // FFmpeg reads it through `Input`; closed after the decoder is gone
+    private let file: FileDescriptor  // FFmpeg reads it through `Input`; closed after the decoder is gone
     private let input: Input
     private let codec: UnsafeMutablePointer<AVCodecContext>
     private let packet: UnsafeMutablePointer<AVPacket>
@@ -84,14 +84,16 @@ final class MP4Decoder: AudioDecoder {
         let checked: (sampleRate: Int, channels: Int)
         let frames: Int64
         do throws(DecodingError) {
-            checked = try AudioInfo.checkedFormat(sampleRate: parameters.sample_rate,
-                                                  channels: parameters.ch_layout.nb_channels, path: path)
+            checked = try AudioInfo.checkedFormat(
+                sampleRate: parameters.sample_rate,
+                channels: parameters.ch_layout.nb_channels, path: path)
             guard timeBase.num > 0, timeBase.den > 0 else { throw .corrupt(path, reason: "track has no time base") }
             codec.pointee.pkt_timebase = timeBase
             try input.check(avcodec_parameters_to_context(codec, stream.pointee.codecpar), "cannot set up the decoder")
             try input.check(avcodec_open2(codec, decoder, nil), "cannot open the decoder")
-            frames = try Self.exactLength(input, stream: stream, file: file, size: size, sampleRate: checked.sampleRate,
-                                          path: path)
+            frames = try Self.exactLength(
+                input, stream: stream, file: file, size: size, sampleRate: checked.sampleRate,
+                path: path)
         } catch {
             release()
             throw error
@@ -108,11 +110,13 @@ final class MP4Decoder: AudioDecoder {
         self.frame = frame
         self.streamIndex = index
         self.timeBase = timeBase
-        self.firstTimestamp = avformat_index_get_entries_count(stream) > 0
+        self.firstTimestamp =
+            avformat_index_get_entries_count(stream) > 0
             ? min(avformat_index_get_entry(stream, 0)?.pointee.timestamp ?? 0, 0) : 0
         self.embeddedPicture = picture
-        self.info = AudioInfo(format: .mp4, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,
-                              tags: tags)
+        self.info = AudioInfo(
+            format: .mp4, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,
+            tags: tags)
     }
 
     deinit {
@@ -151,7 +155,9 @@ final class MP4Decoder: AudioDecoder {
         // One AAC frame of overlap (up to 2048 samples with SBR) must be decoded before the target sounds right.
         let preroll: Int64 = 4096
         // Near the start, the very first packet: it carries the encoder delay to skip, which a later one does not.
-        let start = target - preroll <= 0 ? firstTimestamp
+        let start =
+            target - preroll <= 0
+            ? firstTimestamp
             : av_rescale_q(target - preroll, AVRational(num: 1, den: Int32(info.sampleRate)), timeBase)
         input.startCall()
         let status = av_seek_frame(input.format, streamIndex, start, AVSEEK_FLAG_BACKWARD)
@@ -207,14 +213,17 @@ final class MP4Decoder: AudioDecoder {
     private func append(_ decoded: AVFrame) throws(DecodingError) {
         let channels = info.channels
         guard decoded.ch_layout.nb_channels == Int32(channels), decoded.sample_rate == Int32(info.sampleRate) else {
-            throw .corrupt(path, reason: "format changes mid-stream at frame \(position): \(decoded.sample_rate) Hz, "
-                + "\(decoded.ch_layout.nb_channels) channels after \(info.sampleRate) Hz, \(channels) channels")
+            throw .corrupt(
+                path,
+                reason: "format changes mid-stream at frame \(position): \(decoded.sample_rate) Hz, "
+                    + "\(decoded.ch_layout.nb_channels) channels after \(info.sampleRate) Hz, \(channels) channels")
         }
         let count = Int(max(decoded.nb_samples, 0))
         var start = decodedUpTo
         if decoded.best_effort_timestamp != Int64.min {
             // A timestamp is the file's claim: held within what a stream may be, so no sum with it can overflow.
-            let claimed = av_rescale_q(decoded.best_effort_timestamp, timeBase, AVRational(num: 1, den: Int32(info.sampleRate)))
+            let claimed = av_rescale_q(
+                decoded.best_effort_timestamp, timeBase, AVRational(num: 1, den: Int32(info.sampleRate)))
             start = min(max(claimed, -AudioInfo.maximumFrames), AudioInfo.maximumFrames)
         }
         decodedUpTo = start + Int64(count)
@@ -257,8 +266,10 @@ final class MP4Decoder: AudioDecoder {
 
     /// The exact frame count: iTunes' `iTunSMPB` says it outright; otherwise the media's full duration (read with
     /// the edit list ignored) less the encoder delay that the edit list skips (the first packet's timestamp before 0).
-    private static func exactLength(_ input: Input, stream: UnsafeMutablePointer<AVStream>, file: FileDescriptor,
-                                    size: Int64, sampleRate: Int, path: String) throws(DecodingError) -> Int64 {
+    private static func exactLength(
+        _ input: Input, stream: UnsafeMutablePointer<AVStream>, file: FileDescriptor,
+        size: Int64, sampleRate: Int, path: String
+    ) throws(DecodingError) -> Int64 {
         let perSample = AVRational(num: 1, den: Int32(sampleRate))
         if let smpb = av_dict_get(input.format.pointee.metadata, "iTunSMPB", nil, 0)?.pointee.value {
             let fields = String(cString: smpb).split(separator: " ").compactMap { UInt64($0, radix: 16) }
@@ -299,8 +310,11 @@ final class MP4Decoder: AudioDecoder {
         tags.trackNumber = value("track").flatMap(leadingNumber)
         tags.discNumber = value("disc").flatMap(leadingNumber)
         // `----:com.apple.iTunes:replaygain_track_gain` and its kin: FFmpeg names a freeform atom by its name.
-        let loudnessKeys = ["replaygain_track_gain", "replaygain_track_peak", "replaygain_album_gain", "replaygain_album_peak"]
-        tags.loudness = LoudnessTags.measurement(from: loudnessKeys.compactMap { key in value(key).map { (key: key, value: $0) } })
+        let loudnessKeys = [
+            "replaygain_track_gain", "replaygain_track_peak", "replaygain_album_gain", "replaygain_album_peak"
+        ]
+        tags.loudness = LoudnessTags.measurement(
+            from: loudnessKeys.compactMap { key in value(key).map { (key: key, value: $0) } })
         return tags
     }
 
@@ -308,9 +322,12 @@ final class MP4Decoder: AudioDecoder {
     private static func coverPicture(_ format: UnsafeMutablePointer<AVFormatContext>) -> EmbeddedPicture? {
         for index in 0..<Int(format.pointee.nb_streams) {
             guard let stream = format.pointee.streams[index],
-                  stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0 else { continue }
+                stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+            else { continue }
             let picture = stream.pointee.attached_pic
-            guard let data = picture.data, picture.size > 0, Int(picture.size) <= EmbeddedPicture.maximumSize else { continue }
+            guard let data = picture.data, picture.size > 0, Int(picture.size) <= EmbeddedPicture.maximumSize else {
+                continue
+            }
             let bytes = Array(UnsafeBufferPointer(start: data, count: Int(picture.size)))
             return EmbeddedPicture(mimeType: EmbeddedPicture.sniffMIMEType(bytes), data: bytes)
         }
@@ -341,13 +358,18 @@ extension MP4Decoder {
                 throw .corrupt(path, reason: "out of memory")
             }
             let opaque = Unmanaged.passUnretained(state).toOpaque()
-            guard let io = avio_alloc_context(buffer, Int32(Self.bufferSize), 0, opaque, { opaque, buffer, size in
-                guard let opaque, let buffer else { return Input.endOfFile }
-                return Unmanaged<IOState>.fromOpaque(opaque).takeUnretainedValue().read(buffer, Int(size))
-            }, nil, { opaque, offset, whence in
-                guard let opaque else { return -Int64(EINVAL) }
-                return Unmanaged<IOState>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence)
-            }) else {
+            guard
+                let io = avio_alloc_context(
+                    buffer, Int32(Self.bufferSize), 0, opaque,
+                    { opaque, buffer, size in
+                        guard let opaque, let buffer else { return Input.endOfFile }
+                        return Unmanaged<IOState>.fromOpaque(opaque).takeUnretainedValue().read(buffer, Int(size))
+                    }, nil,
+                    { opaque, offset, whence in
+                        guard let opaque else { return -Int64(EINVAL) }
+                        return Unmanaged<IOState>.fromOpaque(opaque).takeUnretainedValue().seek(offset, whence)
+                    })
+            else {
                 var buffer: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(buffer)
                 av_freep(&buffer)
                 throw .corrupt(path, reason: "out of memory")
@@ -358,10 +380,11 @@ extension MP4Decoder {
                 throw .corrupt(path, reason: "out of memory")
             }
             context.pointee.pb = io
-            context.pointee.interrupt_callback = AVIOInterruptCB(callback: { opaque in
-                guard let opaque else { return 1 }
-                return Unmanaged<IOState>.fromOpaque(opaque).takeUnretainedValue().pastDeadline ? 1 : 0
-            }, opaque: opaque)
+            context.pointee.interrupt_callback = AVIOInterruptCB(
+                callback: { opaque in
+                    guard let opaque else { return 1 }
+                    return Unmanaged<IOState>.fromOpaque(opaque).takeUnretainedValue().pastDeadline ? 1 : 0
+                }, opaque: opaque)
             var options: OpaquePointer?
             if ignoreEditList { av_dict_set(&options, "ignore_editlist", "1", 0) }
             state.startCall()
@@ -401,7 +424,9 @@ extension MP4Decoder {
 
         /// A read failure, naming a time-out or a failed read of the file for what it is.
         func describeRead(_ status: Int32) -> String {
-            if state.pastDeadline { return "reading took over \(MP4Decoder.timeLimit / 1_000_000_000) s and was stopped" }
+            if state.pastDeadline {
+                return "reading took over \(MP4Decoder.timeLimit / 1_000_000_000) s and was stopped"
+            }
             if state.readError != 0 { return "cannot read (\(String(cString: strerror(state.readError))))" }
             return Self.describe(status)
         }

@@ -36,8 +36,9 @@ final class OpusDecoder: AudioDecoder {
             fclose(stream)
             throw .unreadable(path, errno: code)
         }
-        var callbacks = OpusFileCallbacks(read: Self.readStream, seek: Self.seekStream, tell: Self.tellStream,
-                                          close: Self.closeStream)
+        var callbacks = OpusFileCallbacks(
+            read: Self.readStream, seek: Self.seekStream, tell: Self.tellStream,
+            close: Self.closeStream)
         var status: Int32 = 0
         guard let file = op_open_callbacks(stream, &callbacks, nil, 0, &status) else {
             // After a failed op_open_callbacks the stream is still ours.
@@ -110,14 +111,15 @@ final class OpusDecoder: AudioDecoder {
         var best: EmbeddedPicture?
         for index in 0..<Int(max(tags.pointee.comments, 0)) {
             guard let comment = tags.pointee.user_comments?[index],
-                  opus_tagncompare("METADATA_BLOCK_PICTURE", 22, comment) == 0,
-                  let length = tags.pointee.comment_lengths?[index], length <= longestBlockText
+                opus_tagncompare("METADATA_BLOCK_PICTURE", 22, comment) == 0,
+                let length = tags.pointee.comment_lengths?[index], length <= longestBlockText
             else { continue }
             var picture = OpusPictureTag()
             opus_picture_tag_init(&picture)
             defer { opus_picture_tag_clear(&picture) }
             guard opus_picture_tag_parse(&picture, comment) == 0, let data = picture.data,
-                  picture.data_length > 0, picture.data_length <= UInt32(EmbeddedPicture.maximumSize) else { continue }
+                picture.data_length > 0, picture.data_length <= UInt32(EmbeddedPicture.maximumSize)
+            else { continue }
             let bytes = Array(UnsafeBufferPointer(start: data, count: Int(picture.data_length)))
             var mime = picture.mime_type.map { String(cString: $0) } ?? ""
             if !mime.contains("/") { mime = EmbeddedPicture.sniffMIMEType(bytes) }
@@ -125,7 +127,8 @@ final class OpusDecoder: AudioDecoder {
             if picture.type == Int32(EmbeddedPicture.frontCoverType) { return found }
             if best == nil { best = found }
         }
-        return best ?? VorbisComments.picture(from: Self.comments(of: file).filter { $0.key != "METADATA_BLOCK_PICTURE" })
+        return best
+            ?? VorbisComments.picture(from: Self.comments(of: file).filter { $0.key != "METADATA_BLOCK_PICTURE" })
     }
 
     // MARK: - Opening
@@ -144,28 +147,35 @@ final class OpusDecoder: AudioDecoder {
         for link in 1..<max(links, 1) {
             let other = op_channel_count(file, link)
             if other != channels {
-                throw .corrupt(path, reason: "chained stream changes format: link \(link + 1) has \(other) channels; "
-                    + "link 1 has \(channels)")
+                throw .corrupt(
+                    path,
+                    reason: "chained stream changes format: link \(link + 1) has \(other) channels; "
+                        + "link 1 has \(channels)")
             }
         }
         let frames = op_pcm_total(file, -1)
-        guard frames >= 0 else { throw .corrupt(path, reason: "cannot determine length: \(describe(Int32(clamping: frames)))") }
+        guard frames >= 0 else {
+            throw .corrupt(path, reason: "cannot determine length: \(describe(Int32(clamping: frames)))")
+        }
         // The length comes from the last page's granule position: a claim, bounded by what the bytes can hold.
         let size = max(op_raw_total(file, -1), 0)
         let (possible, overflow) = size.multipliedReportingOverflow(by: maximumFramesPerByte)
         guard overflow || frames <= possible else {
-            throw .corrupt(path, reason: "claims \(frames) frames, more than its \(size) bytes can hold (at most \(possible))")
+            throw .corrupt(
+                path, reason: "claims \(frames) frames, more than its \(size) bytes can hold (at most \(possible))")
         }
-        return AudioInfo(format: .opus, sampleRate: format.sampleRate, channels: format.channels,
-                         frames: try AudioInfo.checkedLength(frames, path: path),
-                         tags: VorbisComments.tags(from: comments(of: file)))
+        return AudioInfo(
+            format: .opus, sampleRate: format.sampleRate, channels: format.channels,
+            frames: try AudioInfo.checkedLength(frames, path: path),
+            tags: VorbisComments.tags(from: comments(of: file)))
     }
 
     /// The first link's OpusTags as (upper-cased key, raw UTF-8 value) pairs, in file order.
     private static func comments(of file: OpaquePointer) -> [(key: String, value: [UInt8])] {
         guard let tags = op_tags(file, 0) else { return [] }
-        return VorbisComments.entries(tags.pointee.user_comments, lengths: tags.pointee.comment_lengths,
-                                      count: tags.pointee.comments)
+        return VorbisComments.entries(
+            tags.pointee.user_comments, lengths: tags.pointee.comment_lengths,
+            count: tags.pointee.comments)
     }
 
     // MARK: - The FILE* behind libopusfile

@@ -10,7 +10,9 @@ func leadingNumber(_ text: String) -> Int? {
 extension String {
     var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0.isWhitespace || $0 == "\0" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         return String(self[first...last])
     }
 

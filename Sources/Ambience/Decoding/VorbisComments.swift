@@ -9,13 +9,17 @@ enum VorbisComments {
     }
 
     /// The entries of a libvorbis/libopusfile comment list (`user_comments`, `comment_lengths`, `comments`).
-    static func entries(_ list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, lengths: UnsafeMutablePointer<Int32>?,
-                        count: Int32) -> [(key: String, value: [UInt8])] {
+    static func entries(
+        _ list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, lengths: UnsafeMutablePointer<Int32>?,
+        count: Int32
+    ) -> [(key: String, value: [UInt8])] {
         guard let list, let lengths else { return [] }
         var result: [(key: String, value: [UInt8])] = []
         for index in 0..<Int(max(count, 0)) {
             guard let text = list[index] else { continue }
-            if let parsed = entry(UnsafeRawBufferPointer(start: text, count: Int(max(lengths[index], 0)))) { result.append(parsed) }
+            if let parsed = entry(UnsafeRawBufferPointer(start: text, count: Int(max(lengths[index], 0)))) {
+                result.append(parsed)
+            }
         }
         return result
     }
@@ -54,7 +58,8 @@ enum VorbisComments {
             switch key {
             case "METADATA_BLOCK_PICTURE":
                 guard let block = VorbisDecoder.decodeBase64(value, limit: EmbeddedPicture.maximumSize + 64 * 1024),
-                      let parsed = EmbeddedPicture.parseFLACPictureBlock(block) else { continue }
+                    let parsed = EmbeddedPicture.parseFLACPictureBlock(block)
+                else { continue }
                 if parsed.type == EmbeddedPicture.frontCoverType { return parsed.picture }
                 if best == nil { best = parsed.picture }
             case "COVERART":

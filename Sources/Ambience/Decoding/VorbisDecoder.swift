@@ -40,7 +40,9 @@ final class VorbisDecoder: AudioDecoder {
             // libvorbisfile 1.3.7 leaves a chained file positioned at the start of its last link: rewind.
             if ov_pcm_tell(file) != 0 {
                 let rewound = ov_pcm_seek(file, 0)
-                guard rewound == 0 else { throw .corrupt(path, reason: "cannot seek to the start: \(Self.describe(rewound))") }
+                guard rewound == 0 else {
+                    throw .corrupt(path, reason: "cannot seek to the start: \(Self.describe(rewound))")
+                }
             }
         } catch {
             ov_clear(file)
@@ -83,7 +85,7 @@ final class VorbisDecoder: AudioDecoder {
                 let at = position
                 throw .corrupt(path, reason: "\(Self.describe(Int32(clamping: got))) at frame \(at)")
             }
-            let count = min(Int(got), wanted - written)   // libvorbisfile never returns more than asked; kept in bounds anyway
+            let count = min(Int(got), wanted - written)  // libvorbisfile never returns more than asked; kept in bounds anyway
             let out = buffer + written * channels
             for channel in 0..<channels {
                 guard let plane = planes[channel] else { continue }
@@ -126,7 +128,7 @@ final class VorbisDecoder: AudioDecoder {
         var page = ogg_page()
         let chunk = 64 * 1024
         var fileSize = 0
-        var offset = 0          // file offset of the next byte ogg_sync_pageseek will look at
+        var offset = 0  // file offset of the next byte ogg_sync_pageseek will look at
         var lastPageEndsStream = false
 
         while true {
@@ -143,16 +145,19 @@ final class VorbisDecoder: AudioDecoder {
 
             while true {
                 let step = ogg_sync_pageseek(&sync, &page)
-                if step == 0 { break }          // needs more bytes
+                if step == 0 { break }  // needs more bytes
                 if step < 0 {
                     // The skipped bytes start where the sync layer stood; they are still in its buffer.
                     let start = Int(sync.returned) + step
                     let capture = Array("OggS".utf8)
-                    let hasCapture = start + 4 <= Int(sync.fill)
+                    let hasCapture =
+                        start + 4 <= Int(sync.fill)
                         && (0..<4).allSatisfy { sync.data[start + $0] == capture[$0] }
-                    throw .corrupt(path, reason: hasCapture
-                        ? "page checksum mismatch at byte \(offset)"
-                        : "damaged Ogg page or garbage at byte \(offset) (no page capture pattern)")
+                    throw .corrupt(
+                        path,
+                        reason: hasCapture
+                            ? "page checksum mismatch at byte \(offset)"
+                            : "damaged Ogg page or garbage at byte \(offset) (no page capture pattern)")
                 }
                 offset += step
                 lastPageEndsStream = ogg_page_eos(&page) != 0
@@ -170,7 +175,9 @@ final class VorbisDecoder: AudioDecoder {
 
     /// Rate, channels, exact length and tags. Chained streams are accepted only when every link has the first
     /// link's rate and channel count, since a decoder's output format is fixed.
-    private static func readInfo(of file: UnsafeMutablePointer<OggVorbis_File>, path: String) throws(DecodingError) -> AudioInfo {
+    private static func readInfo(of file: UnsafeMutablePointer<OggVorbis_File>, path: String) throws(DecodingError)
+        -> AudioInfo
+    {
         guard ov_seekable(file) != 0 else { throw .corrupt(path, reason: "stream is not seekable") }
         guard let first = ov_info(file, 0) else { throw .corrupt(path, reason: "no Vorbis stream information") }
         let rate = first.pointee.rate, channels = first.pointee.channels
@@ -179,21 +186,29 @@ final class VorbisDecoder: AudioDecoder {
         for link in 1..<max(links, 1) {
             guard let other = ov_info(file, Int32(clamping: link)) else { continue }
             if other.pointee.rate != rate || other.pointee.channels != channels {
-                throw .corrupt(path, reason: "chained stream changes format: link \(link + 1) is "
-                    + "\(other.pointee.rate) Hz, \(other.pointee.channels) channels; link 1 is \(rate) Hz, \(channels) channels")
+                throw .corrupt(
+                    path,
+                    reason: "chained stream changes format: link \(link + 1) is "
+                        + "\(other.pointee.rate) Hz, \(other.pointee.channels) channels; link 1 is \(rate) Hz, \(channels) channels"
+                )
             }
         }
         let frames = ov_pcm_total(file, -1)
-        guard frames >= 0 else { throw .corrupt(path, reason: "cannot determine length: \(describe(Int32(clamping: frames)))") }
+        guard frames >= 0 else {
+            throw .corrupt(path, reason: "cannot determine length: \(describe(Int32(clamping: frames)))")
+        }
         // The length comes from the last page's granule position: a claim. One Vorbis packet takes at least a byte
         // and gives at most half the largest block (4096 frames), so a file cannot hold more than that per byte.
         let size = Int64(max(ov_raw_total(file, -1), 0))
         let (possible, overflow) = size.multipliedReportingOverflow(by: maximumFramesPerByte)
         guard overflow || frames <= possible else {
-            throw .corrupt(path, reason: "claims \(frames) frames, more than its \(size) bytes can hold (at most \(possible))")
+            throw .corrupt(
+                path, reason: "claims \(frames) frames, more than its \(size) bytes can hold (at most \(possible))")
         }
-        return AudioInfo(format: .ogg, sampleRate: format.sampleRate, channels: format.channels,
-                         frames: try AudioInfo.checkedLength(frames, path: path), tags: VorbisComments.tags(from: comments(of: file, link: 0)))
+        return AudioInfo(
+            format: .ogg, sampleRate: format.sampleRate, channels: format.channels,
+            frames: try AudioInfo.checkedLength(frames, path: path),
+            tags: VorbisComments.tags(from: comments(of: file, link: 0)))
     }
 
     // MARK: - Comments
@@ -203,10 +218,13 @@ final class VorbisDecoder: AudioDecoder {
         Self.comments(of: file, link: link)
     }
 
-    private static func comments(of file: UnsafeMutablePointer<OggVorbis_File>, link: Int32) -> [(key: String, value: [UInt8])] {
+    private static func comments(of file: UnsafeMutablePointer<OggVorbis_File>, link: Int32) -> [(
+        key: String, value: [UInt8]
+    )] {
         guard let comment = ov_comment(file, link) else { return [] }
-        return VorbisComments.entries(comment.pointee.user_comments, lengths: comment.pointee.comment_lengths,
-                                      count: comment.pointee.comments)
+        return VorbisComments.entries(
+            comment.pointee.user_comments, lengths: comment.pointee.comment_lengths,
+            count: comment.pointee.comments)
     }
 
     /// Standard base64 (padding optional, no whitespace), or nil when malformed or when it would decode to more
@@ -272,12 +290,14 @@ package enum OggPageChecksum {
         guard page.lowerBound >= 0, page.upperBound <= bytes.count, page.count >= 27 else { return false }
         let headerLength = 27 + Int(bytes[page.lowerBound + 26])
         guard headerLength <= page.count,
-              bytes[(page.lowerBound + 27)..<(page.lowerBound + headerLength)].reduce(0, { $0 + Int($1) })
-                == page.count - headerLength else { return false }
+            bytes[(page.lowerBound + 27)..<(page.lowerBound + headerLength)].reduce(0, { $0 + Int($1) })
+                == page.count - headerLength
+        else { return false }
         bytes.withUnsafeMutableBufferPointer { storage in
             let start = storage.baseAddress! + page.lowerBound
-            var view = ogg_page(header: start, header_len: headerLength, body: start + headerLength,
-                                body_len: page.count - headerLength)
+            var view = ogg_page(
+                header: start, header_len: headerLength, body: start + headerLength,
+                body_len: page.count - headerLength)
             ogg_page_checksum_set(&view)
         }
         return true

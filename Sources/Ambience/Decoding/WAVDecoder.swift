@@ -15,8 +15,8 @@ final class WAVDecoder: AudioDecoder {
     private(set) var position: Int64 = 0
 
     private let path: String
-    private let file: FileDescriptor           // sf_close leaves a descriptor from sf_open_fd(close_desc: 0) open
-    private let sound: OpaquePointer           // SNDFILE *
+    private let file: FileDescriptor  // sf_close leaves a descriptor from sf_open_fd(close_desc: 0) open
+    private let sound: OpaquePointer  // SNDFILE *
 
     /// The largest `id3 ` chunk read: a cover at `EmbeddedPicture.maximumSize` plus room for the text frames.
     static let maximumID3Bytes = EmbeddedPicture.maximumSize + (1 << 20)
@@ -30,7 +30,8 @@ final class WAVDecoder: AudioDecoder {
         let attempt = Self.openLock.withLock { _ -> OpenAttempt in
             var format = SF_INFO()
             guard let sound = sf_open_fd(descriptor, Int32(SFM_READ), &format, 0) else {
-                return OpenAttempt(sound: nil, format: format, code: sf_error(nil), message: String(cString: sf_strerror(nil)))
+                return OpenAttempt(
+                    sound: nil, format: format, code: sf_error(nil), message: String(cString: sf_strerror(nil)))
             }
             return OpenAttempt(sound: sound, format: format, code: 0, message: "")
         }
@@ -62,8 +63,10 @@ final class WAVDecoder: AudioDecoder {
         guard got > 0 else {
             // libsndfile counted these frames when it opened the file: the file shrank or a block is unreadable.
             let detail = String(cString: sf_strerror(sound))
-            throw .corrupt(path, reason: "cut short while being read: it ends at frame \(position) of \(info.frames)"
-                + (sf_error(sound) == 0 ? "" : " (\(detail))"))
+            throw .corrupt(
+                path,
+                reason: "cut short while being read: it ends at frame \(position) of \(info.frames)"
+                    + (sf_error(sound) == 0 ? "" : " (\(detail))"))
         }
         // Float files carry any value: the engine's samples are finite and within [-1, 1].
         for index in 0..<(got * info.channels) {
@@ -88,7 +91,7 @@ final class WAVDecoder: AudioDecoder {
     private static let openLock = Lock(())
 
     /// What one `sf_open_fd` gave: the handle, or libsndfile's error code and message.
-    private struct OpenAttempt: @unchecked Sendable {   // the handle is handed from the lock to this thread only
+    private struct OpenAttempt: @unchecked Sendable {  // the handle is handed from the lock to this thread only
         var sound: OpaquePointer?
         var format: SF_INFO
         var code: Int32
@@ -115,8 +118,10 @@ final class WAVDecoder: AudioDecoder {
         }
     }
 
-    private static func readInfo(_ sound: OpaquePointer, format: SF_INFO,
-                                 path: String) throws(DecodingError) -> (info: AudioInfo, picture: EmbeddedPicture?) {
+    private static func readInfo(
+        _ sound: OpaquePointer, format: SF_INFO,
+        path: String
+    ) throws(DecodingError) -> (info: AudioInfo, picture: EmbeddedPicture?) {
         let container = format.format & Int32(SF_FORMAT_TYPEMASK)
         let wave = [SF_FORMAT_WAV, SF_FORMAT_RF64, SF_FORMAT_WAVEX].map { Int32($0) }
         // sf_open_fd reads AIFF, AU, CAF and more; this decoder is only asked about files that said RIFF/RF64 WAVE.
@@ -128,7 +133,9 @@ final class WAVDecoder: AudioDecoder {
         // have up to a block of silence in it.
         let codec = format.format & Int32(SF_FORMAT_SUBMASK)
         if [SF_FORMAT_MS_ADPCM, SF_FORMAT_IMA_ADPCM].map({ Int32($0) }).contains(codec),
-           let fact = chunk(sound, id: "fact", limit: 64), let encoded = fact.u32LE(0), encoded > 0, Int64(encoded) < frames {
+            let fact = chunk(sound, id: "fact", limit: 64), let encoded = fact.u32LE(0), encoded > 0,
+            Int64(encoded) < frames
+        {
             frames = Int64(encoded)
         }
         // Normalised float (libsndfile's default, asked for explicitly): integer PCM lands in [-1, 1).
@@ -141,7 +148,9 @@ final class WAVDecoder: AudioDecoder {
         tags.genre = string(sound, Int32(SF_STR_GENRE))
         tags.trackNumber = string(sound, Int32(SF_STR_TRACKNUMBER)).flatMap(leadingNumber)
         var picture: EmbeddedPicture?
-        if let id3 = chunk(sound, id: "id3 ", limit: maximumID3Bytes) ?? chunk(sound, id: "ID3 ", limit: maximumID3Bytes) {
+        if let id3 = chunk(sound, id: "id3 ", limit: maximumID3Bytes)
+            ?? chunk(sound, id: "ID3 ", limit: maximumID3Bytes)
+        {
             let found = MP3Decoder.id3v2Tags(id3)
             // ID3v2 is the richer tag: it wins where both have a field, LIST/INFO fills the rest.
             tags.title = found.tags.title ?? tags.title
@@ -156,16 +165,19 @@ final class WAVDecoder: AudioDecoder {
             tags.loudness = found.tags.loudness
             picture = found.picture
         }
-        let info = AudioInfo(format: .wav, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,
-                             tags: tags, warnings: warnings(sound))
+        let info = AudioInfo(
+            format: .wav, sampleRate: checked.sampleRate, channels: checked.channels, frames: frames,
+            tags: tags, warnings: warnings(sound))
         return (info, picture)
     }
 
     /// A LIST/INFO string (libsndfile gives UTF-8 or Latin-1 bytes as written), trimmed; nil when empty.
     private static func string(_ sound: OpaquePointer, _ type: Int32) -> String? {
         guard let text = sf_get_string(sound, type) else { return nil }
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
-        let decoded = String(validating: bytes, as: UTF8.self)
+        let bytes = UnsafeBufferPointer(
+            start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
+        let decoded =
+            String(validating: bytes, as: UTF8.self)
             ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         return decoded.trimmingSpaces.nonEmpty
     }
@@ -181,7 +193,8 @@ final class WAVDecoder: AudioDecoder {
         guard let iterator = sf_get_chunk_iterator(sound, &wanted) else { return nil }
         var found = SF_CHUNK_INFO()
         guard sf_get_chunk_size(iterator, &found) == 0, found.datalen > 0,
-              Int(found.datalen) <= limit else { return nil }
+            Int(found.datalen) <= limit
+        else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(found.datalen))
         let status = bytes.withUnsafeMutableBytes { storage -> Int32 in
             found.data = storage.baseAddress
@@ -195,7 +208,8 @@ final class WAVDecoder: AudioDecoder {
     private static func warnings(_ sound: OpaquePointer) -> [String] {
         var log = [CChar](repeating: 0, count: 16 * 1024)
         let length = Int(sf_command(sound, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count)))
-        let text = String(decoding: log.prefix(max(0, min(length, log.count))).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = String(
+            decoding: log.prefix(max(0, min(length, log.count))).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var warnings: [String] = []
         for line in text.split(separator: "\n") where line.hasPrefix("data : ") && line.contains("(should be ") {
             let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int64($0) }

@@ -50,26 +50,35 @@ final class DBusConnection: @unchecked Sendable {
         then: { $0.dbus_threads_init_default() != 0 ? nil : "libdbus could not set up its thread locks" })
 
     /// The table, or `libraryUnavailable` saying why there is none.
-    private static func loadedLibrary(for what: String, from library: OptionalLibrary<LibDBus> = library) throws(DesktopError) -> LibDBus {
-        do throws(SharedLibraryError) { return try library.functions() } catch { throw .libraryUnavailable("\(what): \(error)") }
+    private static func loadedLibrary(for what: String, from library: OptionalLibrary<LibDBus> = library)
+        throws(DesktopError) -> LibDBus
+    {
+        do throws(SharedLibraryError) { return try library.functions() } catch {
+            throw .libraryUnavailable("\(what): \(error)")
+        }
     }
 
     /// Connects to the bus at `address` and registers (`Hello`), all within `timeout`.
     /// Throws `busUnavailable` when the address is missing, is an `autolaunch:` address, or nothing answers there,
     /// and `libraryUnavailable` when `library` (libdbus-1) could not be loaded.
-    init(address: String?, timeout: Duration = DesktopBus.defaultTimeout,
-         library: OptionalLibrary<LibDBus> = DBusConnection.library) throws(DesktopError) {
+    init(
+        address: String?, timeout: Duration = DesktopBus.defaultTimeout,
+        library: OptionalLibrary<LibDBus> = DBusConnection.library
+    ) throws(DesktopError) {
         let libdbus = try DBusConnection.loadedLibrary(for: address ?? "the session bus", from: library)
         guard let address, !address.isEmpty else { throw .busUnavailable("DBUS_SESSION_BUS_ADDRESS is not set") }
-        guard !address.hasPrefix("autolaunch:") else { throw .busUnavailable("\(address): autolaunch addresses are not used") }
+        guard !address.hasPrefix("autolaunch:") else {
+            throw .busUnavailable("\(address): autolaunch addresses are not used")
+        }
         let deadline = ContinuousClock.now + timeout
         let raw = try DBusConnection.open(address, within: timeout, libdbus)
         libdbus.dbus_connection_set_exit_on_disconnect(raw, 0)
         let name: String
         do throws(DesktopError) {
             let left = max(deadline - .now, .milliseconds(1))
-            let reply = try libdbus.call(on: raw, destination: DBusConnection.daemon, path: DBusConnection.daemonPath,
-                                         interface: DBusConnection.daemon, member: "Hello", arguments: [], timeout: left)
+            let reply = try libdbus.call(
+                on: raw, destination: DBusConnection.daemon, path: DBusConnection.daemonPath,
+                interface: DBusConnection.daemon, member: "Hello", arguments: [], timeout: left)
             guard let unique = reply.first?.string else { throw .unexpectedReply("Hello", reply) }
             name = unique
         } catch {
@@ -122,21 +131,27 @@ final class DBusConnection: @unchecked Sendable {
     // MARK: Calls
 
     /// Calls a method and waits for its reply, at most `timeout`. Returns the reply's arguments.
-    func call(destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = [],
-              timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) -> [DBusValue] {
+    func call(
+        destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = [],
+        timeout: Duration = DesktopBus.defaultTimeout
+    ) throws(DesktopError) -> [DBusValue] {
         let reply = try lock.withLock { _ throws(DesktopError) -> [DBusValue] in
             guard let connection else { throw .busClosed }
-            return try libdbus.call(on: connection, destination: destination, path: path, interface: interface,
-                                    member: member, arguments: arguments, timeout: timeout)
+            return try libdbus.call(
+                on: connection, destination: destination, path: path, interface: interface,
+                member: member, arguments: arguments, timeout: timeout)
         }
         wakeIfMessagesQueued()
         return reply
     }
 
     /// Sends a method call flagged no-reply-expected and returns at once.
-    func send(destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = []) throws(DesktopError) {
-        let message = try libdbus.makeMethodCall(destination: destination, path: path, interface: interface,
-                                                        member: member, arguments: arguments)
+    func send(destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = [])
+        throws(DesktopError)
+    {
+        let message = try libdbus.makeMethodCall(
+            destination: destination, path: path, interface: interface,
+            member: member, arguments: arguments)
         defer { libdbus.dbus_message_unref(message) }
         libdbus.dbus_message_set_no_reply(message, 1)
         try enqueue(message)
@@ -145,7 +160,9 @@ final class DBusConnection: @unchecked Sendable {
     /// Broadcasts a signal.
     func emitSignal(path: String, interface: String, member: String, arguments: [DBusValue] = []) throws(DesktopError) {
         try libdbus.check(path: path, interface: interface, member: member)
-        guard let message = libdbus.dbus_message_new_signal(path, interface, member) else { throw .notValidOnDBus("signal \(interface).\(member)") }
+        guard let message = libdbus.dbus_message_new_signal(path, interface, member) else {
+            throw .notValidOnDBus("signal \(interface).\(member)")
+        }
         defer { libdbus.dbus_message_unref(message) }
         try libdbus.append(arguments, to: message)
         try enqueue(message)
@@ -154,7 +171,9 @@ final class DBusConnection: @unchecked Sendable {
     /// Answers a method call that `receive` delivered. Does nothing when the caller wants no reply.
     func reply(to call: DBusMessage, with values: [DBusValue] = []) throws(DesktopError) {
         guard call.kind == .methodCall, call.expectsReply else { return }
-        guard let message = libdbus.dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN) else { throw .notValidOnDBus("reply") }
+        guard let message = libdbus.dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN) else {
+            throw .notValidOnDBus("reply")
+        }
         defer { libdbus.dbus_message_unref(message) }
         try libdbus.address(message, asReplyTo: call)
         try libdbus.append(values, to: message)
@@ -165,7 +184,9 @@ final class DBusConnection: @unchecked Sendable {
     func replyError(to call: DBusMessage, name: String, message text: String) throws(DesktopError) {
         guard call.kind == .methodCall, call.expectsReply else { return }
         guard libdbus.dbus_validate_error_name(name, nil) != 0 else { throw .notValidOnDBus("error name \(name)") }
-        guard let message = libdbus.dbus_message_new(DBUS_MESSAGE_TYPE_ERROR) else { throw .notValidOnDBus("error reply") }
+        guard let message = libdbus.dbus_message_new(DBUS_MESSAGE_TYPE_ERROR) else {
+            throw .notValidOnDBus("error reply")
+        }
         defer { libdbus.dbus_message_unref(message) }
         _ = libdbus.dbus_message_set_error_name(message, name)
         try libdbus.address(message, asReplyTo: call)
@@ -182,8 +203,11 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Takes a well-known name, without queueing for it. Returns false when another connection owns it.
     func requestName(_ name: String, timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) -> Bool {
-        guard libdbus.dbus_validate_bus_name(name, nil) != 0, !name.hasPrefix(":") else { throw .notValidOnDBus("bus name \(name)") }
-        let reply = try callDaemon("RequestName", [.string(name), .uint32(UInt32(DBUS_NAME_FLAG_DO_NOT_QUEUE))], timeout: timeout)
+        guard libdbus.dbus_validate_bus_name(name, nil) != 0, !name.hasPrefix(":") else {
+            throw .notValidOnDBus("bus name \(name)")
+        }
+        let reply = try callDaemon(
+            "RequestName", [.string(name), .uint32(UInt32(DBUS_NAME_FLAG_DO_NOT_QUEUE))], timeout: timeout)
         switch reply.first?.integer {
         case Int64(DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER), Int64(DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER): return true
         case .some: return false
@@ -208,13 +232,18 @@ final class DBusConnection: @unchecked Sendable {
     /// The process ID of the connection that owns `name`.
     func processID(of name: String, timeout: Duration = DesktopBus.defaultTimeout) throws(DesktopError) -> Int {
         let reply = try callDaemon("GetConnectionUnixProcessID", [.string(name)], timeout: timeout)
-        guard let pid = reply.first?.integer else { throw .unexpectedReply("GetConnectionUnixProcessID \(name)", reply) }
+        guard let pid = reply.first?.integer else {
+            throw .unexpectedReply("GetConnectionUnixProcessID \(name)", reply)
+        }
         return Int(pid)
     }
 
-    private func callDaemon(_ member: String, _ arguments: [DBusValue], timeout: Duration) throws(DesktopError) -> [DBusValue] {
-        try call(destination: DBusConnection.daemon, path: DBusConnection.daemonPath, interface: DBusConnection.daemon,
-                 member: member, arguments: arguments, timeout: timeout)
+    private func callDaemon(_ member: String, _ arguments: [DBusValue], timeout: Duration) throws(DesktopError)
+        -> [DBusValue]
+    {
+        try call(
+            destination: DBusConnection.daemon, path: DBusConnection.daemonPath, interface: DBusConnection.daemon,
+            member: member, arguments: arguments, timeout: timeout)
     }
 
     // MARK: Receiving
@@ -228,19 +257,25 @@ final class DBusConnection: @unchecked Sendable {
     /// Returns the signals and method calls (for exported paths) that have arrived. When none are queued, waits for
     /// some, at most `timeout`, or until another thread calls `wake()`. Replies to `call` never come out here.
     func receive(timeout: Duration) -> [DBusMessage] {
-        guard let (queued, busFD, wantsWrite) = lock.withLock({ _ -> ([DBusMessage], Int32, Bool)? in
-            guard let connection else { return nil }
-            let queued = dispatchAll(connection)
-            var fd: Int32 = -1
-            guard libdbus.dbus_connection_get_is_connected(connection) != 0, libdbus.dbus_connection_get_unix_fd(connection, &fd) != 0 else {
-                return (queued, -1, false)
-            }
-            return (queued, fd, libdbus.dbus_connection_has_messages_to_send(connection) != 0)
-        }) else { return [] }
+        guard
+            let (queued, busFD, wantsWrite) = lock.withLock({ _ -> ([DBusMessage], Int32, Bool)? in
+                guard let connection else { return nil }
+                let queued = dispatchAll(connection)
+                var fd: Int32 = -1
+                guard libdbus.dbus_connection_get_is_connected(connection) != 0,
+                    libdbus.dbus_connection_get_unix_fd(connection, &fd) != 0
+                else {
+                    return (queued, -1, false)
+                }
+                return (queued, fd, libdbus.dbus_connection_has_messages_to_send(connection) != 0)
+            })
+        else { return [] }
         if !queued.isEmpty || busFD < 0 { return queued }
 
-        var fds = [pollfd(fd: busFD, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
-                   pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        var fds = [
+            pollfd(fd: busFD, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
+            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
+        ]
         _ = poll(&fds, nfds_t(fds.count), DBusConnection.milliseconds(timeout))
         if fds[1].revents != 0 {
             var sink = [UInt8](repeating: 0, count: 64)
@@ -248,7 +283,7 @@ final class DBusConnection: @unchecked Sendable {
         }
         return lock.withLock { _ in
             guard let connection else { return [] }
-            _ = libdbus.dbus_connection_read_write(connection, 0)   // reads what is there, writes what is pending; never waits
+            _ = libdbus.dbus_connection_read_write(connection, 0)  // reads what is there, writes what is pending; never waits
             return dispatchAll(connection)
         }
     }
@@ -279,7 +314,7 @@ final class DBusConnection: @unchecked Sendable {
             inbox.append(decoded)
             return true
         case .methodReturn, .error:
-            return false   // late replies to calls that timed out, or to no-reply sends
+            return false  // late replies to calls that timed out, or to no-reply sends
         }
     }
 
@@ -287,7 +322,9 @@ final class DBusConnection: @unchecked Sendable {
     /// on them.
     private func wakeIfMessagesQueued() {
         let pending = lock.withLock { _ in
-            !inbox.isEmpty || (connection.map { libdbus.dbus_connection_get_dispatch_status($0) == DBUS_DISPATCH_DATA_REMAINS } ?? false)
+            !inbox.isEmpty
+                || (connection.map { libdbus.dbus_connection_get_dispatch_status($0) == DBUS_DISPATCH_DATA_REMAINS }
+                    ?? false)
         }
         if pending { wake() }
     }
@@ -310,8 +347,9 @@ final class DBusConnection: @unchecked Sendable {
     /// Marshals values into a message and reads them back, with no bus involved (so tests can check both directions).
     static func roundTrip(_ values: [DBusValue]) throws(DesktopError) -> [DBusValue] {
         let libdbus = try loadedLibrary(for: "marshalling")
-        let message = try libdbus.makeMethodCall(destination: "org.ambience.Test", path: "/", interface: "org.ambience.Test",
-                                         member: "RoundTrip", arguments: values)
+        let message = try libdbus.makeMethodCall(
+            destination: "org.ambience.Test", path: "/", interface: "org.ambience.Test",
+            member: "RoundTrip", arguments: values)
         defer { libdbus.dbus_message_unref(message) }
         return libdbus.readArguments(message)
     }
@@ -320,7 +358,9 @@ final class DBusConnection: @unchecked Sendable {
 
     /// Opens a private connection on a helper thread, so a connect that hangs (an unreachable TCP host) costs the
     /// caller `timeout` and no more; a connection that arrives after that is closed by the helper.
-    private static func open(_ address: String, within timeout: Duration, _ libdbus: LibDBus) throws(DesktopError) -> OpaquePointer {
+    private static func open(_ address: String, within timeout: Duration, _ libdbus: LibDBus) throws(DesktopError)
+        -> OpaquePointer
+    {
         let attempt = OpenAttempt(libdbus)
         let thread = Thread { attempt.run(address) }
         thread.name = "ambience.dbus-connect"
@@ -334,7 +374,6 @@ final class DBusConnection: @unchecked Sendable {
     }
 }
 
-
 // MARK: libdbus, below the Swift types
 
 /// libdbus's functions, looked up by the names the C target's header lists (CDBus/shim.h). Every libdbus call below
@@ -345,14 +384,20 @@ typealias LibDBus = ambience_dbus_functions
 extension LibDBus {
     fileprivate func check(path: String, interface: String?, member: String) throws(DesktopError) {
         guard dbus_validate_path(path, nil) != 0 else { throw .notValidOnDBus("object path \(path)") }
-        if let interface, dbus_validate_interface(interface, nil) == 0 { throw .notValidOnDBus("interface \(interface)") }
+        if let interface, dbus_validate_interface(interface, nil) == 0 {
+            throw .notValidOnDBus("interface \(interface)")
+        }
         guard dbus_validate_member(member, nil) != 0 else { throw .notValidOnDBus("member \(member)") }
     }
 
-    fileprivate func makeMethodCall(destination: String?, path: String, interface: String?, member: String,
-                                       arguments: [DBusValue]) throws(DesktopError) -> OpaquePointer {
+    fileprivate func makeMethodCall(
+        destination: String?, path: String, interface: String?, member: String,
+        arguments: [DBusValue]
+    ) throws(DesktopError) -> OpaquePointer {
         try check(path: path, interface: interface, member: member)
-        if let destination, dbus_validate_bus_name(destination, nil) == 0 { throw .notValidOnDBus("bus name \(destination)") }
+        if let destination, dbus_validate_bus_name(destination, nil) == 0 {
+            throw .notValidOnDBus("bus name \(destination)")
+        }
         guard let message = dbus_message_new_method_call(destination, path, interface, member) else {
             throw .notValidOnDBus("method call \(member)")
         }
@@ -372,15 +417,20 @@ extension LibDBus {
     /// hold it forever. Here every wait is a `dbus_connection_read_write` bounded by what is left of the timeout,
     /// which also carries the authentication along. Dispatching completes the call once its reply is read; any other
     /// message dispatched meanwhile goes through the filter into the inbox, as in `receive`.
-    fileprivate func call(on connection: OpaquePointer, destination: String?, path: String, interface: String?,
-                             member: String, arguments: [DBusValue], timeout: Duration) throws(DesktopError) -> [DBusValue] {
+    fileprivate func call(
+        on connection: OpaquePointer, destination: String?, path: String, interface: String?,
+        member: String, arguments: [DBusValue], timeout: Duration
+    ) throws(DesktopError) -> [DBusValue] {
         let deadline = ContinuousClock.now + timeout
-        let message = try makeMethodCall(destination: destination, path: path, interface: interface, member: member, arguments: arguments)
+        let message = try makeMethodCall(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments)
         defer { dbus_message_unref(message) }
         var pendingCall: OpaquePointer?
         // An infinite libdbus timeout: the deadline is kept here (libdbus's own only fires inside its blocking calls).
-        guard dbus_connection_send_with_reply(connection, message, &pendingCall, Int32.max) != 0 else { throw .busClosed }
-        guard let pending = pendingCall else { throw .busClosed }   // the connection is closed
+        guard dbus_connection_send_with_reply(connection, message, &pendingCall, Int32.max) != 0 else {
+            throw .busClosed
+        }
+        guard let pending = pendingCall else { throw .busClosed }  // the connection is closed
         defer { dbus_pending_call_unref(pending) }
         while dbus_pending_call_get_completed(pending) == 0 {
             let left = deadline - .now
@@ -394,7 +444,11 @@ extension LibDBus {
             }
             guard dbus_connection_read_write(connection, max(DBusConnection.milliseconds(left), 1)) != 0 else {
                 // Disconnected: the next dispatch-status check completes the call with an error reply.
-                if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS || dbus_pending_call_get_completed(pending) != 0 { continue }
+                if dbus_connection_get_dispatch_status(connection) == DBUS_DISPATCH_DATA_REMAINS
+                    || dbus_pending_call_get_completed(pending) != 0
+                {
+                    continue
+                }
                 throw .busClosed
             }
         }
@@ -402,7 +456,8 @@ extension LibDBus {
         defer { dbus_message_unref(reply) }
         guard dbus_message_get_type(reply) != DBUS_MESSAGE_TYPE_ERROR else {
             if dbus_connection_get_is_connected(connection) == 0 { throw .busClosed }
-            let name = dbus_message_get_error_name(reply).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
+            let name =
+                dbus_message_get_error_name(reply).map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed"
             throw .remoteError(name: name, message: readArguments(reply).first?.string ?? "")
         }
         return readArguments(reply)
@@ -420,17 +475,19 @@ extension LibDBus {
 
     fileprivate func decode(_ message: OpaquePointer) -> DBusMessage {
         func text(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
-        let kind: DBusMessage.Kind = switch dbus_message_get_type(message) {
-        case DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
-        case DBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
-        case DBUS_MESSAGE_TYPE_ERROR: .error
-        default: .signal
-        }
-        return DBusMessage(kind: kind, serial: dbus_message_get_serial(message), sender: text(dbus_message_get_sender(message)),
-                           path: text(dbus_message_get_path(message)),
-                           interface: text(dbus_message_get_interface(message)), member: text(dbus_message_get_member(message)),
-                           arguments: readArguments(message),
-                           expectsReply: dbus_message_get_no_reply(message) == 0)
+        let kind: DBusMessage.Kind =
+            switch dbus_message_get_type(message) {
+            case DBUS_MESSAGE_TYPE_METHOD_CALL: .methodCall
+            case DBUS_MESSAGE_TYPE_METHOD_RETURN: .methodReturn
+            case DBUS_MESSAGE_TYPE_ERROR: .error
+            default: .signal
+            }
+        return DBusMessage(
+            kind: kind, serial: dbus_message_get_serial(message), sender: text(dbus_message_get_sender(message)),
+            path: text(dbus_message_get_path(message)),
+            interface: text(dbus_message_get_interface(message)), member: text(dbus_message_get_member(message)),
+            arguments: readArguments(message),
+            expectsReply: dbus_message_get_no_reply(message) == 0)
     }
 
     // MARK: Marshalling
@@ -537,7 +594,9 @@ extension LibDBus {
             }
             guard ok != 0 else { throw .notValidOnDBus("string \(s.debugDescription)") }
         }
-        func container(_ type: Int32, _ signature: String?, _ body: (inout DBusMessageIter) throws(DesktopError) -> Void) throws(DesktopError) {
+        func container(
+            _ type: Int32, _ signature: String?, _ body: (inout DBusMessageIter) throws(DesktopError) -> Void
+        ) throws(DesktopError) {
             var sub = DBusMessageIter()
             guard dbus_message_iter_open_container(&iter, type, signature, &sub) != 0 else {
                 throw .notValidOnDBus("container \(signature ?? "") (out of memory)")
@@ -548,7 +607,9 @@ extension LibDBus {
                 dbus_message_iter_abandon_container(&iter, &sub)
                 throw error
             }
-            guard dbus_message_iter_close_container(&iter, &sub) != 0 else { throw .notValidOnDBus("container (out of memory)") }
+            guard dbus_message_iter_close_container(&iter, &sub) != 0 else {
+                throw .notValidOnDBus("container (out of memory)")
+            }
         }
 
         switch value {
@@ -579,12 +640,16 @@ extension LibDBus {
                 }
             }
         case .array(let element, let items):
-            guard dbus_signature_validate_single("a" + element, nil) != 0 else { throw .notValidOnDBus("array signature a\(element)") }
+            guard dbus_signature_validate_single("a" + element, nil) != 0 else {
+                throw .notValidOnDBus("array signature a\(element)")
+            }
             let isDict = element.hasPrefix("{")
             try container(TypeCode.array, element) { (sub: inout DBusMessageIter) throws(DesktopError) in
                 for item in items {
                     if isDict {
-                        guard case .structure(let pair) = item, pair.count == 2, "{" + pair[0].signature + pair[1].signature + "}" == element else {
+                        guard case .structure(let pair) = item, pair.count == 2,
+                            "{" + pair[0].signature + pair[1].signature + "}" == element
+                        else {
                             throw .notValidOnDBus("dictionary entry \(item) in a{\(element.dropFirst().dropLast())}")
                         }
                         try appendEntry(pair[0], pair[1], to: &sub)
@@ -608,7 +673,9 @@ extension LibDBus {
                 dbus_message_iter_abandon_container(&sub, &entry)
                 throw error
             }
-            guard dbus_message_iter_close_container(&sub, &entry) != 0 else { throw .notValidOnDBus("dictionary entry (out of memory)") }
+            guard dbus_message_iter_close_container(&sub, &entry) != 0 else {
+                throw .notValidOnDBus("dictionary entry (out of memory)")
+            }
         }
     }
 }
@@ -663,7 +730,9 @@ private final class OpenAttempt: Sendable {
 }
 
 /// The connection filter: libdbus calls it during dispatch; it captures nothing and finds its connection in `userdata`.
-private func connectionFilter(_: OpaquePointer?, _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) -> DBusHandlerResult {
+private func connectionFilter(_: OpaquePointer?, _ message: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?)
+    -> DBusHandlerResult
+{
     guard let message, let userdata else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
     let connection = Unmanaged<DBusConnection>.fromOpaque(userdata).takeUnretainedValue()
     return connection.filter(message) ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED

@@ -26,7 +26,8 @@ package enum DesktopBus {
     /// (what systemd user sessions provide, and what libdbus itself falls back to). Nil when neither is there, or
     /// when the variable is set but empty, which turns the session bus off. Nothing is ever autolaunched.
     package static var sessionAddress: String? {
-        let environment = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].reduce(into: [String: String]()) { found, name in
+        let environment = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].reduce(into: [String: String]()) {
+            found, name in
             if let value = getenv(name) { found[name] = String(cString: value) }
         }
         return sessionAddress(environment: environment) { path in
@@ -47,8 +48,10 @@ package enum DesktopBus {
         var escaped = ""
         for byte in value.utf8 {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "*"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "\\"),
+                UInt8(ascii: "*"):
                 escaped.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 escaped += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
@@ -84,7 +87,9 @@ final class DesktopThread: Sendable {
     func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         connection.wake()
-        worker.withLock { worker in defer { worker = nil }; return worker }?.stop()
+        worker.withLock { worker in
+            defer { worker = nil }; return worker
+        }?.stop()
         connection.close()
     }
 }

@@ -116,7 +116,8 @@ final class DesktopLink: Sendable {
     private func startReconnecting() {
         state.withLock { state in
             guard !state.closed, state.reconnecting == nil else { return }
-            state.reconnecting = WorkerThread(name: "ambience.desktop-reconnect") { [self] control in reconnect(control) }
+            state.reconnecting = WorkerThread(name: "ambience.desktop-reconnect") { [self] control in reconnect(control)
+            }
         }
     }
 

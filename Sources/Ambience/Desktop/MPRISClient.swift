@@ -24,8 +24,10 @@ package final class MPRISClient: Sendable {
 
     /// Connects to the bus at `busAddress` (the session bus by default) and starts watching. Throws
     /// `busUnavailable` when there is no bus, within `timeout` (nothing is autolaunched).
-    package init(busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
-                retryInterval: Duration = .seconds(10)) throws(DesktopError) {
+    package init(
+        busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
+        retryInterval: Duration = .seconds(10)
+    ) throws(DesktopError) {
         let connection = try DBusConnection(address: busAddress, timeout: timeout)
         for rule in ClientCore.matchRules { try connection.addMatch(rule, timeout: timeout) }
         core = ClientCore(connection: connection, timeout: timeout, retryInterval: retryInterval)
@@ -100,7 +102,7 @@ final class ClientCore: @unchecked Sendable {
     static let matchRules = [
         "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'",
         "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/org/mpris/MediaPlayer2'",
-        "type='signal',interface='org.mpris.MediaPlayer2.Player',member='Seeked',path='/org/mpris/MediaPlayer2'",
+        "type='signal',interface='org.mpris.MediaPlayer2.Player',member='Seeked',path='/org/mpris/MediaPlayer2'"
     ]
     /// Events kept for a game that does not drain them. Past the cap the oldest give way: players' states are
     /// state-like, and the newest say how things are now (and a lost bus is always kept).
@@ -153,11 +155,13 @@ final class ClientCore: @unchecked Sendable {
     private func run() {
         scanAll()
         while true {
-            guard let jobs = shared.withLock({ shared -> [Job]? in
-                guard shared.running else { return nil }
-                defer { shared.jobs.removeAll() }
-                return shared.jobs
-            }) else { break }
+            guard
+                let jobs = shared.withLock({ shared -> [Job]? in
+                    guard shared.running else { return nil }
+                    defer { shared.jobs.removeAll() }
+                    return shared.jobs
+                })
+            else { break }
             for job in jobs { perform(job) }
             guard connection.isConnected else {
                 shared.withLock { shared in
@@ -202,7 +206,8 @@ final class ClientCore: @unchecked Sendable {
     // MARK: Reading players
 
     private func scanAll() {
-        guard let names = try? connection.listNames(timeout: timeout).filter({ $0.hasPrefix(MPRISClient.namePrefix) }) else { return }
+        guard let names = try? connection.listNames(timeout: timeout).filter({ $0.hasPrefix(MPRISClient.namePrefix) })
+        else { return }
         let present = Set(names)
         for name in players.keys where !present.contains(name) { vanish(name) }
         for name in names.sorted() {
@@ -223,7 +228,7 @@ final class ClientCore: @unchecked Sendable {
             do throws(DesktopError) {
                 owner = try connection.nameOwner(name, timeout: timeout)
             } catch {
-                if case .remoteError = error { vanish(name) }   // NameHasNoOwner: gone already
+                if case .remoteError = error { vanish(name) }  // NameHasNoOwner: gone already
                 return
             }
         }
@@ -247,19 +252,21 @@ final class ClientCore: @unchecked Sendable {
             case .timeout:
                 info.isResponding = false
                 silentUntil[name] = .now + retryInterval
-            case .remoteError(let errorName, _) where errorName.hasSuffix(".ServiceUnknown") || errorName.hasSuffix(".NameHasNoOwner"):
+            case .remoteError(let errorName, _)
+            where errorName.hasSuffix(".ServiceUnknown") || errorName.hasSuffix(".NameHasNoOwner"):
                 vanish(name)
                 return
             default:
-                break   // it answers, but not the whole protocol: keep what it did say
+                break  // it answers, but not the whole protocol: keep what it did say
             }
         }
         publish(info)
     }
 
     func getAll(_ name: String, _ interface: String) throws(DesktopError) -> [String: DBusValue] {
-        let reply = try connection.call(destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
-                                        member: "GetAll", arguments: [.string(interface)], timeout: timeout)
+        let reply = try connection.call(
+            destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
+            member: "GetAll", arguments: [.string(interface)], timeout: timeout)
         guard let properties = reply.first?.dict else { throw .unexpectedReply("\(name) GetAll", reply) }
         return properties
     }
@@ -268,11 +275,12 @@ final class ClientCore: @unchecked Sendable {
         for (key, value) in properties {
             switch key {
             case "PlaybackStatus":
-                info.status = switch value.string {
-                case "Playing": .playing
-                case "Paused": .paused
-                default: .stopped
-                }
+                info.status =
+                    switch value.string {
+                    case "Playing": .playing
+                    case "Paused": .paused
+                    default: .stopped
+                    }
             case "Metadata":
                 let metadata = value.dict ?? [:]
                 info.title = metadata["xesam:title"]?.string
@@ -325,7 +333,10 @@ final class ClientCore: @unchecked Sendable {
         shared.withLock { shared in
             let listed = shared.players[info.name] != nil
             shared.players[info.name] = info
-            let event: MPRISEvent? = if !listed { .playerAppeared(info) } else if comparable != info && announce { .playerChanged(info) } else { nil }
+            let event: MPRISEvent? =
+                if !listed { .playerAppeared(info) } else if comparable != info && announce {
+                    .playerChanged(info)
+                } else { nil }
             if let event { post(event, &shared) }
         }
     }
@@ -343,7 +354,9 @@ final class ClientCore: @unchecked Sendable {
         let preferred = preferredName(of: info)
         let others = players.values.filter { MPRISPlayerInfo.samePlayer($0, info) && $0.name != preferred }.map(\.name)
         shared.withLock { shared in
-            for (alias, target) in shared.aliases where target == preferred || others.contains(alias) { shared.aliases[alias] = nil }
+            for (alias, target) in shared.aliases where target == preferred || others.contains(alias) {
+                shared.aliases[alias] = nil
+            }
             if let preferred { for alias in others { shared.aliases[alias] = preferred } }
         }
     }
@@ -380,8 +393,10 @@ final class ClientCore: @unchecked Sendable {
         let args = message.arguments
         switch (message.interface, member) {
         case ("org.freedesktop.DBus", "NameOwnerChanged"):
-            guard sender == "org.freedesktop.DBus", args.count == 3, let name = args[0].string, let newOwner = args[2].string,
-                  name.hasPrefix(MPRISClient.namePrefix) else { return }
+            guard sender == "org.freedesktop.DBus", args.count == 3, let name = args[0].string,
+                let newOwner = args[2].string,
+                name.hasPrefix(MPRISClient.namePrefix)
+            else { return }
             if newOwner.isEmpty {
                 vanish(name)
             } else {
@@ -390,7 +405,8 @@ final class ClientCore: @unchecked Sendable {
             }
         case (MPRISClient.propertiesInterface, "PropertiesChanged"):
             guard message.path == MPRISClient.objectPath, args.count >= 2, let interface = args[0].string,
-                  interface == MPRISClient.playerInterface || interface == MPRISClient.rootInterface else { return }
+                interface == MPRISClient.playerInterface || interface == MPRISClient.rootInterface
+            else { return }
             let changed = args[1].dict ?? [:]
             let invalidated = args.count > 2 ? args[2].strings ?? [] : []
             for name in names(ownedBy: sender) {
@@ -400,7 +416,8 @@ final class ClientCore: @unchecked Sendable {
                     continue
                 }
                 apply(changed, to: &info)
-                if changed["PlaybackStatus"] != nil, changed["Position"] == nil, let position = try? position(of: name) {
+                if changed["PlaybackStatus"] != nil, changed["Position"] == nil, let position = try? position(of: name)
+                {
                     info.position = position
                 }
                 publish(info)
@@ -425,13 +442,15 @@ final class ClientCore: @unchecked Sendable {
     /// The names the connection owns, and the other names of the same players (a signal from either is theirs).
     private func names(ownedBy uniqueName: String) -> [String] {
         let owned = players.values.filter { $0.uniqueName == uniqueName }
-        return players.values.filter { info in owned.contains { MPRISPlayerInfo.samePlayer($0, info) } }.map(\.name).sorted()
+        return players.values.filter { info in owned.contains { MPRISPlayerInfo.samePlayer($0, info) } }.map(\.name)
+            .sorted()
     }
 
     func position(of name: String) throws(DesktopError) -> Double? {
-        let reply = try connection.call(destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
-                                        member: "Get", arguments: [.string(MPRISClient.playerInterface), .string("Position")],
-                                        timeout: timeout)
+        let reply = try connection.call(
+            destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
+            member: "Get", arguments: [.string(MPRISClient.playerInterface), .string("Position")],
+            timeout: timeout)
         return reply.first?.number.map { $0 / 1_000_000 }
     }
 
@@ -439,7 +458,8 @@ final class ClientCore: @unchecked Sendable {
 
     private func carryOut(_ command: MPRISCommand, on name: String) {
         guard let info = players[name] else {
-            let error = DesktopError.remoteError(name: "org.freedesktop.DBus.Error.ServiceUnknown", message: "no MPRIS player \(name)")
+            let error = DesktopError.remoteError(
+                name: "org.freedesktop.DBus.Error.ServiceUnknown", message: "no MPRIS player \(name)")
             shared.withLock { post(.commandFailed(name, command, error), &$0) }
             return
         }
@@ -460,7 +480,9 @@ final class ClientCore: @unchecked Sendable {
             arguments = [.int64(microseconds(seconds))]
         case .setPosition(let seconds):
             guard let track = info.trackID else {
-                shared.withLock { post(.commandFailed(name, command, .unsupported("\(name): no track to set the position in")), &$0) }
+                shared.withLock {
+                    post(.commandFailed(name, command, .unsupported("\(name): no track to set the position in")), &$0)
+                }
                 return
             }
             member = "SetPosition"
@@ -478,12 +500,14 @@ final class ClientCore: @unchecked Sendable {
         }
         do throws(DesktopError) {
             if info.isResponding {
-                _ = try connection.call(destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
-                                        arguments: arguments, timeout: timeout)
+                _ = try connection.call(
+                    destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
+                    arguments: arguments, timeout: timeout)
             } else {
                 // Known not to answer: send it, but do not wait for it.
-                try connection.send(destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
-                                    arguments: arguments)
+                try connection.send(
+                    destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
+                    arguments: arguments)
             }
         } catch {
             if case .timeout = error { markSilent(name) }

@@ -20,7 +20,8 @@ extension ClientCore {
             switch command {
             case .replaceTracks(let uris): try replaceTracks(uris, on: info.name)
             case .appendTracks(let uris): try appendTracks(uris, on: info.name)
-            case .openKeepingPlace(let uri, let seconds, let paused): try open(uri, keeping: seconds, paused: paused, on: info)
+            case .openKeepingPlace(let uri, let seconds, let paused):
+                try open(uri, keeping: seconds, paused: paused, on: info)
             default: return
             }
         } catch {
@@ -49,13 +50,17 @@ extension ClientCore {
         for uri in uris.reversed() { try addTrack(uri, after: last, makeCurrent: false, on: name) }
     }
 
-    private func open(_ uri: String, keeping seconds: Double, paused: Bool, on info: MPRISPlayerInfo) throws(DesktopError) {
+    private func open(_ uri: String, keeping seconds: Double, paused: Bool, on info: MPRISPlayerInfo)
+        throws(DesktopError)
+    {
         let name = info.name
         let started = ContinuousClock.now
         _ = try call(name, MPRISClient.playerInterface, "OpenUri", [.string(uri)])
         // The reload shows as the position going back to the start (the track id may not change).
         if seconds > 1 {
-            try waitUntil(name, "to open \(uri)") { ((try? self.position(of: name)) ?? nil).map { $0 < seconds - 0.5 } ?? false }
+            try waitUntil(name, "to open \(uri)") {
+                ((try? self.position(of: name)) ?? nil).map { $0 < seconds - 0.5 } ?? false
+            }
         } else {
             try waitUntil(name, "to open \(uri)") { ContinuousClock.now - started > .milliseconds(200) }
         }
@@ -63,35 +68,46 @@ extension ClientCore {
         let deadline = ContinuousClock.now + Self.settleTime
         while true {
             guard let track = try currentTrack(of: name) else {
-                throw .unsupported("\(info.identity ?? name): no track id after opening \(uri), so its place cannot be restored")
+                throw .unsupported(
+                    "\(info.identity ?? name): no track id after opening \(uri), so its place cannot be restored")
             }
-            _ = try call(name, MPRISClient.playerInterface, "SetPosition",
-                         [.objectPath(track), .int64((seconds * 1_000_000).saturated(Int64.self))])
+            _ = try call(
+                name, MPRISClient.playerInterface, "SetPosition",
+                [.objectPath(track), .int64((seconds * 1_000_000).saturated(Int64.self))])
             for message in connection.receive(timeout: .milliseconds(50)) { handle(message) }
             if let now = try position(of: name), abs(now - seconds) < 1 { break }
-            guard ContinuousClock.now < deadline else { throw .timeout("\(name) to go back to \(seconds) s after opening \(uri)") }
+            guard ContinuousClock.now < deadline else {
+                throw .timeout("\(name) to go back to \(seconds) s after opening \(uri)")
+            }
         }
         _ = try call(name, MPRISClient.playerInterface, paused ? "Pause" : "Play", [])
         read(name)
     }
 
     private func addTrack(_ uri: String, after track: String, makeCurrent: Bool, on name: String) throws(DesktopError) {
-        _ = try call(name, MPRISClient.trackListInterface, "AddTrack", [.string(uri), .objectPath(track), .bool(makeCurrent)])
+        _ = try call(
+            name, MPRISClient.trackListInterface, "AddTrack", [.string(uri), .objectPath(track), .bool(makeCurrent)])
     }
 
     private func tracks(of name: String) throws(DesktopError) -> [String] {
-        try call(name, MPRISClient.propertiesInterface, "Get", [.string(MPRISClient.trackListInterface), .string("Tracks")])
-            .first?.strings ?? []
+        try call(
+            name, MPRISClient.propertiesInterface, "Get", [.string(MPRISClient.trackListInterface), .string("Tracks")]
+        )
+        .first?.strings ?? []
     }
 
     private func currentTrack(of name: String) throws(DesktopError) -> String? {
-        let reply = try call(name, MPRISClient.propertiesInterface, "Get", [.string(MPRISClient.playerInterface), .string("Metadata")])
+        let reply = try call(
+            name, MPRISClient.propertiesInterface, "Get", [.string(MPRISClient.playerInterface), .string("Metadata")])
         return reply.first?.dict?["mpris:trackid"]?.string
     }
 
-    private func call(_ name: String, _ interface: String, _ member: String, _ arguments: [DBusValue]) throws(DesktopError) -> [DBusValue] {
-        try connection.call(destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
-                            arguments: arguments, timeout: timeout)
+    private func call(_ name: String, _ interface: String, _ member: String, _ arguments: [DBusValue])
+        throws(DesktopError) -> [DBusValue]
+    {
+        try connection.call(
+            destination: name, path: MPRISClient.objectPath, interface: interface, member: member,
+            arguments: arguments, timeout: timeout)
     }
 
     /// Waits (handling signals meanwhile) until `done` says so, at most `settleTime`.

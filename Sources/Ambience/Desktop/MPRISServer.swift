@@ -42,9 +42,11 @@ package final class MPRISServer: Sendable {
 
     /// Takes the bus name and starts serving. Throws `busUnavailable` when there is no bus (within `timeout`).
     /// `identity` is the name panels show (the app's name by default).
-    package init(controls: any MPRISPlayerControls, appName: String, identity: String? = nil,
-                busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
-                pollInterval: Duration = .milliseconds(100)) throws(DesktopError) {
+    package init(
+        controls: any MPRISPlayerControls, appName: String, identity: String? = nil,
+        busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
+        pollInterval: Duration = .milliseconds(100)
+    ) throws(DesktopError) {
         let connection = try DBusConnection(address: busAddress, timeout: timeout)
         let wanted = MPRISServer.busName(forApp: appName)
         if try connection.requestName(wanted, timeout: timeout) {
@@ -57,7 +59,8 @@ package final class MPRISServer: Sendable {
             busName = instance
         }
         try connection.export(path: MPRISClient.objectPath)
-        core = ServerCore(connection: connection, controls: controls, identity: identity ?? appName, pollInterval: pollInterval)
+        core = ServerCore(
+            connection: connection, controls: controls, identity: identity ?? appName, pollInterval: pollInterval)
         core.start()
     }
 
@@ -72,12 +75,13 @@ package final class MPRISServer: Sendable {
     /// `org.mpris.MediaPlayer2.ambience.<app>`, with every character of the app's name outside [A-Za-z0-9_] made
     /// `_` (and a leading digit escaped, as D-Bus requires).
     package static func busName(forApp appName: String) -> String {
-        var element = String(appName.unicodeScalars.prefix(128).map { scalar -> Character in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "_": Character(scalar)
-            default: "_"
-            }
-        })
+        var element = String(
+            appName.unicodeScalars.prefix(128).map { scalar -> Character in
+                switch scalar {
+                case "a"..."z", "A"..."Z", "0"..."9", "_": Character(scalar)
+                default: "_"
+                }
+            })
         if element.isEmpty { element = "app" }
         if element.first!.isNumber { element = "_" + element }
         return MPRISClient.namePrefix + "ambience." + element
@@ -182,13 +186,15 @@ private final class ServerCore: @unchecked Sendable {
     }
 
     private func emitPropertiesChanged(_ changed: [String: DBusValue]) {
-        try? connection.emitSignal(path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface, member: "PropertiesChanged",
-                                   arguments: [.string(MPRISClient.playerInterface), .dict(changed), .strings([])])
+        try? connection.emitSignal(
+            path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface, member: "PropertiesChanged",
+            arguments: [.string(MPRISClient.playerInterface), .dict(changed), .strings([])])
     }
 
     private func emitSeeked(_ position: Double) {
-        try? connection.emitSignal(path: MPRISClient.objectPath, interface: MPRISClient.playerInterface, member: "Seeked",
-                                   arguments: [.int64(ServerCore.microseconds(position))])
+        try? connection.emitSignal(
+            path: MPRISClient.objectPath, interface: MPRISClient.playerInterface, member: "Seeked",
+            arguments: [.int64(ServerCore.microseconds(position))])
     }
 
     // MARK: Properties
@@ -217,9 +223,12 @@ private final class ServerCore: @unchecked Sendable {
         if let composer = item.composer { metadata["xesam:composer"] = .strings([composer]) }
         if let track = item.trackNumber { metadata["xesam:trackNumber"] = .int32(Int32(clamping: track)) }
         if let disc = item.discNumber { metadata["xesam:discNumber"] = .int32(Int32(clamping: disc)) }
-        if item.playbackDuration > 0 { metadata["mpris:length"] = .int64(ServerCore.microseconds(item.playbackDuration)) }
+        if item.playbackDuration > 0 {
+            metadata["mpris:length"] = .int64(ServerCore.microseconds(item.playbackDuration))
+        }
         if !item.url.isEmpty {
-            metadata["xesam:url"] = .string(item.url.contains("://") ? item.url : URL(fileURLWithPath: item.url).absoluteString)
+            metadata["xesam:url"] = .string(
+                item.url.contains("://") ? item.url : URL(fileURLWithPath: item.url).absoluteString)
         }
         if let art = controls.artworkURL(for: item) { metadata["mpris:artUrl"] = .string(art) }
         return metadata
@@ -228,14 +237,20 @@ private final class ServerCore: @unchecked Sendable {
     private func properties(of interface: String) -> [String: DBusValue]? {
         switch interface {
         case MPRISClient.rootInterface:
-            return ["CanQuit": .bool(false), "CanRaise": .bool(false), "HasTrackList": .bool(false), "Identity": .string(identity),
-                    "SupportedUriSchemes": .strings([]), "SupportedMimeTypes": .strings([])]
+            return [
+                "CanQuit": .bool(false), "CanRaise": .bool(false), "HasTrackList": .bool(false),
+                "Identity": .string(identity),
+                "SupportedUriSchemes": .strings([]), "SupportedMimeTypes": .strings([])
+            ]
         case MPRISClient.playerInterface:
-            return ["PlaybackStatus": .string(status), "Rate": .double(1), "MinimumRate": .double(1), "MaximumRate": .double(1),
-                    "Metadata": .dict(metadata), "Volume": .double(Double(controls.volume)),
-                    "Position": .int64(ServerCore.microseconds(controls.currentPlaybackTime)),
-                    "CanGoNext": .bool(true), "CanGoPrevious": .bool(true), "CanPlay": .bool(true), "CanPause": .bool(true),
-                    "CanSeek": .bool(true), "CanControl": .bool(true)]
+            return [
+                "PlaybackStatus": .string(status), "Rate": .double(1), "MinimumRate": .double(1),
+                "MaximumRate": .double(1),
+                "Metadata": .dict(metadata), "Volume": .double(Double(controls.volume)),
+                "Position": .int64(ServerCore.microseconds(controls.currentPlaybackTime)),
+                "CanGoNext": .bool(true), "CanGoPrevious": .bool(true), "CanPlay": .bool(true), "CanPause": .bool(true),
+                "CanSeek": .bool(true), "CanControl": .bool(true)
+            ]
         default:
             return nil
         }
@@ -268,26 +283,44 @@ private final class ServerCore: @unchecked Sendable {
         case ("org.freedesktop.DBus.Introspectable", "Introspect"):
             return .values([.string(ServerCore.introspection)])
         case (MPRISClient.propertiesInterface, "Get"):
-            guard expect("ss"), let name = args[0].string, let property = args[1].string else { return .error(ServerCore.invalidArgs, "Get takes (ss)") }
-            guard let all = properties(of: name) else { return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(name)") }
-            guard let value = all[property] else { return .error("org.freedesktop.DBus.Error.UnknownProperty", "no property \(name).\(property)") }
+            guard expect("ss"), let name = args[0].string, let property = args[1].string else {
+                return .error(ServerCore.invalidArgs, "Get takes (ss)")
+            }
+            guard let all = properties(of: name) else {
+                return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(name)")
+            }
+            guard let value = all[property] else {
+                return .error("org.freedesktop.DBus.Error.UnknownProperty", "no property \(name).\(property)")
+            }
             return .values([.variant(value)])
         case (MPRISClient.propertiesInterface, "GetAll"):
-            guard expect("s"), let name = args[0].string else { return .error(ServerCore.invalidArgs, "GetAll takes (s)") }
-            guard let all = properties(of: name) else { return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(name)") }
+            guard expect("s"), let name = args[0].string else {
+                return .error(ServerCore.invalidArgs, "GetAll takes (s)")
+            }
+            guard let all = properties(of: name) else {
+                return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(name)")
+            }
             return .values([.dict(all)])
         case (MPRISClient.propertiesInterface, "Set"):
-            guard expect("ssv"), let name = args[0].string, let property = args[1].string else { return .error(ServerCore.invalidArgs, "Set takes (ssv)") }
-            guard let all = properties(of: name) else { return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(name)") }
-            guard all[property] != nil else { return .error("org.freedesktop.DBus.Error.UnknownProperty", "no property \(name).\(property)") }
+            guard expect("ssv"), let name = args[0].string, let property = args[1].string else {
+                return .error(ServerCore.invalidArgs, "Set takes (ssv)")
+            }
+            guard let all = properties(of: name) else {
+                return .error("org.freedesktop.DBus.Error.UnknownInterface", "no interface \(name)")
+            }
+            guard all[property] != nil else {
+                return .error("org.freedesktop.DBus.Error.UnknownProperty", "no property \(name).\(property)")
+            }
             guard name == MPRISClient.playerInterface, property == "Volume" else {
                 return .error("org.freedesktop.DBus.Error.PropertyReadOnly", "\(name).\(property) is read-only")
             }
-            guard let volume = args[2].number, volume.isFinite else { return .error(ServerCore.invalidArgs, "Volume is a double") }
+            guard let volume = args[2].number, volume.isFinite else {
+                return .error(ServerCore.invalidArgs, "Volume is a double")
+            }
             controls.volume = Float(min(max(volume, 0), 1))
             return .values([])
         case (MPRISClient.rootInterface, "Raise"), (MPRISClient.rootInterface, "Quit"):
-            return .values([])   // CanRaise and CanQuit are false: a game's window and life are its own
+            return .values([])  // CanRaise and CanQuit are false: a game's window and life are its own
         case (MPRISClient.playerInterface, "Play"): controls.play()
         case (MPRISClient.playerInterface, "Pause"): controls.pause()
         case (MPRISClient.playerInterface, "PlayPause"):
@@ -296,11 +329,13 @@ private final class ServerCore: @unchecked Sendable {
         case (MPRISClient.playerInterface, "Next"): controls.skipToNextItem()
         case (MPRISClient.playerInterface, "Previous"): controls.skipToPreviousItem()
         case (MPRISClient.playerInterface, "Seek"):
-            guard expect("x"), let offset = args[0].number else { return .error(ServerCore.invalidArgs, "Seek takes (x)") }
+            guard expect("x"), let offset = args[0].number else {
+                return .error(ServerCore.invalidArgs, "Seek takes (x)")
+            }
             let target = controls.currentPlaybackTime + offset / 1_000_000
             let length = controls.nowPlayingItem?.playbackDuration ?? 0
             if length > 0 && target > length {
-                controls.skipToNextItem()   // past the end: the next track, as MPRIS says
+                controls.skipToNextItem()  // past the end: the next track, as MPRIS says
             } else {
                 jump(to: max(target, 0))
             }
@@ -310,11 +345,14 @@ private final class ServerCore: @unchecked Sendable {
             }
             // MPRIS: a stale track ID or a position outside the track is ignored.
             if let item = controls.nowPlayingItem, ServerCore.trackID(item) == track, micro >= 0,
-               item.playbackDuration <= 0 || micro / 1_000_000 <= item.playbackDuration {
+                item.playbackDuration <= 0 || micro / 1_000_000 <= item.playbackDuration
+            {
                 jump(to: micro / 1_000_000)
             }
         case (MPRISClient.playerInterface, "OpenUri"):
-            return .error("org.freedesktop.DBus.Error.NotSupported", "\(identity) plays its own music (SupportedUriSchemes is empty)")
+            return .error(
+                "org.freedesktop.DBus.Error.NotSupported",
+                "\(identity) plays its own music (SupportedUriSchemes is empty)")
         default:
             return .error("org.freedesktop.DBus.Error.UnknownMethod", "no method \(interface).\(member)")
         }

@@ -27,8 +27,10 @@ final class PulseAudioMonitor: Sendable {
     /// streams. Never starts a server. Throws `.serverUnavailable` when nothing answers, `.timeout` when the
     /// connection or the first load takes longer than `timeout` each, `.libraryUnavailable` when `library` (libpulse)
     /// could not be loaded.
-    init(appName: String, server: String? = nil, timeout: Duration = .milliseconds(300),
-         library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library) throws(DesktopError) {
+    init(
+        appName: String, server: String? = nil, timeout: Duration = .milliseconds(300),
+        library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
+    ) throws(DesktopError) {
         connection = try PulseConnection(appName: appName, server: server, timeout: timeout, library: library)
     }
 
@@ -67,20 +69,23 @@ final class PulseAudioMonitor: Sendable {
 
     /// Makes `name` the default sink. Streams that never chose a sink follow it.
     func setDefaultSink(_ name: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("set the default sink to \(name)", timeout: timeout) { pulse, context, callback, userdata in
+        try connection.request("set the default sink to \(name)", timeout: timeout) {
+            pulse, context, callback, userdata in
             pulse.pa_context_set_default_sink(context, name, callback, userdata)
         }
     }
 
     /// Moves stream `index` to the sink named `sink`.
     func moveSinkInput(index: UInt32, toSink sink: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("move stream #\(index) to \(sink)", timeout: timeout) { pulse, context, callback, userdata in
+        try connection.request("move stream #\(index) to \(sink)", timeout: timeout) {
+            pulse, context, callback, userdata in
             pulse.pa_context_move_sink_input_by_name(context, index, sink, callback, userdata)
         }
     }
 
     func setSinkInputMute(index: UInt32, muted: Bool, timeout: Duration = .seconds(1)) throws(DesktopError) {
-        try connection.request("\(muted ? "mute" : "unmute") stream #\(index)", timeout: timeout) { pulse, context, callback, userdata in
+        try connection.request("\(muted ? "mute" : "unmute") stream #\(index)", timeout: timeout) {
+            pulse, context, callback, userdata in
             pulse.pa_context_set_sink_input_mute(context, index, muted ? 1 : 0, callback, userdata)
         }
     }
@@ -132,7 +137,8 @@ private final class PulseConnection: @unchecked Sendable {
         pulse.pa_threaded_mainloop_set_name(mainloop, "ambience-pulse")
         let properties = pulse.pa_proplist_new()
         _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
-        let context = pulse.pa_context_new_with_proplist(pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
+        let context = pulse.pa_context_new_with_proplist(
+            pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
         pulse.pa_proplist_free(properties)
         guard let context else {
             pulse.pa_threaded_mainloop_free(mainloop)
@@ -151,7 +157,9 @@ private final class PulseConnection: @unchecked Sendable {
     deinit { close() }
 
     private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-    private var lastError: String { pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error" }
+    private var lastError: String {
+        pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
     /// Connecting or ready (with the main-loop lock held).
     private var isAlive: Bool { PA_CONTEXT_IS_GOOD(pulse.pa_context_get_state(context)) != 0 }
 
@@ -176,14 +184,17 @@ private final class PulseConnection: @unchecked Sendable {
         shared.withLock { $0.model.isConnected = true }
 
         // Subscribe first, then load: every change after the load arrives as an event.
-        let mask = PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
+        let mask =
+            PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_SINK.rawValue
+            | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
             | PA_SUBSCRIPTION_MASK_CARD.rawValue
         let operations = [
-            pulse.pa_context_subscribe(context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
+            pulse.pa_context_subscribe(
+                context, pa_subscription_mask_t(rawValue: mask), PulseConnection.subscribedCallback, userdata),
             pulse.pa_context_get_server_info(context, PulseConnection.initialServerInfoCallback, userdata),
             pulse.pa_context_get_sink_info_list(context, PulseConnection.initialSinkCallback, userdata),
             pulse.pa_context_get_sink_input_info_list(context, PulseConnection.initialSinkInputCallback, userdata),
-            pulse.pa_context_get_card_info_list(context, PulseConnection.initialCardCallback, userdata),
+            pulse.pa_context_get_card_info_list(context, PulseConnection.initialCardCallback, userdata)
         ]
         loadsPending = operations.count
         for case let operation? in operations { pulse.pa_operation_unref(operation) }
@@ -192,7 +203,9 @@ private final class PulseConnection: @unchecked Sendable {
         }
         waitLocked(timeout) { loadsPending == 0 || !isAlive }
         guard isAlive else { throw .serverUnavailable("\(serverLabel): \(lastError)") }
-        guard loadsPending == 0 else { throw .timeout("loading sinks, streams and cards from \(serverLabel) (\(timeout))") }
+        guard loadsPending == 0 else {
+            throw .timeout("loading sinks, streams and cards from \(serverLabel) (\(timeout))")
+        }
         if let loadFailure { throw .remoteError(name: "PulseAudio", message: "\(serverLabel): \(loadFailure)") }
     }
 
@@ -205,7 +218,7 @@ private final class PulseConnection: @unchecked Sendable {
             pulse.pa_threaded_mainloop_lock(mainloop)
             pulse.pa_context_set_state_callback(context, nil, nil)
             pulse.pa_context_set_subscribe_callback(context, nil, nil)
-            pulse.pa_context_disconnect(context)   // cancels pending operations: their callbacks never run
+            pulse.pa_context_disconnect(context)  // cancels pending operations: their callbacks never run
             pulse.pa_context_unref(context)
             pulse.pa_threaded_mainloop_unlock(mainloop)
             pulse.pa_threaded_mainloop_stop(mainloop)
@@ -215,8 +228,10 @@ private final class PulseConnection: @unchecked Sendable {
     }
 
     /// Sends one request and waits for the server's yes or no.
-    func request(_ what: String, timeout: Duration,
-                 _ start: (LibPulse, OpaquePointer, pa_context_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?) throws(DesktopError) {
+    func request(
+        _ what: String, timeout: Duration,
+        _ start: (LibPulse, OpaquePointer, pa_context_success_cb_t, UnsafeMutableRawPointer) -> OpaquePointer?
+    ) throws(DesktopError) {
         try lifecycle.withLock { (closed: inout Bool) throws(DesktopError) -> Void in
             guard !closed else { throw .serverUnavailable("\(what): the monitor is closed") }
             guard pulse.pa_threaded_mainloop_in_thread(mainloop) == 0 else {
@@ -226,13 +241,16 @@ private final class PulseConnection: @unchecked Sendable {
             defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
             guard isAlive else { throw .serverUnavailable("\(what): lost the connection to \(serverLabel)") }
             let reply = Reply(mainloop: mainloop, pulse: pulse)
-            guard let operation = start(pulse, context, PulseConnection.replyCallback, Unmanaged.passUnretained(reply).toOpaque()) else {
+            guard
+                let operation = start(
+                    pulse, context, PulseConnection.replyCallback, Unmanaged.passUnretained(reply).toOpaque())
+            else {
                 throw .remoteError(name: "PulseAudio", message: "\(what): \(lastError)")
             }
             defer { pulse.pa_operation_unref(operation) }
             waitLocked(timeout) { reply.isDone || !isAlive }
             guard reply.isDone else {
-                pulse.pa_operation_cancel(operation)   // its callback will not run: `reply` may go
+                pulse.pa_operation_cancel(operation)  // its callback will not run: `reply` may go
                 if isAlive { throw .timeout("\(what) (no answer in \(timeout))") }
                 throw .serverUnavailable("\(what): lost the connection to \(serverLabel)")
             }
@@ -245,9 +263,13 @@ private final class PulseConnection: @unchecked Sendable {
         guard !done() else { return }
         let alarm = Reply(mainloop: mainloop, pulse: pulse)
         let components = timeout.components
-        let microseconds = UInt64(max(components.seconds, 0)) * 1_000_000 + UInt64(max(components.attoseconds, 0) / 1_000_000_000_000)
-        guard let timer = pulse.pa_context_rttime_new(context, pulse.pa_rtclock_now() + microseconds, PulseConnection.alarmCallback,
-                                                Unmanaged.passUnretained(alarm).toOpaque()) else { return }
+        let microseconds =
+            UInt64(max(components.seconds, 0)) * 1_000_000 + UInt64(max(components.attoseconds, 0) / 1_000_000_000_000)
+        guard
+            let timer = pulse.pa_context_rttime_new(
+                context, pulse.pa_rtclock_now() + microseconds, PulseConnection.alarmCallback,
+                Unmanaged.passUnretained(alarm).toOpaque())
+        else { return }
         while !done() && !alarm.isDone { pulse.pa_threaded_mainloop_wait(mainloop) }
         pulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
     }
@@ -279,7 +301,9 @@ private final class PulseConnection: @unchecked Sendable {
         case PA_SUBSCRIPTION_EVENT_CARD.rawValue:
             // A profile switch, or a jack plugged or pulled: a port's availability is posted as a change of the card
             // only (the sink changes too only if the server switches ports), so read the sinks again as well.
-            if let cardQuery = pulse.pa_context_get_card_info_by_index(context, index, PulseConnection.cardCallback, userdata) {
+            if let cardQuery = pulse.pa_context_get_card_info_by_index(
+                context, index, PulseConnection.cardCallback, userdata)
+            {
                 pulse.pa_operation_unref(cardQuery)
             }
             operation = pulse.pa_context_get_sink_info_list(context, PulseConnection.sinkCallback, userdata)
@@ -290,7 +314,8 @@ private final class PulseConnection: @unchecked Sendable {
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSinkInput(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
-            operation = pulse.pa_context_get_sink_input_info(context, index, PulseConnection.sinkInputCallback, userdata)
+            operation = pulse.pa_context_get_sink_input_info(
+                context, index, PulseConnection.sinkInputCallback, userdata)
         default:
             break
         }
@@ -337,48 +362,56 @@ private final class PulseConnection: @unchecked Sendable {
     private static func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
 
     private static func sink(_ info: pa_sink_info) -> SinkInfo {
-        let state: SinkInfo.State = switch info.state {
-        case PA_SINK_RUNNING: .running
-        case PA_SINK_IDLE: .idle
-        case PA_SINK_SUSPENDED: .suspended
-        default: .unknown
-        }
+        let state: SinkInfo.State =
+            switch info.state {
+            case PA_SINK_RUNNING: .running
+            case PA_SINK_IDLE: .idle
+            case PA_SINK_SUSPENDED: .suspended
+            default: .unknown
+            }
         let ports = (0..<Int(info.n_ports)).compactMap { info.ports?[$0].map { port($0.pointee) } }
-        return SinkInfo(index: info.index, name: string(info.name) ?? "", description: string(info.description) ?? "",
-                        state: state, isMuted: info.mute != 0, ports: ports,
-                        activePortName: info.active_port.flatMap { string($0.pointee.name) },
-                        cardIndex: info.card == UInt32.max ? nil : info.card)  // PA_INVALID_INDEX: no card
+        return SinkInfo(
+            index: info.index, name: string(info.name) ?? "", description: string(info.description) ?? "",
+            state: state, isMuted: info.mute != 0, ports: ports,
+            activePortName: info.active_port.flatMap { string($0.pointee.name) },
+            cardIndex: info.card == UInt32.max ? nil : info.card)  // PA_INVALID_INDEX: no card
     }
 
     private static func card(_ info: pa_card_info, _ pulse: LibPulse) -> CardInfo {
         // `profiles2` holds `n_profiles` pointers (and a NULL after them).
         let profiles = (0..<Int(info.n_profiles)).compactMap { i in
             info.profiles2?[i].map { p in
-                CardProfile(name: string(p.pointee.name) ?? "", description: string(p.pointee.description) ?? "",
-                            sinks: p.pointee.n_sinks, priority: p.pointee.priority, isAvailable: p.pointee.available != 0)
+                CardProfile(
+                    name: string(p.pointee.name) ?? "", description: string(p.pointee.description) ?? "",
+                    sinks: p.pointee.n_sinks, priority: p.pointee.priority, isAvailable: p.pointee.available != 0)
             }
         }
-        return CardInfo(index: info.index, name: string(info.name) ?? "",
-                        description: string(pulse.pa_proplist_gets(info.proplist, PA_PROP_DEVICE_DESCRIPTION)) ?? string(info.name) ?? "",
-                        profiles: profiles, activeProfileName: info.active_profile2.flatMap { string($0.pointee.name) })
+        return CardInfo(
+            index: info.index, name: string(info.name) ?? "",
+            description: string(pulse.pa_proplist_gets(info.proplist, PA_PROP_DEVICE_DESCRIPTION)) ?? string(info.name)
+                ?? "",
+            profiles: profiles, activeProfileName: info.active_profile2.flatMap { string($0.pointee.name) })
     }
 
     private static func port(_ info: pa_sink_port_info) -> SinkPort {
-        let availability: SinkPort.Availability = switch UInt32(bitPattern: info.available) {
-        case PA_PORT_AVAILABLE_NO.rawValue: .no
-        case PA_PORT_AVAILABLE_YES.rawValue: .yes
-        default: .unknown
-        }
-        return SinkPort(name: string(info.name) ?? "", description: string(info.description) ?? "", priority: info.priority,
-                        availability: availability)
+        let availability: SinkPort.Availability =
+            switch UInt32(bitPattern: info.available) {
+            case PA_PORT_AVAILABLE_NO.rawValue: .no
+            case PA_PORT_AVAILABLE_YES.rawValue: .yes
+            default: .unknown
+            }
+        return SinkPort(
+            name: string(info.name) ?? "", description: string(info.description) ?? "", priority: info.priority,
+            availability: availability)
     }
 
     private static func sinkInput(_ info: pa_sink_input_info, _ pulse: LibPulse) -> SinkInput {
         func property(_ key: String) -> String? { string(pulse.pa_proplist_gets(info.proplist, key)) }
-        return SinkInput(index: info.index, sinkIndex: info.sink, isCorked: info.corked != 0, isMuted: info.mute != 0,
-                         applicationName: property(PA_PROP_APPLICATION_NAME),
-                         processID: property(PA_PROP_APPLICATION_PROCESS_ID).flatMap { pid_t($0) },
-                         mediaRole: property(PA_PROP_MEDIA_ROLE), mediaName: string(info.name))
+        return SinkInput(
+            index: info.index, sinkIndex: info.sink, isCorked: info.corked != 0, isMuted: info.mute != 0,
+            applicationName: property(PA_PROP_APPLICATION_NAME),
+            processID: property(PA_PROP_APPLICATION_PROCESS_ID).flatMap { pid_t($0) },
+            mediaRole: property(PA_PROP_MEDIA_ROLE), mediaName: string(info.name))
     }
 
     // MARK: C callbacks (they capture nothing; `userdata` is the connection, or a `Reply`)

@@ -197,4 +197,3 @@ struct PulseSnapshot: Sendable, Equatable {
         return .defaultSinkChanged(from: defaultSinkName, to: name)
     }
 }
-

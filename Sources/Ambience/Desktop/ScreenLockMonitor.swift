@@ -52,8 +52,11 @@ final class ScreenLockMonitor: Sendable {
         let logind = systemBusAddress.flatMap { try? DBusConnection(address: $0) }.map(DesktopThread.init(connection:))
         let saver = sessionBusAddress.flatMap { try? DBusConnection(address: $0) }.map(DesktopThread.init(connection:))
         threads = [logind, saver].compactMap { $0 }
-        logind?.start(name: "ambience.screen-lock.logind") { [weak self] in if let logind { self?.followLogind(logind) } }
-        saver?.start(name: "ambience.screen-lock.saver") { [weak self] in if let saver { self?.followScreenSaver(saver) } }
+        logind?.start(name: "ambience.screen-lock.logind") { [weak self] in if let logind { self?.followLogind(logind) }
+        }
+        saver?.start(name: "ambience.screen-lock.saver") { [weak self] in
+            if let saver { self?.followScreenSaver(saver) }
+        }
     }
 
     deinit { close() }
@@ -78,20 +81,26 @@ final class ScreenLockMonitor: Sendable {
     private func followLogind(_ thread: DesktopThread) {
         let bus = thread.connection
         guard let path = Self.ourSessionPath(on: bus) else { return }  // no logind, or not in a session: nothing to follow
-        let rule = "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(path)',"
+        let rule =
+            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(path)',"
             + "arg0='\(Self.sessionInterface)'"
         guard (try? bus.addMatch(rule)) != nil else { return }
         // A game started on a locked screen.
-        if let reply = try? bus.call(destination: Self.logindName, path: path, interface: "org.freedesktop.DBus.Properties",
-                                     member: "Get", arguments: [.string(Self.sessionInterface), .string("LockedHint")]),
-           let locked = reply.first?.bool {
+        if let reply = try? bus.call(
+            destination: Self.logindName, path: path, interface: "org.freedesktop.DBus.Properties",
+            member: "Get", arguments: [.string(Self.sessionInterface), .string("LockedHint")]),
+            let locked = reply.first?.bool
+        {
             report(locked, from: .logind)
         }
         while thread.isRunning {
             for message in bus.receive(timeout: .milliseconds(200))
             where message.kind == .signal && message.member == "PropertiesChanged" && message.path == path
-                && message.arguments.first?.string == Self.sessionInterface {
-                if let locked = message.arguments.dropFirst().first?.dict?["LockedHint"]?.bool { report(locked, from: .logind) }
+                && message.arguments.first?.string == Self.sessionInterface
+            {
+                if let locked = message.arguments.dropFirst().first?.dict?["LockedHint"]?.bool {
+                    report(locked, from: .logind)
+                }
             }
         }
     }
@@ -100,16 +109,18 @@ final class ScreenLockMonitor: Sendable {
         let bus = thread.connection
         for interface in Self.screenSaverInterfaces {
             guard (try? bus.addMatch("type='signal',interface='\(interface)',member='ActiveChanged'")) != nil,
-                  // A screensaver that crashes while active never says it stopped: its name losing its owner does.
-                  (try? bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                                     + "member='NameOwnerChanged',arg0='\(interface)'")) != nil
+                // A screensaver that crashes while active never says it stopped: its name losing its owner does.
+                (try? bus.addMatch(
+                    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                        + "member='NameOwnerChanged',arg0='\(interface)'")) != nil
             else { return }
         }
         // Whichever screensaver runs says whether it is active now; the others are not there and answer an error.
         for interface in Self.screenSaverInterfaces {
             let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
             if let reply = try? bus.call(destination: interface, path: path, interface: interface, member: "GetActive"),
-               reply.first?.bool == true {
+                reply.first?.bool == true
+            {
                 report(true, from: .screenSaver)
             }
         }
@@ -118,8 +129,9 @@ final class ScreenLockMonitor: Sendable {
                 if message.member == "ActiveChanged", Self.screenSaverInterfaces.contains(message.interface ?? "") {
                     if let active = message.arguments.first?.bool { report(active, from: .screenSaver) }
                 } else if message.member == "NameOwnerChanged", message.interface == "org.freedesktop.DBus",
-                          Self.screenSaverInterfaces.contains(message.arguments.first?.string ?? ""),
-                          message.arguments.count == 3, message.arguments[2].string == "" {
+                    Self.screenSaverInterfaces.contains(message.arguments.first?.string ?? ""),
+                    message.arguments.count == 3, message.arguments[2].string == ""
+                {
                     report(false, from: .screenSaver)
                 }
             }
@@ -128,9 +140,11 @@ final class ScreenLockMonitor: Sendable {
 
     /// The logind session object this process belongs to: asked of logind, else made from `XDG_SESSION_ID`.
     private static func ourSessionPath(on bus: DBusConnection) -> String? {
-        if let reply = try? bus.call(destination: logindName, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-                                     member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: getpid()))]),
-           let path = reply.first?.string {
+        if let reply = try? bus.call(
+            destination: logindName, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+            member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: getpid()))]),
+            let path = reply.first?.string
+        {
             return path
         }
         guard let id = ProcessInfo.processInfo.environment["XDG_SESSION_ID"], !id.isEmpty else { return nil }
@@ -142,7 +156,9 @@ final class ScreenLockMonitor: Sendable {
     static func escapedPathElement(_ text: String) -> String {
         var escaped = ""
         for (offset, byte) in text.utf8.enumerated() {
-            let isLetter = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            let isLetter =
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             let isDigit = (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
             if isLetter || (isDigit && offset > 0) {
                 escaped.unicodeScalars.append(Unicode.Scalar(byte))

@@ -6,12 +6,15 @@ import Synchronization
 final class SleepMonitor: Sendable {
     /// `DBUS_SYSTEM_BUS_ADDRESS`, else the standard system bus socket when it exists.
     static var systemBusAddress: String? {
-        if let address = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"], !address.isEmpty { return address }
+        if let address = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"], !address.isEmpty {
+            return address
+        }
         let socket = "/run/dbus/system_bus_socket"
         return FileManager.default.fileExists(atPath: socket) ? "unix:path=\(socket)" : nil
     }
 
-    static let matchRule = "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep',path='/org/freedesktop/login1'"
+    static let matchRule =
+        "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep',path='/org/freedesktop/login1'"
 
     private let thread: DesktopThread
     /// Signals kept until `update()` drains them. Past the cap the oldest give way: the newest says whether the

@@ -159,7 +159,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
             return
         }
         guard let current = player.url else {
-            throw .unsupported("\(name) does not say what it is playing (no xesam:url), so nothing can be appended to its queue")
+            throw .unsupported(
+                "\(name) does not say what it is playing (no xesam:url), so nothing can be appended to its queue")
         }
         guard player.canSeek, player.trackID != nil else {
             throw .unsupported("\(name) cannot seek, so appending to its queue would restart the song playing now")
@@ -172,8 +173,9 @@ public final class SystemMusicPlayer: @unchecked Sendable {
             return queue
         }
         let playlist = try writePlaylist(queue, for: player)
-        connection.client?.send(.openKeepingPlace(uri: playlist, seconds: player.position ?? 0, paused: player.status != .playing),
-                                to: player.name)
+        connection.client?.send(
+            .openKeepingPlace(uri: playlist, seconds: player.position ?? 0, paused: player.status != .playing),
+            to: player.name)
     }
 
     private func playerToDrive() throws(DesktopError) -> MPRISPlayerInfo {
@@ -187,7 +189,9 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         let path = folder + "/\(player.shortName).m3u"
         do throws(Errno) {
             if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw Errno.current }
-            let text = "#EXTM3U\n" + uris.map { $0.hasPrefix("file://") ? String($0.dropFirst(7)) : $0 }.joined(separator: "\n") + "\n"
+            let text =
+                "#EXTM3U\n"
+                + uris.map { $0.hasPrefix("file://") ? String($0.dropFirst(7)) : $0 }.joined(separator: "\n") + "\n"
             try AtomicFile.write(Array(text.utf8), to: path)
         } catch {
             throw .playlistNotWritten(path, reason: error.description)
@@ -209,7 +213,9 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// its own `end`. A refused command (`commandFailed`) is reported either way.
     public func beginGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth += 1 } }
     /// Balances one `beginGeneratingPlaybackNotifications()`.
-    public func endGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) } }
+    public func endGeneratingPlaybackNotifications() {
+        lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) }
+    }
 
     /// Turns the client's events into the application player's notifications.
     func handle(_ mprisEvents: [MPRISEvent]) -> [MusicEvent] {
@@ -222,9 +228,13 @@ public final class SystemMusicPlayer: @unchecked Sendable {
                     lastSeen[info.name] = info
                     if info.status == .playing { lastActive = info.name }
                     if before?.status != info.status {
-                        post(.playbackStateDidChange(info.status == .playing ? .playing : info.status == .paused ? .paused : .stopped))
+                        post(
+                            .playbackStateDidChange(
+                                info.status == .playing ? .playing : info.status == .paused ? .paused : .stopped))
                     }
-                    if before?.trackID != info.trackID || before?.title != info.title { post(.nowPlayingItemDidChange(SystemMusicPlayer.item(info))) }
+                    if before?.trackID != info.trackID || before?.title != info.title {
+                        post(.nowPlayingItemDidChange(SystemMusicPlayer.item(info)))
+                    }
                     if before?.volume != info.volume, let volume = info.volume { post(.volumeDidChange(Float(volume))) }
                 case .playerVanished(let name):
                     if lastSeen.removeValue(forKey: name) != nil { post(.nowPlayingItemDidChange(nil)) }
@@ -253,7 +263,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     static func item(_ info: MPRISPlayerInfo) -> MediaItem? {
         guard info.title != nil || info.trackID != nil else { return nil }
-        return MediaItem(persistentID: MediaItem.stableID(info.name + (info.trackID ?? info.title ?? "")), url: "",
-                         title: info.title, artist: info.artist, albumTitle: info.album, playbackDuration: info.length ?? 0)
+        return MediaItem(
+            persistentID: MediaItem.stableID(info.name + (info.trackID ?? info.title ?? "")), url: "",
+            title: info.title, artist: info.artist, albumTitle: info.album, playbackDuration: info.length ?? 0)
     }
 }

@@ -43,9 +43,11 @@ public struct EngineConfiguration: Sendable {
 
     /// A configuration; `validated()` checks its numbers, and `AudioEngine.init(_:)` does so before anything opens.
     /// `desktopIntegration` nil means on for device output and off for offline.
-    public init(output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
-                hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20,
-                desktopIntegration: Bool? = nil) {
+    public init(
+        output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
+        hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20,
+        desktopIntegration: Bool? = nil
+    ) {
         self.output = output
         self.desktopIntegration = desktopIntegration ?? (output != .offline)
         self.sampleRate = sampleRate
@@ -156,16 +158,20 @@ public final class AudioEngine: @unchecked Sendable {
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
         self.configuration = try configuration.validated()
         do {
-            mixer = try Mixer(MixerConfiguration(sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
-                                                 maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
+            mixer = try Mixer(
+                MixerConfiguration(
+                    sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
+                    maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
         } catch {
             throw .mixer(error)
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
         // No bus (or none reachable within 250 ms) means no desktop integration until one appears.
-        desktopLink = configuration.desktopIntegration
-            ? DesktopLink(address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
+        desktopLink =
+            configuration.desktopIntegration
+            ? DesktopLink(
+                address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
             : nil
         systemMusicPlayer = SystemMusicPlayer()
         // No system bus (containers, CI) or no logind simply means no sleep notifications.
@@ -179,16 +185,19 @@ public final class AudioEngine: @unchecked Sendable {
         } else {
             sleepMonitor = nil
         }
-        screenLock = configuration.desktopIntegration
-            ? ScreenLockMonitor(systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
+        screenLock =
+            configuration.desktopIntegration
+            ? ScreenLockMonitor(
+                systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
             : nil
         if case .device(let name) = configuration.output {
             // Always: SDL's own handlers would swallow SIGTERM and SIGINT into an SDL_QUIT that a game without an SDL
             // event loop never reads, so even a game that opts out of the engine's handling could not be ended.
             SDLAudio.leaveTerminationSignalsToTheEngine()
             do {
-                let device = try DeviceOutput(mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
-                                              deviceName: name, appName: configuration.appName)
+                let device = try DeviceOutput(
+                    mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
+                    deviceName: name, appName: configuration.appName)
                 let routes = RouteMonitor(appName: configuration.appName)
                 state.withLock { state in
                     state.device = device
@@ -201,10 +210,14 @@ public final class AudioEngine: @unchecked Sendable {
         }
         session.attach(output: self)
         systemMusicPlayer.reportStarts { [session] player in session.handle(.systemMusicStarted(player: player)) }
-        if configuration.desktopIntegration && configuration.handlesTerminationSignals { TerminationWatch.shared.register(self) }
+        if configuration.desktopIntegration && configuration.handlesTerminationSignals {
+            TerminationWatch.shared.register(self)
+        }
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         useDesktopConnection()
-        Log.info("engine: \(outputDriver) output at \(configuration.sampleRate) Hz, \(mixer.capabilities.realVoices) real voices")
+        Log.info(
+            "engine: \(outputDriver) output at \(configuration.sampleRate) Hz, \(mixer.capabilities.realVoices) real voices"
+        )
     }
 
     deinit { shutdown() }
@@ -233,7 +246,7 @@ public final class AudioEngine: @unchecked Sendable {
         device?.close()
         musicPlayer.close()
         mixer.close()
-        logSink.setHandler(nil)   // no update() will deliver again
+        logSink.setHandler(nil)  // no update() will deliver again
     }
 
     /// Waits until every command sent to desktop players so far has been carried out (tests, tools).
@@ -337,9 +350,12 @@ public final class AudioEngine: @unchecked Sendable {
         do throws(InvalidNumber) {
             _ = try pcm.sampleRate.checked(Int.self, in: AudioInfo.sampleRates, "\(name): sample rate")
             _ = try pcm.channels.checked(Int.self, in: 1...AudioInfo.maximumChannels, "\(name): channels")
-            _ = try pcm.samples.count.checked(Int.self, in: pcm.channels...Int(AudioFile.maximumDecodedBytes) / 4, "\(name): samples")
+            _ = try pcm.samples.count.checked(
+                Int.self, in: pcm.channels...Int(AudioFile.maximumDecodedBytes) / 4, "\(name): samples")
             guard pcm.samples.count % pcm.channels == 0 else {
-                throw InvalidNumber("\(name): samples", value: "\(pcm.samples.count)", expected: "whole frames of \(pcm.channels) channels")
+                throw InvalidNumber(
+                    "\(name): samples", value: "\(pcm.samples.count)",
+                    expected: "whole frames of \(pcm.channels) channels")
             }
             if let bad = pcm.samples.first(where: { !$0.isFinite }) { _ = try bad.finite("\(name): a sample") }
         } catch {
@@ -371,10 +387,13 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Each bounded event queue's losses, by a name for people.
     private var droppedEventsByQueue: [(queue: String, count: Int)] {
-        [("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
-         ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
-         ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0), ("sleep monitor", sleepMonitor?.droppedEvents ?? 0),
-         ("screen lock", screenLock?.droppedEvents ?? 0), ("MPRIS client", desktopLink?.droppedEvents ?? 0)]
+        [
+            ("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
+            ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
+            ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0),
+            ("sleep monitor", sleepMonitor?.droppedEvents ?? 0),
+            ("screen lock", screenLock?.droppedEvents ?? 0), ("MPRIS client", desktopLink?.droppedEvents ?? 0)
+        ]
     }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
@@ -384,7 +403,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// Delivers the library's change notifications in `update()` as `.library(.libraryDidChange)`, between its
     /// `beginGeneratingLibraryChangeNotifications()` and `end…` calls.
     public func watch(_ library: MediaLibrary) {
-        state.withLock { state in if !state.libraries.contains(where: { $0 === library }) { state.libraries.append(library) } }
+        state.withLock { state in
+            if !state.libraries.contains(where: { $0 === library }) { state.libraries.append(library) }
+        }
     }
 
     /// Advances the mixer to the output's clock and returns every event since the last call, in order: the one way
@@ -425,7 +446,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// in what follows.
     private func firstDroppedEvents() -> AudioEvent? {
         guard !state.withLock({ $0.reportedDroppedEvents }),
-              let (queue, count) = droppedEventsByQueue.first(where: { $0.count > 0 }) else { return nil }
+            let (queue, count) = droppedEventsByQueue.first(where: { $0.count > 0 })
+        else { return nil }
         state.withLock { $0.reportedDroppedEvents = true }
         Log.warning("events: the \(queue) queue was full and lost \(count) events: call update() every frame")
         return .eventsDropped(queue: queue, count: count)
@@ -439,7 +461,9 @@ public final class AudioEngine: @unchecked Sendable {
         // At most an hour per call (MixerLimits.renderSeconds): more frames than that is a refusal, not a trap.
         let most = Int(MixerLimits.renderSeconds.upperBound) * configuration.sampleRate
         let frames: Int
-        do { frames = try max(requested, 0).checked(Int.self, in: 0...most, "render frames") } catch { throw .invalidNumber(error) }
+        do { frames = try max(requested, 0).checked(Int.self, in: 0...most, "render frames") } catch {
+            throw .invalidNumber(error)
+        }
         var samples = [Float](repeating: 0, count: frames * 2)
         samples.withUnsafeMutableBufferPointer { mix(into: $0) }
         return PCMBuffer(sampleRate: configuration.sampleRate, channels: 2, samples: samples)
@@ -468,7 +492,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// `MixerLimits.renderSeconds`; NaN and infinities are refused.
     public func render(seconds requested: Double) throws(EngineError) -> PCMBuffer {
         let seconds: Double
-        do { seconds = try requested.clamped(to: MixerLimits.renderSeconds, "render seconds") } catch { throw .invalidNumber(error) }
+        do { seconds = try requested.clamped(to: MixerLimits.renderSeconds, "render seconds") } catch {
+            throw .invalidNumber(error)
+        }
         return try render(frames: (seconds * Double(configuration.sampleRate)).saturated(Int.self))
     }
 }
@@ -495,7 +521,9 @@ extension AudioEngine: SessionOutput {
 
     /// Whether the session paused the music player, forgotten as it is read: one resume or stop answers it.
     private func takeMusicPausedBySession() -> Bool {
-        state.withLock { state in defer { state.musicPausedBySession = false }; return state.musicPausedBySession }
+        state.withLock { state in
+            defer { state.musicPausedBySession = false }; return state.musicPausedBySession
+        }
     }
 
     func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
@@ -520,7 +548,7 @@ extension AudioEngine: SessionOutput {
 
     func renderToNullDevice() {
         let (device, routes) = state.withLock { ($0.device, $0.routes) }
-        routes?.endOurStreamsWithoutSink()   // else, on PipeWire, closing the SDL device can wait forever
+        routes?.endOurStreamsWithoutSink()  // else, on PipeWire, closing the SDL device can wait forever
         device?.renderToNull()
     }
 
@@ -547,10 +575,12 @@ extension AudioEngine: SessionOutput {
             if let desktop { state.playersWerePlaying = !desktop.players.playingPlayers().isEmpty }
             return state.playersWerePlaying
         }
-        if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }) {
+        if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }
+        ) {
             for event in routes.poll(device: device) { session.handle(event) }
-            session.otherAudioChanged(streamsPlaying: routes.isOtherAudioPlaying,
-                                      musicPlaying: musicPlaying || routes.isOtherMusicStreamPlaying)
+            session.otherAudioChanged(
+                streamsPlaying: routes.isOtherAudioPlaying,
+                musicPlaying: musicPlaying || routes.isOtherMusicStreamPlaying)
         } else if desktop != nil {
             session.otherAudioChanged(streamsPlaying: false, musicPlaying: musicPlaying)
         }

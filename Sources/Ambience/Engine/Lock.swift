@@ -42,7 +42,9 @@ struct ThreadSanitizerHooks: Sendable {
 
     static let shared: ThreadSanitizerHooks? = {
         guard let acquire = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_acquire"),
-              let release = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_release") else { return nil }
-        return ThreadSanitizerHooks(acquire: unsafeBitCast(acquire, to: Hook.self), release: unsafeBitCast(release, to: Hook.self))
+            let release = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_release")
+        else { return nil }
+        return ThreadSanitizerHooks(
+            acquire: unsafeBitCast(acquire, to: Hook.self), release: unsafeBitCast(release, to: Hook.self))
     }()
 }

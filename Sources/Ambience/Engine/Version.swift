@@ -28,5 +28,6 @@ public struct AmbienceVersion: Sendable, Hashable, Comparable, CustomStringConve
 /// The version of this build of the engine. It comes from `ambience.h`'s `AMBIENCE_VERSION_MAJOR`, `_MINOR` and
 /// `_PATCH`, the one place a release changes it: the C library's `ambience_version()`, the `ambience --version`
 /// command and the installed `ambience.pc` all report the same numbers.
-public let version = AmbienceVersion(major: Int(AMBIENCE_VERSION_MAJOR), minor: Int(AMBIENCE_VERSION_MINOR),
-                                     patch: Int(AMBIENCE_VERSION_PATCH))
+public let version = AmbienceVersion(
+    major: Int(AMBIENCE_VERSION_MAJOR), minor: Int(AMBIENCE_VERSION_MINOR),
+    patch: Int(AMBIENCE_VERSION_PATCH))

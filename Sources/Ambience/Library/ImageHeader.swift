@@ -42,14 +42,16 @@ struct ImageHeader: Equatable {
     private static func jpeg(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         var at = 2
         while true {
-            guard bytes.u8(at) == 0xFF else { return .failure(Problem("JPEG has no frame header (bad marker at byte \(at))")) }
+            guard bytes.u8(at) == 0xFF else {
+                return .failure(Problem("JPEG has no frame header (bad marker at byte \(at))"))
+            }
             // Any number of 0xFF fill bytes may come before a marker.
             while bytes.u8(at + 1) == 0xFF { at += 1 }
             guard let marker = bytes.u8(at + 1) else { break }
             at += 2
             switch marker {
             case 0x01, 0xD0...0xD7:
-                continue   // standalone markers: no length
+                continue  // standalone markers: no length
             case 0xD9, 0xDA:
                 return .failure(Problem("JPEG has no frame header before its image data"))
             case 0xC0...0xCF where marker != 0xC4 && marker != 0xC8 && marker != 0xCC:
@@ -75,11 +77,13 @@ struct ImageHeader: Equatable {
         if flags & 0x80 != 0 { at += 3 << (Int(flags & 0x07) + 1) }
         while let block = bytes.u8(at) {
             switch block {
-            case 0x2C:   // image descriptor: left, top, width, height
+            case 0x2C:  // image descriptor: left, top, width, height
                 guard let width = bytes.u16LE(at + 5), let height = bytes.u16LE(at + 7) else { break }
-                return .success(ImageHeader(format: .gif, width: Int(max(width, screenWidth)),
-                                            height: Int(max(height, screenHeight))))
-            case 0x21:   // extension: a label, then sub-blocks each led by its length, up to an empty one
+                return .success(
+                    ImageHeader(
+                        format: .gif, width: Int(max(width, screenWidth)),
+                        height: Int(max(height, screenHeight))))
+            case 0x21:  // extension: a label, then sub-blocks each led by its length, up to an empty one
                 at += 2
                 while let length = bytes.u8(at), length > 0 { at += 1 + Int(length) }
                 at += 1
@@ -99,14 +103,18 @@ struct ImageHeader: Equatable {
     private static func bmp(_ bytes: [UInt8]) -> Result<ImageHeader, Problem> {
         guard let headerSize = bytes.u32LE(14) else { return .failure(Problem("BMP header is cut short")) }
         if headerSize == 12 {
-            guard let width = bytes.u16LE(18), let height = bytes.u16LE(20) else { return .failure(Problem("BMP header is cut short")) }
+            guard let width = bytes.u16LE(18), let height = bytes.u16LE(20) else {
+                return .failure(Problem("BMP header is cut short"))
+            }
             return .success(ImageHeader(format: .bmp, width: Int(width), height: Int(height)))
         }
         guard headerSize >= 16, let width = bytes.u32LE(18), let height = bytes.u32LE(22) else {
             return .failure(Problem("BMP header is cut short or of unknown size \(headerSize)"))
         }
-        return .success(ImageHeader(format: .bmp, width: Int(Int32(bitPattern: width).magnitude),
-                                    height: Int(Int32(bitPattern: height).magnitude)))
+        return .success(
+            ImageHeader(
+                format: .bmp, width: Int(Int32(bitPattern: width).magnitude),
+                height: Int(Int32(bitPattern: height).magnitude)))
     }
 
     /// The first chunk: `VP8 ` (lossy: 14-bit sizes after the key frame's start code), `VP8L` (lossless: 14-bit
@@ -115,11 +123,13 @@ struct ImageHeader: Equatable {
         switch bytes.fourCC(12) {
         case "VP8 ":
             guard bytes.u8(23) == 0x9D, bytes.u8(24) == 0x01, bytes.u8(25) == 0x2A,
-                  let width = bytes.u16LE(26), let height = bytes.u16LE(28) else { break }
+                let width = bytes.u16LE(26), let height = bytes.u16LE(28)
+            else { break }
             return .success(ImageHeader(format: .webp, width: Int(width & 0x3FFF), height: Int(height & 0x3FFF)))
         case "VP8L":
             guard bytes.u8(20) == 0x2F, let packed = bytes.u32LE(21) else { break }
-            return .success(ImageHeader(format: .webp, width: Int(packed & 0x3FFF) + 1, height: Int((packed >> 14) & 0x3FFF) + 1))
+            return .success(
+                ImageHeader(format: .webp, width: Int(packed & 0x3FFF) + 1, height: Int((packed >> 14) & 0x3FFF) + 1))
         case "VP8X":
             guard let width = bytes.u24LE(24), let height = bytes.u24LE(27) else { break }
             return .success(ImageHeader(format: .webp, width: Int(width) + 1, height: Int(height) + 1))

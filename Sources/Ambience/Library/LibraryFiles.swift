@@ -54,8 +54,10 @@ enum LibraryFileReader {
             tags.title = clean(RawPath.display(name), "file name", &warnings)
         }
         tags.hasArtwork = picture != nil
-        return .success(Found(format: info.format, tags: tags, duration: info.duration, hasEmbeddedArtwork: picture != nil,
-                              warnings: warnings))
+        return .success(
+            Found(
+                format: info.format, tags: tags, duration: info.duration, hasEmbeddedArtwork: picture != nil,
+                warnings: warnings))
     }
 
     /// A tag as stored: control characters become spaces, ends trimmed, at most `maximumTagLength` characters.
@@ -68,13 +70,16 @@ enum LibraryFileReader {
             if scalar == "\u{FFFD}" { replaced = true }
             scalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
         }
-        if replaced { warnings.append("\(field) tag is not valid text in its encoding; undecodable bytes shown as U+FFFD") }
+        if replaced {
+            warnings.append("\(field) tag is not valid text in its encoding; undecodable bytes shown as U+FFFD")
+        }
         var text = String(scalars).trimmingCharacters(in: .whitespaces)
         if text.utf8.count > MediaLibrary.maximumTagLength {
             let length = text.count
             if length > MediaLibrary.maximumTagLength {
                 text = String(text.prefix(MediaLibrary.maximumTagLength))
-                warnings.append("\(field) tag is \(length) characters; cut to the first \(MediaLibrary.maximumTagLength)")
+                warnings.append(
+                    "\(field) tag is \(length) characters; cut to the first \(MediaLibrary.maximumTagLength)")
             }
         }
         return text.isEmpty ? nil : text
@@ -135,7 +140,6 @@ extension RawPath {
         var kind: EntryKind
     }
 
-
     static func withCString<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
         (path + [0]).withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
@@ -147,8 +151,9 @@ extension RawPath {
         var status = stat()
         let result = withCString(path) { followSymlinks ? stat($0, &status) : lstat($0, &status) }
         guard result == 0 else { return nil }
-        return Status(mode: status.st_mode, size: Int64(status.st_size), mtime: nanoseconds(status.st_mtim),
-                      identity: FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+        return Status(
+            mode: status.st_mode, size: Int64(status.st_size), mtime: nanoseconds(status.st_mtim),
+            identity: FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
     }
 
     /// A file time in nanoseconds since the epoch, saturating at `Int64`'s ends: a file system may store any 64-bit
@@ -193,7 +198,9 @@ extension RawPath {
             let file = try FileDescriptor(opening: path, flags: O_RDONLY | O_NONBLOCK)
             let status = try file.status()
             guard status.st_mode & S_IFMT == S_IFREG else { return .failure("not a regular file") }
-            guard status.st_size <= limit else { return .failure("\(status.st_size) bytes, over the \(limit >> 20) MB limit") }
+            guard status.st_size <= limit else {
+                return .failure("\(status.st_size) bytes, over the \(limit >> 20) MB limit")
+            }
             var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
             let done = try bytes.withUnsafeMutableBytes { raw in
                 Result { () throws(Errno) -> Int in
@@ -206,6 +213,5 @@ extension RawPath {
             return .failure("cannot read (\(error))")
         }
     }
-
 
 }

@@ -22,16 +22,18 @@ enum LibraryRow {
             let exact = decoded.utf8.count == bytes.count && decoded.utf8.elementsEqual(bytes)
             return (decoded, exact ? nil : Array(bytes))
         }
-        var item = MediaItem(persistentID: row.id(0), url: url, title: row.text(2), artist: row.text(3),
-                             albumTitle: row.text(4), albumArtist: row.text(5), genre: row.text(6), composer: row.text(7),
-                             trackNumber: row.optionalInteger(8).map { Int($0) }, discNumber: row.optionalInteger(9).map { Int($0) },
-                             playbackDuration: row.real(10), hasArtwork: row.bool(11) || row.bool(12))
+        var item = MediaItem(
+            persistentID: row.id(0), url: url, title: row.text(2), artist: row.text(3),
+            albumTitle: row.text(4), albumArtist: row.text(5), genre: row.text(6), composer: row.text(7),
+            trackNumber: row.optionalInteger(8).map { Int($0) }, discNumber: row.optionalInteger(9).map { Int($0) },
+            playbackDuration: row.real(10), hasArtwork: row.bool(11) || row.bool(12))
         item.isCompilation = row.bool(13)
         item.mediaType = MediaType(rawValue: Int(row.integer(14)))
         item.albumPersistentID = row.id(15)
         item.pathBytes = pathBytes
-        let loudness = LoudnessMeasurement(trackLoudness: row.optionalReal(16), trackPeak: row.optionalReal(17),
-                                           albumLoudness: row.optionalReal(18), albumPeak: row.optionalReal(19))
+        let loudness = LoudnessMeasurement(
+            trackLoudness: row.optionalReal(16), trackPeak: row.optionalReal(17),
+            albumLoudness: row.optionalReal(18), albumPeak: row.optionalReal(19))
         item.loudness = loudness.isEmpty ? nil : loudness
         return item
     }
@@ -61,16 +63,20 @@ struct LibraryIndexer {
         var reason: String
     }
 
-    func index(walk: LibraryWalk, scopes: [ScanScope], fullScan: Bool, report: inout ScanReport,
-                        progress: ((ScanProgress) -> Void)?) throws(SQLiteError) {
+    func index(
+        walk: LibraryWalk, scopes: [ScanScope], fullScan: Bool, report: inout ScanReport,
+        progress: ((ScanProgress) -> Void)?
+    ) throws(SQLiteError) {
         // What the index holds for the scanned scopes.
         var known: [[UInt8]: Known] = [:]
         var knownFailures: [[UInt8]: KnownFailure] = [:]
         try forEachRow(in: "items", columns: "path, size, mtime, cover", scopes: scopes, fullScan: fullScan) { row in
             known[row.blob(0) ?? []] = Known(size: row.integer(1), mtime: row.integer(2), cover: row.blob(3))
         }
-        try forEachRow(in: "failures", columns: "path, size, mtime, reason", scopes: scopes, fullScan: fullScan) { row in
-            knownFailures[row.blob(0) ?? []] = KnownFailure(size: row.integer(1), mtime: row.integer(2), reason: row.text(3) ?? "")
+        try forEachRow(in: "failures", columns: "path, size, mtime, reason", scopes: scopes, fullScan: fullScan) {
+            row in
+            knownFailures[row.blob(0) ?? []] = KnownFailure(
+                size: row.integer(1), mtime: row.integer(2), reason: row.text(3) ?? "")
         }
 
         let files = walk.audioFiles
@@ -82,14 +88,18 @@ struct LibraryIndexer {
                         break
                     }
                     let file = files[position]
-                    progress?(ScanProgress(filesDone: position, totalFiles: files.count, currentPath: RawPath.display(file.path)))
+                    progress?(
+                        ScanProgress(
+                            filesDone: position, totalFiles: files.count, currentPath: RawPath.display(file.path)))
                     let cover = walk.covers[file.folder]
                     let old = known.removeValue(forKey: file.path)
                     let oldFailure = knownFailures.removeValue(forKey: file.path)
                     if let old, old.size == file.size, old.mtime == file.mtime {
                         // Unchanged: not read again. Only a cover image added or removed beside it is noted.
                         if old.cover != cover {
-                            try db.run("UPDATE items SET cover = ? WHERE path = ?", [cover.map(SQLiteValue.blob) ?? .null, .blob(file.path)])
+                            try db.run(
+                                "UPDATE items SET cover = ? WHERE path = ?",
+                                [cover.map(SQLiteValue.blob) ?? .null, .blob(file.path)])
                             report.updated += 1
                         }
                         continue
@@ -126,12 +136,15 @@ struct LibraryIndexer {
     }
 
     /// Reads one new or changed file into the index, or records why it could not be.
-    private func index(_ file: LibraryWalk.File, cover: [UInt8]?, existed: Bool, report: inout ScanReport) throws(SQLiteError) {
+    private func index(_ file: LibraryWalk.File, cover: [UInt8]?, existed: Bool, report: inout ScanReport)
+        throws(SQLiteError)
+    {
         let display = RawPath.display(file.path)
         switch LibraryFileReader.read(file.path) {
         case .failure(let reason):
-            try db.run("INSERT OR REPLACE INTO failures(path, folder, size, mtime, reason) VALUES (?, ?, ?, ?, ?)",
-                       [.blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime), .text(reason)])
+            try db.run(
+                "INSERT OR REPLACE INTO failures(path, folder, size, mtime, reason) VALUES (?, ?, ?, ?, ?)",
+                [.blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime), .text(reason)])
             if existed {
                 try db.run("DELETE FROM items WHERE path = ?", [.blob(file.path)])
                 report.removed += 1
@@ -141,16 +154,19 @@ struct LibraryIndexer {
             for warning in found.warnings { report.warnings.append(ScanIssue(path: display, reason: warning)) }
             let id = RawPath.stableID(file.path)
             let tags = found.tags
-            let keys = (title: LibraryKey.sortKey(tags.title), artist: LibraryKey.sortKey(tags.artist),
-                        album: LibraryKey.sortKey(tags.album), albumArtist: LibraryKey.sortKey(tags.albumArtist),
-                        genre: LibraryKey.sortKey(tags.genre), composer: LibraryKey.sortKey(tags.composer))
+            let keys = (
+                title: LibraryKey.sortKey(tags.title), artist: LibraryKey.sortKey(tags.artist),
+                album: LibraryKey.sortKey(tags.album), albumArtist: LibraryKey.sortKey(tags.albumArtist),
+                genre: LibraryKey.sortKey(tags.genre), composer: LibraryKey.sortKey(tags.composer)
+            )
             // One album: the same album title by the same album artist, or without one, in the same folder.
             var albumIdentity = Array(keys.album.utf8) + [0]
             albumIdentity += tags.albumArtist != nil ? Array(keys.albumArtist.utf8) : file.folder
             let variousArtists: Set<String> = ["various artists", "various", "va", "v.a."]
             let compilationTag = tags.albumArtist.map { variousArtists.contains(LibraryKey.fold($0)) } ?? false
             do throws(SQLiteError) {
-                try db.run("""
+                try db.run(
+                    """
                     INSERT INTO items(id, path, folder, size, mtime, format, title, artist, album, album_artist, genre, composer,
                         track, disc, duration, embedded_artwork, cover, title_key, artist_key, album_key, album_artist_key,
                         genre_key, composer_key, album_id, compilation_tag, media_type)
@@ -165,15 +181,17 @@ struct LibraryIndexer {
                         composer_key = excluded.composer_key, album_id = excluded.album_id,
                         compilation_tag = excluded.compilation_tag, media_type = excluded.media_type,
                         loudness_state = 0, loudness = NULL, peak = NULL, album_loudness = NULL, album_peak = NULL
-                    """, [
+                    """,
+                    [
                         .id(id), .blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime),
-                        .text(found.format.rawValue), .optional(tags.title), .optional(tags.artist), .optional(tags.album),
+                        .text(found.format.rawValue), .optional(tags.title), .optional(tags.artist),
+                        .optional(tags.album),
                         .optional(tags.albumArtist), .optional(tags.genre), .optional(tags.composer),
                         .optional(tags.trackNumber), .optional(tags.discNumber), .real(found.duration),
                         .bool(found.hasEmbeddedArtwork), cover.map(SQLiteValue.blob) ?? .null,
                         .text(keys.title), .text(keys.artist), .text(keys.album), .text(keys.albumArtist),
                         .text(keys.genre), .text(keys.composer), .id(RawPath.stableID(albumIdentity)),
-                        .bool(compilationTag), .integer(Int64(Self.mediaType(genre: tags.genre).rawValue)),
+                        .bool(compilationTag), .integer(Int64(Self.mediaType(genre: tags.genre).rawValue))
                     ])
             } catch {
                 // The only per-file constraint that can fail: two paths whose 64-bit IDs collide.
@@ -190,14 +208,17 @@ struct LibraryIndexer {
         guard let genre else { return .music }
         let folded = LibraryKey.fold(genre)
         if folded.contains("podcast") { return .podcast }
-        if folded.contains("audiobook") || folded.contains("audio book") || folded == "spoken word" { return .audioBook }
+        if folded.contains("audiobook") || folded.contains("audio book") || folded == "spoken word" {
+            return .audioBook
+        }
         return .music
     }
 
     /// An album is a compilation when its tracks name more than one artist, or its album artist is "Various Artists".
     /// Only rows whose flag changes are written.
     private func updateCompilations() throws(SQLiteError) {
-        try db.execute("""
+        try db.execute(
+            """
             WITH mixed AS (
                 SELECT album_id FROM items WHERE album IS NOT NULL GROUP BY album_id HAVING COUNT(DISTINCT artist_key) > 1)
             UPDATE items SET compilation = NOT compilation
@@ -206,8 +227,10 @@ struct LibraryIndexer {
     }
 
     /// Calls `body` for the rows of `table` in the scanned scopes (all rows for a full scan).
-    private func forEachRow(in table: String, columns: String, scopes: [ScanScope], fullScan: Bool,
-                            _ body: (SQLiteRow) throws(SQLiteError) -> Void) throws(SQLiteError) {
+    private func forEachRow(
+        in table: String, columns: String, scopes: [ScanScope], fullScan: Bool,
+        _ body: (SQLiteRow) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) {
         if fullScan {
             try db.query("SELECT \(columns) FROM \(table)", [], body)
             return
@@ -215,8 +238,9 @@ struct LibraryIndexer {
         for scope in scopes {
             if scope.recursive {
                 let prefix = scope.folder + [UInt8(ascii: "/")]
-                try db.query("SELECT \(columns) FROM \(table) WHERE folder = ? OR substr(folder, 1, ?) = ?",
-                             [.blob(scope.folder), .integer(Int64(prefix.count)), .blob(prefix)], body)
+                try db.query(
+                    "SELECT \(columns) FROM \(table) WHERE folder = ? OR substr(folder, 1, ?) = ?",
+                    [.blob(scope.folder), .integer(Int64(prefix.count)), .blob(prefix)], body)
             } else {
                 try db.query("SELECT \(columns) FROM \(table) WHERE folder = ?", [.blob(scope.folder)], body)
             }
@@ -229,15 +253,18 @@ struct LibraryIndexer {
         return unique.filter { scope in
             !unique.contains { other in
                 other != scope && other.recursive
-                    && (RawPath.isInside(scope.folder, other.folder) && (scope.folder != other.folder || !scope.recursive))
+                    && (RawPath.isInside(scope.folder, other.folder)
+                        && (scope.folder != other.folder || !scope.recursive))
             }
         }
     }
 
     // MARK: Playlists
 
-    private func indexPlaylists(_ files: [LibraryWalk.File], scopes: [ScanScope], fullScan: Bool,
-                                report: inout ScanReport) throws(SQLiteError) {
+    private func indexPlaylists(
+        _ files: [LibraryWalk.File], scopes: [ScanScope], fullScan: Bool,
+        report: inout ScanReport
+    ) throws(SQLiteError) {
         var known: [[UInt8]: UInt64] = [:]
         try forEachRow(in: "playlists", columns: "path, id", scopes: scopes, fullScan: fullScan) { row in
             known[row.blob(0) ?? []] = row.id(1)
@@ -255,7 +282,8 @@ struct LibraryIndexer {
                     continue
                 }
                 let target = RawPath.display(entry.path)
-                let reason = RawPath.fileStatus(entry.path) == nil
+                let reason =
+                    RawPath.fileStatus(entry.path) == nil
                     ? "line \(entry.line): \(target) not found; skipped"
                     : "line \(entry.line): \(target) is not an indexed audio file; skipped"
                 issues.append((entry.line, reason))
@@ -263,20 +291,27 @@ struct LibraryIndexer {
             issues.sort { $0.line < $1.line }
             report.warnings += issues.map { ScanIssue(path: display, reason: $0.text) }
             var old: [[UInt8]] = []
-            try db.query("SELECT path FROM playlist_entries WHERE playlist_id = ? ORDER BY position", [.id(id)]) { row in
+            try db.query("SELECT path FROM playlist_entries WHERE playlist_id = ? ORDER BY position", [.id(id)]) {
+                row in
                 old.append(row.blob(0) ?? [])
             }
             let oldName = try db.texts("SELECT name FROM playlists WHERE id = ?", [.id(id)]).first
             if old == entries && oldName == parsed.name { continue }
             report.playlistsChanged = true
-            try db.run("""
+            try db.run(
+                """
                 INSERT INTO playlists(id, path, folder, name, name_key) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(path) DO UPDATE SET name = excluded.name, name_key = excluded.name_key
-                """, [.id(id), .blob(file.path), .blob(file.folder), .text(parsed.name), .text(LibraryKey.sortKey(parsed.name))])
+                """,
+                [
+                    .id(id), .blob(file.path), .blob(file.folder), .text(parsed.name),
+                    .text(LibraryKey.sortKey(parsed.name))
+                ])
             try db.run("DELETE FROM playlist_entries WHERE playlist_id = ?", [.id(id)])
             for (position, path) in entries.enumerated() {
-                try db.run("INSERT INTO playlist_entries(playlist_id, position, path) VALUES (?, ?, ?)",
-                           [.id(id), .integer(Int64(position)), .blob(path)])
+                try db.run(
+                    "INSERT INTO playlist_entries(playlist_id, position, path) VALUES (?, ?, ?)",
+                    [.id(id), .integer(Int64(position)), .blob(path)])
             }
         }
         for (_, id) in known {
@@ -288,4 +323,3 @@ struct LibraryIndexer {
 }
 
 typealias ScanScope = MediaLibrary.ScanScope
-

@@ -37,8 +37,12 @@ extension MediaLibrary {
         struct Pending { var id: UInt64; var path: [UInt8]; var size: Int64; var mtime: Int64; var albumID: UInt64 }
         let pending: [Pending] = try read { (db) throws(SQLiteError) -> [Pending] in
             var rows: [Pending] = []
-            try db.query("SELECT id, path, size, mtime, album_id FROM items WHERE loudness_state = 0 ORDER BY path") { row in
-                rows.append(Pending(id: row.id(0), path: row.blob(1) ?? [], size: row.integer(2), mtime: row.integer(3), albumID: row.id(4)))
+            try db.query("SELECT id, path, size, mtime, album_id FROM items WHERE loudness_state = 0 ORDER BY path") {
+                row in
+                rows.append(
+                    Pending(
+                        id: row.id(0), path: row.blob(1) ?? [], size: row.integer(2), mtime: row.integer(3),
+                        albumID: row.id(4)))
             }
             return rows
         }
@@ -63,11 +67,15 @@ extension MediaLibrary {
                 state = 2
             }
             let written = try write { (db) throws(SQLiteError) -> Int in
-                try db.run("""
+                try db.run(
+                    """
                     UPDATE items SET loudness_state = ?, loudness = ?, peak = ?
                     WHERE id = ? AND size = ? AND mtime = ? AND loudness_state = 0
-                    """, [.integer(state), .optional(figures.trackLoudness), .optional(figures.trackPeak),
-                          .id(item.id), .integer(item.size), .integer(item.mtime)])
+                    """,
+                    [
+                        .integer(state), .optional(figures.trackLoudness), .optional(figures.trackPeak),
+                        .id(item.id), .integer(item.size), .integer(item.mtime)
+                    ])
             }
             if written > 0 && state == 1 {
                 report.measured += 1
@@ -122,16 +130,19 @@ extension MediaLibrary {
             count += try write { (db) throws(SQLiteError) -> Int in
                 var tracks: [(loudness: Double, seconds: Double)] = []
                 var peak: Double?
-                try db.query("""
+                try db.query(
+                    """
                     SELECT loudness, duration, peak FROM items
                     WHERE album_id = ? AND album IS NOT NULL AND loudness_state = 1 AND loudness IS NOT NULL
-                    """, [.id(album)]) { row in
+                    """, [.id(album)]
+                ) { row in
                     tracks.append((row.real(0), row.real(1)))
                     peak = max(peak ?? 0, row.optionalReal(2) ?? 0)
                 }
                 guard let loudness = LoudnessAnalysis.albumLoudness(tracks) else { return 0 }
-                try db.run("UPDATE items SET album_loudness = ?, album_peak = ? WHERE album_id = ? AND album IS NOT NULL",
-                           [.optional(loudness), .optional(peak), .id(album)])
+                try db.run(
+                    "UPDATE items SET album_loudness = ?, album_peak = ? WHERE album_id = ? AND album IS NOT NULL",
+                    [.optional(loudness), .optional(peak), .id(album)])
                 return 1
             }
         }

@@ -23,9 +23,11 @@ struct LibraryWalk {
     /// Folders already walked, by device and inode: a symlink back up the tree is seen, not followed forever.
     private var visited: [FileIdentity: [UInt8]] = [:]
 
-    static let audioExtensions: Set<String> = ["ogg", "oga", "mp3", "wav",
-                                               "flac", "opus",
-                                               "m4a", "mp4"]   // AAC and ALAC in MP4
+    static let audioExtensions: Set<String> = [
+        "ogg", "oga", "mp3", "wav",
+        "flac", "opus",
+        "m4a", "mp4"
+    ]  // AAC and ALAC in MP4
     static let playlistExtensions: Set<String> = ["m3u", "m3u8"]
     static let coverStems: [String] = ["cover", "folder"]
     static let coverExtensions: Set<String> = ["jpg", "jpeg", "png"]
@@ -37,8 +39,12 @@ struct LibraryWalk {
         while let current = pending.popLast() {
             guard let status = RawPath.fileStatus(current) else { continue }
             if let first = visited[status.identity] {
-                warnings.append(ScanIssue(path: RawPath.display(current),
-                                          reason: "symlink loop or second link: this folder was already scanned as \(RawPath.display(first)); not followed"))
+                warnings.append(
+                    ScanIssue(
+                        path: RawPath.display(current),
+                        reason:
+                            "symlink loop or second link: this folder was already scanned as \(RawPath.display(first)); not followed"
+                    ))
                 continue
             }
             visited[status.identity] = current
@@ -79,12 +85,18 @@ struct LibraryWalk {
             guard let status = RawPath.fileStatus(path) else {
                 let code = errno
                 if isAudio || isPlaylist {
-                    let reason = code == ELOOP ? "symlink loop (too many levels of symbolic links)"
-                        : code == ENOENT && entry.kind == .symlink ? "broken symlink (its target does not exist)"
-                        : "cannot read (\(String(cString: strerror(code))))"
+                    let reason =
+                        code == ELOOP
+                        ? "symlink loop (too many levels of symbolic links)"
+                        : code == ENOENT && entry.kind == .symlink
+                            ? "broken symlink (its target does not exist)"
+                            : "cannot read (\(String(cString: strerror(code))))"
                     failed.append(ScanIssue(path: RawPath.display(path), reason: reason))
                 } else if code == ELOOP {
-                    warnings.append(ScanIssue(path: RawPath.display(path), reason: "symlink loop (too many levels of symbolic links); not followed"))
+                    warnings.append(
+                        ScanIssue(
+                            path: RawPath.display(path),
+                            reason: "symlink loop (too many levels of symbolic links); not followed"))
                 }
                 continue
             }
@@ -99,14 +111,18 @@ struct LibraryWalk {
                 playlistFiles.append(file)
             } else if let coverRank, status.isRegularFile {
                 if status.size > Int64(MediaLibrary.maximumArtworkSize) {
-                    warnings.append(ScanIssue(path: RawPath.display(path),
-                                              reason: "cover image is \(status.size) bytes, over the 16 MB limit; ignored"))
+                    warnings.append(
+                        ScanIssue(
+                            path: RawPath.display(path),
+                            reason: "cover image is \(status.size) bytes, over the 16 MB limit; ignored"))
                 } else if status.size > 0 {
                     coverCandidates.append((coverRank, path))
                 }
             }
         }
-        if let best = coverCandidates.min(by: { $0.rank != $1.rank ? $0.rank < $1.rank : $0.path.lexicographicallyPrecedes($1.path) }) {
+        if let best = coverCandidates.min(by: {
+            $0.rank != $1.rank ? $0.rank < $1.rank : $0.path.lexicographicallyPrecedes($1.path)
+        }) {
             covers[folder] = best.path
         }
         return subfolders
@@ -119,4 +135,3 @@ struct LibraryWalk {
         return coverStems.firstIndex(of: stem)
     }
 }
-

@@ -27,12 +27,15 @@ final class LibraryWatcher: @unchecked Sendable {
     // Only the watcher thread touches these once it has started.
     private var folders: [Int32: [UInt8]] = [:]
 
-    private static let mask: UInt32 = UInt32(IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-                                              | IN_DELETE_SELF | IN_MOVE_SELF)
+    private static let mask: UInt32 = UInt32(
+        IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+            | IN_DELETE_SELF | IN_MOVE_SELF)
 
     /// Watches every folder under `roots` (synchronously: a change made right after `init` returns is seen), then
     /// starts the thread.
-    init(roots: [[UInt8]], quietPeriod: Double = 0.2, onChange: @escaping @Sendable ([Scope]) -> Void) throws(LibraryWatcherError) {
+    init(roots: [[UInt8]], quietPeriod: Double = 0.2, onChange: @escaping @Sendable ([Scope]) -> Void)
+        throws(LibraryWatcherError)
+    {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(Errno.current))") }
         inotify = FileDescriptor(adopting: fd)
@@ -57,7 +60,11 @@ final class LibraryWatcher: @unchecked Sendable {
 
     /// Stops the thread and waits for it (and any re-indexing it is doing) to finish.
     func stop() {
-        guard let thread = worker.withLock({ worker in defer { worker = nil }; return worker }) else { return }
+        guard
+            let thread = worker.withLock({ worker in
+                defer { worker = nil }; return worker
+            })
+        else { return }
         _ = [UInt8(1)].withUnsafeBytes { raw in Result { () throws(Errno) in try stopPipe.write.write(raw) } }
         thread.stop()
     }
@@ -74,11 +81,13 @@ final class LibraryWatcher: @unchecked Sendable {
         var visited: Set<FileIdentity> = []
         while let current = pending.popLast() {
             guard let status = RawPath.fileStatus(current), status.isDirectory,
-                  visited.insert(status.identity).inserted else { continue }
+                visited.insert(status.identity).inserted
+            else { continue }
             let wd = RawPath.withCString(current) { inotify_add_watch(inotify.descriptor, $0, Self.mask) }
             guard wd >= 0 else {
                 let code = errno
-                failure = "\(RawPath.display(current)): cannot watch (\(String(cString: strerror(code))))"
+                failure =
+                    "\(RawPath.display(current)): cannot watch (\(String(cString: strerror(code))))"
                     + (code == ENOSPC ? "; raise fs.inotify.max_user_watches" : "")
                 continue
             }
@@ -101,8 +110,10 @@ final class LibraryWatcher: @unchecked Sendable {
         var firstPending = 0
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            var descriptors = [pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: stopPipe.read.descriptor, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [
+                pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stopPipe.read.descriptor, events: Int16(POLLIN), revents: 0)
+            ]
             let now = monotonicNanoseconds()
             var timeout: Int32 = -1
             if !pending.isEmpty {
@@ -141,9 +152,11 @@ final class LibraryWatcher: @unchecked Sendable {
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= got {
                 let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                    (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                     raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
+                    (
+                        raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
+                        raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
+                        Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    )
                 }
                 let nameStart = offset + headerSize
                 let nameBytes = buffer[nameStart..<min(nameStart + length, got)]
@@ -167,7 +180,9 @@ final class LibraryWatcher: @unchecked Sendable {
         }
         if name.isEmpty {
             // The watched folder itself was deleted or moved away.
-            if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 { pending.insert(Scope(folder: folder, recursive: true)) }
+            if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+                pending.insert(Scope(folder: folder, recursive: true))
+            }
             return
         }
         if name.first == UInt8(ascii: ".") { return }
@@ -178,13 +193,16 @@ final class LibraryWatcher: @unchecked Sendable {
             return
         }
         let ext = RawPath.lowercasedExtension(name)
-        let matters = ext.map {
-            LibraryWalk.audioExtensions.contains($0) || LibraryWalk.playlistExtensions.contains($0)
-                || LibraryWalk.coverExtensions.contains($0)
-        } ?? false
+        let matters =
+            ext.map {
+                LibraryWalk.audioExtensions.contains($0) || LibraryWalk.playlistExtensions.contains($0)
+                    || LibraryWalk.coverExtensions.contains($0)
+            } ?? false
         if mask & UInt32(IN_CREATE) != 0 {
             // A file being created is looked at when it is closed; a symlink is never written, so it counts now.
-            guard let link = RawPath.fileStatus(path, followSymlinks: false), link.mode & S_IFMT == S_IFLNK else { return }
+            guard let link = RawPath.fileStatus(path, followSymlinks: false), link.mode & S_IFMT == S_IFLNK else {
+                return
+            }
             if let target = RawPath.fileStatus(path), target.isDirectory {
                 addWatches(under: path)
                 pending.insert(Scope(folder: path, recursive: true))

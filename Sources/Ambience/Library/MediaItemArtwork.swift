@@ -110,10 +110,13 @@ public final class MediaItemArtwork: Sendable {
     /// The picture scaled to exactly `size`, as RGBA pixels; nil when the size is not 1…8192 on each side or the
     /// image no longer decodes.
     public func image(size: ArtworkSize) -> ArtworkImage? {
-        guard (1...Self.maximumImageSide).contains(size.width), (1...Self.maximumImageSide).contains(size.height) else { return nil }
+        guard (1...Self.maximumImageSide).contains(size.width), (1...Self.maximumImageSide).contains(size.height) else {
+            return nil
+        }
         return try? Self.withDecodedSurface(data, name: name) { source -> ArtworkImage? in
             let format = SDL_PIXELFORMAT_RGBA32.rawValue
-            guard let target = SDL_CreateRGBSurfaceWithFormat(0, Int32(size.width), Int32(size.height), 32, format) else { return nil }
+            guard let target = SDL_CreateRGBSurfaceWithFormat(0, Int32(size.width), Int32(size.height), 32, format)
+            else { return nil }
             defer { SDL_FreeSurface(target) }
             // Copy, do not blend: transparent pixels stay transparent.
             SDL_SetSurfaceBlendMode(source, SDL_BLENDMODE_NONE)
@@ -139,19 +142,29 @@ public final class MediaItemArtwork: Sendable {
             guard let decoder = try? AudioFile.open(fileSystemPath: path, name: display) else { return .success(nil) }
             switch decoder {
             case let vorbis as VorbisDecoder:
-                if decoder.info.tags.hasArtwork && vorbis.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                if decoder.info.tags.hasArtwork && vorbis.embeddedPicture == nil {
+                    return .failure("embedded picture is malformed or over 16 MB")
+                }
                 return .success(decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil)
             case let mp3 as MP3Decoder:
-                if decoder.info.tags.hasArtwork && mp3.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                if decoder.info.tags.hasArtwork && mp3.embeddedPicture == nil {
+                    return .failure("embedded picture is malformed or over 16 MB")
+                }
                 return .success(mp3.embeddedPicture)
             case let flac as FLACDecoder:
-                if decoder.info.tags.hasArtwork && flac.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                if decoder.info.tags.hasArtwork && flac.embeddedPicture == nil {
+                    return .failure("embedded picture is malformed or over 16 MB")
+                }
                 return .success(flac.embeddedPicture)
             case let opus as OpusDecoder:
-                if decoder.info.tags.hasArtwork && opus.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                if decoder.info.tags.hasArtwork && opus.embeddedPicture == nil {
+                    return .failure("embedded picture is malformed or over 16 MB")
+                }
                 return .success(decoder.info.tags.hasArtwork ? opus.embeddedPicture : nil)
             case let wav as WAVDecoder:
-                if decoder.info.tags.hasArtwork && wav.embeddedPicture == nil { return .failure("embedded picture is malformed or over 16 MB") }
+                if decoder.info.tags.hasArtwork && wav.embeddedPicture == nil {
+                    return .failure("embedded picture is malformed or over 16 MB")
+                }
                 return .success(wav.embeddedPicture)
             case let mp4 as MP4Decoder:
                 return .success(mp4.embeddedPicture)
@@ -162,7 +175,8 @@ public final class MediaItemArtwork: Sendable {
         switch embedded {
         case .success(let picture?):
             do throws(ArtworkError) {
-                lookup.artwork = try MediaItemArtwork(data: picture.data, source: .embedded(mimeType: picture.mimeType), name: display)
+                lookup.artwork = try MediaItemArtwork(
+                    data: picture.data, source: .embedded(mimeType: picture.mimeType), name: display)
                 return lookup
             } catch {
                 lookup.ignored.append(error)
@@ -196,9 +210,13 @@ public final class MediaItemArtwork: Sendable {
     /// `cover.*` then `folder.*` images in the file's folder, best first.
     static func coverFiles(besideFileAt path: [UInt8]) -> [[UInt8]] {
         let folder = RawPath.parent(path)
-        guard case .success(let entries) = RawPath.listFolder(folder.isEmpty ? [UInt8(ascii: ".")] : folder) else { return [] }
+        guard case .success(let entries) = RawPath.listFolder(folder.isEmpty ? [UInt8(ascii: ".")] : folder) else {
+            return []
+        }
         return entries.compactMap { entry -> (rank: Int, path: [UInt8])? in
-            guard let rank = LibraryWalk.coverRank(entry.name, ext: RawPath.lowercasedExtension(entry.name)) else { return nil }
+            guard let rank = LibraryWalk.coverRank(entry.name, ext: RawPath.lowercasedExtension(entry.name)) else {
+                return nil
+            }
             return (rank, folder.isEmpty ? entry.name : RawPath.join(folder, entry.name))
         }
         .sorted { $0.rank != $1.rank ? $0.rank < $1.rank : $0.path.lexicographicallyPrecedes($1.path) }
@@ -216,7 +234,8 @@ public final class MediaItemArtwork: Sendable {
         }
         guard header.width > 0, header.height > 0 else { throw .undecodable(name, reason: "image has no pixels") }
         let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
-        guard header.width <= maximumPixelSide, header.height <= maximumPixelSide, !overflow, pixels <= maximumPixels else {
+        guard header.width <= maximumPixelSide, header.height <= maximumPixelSide, !overflow, pixels <= maximumPixels
+        else {
             throw .tooManyPixels(name, width: header.width, height: header.height)
         }
         return header
@@ -224,34 +243,46 @@ public final class MediaItemArtwork: Sendable {
 
     /// Decodes `data` with SDL2_image, converts it to RGBA32 and calls `body` with the surface (freed afterwards).
     /// The header is checked first, and the decoder is the one for the format the header was read as (PNG or JPEG).
-    private static func withDecodedSurface<T>(_ data: [UInt8], name: String,
-                                              _ body: (UnsafeMutablePointer<SDL_Surface>) -> T) throws(ArtworkError) -> T {
+    private static func withDecodedSurface<T>(
+        _ data: [UInt8], name: String,
+        _ body: (UnsafeMutablePointer<SDL_Surface>) -> T
+    ) throws(ArtworkError) -> T {
         let header = try checkedHeader(data, name: name)
         guard header.format == .png || header.format == .jpeg else {
             throw .undecodable(name, reason: "\(header.format.rawValue) covers are not decoded, only PNG and JPEG")
         }
         if let problem = pngProblem(data) { throw .undecodable(name, reason: problem) }
         let image: LibSDLImage
-        do throws(SharedLibraryError) { image = try library.functions() } catch { throw .undecodable(name, reason: error.description) }
+        do throws(SharedLibraryError) { image = try library.functions() } catch {
+            throw .undecodable(name, reason: error.description)
+        }
         let size: Int32
-        do { size = try data.count.exactly(Int32.self, "image bytes") } catch { throw .tooLarge(name, bytes: data.count) }
+        do { size = try data.count.exactly(Int32.self, "image bytes") } catch {
+            throw .tooLarge(name, bytes: data.count)
+        }
         let decoded = data.withUnsafeBytes { raw -> Result<UnsafeMutablePointer<SDL_Surface>, ArtworkError> in
             guard let stream = SDL_RWFromConstMem(raw.baseAddress, size) else {
                 return .failure(.undecodable(name, reason: sdlError()))
             }
             defer { SDL_RWclose(stream) }
-            let loaded: UnsafeMutablePointer<SDL_Surface>? = switch header.format {
-            case .png: image.IMG_LoadPNG_RW(stream)
-            case .jpeg: image.IMG_LoadJPG_RW(stream)
-            case .gif, .bmp, .webp: nil  // refused above
-            }
+            let loaded: UnsafeMutablePointer<SDL_Surface>? =
+                switch header.format {
+                case .png: image.IMG_LoadPNG_RW(stream)
+                case .jpeg: image.IMG_LoadJPG_RW(stream)
+                case .gif, .bmp, .webp: nil  // refused above
+                }
             guard let surface = loaded else { return .failure(.undecodable(name, reason: sdlError())) }
             defer { SDL_FreeSurface(surface) }
             let width = Int(surface.pointee.w), height = Int(surface.pointee.h)
             guard width > 0, height > 0 else { return .failure(.undecodable(name, reason: "image has no pixels")) }
             // A decoder that made more than the header said is not trusted with the rest.
             guard width <= header.width, height <= header.height else {
-                return .failure(.undecodable(name, reason: "decoded to \(width)×\(height) pixels, over the \(header.width)×\(header.height) its header states"))
+                return .failure(
+                    .undecodable(
+                        name,
+                        reason:
+                            "decoded to \(width)×\(height) pixels, over the \(header.width)×\(header.height) its header states"
+                    ))
             }
             guard let rgba = SDL_ConvertSurfaceFormat(surface, SDL_PIXELFORMAT_RGBA32.rawValue, 0) else {
                 return .failure(.undecodable(name, reason: sdlError()))
@@ -275,7 +306,8 @@ public final class MediaItemArtwork: Sendable {
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         pixels.withUnsafeMutableBytes { out in
             for row in 0..<height {
-                out.baseAddress!.advanced(by: row * width * 4).copyMemory(from: base.advanced(by: row * pitch), byteCount: width * 4)
+                out.baseAddress!.advanced(by: row * width * 4).copyMemory(
+                    from: base.advanced(by: row * pitch), byteCount: width * 4)
             }
         }
         return ArtworkImage(width: width, height: height, pixels: pixels)
@@ -293,7 +325,9 @@ public final class MediaItemArtwork: Sendable {
         // The loop's bound keeps the length field in the data; the length check keeps the CRC field in it.
         while at + 12 <= data.count, let length = data.u32BE(at).map(Int.init) {
             let type = String(decoding: data[(at + 4)..<(at + 8)], as: UTF8.self)
-            guard length <= data.count - at - 12 else { return "PNG chunk \(type) at byte \(at) runs past the end of the data" }
+            guard length <= data.count - at - 12 else {
+                return "PNG chunk \(type) at byte \(at) runs past the end of the data"
+            }
             if isFirst && type != "IHDR" { return "PNG does not start with an IHDR chunk" }
             isFirst = false
             guard CRC32.checksum(data[(at + 4)..<(at + 8 + length)]) == data.u32BE(at + 8 + length) else {

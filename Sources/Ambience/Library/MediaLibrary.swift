@@ -53,10 +53,14 @@ public final class MediaLibrary: @unchecked Sendable {
     ///
     /// A database file that is damaged, not a database, or locked past `busyTimeout` is moved aside (to
     /// `<path>.broken`) and rebuilt; the next scan report carries a warning saying so.
-    public init(folders: [String]? = nil, databasePath: String? = nil, createIfMissing: Bool = true,
-                busyTimeout requestedTimeout: Double = 2) throws(LibraryError) {
+    public init(
+        folders: [String]? = nil, databasePath: String? = nil, createIfMissing: Bool = true,
+        busyTimeout requestedTimeout: Double = 2
+    ) throws(LibraryError) {
         let busyTimeout: Double
-        do { busyTimeout = try requestedTimeout.clamped(to: SQLiteDatabase.busyTimeouts, "busy timeout") } catch { throw .invalidNumber(error) }
+        do { busyTimeout = try requestedTimeout.clamped(to: SQLiteDatabase.busyTimeouts, "busy timeout") } catch {
+            throw .invalidNumber(error)
+        }
         let environment = ProcessInfo.processInfo.environment
         let chosen = folders ?? [Self.defaultFolder(environment: environment)]
         self.folders = chosen.map(Self.canonicalFolder)
@@ -69,7 +73,8 @@ public final class MediaLibrary: @unchecked Sendable {
         let opened: (SQLiteDatabase, rebuilt: String?)
         let readConnection: SQLiteDatabase
         do throws(SQLiteError) {
-            opened = try SQLiteDatabase.openRebuildingIfUnusable(path: dbPath, busyTimeout: busyTimeout, prepare: Self.prepareSchema)
+            opened = try SQLiteDatabase.openRebuildingIfUnusable(
+                path: dbPath, busyTimeout: busyTimeout, prepare: Self.prepareSchema)
             readConnection = try SQLiteDatabase(path: dbPath, flags: [.readWrite], busyTimeout: busyTimeout)
             // Integers in the SQL text, not values: pragmas take no parameters.
             try opened.0.useMemory(mapBytes: 256 << 20, cacheBytes: 16 << 20)
@@ -103,7 +108,8 @@ public final class MediaLibrary: @unchecked Sendable {
         if let direct = environment["XDG_MUSIC_DIR"], direct.hasPrefix("/") { return direct }
         let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
         if let text = try? String(contentsOfFile: configHome + "/user-dirs.dirs", encoding: .utf8),
-           let folder = musicFolder(userDirs: text, home: home) {
+            let folder = musicFolder(userDirs: text, home: home)
+        {
             return folder
         }
         return home + "/Music"
@@ -119,11 +125,19 @@ public final class MediaLibrary: @unchecked Sendable {
             var value = line.dropFirst("XDG_MUSIC_DIR".count).trimmingCharacters(in: .whitespaces)
             guard value.hasPrefix("=") else { continue }
             value = String(value.dropFirst()).trimmingCharacters(in: .whitespaces)
-            if value.hasPrefix("\""), value.count >= 2, value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.hasPrefix("\""), value.count >= 2, value.hasSuffix("\"") {
+                value = String(value.dropFirst().dropLast())
+            }
             var unescaped = ""
             var escaping = false
             for character in value {
-                if escaping { unescaped.append(character); escaping = false } else if character == "\\" { escaping = true } else { unescaped.append(character) }
+                if escaping {
+                    unescaped.append(character); escaping = false
+                } else if character == "\\" {
+                    escaping = true
+                } else {
+                    unescaped.append(character)
+                }
             }
             var path: String
             if unescaped.hasPrefix("$HOME") {
@@ -143,7 +157,8 @@ public final class MediaLibrary: @unchecked Sendable {
 
     /// `$XDG_CACHE_HOME/ambience/library.sqlite`, falling back to `~/.cache/ambience/library.sqlite`.
     public static func defaultDatabasePath(environment: [String: String]) -> String {
-        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let cache =
+            environment["XDG_CACHE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? homeFolder(environment: environment) + "/.cache"
         return cache + "/ambience/library.sqlite"
     }
@@ -180,12 +195,14 @@ public final class MediaLibrary: @unchecked Sendable {
         let version = try db.integer("PRAGMA user_version") ?? 0
         if version != schemaVersion {
             // A cache: an index from another version is simply rebuilt.
-            try db.execute("""
+            try db.execute(
+                """
                 DROP TABLE IF EXISTS items; DROP TABLE IF EXISTS failures;
                 DROP TABLE IF EXISTS playlists; DROP TABLE IF EXISTS playlist_entries;
                 """)
         }
-        try db.execute("""
+        try db.execute(
+            """
             CREATE TABLE IF NOT EXISTS items(
                 id INTEGER PRIMARY KEY,
                 path BLOB NOT NULL UNIQUE,
@@ -264,13 +281,17 @@ public final class MediaLibrary: @unchecked Sendable {
             var result: [MediaPlaylist] = []
             try db.query("SELECT id, path, name FROM playlists ORDER BY name_key, id") { row in
                 let path = row.blob(1) ?? []
-                result.append(MediaPlaylist(persistentID: row.id(0), name: row.text(2) ?? "", url: RawPath.display(path), items: []))
+                result.append(
+                    MediaPlaylist(
+                        persistentID: row.id(0), name: row.text(2) ?? "", url: RawPath.display(path), items: []))
             }
             for index in result.indices {
-                try db.query("""
+                try db.query(
+                    """
                     SELECT \(LibraryRow.itemColumns) FROM playlist_entries e JOIN items ON items.path = e.path
                     WHERE e.playlist_id = ? ORDER BY e.position
-                    """, [.id(result[index].persistentID)]) { row in result[index].items.append(LibraryRow.item(row)) }
+                    """, [.id(result[index].persistentID)]
+                ) { row in result[index].items.append(LibraryRow.item(row)) }
             }
             return result
         }) ?? []
@@ -290,11 +311,13 @@ public final class MediaLibrary: @unchecked Sendable {
             guard let status = RawPath.fileStatus(root) else { throw .folderUnreadable(folder, errno: errno) }
             guard status.isDirectory else { throw .folderUnreadable(folder, errno: ENOTDIR) }
         }
-        var report = try scan(scopes: roots.map { ScanScope(folder: $0, recursive: true) }, fullScan: true, progress: progress)
-        report.warnings.insert(contentsOf: pendingWarnings.withLock { warnings in
-            defer { warnings.removeAll() }
-            return warnings
-        }, at: 0)
+        var report = try scan(
+            scopes: roots.map { ScanScope(folder: $0, recursive: true) }, fullScan: true, progress: progress)
+        report.warnings.insert(
+            contentsOf: pendingWarnings.withLock { warnings in
+                defer { warnings.removeAll() }
+                return warnings
+            }, at: 0)
         if report.changedLibrary { post(.libraryDidChange) }
         return report
     }
@@ -315,7 +338,9 @@ public final class MediaLibrary: @unchecked Sendable {
         if report.changedLibrary { post(.libraryDidChange) }
     }
 
-    private func scan(scopes requested: [ScanScope], fullScan: Bool, progress: ((ScanProgress) -> Void)?) throws(LibraryError) -> ScanReport {
+    private func scan(scopes requested: [ScanScope], fullScan: Bool, progress: ((ScanProgress) -> Void)?)
+        throws(LibraryError) -> ScanReport
+    {
         let started = monotonicNanoseconds()
         // A folder inside another scope is walked with it, not again (which would look like a symlink loop).
         let scopes = LibraryIndexer.outermost(requested).sorted { $0.folder.lexicographicallyPrecedes($1.folder) }
@@ -331,7 +356,9 @@ public final class MediaLibrary: @unchecked Sendable {
         report.failed = walk.failed
         do throws(SQLiteError) {
             try writer.use { (db) throws(SQLiteError) -> Void in
-                let indexer = LibraryIndexer(db: db, roots: roots) { fullScan && self.cancelRequested.load(ordering: .relaxed) }
+                let indexer = LibraryIndexer(db: db, roots: roots) {
+                    fullScan && self.cancelRequested.load(ordering: .relaxed)
+                }
                 try indexer.index(walk: walk, scopes: scopes, fullScan: fullScan, report: &report, progress: progress)
             }
         } catch {
@@ -413,4 +440,3 @@ final class GuardedDatabase: @unchecked Sendable {
         return try body(database)
     }
 }
-

@@ -26,7 +26,11 @@ public final class MediaPicker {
     public var mediaTypes: MediaType { didSet { if mediaTypes != oldValue { reload() } } }
     /// When false, selecting an item replaces the selection.
     public var allowsPickingMultipleItems = false {
-        didSet { if !allowsPickingMultipleItems && selectedItems.count > 1 { selectedItems = [selectedItems[selectedItems.count - 1]] } }
+        didSet {
+            if !allowsPickingMultipleItems && selectedItems.count > 1 {
+                selectedItems = [selectedItems[selectedItems.count - 1]]
+            }
+        }
     }
     /// The line shown above the list, for example "Choose songs for the radio".
     public var prompt: String?
@@ -60,9 +64,11 @@ public final class MediaPicker {
     /// Reads the offered items from the library again (after `.libraryDidChange`). Selected items that are gone are
     /// deselected.
     public func reload() {
-        let query = MediaQuery(library: library, filterPredicates: [MediaPropertyPredicate(value: mediaTypes)], groupingType: .title)
+        let query = MediaQuery(
+            library: library, filterPredicates: [MediaPropertyPredicate(value: mediaTypes)], groupingType: .title)
         candidates = query.items.map { item in
-            let search = [item.title, item.artist, item.albumTitle].compactMap { $0.map(LibraryKey.fold) }.joined(separator: "\u{1}")
+            let search = [item.title, item.artist, item.albumTitle].compactMap { $0.map(LibraryKey.fold) }.joined(
+                separator: "\u{1}")
             return (item, search, LibraryKey.sectionTitle(LibraryKey.sortKey(item.title)))
         }
         let present = Set(candidates.map(\.item.persistentID))
@@ -71,7 +77,9 @@ public final class MediaPicker {
     }
 
     /// Whether `item` is in the selection (compared by `persistentID`).
-    public func isSelected(_ item: MediaItem) -> Bool { selectedItems.contains { $0.persistentID == item.persistentID } }
+    public func isSelected(_ item: MediaItem) -> Bool {
+        selectedItems.contains { $0.persistentID == item.persistentID }
+    }
 
     /// Selects the item, or deselects it when it is selected. Returns whether it is selected now.
     @discardableResult
@@ -109,9 +117,12 @@ public final class MediaPicker {
 
     private func applyFilter() {
         let terms = LibraryKey.fold(filterText).split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        let shown = terms.isEmpty ? candidates : candidates.filter { candidate in
-            terms.allSatisfy { candidate.search.contains($0) }
-        }
+        let shown =
+            terms.isEmpty
+            ? candidates
+            : candidates.filter { candidate in
+                terms.allSatisfy { candidate.search.contains($0) }
+            }
         shownItems = shown.map(\.item)
         sections = MediaQuery.sections(shown.map(\.section))
     }

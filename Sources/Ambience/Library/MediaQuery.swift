@@ -62,28 +62,36 @@ public struct MediaPropertyPredicate: Sendable, Hashable {
     public let comparisonType: MediaPredicateComparison
 
     /// Items whose text `property` equals (or contains) `value`, ignoring case and diacritics.
-    public init(value: String, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
+    public init(
+        value: String, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo
+    ) {
         self.value = .text(value)
         self.property = property
         self.comparisonType = comparisonType
     }
 
     /// Items whose numeric `property` (track or disc number) equals `value`.
-    public init(value: Int, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
+    public init(
+        value: Int, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo
+    ) {
         self.value = .number(Int64(value))
         self.property = property
         self.comparisonType = comparisonType
     }
 
     /// For `persistentID` and `albumPersistentID`.
-    public init(value: UInt64, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
+    public init(
+        value: UInt64, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo
+    ) {
         self.value = .number(Int64(bitPattern: value))
         self.property = property
         self.comparisonType = comparisonType
     }
 
     /// Items whose flag `property` (`isCompilation`) is `value`.
-    public init(value: Bool, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo) {
+    public init(
+        value: Bool, forProperty property: MediaItemProperty, comparisonType: MediaPredicateComparison = .equalTo
+    ) {
         self.value = .flag(value)
         self.property = property
         self.comparisonType = comparisonType
@@ -117,7 +125,7 @@ public struct MediaPropertyPredicate: Sendable, Hashable {
         case .flag(let f): number = f ? 1 : 0
         case .text(let t): number = Int64(t.trimmingCharacters(in: .whitespaces))
         }
-        guard let number else { return ("0", []) }   // "track 'abc'" matches nothing
+        guard let number else { return ("0", []) }  // "track 'abc'" matches nothing
         if property == .mediaType { return ("(\(column) & ?) <> 0", [.integer(number)]) }
         if property == .isCompilation { return ("\(column) = ?", [.bool(number != 0)]) }
         return ("\(column) = ?", [.integer(number)])
@@ -193,7 +201,9 @@ public struct MediaQuery: Sendable {
     public var groupingType: MediaGrouping
 
     /// A query over `library` with these filters and grouping.
-    public init(library: MediaLibrary, filterPredicates: Set<MediaPropertyPredicate> = [], groupingType: MediaGrouping = .title) {
+    public init(
+        library: MediaLibrary, filterPredicates: Set<MediaPropertyPredicate> = [], groupingType: MediaGrouping = .title
+    ) {
         self.library = library
         self.filterPredicates = filterPredicates
         self.groupingType = groupingType
@@ -202,7 +212,9 @@ public struct MediaQuery: Sendable {
     /// Adds a filter.
     public mutating func addFilterPredicate(_ predicate: MediaPropertyPredicate) { filterPredicates.insert(predicate) }
     /// Removes a filter.
-    public mutating func removeFilterPredicate(_ predicate: MediaPropertyPredicate) { filterPredicates.remove(predicate) }
+    public mutating func removeFilterPredicate(_ predicate: MediaPropertyPredicate) {
+        filterPredicates.remove(predicate)
+    }
 
     // MARK: Presets (music only, as on iOS; playlists hold whatever they name)
 
@@ -219,7 +231,9 @@ public struct MediaQuery: Sendable {
     /// Music by composer.
     public static func composers(in library: MediaLibrary) -> MediaQuery { music(library, .composer) }
     /// Every playlist in the library, one collection each.
-    public static func playlists(in library: MediaLibrary) -> MediaQuery { MediaQuery(library: library, groupingType: .playlist) }
+    public static func playlists(in library: MediaLibrary) -> MediaQuery {
+        MediaQuery(library: library, groupingType: .playlist)
+    }
     /// Albums whose tracks have several artists, or whose album artist is "Various Artists".
     public static func compilations(in library: MediaLibrary) -> MediaQuery {
         var query = music(library, .album)
@@ -253,7 +267,8 @@ public struct MediaQuery: Sendable {
             let end = index + 1 < fetched.groupStarts.count ? fetched.groupStarts[index + 1] : fetched.items.count
             results.collections.append(MediaItemCollection(items: Array(fetched.items[start..<end])))
         }
-        results.collectionSections = Self.sections(fetched.groupStarts.lazy.map { LibraryKey.sectionTitle(firstByte: fetched.sections[$0]) })
+        results.collectionSections = Self.sections(
+            fetched.groupStarts.lazy.map { LibraryKey.sectionTitle(firstByte: fetched.sections[$0]) })
         return results
     }
 
@@ -290,14 +305,16 @@ public struct MediaQuery: Sendable {
                 """
         } else {
             let shape = groupingType.shape
-            sql = "SELECT \(LibraryRow.itemColumns), \(shape.section), \(shape.group) FROM items \(whereText) ORDER BY \(shape.order)"
+            sql =
+                "SELECT \(LibraryRow.itemColumns), \(shape.section), \(shape.group) FROM items \(whereText) ORDER BY \(shape.order)"
         }
         var fetched = FetchedRows()
         var last: (Int64?, String?) = (nil, nil)
         try db.query(sql, values) { row in
             fetched.items.append(LibraryRow.item(row))
             fetched.sections.append(row.firstByte(LibraryRow.itemColumnCount))
-            fetched.noteGroup(row, column: LibraryRow.itemColumnCount + 1, integer: groupingType.groupIsInteger, last: &last)
+            fetched.noteGroup(
+                row, column: LibraryRow.itemColumnCount + 1, integer: groupingType.groupIsInteger, last: &last)
         }
         return fetched
     }
@@ -331,7 +348,9 @@ public struct MediaQuery: Sendable {
             var groups: [MediaGroup] = []
             try db.query(sql, values) { row in
                 let id = idIsHash ? RawPath.stableID(Array((row.text(2) ?? "").utf8)) : row.id(2)
-                groups.append(MediaGroup(name: row.text(0), count: Int(row.integer(1)), persistentID: id, isCompilation: row.bool(3)))
+                groups.append(
+                    MediaGroup(
+                        name: row.text(0), count: Int(row.integer(1)), persistentID: id, isCompilation: row.bool(3)))
             }
             return groups
         }
@@ -339,7 +358,9 @@ public struct MediaQuery: Sendable {
 
     private func whereClause() -> (String, [SQLiteValue]) {
         // Sorted, so the same predicates always make the same SQL text (one prepared statement).
-        let conditions = filterPredicates.map(\.condition).sorted { $0.sql < $1.sql || ($0.sql == $1.sql && "\($0.values)" < "\($1.values)") }
+        let conditions = filterPredicates.map(\.condition).sorted {
+            $0.sql < $1.sql || ($0.sql == $1.sql && "\($0.values)" < "\($1.values)")
+        }
         return (conditions.map { "(\($0.sql))" }.joined(separator: " AND "), conditions.flatMap(\.values))
     }
 
@@ -375,25 +396,40 @@ private extension MediaGrouping {
         let inAlbum = "items.disc, items.track, items.title_key, items.id"
         switch self {
         case .title:
-            return ("items.title_key", "items.title_key", "items.title", "items.title_key",
-                    "items.title_key, items.artist_key, items.album_key, items.id")
+            return (
+                "items.title_key", "items.title_key", "items.title", "items.title_key",
+                "items.title_key, items.artist_key, items.album_key, items.id"
+            )
         case .album:
-            return ("items.album_id", "items.album_key", "items.album", "items.album_id",
-                    "items.album_key, items.album_id, \(inAlbum)")
+            return (
+                "items.album_id", "items.album_key", "items.album", "items.album_id",
+                "items.album_key, items.album_id, \(inAlbum)"
+            )
         case .artist:
-            return ("items.artist_key", "items.artist_key", "items.artist", "items.artist_key",
-                    "items.artist_key, items.album_key, items.album_id, \(inAlbum)")
+            return (
+                "items.artist_key", "items.artist_key", "items.artist", "items.artist_key",
+                "items.artist_key, items.album_key, items.album_id, \(inAlbum)"
+            )
         case .albumArtist:
-            return (albumArtistKey, albumArtistKey, albumArtistName, albumArtistKey,
-                    "\(albumArtistKey), items.album_key, items.album_id, \(inAlbum)")
+            return (
+                albumArtistKey, albumArtistKey, albumArtistName, albumArtistKey,
+                "\(albumArtistKey), items.album_key, items.album_id, \(inAlbum)"
+            )
         case .composer:
-            return ("items.composer_key", "items.composer_key", "items.composer", "items.composer_key",
-                    "items.composer_key, items.title_key, items.id")
+            return (
+                "items.composer_key", "items.composer_key", "items.composer", "items.composer_key",
+                "items.composer_key, items.title_key, items.id"
+            )
         case .genre:
-            return ("items.genre_key", "items.genre_key", "items.genre", "items.genre_key",
-                    "items.genre_key, items.artist_key, items.album_key, items.album_id, \(inAlbum)")
+            return (
+                "items.genre_key", "items.genre_key", "items.genre", "items.genre_key",
+                "items.genre_key, items.artist_key, items.album_key, items.album_id, \(inAlbum)"
+            )
         case .playlist:
-            return ("playlists.id", "playlists.name_key", "playlists.name", "playlists.id", "playlists.name_key, playlists.id")
+            return (
+                "playlists.id", "playlists.name_key", "playlists.name", "playlists.id",
+                "playlists.name_key, playlists.id"
+            )
         }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation   // trimmingCharacters(in:) for the #PLAYLIST: name
+import Foundation  // trimmingCharacters(in:) for the #PLAYLIST: name
 
 /// An `.m3u`/`.m3u8` playlist: one entry per line, `#` lines are comments or `#EXT…` directives.
 /// Parsing is pure (bytes in, entries and warnings out: no file system, no SQLite), so it is tested and fuzzed
@@ -17,7 +17,9 @@ enum PlaylistFile {
         var warnings: [(line: Int, text: String)] = []
     }
 
-    static func parse(_ bytes: [UInt8], folder: [UInt8], isUTF8Playlist: Bool, roots: [[UInt8]], into parsed: inout Parsed) {
+    static func parse(
+        _ bytes: [UInt8], folder: [UInt8], isUTF8Playlist: Bool, roots: [[UInt8]], into parsed: inout Parsed
+    ) {
         var text = bytes[...]
         if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
         var lineNumber = 0
@@ -32,7 +34,8 @@ enum PlaylistFile {
             if line.first == UInt8(ascii: "#") {
                 let directive = Array("#PLAYLIST:".utf8)
                 if line.starts(with: directive) {
-                    let name = String(decoding: line.dropFirst(directive.count), as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                    let name = String(decoding: line.dropFirst(directive.count), as: UTF8.self).trimmingCharacters(
+                        in: .whitespaces)
                     if !name.isEmpty { parsed.name = name }
                 }
                 continue
@@ -56,7 +59,8 @@ enum PlaylistFile {
             let absolute = entry.first == UInt8(ascii: "/") ? entry : RawPath.join(folder, entry)
             let resolved = RawPath.normalized(absolute)
             guard roots.contains(where: { RawPath.isInside(resolved, $0) }) else {
-                parsed.warnings.append((lineNumber, "line \(lineNumber): \(RawPath.display(resolved)) is outside the library; skipped"))
+                parsed.warnings.append(
+                    (lineNumber, "line \(lineNumber): \(RawPath.display(resolved)) is outside the library; skipped"))
                 continue
             }
             parsed.entries.append(Entry(line: lineNumber, path: resolved))
@@ -77,7 +81,8 @@ enum PlaylistFile {
         var out: [UInt8] = []
         while let byte = rest.popFirst() {
             if byte == UInt8(ascii: "%"), rest.count >= 2,
-               let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: rest.prefix(2), as: UTF8.self), radix: 16)
+            {
                 out.append(value)
                 rest = rest.dropFirst(2)
             } else {
@@ -90,8 +95,11 @@ enum PlaylistFile {
     /// `scheme://…` with a scheme of two or more letters (so `C:\…` is not one).
     private static func hasURLScheme(_ line: [UInt8]) -> Bool {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon >= 2,
-              line[colon...].starts(with: Array("://".utf8)) else { return false }
-        return line[..<colon].allSatisfy { ($0 | 0x20) >= 97 && ($0 | 0x20) <= 122 || ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46 }
+            line[colon...].starts(with: Array("://".utf8))
+        else { return false }
+        return line[..<colon].allSatisfy {
+            ($0 | 0x20) >= 97 && ($0 | 0x20) <= 122 || ($0 >= 48 && $0 <= 57) || $0 == 43 || $0 == 45 || $0 == 46
+        }
     }
 }
 

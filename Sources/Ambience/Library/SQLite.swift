@@ -50,7 +50,9 @@ enum SQLiteValue: Sendable, Equatable {
     static func id(_ value: UInt64) -> SQLiteValue { .integer(Int64(bitPattern: value)) }
     static func bool(_ value: Bool) -> SQLiteValue { .integer(value ? 1 : 0) }
     /// A finite number, or NULL (SQLite would store NaN as NULL anyway, and infinities are no measurement).
-    static func optional(_ number: Double?) -> SQLiteValue { number.flatMap { $0.isFinite ? SQLiteValue.real($0) : nil } ?? .null }
+    static func optional(_ number: Double?) -> SQLiteValue {
+        number.flatMap { $0.isFinite ? SQLiteValue.real($0) : nil } ?? .null
+    }
 }
 
 /// A connection to one SQLite database file. Owns the `sqlite3*` and its prepared statements; nothing else in the
@@ -90,7 +92,7 @@ final class SQLiteDatabase {
     static let busyTimeouts = 0...Double(Int32.max) / 1000
 
     deinit {
-        statements.removeAll()   // finalize every statement before the connection closes
+        statements.removeAll()  // finalize every statement before the connection closes
         sqlite3_close_v2(handle)
     }
 
@@ -117,7 +119,9 @@ final class SQLiteDatabase {
     }
 
     /// Runs one query with bound values and calls `body` for each row.
-    func query(_ sql: String, _ values: [SQLiteValue] = [], _ body: (SQLiteRow) throws(SQLiteError) -> Void) throws(SQLiteError) {
+    func query(_ sql: String, _ values: [SQLiteValue] = [], _ body: (SQLiteRow) throws(SQLiteError) -> Void)
+        throws(SQLiteError)
+    {
         let statement = try prepare(sql)
         defer { statement.reset() }
         try statement.bind(values)
@@ -202,8 +206,10 @@ final class SQLiteDatabase {
     ///
     /// `prepare` creates the schema; it runs on the new file too. Returns the connection and, when the file was
     /// rebuilt, a sentence saying why and where the old file went.
-    static func openRebuildingIfUnusable(path: String, busyTimeout: Double,
-                                         prepare: (SQLiteDatabase) throws(SQLiteError) -> Void) throws(SQLiteError) -> (SQLiteDatabase, rebuilt: String?) {
+    static func openRebuildingIfUnusable(
+        path: String, busyTimeout: Double,
+        prepare: (SQLiteDatabase) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) -> (SQLiteDatabase, rebuilt: String?) {
         do {
             return (try openChecked(path: path, busyTimeout: busyTimeout, prepare: prepare), nil)
         } catch {
@@ -223,8 +229,10 @@ final class SQLiteDatabase {
         return false
     }
 
-    private static func openChecked(path: String, busyTimeout: Double,
-                                    prepare: (SQLiteDatabase) throws(SQLiteError) -> Void) throws(SQLiteError) -> SQLiteDatabase {
+    private static func openChecked(
+        path: String, busyTimeout: Double,
+        prepare: (SQLiteDatabase) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) -> SQLiteDatabase {
         let database = try SQLiteDatabase(path: path, busyTimeout: busyTimeout)
         try database.enableWriteAheadLog()
         try database.quickCheck()
@@ -286,11 +294,12 @@ private final class SQLiteStatement {
     func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard values.count == expected else {
-            throw .failed(path: database.path, code: SQLITE_RANGE,
-                          reason: "statement takes \(expected) values, \(values.count) given")
+            throw .failed(
+                path: database.path, code: SQLITE_RANGE,
+                reason: "statement takes \(expected) values, \(values.count) given")
         }
         for (offset, value) in values.enumerated() {
-            let index = Int32(clamping: offset + 1)   // offset < the parameter count, itself an Int32
+            let index = Int32(clamping: offset + 1)  // offset < the parameter count, itself an Int32
             let status: Int32
             switch value {
             case .null:
@@ -308,7 +317,9 @@ private final class SQLiteStatement {
             case .blob(let bytes):
                 status = bytes.withUnsafeBytes { raw in
                     // A zero-length blob still needs a non-null pointer, or SQLite binds NULL.
-                    sqlite3_bind_blob64(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(raw.count), Self.transient)
+                    sqlite3_bind_blob64(
+                        handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(raw.count),
+                        Self.transient)
                 }
             }
             guard status == SQLITE_OK else { throw database.error(status) }
@@ -345,14 +356,18 @@ struct SQLiteRow {
 
     /// The first byte of a text or blob value (0 when empty or NULL), without copying the value.
     func firstByte(_ column: Int32) -> UInt8 {
-        guard let bytes = sqlite3_column_text(statement, column), sqlite3_column_bytes(statement, column) > 0 else { return 0 }
+        guard let bytes = sqlite3_column_text(statement, column), sqlite3_column_bytes(statement, column) > 0 else {
+            return 0
+        }
         return bytes[0]
     }
 
     /// Calls `body` with the bytes of a text or blob value (empty for NULL), without copying them.
     func withBytes<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
         let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return body(UnsafeBufferPointer(start: nil, count: 0)) }
+        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else {
+            return body(UnsafeBufferPointer(start: nil, count: 0))
+        }
         return body(UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt8.self), count: count))
     }
 

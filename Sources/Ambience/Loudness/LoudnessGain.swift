@@ -42,8 +42,10 @@ package enum LoudnessGain {
     /// The gain for one item. `tags` win over `analysis` field by field; `albumNeighbour` says whether the item next to
     /// it in the play order is from its album (what `.automatic` goes by). Unknown loudness means unity gain: an item
     /// nobody measured is played as it is rather than guessed at.
-    package static func decide(tags: LoudnessMeasurement?, analysis: LoudnessMeasurement?, mode: LoudnessMatching,
-                               albumNeighbour: Bool) -> Decision {
+    package static func decide(
+        tags: LoudnessMeasurement?, analysis: LoudnessMeasurement?, mode: LoudnessMatching,
+        albumNeighbour: Bool
+    ) -> Decision {
         let unity = Decision(gain: 1, requestedDecibels: 0, basis: .none, limitedByPeak: false)
         guard mode != .off else { return unity }
         let figures = (tags ?? LoudnessMeasurement()).filled(from: analysis)
@@ -61,7 +63,8 @@ package enum LoudnessGain {
         var gain = pow10(decibels / 20)
         // The peak that the gain lifts: the album's in album mode (the loudest the album gets), and the track's own
         // too, so that no track of it clips even if the album figure was made without it.
-        let peaks = (basis == .album ? [figures.albumPeak, figures.trackPeak] : [figures.trackPeak ?? figures.albumPeak])
+        let peaks =
+            (basis == .album ? [figures.albumPeak, figures.trackPeak] : [figures.trackPeak ?? figures.albumPeak])
             .compactMap { finite($0) }.filter { $0 > 0 }
         var limited = false
         if let peak = peaks.max(), peak * gain > ceiling {

@@ -1,5 +1,5 @@
-import Glibc
 import CEBUR128
+import Glibc
 
 /// An EBU R128 / ITU-R BS.1770 loudness meter: the only file that calls libebur128. It owns one `ebur128_state`.
 ///
@@ -17,7 +17,9 @@ package final class LoudnessMeter {
         guard (1...AudioInfo.maximumChannels).contains(channels), AudioInfo.sampleRates.contains(sampleRate) else {
             throw .corrupt("loudness meter", reason: "\(channels) channels at \(sampleRate) Hz cannot be measured")
         }
-        let mode = Int32(bitPattern: EBUR128_MODE_I.rawValue | (truePeak ? EBUR128_MODE_TRUE_PEAK.rawValue : EBUR128_MODE_SAMPLE_PEAK.rawValue))
+        let mode = Int32(
+            bitPattern: EBUR128_MODE_I.rawValue
+                | (truePeak ? EBUR128_MODE_TRUE_PEAK.rawValue : EBUR128_MODE_SAMPLE_PEAK.rawValue))
         // Checked above: both fit their C types.
         guard let made = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
             throw .corrupt("loudness meter", reason: "libebur128 could not start a meter (out of memory)")
@@ -51,7 +53,9 @@ package final class LoudnessMeter {
     package var integratedLoudness: Double? {
         guard let state else { return nil }
         var value = 0.0
-        guard ebur128_loudness_global(state, &value) == Int32(EBUR128_SUCCESS.rawValue), value.isFinite else { return nil }
+        guard ebur128_loudness_global(state, &value) == Int32(EBUR128_SUCCESS.rawValue), value.isFinite else {
+            return nil
+        }
         return value
     }
 
@@ -61,7 +65,10 @@ package final class LoudnessMeter {
         var highest = 0.0
         for channel in 0..<channels {
             var value = 0.0
-            let status = truePeak ? ebur128_true_peak(state, UInt32(channel), &value) : ebur128_sample_peak(state, UInt32(channel), &value)
+            let status =
+                truePeak
+                ? ebur128_true_peak(state, UInt32(channel), &value)
+                : ebur128_sample_peak(state, UInt32(channel), &value)
             if status == Int32(EBUR128_SUCCESS.rawValue), value.isFinite { highest = max(highest, value) }
         }
         return highest
@@ -72,7 +79,9 @@ package final class LoudnessMeter {
         var states = meters.compactMap(\.state).map { Optional($0) }
         guard !states.isEmpty else { return nil }
         var value = 0.0
-        let status = states.withUnsafeMutableBufferPointer { ebur128_loudness_global_multiple($0.baseAddress, $0.count, &value) }
+        let status = states.withUnsafeMutableBufferPointer {
+            ebur128_loudness_global_multiple($0.baseAddress, $0.count, &value)
+        }
         return status == Int32(EBUR128_SUCCESS.rawValue) && value.isFinite ? value : nil
     }
 }
@@ -81,13 +90,18 @@ package final class LoudnessMeter {
 package enum LoudnessAnalysis {
     /// Decodes the file at `fileSystemPath` to its end through a meter. Throws what the decoder throws; returns a
     /// measurement with the track's loudness (nil for silence) and peak.
-    package static func measure(fileSystemPath: [UInt8], name: String, truePeak: Bool = true) throws(DecodingError) -> LoudnessMeasurement {
+    package static func measure(fileSystemPath: [UInt8], name: String, truePeak: Bool = true) throws(DecodingError)
+        -> LoudnessMeasurement
+    {
         let decoder = try AudioFile.open(fileSystemPath: fileSystemPath, name: name)
         return try measure(decoder, truePeak: truePeak)
     }
 
-    package static func measure(_ decoder: any AudioDecoder, truePeak: Bool = true) throws(DecodingError) -> LoudnessMeasurement {
-        let meter = try LoudnessMeter(channels: decoder.info.channels, sampleRate: decoder.info.sampleRate, truePeak: truePeak)
+    package static func measure(_ decoder: any AudioDecoder, truePeak: Bool = true) throws(DecodingError)
+        -> LoudnessMeasurement
+    {
+        let meter = try LoudnessMeter(
+            channels: decoder.info.channels, sampleRate: decoder.info.sampleRate, truePeak: truePeak)
         let blockFrames = 8192
         var buffer = [Float](repeating: 0, count: blockFrames * meter.channels)
         while true {

@@ -12,7 +12,9 @@ public struct LoudnessMeasurement: Sendable, Hashable {
     /// The album's highest peak, linear.
     public var albumPeak: Double?
 
-    public init(trackLoudness: Double? = nil, trackPeak: Double? = nil, albumLoudness: Double? = nil, albumPeak: Double? = nil) {
+    public init(
+        trackLoudness: Double? = nil, trackPeak: Double? = nil, albumLoudness: Double? = nil, albumPeak: Double? = nil
+    ) {
         self.trackLoudness = trackLoudness
         self.trackPeak = trackPeak
         self.albumLoudness = albumLoudness
@@ -25,8 +27,9 @@ public struct LoudnessMeasurement: Sendable, Hashable {
     /// Each field from `self` where set, else from `other`: tags win over analysis field by field.
     package func filled(from other: LoudnessMeasurement?) -> LoudnessMeasurement {
         guard let other else { return self }
-        return LoudnessMeasurement(trackLoudness: trackLoudness ?? other.trackLoudness, trackPeak: trackPeak ?? other.trackPeak,
-                                   albumLoudness: albumLoudness ?? other.albumLoudness, albumPeak: albumPeak ?? other.albumPeak)
+        return LoudnessMeasurement(
+            trackLoudness: trackLoudness ?? other.trackLoudness, trackPeak: trackPeak ?? other.trackPeak,
+            albumLoudness: albumLoudness ?? other.albumLoudness, albumPeak: albumPeak ?? other.albumPeak)
     }
 }
 
@@ -48,15 +51,19 @@ package enum LoudnessTags {
     /// The measurement in `entries` (keys in any case), or nil when none of the loudness keys parses. R128 gains
     /// win over ReplayGain gains where both are present (RFC 7845 asks Opus writers to use only R128).
     package static func measurement<S: Sequence>(from entries: S) -> LoudnessMeasurement?
-        where S.Element == (key: String, value: String) {
+    where S.Element == (key: String, value: String) {
         var found = LoudnessMeasurement()
         var r128Track: Double?, r128Album: Double?
         for (rawKey, value) in entries {
             switch rawKey.uppercased() {
             case "REPLAYGAIN_TRACK_GAIN":
-                if found.trackLoudness == nil, let gain = replayGain(value) { found.trackLoudness = replayGainReference - gain }
+                if found.trackLoudness == nil, let gain = replayGain(value) {
+                    found.trackLoudness = replayGainReference - gain
+                }
             case "REPLAYGAIN_ALBUM_GAIN":
-                if found.albumLoudness == nil, let gain = replayGain(value) { found.albumLoudness = replayGainReference - gain }
+                if found.albumLoudness == nil, let gain = replayGain(value) {
+                    found.albumLoudness = replayGainReference - gain
+                }
             case "REPLAYGAIN_TRACK_PEAK":
                 if found.trackPeak == nil { found.trackPeak = peak(value) }
             case "REPLAYGAIN_ALBUM_PEAK":
@@ -97,7 +104,8 @@ package enum LoudnessTags {
             digits = digits.dropFirst()
         }
         guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let magnitude = Int(digits), magnitude <= 32768 else { return nil }
+            let magnitude = Int(digits), magnitude <= 32768
+        else { return nil }
         let value = negative ? -magnitude : magnitude
         guard value <= Int(Int16.max) else { return nil }
         let gain = Double(value) / 256
@@ -123,8 +131,11 @@ package enum LoudnessTags {
         let isDigits: (Substring) -> Bool = { $0.allSatisfy { $0.isASCII && $0.isNumber } }
         guard isDigits(whole), parts.count < 2 || isDigits(parts[1]) else { return nil }
         // Digits only: Double's parser cannot meet anything but a plain decimal here.
-        guard let magnitude = Double((whole.isEmpty ? "0" : String(whole)) + (parts.count == 2 ? "." + parts[1] + "0" : "")),
-              magnitude.isFinite else { return nil }
+        guard
+            let magnitude = Double(
+                (whole.isEmpty ? "0" : String(whole)) + (parts.count == 2 ? "." + parts[1] + "0" : "")),
+            magnitude.isFinite
+        else { return nil }
         return sign * magnitude
     }
 }

@@ -45,8 +45,10 @@ extension Placement {
 extension Vector3 {
     /// The vector with every axis finite and clamped to `MixerLimits.coordinate`; `what` names it in a refusal.
     func validated(_ what: String) throws(InvalidNumber) -> Vector3 {
-        Vector3(x: try x.clamped(to: MixerLimits.coordinate, "\(what).x"), y: try y.clamped(to: MixerLimits.coordinate, "\(what).y"),
-                z: try z.clamped(to: MixerLimits.coordinate, "\(what).z"))
+        Vector3(
+            x: try x.clamped(to: MixerLimits.coordinate, "\(what).x"),
+            y: try y.clamped(to: MixerLimits.coordinate, "\(what).y"),
+            z: try z.clamped(to: MixerLimits.coordinate, "\(what).z"))
     }
 }
 
@@ -72,10 +74,15 @@ extension ListenerState {
         checked.velocity = try velocity.validated("listener velocity")
         checked.forward = try forward.validated("listener forward")
         checked.up = try up.validated("listener up")
-        guard checked.forward != .zero else { throw InvalidNumber("listener forward", value: "(0, 0, 0)", expected: "a direction") }
-        guard checked.up != .zero else { throw InvalidNumber("listener up", value: "(0, 0, 0)", expected: "a direction") }
+        guard checked.forward != .zero else {
+            throw InvalidNumber("listener forward", value: "(0, 0, 0)", expected: "a direction")
+        }
+        guard checked.up != .zero else {
+            throw InvalidNumber("listener up", value: "(0, 0, 0)", expected: "a direction")
+        }
         // A zero reference distance would silence every world voice: the smallest is a micrometre.
-        checked.referenceDistance = try referenceDistance.clamped(to: 1e-6...MixerLimits.distance.upperBound, "referenceDistance")
+        checked.referenceDistance = try referenceDistance.clamped(
+            to: 1e-6...MixerLimits.distance.upperBound, "referenceDistance")
         checked.maxDistance = try maxDistance.clamped(to: MixerLimits.distance, "maxDistance")
         checked.rolloff = try rolloff.clamped(to: MixerLimits.factor, "rolloff")
         checked.dopplerFactor = try dopplerFactor.clamped(to: MixerLimits.factor, "dopplerFactor")
@@ -97,7 +104,9 @@ extension DuckingRule {
 extension ReverbZone {
     /// The zone with its centre and radius checked against `MixerLimits`, and its reverb's numbers finite.
     public func validated() throws(InvalidNumber) -> ReverbZone {
-        var checked = ReverbZone(center: try center.validated("zone center"), radius: try radius.clamped(to: MixerLimits.distance, "zone radius"), reverb: reverb)
+        var checked = ReverbZone(
+            center: try center.validated("zone center"),
+            radius: try radius.clamped(to: MixerLimits.distance, "zone radius"), reverb: reverb)
         checked.reverb = try reverb.validated()
         return checked
     }
@@ -106,11 +115,13 @@ extension ReverbZone {
 extension ReverbParameters {
     /// The parameters when all are finite. OpenAL clamps finite EFX values to their own ranges.
     public func validated() throws(InvalidNumber) -> ReverbParameters {
-        for (name, value) in [("density", density), ("diffusion", diffusion), ("gain", gain), ("gainHF", gainHF),
-                              ("decayTime", decayTime), ("decayHFRatio", decayHFRatio), ("reflectionsGain", reflectionsGain),
-                              ("reflectionsDelay", reflectionsDelay), ("lateReverbGain", lateReverbGain),
-                              ("lateReverbDelay", lateReverbDelay), ("airAbsorptionGainHF", airAbsorptionGainHF),
-                              ("roomRolloffFactor", roomRolloffFactor)] {
+        for (name, value) in [
+            ("density", density), ("diffusion", diffusion), ("gain", gain), ("gainHF", gainHF),
+            ("decayTime", decayTime), ("decayHFRatio", decayHFRatio), ("reflectionsGain", reflectionsGain),
+            ("reflectionsDelay", reflectionsDelay), ("lateReverbGain", lateReverbGain),
+            ("lateReverbDelay", lateReverbDelay), ("airAbsorptionGainHF", airAbsorptionGainHF),
+            ("roomRolloffFactor", roomRolloffFactor)
+        ] {
             _ = try value.finite("reverb \(name)")
         }
         return self

@@ -25,8 +25,10 @@ struct EffectRack {
     }
 
     /// Sends a real voice to its reverb and filters it for occlusion (0 clear, 1 behind a wall).
-    mutating func apply(to source: Int, placement: Placement, bus: Int, occlusion: Float, graph: BusGraph,
-                        sources: inout SourcePool) {
+    mutating func apply(
+        to source: Int, placement: Placement, bus: Int, occlusion: Float, graph: BusGraph,
+        sources: inout SourcePool
+    ) {
         var wanted = sources.settings[source]
         wanted.reverb = reverb(for: placement, bus: bus, in: graph)
         sources.configure(source, wanted)

@@ -8,21 +8,26 @@ public enum ReverbPreset: String, Sendable, CaseIterable {
     public var parameters: ReverbParameters {
         switch self {
         case .room:
-            ReverbParameters(density: 0.4287, diffusion: 1, gain: 0.3162, gainHF: 0.5929, decayTime: 0.4, decayHFRatio: 0.83,
-                             reflectionsGain: 0.1503, reflectionsDelay: 0.002, lateReverbGain: 1.0629, lateReverbDelay: 0.003)
+            ReverbParameters(
+                density: 0.4287, diffusion: 1, gain: 0.3162, gainHF: 0.5929, decayTime: 0.4, decayHFRatio: 0.83,
+                reflectionsGain: 0.1503, reflectionsDelay: 0.002, lateReverbGain: 1.0629, lateReverbDelay: 0.003)
         case .hall:
-            ReverbParameters(density: 1, diffusion: 1, gain: 0.3162, gainHF: 0.5623, decayTime: 3.92, decayHFRatio: 0.7,
-                             reflectionsGain: 0.2427, reflectionsDelay: 0.02, lateReverbGain: 0.9977, lateReverbDelay: 0.029)
+            ReverbParameters(
+                density: 1, diffusion: 1, gain: 0.3162, gainHF: 0.5623, decayTime: 3.92, decayHFRatio: 0.7,
+                reflectionsGain: 0.2427, reflectionsDelay: 0.02, lateReverbGain: 0.9977, lateReverbDelay: 0.029)
         case .cave:
-            ReverbParameters(density: 1, diffusion: 1, gain: 0.3162, gainHF: 1, decayTime: 2.91, decayHFRatio: 1.3,
-                             reflectionsGain: 0.5, reflectionsDelay: 0.015, lateReverbGain: 0.7063, lateReverbDelay: 0.022,
-                             decayHFLimit: false)
+            ReverbParameters(
+                density: 1, diffusion: 1, gain: 0.3162, gainHF: 1, decayTime: 2.91, decayHFRatio: 1.3,
+                reflectionsGain: 0.5, reflectionsDelay: 0.015, lateReverbGain: 0.7063, lateReverbDelay: 0.022,
+                decayHFLimit: false)
         case .underwater:
-            ReverbParameters(density: 0.3645, diffusion: 1, gain: 0.3162, gainHF: 0.01, decayTime: 1.49, decayHFRatio: 0.1,
-                             reflectionsGain: 0.5963, reflectionsDelay: 0.007, lateReverbGain: 7.0795, lateReverbDelay: 0.011)
+            ReverbParameters(
+                density: 0.3645, diffusion: 1, gain: 0.3162, gainHF: 0.01, decayTime: 1.49, decayHFRatio: 0.1,
+                reflectionsGain: 0.5963, reflectionsDelay: 0.007, lateReverbGain: 7.0795, lateReverbDelay: 0.011)
         case .hangar:
-            ReverbParameters(density: 1, diffusion: 1, gain: 0.3162, gainHF: 0.3162, decayTime: 10.05, decayHFRatio: 0.23,
-                             reflectionsGain: 0.5, reflectionsDelay: 0.02, lateReverbGain: 1.256, lateReverbDelay: 0.03)
+            ReverbParameters(
+                density: 1, diffusion: 1, gain: 0.3162, gainHF: 0.3162, decayTime: 10.05, decayHFRatio: 0.23,
+                reflectionsGain: 0.5, reflectionsDelay: 0.02, lateReverbGain: 1.256, lateReverbDelay: 0.03)
         }
     }
 }

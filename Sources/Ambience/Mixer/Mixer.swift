@@ -59,16 +59,22 @@ package final class Mixer: @unchecked Sendable {
         var configuration = configuration
         configuration.realVoices = min(max(configuration.realVoices, 1), 4096)
         // The engine refuses counts past these; a mixer made directly is held to them too (slots are Int32).
-        configuration.maxVoices = min(max(configuration.maxVoices, configuration.realVoices), EngineConfiguration.maxVoiceCounts.upperBound)
+        configuration.maxVoices = min(
+            max(configuration.maxVoices, configuration.realVoices), EngineConfiguration.maxVoiceCounts.upperBound)
         self.configuration = configuration
         // Leave room for music streams beside the voice pool.
-        device = try LoopbackDevice(sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf)
+        device = try LoopbackDevice(
+            sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf)
         sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
-        effectsAvailable = device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
+        effectsAvailable =
+            device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
         effects = EffectRack(sources: sources.count)
         buses = BusGraph(root: "master", children: BuiltinBus.allCases.dropFirst().map { "\($0)" })
-        buses.setDucking([BusGraph.Ducking(trigger: BuiltinBus.dialogue.rawValue, target: BuiltinBus.music.rawValue,
-                                           depth: 9, attack: 0.08, release: 0.5)])
+        buses.setDucking([
+            BusGraph.Ducking(
+                trigger: BuiltinBus.dialogue.rawValue, target: BuiltinBus.music.rawValue,
+                depth: 9, attack: 0.08, release: 0.5)
+        ])
         voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count)
         device.withCurrentContext { ALListener.useInverseDistanceClamped() }
         owner.bind(self)
@@ -106,7 +112,8 @@ package final class Mixer: @unchecked Sendable {
             guard sound.isLoaded else { return .none }
             var fresh = VoiceSlot()
             fresh.sound = sound
-            fresh.bus = options.bus.map { $0.owner === owner ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
+            fresh.bus =
+                options.bus.map { $0.owner === owner ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
             fresh.gain = options.gain
             fresh.pitch = options.pitch
             fresh.loop = options.loop
@@ -307,8 +314,10 @@ package final class Mixer: @unchecked Sendable {
             advanceFades(seconds, busesChanged: busesChanged)
             while let slot = voices.nextEndedVirtualVoice() { release(slot, event: .finished) }
             checkRealVoices(gainsChanged: busesChanged)
-            if voices.rankIsDue(afterFrames: frames, sources: sources.count, freeSources: sources.freeCount,
-                                sampleRate: configuration.sampleRate) {
+            if voices.rankIsDue(
+                afterFrames: frames, sources: sources.count, freeSources: sources.freeCount,
+                sampleRate: configuration.sampleRate)
+            {
                 deferUpdates()
                 rebalance()
             }
@@ -349,7 +358,9 @@ package final class Mixer: @unchecked Sendable {
         for source in 0..<sources.count {
             let slot = sources.owners[source]
             guard slot >= 0 else { continue }
-            if sources.isPollDue(source, at: voices.clock) && sources.hasPlayedOut(Int32(source), looping: voices.slots[Int(slot)].loop) {
+            if sources.isPollDue(source, at: voices.clock)
+                && sources.hasPlayedOut(Int32(source), looping: voices.slots[Int(slot)].loop)
+            {
                 release(slot, event: .finished)
             } else if gainsChanged {
                 applyGain(slot)
@@ -416,8 +427,9 @@ package final class Mixer: @unchecked Sendable {
         if position >= 1 { al.sampleOffset = position.saturated(Int.self, rounding: .down) }
         al.play()
         if s.paused || suspended { al.pause() }
-        sources.predictEnd(of: s, from: position, clock: voices.clock, blockFrames: tickFrames,
-                           doppler: listener.dopplerApplies(to: s.placement))
+        sources.predictEnd(
+            of: s, from: position, clock: voices.clock, blockFrames: tickFrames,
+            doppler: listener.dopplerApplies(to: s.placement))
     }
 
     /// Plays a paused real voice on, unless it is a one-shot that had played out before it was paused: playing a
@@ -475,7 +487,8 @@ package final class Mixer: @unchecked Sendable {
         let index = Int(slot)
         let source = voices.slots[index].source
         guard source >= 0 else { return }
-        sources[source].setGain(voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus])
+        sources[source].setGain(
+            voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus])
     }
 
     // MARK: Rendering
@@ -491,7 +504,8 @@ package final class Mixer: @unchecked Sendable {
         renderTimes.record(nanoseconds: spent)
         var seen = renderNanosMax.load(ordering: .relaxed)
         while spent > seen {
-            let (exchanged, original) = renderNanosMax.compareExchange(expected: seen, desired: spent, ordering: .relaxed)
+            let (exchanged, original) = renderNanosMax.compareExchange(
+                expected: seen, desired: spent, ordering: .relaxed)
             if exchanged { break }
             seen = original
         }

@@ -15,8 +15,9 @@ extension Mixer {
             folded.samples.withUnsafeBufferPointer { samples in
                 deleteRetiredBuffers()
                 return ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
-                    Sound(name: name, buffer: $0, retired: retiredBuffers, sampleRate: folded.sampleRate,
-                          channels: folded.channels, frames: folded.frames)
+                    Sound(
+                        name: name, buffer: $0, retired: retiredBuffers, sampleRate: folded.sampleRate,
+                        channels: folded.channels, frames: folded.frames)
                 }
             }
         }
@@ -74,8 +75,9 @@ extension Mixer {
     /// Sends a real voice to its reverb (its zone's, else its bus chain's) and filters it for occlusion.
     func applyEffects(_ slot: Int32) {
         let s = voices.slots[Int(slot)]
-        effects.apply(to: Int(s.source), placement: s.placement, bus: s.bus, occlusion: s.occlusion, graph: buses,
-                      sources: &sources)
+        effects.apply(
+            to: Int(s.source), placement: s.placement, bus: s.bus, occlusion: s.occlusion, graph: buses,
+            sources: &sources)
     }
 
     func refreshEffects() {
@@ -93,7 +95,9 @@ extension Mixer {
     }
 
     func setReverbZones(_ requested: [ReverbZone]) -> Bool {
-        guard let newZones = try? requested.map({ zone throws(InvalidNumber) in try zone.validated() }) else { return false }
+        guard let newZones = try? requested.map({ zone throws(InvalidNumber) in try zone.validated() }) else {
+            return false
+        }
         return withLock {
             guard effectsAvailable else { return false }
             let made = effects.setZones(newZones, sources: &sources)
@@ -117,9 +121,12 @@ extension Mixer {
             var missing: [String] = []
             if !effectsAvailable { missing.append("reverb and occlusion filters (ALC_EXT_EFX)") }
             if !hrtf { missing.append("HRTF (ALC_SOFT_HRTF)") }
-            if !device.hasExtension("AL_SOFT_direct_channels") { missing.append("unspatialised stereo music (AL_SOFT_direct_channels)") }
-            return AudioCapabilities(renderer: device.rendererName, effects: effectsAvailable, hrtf: hrtf, hrtfEnabled: device.hrtfEnabled,
-                                     realVoices: sources.count, extensions: device.extensions, missing: missing)
+            if !device.hasExtension("AL_SOFT_direct_channels") {
+                missing.append("unspatialised stereo music (AL_SOFT_direct_channels)")
+            }
+            return AudioCapabilities(
+                renderer: device.rendererName, effects: effectsAvailable, hrtf: hrtf, hrtfEnabled: device.hrtfEnabled,
+                realVoices: sources.count, extensions: device.extensions, missing: missing)
         }
     }
 
@@ -135,9 +142,11 @@ extension Mixer {
             ALListener.setOrientation(at: listener.forward, up: listener.up)
             ALListener.setDopplerFactor(listener.dopplerFactor)
             if before.rolloff != listener.rolloff || before.referenceDistance != listener.referenceDistance
-                || before.maxDistance != listener.maxDistance {
+                || before.maxDistance != listener.maxDistance
+            {
                 for slot in voices.active where voices.slots[Int(slot)].source >= 0 {
-                    sources.place(Int(voices.slots[Int(slot)].source), voices.slots[Int(slot)].placement, listener: listener)
+                    sources.place(
+                        Int(voices.slots[Int(slot)].source), voices.slots[Int(slot)].placement, listener: listener)
                 }
             }
             // A new velocity or doppler factor can speed the real one-shots up: ask them every block.
@@ -189,10 +198,12 @@ extension Mixer {
         var rules: [DuckingRule] = []
         for rule in requested { rules.append(try rule.validated()) }
         withLock {
-            buses.setDucking(rules.filter { $0.trigger.owner === owner && $0.target.owner === owner }.map {
-                BusGraph.Ducking(trigger: $0.trigger.index, target: $0.target.index, depth: $0.depth,
-                                 attack: $0.attack, release: $0.release)
-            })
+            buses.setDucking(
+                rules.filter { $0.trigger.owner === owner && $0.target.owner === owner }.map {
+                    BusGraph.Ducking(
+                        trigger: $0.trigger.index, target: $0.target.index, depth: $0.depth,
+                        attack: $0.attack, release: $0.release)
+                })
             refreshGains()
         }
     }
@@ -200,8 +211,9 @@ extension Mixer {
     func currentDuckingRules() -> [DuckingRule] {
         withLock {
             buses.ducking.map {
-                DuckingRule(trigger: Bus(owner: owner, index: $0.trigger), target: Bus(owner: owner, index: $0.target),
-                            depth: $0.depth, attack: $0.attack, release: $0.release)
+                DuckingRule(
+                    trigger: Bus(owner: owner, index: $0.trigger), target: Bus(owner: owner, index: $0.target),
+                    depth: $0.depth, attack: $0.attack, release: $0.release)
             }
         }
     }
@@ -260,7 +272,8 @@ extension Mixer {
             s.virtualVoices = voices.active.count - s.realVoices
             let blocks = renderBlocks.load(ordering: .relaxed)
             s.renderedBlocks = blocks
-            s.averageRenderMicroseconds = blocks > 0 ? Double(renderNanosTotal.load(ordering: .relaxed)) / Double(blocks) / 1000 : 0
+            s.averageRenderMicroseconds =
+                blocks > 0 ? Double(renderNanosTotal.load(ordering: .relaxed)) / Double(blocks) / 1000 : 0
             s.maxRenderMicroseconds = Double(renderNanosMax.load(ordering: .relaxed)) / 1000
             s.underruns = underruns.load(ordering: .relaxed)
             s.droppedEvents = events.dropped

@@ -64,13 +64,15 @@ final class SoundCache: Sendable {
     private func evict(mixer: Mixer) {
         let order = state.withLock { state -> [String] in
             guard state.memory > budget else { return [] }
-            return state.byPath.map { (key: $0.key, used: mixer.lastUsed($0.value)) }.sorted { $0.used < $1.used }.map(\.key)
+            return state.byPath.map { (key: $0.key, used: mixer.lastUsed($0.value)) }.sorted { $0.used < $1.used }.map(
+                \.key)
         }
         for key in order {
             let evicted = state.withLock { state -> Sound? in
                 // Only the cache's own reference left: nobody can play it, so it can go. The reference is checked in
                 // place, with no copy of it alive (a voice holds its sound too, so a playing one stays).
-                guard state.memory > budget, state.byPath[key] != nil, isKnownUniquelyReferenced(&state.byPath[key]!) else { return nil }
+                guard state.memory > budget, state.byPath[key] != nil, isKnownUniquelyReferenced(&state.byPath[key]!)
+                else { return nil }
                 let sound = state.byPath.removeValue(forKey: key)!
                 state.memory -= sound.memoryCost
                 return sound

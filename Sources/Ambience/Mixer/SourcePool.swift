@@ -59,7 +59,9 @@ struct SourcePool {
         if had.rolloff != wanted.rolloff { source.setRolloff(wanted.rolloff) }
         if had.referenceDistance != wanted.referenceDistance { source.setReferenceDistance(wanted.referenceDistance) }
         if had.maxDistance != wanted.maxDistance { source.setMaxDistance(wanted.maxDistance) }
-        if had.velocity != wanted.velocity { source.setVelocity(wanted.velocity.x, wanted.velocity.y, wanted.velocity.z) }
+        if had.velocity != wanted.velocity {
+            source.setVelocity(wanted.velocity.x, wanted.velocity.y, wanted.velocity.z)
+        }
         if had.reverb != wanted.reverb { source.setReverbSend(wanted.reverb) }
         settings[index] = wanted
     }

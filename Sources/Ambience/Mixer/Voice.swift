@@ -29,8 +29,10 @@ public struct PlayOptions: Sendable {
     public var fadeIn: Double = 0
 
     /// Options for `AudioEngine.play(_:_:)`, checked by `PlayOptions.validated()` when the voice starts.
-    public init(gain: Float = 1, pitch: Float = 1, loop: Bool = false, bus: Bus? = nil, priority: UInt8 = 128,
-                placement: Placement = .pan(0), fadeIn: Double = 0) {
+    public init(
+        gain: Float = 1, pitch: Float = 1, loop: Bool = false, bus: Bus? = nil, priority: UInt8 = 128,
+        placement: Placement = .pan(0), fadeIn: Double = 0
+    ) {
         self.gain = gain
         self.pitch = pitch
         self.loop = loop
@@ -97,9 +99,13 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     /// Sets the voice's playback speed (clamped to `MixerLimits.pitch`).
     @discardableResult public func setPitch(_ pitch: Float) -> VoiceResult { mixer?.setPitch(self, pitch) ?? .stale }
     /// Moves the voice: a new pan, or a new world position and velocity.
-    @discardableResult public func setPlacement(_ placement: Placement) -> VoiceResult { mixer?.setPlacement(self, placement) ?? .stale }
+    @discardableResult public func setPlacement(_ placement: Placement) -> VoiceResult {
+        mixer?.setPlacement(self, placement) ?? .stale
+    }
     /// Muffles the voice as if behind a wall: 0 is clear, 1 fully occluded (a low-pass filter; needs EFX).
-    @discardableResult public func setOcclusion(_ amount: Float) -> VoiceResult { mixer?.setOcclusion(self, amount) ?? .stale }
+    @discardableResult public func setOcclusion(_ amount: Float) -> VoiceResult {
+        mixer?.setOcclusion(self, amount) ?? .stale
+    }
     /// Ramps the voice's gain to `gain` over `seconds`.
     @discardableResult public func fade(to gain: Float, over seconds: Double) -> VoiceResult {
         mixer?.fade(self, to: gain, over: seconds, thenStop: false) ?? .stale

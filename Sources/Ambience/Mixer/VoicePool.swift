@@ -50,7 +50,8 @@ struct VoicePool {
 
     /// Whether a handle's slot and generation name a live voice.
     func isCurrent(slot: Int32, generation: UInt32) -> Bool {
-        slot >= 0 && Int(slot) < slots.count && slots[Int(slot)].generation == generation && slots[Int(slot)].sound != nil
+        slot >= 0 && Int(slot) < slots.count && slots[Int(slot)].generation == generation
+            && slots[Int(slot)].sound != nil
     }
 
     // MARK: Slots
@@ -348,11 +349,14 @@ struct VoicePool {
     /// Whether an unpaused voice that can be heard (gain above -60 dB before its buses) plays on `bus` or under
     /// it: what triggers a ducking rule.
     func hasAudibleVoices(under bus: Int, in graph: BusGraph) -> Bool {
-        guard unpausedOnBus.indices.contains(where: { unpausedOnBus[$0] > 0 && graph.isBus($0, under: bus) }) else { return false }
+        guard unpausedOnBus.indices.contains(where: { unpausedOnBus[$0] > 0 && graph.isBus($0, under: bus) }) else {
+            return false
+        }
         return slots.withUnsafeBufferPointer { pool in
             active.contains { slot in
                 let s = pool.baseAddress! + Int(slot)
-                return !s.pointee.paused && s.pointee.gain * s.pointee.fadeGain > 0.001 && graph.isBus(s.pointee.bus, under: bus)
+                return !s.pointee.paused && s.pointee.gain * s.pointee.fadeGain > 0.001
+                    && graph.isBus(s.pointee.bus, under: bus)
             }
         }
     }

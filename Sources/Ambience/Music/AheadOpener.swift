@@ -61,7 +61,9 @@ final class AheadOpener: @unchecked Sendable {
     /// Makes sure the entry `entryID` is open, or being opened, for the next `take`.
     func prepare(_ entryID: UInt64, _ item: MediaItem) {
         let isNew = locked { state -> Bool in
-            guard state.ready?.entryID != entryID, state.wanted?.entryID != entryID, state.opening != entryID else { return false }
+            guard state.ready?.entryID != entryID, state.wanted?.entryID != entryID, state.opening != entryID else {
+                return false
+            }
             state.ready = nil
             state.wanted = (entryID, item)
             return true
@@ -73,7 +75,9 @@ final class AheadOpener: @unchecked Sendable {
     /// The decoder for `entryID`: the one opened ahead, else the one being opened (waited for), else opened now.
     func take(_ entryID: UInt64, _ item: MediaItem) -> Result<any AudioDecoder, DecodingError> {
         condition.lock()
-        while state.ready?.entryID != entryID && (state.opening == entryID || state.hasThread && state.wanted?.entryID == entryID) {
+        while state.ready?.entryID != entryID
+            && (state.opening == entryID || state.hasThread && state.wanted?.entryID == entryID)
+        {
             condition.wait()
         }
         if state.wanted?.entryID == entryID { state.wanted = nil }

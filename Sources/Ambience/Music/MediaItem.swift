@@ -44,9 +44,11 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     public var fileSystemPath: [UInt8] { pathBytes ?? Array(url.utf8) }
 
     /// An item with these properties, as the library makes them (nothing is read from the file).
-    public init(persistentID: UInt64, url: String, title: String? = nil, artist: String? = nil, albumTitle: String? = nil,
-                albumArtist: String? = nil, genre: String? = nil, composer: String? = nil, trackNumber: Int? = nil,
-                discNumber: Int? = nil, playbackDuration: Double = 0, hasArtwork: Bool = false) {
+    public init(
+        persistentID: UInt64, url: String, title: String? = nil, artist: String? = nil, albumTitle: String? = nil,
+        albumArtist: String? = nil, genre: String? = nil, composer: String? = nil, trackNumber: Int? = nil,
+        discNumber: Int? = nil, playbackDuration: Double = 0, hasArtwork: Bool = false
+    ) {
         self.persistentID = persistentID
         self.url = url
         self.title = title
@@ -83,7 +85,9 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     /// Whether `other` is from the same album: the library's album ID when both have one, else the same album title
     /// by the same album artist (or artist).
     func isSameAlbum(as other: MediaItem) -> Bool {
-        if albumPersistentID != 0 && other.albumPersistentID != 0 { return albumPersistentID == other.albumPersistentID }
+        if albumPersistentID != 0 && other.albumPersistentID != 0 {
+            return albumPersistentID == other.albumPersistentID
+        }
         guard let album = albumTitle, album == other.albumTitle else { return false }
         return (albumArtist ?? artist) == (other.albumArtist ?? other.artist)
     }

@@ -68,8 +68,9 @@ final class MusicFeeder {
                 rate = decoder.info.sampleRate
                 return
             } catch {
-                order = player.startFailed(generation: generation, entryID: current.entryID,
-                                           error: error.naming(current.item.url), tried: tried)
+                order = player.startFailed(
+                    generation: generation, entryID: current.entryID,
+                    error: error.naming(current.item.url), tried: tried)
             }
         }
     }
@@ -106,7 +107,8 @@ final class MusicFeeder {
             }
             var got = 0
             do throws(DecodingError) {
-                got = try block.append(from: current.decoder, frames: want, entryID: current.entryID, playID: current.playID)
+                got = try block.append(
+                    from: current.decoder, frames: want, entryID: current.entryID, playID: current.playID)
             } catch {
                 errors.append((current.item, error.naming(current.item.url)))
             }
@@ -134,15 +136,18 @@ final class MusicFeeder {
             if next == nil { ended = true }
         }
         let fed = feed.map { (entryID: $0.entryID, playID: $0.playID) }
-        return player.publish(block, generation: generation, rate: rate, fed: fed, ended: ended, errors: errors) && !ended
+        return player.publish(block, generation: generation, rate: rate, fed: fed, ended: ended, errors: errors)
+            && !ended
     }
 
     private enum Following { case found(Feed?), stale }
 
     /// The feed for the item after `current`: opened ahead when it could be, else opened now; unplayable ones are
     /// reported and skipped. `.stale` when the game has moved the stream elsewhere meanwhile.
-    private func following(_ current: Feed, natural: Bool, _ player: MusicPlayer,
-                           _ errors: inout [(MediaItem, DecodingError)]) -> Following {
+    private func following(
+        _ current: Feed, natural: Bool, _ player: MusicPlayer,
+        _ errors: inout [(MediaItem, DecodingError)]
+    ) -> Following {
         var after = current.entryID
         var isNatural = natural
         for _ in 0..<max(player.queueCount, 1) {
@@ -164,7 +169,9 @@ final class MusicFeeder {
     /// Has the item that will follow the current one opened ahead, unless it already is.
     private func prepareNext(_ player: MusicPlayer) {
         guard let feed, incoming == nil else { return }
-        guard let (entryID, item) = player.entry(after: feed.entryID, natural: true, generation: generation) else { return }
+        guard let (entryID, item) = player.entry(after: feed.entryID, natural: true, generation: generation) else {
+            return
+        }
         ahead.prepare(entryID, item)
     }
 }

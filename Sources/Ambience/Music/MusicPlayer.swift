@@ -146,7 +146,9 @@ public final class MusicPlayer: @unchecked Sendable {
     /// Starts delivering notifications. Calls nest: each `begin` needs its own `end`.
     public func beginGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth += 1 } }
     /// Balances one `beginGeneratingPlaybackNotifications()`; at zero the player stops queuing notifications.
-    public func endGeneratingPlaybackNotifications() { lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) } }
+    public func endGeneratingPlaybackNotifications() {
+        lock.withLock { _ in notificationDepth = max(notificationDepth - 1, 0) }
+    }
 
     static let notificationCapacity = 4096
 
@@ -245,8 +247,9 @@ public final class MusicPlayer: @unchecked Sendable {
         guard !items.isEmpty else { return }
         let entries = items.map(makeEntry)
         queue.insert(contentsOf: entries, at: at)
-        order.insert(queueIndex: at, count: entries.count, after: afterCurrentInOrder ? position : nil,
-                     inQueueOrder: _shuffleMode == .off)
+        order.insert(
+            queueIndex: at, count: entries.count, after: afterCurrentInOrder ? position : nil,
+            inQueueOrder: _shuffleMode == .off)
         if position == nil && state == .stopped { position = order.firstIndex(of: at) }
         post(.queueDidChange)
         upcomingMayHaveChanged()
@@ -261,7 +264,9 @@ public final class MusicPlayer: @unchecked Sendable {
     /// If the stream already decoded ahead into an item that is no longer next, re-feed from the playhead.
     private func restartIfUpcomingChanged() {
         guard let p = position, currentPlayID != 0 else { return }
-        let ahead = stream.firstSegment(after: currentPlayID)?.entryID ?? fed.flatMap { $0.playID > currentPlayID ? $0.entryID : nil }
+        let ahead =
+            stream.firstSegment(after: currentPlayID)?.entryID
+            ?? fed.flatMap { $0.playID > currentPlayID ? $0.entryID : nil }
         guard let ahead else { return }
         let expected = nextOrderIndex(after: p, natural: true).map { queue[order[$0]].id }
         guard ahead != expected else { return }
@@ -392,7 +397,9 @@ public final class MusicPlayer: @unchecked Sendable {
         get { lock.withLock { _ in position.map { queue[order[$0]].item } } }
         set {
             lock.withLock { _ in
-                guard let item = newValue, let q = queue.firstIndex(where: { $0.item == item }), let o = order.firstIndex(of: q) else { return }
+                guard let item = newValue, let q = queue.firstIndex(where: { $0.item == item }),
+                    let o = order.firstIndex(of: q)
+                else { return }
                 jump(to: o)
             }
         }
@@ -473,9 +480,12 @@ public final class MusicPlayer: @unchecked Sendable {
         lock.withLock { _ in
             var albumNeighbour = false
             if _loudnessMatching == .automatic, let o = orderIndex(ofEntry: entryID) {
-                albumNeighbour = [o - 1, o + 1].contains { order.indices.contains($0) && queue[order[$0]].item.isSameAlbum(as: item) }
+                albumNeighbour = [o - 1, o + 1].contains {
+                    order.indices.contains($0) && queue[order[$0]].item.isSameAlbum(as: item)
+                }
             }
-            return LoudnessGain.decide(tags: tags, analysis: item.loudness, mode: _loudnessMatching, albumNeighbour: albumNeighbour)
+            return LoudnessGain.decide(
+                tags: tags, analysis: item.loudness, mode: _loudnessMatching, albumNeighbour: albumNeighbour)
         }
     }
 
@@ -495,7 +505,9 @@ public final class MusicPlayer: @unchecked Sendable {
     // MARK: Order
 
     private func rebuildOrder(keepingCurrent current: Int?) {
-        if let p = order.rebuild(for: queue.map(\.item), shuffle: _shuffleMode, seed: shuffleSeed, keeping: current) { position = p }
+        if let p = order.rebuild(for: queue.map(\.item), shuffle: _shuffleMode, seed: shuffleSeed, keeping: current) {
+            position = p
+        }
     }
 
     /// The order index that follows `p`; `natural` means the item ended by itself (so repeat-one replays it).
@@ -513,7 +525,9 @@ public final class MusicPlayer: @unchecked Sendable {
 
     private func setPosition(_ new: Int?, force: Bool = false) {
         // After a queue replacement `position` may point past the new order: that counts as a change.
-        let old = position.map { order.indices.contains($0) && queue.indices.contains(order[$0]) ? queue[order[$0]].id : 0 }
+        let old = position.map {
+            order.indices.contains($0) && queue.indices.contains(order[$0]) ? queue[order[$0]].id : 0
+        }
         position = new
         let now = new.map { queue[order[$0]].id }
         if force || old != now { announce(new) }
@@ -589,7 +603,10 @@ public final class MusicPlayer: @unchecked Sendable {
             if !stream.queued.isEmpty {
                 let (stopped, offset) = mixer.withStream {
                     while let buffer = channel.source.unqueueProcessed() { stream.reclaim(buffer) }
-                    return (channel.source.state == .stopped || channel.source.state == .initial, channel.source.sampleOffset)
+                    return (
+                        channel.source.state == .stopped || channel.source.state == .initial,
+                        channel.source.sampleOffset
+                    )
                 }
                 followPlayhead(offset)
                 if state == .playing && stopped && stream.queued.isEmpty && streamEnded {
@@ -597,8 +614,9 @@ public final class MusicPlayer: @unchecked Sendable {
                     return nil
                 }
             }
-            return FeederOrders(generation: generation, start: isNew ? startOrder : nil,
-                                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration)
+            return FeederOrders(
+                generation: generation, start: isNew ? startOrder : nil,
+                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration)
         }
     }
 
@@ -608,7 +626,8 @@ public final class MusicPlayer: @unchecked Sendable {
         lock.withLock { _ in
             feederChoseAt = queueEdits
             guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID),
-                  let next = nextOrderIndex(after: o, natural: natural) else { return nil }
+                let next = nextOrderIndex(after: o, natural: natural)
+            else { return nil }
             let entry = queue[order[next]]
             return (entry.id, entry.item)
         }
@@ -620,7 +639,9 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// The item a generation began with could not be opened: reports it and moves on to the next playable one, or
     /// stops at the end of the queue. Returns what to open instead.
-    func startFailed(generation feederGeneration: UInt64, entryID: UInt64, error: DecodingError, tried: Int) -> StartOrder? {
+    func startFailed(generation feederGeneration: UInt64, entryID: UInt64, error: DecodingError, tried: Int)
+        -> StartOrder?
+    {
         lock.withLock { _ in
             guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID) else { return nil }
             post(.playbackError(queue[order[o]].item, error))
@@ -635,9 +656,11 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// Queues a block the feeder decoded for `feederGeneration`, with the errors it met on the way; false when the
     /// stream has moved on and the block was dropped. Plays the stream if the player is playing and it is not.
-    func publish(_ block: StereoBlock, generation feederGeneration: UInt64, rate: Int,
-                 fed feeding: (entryID: UInt64, playID: UInt64)?, ended: Bool,
-                 errors: [(MediaItem, DecodingError)]) -> Bool {
+    func publish(
+        _ block: StereoBlock, generation feederGeneration: UInt64, rate: Int,
+        fed feeding: (entryID: UInt64, playID: UInt64)?, ended: Bool,
+        errors: [(MediaItem, DecodingError)]
+    ) -> Bool {
         lock.withLock { _ in
             guard feederGeneration == generation else { return false }
             for (item, error) in errors { post(.playbackError(item, error)) }

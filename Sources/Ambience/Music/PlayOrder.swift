@@ -32,7 +32,11 @@ struct PlayOrder: RandomAccessCollection, Equatable {
             }
             albumOrder.shuffle(using: &rng)
             queueIndices = albumOrder.flatMap { key in
-                albums[key]!.sorted { (items[$0].discNumber ?? 0, items[$0].trackNumber ?? 0, $0) < (items[$1].discNumber ?? 0, items[$1].trackNumber ?? 0, $1) }
+                albums[key]!.sorted {
+                    (items[$0].discNumber ?? 0, items[$0].trackNumber ?? 0, $0) < (
+                        items[$1].discNumber ?? 0, items[$1].trackNumber ?? 0, $1
+                    )
+                }
             }
         }
         guard let current, let at = queueIndices.firstIndex(of: current) else { return nil }
@@ -51,7 +55,8 @@ struct PlayOrder: RandomAccessCollection, Equatable {
         if let next {
             queueIndices.insert(contentsOf: added, at: next + 1)
         } else if inQueueOrder {
-            queueIndices.insert(contentsOf: added, at: queueIndices.firstIndex { $0 > added.last! } ?? queueIndices.count)
+            queueIndices.insert(
+                contentsOf: added, at: queueIndices.firstIndex { $0 > added.last! } ?? queueIndices.count)
         } else {
             queueIndices.append(contentsOf: added)
         }

@@ -22,7 +22,9 @@ struct StereoBlock {
     }
 
     /// Decodes up to `count` frames of `decoder` onto the end of the block as stereo; returns how many it got.
-    mutating func append(from decoder: any AudioDecoder, frames count: Int, entryID: UInt64, playID: UInt64) throws(DecodingError) -> Int {
+    mutating func append(from decoder: any AudioDecoder, frames count: Int, entryID: UInt64, playID: UInt64)
+        throws(DecodingError) -> Int
+    {
         let start = decoder.position
         let got = try decode(from: decoder, into: frames, frames: min(count, room))
         guard got > 0 else { return 0 }
@@ -46,9 +48,13 @@ struct StereoBlock {
     }
 
     /// Decodes up to `count` frames as stereo at frame `at` of the block.
-    private mutating func decode(from decoder: any AudioDecoder, into at: Int, frames count: Int) throws(DecodingError) -> Int {
+    private mutating func decode(from decoder: any AudioDecoder, into at: Int, frames count: Int) throws(DecodingError)
+        -> Int
+    {
         let channels = decoder.info.channels
-        if decoded.count < count * channels { decoded = Array(repeating: 0, count: StereoBlock.capacity * max(channels, 2)) }
+        if decoded.count < count * channels {
+            decoded = Array(repeating: 0, count: StereoBlock.capacity * max(channels, 2))
+        }
         let got = try decoded.withUnsafeMutableBufferPointer { (p) throws(DecodingError) -> Int in
             try decoder.read(into: p.baseAddress!, frames: count)
         }

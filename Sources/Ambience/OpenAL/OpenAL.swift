@@ -36,7 +36,8 @@ final class LoopbackDevice: @unchecked Sendable {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .loopbackUnavailable }
         // The rate and source count come from a validated EngineConfiguration; checking again costs nothing.
         guard let rate = try? sampleRate.exactly(ALCint.self, "sample rate"),
-              alcIsRenderFormatSupportedSOFT(device, rate, ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0 else {
+            alcIsRenderFormatSupportedSOFT(device, rate, ALCenum(ALC_STEREO_SOFT), ALCenum(ALC_FLOAT_SOFT)) != 0
+        else {
             alcCloseDevice(device)
             throw .formatUnsupported(sampleRate: sampleRate)
         }
@@ -47,7 +48,7 @@ final class LoopbackDevice: @unchecked Sendable {
             ALC_MONO_SOURCES, ALCint(clamping: max(sources - 16, 1)),
             ALC_STEREO_SOURCES, 16,
             ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
-            0,
+            0
         ]
         guard let context = alcCreateContext(device, attributes) else {
             let code = alcGetError(device)
@@ -129,7 +130,7 @@ final class LoopbackDevice: @unchecked Sendable {
     func setHRTF(_ on: Bool) -> Bool {
         let attributes: [ALCint] = [
             ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
-            ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE, 0,
+            ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE, 0
         ]
         return alcResetDeviceSOFT(device, attributes) != 0
     }
@@ -137,7 +138,9 @@ final class LoopbackDevice: @unchecked Sendable {
     /// Every ALC and AL extension string, for capability reports.
     var extensions: [String] {
         var names: [String] = []
-        if let alc = alcGetString(device, ALC_EXTENSIONS) { names += String(cString: alc).split(separator: " ").map(String.init) }
+        if let alc = alcGetString(device, ALC_EXTENSIONS) {
+            names += String(cString: alc).split(separator: " ").map(String.init)
+        }
         if let al = alGetString(AL_EXTENSIONS) { names += String(cString: al).split(separator: " ").map(String.init) }
         return names
     }
@@ -191,7 +194,9 @@ struct ALBuffer: Hashable, Sendable {
         guard alGetError() == AL_NO_ERROR else { return nil }
         ALObjectCount.buffers.add(1, ordering: .relaxed)
         let buffer = ALBuffer(id: id)
-        guard buffer.fill(samples: samples, channels: channels, sampleRate: sampleRate) else { buffer.delete(); return nil }
+        guard buffer.fill(samples: samples, channels: channels, sampleRate: sampleRate) else {
+            buffer.delete(); return nil
+        }
         return buffer
     }
 
@@ -211,7 +216,8 @@ struct ALBuffer: Hashable, Sendable {
         let format = channels == 1 ? AL_FORMAT_MONO_FLOAT32 : AL_FORMAT_STEREO_FLOAT32
         let (bytes, overflow) = samples.count.multipliedReportingOverflow(by: MemoryLayout<Float>.size)
         guard !overflow, let size = try? bytes.exactly(ALsizei.self, "buffer bytes"),
-              let rate = try? sampleRate.checked(ALsizei.self, in: 1...ALsizei.max, "buffer rate") else { return false }
+            let rate = try? sampleRate.checked(ALsizei.self, in: 1...ALsizei.max, "buffer rate")
+        else { return false }
         alGetError()
         alBufferData(id, format, samples.baseAddress, size, rate)
         return alGetError() == AL_NO_ERROR
@@ -346,9 +352,11 @@ public struct ReverbParameters: Sendable, Equatable {
 
     /// Reverb settings; the last three default to EFX's standard values. `ReverbParameters.validated()` refuses NaN
     /// and infinities when they are set; OpenAL clamps finite values into the ranges above.
-    public init(density: Float, diffusion: Float, gain: Float, gainHF: Float, decayTime: Float, decayHFRatio: Float,
-                reflectionsGain: Float, reflectionsDelay: Float, lateReverbGain: Float, lateReverbDelay: Float,
-                airAbsorptionGainHF: Float = 0.9943, roomRolloffFactor: Float = 0, decayHFLimit: Bool = true) {
+    public init(
+        density: Float, diffusion: Float, gain: Float, gainHF: Float, decayTime: Float, decayHFRatio: Float,
+        reflectionsGain: Float, reflectionsDelay: Float, lateReverbGain: Float, lateReverbDelay: Float,
+        airAbsorptionGainHF: Float = 0.9943, roomRolloffFactor: Float = 0, decayHFLimit: Bool = true
+    ) {
         self.density = density; self.diffusion = diffusion; self.gain = gain; self.gainHF = gainHF
         self.decayTime = decayTime; self.decayHFRatio = decayHFRatio
         self.reflectionsGain = reflectionsGain; self.reflectionsDelay = reflectionsDelay

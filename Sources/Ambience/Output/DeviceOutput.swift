@@ -23,8 +23,9 @@ final class DeviceOutput: @unchecked Sendable {
         self.appName = appName
         self.deviceName = deviceName
         renderer = MixerRenderer(mixer: mixer)
-        let device = try SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-                                        renderer: renderer)
+        let device = try SDLAudioDevice(
+            sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
+            renderer: renderer)
         state = Lock(State(device: device))
     }
 
@@ -50,8 +51,11 @@ final class DeviceOutput: @unchecked Sendable {
             state.device?.close()
             state.device = nil
             for name in deviceName == nil ? [nil] : [deviceName, nil] {
-                guard let device = try? SDLAudioDevice(sampleRate: sampleRate, blockFrames: blockFrames, deviceName: name,
-                                                       appName: appName, renderer: renderer) else { continue }
+                guard
+                    let device = try? SDLAudioDevice(
+                        sampleRate: sampleRate, blockFrames: blockFrames, deviceName: name,
+                        appName: appName, renderer: renderer)
+                else { continue }
                 state.device = device
                 state.null?.stop()
                 state.null = nil
@@ -154,7 +158,9 @@ final class NullOutput: Sendable {
 
     /// Stops rendering: wakes the thread and joins it.
     func stop() {
-        let running = worker.withLock { worker in defer { worker = nil }; return worker }
+        let running = worker.withLock { worker in
+            defer { worker = nil }; return worker
+        }
         running?.stop()
     }
 }

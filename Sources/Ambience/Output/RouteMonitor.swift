@@ -58,8 +58,9 @@ final class RouteMonitor: @unchecked Sendable {
     }
 
     private func publish() {
-        let current = View(pulse: pulse, tracker: tracker, otherStreamsPlaying: otherStreamsPlaying,
-                           otherMusicStreamsPlaying: otherMusicStreamsPlaying)
+        let current = View(
+            pulse: pulse, tracker: tracker, otherStreamsPlaying: otherStreamsPlaying,
+            otherMusicStreamsPlaying: otherMusicStreamsPlaying)
         view.withLock { $0 = current }
     }
 
@@ -110,7 +111,7 @@ final class RouteMonitor: @unchecked Sendable {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard let pulse else { return }
         for stream in pulse.snapshot.streamsOnNoSink(tracker.isOurStream) {
-            try? pulse.killSinkInput(index: stream.index)   // gone already, or no answer: nothing left to wake
+            try? pulse.killSinkInput(index: stream.index)  // gone already, or no answer: nothing left to wake
         }
     }
 

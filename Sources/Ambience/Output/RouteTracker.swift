@@ -59,17 +59,21 @@ struct RouteTracker: Sendable, Equatable {
     /// `driver` names the output in the routes; `now` is monotonic nanoseconds.
     mutating func observe(_ event: PulseEvent, in snapshot: PulseSnapshot, driver: String, now: Int) -> [SessionEvent] {
         switch event {
-        case .sinkRemoved(let sink, let streams) where streams.contains(where: isOurStream) || sink.name == ourSink?.name:
+        case .sinkRemoved(let sink, let streams)
+        where streams.contains(where: isOurStream) || sink.name == ourSink?.name:
             let previous = route(of: sink, driver: driver)
             if let card = sink.cardIndex, let replacement = snapshot.sinks(ofCard: card).first {
                 // A profile switch whose new sink is already there: a removal, then a new default.
                 let current = follow(replacement, now: now, driver: driver)
-                return [.currentDeviceRemoved(previous: previous, current: current),
-                        .defaultDeviceChanged(previous: previous, current: current)]
+                return [
+                    .currentDeviceRemoved(previous: previous, current: current),
+                    .defaultDeviceChanged(previous: previous, current: current)
+                ]
             }
             if let card = sink.cardIndex, (snapshot.cardsByIndex[card]?.activeProfile?.sinks ?? 0) > 0 {
                 // The card is still there with a profile that has sinks: its new sink is on its way.
-                awaitedReplacement = AwaitedReplacement(card: card, previous: sink, until: now + Self.moveTrustNanoseconds)
+                awaitedReplacement = AwaitedReplacement(
+                    card: card, previous: sink, until: now + Self.moveTrustNanoseconds)
             }
             ourSink = snapshot.sinkAfterRemoval(pid: processID)
             return [.currentDeviceRemoved(previous: previous, current: ourSink.map { route(of: $0, driver: driver) })]
@@ -82,7 +86,10 @@ struct RouteTracker: Sendable, Equatable {
                 let current = follow(sink, now: now, driver: driver)
                 // With no sink left meanwhile, the new one is first a device again.
                 return (previous == nil ? [.deviceAdded(current, current: .none)] : [])
-                    + [.defaultDeviceChanged(previous: previous ?? route(of: awaited.previous, driver: driver), current: current)]
+                    + [
+                        .defaultDeviceChanged(
+                            previous: previous ?? route(of: awaited.previous, driver: driver), current: current)
+                    ]
             }
             let current = ourSink.map { route(of: $0, driver: driver) } ?? .none
             if ourSink == nil { ourSink = sink }
@@ -92,17 +99,26 @@ struct RouteTracker: Sendable, Equatable {
             ourSink = new
             let previous = route(of: old, driver: driver), current = route(of: new, driver: driver)
             // A jack pulled: the port in use became unavailable (the server may have switched to another port already).
-            if let lost = old.activePortName, old.port(named: lost)?.availability != .no, new.port(named: lost)?.availability == .no {
+            if let lost = old.activePortName, old.port(named: lost)?.availability != .no,
+                new.port(named: lost)?.availability == .no
+            {
                 recentPlug = nil
                 return [.currentDeviceRemoved(previous: previous, current: current)]
             }
-            let plugged = new.ports.filter { port in port.availability == .yes && old.port(named: port.name)?.availability == .no }
+            let plugged = new.ports.filter { port in
+                port.availability == .yes && old.port(named: port.name)?.availability == .no
+            }
             // The port in use changed while the old one is still there: a port that appeared took over, or a pick.
-            if let was = old.activePortName, let active = new.activePortName, was != active, new.port(named: was)?.availability != .no {
+            if let was = old.activePortName, let active = new.activePortName, was != active,
+                new.port(named: was)?.availability != .no
+            {
                 let justPlugged = recentPlug.map { $0.sink == new.name && $0.port == active && now < $0.until } ?? false
                 recentPlug = nil
-                return [.activePortChanged(previous: previous, current: current,
-                                           newlyAvailable: justPlugged || plugged.contains { $0.name == active })]
+                return [
+                    .activePortChanged(
+                        previous: previous, current: current,
+                        newlyAvailable: justPlugged || plugged.contains { $0.name == active })
+                ]
             }
             // A jack plugged in, its port not (yet) in use.
             if let port = plugged.first {
@@ -111,7 +127,8 @@ struct RouteTracker: Sendable, Equatable {
             }
             return []
 
-        case .cardChanged(_, let card) where card.index == awaitedReplacement?.card && (card.activeProfile?.sinks ?? 0) == 0:
+        case .cardChanged(_, let card)
+        where card.index == awaitedReplacement?.card && (card.activeProfile?.sinks ?? 0) == 0:
             awaitedReplacement = nil  // switched to a profile without sinks (off, input only): nothing replaces ours
             return []
 
@@ -125,8 +142,11 @@ struct RouteTracker: Sendable, Equatable {
             // Our stream never chose a sink, so it goes to the new default (and the policy makes sure of it).
             ourSink = next
             trustMoveUntil = now + Self.moveTrustNanoseconds
-            return [.defaultDeviceChanged(previous: previous.map { route(of: $0, driver: driver) } ?? .none,
-                                          current: route(of: next, driver: driver))]
+            return [
+                .defaultDeviceChanged(
+                    previous: previous.map { route(of: $0, driver: driver) } ?? .none,
+                    current: route(of: next, driver: driver))
+            ]
 
         default:
             return []

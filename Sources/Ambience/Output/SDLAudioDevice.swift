@@ -34,12 +34,15 @@ final class SDLAudioDevice: @unchecked Sendable {
 
     /// Opens the default device (or `deviceName`) at `sampleRate`, stereo float, `blockFrames` per callback.
     /// Tries `SDL_AUDIODRIVER` if set, else PulseAudio, PipeWire and ALSA, and falls back to SDL's `dummy` driver.
-    init(sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, renderer: AudioRenderCallback) throws(OutputError) {
+    init(sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, renderer: AudioRenderCallback)
+        throws(OutputError)
+    {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.renderer = renderer
-        let (driver, opened) = try SDLAudio.open(deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
-                                                  userdata: Unmanaged.passUnretained(self).toOpaque())
+        let (driver, opened) = try SDLAudio.open(
+            deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
+            userdata: Unmanaged.passUnretained(self).toOpaque())
         self.driver = driver
         self.id = opened
         self.deviceName = deviceName ?? SDLAudio.defaultDeviceName() ?? "default"
@@ -71,7 +74,9 @@ final class SDLAudioDevice: @unchecked Sendable {
 
     fileprivate func fill(_ stream: UnsafeMutablePointer<UInt8>, bytes: Int) {
         let frames = bytes / (2 * MemoryLayout<Float>.size)
-        stream.withMemoryRebound(to: Float.self, capacity: frames * 2) { renderer.renderAudio(into: $0, frames: frames) }
+        stream.withMemoryRebound(to: Float.self, capacity: frames * 2) {
+            renderer.renderAudio(into: $0, frames: frames)
+        }
     }
 }
 
@@ -92,8 +97,10 @@ enum SDLAudio {
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
     }
 
-    static func open(deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int,
-                     userdata: UnsafeMutableRawPointer) throws(OutputError) -> (String, SDL_AudioDeviceID) {
+    static func open(
+        deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int,
+        userdata: UnsafeMutableRawPointer
+    ) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_APP_NAME, appName)
             SDL_SetHint(SDL_HINT_APP_NAME, appName)

@@ -67,7 +67,8 @@ package final class WAVWriter {
     static let channelCounts = 1...8
 
     package convenience init(path: String, sampleRate: Int, channels: Int, encoding: Encoding) throws(AudioWriteError) {
-        try self.init(path: path, sampleRate: sampleRate, channels: channels, encoding: encoding, riffLimit: Int64(UInt32.max))
+        try self.init(
+            path: path, sampleRate: sampleRate, channels: channels, encoding: encoding, riffLimit: Int64(UInt32.max))
     }
 
     /// `riffLimit` lowers the 4 GiB limit so that tests can reach it.
@@ -160,7 +161,8 @@ package final class WAVWriter {
 
     /// Writes a whole buffer to `path`.
     package static func write(_ buffer: PCMBuffer, to path: String, encoding: Encoding) throws(AudioWriteError) {
-        let writer = try WAVWriter(path: path, sampleRate: buffer.sampleRate, channels: buffer.channels, encoding: encoding)
+        let writer = try WAVWriter(
+            path: path, sampleRate: buffer.sampleRate, channels: buffer.channels, encoding: encoding)
         try writer.write(buffer.samples)
         try writer.finish()
     }

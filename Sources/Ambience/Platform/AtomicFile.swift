@@ -29,7 +29,8 @@ package final class AtomicFile {
             let n = Self.sequence.wrappingAdd(1, ordering: .relaxed).oldValue
             let temporary = "\(folder).\(name).tmp-\(getpid())-\(n)"
             do throws(Errno) {
-                file = try FileDescriptor(opening: temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: permissions)
+                file = try FileDescriptor(
+                    opening: temporary, flags: O_WRONLY | O_CREAT | O_EXCL, permissions: permissions)
                 self.path = path
                 temporaryPath = temporary
                 return

@@ -24,7 +24,8 @@ public struct InvalidNumber: Error, Equatable, Sendable, CustomStringConvertible
 extension BinaryInteger {
     /// The value as `I` exactly, or a refusal that names it: the way a size or count reaches `Int32`, `ALsizei`,
     /// `UInt32` and friends.
-    package func exactly<I: FixedWidthInteger>(_: I.Type, _ what: @autoclosure () -> String) throws(InvalidNumber) -> I {
+    package func exactly<I: FixedWidthInteger>(_: I.Type, _ what: @autoclosure () -> String) throws(InvalidNumber) -> I
+    {
         guard let converted = I(exactly: self) else {
             throw InvalidNumber(what(), value: "\(self)", expected: "within \(I.min)...\(I.max)")
         }
@@ -32,8 +33,10 @@ extension BinaryInteger {
     }
 
     /// The value as `I` when it is in `range`, else a refusal.
-    package func checked<I: FixedWidthInteger>(_: I.Type, in range: ClosedRange<I>,
-                                              _ what: @autoclosure () -> String) throws(InvalidNumber) -> I {
+    package func checked<I: FixedWidthInteger>(
+        _: I.Type, in range: ClosedRange<I>,
+        _ what: @autoclosure () -> String
+    ) throws(InvalidNumber) -> I {
         guard let converted = I(exactly: self), range.contains(converted) else {
             throw InvalidNumber(what(), value: "\(self)", expected: "within \(range.lowerBound)...\(range.upperBound)")
         }
@@ -58,8 +61,10 @@ extension BinaryFloatingPoint {
 
     /// The value rounded by `rule` into `I`, or a refusal when it is not finite or does not fit. Never traps, unlike
     /// `Int(double)` or `Int64(double)`.
-    package func integer<I: FixedWidthInteger>(_: I.Type, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero,
-                                               _ what: @autoclosure () -> String) throws(InvalidNumber) -> I {
+    package func integer<I: FixedWidthInteger>(
+        _: I.Type, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero,
+        _ what: @autoclosure () -> String
+    ) throws(InvalidNumber) -> I {
         // I(exactly:) of an integral value is nil exactly when it is out of range (or NaN, or infinite).
         guard let converted = I(exactly: self.rounded(rule)) else {
             throw InvalidNumber(what(), value: "\(Double(self))", expected: "a number within \(I.min)...\(I.max)")
@@ -69,7 +74,9 @@ extension BinaryFloatingPoint {
 
     /// The value rounded by `rule` into `I`, saturating at `I`'s ends; NaN becomes zero. For numbers the engine
     /// produced itself and only needs to bound (a progress bar, a statistic), never for a caller's input.
-    package func saturated<I: FixedWidthInteger>(_: I.Type, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero) -> I {
+    package func saturated<I: FixedWidthInteger>(
+        _: I.Type, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero
+    ) -> I {
         let rounded = self.rounded(rule)
         if let converted = I(exactly: rounded) { return converted }
         return rounded.isNaN ? 0 : rounded < 0 ? I.min : I.max

@@ -30,8 +30,9 @@ package enum DurationText {
             let last = index == fields.count - 1
             // Only the last field may have a fraction; only digits and one dot anywhere.
             guard field.allSatisfy({ $0.isASCII && ($0.isNumber || last && $0 == ".") }),
-                  field.filter({ $0 == "." }).count <= 1, field.first != ".", field.last != ".",
-                  let value = Double(field), value.isFinite else { return nil }
+                field.filter({ $0 == "." }).count <= 1, field.first != ".", field.last != ".",
+                let value = Double(field), value.isFinite
+            else { return nil }
             if index > 0 {
                 guard value < 60, field.count >= 2, field.prefix(while: { $0 != "." }).count == 2 else { return nil }
             }

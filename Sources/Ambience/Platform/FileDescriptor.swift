@@ -39,7 +39,9 @@ package final class FileDescriptor {
     package init(adopting fd: Int32) { raw = fd }
 
     /// The descriptor, or the errno taken right after the call (before anything else can change it).
-    private static func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ permissions: mode_t) -> Result<Int32, Errno> {
+    private static func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ permissions: mode_t) -> Result<
+        Int32, Errno
+    > {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, permissions)
             if fd >= 0 { return .success(fd) }

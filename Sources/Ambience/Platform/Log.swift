@@ -26,7 +26,8 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
     /// The level a word of `AMBIENCE_LOG` names (any case, surrounding blanks ignored; `warn` for `warning`), or nil.
     public init?(name: String) {
         let word = name.lowercased().filter { !$0.isWhitespace }
-        guard let level = Self.allCases.first(where: { $0.description == word }) ?? (word == "warn" ? .warning : nil) else {
+        guard let level = Self.allCases.first(where: { $0.description == word }) ?? (word == "warn" ? .warning : nil)
+        else {
             return nil
         }
         self = level
@@ -70,8 +71,11 @@ package enum Log {
         guard let raw = getenv(environmentVariable) else { return .warning }
         let value = String(cString: raw)
         if let level = LogLevel(name: value) { return level }
-        writeToStandardError(LogMessage(level: .warning, text:
-            "\(environmentVariable)=\(value) is not a level (error, warning, info, debug): using warning"))
+        writeToStandardError(
+            LogMessage(
+                level: .warning,
+                text:
+                    "\(environmentVariable)=\(value) is not a level (error, warning, info, debug): using warning"))
         return .warning
     }
 
@@ -152,7 +156,10 @@ package final class LogSink: Sendable {
         guard let handler else { return }
         for message in messages { handler(message) }
         if dropped > 0 {
-            handler(LogMessage(level: .warning, text: "log: \(dropped) messages were dropped (update() was not called for a long time)"))
+            handler(
+                LogMessage(
+                    level: .warning,
+                    text: "log: \(dropped) messages were dropped (update() was not called for a long time)"))
         }
     }
 }

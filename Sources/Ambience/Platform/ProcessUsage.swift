@@ -18,7 +18,9 @@ package enum ProcessUsage {
 
     /// The resident set now, in bytes (`/proc/self/statm`), or 0 when it cannot be read.
     package static var residentBytes: Int {
-        guard let text = try? FileDescriptor(opening: "/proc/self/statm", flags: O_RDONLY).readBytes(256) else { return 0 }
+        guard let text = try? FileDescriptor(opening: "/proc/self/statm", flags: O_RDONLY).readBytes(256) else {
+            return 0
+        }
         // "size resident shared text lib data dt", in pages.
         let fields = text.split(separator: UInt8(ascii: " "))
         guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
@@ -29,7 +31,9 @@ package enum ProcessUsage {
     /// process holds, not what its allocator keeps for later.
     package static var residentBytesAfterTrim: Int {
         typealias Trim = @convention(c) (Int) -> Int32
-        if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") { _ = unsafeBitCast(trim, to: Trim.self)(0) }
+        if let trim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
+            _ = unsafeBitCast(trim, to: Trim.self)(0)
+        }
         return residentBytes
     }
 

@@ -20,14 +20,14 @@ package struct SharedLibraryError: Error, Sendable, Equatable, CustomStringConve
 /// Opened with `RTLD_NOW | RTLD_LOCAL`: every reference is bound at once, so a library that would fail later fails
 /// here, and its symbols stay out of the global namespace. It is never closed: the function pointers taken from it
 /// (and the threads a library such as libpulse starts) must stay valid for the life of the process.
-package final class SharedLibrary: @unchecked Sendable {   // the handle is only read
+package final class SharedLibrary: @unchecked Sendable {  // the handle is only read
     package let name: String
     private let handle: UnsafeMutableRawPointer
 
     /// Opens `name` (a soname: the loader searches its usual paths). Throws with `dlerror`'s text when it is
     /// missing, unreadable, not a library, or needs a library that is.
     package init(_ name: String) throws(SharedLibraryError) {
-        _ = dlerror()   // a stale message from an earlier call must not be taken for this one's
+        _ = dlerror()  // a stale message from an earlier call must not be taken for this one's
         guard let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL) else {
             throw SharedLibraryError(library: name, function: nil, reason: SharedLibrary.loaderMessage())
         }
@@ -51,13 +51,18 @@ package final class SharedLibrary: @unchecked Sendable {   // the handle is only
         let symbols = names.split(separator: "\n").map(String.init)
         let pointerSize = MemoryLayout<UnsafeMutableRawPointer>.stride
         guard !symbols.isEmpty, MemoryLayout<Table>.size == symbols.count * pointerSize else {
-            throw SharedLibraryError(library: name, function: nil,
-                                     reason: "the function table holds \(MemoryLayout<Table>.size / pointerSize) pointers for \(symbols.count) names")
+            throw SharedLibraryError(
+                library: name, function: nil,
+                reason:
+                    "the function table holds \(MemoryLayout<Table>.size / pointerSize) pointers for \(symbols.count) names"
+            )
         }
-        let storage = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Table>.size, alignment: MemoryLayout<Table>.alignment)
+        let storage = UnsafeMutableRawPointer.allocate(
+            byteCount: MemoryLayout<Table>.size, alignment: MemoryLayout<Table>.alignment)
         defer { storage.deallocate() }
         for (index, symbol) in symbols.enumerated() {
-            storage.storeBytes(of: try address(of: symbol), toByteOffset: index * pointerSize, as: UnsafeMutableRawPointer.self)
+            storage.storeBytes(
+                of: try address(of: symbol), toByteOffset: index * pointerSize, as: UnsafeMutableRawPointer.self)
         }
         return storage.load(as: Table.self)
     }

@@ -36,7 +36,9 @@ package enum TerminationSignals {
                 guard sigaction(signo, nil, &current) == 0 else { throw Errno.current }
                 // nil is SIG_DFL; ours from an earlier engine counts as taken; anything else is the program's.
                 if let handler = current.__sigaction_handler.sa_handler {
-                    if unsafeBitCast(handler, to: Int.self) == unsafeBitCast(onSignal, to: Int.self) { taken.append(signo) }
+                    if unsafeBitCast(handler, to: Int.self) == unsafeBitCast(onSignal, to: Int.self) {
+                        taken.append(signo)
+                    }
                     continue
                 }
                 var action = sigaction()
@@ -66,7 +68,7 @@ package enum TerminationSignals {
     /// (a shell shows 128 + signo). Falls back to `_exit(128 + signo)` should the signal not end it.
     package static func endProcess(as signo: Int32) -> Never {
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = nil   // SIG_DFL
+        action.__sigaction_handler.sa_handler = nil  // SIG_DFL
         sigemptyset(&action.sa_mask)
         _ = sigaction(signo, &action, nil)
         var unblock = sigset_t()

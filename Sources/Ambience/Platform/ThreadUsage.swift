@@ -12,7 +12,8 @@ package struct ThreadUsage: Sendable {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
         var usage = rusage()
         getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD, which Glibc's module does not name
-        return ThreadUsage(cpuNanoseconds: cpu.tv_sec * 1_000_000_000 + cpu.tv_nsec,
-                           voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw)
+        return ThreadUsage(
+            cpuNanoseconds: cpu.tv_sec * 1_000_000_000 + cpu.tv_nsec,
+            voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw)
     }
 }

@@ -94,18 +94,20 @@ package final class WorkerThread: @unchecked Sendable {
         }
         let start = Unmanaged.passRetained(Start(name: name, scheduling: scheduling, control: control, body: body))
         var handle = pthread_t()
-        let status = pthread_create(&handle, nil, { context in
-            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-            Thread.current.name = start.name
-            if start.scheduling == .batch {
-                // Pid 0 is the calling thread. SCHED_BATCH (3) is not named by Glibc's module. A refusal leaves the
-                // thread as it was: slower to yield, never wrong.
-                var parameters = sched_param()
-                _ = sched_setscheduler(0, 3, &parameters)
-            }
-            start.body(start.control)
-            return nil
-        }, start.toOpaque())
+        let status = pthread_create(
+            &handle, nil,
+            { context in
+                let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+                Thread.current.name = start.name
+                if start.scheduling == .batch {
+                    // Pid 0 is the calling thread. SCHED_BATCH (3) is not named by Glibc's module. A refusal leaves the
+                    // thread as it was: slower to yield, never wrong.
+                    var parameters = sched_param()
+                    _ = sched_setscheduler(0, 3, &parameters)
+                }
+                start.body(start.control)
+                return nil
+            }, start.toOpaque())
         if status == 0 {
             thread = handle
         } else {
@@ -125,7 +127,11 @@ package final class WorkerThread: @unchecked Sendable {
     /// Asks the loop to stop, wakes it and waits for it to return. Safe to call more than once. From the worker's
     /// own thread (its owner's last reference went with the loop) it cannot join itself, so it detaches instead.
     package func stop() {
-        guard let thread, !joined.withLock({ done in defer { done = true }; return done }) else { return }
+        guard let thread,
+            !joined.withLock({ done in
+                defer { done = true }; return done
+            })
+        else { return }
         control.signal(stopping: true)
         if pthread_equal(thread, pthread_self()) != 0 {
             pthread_detach(thread)

@@ -71,9 +71,13 @@ public final class AudioSession: @unchecked Sendable {
     // MARK: What the session sees
 
     /// Another app is making sound (an uncorked stream on the sound server, or a playing music player).
-    public var isOtherAudioPlaying: Bool { lock.withLock { _ in otherStreamsPlaying || policy.state.otherMusicPlaying } }
+    public var isOtherAudioPlaying: Bool {
+        lock.withLock { _ in otherStreamsPlaying || policy.state.otherMusicPlaying }
+    }
     /// The user's music is playing: keep the game's own soundtrack quiet; effects still play.
-    public var secondaryAudioShouldBeSilencedHint: Bool { lock.withLock { _ in policy.state.secondaryAudioShouldBeSilencedHint } }
+    public var secondaryAudioShouldBeSilencedHint: Bool {
+        lock.withLock { _ in policy.state.secondaryAudioShouldBeSilencedHint }
+    }
     /// Whether a music player was playing when the session was first activated, so it can be left alone at exit.
     public var otherMusicWasPlayingAtLaunch: Bool { lock.withLock { _ in policy.state.otherMusicWasPlayingAtLaunch } }
     /// Which players those were.
@@ -134,13 +138,17 @@ public final class AudioSession: @unchecked Sendable {
         var pending = EventQueue<SessionEvent>(capacity: Self.feedbackCapacity, overflow: .dropNewest)
         pending.push(event)
         switch event {
-        case .mediaServicesLost(let service): Log.info("session: \(service) went away; playing on without it until it is back")
+        case .mediaServicesLost(let service):
+            Log.info("session: \(service) went away; playing on without it until it is back")
         case .mediaServicesReset(let service): Log.info("session: \(service) is back")
         default: break
         }
         while let next = pending.pop() {
             let (actions, executor) = lock.withLock { _ in
-                (policy.handle(next), SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications))
+                (
+                    policy.handle(next),
+                    SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications)
+                )
             }
             // Only events that change something: some (other apps' music) are observed every update.
             if !actions.isEmpty { Log.debug("session: \(next) -> \(actions.count) actions") }

@@ -118,7 +118,8 @@ package struct SessionState: Sendable, Equatable {
     /// Whether a desktop player was playing at the first activation.
     package var otherMusicWasPlayingAtLaunch: Bool { !playersPlayingAtLaunch.isEmpty }
     var pausesOthers: Bool {
-        category == .soloAmbient || (category == .playback && !options.contains(.mixWithOthers) && !options.contains(.duckOthers))
+        category == .soloAmbient
+            || (category == .playback && !options.contains(.mixWithOthers) && !options.contains(.duckOthers))
     }
 }
 
@@ -209,14 +210,17 @@ package struct SessionPolicy: Sendable {
                 state.isPausedForRouteChange = true
                 actions.append(.pauseAppAudio(.routeChange))
             }
-            actions.append(.notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current))))
+            actions.append(
+                .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current))))
 
         case .currentDeviceRemoved(let previous, nil):
             // Already on nothing (a reopen failed after the loss was decided): nothing new to say.
             guard state.hasDevice else { break }
             state.hasDevice = false
             actions.append(.renderToNullDevice)
-            actions.append(.notify(.routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: previous, current: .none))))
+            actions.append(
+                .notify(
+                    .routeChange(RouteChange(reason: .noSuitableRouteForCategory, previous: previous, current: .none))))
             if !state.isInterrupted {
                 state.isInterrupted = true
                 state.interruptedByDeviceLoss = true
@@ -229,17 +233,22 @@ package struct SessionPolicy: Sendable {
             if !state.hasDevice {
                 state.hasDevice = true
                 actions.append(.followDefaultDevice)
-                actions.append(.notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: .none, current: route))))
+                actions.append(
+                    .notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: .none, current: route))))
                 if state.interruptedByDeviceLoss { actions += endInterruption() }
             } else {
-                actions.append(.notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: current, current: current))))
+                actions.append(
+                    .notify(.routeChange(RouteChange(reason: .newDeviceAvailable, previous: current, current: current)))
+                )
             }
 
         case .defaultDeviceChanged(let previous, let current):
             // A stream that never chose a sink follows the default on recent servers; the move makes sure of it.
             actions.append(.followDefaultDevice)
             if let sink = current.sink { actions.append(.moveStream(toSink: sink)) }
-            actions.append(.notify(.routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current))))
+            actions.append(
+                .notify(
+                    .routeChange(RouteChange(reason: .routeConfigurationChange, previous: previous, current: current))))
 
         case .activePortChanged(let previous, let current, let newlyAvailable):
             // Same sink: our stream plays on, through the new port; nothing to move, nothing paused. A port that
@@ -259,7 +268,8 @@ package struct SessionPolicy: Sendable {
 
         case .wokeFromSleep(let current):
             actions += endInterruption()
-            actions.append(.notify(.routeChange(RouteChange(reason: .wakeFromSleep, previous: current, current: current))))
+            actions.append(
+                .notify(.routeChange(RouteChange(reason: .wakeFromSleep, previous: current, current: current))))
 
         case .resumeAfterRouteChange:
             guard state.isPausedForRouteChange else { break }
@@ -330,8 +340,10 @@ package struct SessionPolicy: Sendable {
         actNowOrOwe(players, owed: \.owedUnducks, SessionAction.unduckOtherPlayers)
     }
 
-    private mutating func actNowOrOwe(_ players: [String], owed: WritableKeyPath<SessionState, [String]>,
-                                      _ action: ([String]) -> SessionAction) -> [SessionAction] {
+    private mutating func actNowOrOwe(
+        _ players: [String], owed: WritableKeyPath<SessionState, [String]>,
+        _ action: ([String]) -> SessionAction
+    ) -> [SessionAction] {
         guard !players.isEmpty else { return [] }
         guard state.canReachOtherPlayers else {
             state[keyPath: owed] += players.filter { !state[keyPath: owed].contains($0) }

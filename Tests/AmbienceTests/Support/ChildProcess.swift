@@ -1,7 +1,8 @@
 import Foundation
-@testable import Ambience
 import Glibc
 import Synchronization
+
+@testable import Ambience
 
 /// The environment of every program the tests start: the test process's own in a UTF-8 locale, then `overrides`.
 /// In the C locale oggenc turns "Tëst" into "T##st"; C.UTF-8 is built into glibc, so it exists on any Debian.
@@ -31,8 +32,10 @@ final class ChildProcess: Sendable {
     /// The raw wait status, once reaped.
     private let reaped = Lock<Int32?>(nil)
 
-    init(_ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
-         stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null) throws {
+    init(
+        _ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
+        stdin: Stream = .null, stdout: Stream = .null, stderr: Stream = .null
+    ) throws {
         command = arguments.joined(separator: " ")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -53,7 +56,7 @@ final class ChildProcess: Sendable {
                 let (mine, theirs) = fd == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
                 parentEnds[fd] = mine
                 childEnds.append(theirs)
-                posix_spawn_file_actions_adddup2(&actions, theirs, Int32(fd))   // dup2 clears close-on-exec
+                posix_spawn_file_actions_adddup2(&actions, theirs, Int32(fd))  // dup2 clears close-on-exec
             }
         }
         _ = GNU.addClosefrom(&actions, 3)
@@ -67,10 +70,13 @@ final class ChildProcess: Sendable {
         posix_spawnattr_setsigmask(&attributes, &none)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2] {
+            sigaddset(&defaults, signal)
+        }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -116,7 +122,7 @@ final class ChildProcess: Sendable {
     func terminate(grace: Double = 2) {
         if isRunning {
             signalGroup(SIGTERM)
-            if waitForExit(within: grace) { signalGroup(SIGKILL); return }   // what it started dies with it
+            if waitForExit(within: grace) { signalGroup(SIGKILL); return }  // what it started dies with it
         }
         kill()
     }
@@ -160,11 +166,16 @@ extension ChildProcess {
     /// After `timeout` seconds its group gets SIGTERM, after `grace` more SIGKILL. When the program has exited
     /// but something it started keeps its pipes open, that is killed after `grace` seconds. So this returns within
     /// about `timeout + 2 * grace` seconds whatever the program does.
-    static func run(_ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
-                    timeout: Double, grace: Double = 2) throws -> Output {
+    static func run(
+        _ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
+        timeout: Double, grace: Double = 2
+    ) throws -> Output {
         let start = monotonicSeconds()
-        let child = try ChildProcess(arguments, environment: environment, directory: directory, stdout: .pipe, stderr: .pipe)
-        var streams: [(fd: Int32, data: Data, open: Bool)] = [(child.output!, Data(), true), (child.errors!, Data(), true)]
+        let child = try ChildProcess(
+            arguments, environment: environment, directory: directory, stdout: .pipe, stderr: .pipe)
+        var streams: [(fd: Int32, data: Data, open: Bool)] = [
+            (child.output!, Data(), true), (child.errors!, Data(), true)
+        ]
         defer { for stream in streams { close(stream.fd) } }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var terminatedAt: Double?, killedAt: Double?, exitedAt: Double?
@@ -192,26 +203,31 @@ extension ChildProcess {
                 guard let index = streams.firstIndex(where: { $0.fd == entry.fd }) else { continue }
                 let count = read(entry.fd, &chunk, chunk.count)
                 if count > 0 {
-                    if streams[index].data.count < captureLimit { streams[index].data.append(contentsOf: chunk[0..<count]) }
+                    if streams[index].data.count < captureLimit {
+                        streams[index].data.append(contentsOf: chunk[0..<count])
+                    }
                 } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
                     streams[index].open = false
                 }
             }
         }
         if child.isRunning { child.kill() }
-        return Output(status: child.terminationStatus, stdout: streams[0].data, stderr: streams[1].data,
-                      killedBySignal: child.terminationReason == .uncaughtSignal, timedOut: terminatedAt != nil,
-                      seconds: monotonicSeconds() - start)
+        return Output(
+            status: child.terminationStatus, stdout: streams[0].data, stderr: streams[1].data,
+            killedBySignal: child.terminationReason == .uncaughtSignal, timedOut: terminatedAt != nil,
+            seconds: monotonicSeconds() - start)
     }
 }
 
 /// glibc's GNU extensions that Swift's Glibc module leaves out (it is not built with _GNU_SOURCE), looked up once.
 private enum GNU {
     static let pipe2 = function("pipe2", as: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
-    static let addClosefrom = function("posix_spawn_file_actions_addclosefrom_np",
-                                       as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    static let addChdir = function("posix_spawn_file_actions_addchdir_np",
-                                   as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
+    static let addClosefrom = function(
+        "posix_spawn_file_actions_addclosefrom_np",
+        as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    static let addChdir = function(
+        "posix_spawn_file_actions_addchdir_np",
+        as: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32).self)
 
     private static func function<F>(_ name: String, as type: F.Type) -> F {
         guard let symbol = dlsym(nil, name) else { fatalError("glibc has no \(name): glibc 2.34 or later is needed") }

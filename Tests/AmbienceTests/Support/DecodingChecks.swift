@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Ambience
 
 // What the decoder suites share: reading frames, telling errors apart, comparing samples.

@@ -7,9 +7,12 @@ final class MPV {
 
     /// `busAddress`: a session bus other than the test run's own.
     init(playing file: String, busAddress: String? = nil) throws {
-        process = try ChildProcess(["/usr/bin/mpv", "--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal",
-                                    "--no-video", "--ao=null", "--loop-file=inf", file],
-                                   environment: childEnvironment(busAddress.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]))
+        process = try ChildProcess(
+            [
+                "/usr/bin/mpv", "--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal",
+                "--no-video", "--ao=null", "--loop-file=inf", file
+            ],
+            environment: childEnvironment(busAddress.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]))
     }
 
     deinit { kill() }
@@ -23,5 +26,6 @@ final class MPV {
 /// `playerctl ARGS`: its output, trimmed, or nil when it fails. On the session bus, or on `bus` (an address).
 func playerctl(_ arguments: [String], bus: String? = nil) -> String? {
     let environment = bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]
-    return try? Fixtures.run("playerctl", arguments, environment: environment, timeout: 10).trimmingCharacters(in: .whitespacesAndNewlines)
+    return try? Fixtures.run("playerctl", arguments, environment: environment, timeout: 10).trimmingCharacters(
+        in: .whitespacesAndNewlines)
 }

@@ -23,10 +23,15 @@ final class Fixtures {
     /// Runs a tool (found on PATH) in `childEnvironment(environment)`; throws with its stderr when it does not exit 0
     /// within `timeout` seconds.
     @discardableResult
-    static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) throws -> String {
-        let output = try ChildProcess.run([tool] + arguments, environment: childEnvironment(environment), timeout: timeout)
+    static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 120)
+        throws -> String
+    {
+        let output = try ChildProcess.run(
+            [tool] + arguments, environment: childEnvironment(environment), timeout: timeout)
         let command = ([tool] + arguments).joined(separator: " ")
-        guard !output.timedOut else { throw FixtureError.toolFailed("\(command): still running after \(timeout) s, killed") }
+        guard !output.timedOut else {
+            throw FixtureError.toolFailed("\(command): still running after \(timeout) s, killed")
+        }
         guard output.status == 0, !output.killedBySignal else {
             throw FixtureError.toolFailed("\(command): \(String(decoding: output.stderr, as: UTF8.self))")
         }
@@ -34,8 +39,10 @@ final class Fixtures {
     }
 
     /// A sine WAV made by sox. `bits` 8/16/24/32, or `float: true` for 32-bit float.
-    func sineWAV(_ name: String, hz: Double = 440, seconds: Double = 1, rate: Int = 48_000, channels: Int = 1,
-                 bits: Int = 16, float: Bool = false, amplitude: Double = 0.5) throws -> String {
+    func sineWAV(
+        _ name: String, hz: Double = 440, seconds: Double = 1, rate: Int = 48_000, channels: Int = 1,
+        bits: Int = 16, float: Bool = false, amplitude: Double = 0.5
+    ) throws -> String {
         let out = path(name)
         var args = ["-n", "-r", "\(rate)", "-c", "\(channels)"]
         args += float ? ["-e", "floating-point", "-b", "32"] : ["-b", "\(bits)"]
@@ -45,8 +52,10 @@ final class Fixtures {
     }
 
     /// An Ogg Vorbis sine with optional tags, via oggenc.
-    func sineOgg(_ name: String, hz: Double = 440, seconds: Double = 1, rate: Int = 48_000, channels: Int = 1,
-                 tags: [String] = []) throws -> String {
+    func sineOgg(
+        _ name: String, hz: Double = 440, seconds: Double = 1, rate: Int = 48_000, channels: Int = 1,
+        tags: [String] = []
+    ) throws -> String {
         let wav = try sineWAV(name + ".src.wav", hz: hz, seconds: seconds, rate: rate, channels: channels)
         let out = path(name)
         try run("oggenc", ["-Q", "-q", "6"] + tags.flatMap { ["-c", $0] } + ["-o", out, wav])
@@ -54,8 +63,10 @@ final class Fixtures {
     }
 
     /// A lame-encoded MP3 sine (with the LAME gapless header), with optional extra lame flags for tags.
-    func sineMP3(_ name: String, hz: Double = 440, seconds: Double = 1, rate: Int = 44_100, channels: Int = 1,
-                 lameFlags: [String] = []) throws -> String {
+    func sineMP3(
+        _ name: String, hz: Double = 440, seconds: Double = 1, rate: Int = 44_100, channels: Int = 1,
+        lameFlags: [String] = []
+    ) throws -> String {
         let wav = try sineWAV(name + ".src.wav", hz: hz, seconds: seconds, rate: rate, channels: channels)
         let out = path(name)
         try run("lame", ["--quiet", "-b", "192"] + lameFlags + [wav, out])
@@ -95,8 +106,11 @@ extension Fixtures {
     @discardableResult
     func libraryOgg(_ relative: String, _ comments: [String] = []) throws -> String {
         let out = path(relative)
-        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try run("oggenc", ["-Q", "-q", "2", "--utf8"] + comments.flatMap { ["-c", $0] } + ["-o", out, try sourceWAV(rate: 48_000)])
+        try FileManager.default.createDirectory(
+            atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try run(
+            "oggenc",
+            ["-Q", "-q", "2", "--utf8"] + comments.flatMap { ["-c", $0] } + ["-o", out, try sourceWAV(rate: 48_000)])
         return out
     }
 
@@ -105,8 +119,11 @@ extension Fixtures {
     @discardableResult
     func libraryMP3(_ relative: String, _ lameTags: [String] = []) throws -> String {
         let out = path(relative)
-        try FileManager.default.createDirectory(atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        try run("lame", ["--quiet", "-b", "64", "--id3v2-only", "--id3v2-utf16"] + lameTags + [try sourceWAV(rate: 44_100), out])
+        try FileManager.default.createDirectory(
+            atPath: (out as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try run(
+            "lame",
+            ["--quiet", "-b", "64", "--id3v2-only", "--id3v2-utf16"] + lameTags + [try sourceWAV(rate: 44_100), out])
         return out
     }
 
@@ -122,8 +139,11 @@ extension Fixtures {
     func patchOgg(_ file: String, replacing old: [UInt8], with new: [UInt8]) throws {
         precondition(old.count == new.count && !old.isEmpty)
         var bytes = try self.bytes(of: file)
-        guard let at = (0...(bytes.count - old.count)).first(where: { bytes[$0..<($0 + old.count)].elementsEqual(old) }),
-              let page = stride(from: at, through: 0, by: -1).first(where: { bytes[$0..<min($0 + 4, bytes.count)].elementsEqual("OggS".utf8) })
+        guard
+            let at = (0...(bytes.count - old.count)).first(where: { bytes[$0..<($0 + old.count)].elementsEqual(old) }),
+            let page = stride(from: at, through: 0, by: -1).first(where: {
+                bytes[$0..<min($0 + 4, bytes.count)].elementsEqual("OggS".utf8)
+            })
         else { throw FixtureError.toolFailed("patchOgg: bytes not found in \(file)") }
         let segments = Int(bytes[page + 26])
         let length = 27 + segments + bytes[(page + 27)..<(page + 27 + segments)].reduce(0) { $0 + Int($1) }

@@ -6,6 +6,7 @@ import CAmbience
 import Foundation
 import Glibc
 import Synchronization
+
 @testable import Ambience
 @testable import AmbienceC
 @testable import AmbienceTool
@@ -61,7 +62,8 @@ enum FuzzDrivers {
         }
         var problems: [String] = []
         guard let found = LoudnessTags.measurement(from: entries) else { return [] }
-        for loudness in [found.trackLoudness, found.albumLoudness].compactMap({ $0 }) where !loudness.isFinite || abs(loudness) > 90 {
+        for loudness in [found.trackLoudness, found.albumLoudness].compactMap({ $0 })
+        where !loudness.isFinite || abs(loudness) > 90 {
             problems.append("loudness \(loudness) LUFS out of range")
         }
         for peak in [found.trackPeak, found.albumPeak].compactMap({ $0 }) where !LoudnessTags.peaks.contains(peak) {
@@ -109,7 +111,9 @@ enum FuzzDrivers {
             }
             guard got > 0 else { break }
             guard got <= 1024 else { problems.append("read gave \(got) frames for 1024 asked"); break }
-            if buffer[0..<got * channels].contains(where: { !$0.isFinite }) { problems.append("a decoded sample is not finite") }
+            if buffer[0..<got * channels].contains(where: { !$0.isFinite }) {
+                problems.append("a decoded sample is not finite")
+            }
             total += Int64(got)
         }
         return total
@@ -121,8 +125,12 @@ enum FuzzDrivers {
         guard let decoder = try? AudioFile.open(path) else { return [] }
         var problems: [String] = []
         let info = decoder.info
-        if !AudioInfo.sampleRates.contains(info.sampleRate) { problems.append("sample rate \(info.sampleRate) Hz was accepted") }
-        if !(1...AudioInfo.maximumChannels).contains(info.channels) { problems.append("\(info.channels) channels were accepted") }
+        if !AudioInfo.sampleRates.contains(info.sampleRate) {
+            problems.append("sample rate \(info.sampleRate) Hz was accepted")
+        }
+        if !(1...AudioInfo.maximumChannels).contains(info.channels) {
+            problems.append("\(info.channels) channels were accepted")
+        }
         let frames = readAll(decoder, problems: &problems)
         if frames > info.frames { problems.append("\(frames) frames decoded of \(info.frames) claimed") }
         try? decoder.seek(toFrame: info.frames / 2)
@@ -136,7 +144,8 @@ enum FuzzDrivers {
         }
         _ = EmbeddedPicture.sniffMIMEType(bytes)
         // The cover as the library treats it: header first, then SDL2_image, then one small scaled copy.
-        guard let artwork = try? MediaItemArtwork(data: bytes, source: .embedded(mimeType: "image/png"), name: "fuzz") else { return [] }
+        guard let artwork = try? MediaItemArtwork(data: bytes, source: .embedded(mimeType: "image/png"), name: "fuzz")
+        else { return [] }
         var problems: [String] = []
         let pixels = artwork.bounds.width.multipliedReportingOverflow(by: artwork.bounds.height)
         if pixels.overflow || pixels.partialValue > MediaItemArtwork.maximumPixels {
@@ -155,11 +164,14 @@ enum FuzzDrivers {
         var problems: [String] = []
         for isUTF8Playlist in [false, true] {
             var parsed = PlaylistFile.Parsed(name: "fuzz")
-            PlaylistFile.parse(bytes, folder: Array("/music/lists".utf8), isUTF8Playlist: isUTF8Playlist,
-                               roots: roots, into: &parsed)
+            PlaylistFile.parse(
+                bytes, folder: Array("/music/lists".utf8), isUTF8Playlist: isUTF8Playlist,
+                roots: roots, into: &parsed)
             for entry in parsed.entries {
                 if entry.path != RawPath.normalized(entry.path) { problems.append("entry not normalized") }
-                if !roots.contains(where: { RawPath.isInside(entry.path, $0) }) { problems.append("entry outside every root") }
+                if !roots.contains(where: { RawPath.isInside(entry.path, $0) }) {
+                    problems.append("entry outside every root")
+                }
                 if entry.line < 1 { problems.append("entry without a line") }
             }
         }
@@ -183,7 +195,9 @@ enum FuzzDrivers {
         if let info = try? AudioFile.info(path) {
             _ = InfoCommand.lines(path: path, info)
             let json = InfoCommand.describe(info).text
-            if (try? JSONSerialization.jsonObject(with: Data(json.utf8))) == nil { problems.append("info's JSON does not parse: \(json)") }
+            if (try? JSONSerialization.jsonObject(with: Data(json.utf8))) == nil {
+                problems.append("info's JSON does not parse: \(json)")
+            }
         }
         // Decoded at its own rate, then resampled to the engine's, as the music player does. A 1 Hz file claims hours
         // at 48 kHz, which the player would stream in real time: the harness reads the first million frames, then
@@ -245,7 +259,9 @@ struct CAPIProgram {
     mutating func run() -> [String] {
         var problems: [String] = []
         func check(_ status: ambience_status, _ call: String) {
-            if status.rawValue > AMBIENCE_ERROR_LIBRARY.rawValue { problems.append("\(call) gave status \(status.rawValue)") }
+            if status.rawValue > AMBIENCE_ERROR_LIBRARY.rawValue {
+                problems.append("\(call) gave status \(status.rawValue)")
+            }
         }
         var config = ambience_engine_config()
         ambience_engine_config_init(&config)
@@ -330,7 +346,10 @@ struct CAPIProgram {
                 var made: OpaquePointer?
                 check(ambience_bus_create(engine, "fuzz", bus, &made), "bus_create")
                 if made != nil { buses.append(made) }
-            case 19: check(ambience_ducking_add(engine, bus, buses[Int(byte()) % buses.count], float(), double(), double()), "ducking_add")
+            case 19:
+                check(
+                    ambience_ducking_add(engine, bus, buses[Int(byte()) % buses.count], float(), double(), double()),
+                    "ducking_add")
             case 20: check(ambience_bus_set_reverb(bus, ambience_reverb_preset(u32() % 7)), "bus_set_reverb")
             case 21:
                 check(ambience_sound_unload(sound), "sound_unload")
@@ -338,7 +357,9 @@ struct CAPIProgram {
             default:
                 let frames = Int(byte()) * 2 % 513
                 check(ambience_render(engine, &block, frames), "render")
-                if block[0..<frames * 2].contains(where: { !$0.isFinite }) { problems.append("a rendered sample is not finite") }
+                if block[0..<frames * 2].contains(where: { !$0.isFinite }) {
+                    problems.append("a rendered sample is not finite")
+                }
                 check(ambience_update(engine), "update")
             }
         }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Ambience
 import Glibc
 import Synchronization
+
+@testable import Ambience
 
 /// A running `ambience play --events-json`: its JSON event lines as they arrive, and a stdin for commands.
 final class LivePlayer: Sendable {
@@ -19,8 +20,9 @@ final class LivePlayer: Sendable {
         if environment["SDL_AUDIODRIVER"] == nil { overrides["SDL_AUDIODRIVER"] = "pulseaudio" }
         // Off the shared session bus unless asked: its solo-ambient session would pause the MPRIS suite's mpv.
         if environment["DBUS_SESSION_BUS_ADDRESS"] == nil { overrides["DBUS_SESSION_BUS_ADDRESS"] = "" }
-        process = try ChildProcess([ToolRunner.executable, "play"] + files + ["--events-json"] + arguments,
-                                   environment: childEnvironment(overrides), stdin: .pipe, stdout: .pipe)
+        process = try ChildProcess(
+            [ToolRunner.executable, "play"] + files + ["--events-json"] + arguments,
+            environment: childEnvironment(overrides), stdin: .pipe, stdout: .pipe)
         input = Lock(process.input)
         // A thread of its own reads stdout to its end (the player's exit closes it), so the pipe never fills.
         let output = process.output!, received = self.received
@@ -28,7 +30,13 @@ final class LivePlayer: Sendable {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-                if count > 0 { received.append(Data(buffer[0..<count])) } else if count < 0 && errno == EINTR { continue } else { break }
+                if count > 0 {
+                    received.append(Data(buffer[0..<count]))
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    break
+                }
             }
             close(output)
         }.start()
@@ -40,7 +48,7 @@ final class LivePlayer: Sendable {
         input.withLock { fd in
             guard let fd else { return }
             let line = Array((command + "\n").utf8)
-            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }   // a whole line: far below PIPE_BUF
+            _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }  // a whole line: far below PIPE_BUF
         }
     }
 
@@ -50,7 +58,9 @@ final class LivePlayer: Sendable {
 
     /// Waits for an event matching `predicate`; returns it and how long it took.
     @discardableResult
-    func waitFor(timeout: Double = 5, after count: Int = 0, _ predicate: ([String: Any]) -> Bool) -> (event: [String: Any], seconds: Double)? {
+    func waitFor(timeout: Double = 5, after count: Int = 0, _ predicate: ([String: Any]) -> Bool) -> (
+        event: [String: Any], seconds: Double
+    )? {
         let start = monotonicSeconds()
         while monotonicSeconds() - start < timeout {
             if let hit = events.dropFirst(count).first(where: predicate) { return (hit, monotonicSeconds() - start) }
@@ -59,7 +69,9 @@ final class LivePlayer: Sendable {
         return nil
     }
 
-    func waitFor(event name: String, timeout: Double = 5, after count: Int = 0, _ extra: ([String: Any]) -> Bool = { _ in true }) -> (event: [String: Any], seconds: Double)? {
+    func waitFor(
+        event name: String, timeout: Double = 5, after count: Int = 0, _ extra: ([String: Any]) -> Bool = { _ in true }
+    ) -> (event: [String: Any], seconds: Double)? {
         waitFor(timeout: timeout, after: count) { $0["event"] as? String == name && extra($0) }
     }
 
@@ -72,7 +84,10 @@ final class LivePlayer: Sendable {
             let marker = "marker-\(markers.add(1, ordering: .relaxed).newValue)"
             let seen = events.count
             send(marker)
-            guard waitFor(event: "note", timeout: timeout, after: seen, { ($0["text"] as? String)?.contains("'\(marker)'") == true }) != nil
+            guard
+                waitFor(
+                    event: "note", timeout: timeout, after: seen,
+                    { ($0["text"] as? String)?.contains("'\(marker)'") == true }) != nil
             else { return false }
         }
         return true
@@ -116,17 +131,22 @@ enum PulseServer {
 
     /// The sink inputs, as `pactl list sink-inputs` describes them: application name, sink name and corked state.
     static func streams() throws -> [(application: String, sink: String, corked: Bool)] {
-        let sinks = Dictionary(uniqueKeysWithValues: try pactl("list", "short", "sinks").split(separator: "\n").compactMap { line -> (String, String)? in
-            let f = line.split(separator: "\t")
-            return f.count > 1 ? (String(f[0]), String(f[1])) : nil
-        })
+        let sinks = Dictionary(
+            uniqueKeysWithValues: try pactl("list", "short", "sinks").split(separator: "\n").compactMap {
+                line -> (String, String)? in
+                let f = line.split(separator: "\t")
+                return f.count > 1 ? (String(f[0]), String(f[1])) : nil
+            })
         var result: [(String, String, Bool)] = []
         var sink = "", corked = false
-        for line in try pactl("list", "sink-inputs").split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+        for line in try pactl("list", "sink-inputs").split(separator: "\n").map({
+            $0.trimmingCharacters(in: .whitespaces)
+        }) {
             if line.hasPrefix("Sink: ") { sink = sinks[String(line.dropFirst(6))] ?? "?" }
             if line.hasPrefix("Corked: ") { corked = line.hasSuffix("yes") }
             if line.hasPrefix("application.name = ") {
-                result.append((String(line.dropFirst(19)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")), sink, corked))
+                result.append(
+                    (String(line.dropFirst(19)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")), sink, corked))
             }
         }
         return result
@@ -139,12 +159,16 @@ enum PulseServer {
 
     /// Puts the server back as with-services.sh made it: speakers (default) and headphones, nothing else.
     static func restore() throws {
-        for line in try pactl("list", "short", "modules").split(separator: "\n") where line.contains("module-null-sink")
-            && !line.contains("sink_name=speakers") && !line.contains("sink_name=headphones") {
+        for line in try pactl("list", "short", "modules").split(separator: "\n")
+        where line.contains("module-null-sink")
+            && !line.contains("sink_name=speakers") && !line.contains("sink_name=headphones")
+        {
             try pactl("unload-module", String(line.split(separator: "\t")[0]))
         }
         for name in ["speakers", "headphones"] where try moduleID(ofSink: name) == nil {
-            try pactl("load-module", "module-null-sink", "sink_name=\(name)", "sink_properties=device.description=\(name.capitalized)")
+            try pactl(
+                "load-module", "module-null-sink", "sink_name=\(name)",
+                "sink_properties=device.description=\(name.capitalized)")
         }
         try pactl("set-default-sink", "speakers")
     }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import Ambience
 
 /// Test doubles of the disk under the music player: it opens items through them (`MusicPlayer.setItemOpener`).

@@ -20,7 +20,10 @@ enum SoundServer: String, CaseIterable {
 
     /// The "Server Name" line of `pactl info`, on the server at `address` (nil: the one `PULSE_SERVER` names).
     static func name(at address: String? = nil) throws -> String? {
-        let info = try Fixtures.run("pactl", ["info"], environment: address.map { ["PULSE_SERVER": $0] } ?? [:], timeout: 10)
-        return info.split(separator: "\n").first { $0.hasPrefix("Server Name: ") }.map { String($0.dropFirst("Server Name: ".count)) }
+        let info = try Fixtures.run(
+            "pactl", ["info"], environment: address.map { ["PULSE_SERVER": $0] } ?? [:], timeout: 10)
+        return info.split(separator: "\n").first { $0.hasPrefix("Server Name: ") }.map {
+            String($0.dropFirst("Server Name: ".count))
+        }
     }
 }

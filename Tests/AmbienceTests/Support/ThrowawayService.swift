@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+
 @testable import Ambience
 
 /// A sound server (PulseAudio, or PipeWire with its PulseAudio server) or dbus-daemon of the test's own, at a fixed
@@ -13,7 +14,9 @@ final class ThrowawayService {
     private let isReady: () -> Bool
     private var process: ChildProcess?
 
-    private init(arguments: [String], address: String, environment: [String: String], isReady: @escaping () -> Bool) throws {
+    private init(arguments: [String], address: String, environment: [String: String], isReady: @escaping () -> Bool)
+        throws
+    {
         self.arguments = arguments
         self.address = address
         self.environment = environment
@@ -35,15 +38,27 @@ final class ThrowawayService {
     /// A PulseAudio server with null sinks named `sinks` (described by their capitalised names), the first the default.
     static func pulseaudio(in fixtures: Fixtures, sinks: [String] = ["speakers"]) throws -> ThrowawayService {
         let config = fixtures.path("server.pa")
-        let sinkLines = sinks.map { "load-module module-null-sink sink_name=\($0) sink_properties=device.description=\($0.capitalized)\n" }
-        try ("load-module module-native-protocol-unix auth-anonymous=1 socket=\(fixtures.path("native"))\n"
-             + sinkLines.joined() + "set-default-sink \(sinks[0])\n").write(toFile: config, atomically: true, encoding: .utf8)
-        for folder in ["runtime", "state"] { try FileManager.default.createDirectory(atPath: fixtures.path(folder), withIntermediateDirectories: true) }
+        let sinkLines = sinks.map {
+            "load-module module-null-sink sink_name=\($0) sink_properties=device.description=\($0.capitalized)\n"
+        }
+        try
+            ("load-module module-native-protocol-unix auth-anonymous=1 socket=\(fixtures.path("native"))\n"
+            + sinkLines.joined() + "set-default-sink \(sinks[0])\n").write(
+                toFile: config, atomically: true, encoding: .utf8)
+        for folder in ["runtime", "state"] {
+            try FileManager.default.createDirectory(atPath: fixtures.path(folder), withIntermediateDirectories: true)
+        }
         let address = "unix:" + fixtures.path("native")
-        let environment = ["PULSE_SERVER": address, "PULSE_RUNTIME_PATH": fixtures.path("runtime"), "PULSE_STATE_PATH": fixtures.path("state")]
+        let environment = [
+            "PULSE_SERVER": address, "PULSE_RUNTIME_PATH": fixtures.path("runtime"),
+            "PULSE_STATE_PATH": fixtures.path("state")
+        ]
         return try ThrowawayService(
-            arguments: ["pulseaudio", "-n", "-F", config, "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit=yes",
-                        "--use-pid-file=no", "--realtime=no", "--high-priority=no", "--log-target=file:\(fixtures.path("pulseaudio.log"))"],
+            arguments: [
+                "pulseaudio", "-n", "-F", config, "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit=yes",
+                "--use-pid-file=no", "--realtime=no", "--high-priority=no",
+                "--log-target=file:\(fixtures.path("pulseaudio.log"))"
+            ],
             address: address, environment: environment,
             isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment, timeout: 5)) != nil })
     }
@@ -68,7 +83,10 @@ final class ThrowawayService {
         return try ThrowawayService(
             arguments: ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"],
             address: address, environment: ["DBUS_SESSION_BUS_ADDRESS": address],
-            isReady: { access(socket, F_OK) == 0 && (try? MPRISClient(busAddress: address, timeout: .milliseconds(500)))?.isConnected == true })
+            isReady: {
+                access(socket, F_OK) == 0
+                    && (try? MPRISClient(busAddress: address, timeout: .milliseconds(500)))?.isConnected == true
+            })
     }
 
     /// Starts the service (again) and waits until it answers, at most 10 s.

@@ -18,10 +18,12 @@ enum ToolRunner {
 
     /// Runs `ambience ARGUMENTS` with stdin on /dev/null; it is ended after `timeout` seconds (see `ChildProcess.run`).
     static func run(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> Result {
-        let output = try ChildProcess.run([executable] + arguments, environment: childEnvironment(environment), timeout: timeout)
-        return Result(status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
-                      stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
-                      timedOut: output.timedOut)
+        let output = try ChildProcess.run(
+            [executable] + arguments, environment: childEnvironment(environment), timeout: timeout)
+        return Result(
+            status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
+            stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
+            timedOut: output.timedOut)
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+
 @testable import Ambience
 
 /// A session bus of its own that any user may join, with a real VLC on it (`cvlc --control dbus`, no audio output).
@@ -16,13 +17,15 @@ final class VLCBus {
     private var players: [ChildProcess] = []
 
     static var isInstalled: Bool {
-        FileManager.default.isExecutableFile(atPath: "/usr/bin/cvlc") && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/cvlc")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
     }
 
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-vlc-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: folder + "/home", withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: folder + "/home", withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
         chmod(folder, 0o755)
         chown(folder + "/home", 65534, 65534)
         let socket = folder + "/bus.sock"
@@ -69,9 +72,12 @@ final class VLCBus {
     /// Starts VLC playing `file` in a loop, as nobody, headless, with no audio output; returns its process.
     @discardableResult
     func startVLC(playing file: String) throws -> ChildProcess {
-        let vlc = try ChildProcess(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cvlc", "--no-video",
-                                    "--aout=adummy", "--control=dbus", "--no-random", "--loop", file],
-                                   environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": address, "HOME": folder + "/home"]))
+        let vlc = try ChildProcess(
+            [
+                "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cvlc", "--no-video",
+                "--aout=adummy", "--control=dbus", "--no-random", "--loop", file
+            ],
+            environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": address, "HOME": folder + "/home"]))
         players.append(vlc)
         return vlc
     }
@@ -79,9 +85,12 @@ final class VLCBus {
     /// Starts mpv (with mpv-mpris, no audio output) on this bus, playing `file` once; returns its process.
     @discardableResult
     func startMPV(playing file: String) throws -> ChildProcess {
-        let mpv = try ChildProcess(["/usr/bin/mpv", "--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal",
-                                    "--no-video", "--ao=null", "--idle=yes", file],
-                                   environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": address]))
+        let mpv = try ChildProcess(
+            [
+                "/usr/bin/mpv", "--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal",
+                "--no-video", "--ao=null", "--idle=yes", file
+            ],
+            environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": address]))
         players.append(mpv)
         return mpv
     }
