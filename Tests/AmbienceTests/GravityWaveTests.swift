@@ -425,7 +425,8 @@ import Testing
         #expect(game.settings.player == .system)
         let saved = try String(contentsOfFile: settingsPath, encoding: .utf8)
         #expect(saved.contains("player = system"))
-        #expect(game.player === engine.musicPlayer)  // an offline engine reaches no desktop: the game's player stands in
+        // an offline engine reaches no desktop: the game's player stands in
+        #expect(game.player === engine.musicPlayer)
         #expect(game.statusMessage?.contains("System player not available") == true)
         let folder = (settingsPath as NSString).deletingLastPathComponent
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["gravity-wave.conf"])

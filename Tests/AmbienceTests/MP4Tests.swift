@@ -222,7 +222,8 @@ import Testing
         #expect(buffer.withUnsafeMutableBufferPointer { state.read($0.baseAddress!, 64) } == 10)
         #expect(buffer[0] == 90)
         #expect(buffer.withUnsafeMutableBufferPointer { state.read($0.baseAddress!, 64) } == MP4Decoder.Input.endOfFile)
-        #expect(state.seek(0, 0x10000 /* AVSEEK_SIZE */) == 100)
+        let avseekSize: Int32 = 0x10000  // AVSEEK_SIZE
+        #expect(state.seek(0, avseekSize) == 100)
         #expect(state.seek(-200, SEEK_CUR) < 0)
         #expect(state.seek(-10, SEEK_END) == 90)
         state.deadline = 0

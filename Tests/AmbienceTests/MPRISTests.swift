@@ -310,7 +310,8 @@ struct MPRISTests {
         #expect(playerctl(["-p", player, "metadata", "title"]) == "First Song")
         #expect(playerctl(["-p", player, "metadata", "artist"]) == "Band")
         #expect(playerctl(["-p", player, "metadata", "album"]) == "Record")
-        #expect(playerctl(["-p", player, "metadata", "mpris:trackid"]) == "'/org/ambience/track/1'")  // playerctl quotes paths
+        // playerctl quotes paths
+        #expect(playerctl(["-p", player, "metadata", "mpris:trackid"]) == "'/org/ambience/track/1'")
         #expect(playerctl(["-p", player, "metadata", "mpris:length"]) == "200000000")
         #expect(playerctl(["-p", player, "metadata", "xesam:url"]) == "file:///music/one.ogg")
 

@@ -46,7 +46,8 @@ import Testing
         case .enteredForeground:
             #expect(actions.isEmpty)  // it was never backgrounded
         case .screenLockChanged(let locked):
-            #expect(actions == (category == .playback || !locked ? [] : [.silenceOutput(true)]))  // unlocked: it never was locked
+            // unlocked: it never was locked
+            #expect(actions == (category == .playback || !locked ? [] : [.silenceOutput(true)]))
             #expect(policy.state.isSilenced == (locked && category != .playback))
         case .interruptionBegan:
             #expect(actions == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])

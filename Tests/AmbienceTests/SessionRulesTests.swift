@@ -237,7 +237,8 @@ import Testing
         session.handle(.currentDeviceRemoved(previous: headphones, current: speakers))
         session.resumeAfterRouteChange()
         session.handle(.currentDeviceRemoved(previous: speakers, current: nil))
-        session.handle(.currentDeviceRemoved(previous: speakers, current: nil))  // the output falling to null: told once
+        // the output falling to null: told once
+        session.handle(.currentDeviceRemoved(previous: speakers, current: nil))
         session.handle(.deviceAdded(speakers, current: .none))
         session.enterBackground()
         #expect(

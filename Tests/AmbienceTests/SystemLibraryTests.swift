@@ -332,11 +332,6 @@ struct Namespace {
     let hiding: String
     let behind: String
 
-    init(hiding: String, behind: String) {
-        self.hiding = hiding
-        self.behind = behind
-    }
-
     /// Why `unshare -m` cannot be used here, or nil when it can.
     static let unavailableReason: String = {
         guard let result = try? ChildProcess.run(["unshare", "-m", "--propagation", "private", "true"], timeout: 10)

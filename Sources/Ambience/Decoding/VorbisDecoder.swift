@@ -85,7 +85,8 @@ final class VorbisDecoder: AudioDecoder {
                 let at = position
                 throw .corrupt(path, reason: "\(Self.describe(Int32(clamping: got))) at frame \(at)")
             }
-            let count = min(Int(got), wanted - written)  // libvorbisfile never returns more than asked; kept in bounds anyway
+            // libvorbisfile never returns more than asked; kept in bounds anyway
+            let count = min(Int(got), wanted - written)
             let out = buffer + written * channels
             for channel in 0..<channels {
                 guard let plane = planes[channel] else { continue }

@@ -283,7 +283,8 @@ final class DBusConnection: @unchecked Sendable {
         }
         return lock.withLock { _ in
             guard let connection else { return [] }
-            _ = libdbus.dbus_connection_read_write(connection, 0)  // reads what is there, writes what is pending; never waits
+            // reads what is there, writes what is pending; never waits
+            _ = libdbus.dbus_connection_read_write(connection, 0)
             return dispatchAll(connection)
         }
     }

@@ -80,7 +80,8 @@ final class ScreenLockMonitor: Sendable {
 
     private func followLogind(_ thread: DesktopThread) {
         let bus = thread.connection
-        guard let path = Self.ourSessionPath(on: bus) else { return }  // no logind, or not in a session: nothing to follow
+        // no logind, or not in a session: nothing to follow
+        guard let path = Self.ourSessionPath(on: bus) else { return }
         let rule =
             "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(path)',"
             + "arg0='\(Self.sessionInterface)'"

@@ -89,7 +89,8 @@ final class MusicFeeder {
         block.reset()
         var errors: [(MediaItem, DecodingError)] = []
         var emptyItems = 0
-        let fadeFrames = (crossfade * Double(rate)).saturated(Int.self)  // engine-made: a clamped crossfade at the stream's rate
+        // engine-made: a clamped crossfade at the stream's rate
+        let fadeFrames = (crossfade * Double(rate)).saturated(Int.self)
         while block.room > 0, let current = feed?.at(rate: rate) {
             feed = current
             let remaining = Int(max(current.decoder.info.frames - current.decoder.position, 0))
