@@ -526,8 +526,8 @@ ambience_status ambience_music_get_volume(ambience_engine *engine, float *out_vo
 ambience_status ambience_music_set_crossfade(ambience_engine *engine, double seconds);
 ambience_status ambience_music_get_crossfade(ambience_engine *engine, double *out_seconds);
 /*
- * Loudness matching. The gain never lifts a peak past full scale; items with no tags and no analysis play as they
- * are. A change is heard at once (the now-playing item restarts where it is).
+ * Loudness matching. The gain never lifts a peak past full scale, and an item whose peak is unknown is never
+ * turned up; items with no tags and no analysis play as they are. A change is heard at once (the now-playing item restarts where it is).
  */
 ambience_status ambience_music_set_loudness_matching(ambience_engine *engine, ambience_loudness_matching mode);
 ambience_status ambience_music_get_loudness_matching(ambience_engine *engine, ambience_loudness_matching *out_mode);

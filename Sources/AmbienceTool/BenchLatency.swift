@@ -65,7 +65,7 @@ extension BenchCommand {
         guard EngineConfiguration.sampleRates.contains(rate) else {
             throw UsageError("--rate must be from 8000 to 192000")
         }
-        let seed = UInt64(try arguments.integer("--seed") ?? 1)
+        let seed = UInt64(truncatingIfNeeded: try arguments.integer("--seed") ?? 1)
         guard try arguments.finish().isEmpty else {
             throw UsageError("bench --latency-client takes no positional arguments")
         }

@@ -87,8 +87,18 @@ import Testing
             abs(
                 dB(
                     LoudnessGain.decide(
-                        tags: LoudnessMeasurement(trackLoudness: -70), analysis: nil, mode: .track,
+                        tags: LoudnessMeasurement(trackLoudness: -70, trackPeak: 0.01), analysis: nil, mode: .track,
                         albumNeighbour: false)) - 24) < 1e-4)
+        // No peak known (an Opus file's R128 tag has none): no boost, since nothing says it would not clip; cuts stay.
+        let unpeaked = LoudnessGain.decide(
+            tags: LoudnessMeasurement(trackLoudness: -30), analysis: nil, mode: .track, albumNeighbour: false)
+        #expect(unpeaked.gain == 1 && unpeaked.limitedByPeak && unpeaked.requestedDecibels == 12)
+        #expect(
+            abs(
+                dB(
+                    LoudnessGain.decide(
+                        tags: LoudnessMeasurement(trackLoudness: -12), analysis: nil, mode: .track,
+                        albumNeighbour: false)) + 6) < 1e-4)
         #expect(
             abs(
                 dB(

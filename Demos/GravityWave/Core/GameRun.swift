@@ -109,7 +109,11 @@ public final class GameRun {
             }
             for step in launch.script where step.frame == host.frameCount { take(step.action) }
             if let frameLimit, host.frameCount >= frameLimit { host.stop() }
-            if frameLimit == nil, let seconds = launch.seconds ?? (isHeadless ? 10 : nil), host.time >= seconds {
+            // A window's clock is the wall's: on a busy machine fewer frames fit in the time, so a scripted run goes
+            // on until its last `--at` step has been taken.
+            if frameLimit == nil, let seconds = launch.seconds ?? (isHeadless ? 10 : nil), host.time >= seconds,
+                host.frameCount > (launch.script.map(\.frame).max() ?? 0)
+            {
                 host.stop()
             }
             if game.wantsToQuit { host.stop() }

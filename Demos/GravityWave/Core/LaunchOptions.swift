@@ -33,7 +33,8 @@ public struct LaunchOptions: Sendable, Equatable {
           --headless          no window: a scripted pilot plays, audio renders offline (also chosen when there is no display)
           --realtime          headless at real-time pace through the audio device (no --record): measures engine.update()
                               as a real game frame sees it
-          --seconds N         stop after N seconds of game time (headless: 10 by default)
+          --seconds N         stop after N seconds of game time (headless: 10 by default), and not before
+                              the last --at step
           --record OUT.wav    write the game's audio (headless only)
           --screenshot OUT.png  save the picture after --screenshot-frame frames (60 by default)
           --voices N          keep about N quiet ambient voices playing, to measure the engine under load

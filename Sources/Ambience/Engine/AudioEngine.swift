@@ -246,7 +246,7 @@ public final class AudioEngine: @unchecked Sendable {
         device?.close()
         musicPlayer.close()
         mixer.close()
-        logSink.setHandler(nil)  // no update() will deliver again
+        logSink.close()  // no update() will deliver again
     }
 
     /// Waits until every command sent to desktop players so far has been carried out (tests, tools).

@@ -7,7 +7,7 @@ extension AudioEngine {
     /// Up to 1024 messages wait between two updates; past that the newest are dropped and a warning says how many.
     ///
     /// While at least one engine has a handler, messages no longer reach stderr; each engine with a handler gets
-    /// every message. `nil` gives them back to stderr, as does `shutdown()`.
+    /// every message. `nil` gives them back to stderr, as does `shutdown()`; after `shutdown()` a handler is ignored.
     ///
     /// ```swift
     /// engine.setLogHandler { message in

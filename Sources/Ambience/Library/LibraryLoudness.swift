@@ -8,8 +8,9 @@ public struct LoudnessReport: Sendable, Equatable, CustomStringConvertible {
     public var failed: [ScanIssue] = []
     /// Albums whose loudness was worked out again.
     public var albums = 0
-    /// Seconds of audio measured, and seconds the run took.
+    /// Seconds of audio measured.
     public var audioSeconds: Double = 0
+    /// Seconds the run took.
     public var duration: Double = 0
     /// The analysis was stopped (`stopLoudnessAnalysis`) before every item was measured.
     public var wasStopped = false
@@ -28,11 +29,13 @@ extension MediaLibrary {
     /// keeps no figure. The player uses these figures for items whose files carry no ReplayGain or R128 tags.
     @discardableResult
     public func analyzeLoudness(progress: ((ScanProgress) -> Void)? = nil) throws(LibraryError) -> LoudnessReport {
-        loudnessStopRequested.store(false, ordering: .relaxed)
-        return try measurePending(progress: progress)
+        try measurePending(progress: progress, stoppable: false)
     }
 
-    private func measurePending(progress: ((ScanProgress) -> Void)?) throws(LibraryError) -> LoudnessReport {
+    /// `stoppable`: the background run, which `stopLoudnessAnalysis` ends; a caller's own `analyzeLoudness` runs on.
+    private func measurePending(
+        progress: ((ScanProgress) -> Void)?, stoppable: Bool
+    ) throws(LibraryError) -> LoudnessReport {
         let started = monotonicNanoseconds()
         struct Pending { var id: UInt64; var path: [UInt8]; var size: Int64; var mtime: Int64; var albumID: UInt64 }
         let pending: [Pending] = try read { (db) throws(SQLiteError) -> [Pending] in
@@ -49,7 +52,7 @@ extension MediaLibrary {
         var report = LoudnessReport()
         var albums = Set<UInt64>()
         for (done, item) in pending.enumerated() {
-            if loudnessStopRequested.load(ordering: .relaxed) {
+            if stoppable && loudnessStopRequested.load(ordering: .relaxed) {
                 report.wasStopped = true
                 break
             }
@@ -94,16 +97,14 @@ extension MediaLibrary {
     /// one runs does nothing. Returns at once.
     public func startLoudnessAnalysis() {
         guard !loudnessRunning.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        // A previous run has ended (the flag was down): joining its thread returns at once.
-        let finished = loudnessWorker.withLock { worker in
-            defer { worker = nil }
-            return worker
-        }
-        finished?.stop()
-        loudnessStopRequested.store(false, ordering: .relaxed)
+        // One lock section from the old thread to the new, so that a stop in between is neither lost nor cleared:
+        // `stopLoudnessAnalysis` raises the flag under the same lock. A previous run has ended (the running flag
+        // was down), so joining its thread returns at once.
         loudnessWorker.withLock { worker in
+            worker?.stop()
+            loudnessStopRequested.store(false, ordering: .relaxed)
             worker = WorkerThread(name: "ambience-loudness", scheduling: .batch) { [weak self] _ in
-                _ = try? self?.measurePending(progress: nil)
+                _ = try? self?.measurePending(progress: nil, stoppable: true)
                 self?.loudnessRunning.store(false, ordering: .releasing)
             }
         }
@@ -114,8 +115,8 @@ extension MediaLibrary {
 
     /// Stops a background analysis after the file it is measuring, and waits for its thread.
     public func stopLoudnessAnalysis() {
-        loudnessStopRequested.store(true, ordering: .relaxed)
         let worker = loudnessWorker.withLock { worker in
+            loudnessStopRequested.store(true, ordering: .relaxed)
             defer { worker = nil }
             return worker
         }

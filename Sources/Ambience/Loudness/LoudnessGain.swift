@@ -67,8 +67,15 @@ package enum LoudnessGain {
             (basis == .album ? [figures.albumPeak, figures.trackPeak] : [figures.trackPeak ?? figures.albumPeak])
             .compactMap { finite($0) }.filter { $0 > 0 }
         var limited = false
-        if let peak = peaks.max(), peak * gain > ceiling {
-            gain = ceiling / peak
+        if let peak = peaks.max() {
+            if peak * gain > ceiling {
+                gain = ceiling / peak
+                limited = true
+            }
+        } else if gain > 1 {
+            // No peak is known (Opus R128 tags never carry one; a ReplayGain gain may come without its peak): any
+            // boost could clip, so such an item is only ever turned down.
+            gain = 1
             limited = true
         }
         return Decision(gain: Float(gain), requestedDecibels: decibels, basis: basis, limitedByPeak: limited)

@@ -12,6 +12,7 @@ public struct LoudnessMeasurement: Sendable, Hashable {
     /// The album's highest peak, linear.
     public var albumPeak: Double?
 
+    /// Figures as known; any left out is unknown.
     public init(
         trackLoudness: Double? = nil, trackPeak: Double? = nil, albumLoudness: Double? = nil, albumPeak: Double? = nil
     ) {

@@ -459,7 +459,8 @@ public final class MusicPlayer: @unchecked Sendable {
     }
 
     /// Plays every item at one loudness (-18 LUFS, `LoudnessGain.target`), from its ReplayGain or R128 tags, else
-    /// from the media library's analysis; never lifting a peak past full scale. Off by default. A change is heard
+    /// from the media library's analysis; never lifting a peak past full scale (an item whose peak is unknown is only
+    /// turned down). Off by default. A change is heard
     /// at once: the now-playing item restarts where it is, at its new gain.
     public var loudnessMatching: LoudnessMatching {
         get { lock.withLock { _ in _loudnessMatching } }

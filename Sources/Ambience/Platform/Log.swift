@@ -38,13 +38,16 @@ public enum LogLevel: Int, Sendable, Comparable, CaseIterable, CustomStringConve
 
 /// One diagnostic from the engine.
 public struct LogMessage: Sendable, Equatable, CustomStringConvertible {
+    /// How serious it is.
     public let level: LogLevel
     /// One line, naming the thing and the reason: `"output: the device is gone; rendering to nothing"`.
     public let text: String
 
+    /// A message at `level`; line breaks in `text` (a file name, a library's error) become spaces, so every
+    /// handler, and C's callback, gets one line.
     public init(level: LogLevel, text: String) {
         self.level = level
-        self.text = text
+        self.text = text.replacingNewlines
     }
 
     /// `"ambience: warning: …"`: the line written to stderr when no handler took the log over.
@@ -126,6 +129,7 @@ package final class LogSink: Sendable {
         var handler: (@Sendable (LogMessage) -> Void)?
         var pending = EventQueue<LogMessage>(capacity: Log.queueCapacity, overflow: .dropNewest)
         var droppedReported = 0
+        var isClosed = false
     }
     private let state = Lock(State())
 
@@ -135,12 +139,27 @@ package final class LogSink: Sendable {
 
     /// Sets the handler (attaching to the logger) or removes it (detaching: what still waits goes to stderr, so a
     /// message logged just before shutdown is not lost).
+    /// Once the sink is closed (its engine shut down) a handler is refused: no `update()` would ever deliver to it,
+    /// and holding the log would silence stderr for the rest of the process.
     package func setHandler(_ handler: (@Sendable (LogMessage) -> Void)?) {
+        guard !state.withLock({ $0.isClosed }) else { return }
         if handler != nil { Log.attach(self) } else { Log.detach(self) }
-        let orphans = state.withLock { state in
-            state.handler = handler
-            return handler == nil ? state.pending.drain() : []
+        let (orphans, closedMeanwhile) = state.withLock { state in
+            state.handler = state.isClosed ? nil : handler
+            return (handler == nil ? state.pending.drain() : [], state.isClosed)
         }
+        if closedMeanwhile { Log.detach(self) }
+        for message in orphans { Log.writeToStandardError(message) }
+    }
+
+    /// Detaches for good (the engine's `shutdown()`): what still waits goes to stderr.
+    package func close() {
+        let orphans = state.withLock { state in
+            state.isClosed = true
+            state.handler = nil
+            return state.pending.drain()
+        }
+        Log.detach(self)
         for message in orphans { Log.writeToStandardError(message) }
     }
 
