@@ -51,7 +51,7 @@ examples=$out/examples.swift
 python3 scripts/doc-snippets.py Sources/Ambience/Ambience.docc "$examples"
 modules=$(swift build --show-bin-path)/Modules
 clang_flags=()
-for map in Sources/C*/module.modulemap; do clang_flags+=(-Xcc "-fmodule-map-file=$PWD/$map"); done
+for map in Sources/C*/module.modulemap include/module.modulemap; do clang_flags+=(-Xcc "-fmodule-map-file=$PWD/$map"); done
 for include in $(pkg-config --cflags-only-I libmpg123 dbus-1 flac opusfile); do clang_flags+=(-Xcc "$include"); done
 swiftc -typecheck -swift-version 6 -warnings-as-errors -I "$modules" "${clang_flags[@]}" "$examples"
 
