@@ -18,23 +18,8 @@ enum SDLMixer {
         _ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
         isCancelled: () -> Bool = { false }
     ) throws(BenchError) -> SystemMeasurement {
-        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
-            throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
-        }
-        let environment = SavedEnvironment([
-            "SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"
-        ])
-        defer { environment.restore() }
-        // The disk driver logs a CRITICAL warning on every open; the benchmark chose it on purpose.
-        var logger: SDL_LogOutputFunction? = nil
-        var loggerData: UnsafeMutableRawPointer? = nil
-        SDL_LogGetOutputFunction(&logger, &loggerData)
-        SDL_LogSetOutputFunction({ _, _, _, _ in }, nil)
-        defer { SDL_LogSetOutputFunction(logger, loggerData) }
-        guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
-        defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
-        let driver = SDL_GetCurrentAudioDriver().map { String(cString: $0) } ?? "none"
-        guard driver == "disk" else { throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'disk'") }
+        let disk = try DiskAudio()
+        defer { disk.close() }
         guard Mix_OpenAudio(Int32(scene.sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
@@ -142,20 +127,8 @@ enum SDLMixer {
         _ path: String?, silenceSeconds: Double = 0, sampleRate: Int = 48_000,
         blockFrames: Int = 4096
     ) throws(BenchError) -> MusicCost? {
-        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
-            throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
-        }
-        let environment = SavedEnvironment([
-            "SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"
-        ])
-        defer { environment.restore() }
-        var logger: SDL_LogOutputFunction? = nil
-        var loggerData: UnsafeMutableRawPointer? = nil
-        SDL_LogGetOutputFunction(&logger, &loggerData)
-        SDL_LogSetOutputFunction({ _, _, _, _ in }, nil)
-        defer { SDL_LogSetOutputFunction(logger, loggerData) }
-        guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL audio: \(sdlError())") }
-        defer { SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO)) }
+        let disk = try DiskAudio()
+        defer { disk.close() }
         _ = Mix_Init(
             Int32(MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue))
         defer { Mix_Quit() }
@@ -204,6 +177,46 @@ enum SDLMixer {
     }
 
     private static func sdlError() -> String { String(cString: SDL_GetError()) }
+
+    /// SDL audio on its `disk` driver into /dev/null with no delay, for as long as the benchmark mixes: SDL_mixer
+    /// then runs as fast as the CPU allows. `close()` gives back SDL audio, its log and the environment.
+    private struct DiskAudio {
+        private let environment: SavedEnvironment
+        private var logger: SDL_LogOutputFunction? = nil
+        private var loggerData: UnsafeMutableRawPointer? = nil
+
+        init() throws(BenchError) {
+            guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
+                throw .sdlMixer("SDL audio is already in use in this process (SDL_mixer must own it for the benchmark)")
+            }
+            environment = SavedEnvironment([
+                "SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": "/dev/null", "SDL_DISKAUDIODELAY": "0"
+            ])
+            // The disk driver logs a CRITICAL warning on every open; the benchmark chose it on purpose.
+            SDL_LogGetOutputFunction(&logger, &loggerData)
+            SDL_LogSetOutputFunction({ _, _, _, _ in }, nil)
+            guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else {
+                let error = SDLMixer.sdlError()
+                restore()
+                throw .sdlMixer("SDL audio: \(error)")
+            }
+            let driver = SDL_GetCurrentAudioDriver().map { String(cString: $0) } ?? "none"
+            guard driver == "disk" else {
+                close()
+                throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'disk'")
+            }
+        }
+
+        func close() {
+            SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO))
+            restore()
+        }
+
+        private func restore() {
+            SDL_LogSetOutputFunction(logger, loggerData)
+            environment.restore()
+        }
+    }
 }
 
 extension SDLMixer {
