@@ -176,7 +176,8 @@ public struct SVGPlot: Sendable {
     /// A number for an attribute or a label: at most three decimals, no exponent.
     func n(_ value: Double) -> String {
         guard value.isFinite else { return "0" }
-        let scaled = (value * 1000).rounded()
+        // Held within a range Int holds after scaling: a label past it says nothing more.
+        let scaled = (min(max(value, -1e12), 1e12) * 1000).rounded()
         if scaled == (scaled / 1000).rounded() * 1000 { return String(Int(scaled / 1000)) }
         var text = String(Int(abs(scaled)) / 1000) + "." + String(String(Int(abs(scaled)) % 1000 + 1000).dropFirst())
         while text.hasSuffix("0") { text.removeLast() }

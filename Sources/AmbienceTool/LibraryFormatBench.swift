@@ -45,7 +45,7 @@ struct LibraryFormatBench {
             if !json {
                 let name = format.padding(toLength: 12, withPad: " ", startingAt: 0)
                 print(
-                    "\(name)  \(scan.files)     \(Int(scanRate))          \(String(format: "%.1f", analysisRate))             \(Int(realTime))×                  \(String(format: "%.1f", both))"
+                    "\(name)  \(scan.files)     \(String(format: "%.0f", scanRate))          \(String(format: "%.1f", analysisRate))             \(String(format: "%.0f", realTime))×                  \(String(format: "%.1f", both))"
                 )
             }
         }
