@@ -7,6 +7,7 @@ public enum BenchError: Error, CustomStringConvertible, Sendable {
     case sdlMixer(String)
     case pulse(String)
     case latency(String)
+    case memory(String)
 
     public var description: String {
         switch self {
@@ -15,6 +16,7 @@ public enum BenchError: Error, CustomStringConvertible, Sendable {
         case .sdlMixer(let message): "SDL_mixer: \(message)"
         case .pulse(let message): "libpulse: \(message)"
         case .latency(let message): "latency: \(message)"
+        case .memory(let message): "memory: \(message)"
         }
     }
 }

@@ -1,6 +1,5 @@
 import Ambience
 import Foundation
-import Synchronization
 
 /// `ambience bench --latency`: every system plays clicks at known times while one recorder, the same for all,
 /// records the default sink's monitor; the delay from each call to its click's first frame there is the system's
@@ -114,56 +113,25 @@ public enum LatencyBench {
         var environment = ProcessInfo.processInfo.environment
         environment["ALSOFT_CONF"] = configuration
         environment["SDL_AUDIODRIVER"] = "pulseaudio"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: options.executable)
-        process.arguments = [
+        let arguments = [
             "bench", "--latency-client", system.rawValue, "--period", "\(period)", "--clicks", "\(options.clicks)",
             "--gap", "\(options.minimumGapMilliseconds),\(options.maximumGapMilliseconds)",
             "--rate", "\(options.sampleRate)", "--seed", "\(seed)"
         ]
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        let collected = Mutex((out: Data(), err: Data()))
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            collected.withLock { $0.out.append(data) }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess.run(
+                options.executable, arguments, environment: environment, timeoutSeconds: timeoutSeconds)
+        } catch {
+            throw .latency(error.message)
         }
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            collected.withLock { $0.err.append(data) }
-        }
-        do { try process.run() } catch { throw .latency("cannot start \(options.executable): \(error)") }
-        let deadline = monotonicNanoseconds() + Int(timeoutSeconds * 1e9)
-        while process.isRunning, monotonicNanoseconds() < deadline {
-            sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
-        }
-        let timedOut = process.isRunning
-        if timedOut {
-            process.terminate()
-            let killAt = monotonicNanoseconds() + 5_000_000_000
-            while process.isRunning, monotonicNanoseconds() < killAt {
-                sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
-            }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
-        let rest = (
-            output.fileHandleForReading.readDataToEndOfFile(), errors.fileHandleForReading.readDataToEndOfFile()
-        )
-        let (out, err) = collected.withLock { ($0.out + rest.0, $0.err + rest.1) }
-        let stderrText = String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !timedOut else {
+        guard !child.timedOut else {
             throw .latency("the \(system.title) client ran past \(Int(timeoutSeconds)) s and was ended")
         }
-        guard process.terminationStatus == 0 else {
-            throw .latency("the \(system.title) client failed (status \(process.terminationStatus)): \(stderrText)")
+        guard child.status == 0 else {
+            throw .latency("the \(system.title) client failed (status \(child.status)): \(child.errors)")
         }
-        guard let result = LatencyClientResult(lines: String(decoding: out, as: UTF8.self)) else {
+        guard let result = LatencyClientResult(lines: child.output) else {
             throw .latency("the \(system.title) client printed something unexpected")
         }
         return result

@@ -21,7 +21,7 @@ public struct StressScene: Sendable {
     }
 
     public let sampleRate: Int
-    /// Mono sounds at `sampleRate`.
+    /// Mono sounds at `sampleRate`: the ones the voices play, then any loaded-only ballast.
     public let sounds: [PCMBuffer]
     public let voices: [VoiceSpec]
     /// Whether every voice plays at pitch 1 (no resampling), instead of 0.9–1.1.
@@ -32,10 +32,11 @@ public struct StressScene: Sendable {
     /// Makes a crowd of `voices` voices. The same seed gives the same scene, and a smaller crowd is a prefix of a larger one.
     /// With `unitPitch` the crowd is the same (sounds, positions, loops) but every voice plays at pitch 1.
     /// `voices` and `sampleRate` are clamped to `EngineConfiguration`'s limits, `radius` to `MixerLimits.distance` (a
-    /// non-finite one is 50) and `loopingFraction` to 0...1 (a NaN one is 0.7).
+    /// non-finite one is 50) and `loopingFraction` to 0...1 (a NaN one is 0.7). `loadedSeconds` (0…3,600) adds that
+    /// many one-second sounds of noise that no voice plays: memory that is loaded and held, for `bench --memory`.
     public init(
         voices: Int, seed: UInt64 = StressScene.defaultSeed, sampleRate: Int = 48_000, loopingFraction: Double = 0.7,
-        radius requestedRadius: Float = 50, unitPitch: Bool = false
+        radius requestedRadius: Float = 50, unitPitch: Bool = false, loadedSeconds: Int = 0
     ) {
         let sampleRate = min(
             max(sampleRate, EngineConfiguration.sampleRates.lowerBound), EngineConfiguration.sampleRates.upperBound)
@@ -44,12 +45,15 @@ public struct StressScene: Sendable {
         let voices = min(max(voices, 0), EngineConfiguration.maxVoiceCounts.upperBound)
         self.sampleRate = sampleRate
         self.unitPitch = unitPitch
-        sounds = StressScene.makeSounds(sampleRate: sampleRate, seed: seed)
+        let playable = StressScene.makeSounds(sampleRate: sampleRate, seed: seed)
+        sounds =
+            playable
+            + StressScene.makeBallast(seconds: min(max(loadedSeconds, 0), 3600), sampleRate: sampleRate, seed: seed)
         var rng = SplitMix64(seed: seed ^ 0x5CE7_E000)
         var specs: [VoiceSpec] = []
         specs.reserveCapacity(voices)
         for _ in 0..<voices {
-            let sound = Int.random(in: 0..<sounds.count, using: &rng)
+            let sound = Int.random(in: 0..<playable.count, using: &rng)
             let x = Float.random(in: -radius...radius, using: &rng)
             let y = Float.random(in: -radius / 10...radius / 10, using: &rng)
             let z = Float.random(in: -radius...radius, using: &rng)
@@ -77,6 +81,19 @@ public struct StressScene: Sendable {
             }
         }
         return candidates.first { access($0, R_OK) == 0 }
+    }
+
+    /// The bytes of one loaded second: mono float at 48 kHz, the scene's rate.
+    public static let loadedSecondBytes = 48_000 * MemoryLayout<Float>.size
+
+    /// One-second sounds of white noise at 0.1, each different, so that no storage can share them.
+    static func makeBallast(seconds: Int, sampleRate: Int, seed: UInt64) -> [PCMBuffer] {
+        var rng = SplitMix64(seed: seed ^ 0xBA11_A570)
+        return (0..<seconds).map { _ in
+            PCMBuffer(
+                sampleRate: sampleRate, channels: 1,
+                samples: (0..<sampleRate).map { _ in Float.random(in: -0.1...0.1, using: &rng) })
+        }
     }
 
     /// Three tones and two noise bursts, 0.2–2 s, peaking at 0.3.
