@@ -182,6 +182,8 @@ extension SoundServerSuites {
                 "needs the private PulseAudio server: bash scripts/with-services.sh swift test"))
         func routeChangeReachesTheCCallbackAndResumesOrStops() throws {
             try runLiveMode("route", expecting: "route change: reason")
+            // Before both rounds: engines opened by the name of a sink loaded just before, with SDL already started.
+            try runLiveMode("route", expecting: "named device: 8 of 8 opened just after they appeared")
             // The second round answers Stop (ambience_session_stop_after_route_change): the voice is kept at its start.
             try runLiveMode("route", expecting: "route change: stopped, voice rewound")
         }

@@ -133,6 +133,10 @@ enum SDLAudio {
                 if state.users == 0 && current != driver {
                     SDL_AudioQuit()
                     guard SDL_AudioInit(driver) == 0 else { continue }
+                } else if let deviceName, driver != "dummy" {
+                    // A driver started earlier learns of new devices on SDL's hotplug thread, which can lag behind a
+                    // device that has just appeared: wait a little for the name before opening it.
+                    awaitDevice(named: deviceName, seconds: 1)
                 }
                 var have = SDL_AudioSpec()
                 let id = SDL_OpenAudioDevice(deviceName, 0, &want, &have, 0)
@@ -160,6 +164,14 @@ enum SDLAudio {
         guard SDL_GetDefaultAudioInfo(&name, &spec, 0) == 0, let name else { return nil }
         defer { SDL_free(name) }
         return String(cString: name)
+    }
+
+    /// Returns once SDL lists a playback device of that name, or after `seconds`.
+    private static func awaitDevice(named name: String, seconds: Double) {
+        let deadline = monotonicNanoseconds() + Int(seconds * 1e9)
+        while !deviceNames().contains(name) && monotonicNanoseconds() < deadline {
+            sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 10_000_000)
+        }
     }
 
     /// Names of the playback devices SDL can see.
