@@ -97,6 +97,34 @@ import Testing
         #expect(!seen.texts(containing: token).contains("after removal \(token)"))
     }
 
+    /// A file the music player skips is logged once, as a warning naming it, whether it was the first of a start
+    /// (`startFailed`) or met while feeding on (`publish`); both log after leaving the player's lock.
+    @Test func aSkippedQueuedFileIsLoggedOnceEachWay() throws {
+        let fixtures = try Fixtures()
+        let engine = try AudioEngine(.offline())
+        defer { engine.shutdown() }
+        let seen = Seen()
+        engine.setLogHandler { seen.add($0.level, $0.text) }
+        let token = UUID().uuidString
+        let first = try fixtures.write("first-\(token).ogg", bytes: Array(repeating: 0x55, count: 3_000))
+        let good = try fixtures.sineWAV("good.wav", hz: 440, seconds: 0.3)
+        let later = try fixtures.write("later-\(token).mp3", bytes: [])
+        let next = try fixtures.sineWAV("next.wav", hz: 660, seconds: 5)
+        try engine.musicPlayer.setQueue(paths: [first, good, later, next])
+        engine.musicPlayer.play()
+        for _ in 0..<20 {
+            _ = try engine.render(frames: 4_800)
+            engine.update()
+        }
+        let skipped = seen.texts(containing: token)
+        #expect(skipped.count == 2, "\(skipped)")
+        #expect(skipped.allSatisfy { $0.hasPrefix("music: skipped a queued file: ") })
+        #expect(
+            skipped.contains { $0.contains("first-\(token)") } && skipped.contains { $0.contains("later-\(token)") })
+        #expect(seen.entries.withLock { $0.filter { $0.text.contains(token) }.allSatisfy { $0.level == .warning } })
+        #expect(engine.musicPlayer.nowPlayingItem?.url == next)
+    }
+
     @Test func aFullQueueDropsTheNewestAndSaysHowMany() throws {
         let engine = try AudioEngine(.offline())
         defer { engine.shutdown() }

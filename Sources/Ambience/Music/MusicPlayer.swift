@@ -153,10 +153,12 @@ public final class MusicPlayer: @unchecked Sendable {
     static let notificationCapacity = 4096
 
     private func post(_ event: MusicEvent) {
-        // The error names the file.
-        if case .playbackError(_, let error) = event { Log.warning("music: skipped a queued file: \(error)") }
         if notificationDepth > 0 { events.push(event) }
     }
+
+    /// Logged outside the player's lock: a handler-less log writes to stderr, which a full pipe can block. The error
+    /// names the file.
+    private static func logSkipped(_ error: DecodingError) { Log.warning("music: skipped a queued file: \(error)") }
 
     func drainEvents() -> [MusicEvent] { lock.withLock { _ in events.drain() } }
 
@@ -643,16 +645,18 @@ public final class MusicPlayer: @unchecked Sendable {
     func startFailed(generation feederGeneration: UInt64, entryID: UInt64, error: DecodingError, tried: Int)
         -> StartOrder?
     {
-        lock.withLock { _ in
-            guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID) else { return nil }
+        let (restart, reported) = lock.withLock { _ -> (StartOrder?, Bool) in
+            guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID) else { return (nil, false) }
             post(.playbackError(queue[order[o]].item, error))
             guard tried < order.count, let next = nextOrderIndex(after: o, natural: false) else {
                 endOfQueue()
-                return nil
+                return (nil, true)
             }
             requestStart(at: next, time: 0)
-            return startOrder
+            return (startOrder, true)
         }
+        if reported { Self.logSkipped(error) }
+        return restart
     }
 
     /// Queues a block the feeder decoded for `feederGeneration`, with the errors it met on the way; false when the
@@ -662,7 +666,8 @@ public final class MusicPlayer: @unchecked Sendable {
         fed feeding: (entryID: UInt64, playID: UInt64)?, ended: Bool,
         errors: [(MediaItem, DecodingError)]
     ) -> Bool {
-        lock.withLock { _ in
+        for (_, error) in errors { Self.logSkipped(error) }
+        return lock.withLock { _ in
             guard feederGeneration == generation else { return false }
             for (item, error) in errors { post(.playbackError(item, error)) }
             fed = feeding
