@@ -334,6 +334,34 @@ extension Double {
         #expect((after[0].loudness?.albumLoudness ?? 0) > (before[0].loudness?.albumLoudness ?? 0) + 2)
     }
 
+    /// Removing a track, or a file becoming unreadable, works the album's loudness out again from the tracks left.
+    @Test func removingATrackWorksTheAlbumOutAgain() throws {
+        let tags = ["ALBUM=Shrinks", "ARTIST=X"]
+        try encoded("music/album/1.ogg", amplitude: 0.4, seconds: 1, encoder: "oggenc", tags: tags)
+        let second = try encoded("music/album/2.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: tags)
+        let third = try encoded("music/album/3.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: tags)
+        let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index.sqlite"))
+        try library.scan()
+        try library.analyzeLoudness()
+        func first() throws -> LoudnessMeasurement {
+            try #require(library.items.first { $0.url.hasSuffix("1.ogg") }?.loudness)
+        }
+        let loudTrack = try #require(try first().trackLoudness)
+        let withThree = try #require(try first().albumLoudness)
+        #expect(withThree < loudTrack - 3)
+        // Removed from the folder: the album is worked out from the two left, louder than with three.
+        try FileManager.default.removeItem(atPath: second)
+        #expect(try library.scan().removed == 1)
+        let withTwo = try #require(try first().albumLoudness)
+        #expect(withTwo > withThree + 0.5 && withTwo < loudTrack - 1)
+        // Unreadable now: removed from the index too, and the album is the loud track alone.
+        try Data(repeating: 0x55, count: 4_000).write(to: URL(fileURLWithPath: third))
+        try library.scan()
+        #expect(library.items.count == 1)
+        #expect(try #require(try first().albumLoudness).isApproximately(loudTrack, within: 1e-9))
+        #expect(try first().albumPeak == first().trackPeak)
+    }
+
     /// The background analysis measures the library and says so through the library's notifications.
     @Test func theBackgroundAnalysisMeasuresAndNotifies() throws {
         try encoded("music/1.ogg", amplitude: 0.2, seconds: 1, encoder: "oggenc")

@@ -116,9 +116,15 @@ struct LibraryIndexer {
         if report.wasCancelled { return }
         // What the index held in these scopes and the walk did not find is gone.
         try db.transaction { () throws(SQLiteError) -> Void in
+            var albumsLosingTracks = Set<UInt64>()
             for path in known.keys {
+                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(path)]) {
+                    albumsLosingTracks.insert($0.id(0))
+                }
                 report.removed += try db.run("DELETE FROM items WHERE path = ?", [.blob(path)])
             }
+            // The album's loudness was worked out with the removed tracks: work it out again without them.
+            for album in albumsLosingTracks { _ = try LibraryAlbumLoudness.update(album, in: db) }
             for path in knownFailures.keys {
                 try db.run("DELETE FROM failures WHERE path = ?", [.blob(path)])
             }
@@ -146,7 +152,10 @@ struct LibraryIndexer {
                 "INSERT OR REPLACE INTO failures(path, folder, size, mtime, reason) VALUES (?, ?, ?, ?, ?)",
                 [.blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime), .text(reason)])
             if existed {
+                var albums = Set<UInt64>()
+                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(file.path)]) { albums.insert($0.id(0)) }
                 try db.run("DELETE FROM items WHERE path = ?", [.blob(file.path)])
+                for album in albums { _ = try LibraryAlbumLoudness.update(album, in: db) }
                 report.removed += 1
             }
             report.failed.append(ScanIssue(path: display, reason: reason))

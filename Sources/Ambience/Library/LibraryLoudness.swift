@@ -123,28 +123,12 @@ extension MediaLibrary {
         worker?.stop()
     }
 
-    /// Works out each album's loudness again from its measured tracks (`LoudnessAnalysis.albumLoudness`) and its
-    /// peak (the highest track peak). Only items with an album title form albums. Returns how many albums.
+    /// Works out each album's loudness again (`LibraryAlbumLoudness.update`). Returns how many albums have figures.
     private func updateAlbumLoudness(_ albums: Set<UInt64>) throws(LibraryError) -> Int {
         var count = 0
         for album in albums {
             count += try write { (db) throws(SQLiteError) -> Int in
-                var tracks: [(loudness: Double, seconds: Double)] = []
-                var peak: Double?
-                try db.query(
-                    """
-                    SELECT loudness, duration, peak FROM items
-                    WHERE album_id = ? AND album IS NOT NULL AND loudness_state = 1 AND loudness IS NOT NULL
-                    """, [.id(album)]
-                ) { row in
-                    tracks.append((row.real(0), row.real(1)))
-                    peak = max(peak ?? 0, row.optionalReal(2) ?? 0)
-                }
-                guard let loudness = LoudnessAnalysis.albumLoudness(tracks) else { return 0 }
-                try db.run(
-                    "UPDATE items SET album_loudness = ?, album_peak = ? WHERE album_id = ? AND album IS NOT NULL",
-                    [.optional(loudness), .optional(peak), .id(album)])
-                return 1
+                try LibraryAlbumLoudness.update(album, in: db) ? 1 : 0
             }
         }
         return count
@@ -156,5 +140,31 @@ extension MediaLibrary {
         } catch {
             throw .database(error)
         }
+    }
+}
+
+/// An album's loudness in the index, from its measured tracks: the analysis updates it when a track is measured, and
+/// a scan when it removes a track.
+enum LibraryAlbumLoudness {
+    /// Works out the album's loudness (`LoudnessAnalysis.albumLoudness`) and peak (the highest track peak) from its
+    /// measured tracks and writes them to every track of the album; with no measured track left, clears them. Only
+    /// items with an album title form albums. Returns whether the album has figures now.
+    static func update(_ album: UInt64, in db: SQLiteDatabase) throws(SQLiteError) -> Bool {
+        var tracks: [(loudness: Double, seconds: Double)] = []
+        var peak: Double?
+        try db.query(
+            """
+            SELECT loudness, duration, peak FROM items
+            WHERE album_id = ? AND album IS NOT NULL AND loudness_state = 1 AND loudness IS NOT NULL
+            """, [.id(album)]
+        ) { row in
+            tracks.append((row.real(0), row.real(1)))
+            peak = max(peak ?? 0, row.optionalReal(2) ?? 0)
+        }
+        let loudness = LoudnessAnalysis.albumLoudness(tracks)
+        try db.run(
+            "UPDATE items SET album_loudness = ?, album_peak = ? WHERE album_id = ? AND album IS NOT NULL",
+            [.optional(loudness), .optional(loudness == nil ? nil : peak), .id(album)])
+        return loudness != nil
     }
 }
