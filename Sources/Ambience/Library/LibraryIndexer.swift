@@ -153,7 +153,9 @@ struct LibraryIndexer {
                 [.blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime), .text(reason)])
             if existed {
                 var albums = Set<UInt64>()
-                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(file.path)]) { albums.insert($0.id(0)) }
+                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(file.path)]) {
+                    albums.insert($0.id(0))
+                }
                 try db.run("DELETE FROM items WHERE path = ?", [.blob(file.path)])
                 for album in albums { _ = try LibraryAlbumLoudness.update(album, in: db) }
                 report.removed += 1
