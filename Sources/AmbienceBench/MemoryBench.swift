@@ -29,7 +29,7 @@ public struct MemoryOptions: Sendable {
 public struct MemoryRow: Sendable {
     public var system: MemorySystem
     public var voices: Int
-    /// Voices mixed for real (OpenAL sources).
+    /// Voices mixed for real (OpenAL sources): as asked, then as the child reports.
     public var realVoices: Int
     public var loadedSeconds: Int
     /// The child's peak resident set (`ru_maxrss`).
@@ -98,9 +98,10 @@ public enum MemoryBench {
                         ], timeoutSeconds: 600)
                     if child.timedOut || child.status != 0 {
                         row.error = "the child failed (status \(child.status)): \(child.errors)"
-                    } else if let (peak, resident) = MemoryBench.parse(child.output) {
+                    } else if let (peak, resident, mixed) = MemoryBench.parse(child.output) {
                         row.peakBytes = peak
                         row.residentBytes = resident
+                        row.realVoices = mixed
                     } else {
                         row.error = "the child printed something unexpected"
                     }
@@ -118,25 +119,29 @@ public enum MemoryBench {
         throws(BenchError) -> String
     {
         let scene = StressScene(voices: voices, loadedSeconds: loadedSeconds)
+        let mixed: Int
         switch system {
         case .ambience:
             do {
-                _ = try scene.run(StressOptions(seconds: 1, realVoices: realVoices, blockFrames: 1024, music: nil))
+                mixed =
+                    try scene.run(StressOptions(seconds: 1, realVoices: realVoices, blockFrames: 1024, music: nil))
+                    .realVoices
             } catch {
                 throw .engine(error)
             }
         case .openal:
-            _ = try RawOpenAL.run(scene, seconds: 1)
+            mixed = try RawOpenAL.run(scene, seconds: 1).voicesMixed
         }
-        return "peak \(ProcessUsage.peakRSSBytes) resident \(ProcessUsage.residentBytesAfterTrim)"
+        return "peak \(ProcessUsage.peakRSSBytes) resident \(ProcessUsage.residentBytesAfterTrim) real \(mixed)"
     }
 
-    /// Reads "peak P resident R".
-    static func parse(_ output: String) -> (peak: Int, resident: Int)? {
+    /// Reads "peak P resident R real N".
+    static func parse(_ output: String) -> (peak: Int, resident: Int, real: Int)? {
         let words = output.split(whereSeparator: \.isWhitespace)
-        guard words.count == 4, words[0] == "peak", words[2] == "resident", let peak = Int(words[1]),
-            let resident = Int(words[3]), peak > 0, resident >= 0
+        guard words.count == 6, words[0] == "peak", words[2] == "resident", words[4] == "real",
+            let peak = Int(words[1]), let resident = Int(words[3]), let real = Int(words[5]), peak > 0, resident >= 0,
+            real >= 0
         else { return nil }
-        return (peak, resident)
+        return (peak, resident, real)
     }
 }

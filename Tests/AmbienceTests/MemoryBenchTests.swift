@@ -9,9 +9,10 @@ import Testing
 // processes. Memory is not time: the figures it checks are sizes that follow from what was loaded.
 @Suite(.timeLimit(.minutes(5))) struct MemoryBenchTests {
     @Test func childLinesParseOnlyWhenWellFormed() {
-        #expect(MemoryBench.parse("peak 1000 resident 900\n")! == (1000, 900))
+        #expect(MemoryBench.parse("peak 1000 resident 900 real 12\n")! == (1000, 900, 12))
         for bad in [
-            "", "peak 1000", "peak x resident 1", "resident 1 peak 2", "peak 0 resident 1", "peak 1 resident -1"
+            "", "peak 1000 resident 900", "peak x resident 1 real 1", "resident 1 peak 2 real 1",
+            "peak 0 resident 1 real 1", "peak 1 resident -1 real 1", "peak 1 resident 1 real -1"
         ] {
             #expect(MemoryBench.parse(bad) == nil, "\(bad)")
         }
@@ -64,6 +65,8 @@ import Testing
         for row in rows {
             #expect(row["error"] is NSNull, "\(row)")
             #expect((row["peakBytes"] as? Int ?? 0) > 1_000_000, "\(row)")
+            // Every voice of 512 is real in both (Ambience mixes up to 4,096 for real); the baseline has one.
+            #expect(row["realVoices"] as? Int == row["voices"] as? Int, "\(row)")
         }
         let perThousand = try #require(json["peakBytesPerThousandVoices"] as? [String: [String: Double]])
         let perSecond = try #require(json["peakBytesPerLoadedSecond"] as? [String: Double])
