@@ -39,13 +39,16 @@ import Testing
         #expect(command.status == 0 && command.stderr.isEmpty)
         #expect(command.stdout == "ambience \(expected)\n")
 
-        // The newest entry comes first: "## 0.1.0 — 2026-12-03".
+        // The newest release comes first ("## 0.1.0 — 2026-12-03"), after at most an "## Unreleased" section of
+        // changes that are on main but in no release yet.
         let changelog = try Self.read("CHANGELOG.md")
-        let top = try #require(
-            changelog.split(separator: "\n").first { $0.hasPrefix("## ") }, "CHANGELOG.md has no ## entry")
+        let entries = changelog.split(separator: "\n").filter { $0.hasPrefix("## ") }
+        let releases = entries.first == "## Unreleased" ? entries.dropFirst() : entries[...]
+        let top = try #require(releases.first, "CHANGELOG.md has no ## entry")
+        #expect(!releases.contains("## Unreleased"), "an Unreleased section below a release")
         #expect(
             top.dropFirst(3).split(separator: " ").first.map(String.init) == expected.description,
-            "CHANGELOG.md's newest entry is '\(top)', the header says \(expected)")
+            "CHANGELOG.md's newest release is '\(top)', the header says \(expected)")
     }
 
     @Test func versionsOrderByTheirNumbers() {
