@@ -158,11 +158,13 @@ struct VoicePool {
 
     /// Schedules the end of a virtual, unpaused one-shot (from its `elapsedFrames` at `anchor`).
     mutating func scheduleEnding(_ slot: Int32) {
-        let s = slots[Int(slot)]
-        guard s.source < 0, !s.paused, !s.loop || s.soundFrames <= 0 else { return }
-        let end = s.anchor &+ s.outputFramesToEnd(from: s.elapsedFrames).saturated(Int.self, rounding: .up)
+        // Fields read in place: a copy of the slot would copy its 150 bytes and retain its sound, per virtual start.
+        let i = Int(slot)
+        guard slots[i].source < 0, !slots[i].paused, !slots[i].loop || slots[i].soundFrames <= 0 else { return }
+        let toEnd = max(slots[i].soundFrames - slots[i].elapsedFrames, 0) / slots[i].step
+        let end = slots[i].anchor &+ toEnd.saturated(Int.self, rounding: .up)
         if endings.count >= endings.capacity { compactEndings() }
-        endings.append(VoiceEnding(clock: end, slot: slot, timing: s.timing))
+        endings.append(VoiceEnding(clock: end, slot: slot, timing: slots[i].timing))
         siftUp(endings.count - 1)
     }
 
@@ -174,8 +176,10 @@ struct VoicePool {
                 endings[0] = last
                 siftDown(0)
             }
-            let s = slots[Int(first.slot)]
-            if s.timing == first.timing && s.source < 0 && !s.paused && s.sound != nil { return first.slot }
+            let i = Int(first.slot)
+            if slots[i].timing == first.timing && slots[i].source < 0 && !slots[i].paused && slots[i].sound != nil {
+                return first.slot
+            }
         }
         return nil
     }
