@@ -6,6 +6,7 @@
 #
 #   scripts/profile-mix.sh [SECONDS] [OUT_DIR]     (default 30 s of audio per scene; perf data in OUT_DIR)
 #
+# Then the cost of each AL call a voice's start makes (scripts/al-call-costs.c, built with cc and -lopenal).
 # Scenes: 1,024 real voices at varied pitch (Ambience, then raw OpenAL Soft); 10,000 voices with 256 real
 # (Ambience); the 256 voices Ambience keeps real, alone through Ambience and through raw OpenAL Soft.
 # Needs perf (Debian: apt-get install linux-perf) and a release build:
@@ -48,4 +49,11 @@ profile openal-1024 "1,024 voices, varied pitch: raw OpenAL Soft" --voices 1024 
 profile ambience-10k "10,000 voices, 256 real: Ambience" --voices 10000 --systems ambience
 profile ambience-realset "the same 256 real voices alone: Ambience" --voices 10000 --systems ambienceRealSet
 profile openal-realset "the same 256 voices: raw OpenAL Soft" --voices 10000 --systems openalRealSet
+# What each AL call that starts a voice costs by itself (scripts/al-call-costs.c), beside the profiles.
+if command -v cc >/dev/null && cc -O2 scripts/al-call-costs.c -lopenal -o "$out/al-call-costs" 2>/dev/null; then
+    echo "### What one AL call costs (nanoseconds, medians of 2,000; every other source playing a loop)"
+    echo
+    "$out/al-call-costs" 256 1024 4096
+    echo
+fi
 echo "perf data and bench output: $out" >&2
