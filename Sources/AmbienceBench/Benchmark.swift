@@ -31,6 +31,12 @@ public enum BenchSystem: String, CaseIterable, Sendable {
     case openal
     /// The scene through SDL_mixer 2.6 on SDL's disk driver.
     case sdlMixer
+    /// Scenes where Ambience keeps only some voices real: those voices alone, every one real, through the engine.
+    /// Ambience's full scene over this is what its virtual voices cost.
+    case ambienceRealSet
+    /// Scenes where Ambience keeps only some voices real: raw OpenAL Soft playing exactly those voices (the same
+    /// sounds, positions, pitches and restarts), the like-for-like peer of Ambience's full scene.
+    case openalRealSet
 
     public var title: String {
         switch self {
@@ -38,8 +44,13 @@ public enum BenchSystem: String, CaseIterable, Sendable {
         case .ambienceMusic: "Ambience + music"
         case .openal: "raw OpenAL Soft"
         case .sdlMixer: "SDL_mixer"
+        case .ambienceRealSet: "Ambience, real set alone"
+        case .openalRealSet: "raw OpenAL, real set"
         }
     }
+
+    /// Whether the system plays a crowd scene's real set rather than the scene (run only where there is one).
+    public var playsRealSet: Bool { self == .ambienceRealSet || self == .openalRealSet }
 }
 
 /// One system on one scene: the run with the median rtf, and every run's rtf.
@@ -77,6 +88,9 @@ public struct BenchScene: Sendable {
     /// Voices Ambience mixes for real in this scene; the rest are virtual.
     public var ambienceRealVoices: Int
     public var systems: [(system: BenchSystem, measurement: SystemMeasurement)] = []
+    /// Where some voices are virtual: the scene's indices of the voices Ambience kept real after its first rank,
+    /// which the real-set systems play. Empty where every voice is real.
+    public var realSet: [Int] = []
 
     /// "1024 voices", "10000 (256 real)", "1024 voices, pitch 1".
     public var title: String {
@@ -91,8 +105,11 @@ public struct BenchScene: Sendable {
     /// Ambience's rtf over another system's, when both ran: the median of the ratios of runs made side by side (run k
     /// of one system over run k of the other), so that a slow spell of the machine, which slows both runs of a pair,
     /// cancels out; the ratio of the medians when the runs do not pair up.
-    public func ratio(ambienceOver other: BenchSystem) -> Double? {
-        guard let a = measurement(.ambience), a.error == nil, let b = measurement(other), b.error == nil, b.rtf > 0
+    public func ratio(ambienceOver other: BenchSystem) -> Double? { ratio(.ambience, over: other) }
+
+    /// One system's rtf over another's, paired run by run as `ratio(ambienceOver:)` does; nil unless both ran.
+    public func ratio(_ system: BenchSystem, over other: BenchSystem) -> Double? {
+        guard let a = measurement(system), a.error == nil, let b = measurement(other), b.error == nil, b.rtf > 0
         else { return nil }
         guard !a.runs.isEmpty, a.runs.count == b.runs.count, b.runs.allSatisfy({ $0 > 0 }) else { return a.rtf / b.rtf }
         return Benchmark.median(zip(a.runs, b.runs).map { $0 / $1 })
@@ -182,19 +199,46 @@ public enum Benchmark {
             let scene = StressScene(voices: voices, unitPitch: unitPitch)
             let real = voices <= options.allRealUpTo ? voices : options.crowdRealVoices
             var result = BenchScene(voices: voices, unitPitch: unitPitch, ambienceRealVoices: real)
+            // Where some voices are virtual, the ones Ambience keeps real, for the like-for-like runs.
+            let sceneSystems = systems.filter { !$0.playsRealSet || real < voices }
+            var realSet: Result<StressScene, EngineError>? = nil
+            if sceneSystems.contains(where: \.playsRealSet) {
+                progress("\(result.title): the voices Ambience keeps real")
+                realSet = Result { () throws(EngineError) in
+                    let indices = try scene.realSet(realVoices: real)
+                    result.realSet = indices
+                    return scene.subset(indices)
+                }
+            }
+            guard !sceneSystems.isEmpty else {
+                report.scenes.append(result)
+                continue
+            }
             var runs: [BenchSystem: [SystemMeasurement]] = [:]
             // Runs take turns, so a change in the machine's load reaches every system alike, and each run starts
             // with the next system, so that none always takes the same place in the order (after the heavy
             // SDL_mixer run, say).
             for run in 1...options.runs {
-                let shift = (run - 1) % systems.count
-                for system in systems[shift...] + systems[..<shift] {
+                let shift = (run - 1) % sceneSystems.count
+                for system in sceneSystems[shift...] + sceneSystems[..<shift] {
                     if isCancelled() { report.cancelled = true; return report }
                     progress("\(result.title): \(system.title), run \(run) of \(options.runs)")
                     var m: SystemMeasurement
-                    do {
-                        m = try measure(
-                            system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
+                    do throws(BenchError) {
+                        if system.playsRealSet {
+                            let subset: StressScene
+                            switch realSet {
+                            case .success(let found)?: subset = found
+                            case .failure(let error)?: throw BenchError.engine(error)
+                            case nil: subset = StressScene(voices: 0)
+                            }
+                            m = try measure(
+                                system, scene: subset, realVoices: subset.voices.count, options: options,
+                                isCancelled: isCancelled)
+                        } else {
+                            m = try measure(
+                                system, scene: scene, realVoices: real, options: options, isCancelled: isCancelled)
+                        }
                     } catch {
                         m = SystemMeasurement()
                         m.error = error.description
@@ -202,7 +246,7 @@ public enum Benchmark {
                     runs[system, default: []].append(m)
                 }
             }
-            for system in systems {
+            for system in sceneSystems {
                 let all = runs[system] ?? []
                 if let failed = all.first(where: { $0.error != nil }) {
                     result.systems.append((system, failed))
@@ -230,7 +274,7 @@ public enum Benchmark {
         isCancelled: () -> Bool
     ) throws(BenchError) -> SystemMeasurement {
         switch system {
-        case .ambience, .ambienceMusic:
+        case .ambience, .ambienceMusic, .ambienceRealSet:
             let music = system == .ambienceMusic ? options.music : nil
             let r: StressReport
             do {
@@ -252,7 +296,7 @@ public enum Benchmark {
             m.playCallNs = r.playCallNs
             m.renderMicroseconds = r.averageRenderMicroseconds
             return m
-        case .openal:
+        case .openal, .openalRealSet:
             return try RawOpenAL.run(scene, seconds: options.seconds, isCancelled: isCancelled)
         case .sdlMixer:
             return try SDLMixer.run(scene, seconds: options.seconds, isCancelled: isCancelled)

@@ -65,6 +65,21 @@ public struct StressScene: Sendable {
         self.voices = specs
     }
 
+    private init(sampleRate: Int, sounds: [PCMBuffer], voices: [VoiceSpec], unitPitch: Bool) {
+        self.sampleRate = sampleRate
+        self.sounds = sounds
+        self.voices = voices
+        self.unitPitch = unitPitch
+    }
+
+    /// The same scene with only the voices at `indices` (the same sounds, positions, pitches and loops); indices
+    /// outside the crowd are skipped.
+    public func subset(_ indices: [Int]) -> StressScene {
+        StressScene(
+            sampleRate: sampleRate, sounds: sounds, voices: indices.filter(voices.indices.contains).map { voices[$0] },
+            unitPitch: unitPitch)
+    }
+
     /// The bundled theme (`Assets/Music/gravity-wave-theme.ogg`), looked for in the current directory and above the
     /// running program; nil when it is not there.
     public static var defaultMusicPath: String? {
@@ -304,6 +319,24 @@ extension StressScene {
         return report
     }
 
+    /// The voices (indices into `voices`) that an engine with `realVoices` sources keeps real once it has ranked
+    /// the whole crowd: the scene started as `run` starts it, then `blocks` blocks of `blockFrames` rendered (the
+    /// mixer ranks a crowded pool every 40 ms, so the default covers two ranks at 48 kHz).
+    public func realSet(realVoices: Int, blockFrames: Int = 1024, blocks: Int = 4) throws(EngineError) -> [Int] {
+        let engine = try AudioEngine(
+            EngineConfiguration(
+                output: .offline, sampleRate: sampleRate, realVoices: realVoices,
+                maxVoices: max(voices.count, realVoices, 1), blockFrames: blockFrames))
+        defer { engine.shutdown() }
+        let crowd = try StressCrowd(scene: self, engine: engine)
+        crowd.start()
+        for _ in 0..<max(blocks, 1) {
+            _ = try engine.render(frames: blockFrames)
+            crowd.handle(engine.update())
+        }
+        return crowd.realVoices()
+    }
+
     /// Plays the scene through the real-time output (the default device, else SDL's dummy driver) for `options.seconds`,
     /// with a game loop calling `update()` at 60 Hz.
     public func runRealtime(
@@ -393,6 +426,8 @@ private final class StressCrowd {
     /// Which scene voice each live one-shot plays, by the voice's slot in the pool (with its generation, so that a
     /// slot used again is not mistaken for the old voice): what a game would keep, an array, not a hash of handles.
     private var oneShots: [(generation: UInt32, scene: Int)]
+    /// The latest handle of each scene voice.
+    private var handles: [Voice]
     private var finished: [Int] = []
     /// The cost of the first `timedCalls` play calls (a bounded sample, so that an hour-long soak does not grow it).
     private var playNanos: [Int] = []
@@ -407,6 +442,7 @@ private final class StressCrowd {
         for (i, pcm) in scene.sounds.enumerated() { made.append(try engine.makeSound(pcm, name: "stress-\(i)")) }
         sounds = made
         oneShots = Array(repeating: (0, -1), count: engine.configuration.maxVoices)
+        handles = Array(repeating: .none, count: scene.voices.count)
         finished.reserveCapacity(scene.voices.count)
         playNanos.reserveCapacity(min(scene.voices.count * 4, Self.timedCalls))
     }
@@ -439,8 +475,12 @@ private final class StressCrowd {
         let voice = engine.play(sound, options)
         if playNanos.count < Self.timedCalls { playNanos.append(monotonicNanoseconds() - start) }
         playCalls += 1
+        handles[index] = voice
         if !spec.loop && voice != .none { oneShots[Int(voice.slot)] = (voice.generation, index) }
     }
+
+    /// The scene voices mixed by a real source now.
+    func realVoices() -> [Int] { handles.indices.filter { handles[$0].isReal } }
 
     func fill(_ report: inout StressReport, stats: MixerStats) {
         report.voices = scene.voices.count

@@ -12,13 +12,19 @@ struct BenchCommand: Command {
                      up to 4096, and 256 real voices in larger scenes
           --unit-pitch  scene sizes also run with every voice at pitch 1, the only pitch SDL_mixer plays, so that
                      the three systems do the same work (default 1024; none for none)
-          --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer (default all);
-                     the music streaming cost is measured with ambienceMusic
+          --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer, ambienceRealSet,
+                     openalRealSet (default all); the music streaming cost is measured with ambienceMusic
+                     ambienceRealSet and openalRealSet run only where Ambience keeps some voices virtual: the voices
+                     it keeps real after its first rank, alone through Ambience and through raw OpenAL Soft (the
+                     same sounds, positions, pitches and restarts)
           --json     one JSON object: {"scenes":[{"voices":N,"unitPitch":B,"systems":{"ambience":{"rtf":…},"openal":{…},
-                     "sdlMixer":{…}},"ratios":{"ambienceOverOpenAL":…,"ambienceOverSDLMixer":…}},…],
+                     "sdlMixer":{…}},"ratios":{"ambienceOverOpenAL":…,"ambienceOverSDLMixer":…,
+                     "ambienceOverOpenALRealSet":…,"ambienceOverAmbienceRealSet":…}},…],
                      "playCallNs":…,"musicStreamCpuPercent":…}
         The scene is `ambience stress`'s crowd at 256, 1024 and 4096 voices (all real in Ambience) and 10000 voices
-        (256 real in Ambience; raw OpenAL mixes every source it can get; SDL_mixer gets 10000 channels). rtf is CPU
+        (256 real in Ambience; raw OpenAL mixes every source it can get; SDL_mixer gets 10000 channels), where the
+        real-set rows compare Ambience with raw OpenAL on the very voices it keeps real, and with itself playing
+        those voices alone (what its virtual voices cost). rtf is CPU
         seconds per second of audio. SDL_mixer has no per-voice pitch, so its voices always play at pitch 1: the
         "pitch 1" rows compare the same work, the others cost Ambience and OpenAL the resampling. The music cost is
         an engine streaming Assets/Music/gravity-wave-theme.ogg alone, minus one rendering silence.
@@ -65,7 +71,8 @@ struct BenchCommand: Command {
             let systems = text.split(separator: ",").map { BenchSystem(rawValue: String($0)) }
             guard !systems.isEmpty, systems.allSatisfy({ $0 != nil }) else {
                 throw UsageError(
-                    "--systems takes ambience, ambienceMusic, openal, sdlMixer, comma-separated, not '\(text)'")
+                    "--systems takes ambience, ambienceMusic, openal, sdlMixer, ambienceRealSet, openalRealSet, "
+                        + "comma-separated, not '\(text)'")
             }
             options.systems = systems.map { $0! }
         }
@@ -207,12 +214,10 @@ struct BenchCommand: Command {
                             ("systems", .object(scene.systems.map { ($0.system.jsonKey, describe($0.measurement)) })),
                             (
                                 "ratios",
-                                .object([
-                                    ("ambienceOverOpenAL", number(scene.ratio(ambienceOver: .openal))),
-                                    ("ambienceOverSDLMixer", number(scene.ratio(ambienceOver: .sdlMixer)))
-                                ])
+                                .object(ratios(scene))
                             ),
-                            ("ambienceRealVoices", .int(scene.ambienceRealVoices))
+                            ("ambienceRealVoices", .int(scene.ambienceRealVoices)),
+                            ("realSetVoices", .int(scene.realSet.count))
                         ])
                     })
             ),
@@ -222,6 +227,19 @@ struct BenchCommand: Command {
             ("seconds", .double(report.seconds)),
             ("runs", .int(report.runs))
         ])
+    }
+
+    /// The scene's ratios; the real-set ones only where the scene has a real set.
+    static func ratios(_ scene: BenchScene) -> [(String, JSON)] {
+        var pairs: [(String, JSON)] = [
+            ("ambienceOverOpenAL", number(scene.ratio(ambienceOver: .openal))),
+            ("ambienceOverSDLMixer", number(scene.ratio(ambienceOver: .sdlMixer)))
+        ]
+        if !scene.realSet.isEmpty {
+            pairs.append(("ambienceOverOpenALRealSet", number(scene.ratio(ambienceOver: .openalRealSet))))
+            pairs.append(("ambienceOverAmbienceRealSet", number(scene.ratio(ambienceOver: .ambienceRealSet))))
+        }
+        return pairs
     }
 
     static func describe(_ m: SystemMeasurement) -> JSON {
@@ -240,7 +258,9 @@ struct BenchCommand: Command {
     static func number(_ value: Double?) -> JSON { value.map(JSON.double) ?? .null }
 
     static func printTable(_ report: BenchReport) {
-        let systems = BenchSystem.allCases.filter { s in report.scenes.contains { $0.measurement(s) != nil } }
+        let systems = BenchSystem.allCases.filter { s in
+            !s.playsRealSet && report.scenes.contains { $0.measurement(s) != nil }
+        }
         func pad(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(width - text.count, 1))
         }
@@ -259,6 +279,17 @@ struct BenchCommand: Command {
                     + (scene.ratio(ambienceOver: .sdlMixer).map { fixed($0, 2) } ?? "-"))
         }
         print("")
+        for scene in report.scenes where scene.systems.contains(where: \.system.playsRealSet) {
+            let alone = scene.measurement(.ambienceRealSet), raw = scene.measurement(.openalRealSet)
+            print(
+                "\(scene.title), the \(scene.realSet.count) voices Ambience keeps real: alone through Ambience "
+                    + "\(cell(alone)), through raw OpenAL Soft \(cell(raw))")
+            print(
+                "  Ambience over raw OpenAL on those voices "
+                    + "\(scene.ratio(ambienceOver: .openalRealSet).map { fixed($0, 2) } ?? "-"), "
+                    + "over itself on those voices alone (the virtual voices' cost) "
+                    + "\(scene.ratio(ambienceOver: .ambienceRealSet).map { fixed($0, 2) } ?? "-")")
+        }
         for scene in report.scenes {
             if let sources = scene.measurement(.openal)?.voicesMixed, sources > 0, sources < scene.voices {
                 print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
@@ -274,6 +305,10 @@ struct BenchCommand: Command {
         let rawPlays = report.scenes.compactMap { scene in
             scene.measurement(.openal)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
         }
+        let realSetPlays = report.scenes.compactMap { scene in
+            scene.measurement(.ambienceRealSet)?.playCallNs.map { "\(scene.title)'s real set \(Int($0.rounded())) ns" }
+        }
+        if !realSetPlays.isEmpty { print("play() on a real set alone: \(realSetPlays.joined(separator: ", "))") }
         if !rawPlays.isEmpty {
             print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))")
         }

@@ -34,6 +34,12 @@ extension BenchCommand {
                     return (Double(scene.voices), m.rtf * 100)
                 })
         }
+        // The real-set ratios where they ran: the like-for-like targets of the crowd scenes.
+        let ratios = report.scenes.compactMap { scene -> String? in
+            guard let raw = scene.ratio(ambienceOver: .openalRealSet) else { return nil }
+            let alone = scene.ratio(ambienceOver: .ambienceRealSet).map { ", \(fixed($0, 2)) × its real set alone" }
+            return "\(scene.title): \(fixed(raw, 2)) × raw OpenAL on its real set" + (alone ?? "")
+        }
         try write(
             SVGPlot(
                 panels: [
@@ -41,7 +47,7 @@ extension BenchCommand {
                         title: "Mixing cost against voices (offline, 48 kHz, 1024-frame blocks)",
                         xLabel: "voices requested", yLabel: "% of one core", logX: true, lines: lines)
                 ],
-                caption: Machine.caption), to: path)
+                caption: (ratios + [Machine.caption]).joined(separator: "; ")), to: path)
     }
 
     static func write(_ plot: SVGPlot, to path: String) throws {

@@ -170,6 +170,45 @@ import Testing
         #expect(pool.rankScore(of: rival) >= next && pool.rankScore(of: real) < next)
     }
 
+    /// The selection started from the last threshold finds what sorting finds, whichever side of the answer the
+    /// guess falls on: above it (more values below), on it, a few short (a real voice ended), far off, or none.
+    @Test func selectionFromAGuessMatchesSorting() {
+        var rng = SplitMix64(seed: 7)
+        for trial in 0..<400 {
+            let count = Int.random(in: 1...600, using: &rng)
+            // Few distinct values in some trials, so that ties at the threshold are common.
+            let distinct = trial % 3 == 0 ? 5 : 1_000_000
+            let values = (0..<count).map { _ in Float(Int.random(in: 0..<distinct, using: &rng)) / 7 }
+            let k = Int.random(in: 1...count, using: &rng)
+            let sorted = values.sorted(by: >)
+            let guesses: [Float] = [
+                sorted[k - 1], sorted[min(k + 3, count - 1)], sorted[max(k - 4, 0)], sorted[min(k + 40, count - 1)],
+                sorted[0] + 1, sorted[count - 1] - 1, .nan, .infinity
+            ]
+            for guess in guesses {
+                var scratch = values
+                let found = scratch.withUnsafeMutableBufferPointer { kthLargest($0, count: count, k: k, near: guess) }
+                #expect(found == sorted[k - 1], "k \(k) of \(count), guess \(guess)")
+            }
+        }
+    }
+
+    @Test func aRankStartsFromTheLastThresholdAndStillFollowsChanges() throws {
+        var pool = VoicePool(capacity: 64, buses: 5)
+        var slots: [Int32] = []
+        for i in 0..<64 { slots.append(try occupy(&pool, voice(gain: Float(i + 1) / 64))) }
+        let first = pool.rank(keep: 8, Self.noBuses)
+        #expect(Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= first }) == Set(56..<64))
+        // The loudest fall silent: the next rank, started from the old threshold, finds the new eight.
+        for i in 60..<64 { pool.slots[Int(slots[i])].gain = 0 }
+        let second = pool.rank(keep: 8, Self.noBuses)
+        #expect(Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= second }) == Set(52..<60))
+        // Quiet ones grow loud: the threshold rises.
+        for i in 0..<8 { pool.slots[Int(slots[i])].gain = 2 }
+        let third = pool.rank(keep: 8, Self.noBuses)
+        #expect(Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= third }) == Set(0..<8))
+    }
+
     @Test func distanceAndBusGainsWeighAudibility() {
         var listener = ListenerState()
         listener.referenceDistance = 1

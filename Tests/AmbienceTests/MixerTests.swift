@@ -244,6 +244,33 @@ import Testing
         #expect(try Signal(engine.render(frames: 4_800)).rms(512..<4_800) > 0.1)
     }
 
+    /// A free source remembers what it was last told (its sound, position and gain), so a sound restarted where it
+    /// stood is sent nothing but the play; a voice that differs, on a source that remembers other settings, is still
+    /// heard where and as loud as it asks.
+    @Test func aSourceKeepsItsSettingsForTheNextVoiceAndSendsOnlyWhatDiffers() throws {
+        let engine = try engine(realVoices: 4)
+        let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")
+        engine.listener = ListenerState()
+        let left = PlayOptions(gain: 0.5, placement: .world(x: -5, y: 0, z: 0))
+        let first = engine.play(sound, left)
+        _ = try engine.render(frames: 2_048)
+        first.stop()
+        let sent = engine.mixer.withLock { engine.mixer.sources.propertyCalls }
+        let again = engine.play(sound, left)
+        #expect(again.isReal)
+        #expect(engine.mixer.withLock { engine.mixer.sources.propertyCalls } == sent)
+        let heardLeft = try Signal(engine.render(frames: 4_800))
+        #expect(heardLeft.rms(512..<4_800, channel: 0) > 2 * heardLeft.rms(512..<4_800, channel: 1))
+        again.stop()
+        let louder = engine.play(sound, PlayOptions(gain: 1, placement: .world(x: 5, y: 0, z: 0)))
+        #expect(louder.isReal)
+        #expect(engine.mixer.withLock { engine.mixer.sources.propertyCalls } == sent + 2)  // position and gain
+        let heardRight = try Signal(engine.render(frames: 4_800))
+        #expect(heardRight.rms(512..<4_800, channel: 1) > 2 * heardRight.rms(512..<4_800, channel: 0))
+        let rise = decibels(heardRight.rms(512..<4_800, channel: 1), over: heardLeft.rms(512..<4_800, channel: 0))
+        #expect(abs(rise - 6.02) < 0.5, "\(rise) dB")
+    }
+
     @Test func aVoiceStartedBeforeABlockIsAudibleInIt() throws {
         let engine = try engine()
         let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "t")

@@ -136,6 +136,52 @@ import Testing
         #expect(json.keys.contains("musicStreamCpuPercent"))
     }
 
+    /// The real set: as many voices as the engine has sources, each one it mixes for real, and every voice when
+    /// the sources outnumber the crowd. A subset keeps its voices' sounds, positions, pitches and loops.
+    @Test func realSetIsWhatTheEngineMixesForReal() throws {
+        let scene = StressScene(voices: 300)
+        let real = try scene.realSet(realVoices: 16)
+        #expect(real.count == 16 && Set(real).count == 16)
+        #expect(real.allSatisfy { scene.voices.indices.contains($0) })
+        #expect(try StressScene(voices: 40).realSet(realVoices: 64) == Array(0..<40))
+        let subset = scene.subset(real + [-1, 300])
+        #expect(subset.voices == real.map { scene.voices[$0] })
+        #expect(subset.sounds == scene.sounds && subset.sampleRate == scene.sampleRate)
+    }
+
+    /// A crowd with virtual voices: Ambience, and its real set through Ambience alone and through raw OpenAL
+    /// Soft, with both like-for-like ratios in the JSON.
+    @Test func benchRunsTheRealSetBesideTheCrowd() throws {
+        let result = try ToolRunner.run([
+            "bench", "--voices", "5000", "--unit-pitch", "none", "--seconds", "0.2", "--runs", "1",
+            "--systems", "ambience,ambienceRealSet,openalRealSet", "--json"
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let scene = try #require((json["scenes"] as? [[String: Any]])?.first)
+        #expect(scene["realSetVoices"] as? Int == 256)
+        let systems = try #require(scene["systems"] as? [String: [String: Any]])
+        #expect(Set(systems.keys) == ["ambience", "ambienceRealSet", "openalRealSet"])
+        #expect(systems["ambience"]?["voicesMixed"] as? Int == 256)
+        for name in ["ambienceRealSet", "openalRealSet"] {
+            let m = try #require(systems[name])
+            #expect(m["error"] == nil, "\(name): \(m["error"] ?? "")")
+            #expect(m["voicesMixed"] as? Int == 256)
+            #expect((m["frames"] as? Int ?? 0) >= 9_600 && (m["outputRMS"] as? Double ?? 0) > 0.001)
+        }
+        let ratios = try #require(scene["ratios"] as? [String: Any])
+        #expect((ratios["ambienceOverOpenALRealSet"] as? Double ?? 0) > 0)
+        #expect((ratios["ambienceOverAmbienceRealSet"] as? Double ?? 0) > 0)
+        // The table names them too.
+        let table = try ToolRunner.run([
+            "bench", "--voices", "5000", "--unit-pitch", "none", "--seconds", "0.1", "--runs", "1",
+            "--systems", "ambience,openalRealSet"
+        ])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("the 256 voices Ambience keeps real"))
+        #expect(table.stdout.contains("Ambience over raw OpenAL on those voices"))
+    }
+
     @Test func ratiosAndMediansComeFromTheRightRuns() {
         var fast = SystemMeasurement(), slow = SystemMeasurement(), failed = SystemMeasurement()
         fast.rtf = 0.02

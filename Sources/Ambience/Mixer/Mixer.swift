@@ -141,13 +141,13 @@ package final class Mixer: @unchecked Sendable {
             counters.started += 1
 
             let weakest = voices.weakestReal
-            if let source = sources.take(for: slot) {
+            if let source = takeSource(for: slot) {
                 attach(slot, to: source)
             } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
                 // The new voice beats the weakest real one: it takes that source now, not at the next rank.
                 voices.weakestReal = (-1, .infinity)
                 demote(weakest.slot)
-                if let source = sources.take(for: slot) { attach(slot, to: source) }
+                if let source = takeSource(for: slot) { attach(slot, to: source) }
                 voices.needsRank = true
             } else {
                 voices.scheduleEnding(slot)
@@ -378,7 +378,7 @@ package final class Mixer: @unchecked Sendable {
         let capacity = sources.count
         if voices.active.count <= capacity {
             for slot in voices.active where voices.slots[Int(slot)].source < 0 && !voices.slots[Int(slot)].paused {
-                guard let source = sources.take(for: slot) else { break }
+                guard let source = takeSource(for: slot) else { break }
                 attach(slot, to: source)
             }
             voices.weakestReal = (-1, .infinity)
@@ -396,7 +396,7 @@ package final class Mixer: @unchecked Sendable {
             guard score >= threshold && score >= 0 else { continue }
             let slot = voices.active[i]
             if voices.slots[Int(slot)].source < 0 {
-                guard let source = sources.take(for: slot) else { continue }
+                guard let source = takeSource(for: slot) else { continue }
                 attach(slot, to: source)
             }
             if score < weakest.importance { weakest = (slot, score) }
@@ -487,7 +487,8 @@ package final class Mixer: @unchecked Sendable {
         let index = Int(slot)
         let source = voices.slots[index].source
         guard source >= 0 else { return }
-        sources[source].setGain(
+        sources.setGain(
+            Int(source),
             voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus])
     }
 

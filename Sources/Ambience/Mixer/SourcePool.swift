@@ -28,9 +28,32 @@ struct SourcePool {
     var freeCount: Int { free.count }
     var inUse: Int { sources.count - free.count }
 
-    /// A free source, now carrying `slot`; nil when all are in use.
-    mutating func take(for slot: Int32) -> Int32? {
-        guard let source = free.popLast() else { return nil }
+    /// Property calls sent to OpenAL (each takes OpenAL Soft's locks): what the settings cache saves is counted here.
+    private(set) var propertyCalls = 0
+
+    /// Free sources looked at for one that already has a new voice's settings.
+    static let reuseLookahead = 8
+
+    /// A free source, now carrying `slot`; nil when all are in use. Among the last few freed, one that already holds
+    /// `buffer` at `placement` is taken first (the same sound restarted where it was: nothing but the play is sent),
+    /// then one that holds `buffer`, then the last freed.
+    mutating func take(for slot: Int32, buffer: ALBuffer? = nil, placement: Placement? = nil) -> Int32? {
+        guard !free.isEmpty else { return nil }
+        if let buffer {
+            let position = placement.map(SourcePool.position)
+            var chosen = -1
+            for i in stride(from: free.count - 1, through: max(free.count - SourcePool.reuseLookahead, 0), by: -1) {
+                let had = settings[Int(free[i])]
+                guard had.buffer == buffer else { continue }
+                if chosen < 0 { chosen = i }
+                if position == nil || had.position == position {
+                    chosen = i
+                    break
+                }
+            }
+            if chosen >= 0 { free.swapAt(chosen, free.count - 1) }
+        }
+        let source = free.removeLast()
         owners[Int(source)] = slot
         return source
     }
@@ -52,6 +75,7 @@ struct SourcePool {
     mutating func configure(_ index: Int, _ wanted: SourceSettings) {
         let had = settings[index]
         let source = sources[index]
+        propertyCalls += had.differences(from: wanted)
         if had.buffer != wanted.buffer { source.setBuffer(wanted.buffer) }
         if had.loop != wanted.loop { source.setLooping(wanted.loop) }
         if had.pitch != wanted.pitch { source.setPitch(wanted.pitch) }
@@ -63,6 +87,10 @@ struct SourcePool {
             source.setVelocity(wanted.velocity.x, wanted.velocity.y, wanted.velocity.z)
         }
         if had.reverb != wanted.reverb { source.setReverbSend(wanted.reverb) }
+        if had.position != wanted.position {
+            source.setPosition(wanted.position.x, wanted.position.y, wanted.position.z)
+        }
+        if had.gain != wanted.gain { source.setGain(wanted.gain) }
         settings[index] = wanted
     }
 
@@ -74,22 +102,39 @@ struct SourcePool {
     mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState) {
         var wanted = settings[index]
         switch placement {
-        case .pan(let pan):
-            let angle = Double(min(max(pan, -1), 1)) * Double.pi / 2
+        case .pan:
             wanted.relative = true
             wanted.rolloff = 0
             wanted.velocity = .zero
-            configure(index, wanted)
-            sources[index].setPosition(Float(sin(angle)), 0, Float(-cos(angle)))
-        case .world(let position, let velocity):
+        case .world(_, let velocity):
             wanted.relative = false
             wanted.rolloff = listener.rolloff
             wanted.referenceDistance = listener.referenceDistance
             wanted.maxDistance = listener.maxDistance
             wanted.velocity = velocity
-            configure(index, wanted)
-            sources[index].setPosition(position.x, position.y, position.z)
         }
+        wanted.position = SourcePool.position(placement)
+        configure(index, wanted)
+    }
+
+    /// Where OpenAL puts a placement: a pan is a point on a unit circle around the listener (relative), a world
+    /// voice its own point.
+    static func position(_ placement: Placement) -> Vector3 {
+        switch placement {
+        case .pan(let pan):
+            let angle = Double(min(max(pan, -1), 1)) * Double.pi / 2
+            return Vector3(x: Float(sin(angle)), y: 0, z: Float(-cos(angle)))
+        case .world(let position, _):
+            return position
+        }
+    }
+
+    /// Sets a source's gain, unless it has it already.
+    mutating func setGain(_ index: Int, _ gain: Float) {
+        guard settings[index].gain != gain else { return }
+        sources[index].setGain(gain)
+        settings[index].gain = gain
+        propertyCalls += 1
     }
 
     /// Idle sources keep their last buffer (a replay of the same sound then skips re-attaching it); OpenAL refuses
@@ -167,4 +212,24 @@ struct SourceSettings {
     var velocity = Vector3.zero
     var reverb: ALEffectSlot? = nil
     var filtered = false
+    /// Sent with every voice's start until they were cached too: a restarted sound usually stands where it stood.
+    var position = Vector3.zero
+    var gain: Float = 1
+
+    /// How many of the settings `configure` sends differ between the two.
+    func differences(from other: SourceSettings) -> Int {
+        var n = 0
+        if buffer != other.buffer { n += 1 }
+        if loop != other.loop { n += 1 }
+        if pitch != other.pitch { n += 1 }
+        if relative != other.relative { n += 1 }
+        if rolloff != other.rolloff { n += 1 }
+        if referenceDistance != other.referenceDistance { n += 1 }
+        if maxDistance != other.maxDistance { n += 1 }
+        if velocity != other.velocity { n += 1 }
+        if reverb != other.reverb { n += 1 }
+        if position != other.position { n += 1 }
+        if gain != other.gain { n += 1 }
+        return n
+    }
 }
