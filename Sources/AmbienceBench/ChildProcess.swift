@@ -1,6 +1,5 @@
 import Ambience
 import Foundation
-import Synchronization
 
 /// A child process of a benchmark, usually this executable again, run to its end or to a deadline. Benchmarks run a
 /// system in a child when it must not share the process with another: OpenAL Soft reads its configuration once per
@@ -28,18 +27,12 @@ struct ChildProcess {
         process.standardOutput = output
         process.standardError = errors
         process.standardInput = FileHandle.nullDevice
-        // Both pipes are drained as they fill, so a child that prints a lot never blocks on a full pipe.
-        let collected = Mutex((out: Data(), err: Data()))
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            collected.withLock { $0.out.append(data) }
-        }
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            collected.withLock { $0.err.append(data) }
-        }
         do { try process.run() } catch { throw CannotStart(message: "cannot start \(executable): \(error)") }
-        let deadline = monotonicNanoseconds() + Int(min(max(timeoutSeconds, 0), 86_400) * 1e9)
+        // Each pipe is read to its end on a thread of its own, so a child that prints a lot never blocks on a full
+        // pipe, and nothing it printed is lost: both threads are joined before the output is read.
+        let out = PipeReader(output.fileHandleForReading), err = PipeReader(errors.fileHandleForReading)
+        let seconds = timeoutSeconds.isFinite ? min(max(timeoutSeconds, 0), 86_400) : 0
+        let deadline = monotonicNanoseconds() + Int(seconds * 1e9)
         while process.isRunning, monotonicNanoseconds() < deadline {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
         }
@@ -53,15 +46,35 @@ struct ChildProcess {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        errors.fileHandleForReading.readabilityHandler = nil
-        let rest = (
-            output.fileHandleForReading.readDataToEndOfFile(), errors.fileHandleForReading.readDataToEndOfFile()
-        )
-        let (out, err) = collected.withLock { ($0.out + rest.0, $0.err + rest.1) }
         return ChildProcess(
-            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-            errors: String(decoding: err, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
+            status: process.terminationStatus, output: String(decoding: out.joined(), as: UTF8.self),
+            errors: String(decoding: err.joined(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines),
             timedOut: timedOut)
+    }
+
+    /// What `timedOut` and a non-zero status mean, for a report: nil for a child that exited with 0.
+    func failure(_ what: String, timeoutSeconds: Double) -> String? {
+        if timedOut { return "\(what) ran past \(Int(timeoutSeconds.isFinite ? timeoutSeconds : 0)) s and was ended" }
+        return status == 0 ? nil : "\(what) failed (status \(status)): \(errors)"
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+private final class PipeReader: @unchecked Sendable {
+    // Written by the reading thread before it signals `done`; read only after `joined()` has waited for it.
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    /// Waits for the end of the pipe (the child and whatever inherited its end have exited) and returns all of it.
+    func joined() -> Data {
+        done.wait()
+        return data
     }
 }

@@ -125,11 +125,8 @@ public enum LatencyBench {
         } catch {
             throw .latency(error.message)
         }
-        guard !child.timedOut else {
-            throw .latency("the \(system.title) client ran past \(Int(timeoutSeconds)) s and was ended")
-        }
-        guard child.status == 0 else {
-            throw .latency("the \(system.title) client failed (status \(child.status)): \(child.errors)")
+        if let failure = child.failure("the \(system.title) client", timeoutSeconds: timeoutSeconds) {
+            throw .latency(failure)
         }
         guard let result = LatencyClientResult(lines: child.output) else {
             throw .latency("the \(system.title) client printed something unexpected")

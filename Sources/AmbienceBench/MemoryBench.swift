@@ -11,8 +11,11 @@ public enum MemorySystem: String, CaseIterable, Sendable {
 
 /// What `bench --memory` measures, and with what.
 public struct MemoryOptions: Sendable {
+    /// The crowd sizes measured: raw OpenAL Soft sets aside about 90 KiB per source, so 16,384 sources are already
+    /// 1.4 GiB.
+    public static let voiceCounts = 2...16_384
     /// Crowd sizes. Each is also run with one voice, the baseline it is measured against.
-    public var voiceCounts: [Int] = [1024, 4096, 10_000]
+    public var voiceCounts: [Int] = [256, 1024, 4096, 10_000]
     /// Ambience mixes every voice for real up to this many, and `crowdRealVoices` in larger crowds (as `bench` does).
     public var allRealUpTo = 4096
     public var crowdRealVoices = 256
@@ -56,6 +59,17 @@ public struct MemoryReport: Sendable {
         return Double(crowd.peakBytes - base.peakBytes) / Double(voices - 1) * 1000
     }
 
+    /// Peak bytes per virtual voice in Ambience at `voices`: the crowd's peak less that of a crowd of as many voices as
+    /// it mixes for real, all real, over the virtual voices; nil when the crowd has no virtual voice or that cell is
+    /// not measured.
+    public func peakPerVirtualVoice(voices: Int) -> Double? {
+        guard let crowd = row(.ambience, voices: voices, loadedSeconds: 0), crowd.realVoices < voices,
+            let allReal = row(.ambience, voices: crowd.realVoices, loadedSeconds: 0),
+            allReal.realVoices == crowd.realVoices
+        else { return nil }
+        return Double(crowd.peakBytes - allReal.peakBytes) / Double(voices - crowd.realVoices)
+    }
+
     /// Peak bytes per second of sound loaded: the loaded run's peak less the one-voice baseline's, per second, less
     /// the caller's own copy of the samples (a mono 48 kHz float second, `StressScene.loadedSecondBytes`), which the
     /// scene holds in both systems alike: what the library keeps.
@@ -75,8 +89,8 @@ public enum MemoryBench {
     public static func run(_ options: MemoryOptions, progress: (String) -> Void = { _ in }, isCancelled: () -> Bool)
         throws(BenchError) -> MemoryReport
     {
-        guard options.voiceCounts.allSatisfy({ (2...(1 << 20)).contains($0) }) else {
-            throw .memory("voice counts must be from 2 to 1048576")
+        guard options.voiceCounts.allSatisfy({ MemoryOptions.voiceCounts.contains($0) }) else {
+            throw .memory("voice counts must be from 2 to 16384")
         }
         guard (1...3600).contains(options.loadedSeconds) else {
             throw .memory("loaded seconds must be from 1 to 3600")
@@ -96,8 +110,8 @@ public enum MemoryBench {
                             "bench", "--memory-client", system.rawValue, "--voices", "\(voices)", "--real-voices",
                             "\(real)", "--loaded-seconds", "\(loaded)"
                         ], timeoutSeconds: 600)
-                    if child.timedOut || child.status != 0 {
-                        row.error = "the child failed (status \(child.status)): \(child.errors)"
+                    if let failure = child.failure("the child", timeoutSeconds: 600) {
+                        row.error = failure
                     } else if let (peak, resident, mixed) = MemoryBench.parse(child.output) {
                         row.peakBytes = peak
                         row.residentBytes = resident

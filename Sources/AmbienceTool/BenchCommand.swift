@@ -285,9 +285,9 @@ struct BenchCommand: Command {
                 "\(scene.title), the \(scene.realSet.count) voices Ambience keeps real: alone through Ambience "
                     + "\(cell(alone)), through raw OpenAL Soft \(cell(raw))")
             print(
-                "  Ambience over raw OpenAL on those voices "
+                "  Ambience's whole crowd over raw OpenAL Soft on its real set "
                     + "\(scene.ratio(ambienceOver: .openalRealSet).map { fixed($0, 2) } ?? "-"), "
-                    + "over itself on those voices alone (the virtual voices' cost) "
+                    + "over Ambience on its real set alone (the virtual voices' cost) "
                     + "\(scene.ratio(ambienceOver: .ambienceRealSet).map { fixed($0, 2) } ?? "-")")
         }
         for scene in report.scenes {

@@ -6,12 +6,14 @@ extension BenchCommand {
 
         bench --memory [--json] [--voices N,N...] [--loaded-seconds S]
                                             peak memory per 1,000 voices and per loaded second, beside raw OpenAL Soft
-          --voices          crowd sizes, comma-separated (default 1024,4096,10000); Ambience mixes every voice for
-                            real up to 4096, and 256 real voices in larger crowds; raw OpenAL gets a source per voice
+          --voices          crowd sizes, 2 to 16384, comma-separated (default 256,1024,4096,10000); Ambience mixes
+                            every voice for real up to 4096, and 256 real voices in larger crowds; raw OpenAL gets a
+                            source per voice
           --loaded-seconds  seconds of mono 48 kHz sound loaded for the per-second figure (default 60)
         Each cell is a child process that mixes `bench`'s scene for one second and reports its peak resident set.
         Per 1,000 voices is the crowd's peak less a one-voice run's, over the voices added; per loaded second is a
-        one-voice run with the sound loaded, less the same without and less the caller's own copy of the samples.
+        one-voice run with the sound loaded, less the same without and less the caller's own copy of the samples; per
+        virtual voice is a crowd with virtual voices less an all-real crowd of its real size (10000 against 256).
         """
 
     static func runMemory(_ arguments: inout Arguments) throws {
@@ -19,7 +21,9 @@ extension BenchCommand {
         var options = MemoryOptions()
         if let text = try arguments.option("--voices") {
             options.voiceCounts = try sceneSizes(text, option: "--voices")
-            guard options.voiceCounts.allSatisfy({ $0 >= 2 }) else { throw UsageError("--voices must be at least 2") }
+            guard options.voiceCounts.allSatisfy({ MemoryOptions.voiceCounts.contains($0) }) else {
+                throw UsageError("--voices must be from 2 to 16384")
+            }
         }
         if let seconds = try arguments.integer("--loaded-seconds") {
             guard (1...3600).contains(seconds) else { throw UsageError("--loaded-seconds must be from 1 to 3600") }
@@ -80,6 +84,10 @@ extension BenchCommand {
                     })
             ),
             (
+                "peakBytesPerVirtualVoice",
+                .object(options.voiceCounts.map { ("\($0)", number(report.peakPerVirtualVoice(voices: $0))) })
+            ),
+            (
                 "peakBytesPerLoadedSecond",
                 .object(MemorySystem.allCases.map { ($0.rawValue, number(report.peakPerLoadedSecond($0))) })
             )
@@ -102,6 +110,12 @@ extension BenchCommand {
             let a = report.peakPerThousandVoices(.ambience, voices: voices)
             let o = report.peakPerThousandVoices(.openal, voices: voices)
             print("  \(voices) voices: Ambience \(kb(a)), raw OpenAL Soft \(kb(o))")
+        }
+        for voices in options.voiceCounts {
+            guard let each = report.peakPerVirtualVoice(voices: voices) else { continue }
+            print(
+                "Ambience's virtual voices at \(voices): \(fixed(each, 0)) bytes each (over an all-real crowd of its real size)"
+            )
         }
         let a = report.peakPerLoadedSecond(.ambience), o = report.peakPerLoadedSecond(.openal)
         print("per loaded second (mono 48 kHz float): Ambience \(kb(a)), raw OpenAL Soft \(kb(o))")

@@ -362,6 +362,32 @@ extension Double {
         #expect(try first().albumPeak == first().trackPeak)
     }
 
+    /// A track retagged into another album leaves the first album's loudness at once, before any new analysis.
+    @Test func aTrackRetaggedIntoAnotherAlbumLeavesTheFirst() throws {
+        try encoded("music/1.ogg", amplitude: 0.4, seconds: 1, encoder: "oggenc", tags: ["ALBUM=First", "ARTIST=X"])
+        let moved = try encoded(
+            "music/2.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: ["ALBUM=First", "ARTIST=X"])
+        let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index.sqlite"))
+        try library.scan()
+        try library.analyzeLoudness()
+        func first() throws -> LoudnessMeasurement {
+            try #require(library.items.first { $0.url.hasSuffix("1.ogg") }?.loudness)
+        }
+        let loudTrack = try #require(try first().trackLoudness)
+        // Two tracks of a second, 12 dB apart: the album is 10·log10((1 + 10^-1.2) / 2) ≈ -2.7 dB from the loud one.
+        #expect(try #require(try first().albumLoudness) < loudTrack - 2)
+        Thread.sleep(forTimeInterval: 1.1)  // a new mtime second
+        try fixtures.run(
+            "oggenc",
+            [
+                "-Q", "-q", "6", "-c", "ALBUM=Second", "-c", "ARTIST=X", "-o", moved,
+                try fixtures.sineWAV("moved.wav", hz: 1000, seconds: 1, channels: 2, amplitude: 0.1)
+            ])
+        #expect(try library.scan().updated == 1)
+        #expect(try #require(try first().albumLoudness).isApproximately(loudTrack, within: 1e-9))
+        #expect(library.items.first { $0.url.hasSuffix("2.ogg") }?.loudness?.albumLoudness == nil)
+    }
+
     /// The background analysis measures the library and says so through the library's notifications.
     @Test func theBackgroundAnalysisMeasuresAndNotifies() throws {
         try encoded("music/1.ogg", amplitude: 0.2, seconds: 1, encoder: "oggenc")

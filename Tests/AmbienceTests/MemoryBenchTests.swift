@@ -36,6 +36,15 @@ import Testing
         #expect(report.peakPerThousandVoices(.ambience, voices: 1001) == 100_000)
         #expect(report.peakPerThousandVoices(.openal, voices: 1001) == 90_000)
         #expect(report.peakPerLoadedSecond(.openal) == 5000)
+        // 10,000 voices with 256 real over 256 all real: 9,744 virtual voices.
+        report.rows += [
+            MemoryRow(system: .ambience, voices: 256, realVoices: 256, loadedSeconds: 0, peakBytes: 60_000_000),
+            MemoryRow(
+                system: .ambience, voices: 10_000, realVoices: 256, loadedSeconds: 0, peakBytes: 60_000_000 + 9744 * 150
+            )
+        ]
+        #expect(report.peakPerVirtualVoice(voices: 10_000) == 150)
+        #expect(report.peakPerVirtualVoice(voices: 256) == nil)
         // A failed or missing cell gives no figure rather than a wrong one.
         #expect(report.peakPerThousandVoices(.ambience, voices: 4096) == nil)
         report.rows[0].error = "failed"
@@ -81,7 +90,9 @@ import Testing
     }
 
     @Test func memoryCommandRefusesAbsurdSizes() throws {
-        for arguments in [["--voices", "1"], ["--loaded-seconds", "0"], ["--loaded-seconds", "99999"]] {
+        for arguments in [
+            ["--voices", "1"], ["--voices", "100000"], ["--loaded-seconds", "0"], ["--loaded-seconds", "99999"]
+        ] {
             let result = try ToolRunner.run(["bench", "--memory"] + arguments, timeout: 30)
             #expect(result.status != 0, "\(arguments)")
         }

@@ -179,7 +179,7 @@ import Testing
         ])
         #expect(table.status == 0, "\(table.stderr)")
         #expect(table.stdout.contains("the 256 voices Ambience keeps real"))
-        #expect(table.stdout.contains("Ambience over raw OpenAL on those voices"))
+        #expect(table.stdout.contains("Ambience's whole crowd over raw OpenAL Soft on its real set"))
     }
 
     @Test func ratiosAndMediansComeFromTheRightRuns() {

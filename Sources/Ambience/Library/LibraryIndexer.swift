@@ -175,6 +175,11 @@ struct LibraryIndexer {
             albumIdentity += tags.albumArtist != nil ? Array(keys.albumArtist.utf8) : file.folder
             let variousArtists: Set<String> = ["various artists", "various", "va", "v.a."]
             let compilationTag = tags.albumArtist.map { variousArtists.contains(LibraryKey.fold($0)) } ?? false
+            let album = RawPath.stableID(albumIdentity)
+            var oldAlbum: UInt64?
+            if existed {
+                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(file.path)]) { oldAlbum = $0.id(0) }
+            }
             do throws(SQLiteError) {
                 try db.run(
                     """
@@ -201,7 +206,7 @@ struct LibraryIndexer {
                         .optional(tags.trackNumber), .optional(tags.discNumber), .real(found.duration),
                         .bool(found.hasEmbeddedArtwork), cover.map(SQLiteValue.blob) ?? .null,
                         .text(keys.title), .text(keys.artist), .text(keys.album), .text(keys.albumArtist),
-                        .text(keys.genre), .text(keys.composer), .id(RawPath.stableID(albumIdentity)),
+                        .text(keys.genre), .text(keys.composer), .id(album),
                         .bool(compilationTag), .integer(Int64(Self.mediaType(genre: tags.genre).rawValue))
                     ])
             } catch {
@@ -211,6 +216,12 @@ struct LibraryIndexer {
                 return
             }
             try db.run("DELETE FROM failures WHERE path = ?", [.blob(file.path)])
+            // A changed file's figures were cleared, and it may have moved to another album: both albums are worked
+            // out again from the tracks measured now.
+            if let oldAlbum {
+                _ = try LibraryAlbumLoudness.update(oldAlbum, in: db)
+                if album != oldAlbum { _ = try LibraryAlbumLoudness.update(album, in: db) }
+            }
             if existed { report.updated += 1 } else { report.added += 1 }
         }
     }

@@ -404,6 +404,12 @@ package final class Mixer: @unchecked Sendable {
         voices.weakestReal = weakest
     }
 
+    /// A free source for a voice, preferring one that already holds its sound where it stands.
+    func takeSource(for slot: Int32) -> Int32? {
+        sources.take(
+            for: slot, buffer: voices.slots[Int(slot)].sound?.buffer, placement: voices.slots[Int(slot)].placement)
+    }
+
     /// Starts a voice on a source it has just been given, at its elapsed position.
     private func attach(_ slot: Int32, to source: Int32) {
         let index = Int(slot)

@@ -73,11 +73,6 @@ extension Mixer {
     // MARK: Effects
 
     /// Sends a real voice to its reverb (its zone's, else its bus chain's) and filters it for occlusion.
-    /// A free source for a voice, preferring one that already holds its sound where it stands.
-    func takeSource(for slot: Int32) -> Int32? {
-        sources.take(
-            for: slot, buffer: voices.slots[Int(slot)].sound?.buffer, placement: voices.slots[Int(slot)].placement)
-    }
 
     func applyEffects(_ slot: Int32) {
         let s = voices.slots[Int(slot)]

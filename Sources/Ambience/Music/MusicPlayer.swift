@@ -666,8 +666,7 @@ public final class MusicPlayer: @unchecked Sendable {
         fed feeding: (entryID: UInt64, playID: UInt64)?, ended: Bool,
         errors: [(MediaItem, DecodingError)]
     ) -> Bool {
-        for (_, error) in errors { Self.logSkipped(error) }
-        return lock.withLock { _ in
+        let published = lock.withLock { _ in
             guard feederGeneration == generation else { return false }
             for (item, error) in errors { post(.playbackError(item, error)) }
             fed = feeding
@@ -692,5 +691,8 @@ public final class MusicPlayer: @unchecked Sendable {
             }
             return true
         }
+        // Only a current feeder's errors are news: a stale one's files are met again by the feeder that replaced it.
+        if published { for (_, error) in errors { Self.logSkipped(error) } }
+        return published
     }
 }

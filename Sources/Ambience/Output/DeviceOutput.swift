@@ -25,7 +25,7 @@ final class DeviceOutput: @unchecked Sendable {
         renderer = MixerRenderer(mixer: mixer)
         let device = try SDLAudioDevice(
             sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-            renderer: renderer)
+            awaitingNewDevice: true, renderer: renderer)
         state = Lock(State(device: device))
     }
 

@@ -34,15 +34,18 @@ final class SDLAudioDevice: @unchecked Sendable {
 
     /// Opens the default device (or `deviceName`) at `sampleRate`, stereo float, `blockFrames` per callback.
     /// Tries `SDL_AUDIODRIVER` if set, else PulseAudio, PipeWire and ALSA, and falls back to SDL's `dummy` driver.
-    init(sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, renderer: AudioRenderCallback)
-        throws(OutputError)
-    {
+    /// `awaitingNewDevice`: the engine is starting, and the device it names may have only just appeared (see
+    /// `SDLAudio.open`); a reopen after a route change does not wait for a device that has gone.
+    init(
+        sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, awaitingNewDevice: Bool = false,
+        renderer: AudioRenderCallback
+    ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.renderer = renderer
         let (driver, opened) = try SDLAudio.open(
             deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
-            userdata: Unmanaged.passUnretained(self).toOpaque())
+            awaitingNewDevice: awaitingNewDevice, userdata: Unmanaged.passUnretained(self).toOpaque())
         self.driver = driver
         self.id = opened
         self.deviceName = deviceName ?? SDLAudio.defaultDeviceName() ?? "default"
@@ -98,7 +101,7 @@ enum SDLAudio {
     }
 
     static func open(
-        deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int,
+        deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int, awaitingNewDevice: Bool,
         userdata: UnsafeMutableRawPointer
     ) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
@@ -133,7 +136,7 @@ enum SDLAudio {
                 if state.users == 0 && current != driver {
                     SDL_AudioQuit()
                     guard SDL_AudioInit(driver) == 0 else { continue }
-                } else if let deviceName, driver != "dummy" {
+                } else if awaitingNewDevice, let deviceName, driver != "dummy" {
                     // A driver started earlier learns of new devices on SDL's hotplug thread, which can lag behind a
                     // device that has just appeared: wait a little for the name before opening it.
                     awaitDevice(named: deviceName, seconds: 1)
