@@ -41,13 +41,14 @@ struct BenchCommand: Command {
           --files         skip through these files instead
         Every frame times update(), currentPlaybackTime and one sound effect's play(); every 0.5 s
         skipToNextItem(); every 20th skip a pause and the music player's play(). Prints p50, p99 and max per call.
-        """ + latencyUsage
+        """ + latencyUsage + openALOptionsUsage
 
     static func run(_ arguments: inout Arguments) throws {
         if arguments.flag("--hitches") { return try runHitches(&arguments) }
         if arguments.flag("--latency") { return try runLatency(&arguments) }
         if arguments.contains("--latency-client") { return try runLatencyClient(&arguments) }
         if arguments.flag("--formats") { return try runFormats(&arguments) }
+        if arguments.flag("--openal-options") { return try runOpenALOptions(&arguments) }
         let json = arguments.flag("--json")
         let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3
