@@ -12,11 +12,12 @@ extension BenchCommand {
         The stress scene (1024 voices, varied pitch) through an OpenAL Soft loopback device with no engine, with one
         thing changed at a time from the engine's configuration: each resampler AL_SOFT_source_resampler lists, the
         sounds as stereo buffers (OpenAL does not spatialise those), the output limiter on and off, and mixing at
-        22050, 32000 and 44100 Hz. Cost is CPU seconds per second of audio and its ratio to the default's (runs side
-        by side). Quality is the SNR against a reference (the best resampler at 48 kHz, limiter off), after the best
-        alignment within 64 frames (the limiter delays by its look-ahead), over all but the first and last 1024 frames; the scene is rendered without one-shot
-        restarts so that every render is the same from the same start, and renders at another rate are brought back
-        to 48 kHz with sox's `rate -v` (sox must be installed). "identical" means bit for bit the same.
+        22050, 32000 and 44100 Hz. Cost is CPU seconds per second of audio and its ratio to the default's (runs
+        side by side). Quality is the SNR against a reference (the best resampler at 48 kHz, limiter off), after the
+        best alignment within 64 frames (the limiter delays by its look-ahead), over all but the first and last 1024
+        frames. The scene is rendered without one-shot restarts, so every render is the same from the same start;
+        renders at another rate are brought back to 48 kHz with sox's `rate -v` (sox must be installed).
+        "identical" means bit for bit the same.
         """
 
     static func runOpenALOptions(_ arguments: inout Arguments) throws {
