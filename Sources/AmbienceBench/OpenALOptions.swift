@@ -50,6 +50,12 @@ public struct OpenALOptionsReport: Sendable {
         public var costRatio: Double? = nil
         /// SNR against the reference, in dB (+infinity: identical); nil when the render failed.
         public var snrDB: Double? = nil
+        /// The same on short-time magnitude spectra (`SignalComparison.spectralSNRDB`): blind to the slow drift of
+        /// OpenAL Soft's fixed-point stepping at another mixing rate.
+        public var spectralSNRDB: Double? = nil
+        /// Rows at another mixing rate: the SNR against the reference's configuration rendered at that same rate
+        /// (no sox, the same fixed-point steps): the resampler's share of the loss, apart from the rate's.
+        public var sameRateSNRDB: Double? = nil
         /// The best alignment's lag, in 48 kHz frames.
         public var lagFrames: Int? = nil
         /// Peak absolute sample of the quality render.
@@ -69,6 +75,9 @@ public struct OpenALOptionsReport: Sendable {
     public var reference = ""
     /// The reference against a second render of itself (+infinity: bit for bit the same, the scene is deterministic).
     public var referenceSelfSNR: Double? = nil
+    /// The reference taken to 44.1 kHz and back through sox, against itself: what losing the band above 22.05 kHz
+    /// and the comparison's own resampling cost, the best the 44.1 kHz row could score.
+    public var soxRoundTripSNR: Double? = nil
     /// Peak of the reference render: above 1.0 the limiter has work to do.
     public var referencePeak: Double? = nil
     public var voices = 0
@@ -127,6 +136,13 @@ public enum OpenALOptionsBench {
             configurations.append(
                 Configuration(name: "\(rate) Hz", group: "frequency", setup: RawOpenALSetup(mixingRate: rate)))
         }
+        // 44.1 kHz with the reference's resampler: how much of that rate's loss is the rate, how much the resampler.
+        if let best = bestResampler(defaults.resamplers) {
+            configurations.append(
+                Configuration(
+                    name: "44100 Hz, resampler \(defaults.resamplers[best])", group: "frequency",
+                    setup: RawOpenALSetup(mixingRate: 44_100, resampler: best)))
+        }
 
         let scene = StressScene(voices: options.voices)
         // Cost: runs take turns, each starting one configuration further on, as Benchmark's systems do.
@@ -160,6 +176,12 @@ public enum OpenALOptionsBench {
         report.referencePeak = peak(reference)
         let again = try qualityRender(scene, setup: referenceSetup, seconds: options.qualitySeconds)
         report.referenceSelfSNR = SignalComparison.compare(reference: reference, signal: again)?.snrDB
+        // The comparison's own resampler, there and back: it must be far above anything it is used to compare.
+        if let down = try? resampleWithSox(reference, from: 48_000, to: 44_100),
+            let back = try? resampleWithSox(down, from: 44_100, to: 48_000)
+        {
+            report.soxRoundTripSNR = SignalComparison.compare(reference: reference, signal: back)?.snrDB
+        }
 
         let defaultRuns = costs[0].compactMap { $0?.rtf }
         for (index, configuration) in configurations.enumerated() {
@@ -183,6 +205,16 @@ public enum OpenALOptionsBench {
                 row.peak = peak(output)
                 let comparison = SignalComparison.compare(reference: reference, signal: output)
                 row.snrDB = comparison?.snrDB
+                row.spectralSNRDB = comparison?.spectralSNRDB
+                if let rate = configuration.setup.mixingRate, rate != scene.sampleRate {
+                    var sameRate = referenceSetup
+                    sameRate.mixingRate = rate
+                    let native = try qualityRender(
+                        scene, setup: configuration.setup, seconds: options.qualitySeconds, at: rate)
+                    let nativeReference = try qualityRender(
+                        scene, setup: sameRate, seconds: options.qualitySeconds, at: rate)
+                    row.sameRateSNRDB = SignalComparison.compare(reference: nativeReference, signal: native)?.snrDB
+                }
                 row.lagFrames = comparison?.lagFrames
             } catch {
                 row.error = "\(error)"
@@ -200,15 +232,18 @@ public enum OpenALOptionsBench {
             ?? (names.isEmpty ? nil : names.count - 1)
     }
 
-    /// The scene with no one-shot restarted, `seconds` of it, as interleaved stereo at 48 kHz.
-    static func qualityRender(_ scene: StressScene, setup: RawOpenALSetup, seconds: Double) throws -> [Float] {
+    /// The scene with no one-shot restarted, `seconds` of it, as interleaved stereo at `outputRate` (48 kHz unless
+    /// asked; a render at another mixing rate goes through sox).
+    static func qualityRender(_ scene: StressScene, setup: RawOpenALSetup, seconds: Double, at outputRate: Int = 48_000)
+        throws -> [Float]
+    {
         var setup = setup
         setup.restartOneShots = false
         var output: [Float] = []
         let rate = setup.mixingRate ?? scene.sampleRate
         output.reserveCapacity(Int(seconds * Double(rate) * 2) + 4096)
         _ = try RawOpenAL.run(scene, seconds: seconds, setup: setup, capture: { output.append(contentsOf: $0) })
-        return rate == 48_000 ? output : try resampleWithSox(output, from: rate, to: 48_000)
+        return rate == outputRate ? output : try resampleWithSox(output, from: rate, to: outputRate)
     }
 
     /// Interleaved stereo from one rate to another through `sox … rate -v` (very high quality, linear phase). Sox

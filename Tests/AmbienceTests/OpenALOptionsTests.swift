@@ -42,6 +42,25 @@ import Testing
         #expect(far.snrDB < 10)
     }
 
+    /// A sample-wise SNR counts a fraction of a frame's delay; the spectral one does not, yet sees a level change.
+    @Test func spectralComparisonIgnoresTimingButNotLevel() throws {
+        func sine(delay: Double, amplitude: Double) -> [Float] {
+            (0..<8_000).flatMap { i -> [Float] in
+                let v = Float(amplitude * sin(2 * Double.pi * 3_000 * (Double(i) - delay) / 48_000))
+                return [v, v]
+            }
+        }
+        let reference = sine(delay: 0, amplitude: 0.5)
+        let late = try #require(SignalComparison.compare(reference: reference, signal: sine(delay: 0.4, amplitude: 0.5)))
+        // 2·sin(π·3000·0.4/48000) of the amplitude is left over: about 16 dB.
+        #expect(abs(late.snrDB - 16.1) < 0.5, "\(late.snrDB) dB")
+        #expect(late.spectralSNRDB > 40, "\(late.spectralSNRDB) dB")
+        let quieter = try #require(
+            SignalComparison.compare(reference: reference, signal: sine(delay: 0, amplitude: 0.25)))
+        #expect(abs(quieter.spectralSNRDB - 6.02) < 0.1 && abs(quieter.snrDB - 6.02) < 0.1)
+        #expect(SignalComparison.compare(reference: reference, signal: reference)?.spectralSNRDB == .infinity)
+    }
+
     @Test func comparisonRefusesWhatItCannotMeasure() {
         let reference = Self.stereoSine(hz: 440, frames: 8_000)
         #expect(SignalComparison.compare(reference: [Float](repeating: 0, count: 16_000), signal: reference) == nil)
@@ -58,6 +77,9 @@ import Testing
         // The scene renders the same twice: the proof that every comparison compares like with like.
         #expect(json["referenceSelfSNR"] as? String == "identical")
         #expect((json["referencePeak"] as? Double ?? 0) > 0)
+        // The comparison's own resampler, there and back, loses only the band above 22.05 kHz: far less than a
+        // broken one (a wrong rate or scale) would.
+        #expect((json["soxRoundTripSNR"] as? Double ?? 0) > 25)
         let resamplers = try #require(json["resamplers"] as? [String])
         #expect(resamplers.contains("Nearest") && resamplers.contains("23rd order Sinc"))
         let options = try #require(json["options"] as? [[String: Any]])
@@ -65,7 +87,8 @@ import Testing
         #expect(names.first == "default")
         #expect(
             Set(names).isSuperset(of: [
-                "stereo buffers", "limiter on", "limiter off", "22050 Hz", "32000 Hz", "44100 Hz"
+                "stereo buffers", "limiter on", "limiter off", "22050 Hz", "32000 Hz", "44100 Hz",
+                "44100 Hz, resampler 23rd order Sinc"
             ]))
         #expect(names.filter { $0.hasPrefix("resampler ") }.count == resamplers.count)
         var snr: [String: Double] = [:]
@@ -74,6 +97,10 @@ import Testing
             #expect(option["error"] == nil, "\(name): \(option["error"] ?? "")")
             let rtf = option["rtf"] as? Double ?? .nan, ratio = option["costRatio"] as? Double ?? .nan
             #expect(rtf.isFinite && rtf > 0 && ratio.isFinite && ratio > 0, "\(name): rtf \(rtf), ratio \(ratio)")
+            let spectral =
+                option["spectralSNRDB"] as? Double
+                ?? (option["spectralSNRDB"] as? String == "identical" ? .infinity : .nan)
+            #expect(!spectral.isNaN, "\(name): spectral \(option["spectralSNRDB"] ?? "nil")")
             if let value = option["snrDB"] as? Double {
                 #expect(value.isFinite, "\(name)")
                 snr[name] = value
