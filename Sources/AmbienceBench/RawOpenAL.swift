@@ -132,7 +132,9 @@ enum RawOpenAL {
             alSourcef(source, AL_MAX_DISTANCE, 1000)
             alSourcef(source, AL_ROLLOFF_FACTOR, 1)
             alSource3f(source, AL_POSITION, voice.x, voice.y, voice.z)
-            if let resampler = setup.resampler { alSourcei(source, AL_SOURCE_RESAMPLER_SOFT, ALint(clamping: resampler)) }
+            if let resampler = setup.resampler {
+                alSourcei(source, AL_SOURCE_RESAMPLER_SOFT, ALint(clamping: resampler))
+            }
             if !voice.loop, setup.restartOneShots { oneShots.append(i) }
         }
         alSourcePlayv(ALsizei(sources.count), sources)

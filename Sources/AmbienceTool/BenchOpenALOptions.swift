@@ -18,9 +18,9 @@ extension BenchCommand {
         frames; and again on magnitude spectra (1024-point, Hann, hop 512). At another mixing rate OpenAL Soft's
         fixed-point stepping makes each voice drift by a few frames a second against the 48 kHz render, which both
         figures count; "same rate" compares with the reference's configuration at that rate instead, which shows
-        the resampler's share apart from the rate's. The scene is rendered without one-shot restarts, so every render is the same from the same start;
-        renders at another rate are brought back to 48 kHz with sox's `rate -v` (sox must be installed).
-        "identical" means bit for bit the same.
+        the resampler's share apart from the rate's. The scene is rendered without one-shot restarts, so every
+        render is the same from the same start; renders at another rate are brought back to 48 kHz with sox's
+        `rate -v` (sox must be installed). "identical" means bit for bit the same.
         """
 
     static func runOpenALOptions(_ arguments: inout Arguments) throws {
@@ -99,7 +99,8 @@ extension BenchCommand {
         }
         print(
             "OpenAL Soft options on the \(report.voices)-voice scene (varied pitch): rtf is the median of \(report.runs) "
-                + "runs of \(fixed(report.seconds, 1)) s; SNR against \(report.reference), over \(fixed(report.qualitySeconds, 1)) s")
+                + "runs of \(fixed(report.seconds, 1)) s; SNR against \(report.reference), over \(fixed(report.qualitySeconds, 1)) s"
+        )
         print(Machine.caption + "\n")
         print(
             pad("option", 38) + pad("rtf", 10) + pad("× default", 11) + pad("SNR dB", 11) + pad("spectral", 11)

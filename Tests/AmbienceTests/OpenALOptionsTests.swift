@@ -51,7 +51,8 @@ import Testing
             }
         }
         let reference = sine(delay: 0, amplitude: 0.5)
-        let late = try #require(SignalComparison.compare(reference: reference, signal: sine(delay: 0.4, amplitude: 0.5)))
+        let late = try #require(
+            SignalComparison.compare(reference: reference, signal: sine(delay: 0.4, amplitude: 0.5)))
         // 2·sin(π·3000·0.4/48000) of the amplitude is left over: about 16 dB.
         #expect(abs(late.snrDB - 16.1) < 0.5, "\(late.snrDB) dB")
         #expect(late.spectralSNRDB > 40, "\(late.spectralSNRDB) dB")
