@@ -180,8 +180,8 @@ typedef enum ambience_output_kind {
 
 /* How OpenAL Soft resamples a voice whose sound is at another rate than the mix or whose pitch is not 1. Measured on
  * 1,024 voices of varied pitch (README, "OpenAL Soft's options"): LINEAR is the cheapest clean one; SINC12 is about
- * 10 dB closer to SINC24 (OpenAL Soft's best) at some 3.4 times LINEAR's mixing cost; CUBIC costs 2.3 times and
- * sounds like LINEAR; POINT is 10 dB worse and no cheaper. */
+ * 10 dB closer to SINC24 (OpenAL Soft's best) at some three times LINEAR's mixing cost; CUBIC costs about twice as
+ * much and sounds like LINEAR; POINT is 10 dB worse and no cheaper. */
 typedef enum ambience_resampler {
     AMBIENCE_RESAMPLER_POINT = 0,  /* the nearest sample: aliased, lo-fi */
     AMBIENCE_RESAMPLER_LINEAR = 1, /* OpenAL Soft's default */

@@ -2,8 +2,8 @@ extension EngineConfiguration {
     /// How OpenAL Soft resamples a voice whose sound is at another rate than the mix or whose pitch is not 1 (its
     /// per-source resampler, `AL_SOFT_source_resampler`). Measured on 1,024 voices at pitch 0.9–1.1 (`ambience bench
     /// --openal-options`; README, "OpenAL Soft's options"): against the best resampler's render, `linear` is about
-    /// 23 dB SNR at the lowest cost, `sinc12` about 33 dB at some 3.4 times its mixing cost, and `sinc24` about
-    /// 4.9 times; `cubic` costs 2.3 times and sounds like `linear`; `point` is 10 dB worse and no cheaper.
+    /// 23 dB SNR at the lowest cost, `sinc12` about 33 dB at some three times its mixing cost, and `sinc24` about
+    /// 4.5 times; `cubic` costs about twice as much and sounds like `linear`; `point` is 10 dB worse and no cheaper.
     public enum Resampler: String, Sendable, CaseIterable {
         /// The nearest sample: aliased and gritty, for a deliberately lo-fi sound.
         case point
