@@ -63,15 +63,11 @@ package final class Mixer: @unchecked Sendable {
             max(configuration.maxVoices, configuration.realVoices), EngineConfiguration.maxVoiceCounts.upperBound)
         self.configuration = configuration
         // Leave room for music streams beside the voice pool.
-        let device = try LoopbackDevice(
+        device = try LoopbackDevice(
             sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf,
             resampler: configuration.resampler, outputLimiter: configuration.outputLimiter)
-        self.device = device
-        sources = device.withCurrentContext {
-            let pool = SourcePool(count: configuration.realVoices)
-            for source in pool.sources { device.applyResampler(to: source) }
-            return pool
-        }
+        sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
+        device.applyResampler(to: sources.sources)
         effectsAvailable =
             device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
         effects = EffectRack(sources: sources.count)

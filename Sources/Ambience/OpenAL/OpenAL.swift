@@ -101,10 +101,12 @@ final class LoopbackDevice: @unchecked Sendable {
         return ALint(index)
     }
 
-    /// Sets the configured resampler on a voice's source (the context must be current). Nothing to do when it is
-    /// OpenAL Soft's default.
-    func applyResampler(to source: ALSource) {
-        if let resamplerIndex { alSourcei(source.id, AL_SOURCE_RESAMPLER_SOFT, resamplerIndex) }
+    /// Sets the configured resampler on the voices' sources. Nothing to do when it is OpenAL Soft's default.
+    func applyResampler(to sources: [ALSource]) {
+        guard let resamplerIndex else { return }
+        withCurrentContext {
+            for source in sources { alSourcei(source.id, AL_SOURCE_RESAMPLER_SOFT, resamplerIndex) }
+        }
     }
 
     /// Whether the output limiter is on.
