@@ -17,7 +17,7 @@ public func ambience_get_version(
     }
 }
 
-/// "0.1.0", made once and never freed (the header promises a static string).
+/// "0.2.0", made once and never freed (the header promises a static string).
 nonisolated(unsafe) private let versionText: UnsafePointer<CChar> = {
     let text = Ambience.version.description
     let copy = UnsafeMutablePointer<CChar>.allocate(capacity: text.utf8.count + 1)
@@ -43,6 +43,8 @@ private func defaultConfig() -> ambience_engine_config {
     config.app_name = nil
     config.sound_memory_budget = UInt64(defaults.soundMemoryBudget)
     config.handle_termination_signals = defaults.handlesTerminationSignals
+    config.resampler = cResampler(defaults.resampler)
+    config.output_limiter = defaults.outputLimiter
     return config
 }
 
@@ -70,6 +72,8 @@ private func configuration(_ c: ambience_engine_config) throws(APIError) -> Engi
         maxVoices: Int(c.max_voices), hrtf: c.hrtf, blockFrames: Int(c.block_frames),
         appName: appName, soundMemoryBudget: Int(c.sound_memory_budget))
     settings.handlesTerminationSignals = c.handle_termination_signals
+    settings.resampler = try resampler(c.resampler)
+    settings.outputLimiter = c.output_limiter
     do {
         return try settings.validated()
     } catch {
@@ -77,6 +81,22 @@ private func configuration(_ c: ambience_engine_config) throws(APIError) -> Engi
         throw APIError.invalid(
             "config->\(cName(ofConfigurationField: refusal.what)) is \(refusal.value), not \(refusal.expected)")
     }
+}
+
+private let resamplers: [(ambience_resampler, EngineConfiguration.Resampler)] = [
+    (AMBIENCE_RESAMPLER_POINT, .point), (AMBIENCE_RESAMPLER_LINEAR, .linear), (AMBIENCE_RESAMPLER_CUBIC, .cubic),
+    (AMBIENCE_RESAMPLER_SINC12, .sinc12), (AMBIENCE_RESAMPLER_SINC24, .sinc24)
+]
+
+private func resampler(_ c: ambience_resampler) throws(APIError) -> EngineConfiguration.Resampler {
+    guard let match = resamplers.first(where: { $0.0 == c }) else {
+        throw APIError.invalid("config->resampler is \(c.rawValue), not an ambience_resampler")
+    }
+    return match.1
+}
+
+private func cResampler(_ resampler: EngineConfiguration.Resampler) -> ambience_resampler {
+    resamplers.first { $0.1 == resampler }?.0 ?? AMBIENCE_RESAMPLER_LINEAR
 }
 
 /// The C field for a Swift `EngineConfiguration` property: `blockFrames` is `block_frames`.

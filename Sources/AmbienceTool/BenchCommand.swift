@@ -47,7 +47,7 @@ struct BenchCommand: Command {
           --files         skip through these files instead
         Every frame times update(), currentPlaybackTime and one sound effect's play(); every 0.5 s
         skipToNextItem(); every 20th skip a pause and the music player's play(). Prints p50, p99 and max per call.
-        """ + latencyUsage + memoryUsage
+        """ + latencyUsage + memoryUsage + openALOptionsUsage
 
     static func run(_ arguments: inout Arguments) throws {
         if arguments.flag("--hitches") { return try runHitches(&arguments) }
@@ -56,6 +56,7 @@ struct BenchCommand: Command {
         if arguments.flag("--formats") { return try runFormats(&arguments) }
         if arguments.flag("--memory") { return try runMemory(&arguments) }
         if arguments.contains("--memory-client") { return try runMemoryClient(&arguments) }
+        if arguments.flag("--openal-options") { return try runOpenALOptions(&arguments) }
         let json = arguments.flag("--json")
         let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3

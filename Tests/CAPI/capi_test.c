@@ -251,7 +251,34 @@ static void test_version_and_config(void) {
     CHECK(config.output == AMBIENCE_OUTPUT_DEVICE && config.sample_rate == 48000 && config.real_voices == 256);
     CHECK(config.device_name == NULL && config.app_name == NULL && config.block_frames == 512);
     CHECK(config.handle_termination_signals); /* the exit rule on SIGTERM, SIGINT and SIGHUP, unless turned off */
+    CHECK(config.resampler == AMBIENCE_RESAMPLER_LINEAR && !config.output_limiter);
     EXPECT(ambience_engine_config_init(NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+}
+
+/* The output limiter from C: eight centred 0.5 sines sum to about 2.4 per channel; limited, the mix stays at full
+ * scale. The resampler is set too (a sinc), and the engine renders with it. */
+static void test_output_limiter(void) {
+    int limited;
+    for (limited = 0; limited < 2; limited++) {
+        ambience_engine_config config;
+        ambience_engine *engine = NULL;
+        ambience_sound *sound;
+        float peak = 0;
+        size_t i;
+        int v;
+        OK(ambience_engine_config_init(&config));
+        config.output = AMBIENCE_OUTPUT_OFFLINE;
+        config.sample_rate = RATE;
+        config.output_limiter = limited;
+        config.resampler = AMBIENCE_RESAMPLER_SINC12;
+        OK(ambience_engine_create(&config, &engine));
+        sound = tone(engine, 440, 1);
+        for (v = 0; v < 8; v++) OK(ambience_play(sound, NULL, NULL));
+        OK(ambience_render(engine, mix, BLOCK));
+        for (i = 0; i < 2 * BLOCK; i++) peak = fabsf(mix[i]) > peak ? fabsf(mix[i]) : peak;
+        if (limited) CHECK(peak > 0.5f && peak <= 1.01f); else CHECK(peak > 1.5f);
+        OK(ambience_engine_destroy(engine));
+    }
 }
 
 static void test_bad_configs(void) {
@@ -267,6 +294,10 @@ static void test_bad_configs(void) {
     config.output = (ambience_output_kind)42;
     EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
     config.output = AMBIENCE_OUTPUT_OFFLINE;
+    config.resampler = (ambience_resampler)9;
+    EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "config->resampler is 9") != NULL);
+    config.resampler = AMBIENCE_RESAMPLER_SINC12;
     config.real_voices = 0;
     EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
     config.real_voices = 64;
@@ -1623,6 +1654,7 @@ int main(int argc, char **argv) {
         setenv("SDL_AUDIODRIVER", "dummy", 1);
         test_version_and_config();
         test_bad_configs();
+        test_output_limiter();
         engine = offline_engine();
         other = offline_engine();
         events.engine = engine;

@@ -20,6 +20,12 @@ public struct EngineConfiguration: Sendable {
     public var maxVoices = 16_384
     /// Render through head-related transfer functions, for headphones (when OpenAL Soft has them).
     public var hrtf = false
+    /// The resampler every voice's source uses (`Resampler`); `linear` by default, the cheapest that sounds clean.
+    public var resampler = Resampler.linear
+    /// OpenAL Soft's output limiter (ALC_SOFT_output_limiter): a mix louder than full scale is turned down smoothly
+    /// instead of clipped further on. Off by default: it costs a little mixing time and delays all output by its
+    /// 1 ms look-ahead, and a game whose mix stays below full scale gains nothing from it.
+    public var outputLimiter = false
     /// Frames per mix block: the device callback size and the offline render step.
     public var blockFrames = 512
     /// Shown to the sound server and on the session bus.
@@ -161,7 +167,8 @@ public final class AudioEngine: @unchecked Sendable {
             mixer = try Mixer(
                 MixerConfiguration(
                     sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
-                    maxVoices: configuration.maxVoices, hrtf: configuration.hrtf))
+                    maxVoices: configuration.maxVoices, hrtf: configuration.hrtf,
+                    resampler: configuration.resampler, outputLimiter: configuration.outputLimiter))
         } catch {
             throw .mixer(error)
         }

@@ -17,7 +17,7 @@ public struct AmbienceVersion: Sendable, Hashable, Comparable, CustomStringConve
         self.patch = patch
     }
 
-    /// `"0.1.0"`.
+    /// `"0.2.0"`.
     public var description: String { "\(major).\(minor).\(patch)" }
 
     public static func < (a: AmbienceVersion, b: AmbienceVersion) -> Bool {

@@ -64,8 +64,10 @@ package final class Mixer: @unchecked Sendable {
         self.configuration = configuration
         // Leave room for music streams beside the voice pool.
         device = try LoopbackDevice(
-            sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf)
+            sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf,
+            resampler: configuration.resampler, outputLimiter: configuration.outputLimiter)
         sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
+        device.applyResampler(to: sources.sources)
         effectsAvailable =
             device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
         effects = EffectRack(sources: sources.count)

@@ -32,7 +32,16 @@ final class LoopbackDevice: @unchecked Sendable {
     /// How many sources the context allows (mono and stereo together).
     let sourceLimit: Int
 
-    init(sampleRate: Int, sources: Int, hrtf: Bool = false) throws(MixerSetupError) {
+    /// The index in `AL_RESAMPLER_NAME_SOFT`'s list of the resampler voices use, or nil to leave OpenAL Soft's
+    /// default (also when the extension or that resampler is missing).
+    private var resamplerIndex: ALint? = nil
+    /// Whether the output limiter was asked for; a reset for HRTF asks again.
+    private let outputLimiter: Bool
+
+    init(
+        sampleRate: Int, sources: Int, hrtf: Bool = false, resampler: EngineConfiguration.Resampler = .linear,
+        outputLimiter: Bool = false
+    ) throws(MixerSetupError) {
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .loopbackUnavailable }
         // The rate and source count come from a validated EngineConfiguration; checking again costs nothing.
         guard let rate = try? sampleRate.exactly(ALCint.self, "sample rate"),
@@ -48,6 +57,7 @@ final class LoopbackDevice: @unchecked Sendable {
             ALC_MONO_SOURCES, ALCint(clamping: max(sources - 16, 1)),
             ALC_STEREO_SOURCES, 16,
             ALC_HRTF_SOFT, hrtf ? ALC_TRUE : ALC_FALSE,
+            ALC_OUTPUT_LIMITER_SOFT, outputLimiter ? ALC_TRUE : ALC_FALSE,
             0
         ]
         guard let context = alcCreateContext(device, attributes) else {
@@ -58,16 +68,53 @@ final class LoopbackDevice: @unchecked Sendable {
         self.device = device
         self.context = context
         self.sampleRate = sampleRate
+        self.outputLimiter = outputLimiter
         var mono: ALCint = 0, stereo: ALCint = 0
         alcGetIntegerv(device, ALC_MONO_SOURCES, 1, &mono)
         alcGetIntegerv(device, ALC_STEREO_SOURCES, 1, &stereo)
         sourceLimit = Int(mono + stereo)
+        resamplerIndex = withCurrentContext { Self.resamplerIndex(resampler) }
     }
 
     /// Set once the device is closed: OpenAL calls then run with no context at all and do nothing.
     private let closed = Atomic<Bool>(false)
 
     deinit { close() }
+
+    /// The index of OpenAL Soft's resampler by its 1.19 name ("Linear", "11th order Sinc"…), or one whose name
+    /// begins so in a later version; nil when it is OpenAL Soft's default anyway, or not there.
+    private static func resamplerIndex(_ resampler: EngineConfiguration.Resampler) -> ALint? {
+        guard alIsExtensionPresent("AL_SOFT_source_resampler") != 0 else { return nil }
+        let wanted =
+            switch resampler {
+            case .point: "Nearest"
+            case .linear: "Linear"
+            case .cubic: "Cubic"
+            case .sinc12: "11th order Sinc"
+            case .sinc24: "23rd order Sinc"
+            }
+        let count = min(max(alGetInteger(AL_NUM_RESAMPLERS_SOFT), 0), 64)
+        let names = (0..<count).map { alGetStringiSOFT(AL_RESAMPLER_NAME_SOFT, $0).map { String(cString: $0) } ?? "" }
+        guard let index = names.firstIndex(of: wanted) ?? names.firstIndex(where: { $0.hasPrefix(wanted) }),
+            index != Int(alGetInteger(AL_DEFAULT_RESAMPLER_SOFT))
+        else { return nil }
+        return ALint(index)
+    }
+
+    /// Sets the configured resampler on the voices' sources. Nothing to do when it is OpenAL Soft's default.
+    func applyResampler(to sources: [ALSource]) {
+        guard let resamplerIndex else { return }
+        withCurrentContext {
+            for source in sources { alSourcei(source.id, AL_SOURCE_RESAMPLER_SOFT, resamplerIndex) }
+        }
+    }
+
+    /// Whether the output limiter is on.
+    var outputLimiterEnabled: Bool {
+        var value: ALCint = 0
+        alcGetIntegerv(device, ALC_OUTPUT_LIMITER_SOFT, 1, &value)
+        return value != 0
+    }
 
     /// Destroys the context and closes the device now, rather than whenever the last reference goes (a thread that
     /// is still finishing at process exit may hold one, and OpenAL complains about devices left open at exit).
@@ -130,7 +177,8 @@ final class LoopbackDevice: @unchecked Sendable {
     func setHRTF(_ on: Bool) -> Bool {
         let attributes: [ALCint] = [
             ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT,
-            ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE, 0
+            ALC_FREQUENCY, ALCint(clamping: sampleRate), ALC_HRTF_SOFT, on ? ALC_TRUE : ALC_FALSE,
+            ALC_OUTPUT_LIMITER_SOFT, outputLimiter ? ALC_TRUE : ALC_FALSE, 0
         ]
         return alcResetDeviceSOFT(device, attributes) != 0
     }
