@@ -335,17 +335,25 @@ extension Double {
     }
 
     /// Removing a track, or a file becoming unreadable, works the album's loudness out again from the tracks left.
-    @Test func removingATrackWorksTheAlbumOutAgain() throws {
-        let tags = ["ALBUM=Shrinks", "ARTIST=X"]
-        try encoded("music/album/1.ogg", amplitude: 0.4, seconds: 1, encoder: "oggenc", tags: tags)
-        let second = try encoded("music/album/2.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: tags)
-        let third = try encoded("music/album/3.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: tags)
+    /// One-second Ogg tracks of one album in music/ (1.ogg loud, the rest 12 dB down), scanned and measured: their
+    /// paths, the library and a reader of 1.ogg's figures.
+    func measuredAlbum(_ album: String, tracks: Int) throws -> (
+        paths: [String], library: MediaLibrary, first: () throws -> LoudnessMeasurement
+    ) {
+        let paths = try (1...tracks).map { n in
+            try encoded(
+                "music/\(n).ogg", amplitude: n == 1 ? 0.4 : 0.1, seconds: 1, encoder: "oggenc",
+                tags: ["ALBUM=\(album)", "ARTIST=X"])
+        }
         let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index.sqlite"))
         try library.scan()
         try library.analyzeLoudness()
-        func first() throws -> LoudnessMeasurement {
-            try #require(library.items.first { $0.url.hasSuffix("1.ogg") }?.loudness)
-        }
+        return (paths, library, { try #require(library.items.first { $0.url.hasSuffix("/1.ogg") }?.loudness) })
+    }
+
+    @Test func removingATrackWorksTheAlbumOutAgain() throws {
+        let (paths, library, first) = try measuredAlbum("Shrinks", tracks: 3)
+        let (second, third) = (paths[1], paths[2])
         let loudTrack = try #require(try first().trackLoudness)
         let withThree = try #require(try first().albumLoudness)
         #expect(withThree < loudTrack - 3)
@@ -364,15 +372,8 @@ extension Double {
 
     /// A track retagged into another album leaves the first album's loudness at once, before any new analysis.
     @Test func aTrackRetaggedIntoAnotherAlbumLeavesTheFirst() throws {
-        try encoded("music/1.ogg", amplitude: 0.4, seconds: 1, encoder: "oggenc", tags: ["ALBUM=First", "ARTIST=X"])
-        let moved = try encoded(
-            "music/2.ogg", amplitude: 0.1, seconds: 1, encoder: "oggenc", tags: ["ALBUM=First", "ARTIST=X"])
-        let library = try MediaLibrary(folders: [fixtures.path("music")], databasePath: fixtures.path("index.sqlite"))
-        try library.scan()
-        try library.analyzeLoudness()
-        func first() throws -> LoudnessMeasurement {
-            try #require(library.items.first { $0.url.hasSuffix("1.ogg") }?.loudness)
-        }
+        let (paths, library, first) = try measuredAlbum("First", tracks: 2)
+        let moved = paths[1]
         let loudTrack = try #require(try first().trackLoudness)
         // Two tracks of a second, 12 dB apart: the album is 10·log10((1 + 10^-1.2) / 2) ≈ -2.7 dB from the loud one.
         #expect(try #require(try first().albumLoudness) < loudTrack - 2)
@@ -385,7 +386,7 @@ extension Double {
             ])
         #expect(try library.scan().updated == 1)
         #expect(try #require(try first().albumLoudness).isApproximately(loudTrack, within: 1e-9))
-        #expect(library.items.first { $0.url.hasSuffix("2.ogg") }?.loudness?.albumLoudness == nil)
+        #expect(library.items.first { $0.url.hasSuffix("/2.ogg") }?.loudness?.albumLoudness == nil)
     }
 
     /// The background analysis measures the library and says so through the library's notifications.
