@@ -118,9 +118,7 @@ struct LibraryIndexer {
         try db.transaction { () throws(SQLiteError) -> Void in
             var albumsLosingTracks = Set<UInt64>()
             for path in known.keys {
-                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(path)]) {
-                    albumsLosingTracks.insert($0.id(0))
-                }
+                if let album = try albumID(ofPath: path) { albumsLosingTracks.insert(album) }
                 report.removed += try db.run("DELETE FROM items WHERE path = ?", [.blob(path)])
             }
             // The album's loudness was worked out with the removed tracks: work it out again without them.
@@ -152,12 +150,9 @@ struct LibraryIndexer {
                 "INSERT OR REPLACE INTO failures(path, folder, size, mtime, reason) VALUES (?, ?, ?, ?, ?)",
                 [.blob(file.path), .blob(file.folder), .integer(file.size), .integer(file.mtime), .text(reason)])
             if existed {
-                var albums = Set<UInt64>()
-                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(file.path)]) {
-                    albums.insert($0.id(0))
-                }
+                let album = try albumID(ofPath: file.path)
                 try db.run("DELETE FROM items WHERE path = ?", [.blob(file.path)])
-                for album in albums { _ = try LibraryAlbumLoudness.update(album, in: db) }
+                if let album { _ = try LibraryAlbumLoudness.update(album, in: db) }
                 report.removed += 1
             }
             report.failed.append(ScanIssue(path: display, reason: reason))
@@ -176,10 +171,7 @@ struct LibraryIndexer {
             let variousArtists: Set<String> = ["various artists", "various", "va", "v.a."]
             let compilationTag = tags.albumArtist.map { variousArtists.contains(LibraryKey.fold($0)) } ?? false
             let album = RawPath.stableID(albumIdentity)
-            var oldAlbum: UInt64?
-            if existed {
-                try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(file.path)]) { oldAlbum = $0.id(0) }
-            }
+            let oldAlbum = try existed ? albumID(ofPath: file.path) : nil
             do throws(SQLiteError) {
                 try db.run(
                     """
@@ -224,6 +216,13 @@ struct LibraryIndexer {
             }
             if existed { report.updated += 1 } else { report.added += 1 }
         }
+    }
+
+    /// The album of the item at `path`, or nil when the index has none there.
+    private func albumID(ofPath path: [UInt8]) throws(SQLiteError) -> UInt64? {
+        var album: UInt64?
+        try db.query("SELECT album_id FROM items WHERE path = ?", [.blob(path)]) { album = $0.id(0) }
+        return album
     }
 
     static func mediaType(genre: String?) -> MediaType {

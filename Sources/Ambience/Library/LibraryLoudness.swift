@@ -144,7 +144,7 @@ extension MediaLibrary {
 }
 
 /// An album's loudness in the index, from its measured tracks: the analysis updates it when a track is measured, and
-/// a scan when it removes a track.
+/// a scan when a track leaves the album (removed, unreadable, or changed and so no longer measured).
 enum LibraryAlbumLoudness {
     /// Works out the album's loudness (`LoudnessAnalysis.albumLoudness`) and peak (the highest track peak) from its
     /// measured tracks and writes them to every track of the album; with no measured track left, clears them. Only
