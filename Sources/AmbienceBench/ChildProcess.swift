@@ -32,7 +32,7 @@ struct ChildProcess {
         // pipe, and nothing it printed is lost: both threads are joined before the output is read.
         let out = PipeReader(output.fileHandleForReading), err = PipeReader(errors.fileHandleForReading)
         let seconds = timeoutSeconds.isFinite ? min(max(timeoutSeconds, 0), 86_400) : 0
-        let deadline = monotonicNanoseconds() + Int(seconds * 1e9)
+        let deadline = monotonicNanoseconds() + (seconds * 1e9).saturated(Int.self)
         while process.isRunning, monotonicNanoseconds() < deadline {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
         }
@@ -54,7 +54,7 @@ struct ChildProcess {
 
     /// What `timedOut` and a non-zero status mean, for a report: nil for a child that exited with 0.
     func failure(_ what: String, timeoutSeconds: Double) -> String? {
-        if timedOut { return "\(what) ran past \(Int(timeoutSeconds.isFinite ? timeoutSeconds : 0)) s and was ended" }
+        if timedOut { return "\(what) ran past \(timeoutSeconds.saturated(Int.self)) s and was ended" }
         return status == 0 ? nil : "\(what) failed (status \(status)): \(errors)"
     }
 }
