@@ -21,7 +21,7 @@ bash scripts/with-services.sh swift test --skip-build "$@" || status=$?
 [ "${AMBIENCE_SOUND_SERVER:-pulseaudio}" != pipewire ] || exit "$status"
 pipewire_suites=(
   RouteChangeTests RouteTableTests                                  # route changes, real and as tables
-  FaultTests FaultsOfServers                                        # faults, the sound server killed and back
+  FaultTests FaultsOfServers FrozenSoundServerTests                 # faults: the sound server killed and back, frozen
   PulseAudioMonitorTests PulseAudioMonitorFailureTests              # the server's account of sinks and streams
   MPRISTests MPRISOfflineTests SleepTests                           # the desktop: players, system music, sleep
   SessionPolicyTests SessionRulesTests SessionOtherPlayersTests     # the session's rules

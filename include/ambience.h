@@ -656,16 +656,18 @@ typedef struct ambience_scan_report {
 /*
  * Opens (or creates) the library index of `folders` (UTF-8 paths, copied; NULL or count 0: $XDG_MUSIC_DIR, else
  * ~/Music) at `database_path` (NULL: $XDG_CACHE_HOME/ambience/library.sqlite). The library belongs to the engine:
- * its change callback arrives in ambience_update, and it is closed with the engine. An index that is damaged is
- * moved aside and rebuilt. Errors: AMBIENCE_ERROR_LIBRARY.
+ * its change callback arrives in ambience_update, and it is closed with the engine. Queries only read the index.
+ * An index that is damaged is moved aside (never over an older one) and rebuilt by the next scan; one that another
+ * process keeps locked is waited for, then AMBIENCE_ERROR_LIBRARY, and kept. Errors: AMBIENCE_ERROR_LIBRARY.
  */
 ambience_status ambience_library_open(ambience_engine *engine, const char *const *folders, size_t folder_count,
                                       const char *database_path, ambience_library **out_library);
 /* Closes the library (stopping its change notifications). The handle is dead afterwards. */
 ambience_status ambience_library_close(ambience_library *library);
 /*
- * Scans the folders: new and changed files are read, unchanged ones are not, missing ones are removed. Bad files
- * never stop a scan (they are counted in `failed`). out_report may be NULL. Runs on the calling thread.
+ * Scans the folders: new and changed files are read, unchanged ones are not, missing ones are removed (what a folder
+ * that cannot be listed held is kept, and warned about). Bad files never stop a scan (they are counted in `failed`).
+ * out_report may be NULL. Runs on the calling thread.
  */
 ambience_status ambience_library_scan(ambience_library *library, ambience_scan_report *out_report);
 /*

@@ -37,6 +37,8 @@ packages=(
   # Tests/Fuzz/run.sh writes a seed with python3 and finds libdbus's headers with pkg-config (SwiftPM does too);
   # the fault tests mount a small tmpfs (mount, umount)
   python3 pkg-config mount
+  # the library's contention tests hold the index's lock from another process with the sqlite3 command
+  sqlite3
   # the optional-library tests: readelf and nm read what the products link, ldconfig finds a library's file, and
   # util-linux's unshare (above) makes the private mount namespace that hides it
   binutils libc-bin

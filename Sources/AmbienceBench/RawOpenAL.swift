@@ -27,6 +27,7 @@ enum RawOpenAL {
     /// What a loopback context gets when nothing is asked for: the resamplers `AL_SOFT_source_resampler` lists (in
     /// its order; empty without the extension), the index of its default, and whether the output limiter is on.
     static func defaults() throws(BenchError) -> (resamplers: [String], defaultResampler: Int?, limiter: Bool?) {
+        OpenALSoft.startWithoutBackends()
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .openAL("cannot open a loopback device") }
         defer { alcCloseDevice(device) }
         let attributes: [ALCint] = [
@@ -60,6 +61,7 @@ enum RawOpenAL {
         capture: ((UnsafeBufferPointer<Float>) -> Void)? = nil,
         isCancelled: () -> Bool = { false }
     ) throws(BenchError) -> SystemMeasurement {
+        OpenALSoft.startWithoutBackends()
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .openAL("cannot open a loopback device") }
         defer { alcCloseDevice(device) }
         let mixingRate = setup.mixingRate ?? scene.sampleRate

@@ -117,7 +117,7 @@ public func ambience_engine_create(
         let engine: AudioEngine
         engine = try AudioEngine(settings)
         engine.musicPlayer.beginGeneratingPlaybackNotifications()
-        _ = exitHandlerInstalled
+        _ = exitStepAdded
         let builtins: [Bus] = [engine.master, engine.music, engine.sfx, engine.ui, engine.dialogue]
         let handle = registry.withLock { state -> UInt in
             let handle = HandleKind.engine.handle(serial: state.serial())

@@ -40,6 +40,7 @@ extension APIError {
         case .outOfMixerMemory: self.init(AMBIENCE_ERROR_OUT_OF_MEMORY, error.description)
         case .notOffline: self.init(AMBIENCE_ERROR_NOT_OFFLINE, error.description)
         case .invalidNumber: self.init(AMBIENCE_ERROR_INVALID_ARGUMENT, error.description)
+        case .processExiting: self.init(AMBIENCE_ERROR_SHUT_DOWN, error.description)
         }
     }
 }
@@ -79,6 +80,12 @@ public func ambience_last_error() -> UnsafePointer<CChar> {
 /// Runs one entry point: records its outcome for `ambience_last_error()` and turns it into a status.
 /// (`body` throws untyped only because Swift does not infer typed throws for multi-statement closures.)
 func api(_ function: StaticString, _ body: () throws -> Void) -> ambience_status {
+    // Another thread is running exit(): return at once, so this thread can be joined, rather than reach an engine
+    // that is shutting down (ProcessExit).
+    if ProcessExit.mustRefuse {
+        setLastError("\(function): the process is exiting")
+        return AMBIENCE_ERROR_SHUT_DOWN
+    }
     do {
         try body()
         clearLastError()
@@ -278,14 +285,15 @@ struct RegistryState {
 
 let registry = Lock(RegistryState())
 
-/// Registers `atexit` once: engines still alive when the program exits are shut down and released, so the output
-/// device is closed and the session's exit rule applies even when the program forgot.
-let exitHandlerInstalled: Bool = {
-    atexit { destroyAllEngines() }
+/// Takes part in the process's exit once (`ProcessExit`, which every engine joins): engines still alive when the
+/// program exits are shut down and released, so the output device is closed and the session's exit rule applies even
+/// when the program forgot, and nothing of theirs is left running while the process ends.
+let exitStepAdded: Bool = {
+    _ = ProcessExit.add(ProcessExit.Participant(shutDown: destroyAllEngines, waitOutCallers: {}))
     return true
 }()
 
-func destroyAllEngines() {
+@Sendable func destroyAllEngines() {
     let removed = registry.withLock { state in state.engines.keys.compactMap { state.removeEngine($0) } }
     for (box, libraries) in removed {
         for library in libraries { library.endAllNotifications() }

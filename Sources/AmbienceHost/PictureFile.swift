@@ -14,7 +14,7 @@ extension Picture {
             throw .picture(path: path, reason: error.description)
         }
         let file: AtomicFile
-        do throws(Errno) { file = try AtomicFile(replacing: path) } catch {
+        do throws(AtomicFileError) { file = try AtomicFile(replacing: path) } catch {
             throw .picture(path: path, reason: error.description)
         }  // at most 16384 a side, so a row of 4-byte pixels fits Int32 too
         let status: Int32 = pixels.withUnsafeBytes { raw in

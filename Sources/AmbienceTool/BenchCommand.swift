@@ -85,7 +85,7 @@ struct BenchCommand: Command {
         try Interrupt.check()
         if let plot { try writePlot(cost: report, to: plot) }
         if json {
-            print(describe(report).text)
+            Output.print(describe(report).text)
         } else {
             printTable(report)
         }
@@ -102,7 +102,7 @@ struct BenchCommand: Command {
         try Interrupt.check()
         func number(_ value: Double?) -> JSON { value.map { .double($0) } ?? .null }
         if json {
-            print(
+            Output.print(
                 JSON.object([
                     ("seconds", .double(report.seconds)), ("runs", .int(report.runs)),
                     (
@@ -122,13 +122,13 @@ struct BenchCommand: Command {
             return
         }
         func cell(_ value: Double?) -> String { value.map { String(format: "%.5f", $0) } ?? "—" }
-        print(
+        Output.print(
             "CPU seconds per second of audio, decoded and resampled to 48 kHz; medians of \(report.runs) runs of \(Int(report.seconds)) s files"
         )
-        print("format        ambience  (decode only)  sdl_mixer  (gross)   ambience/sdl_mixer")
+        Output.print("format        ambience  (decode only)  sdl_mixer  (gross)   ambience/sdl_mixer")
         for row in report.rows {
             let name = row.format.padding(toLength: 12, withPad: " ", startingAt: 0)
-            print(
+            Output.print(
                 "\(name)  \(cell(row.ambience))   \(cell(row.ambienceDecodeOnly))        \(cell(row.sdlMixer))    \(cell(row.sdlMixerGross))   \(row.ratio.map { String(format: "%.2f", $0) } ?? "— (SDL_mixer cannot play it)")"
             )
         }
@@ -150,7 +150,7 @@ struct BenchCommand: Command {
         let report = try Hitches.run(options, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
-            print(
+            Output.print(
                 JSON.object([
                     (
                         "calls",
@@ -177,19 +177,19 @@ struct BenchCommand: Command {
         func pad(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(width - text.count, 1))
         }
-        print(
+        Output.print(
             "\(report.frames) frames at 60 Hz on the \(report.outputDriver) driver, \(report.skips) skips through "
                 + report.files.map { String($0.split(separator: "/").last ?? "") }.joined(separator: ", "))
-        print(
+        Output.print(
             pad("call (microseconds)", 28) + pad("count", 8) + pad("p50", 10) + pad("p99", 10) + pad("max", 10)
                 + pad("CPU of max", 12) + "over 1 ms (preempted, waited)")
         for call in report.calls {
-            print(
+            Output.print(
                 pad(call.name, 28) + pad("\(call.count)", 8) + pad(fixed(call.p50, 1), 10) + pad(fixed(call.p99, 1), 10)
                     + pad(fixed(call.max, 1), 10) + pad(fixed(call.maxCallCPU, 1), 12)
                     + "\(call.over1ms) (\(call.over1msPreempted), \(call.over1msWaited))")
         }
-        print(
+        Output.print(
             "items started \(report.itemsStarted), playback errors \(report.playbackErrors), underruns \(report.underruns), "
                 + "late frames \(report.lateFrames)")
     }
@@ -269,23 +269,24 @@ struct BenchCommand: Command {
             guard let m else { return "-" }
             return m.error == nil ? fixed(m.rtf, 4) : "failed"
         }
-        print(
+        Output.print(
             "rtf: CPU seconds per second of audio (median of \(report.runs) runs of \(fixed(report.seconds, 1)) s; lower is better)\n"
         )
-        print(pad("scene", 24) + systems.map { pad($0.title, 18) }.joined() + pad("Amb/OpenAL", 12) + "Amb/SDL_mixer")
+        Output.print(
+            pad("scene", 24) + systems.map { pad($0.title, 18) }.joined() + pad("Amb/OpenAL", 12) + "Amb/SDL_mixer")
         for scene in report.scenes {
-            print(
+            Output.print(
                 pad(scene.title, 24) + systems.map { pad(cell(scene.measurement($0)), 18) }.joined()
                     + pad(scene.ratio(ambienceOver: .openal).map { fixed($0, 2) } ?? "-", 12)
                     + (scene.ratio(ambienceOver: .sdlMixer).map { fixed($0, 2) } ?? "-"))
         }
-        print("")
+        Output.print("")
         for scene in report.scenes where scene.systems.contains(where: \.system.playsRealSet) {
             let alone = scene.measurement(.ambienceRealSet), raw = scene.measurement(.openalRealSet)
-            print(
+            Output.print(
                 "\(scene.title), the \(scene.realSet.count) voices Ambience keeps real: alone through Ambience "
                     + "\(cell(alone)), through raw OpenAL Soft \(cell(raw))")
-            print(
+            Output.print(
                 "  Ambience's whole crowd over raw OpenAL Soft on its real set "
                     + "\(scene.ratio(ambienceOver: .openalRealSet).map { fixed($0, 2) } ?? "-"), "
                     + "over Ambience on its real set alone (the virtual voices' cost) "
@@ -293,30 +294,31 @@ struct BenchCommand: Command {
         }
         for scene in report.scenes {
             if let sources = scene.measurement(.openal)?.voicesMixed, sources > 0, sources < scene.voices {
-                print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
+                Output.print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
             }
             for (system, m) in scene.systems {
-                if let error = m.error { print("\(scene.title), \(system.title): \(error)") }
+                if let error = m.error { Output.print("\(scene.title), \(system.title): \(error)") }
             }
         }
         let perScene = report.scenes.compactMap { scene in
             scene.measurement(.ambience)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
         }
-        print("play(): median \(Int(report.playCallNs.rounded())) ns (per scene: \(perScene.joined(separator: ", ")))")
+        Output.print(
+            "play(): median \(Int(report.playCallNs.rounded())) ns (per scene: \(perScene.joined(separator: ", ")))")
         let rawPlays = report.scenes.compactMap { scene in
             scene.measurement(.openal)?.playCallNs.map { "\(scene.title) \(Int($0.rounded())) ns" }
         }
         let realSetPlays = report.scenes.compactMap { scene in
             scene.measurement(.ambienceRealSet)?.playCallNs.map { "\(scene.title)'s real set \(Int($0.rounded())) ns" }
         }
-        if !realSetPlays.isEmpty { print("play() on a real set alone: \(realSetPlays.joined(separator: ", "))") }
+        if !realSetPlays.isEmpty { Output.print("play() on a real set alone: \(realSetPlays.joined(separator: ", "))") }
         if !rawPlays.isEmpty {
-            print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))")
+            Output.print("raw OpenAL alSourcePlay of a finished one-shot: \(rawPlays.joined(separator: ", "))")
         }
         if let music = report.musicStreamCpuPercent {
-            print("music streaming (44.1 kHz stereo Ogg Vorbis): \(fixed(music, 2))% of a core")
+            Output.print("music streaming (44.1 kHz stereo Ogg Vorbis): \(fixed(music, 2))% of a core")
         } else {
-            print(
+            Output.print(
                 "music streaming: not measured (it needs the ambienceMusic system and Assets/Music/gravity-wave-theme.ogg)"
             )
         }

@@ -39,7 +39,7 @@ extension BenchCommand {
         try Interrupt.check()
         if let plot { try writePlot(latency: report, to: plot) }
         if json {
-            print(describe(report).text)
+            Output.print(describe(report).text)
         } else {
             printLatency(report)
         }
@@ -72,7 +72,7 @@ extension BenchCommand {
         let result = try LatencyClient.run(
             system, periodFrames: period, sampleRate: rate, clicks: clicks,
             gaps: Int(gaps[0] * 1e6)...Int(gaps[1] * 1e6), seed: seed)
-        print(result.lines.joined(separator: "\n"))
+        Output.print(result.lines.joined(separator: "\n"))
     }
 
     static func describe(_ report: LatencyReport) -> JSON {
@@ -113,26 +113,26 @@ extension BenchCommand {
         func pad(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(width - text.count, 1))
         }
-        print(
+        Output.print(
             "trigger-to-sound at the sink's monitor, in ms, on \(report.server.isEmpty ? "the sound server" : report.server)\n"
         )
-        print(
+        Output.print(
             pad("period", 8) + pad("system", 18) + pad("p50", 8) + pad("p99", 8) + pad("max", 8) + pad("found", 10)
                 + pad("late cb", 9) + "server underflows")
         for row in report.rows {
             let start = pad("\(row.periodFrames)", 8) + pad(row.system.title, 18)
-            if let error = row.error { print(start + "failed: \(error)"); continue }
+            if let error = row.error { Output.print(start + "failed: \(error)"); continue }
             let d = row.delay
-            print(
+            Output.print(
                 start + pad(d.map { fixed($0.p50, 2) } ?? "-", 8) + pad(d.map { fixed($0.p99, 2) } ?? "-", 8)
                     + pad(d.map { fixed($0.max, 2) } ?? "-", 8) + pad("\(row.found)/\(row.clicks)", 10)
                     + pad(row.lateCallbacks.map { "\($0)" } ?? "n/a", 9)
                     + (row.serverUnderflows.map { "\($0)" } ?? "n/a"))
         }
-        print("")
+        Output.print("")
         for period in Set(report.rows.map(\.periodFrames)).sorted() {
             if let over = report.ambienceP99OverFasterPeer(period: period) {
-                print(
+                Output.print(
                     "\(period) frames: Ambience p99 - faster peer's p99 = \(fixed(over, 2)) ms (target at most 1 ms: \(over <= 1 ? "met" : "missed"))"
                 )
             }

@@ -33,7 +33,7 @@ extension BenchCommand {
         let report = try MemoryBench.run(options, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
-            print(describe(report, options).text)
+            Output.print(describe(report, options).text)
         } else {
             printMemory(report, options)
         }
@@ -53,7 +53,7 @@ extension BenchCommand {
         guard try arguments.finish().isEmpty else {
             throw UsageError("bench --memory-client takes no positional arguments")
         }
-        print(try MemoryBench.client(system, voices: voices, realVoices: real, loadedSeconds: loaded))
+        Output.print(try MemoryBench.client(system, voices: voices, realVoices: real, loadedSeconds: loaded))
     }
 
     static func describe(_ report: MemoryReport, _ options: MemoryOptions) -> JSON {
@@ -97,27 +97,27 @@ extension BenchCommand {
     static func printMemory(_ report: MemoryReport, _ options: MemoryOptions) {
         func mb(_ bytes: Double?) -> String { bytes.map { fixed($0 / 1_048_576, 2) + " MB" } ?? "-" }
         func kb(_ bytes: Double?) -> String { bytes.map { fixed($0 / 1024, 0) + " kB" } ?? "-" }
-        print("peak resident set (each cell a process mixing the scene for 1 s)\n")
+        Output.print("peak resident set (each cell a process mixing the scene for 1 s)\n")
         for row in report.rows {
             let what =
                 row.loadedSeconds > 0
                 ? "\(row.voices) voice, \(row.loadedSeconds) s loaded" : "\(row.voices) voices (\(row.realVoices) real)"
             let figure = row.error.map { "failed: \($0)" } ?? mb(Double(row.peakBytes))
-            print("  \(row.system.title.padding(toLength: 18, withPad: " ", startingAt: 0))\(what): \(figure)")
+            Output.print("  \(row.system.title.padding(toLength: 18, withPad: " ", startingAt: 0))\(what): \(figure)")
         }
-        print("\nper 1,000 voices (peak over a one-voice run):")
+        Output.print("\nper 1,000 voices (peak over a one-voice run):")
         for voices in options.voiceCounts {
             let a = report.peakPerThousandVoices(.ambience, voices: voices)
             let o = report.peakPerThousandVoices(.openal, voices: voices)
-            print("  \(voices) voices: Ambience \(kb(a)), raw OpenAL Soft \(kb(o))")
+            Output.print("  \(voices) voices: Ambience \(kb(a)), raw OpenAL Soft \(kb(o))")
         }
         for voices in options.voiceCounts {
             guard let each = report.peakPerVirtualVoice(voices: voices) else { continue }
-            print(
+            Output.print(
                 "Ambience's virtual voices at \(voices): \(fixed(each, 0)) bytes each (over an all-real crowd of its real size)"
             )
         }
         let a = report.peakPerLoadedSecond(.ambience), o = report.peakPerLoadedSecond(.openal)
-        print("per loaded second (mono 48 kHz float): Ambience \(kb(a)), raw OpenAL Soft \(kb(o))")
+        Output.print("per loaded second (mono 48 kHz float): Ambience \(kb(a)), raw OpenAL Soft \(kb(o))")
     }
 }

@@ -41,7 +41,7 @@ extension BenchCommand {
             isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
-            print(describe(report).text)
+            Output.print(describe(report).text)
         } else {
             printOpenALOptions(report)
         }
@@ -97,30 +97,31 @@ extension BenchCommand {
             guard let value else { return "-" }
             return value == .infinity ? "identical" : fixed(value, 1)
         }
-        print(
+        Output.print(
             "OpenAL Soft options on the \(report.voices)-voice scene (varied pitch): rtf is the median of \(report.runs) "
                 + "runs of \(fixed(report.seconds, 1)) s; SNR against \(report.reference), over \(fixed(report.qualitySeconds, 1)) s"
         )
-        print(Machine.caption + "\n")
-        print(
+        Output.print(Machine.caption + "\n")
+        Output.print(
             pad("option", 38) + pad("rtf", 10) + pad("× default", 11) + pad("SNR dB", 11) + pad("spectral", 11)
                 + pad("same rate", 11) + "lag")
         for row in report.rows {
             let name = row.sameAsDefault ? row.name + " (= default)" : row.name
             if let error = row.error {
-                print(pad(name, 38) + "failed: \(error)")
+                Output.print(pad(name, 38) + "failed: \(error)")
                 continue
             }
-            print(
+            Output.print(
                 pad(name, 38) + pad(fixed(row.rtf, 4), 10) + pad(row.costRatio.map { fixed($0, 2) } ?? "-", 11)
                     + pad(snr(row.snrDB), 11) + pad(snr(row.spectralSNRDB), 11) + pad(snr(row.sameRateSNRDB), 11)
                     + (row.lagFrames.map(String.init) ?? "-"))
         }
-        print("")
-        print("reference against a second render of itself: \(snr(report.referenceSelfSNR)) dB")
-        print("reference peak: \(report.referencePeak.map { fixed($0, 3) } ?? "-")")
-        print("the comparison's own sox resampling, 48 kHz to 44.1 kHz and back: \(snr(report.soxRoundTripSNR)) dB")
-        print(
+        Output.print("")
+        Output.print("reference against a second render of itself: \(snr(report.referenceSelfSNR)) dB")
+        Output.print("reference peak: \(report.referencePeak.map { fixed($0, 3) } ?? "-")")
+        Output.print(
+            "the comparison's own sox resampling, 48 kHz to 44.1 kHz and back: \(snr(report.soxRoundTripSNR)) dB")
+        Output.print(
             "resamplers: \(report.resamplers.joined(separator: ", ")); default \(report.defaultResampler ?? "-"); "
                 + "limiter by default: \(report.limiterByDefault.map { $0 ? "on" : "off" } ?? "unknown")")
     }

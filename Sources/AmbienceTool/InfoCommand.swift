@@ -15,9 +15,9 @@ struct InfoCommand: Command {
         let info = try AudioFile.info(files[0])
         for warning in info.warnings { printError("warning: \(files[0]): \(warning)") }
         if json {
-            print(describe(info).text)
+            Output.print(describe(info).text)
         } else {
-            for line in lines(path: files[0], info) { print(line) }
+            for line in lines(path: files[0], info) { Output.line(line) }
         }
     }
 

@@ -107,13 +107,13 @@ struct LibraryCommand: Command {
             throw error
         }
         bar?.clear()
-        for issue in report.failed { print("failed: \(issue)") }
-        for issue in report.warnings { print("warning: \(issue)") }
-        print("\(folder): \(report)")
+        for issue in report.failed { Output.line("failed: \(issue)") }
+        for issue in report.warnings { Output.line("warning: \(issue)") }
+        Output.line("\(folder): \(report)")
         guard loudness else { return }
         let measured = try library.analyzeLoudness()
-        for issue in measured.failed { print("failed: \(issue)") }
-        print("\(folder): loudness \(measured)")
+        for issue in measured.failed { Output.line("failed: \(issue)") }
+        Output.line("\(folder): loudness \(measured)")
     }
 
     // MARK: query
@@ -134,24 +134,24 @@ struct LibraryCommand: Command {
         if grouping == nil {
             let items = try query.results().items
             if json {
-                print(JSON.array(items.map(describe)).text)
+                Output.print(JSON.array(items.map(describe)).text)
             } else {
                 for item in items {
-                    print(
+                    Output.print(
                         [
                             item.title ?? "", item.artist ?? "", item.albumTitle ?? "",
                             DurationText.format(item.playbackDuration), item.url
                         ]
-                        .joined(separator: "\t"))
+                        .map(TerminalText.shown).joined(separator: "\t"))
                 }
             }
         } else {
             let groups = try query.groups()
             if json {
-                print(
+                Output.print(
                     JSON.array(groups.map { .object([("name", .optional($0.name)), ("count", .int($0.count))]) }).text)
             } else {
-                for group in groups { print("\(group.name ?? "(none)")\t\(group.count)") }
+                for group in groups { Output.print("\(TerminalText.shown(group.name ?? "(none)"))\t\(group.count)") }
             }
         }
     }
@@ -174,7 +174,7 @@ private final class ProgressBar {
         lastDraw = now
         let width = 30
         let filled = progress.totalFiles > 0 ? width * progress.filesDone / progress.totalFiles : width
-        var name = progress.currentPath.split(separator: "/").last.map(String.init) ?? ""
+        var name = TerminalText.shown(progress.currentPath.split(separator: "/").last.map(String.init) ?? "")
         if name.count > 40 { name = String(name.prefix(39)) + "…" }
         let line =
             "\r\u{1B}[K[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
@@ -184,10 +184,7 @@ private final class ProgressBar {
 
     func clear() { write("\r\u{1B}[K") }
 
-    private func write(_ text: String) {
-        let bytes = Array(text.utf8)
-        bytes.withUnsafeBytes { _ = Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-    }
+    private func write(_ text: String) { Output.print(text, terminator: "") }
 }
 
 // MARK: - bench
@@ -253,7 +250,7 @@ struct LibraryBench {
                 throw ToolFailure("bench: a rescan with nothing changed changed \(report)")
             }
         }
-        // Opening the index again (quick_check included) and rescanning, as a new process would.
+        // Opening the index again and rescanning, as a new process would (the first write runs quick_check).
         let reopened = try MediaLibrary(folders: [music], databasePath: database)
         let reopen = clock.lap()
         try reopened.scan()
@@ -294,7 +291,7 @@ struct LibraryBench {
         let formatList = formats.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
         let rate = Double(first.files) / max(firstScan, 1e-9)
         if json {
-            print(
+            Output.print(
                 JSON.object([
                     ("files", .int(files)),
                     ("formats", .object(formats.sorted { $0.key < $1.key }.map { ($0.key, .int($0.value)) })),
@@ -316,28 +313,28 @@ struct LibraryBench {
                 ]).text)
         } else {
             if reused {
-                print("reused \(files) files generated earlier at \(music)")
+                Output.line("reused \(files) files generated earlier at \(music)")
             } else {
-                print(
+                Output.print(
                     "generated \(files) files (\(formatList)) in \(Self.seconds(generated))\(keep ? " at \(music)" : "")"
                 )
             }
-            print(
+            Output.print(
                 "first scan: \(first.files) files in \(Self.seconds(firstScan)) (\(Int(rate)) files/s), \(first.failed.count) failed; "
                     + "peak memory \(rssAfter / 1024) MB (\(rssBefore / 1024) MB before the scan)")
-            print(
+            Output.print(
                 "rescan, nothing changed: \(Self.seconds(rescans[0])) (best of 3: \(Self.seconds(rescans.min() ?? 0)), "
-                    + "\(Self.seconds(rescanCPU.min() ?? 0)) CPU); reopen with quick_check \(Self.seconds(reopen)), then rescan \(Self.seconds(coldRescan))"
+                    + "\(Self.seconds(rescanCPU.min() ?? 0)) CPU); reopen \(Self.seconds(reopen)), then rescan with quick_check \(Self.seconds(coldRescan))"
             )
-            print(
+            Output.print(
                 "query by artist: \(Self.milliseconds(Self.median(artistTimes))) median of 50 "
                     + "(\(Self.milliseconds(Self.median(artistCPU))) CPU; \(artistItems) items each)")
-            print(
+            Output.print(
                 "group all albums: \(Self.milliseconds(Self.median(groupTimes))) for \(albumCount) albums with counts "
                     + "(\(Self.milliseconds(Self.median(groupCPU))) CPU); \(Self.milliseconds(Self.median(collectionTimes))) with all "
                     + "\(first.files) items loaded into \(collectionCount) collections (\(Self.milliseconds(Self.median(collectionCPU))) CPU), median of 5"
             )
-            print(
+            Output.print(
                 "times are wall clock, medians; CPU is this thread's CPU time, which other processes on the machine do not inflate"
             )
         }

@@ -17,7 +17,8 @@ struct LibraryFormatBench {
         let files = try FormatFiles.make(seconds: 10, copies: copies, in: base + "/music")
         var rows: [JSON] = []
         if !json {
-            print("format        files  scan files/s  analysis files/s  analysis × real time  scan+analysis files/s")
+            Output.print(
+                "format        files  scan files/s  analysis files/s  analysis × real time  scan+analysis files/s")
         }
         var formats: [String] = []
         for file in files where !formats.contains(file.format) { formats.append(file.format) }
@@ -44,11 +45,11 @@ struct LibraryFormatBench {
                 ]))
             if !json {
                 let name = format.padding(toLength: 12, withPad: " ", startingAt: 0)
-                print(
+                Output.print(
                     "\(name)  \(scan.files)     \(String(format: "%.0f", scanRate))          \(String(format: "%.1f", analysisRate))             \(String(format: "%.0f", realTime))×                  \(String(format: "%.1f", both))"
                 )
             }
         }
-        if json { print(JSON.object([("secondsPerFile", .double(10)), ("formats", .array(rows))]).text) }
+        if json { Output.print(JSON.object([("secondsPerFile", .double(10)), ("formats", .array(rows))]).text) }
     }
 }

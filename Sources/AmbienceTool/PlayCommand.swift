@@ -49,7 +49,8 @@ struct PlayCommand: Command {
         let input = LineInput()
         let start = Double(monotonicNanoseconds()) / 1e9
         var ended = false
-        while !Interrupt.requested && !ended {
+        // Output that can no longer be written ends the command too: Tool.run reports it.
+        while !Interrupt.requested && !ended && !Output.failed {
             for event in engine.update() {
                 report.event(event)
                 if case .music(.nowPlayingItemDidChange(nil)) = event, player.playbackState == .stopped { ended = true }
@@ -91,7 +92,7 @@ final class EventReporter {
     init(json: Bool) { self.json = json }
 
     func emit(_ object: JSON) {
-        print(object.text)
+        Output.print(object.text)
         fflush(nil)
     }
 
@@ -103,17 +104,17 @@ final class EventReporter {
                     ("category", .string(category.rawValue)), ("residentBytes", .int(ProcessUsage.residentBytes))
                 ]))
         } else {
-            print("playing through \(route) (\(driver)), category \(category.rawValue)")
+            Output.line("playing through \(route) (\(driver)), category \(category.rawValue)")
         }
     }
 
     func note(_ text: String) {
-        json ? emit(.object([("event", .string("note")), ("text", .string(text))])) : print(text)
+        json ? emit(.object([("event", .string("note")), ("text", .string(text))])) : Output.line(text)
     }
 
     func event(_ event: AudioEvent) {
         guard let object = EventReporter.describe(event) else { return }
-        if json { emit(object) } else { clearStatus(); print(EventReporter.sentence(event)) }
+        if json { emit(object) } else { clearStatus(); Output.line(EventReporter.sentence(event)) }
     }
 
     func progress(_ player: MusicPlayer) {
@@ -125,7 +126,7 @@ final class EventReporter {
         let line =
             "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(DurationText.format(time)) / \(DurationText.format(length)) \(player.playbackState.rawValue)"
         if line != lastLine {
-            print("\r\u{1B}[K" + line, terminator: "")
+            Output.print("\r\u{1B}[K" + TerminalText.shown(line), terminator: "")
             fflush(nil)
             lastLine = line
         }
@@ -139,12 +140,12 @@ final class EventReporter {
                     ("residentBytes", .int(residentBytes))
                 ]))
         } else if terminal {
-            print("")
+            Output.print("")
         }
     }
 
     private func clearStatus() {
-        if terminal && !lastLine.isEmpty { print("\r\u{1B}[K", terminator: ""); lastLine = "" }
+        if terminal && !lastLine.isEmpty { Output.print("\r\u{1B}[K", terminator: ""); lastLine = "" }
     }
 
     static func describe(_ event: AudioEvent) -> JSON? {

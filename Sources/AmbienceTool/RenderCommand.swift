@@ -5,10 +5,12 @@ struct RenderCommand: Command {
     static let usage = """
         render --out OUT.wav --seconds S [--rate R] [--music FILE]... [--sfx FILE@T[,gain=G][,pan=P][,pitch=X]]...
                                             an offline mix through the full engine
-          --out      the WAV to write (32-bit float stereo; written whole or not at all)
+          --out      the WAV to write (32-bit float stereo; a file is written whole or not at all, a device
+                     or a FIFO such as /dev/null or /dev/stdout straight through)
           --seconds  length of the mix
           --rate     output rate in Hz (default 48000)
-          --music    a music file; several play one after another, gaplessly, in the order given
+          --music    a music file; several play one after another, gaplessly, in the order given (one that
+                     cannot be read fails the render, as a bad --sfx does)
           --sfx      a sound effect starting at T seconds, with optional gain, pan (-1…1) and pitch
         """
 
@@ -22,8 +24,12 @@ struct RenderCommand: Command {
         let cues = try arguments.options("--sfx").map { (text) throws(UsageError) in try SFXCue(parsing: text) }
         guard try arguments.finish().isEmpty else { throw UsageError("render takes no positional arguments") }
 
+        // Each music file is opened here as the player will open it, so a missing, unreadable or foreign one fails
+        // the command, as a bad --sfx does, instead of being skipped into silence.
+        for path in music { _ = try AudioFile.open(path) }
         let engine = try AudioEngine(.offline(sampleRate: rate))
         defer { engine.shutdown() }
+        engine.musicPlayer.beginGeneratingPlaybackNotifications()
         // Load everything first, so a bad file fails before any output exists.
         let sounds = try cues.map { cue in try engine.load(cue.path) }
         if !music.isEmpty {
@@ -49,7 +55,7 @@ struct RenderCommand: Command {
                 }
                 let block = try engine.render(frames: chunkEnd - frame)
                 try writer.write(block.samples)
-                engine.update()
+                for case .music(.playbackError(_, let error)) in engine.update() { throw error }
                 frame = chunkEnd
             }
             try writer.finish()
@@ -58,7 +64,9 @@ struct RenderCommand: Command {
             throw error
         }
         let stats = engine.stats
-        print(
+        // Written to stdout, the report would end up inside the WAV.
+        guard !Output.isStandardOutput(out) else { return }
+        Output.line(
             "rendered \(DurationText.format(seconds)) at \(rate) Hz to \(out): \(cues.count) sound effects, \(music.count) music files, \(stats.started) voices started"
         )
     }

@@ -20,7 +20,7 @@ struct SessionCommand: Command {
         let capabilities = engine.capabilities
         let devices = engine.outputDevices
         if json {
-            print(
+            Output.print(
                 JSON.object([
                     ("otherAudioPlaying", .bool(session.isOtherAudioPlaying)),
                     ("secondaryAudioShouldBeSilenced", .bool(session.secondaryAudioShouldBeSilencedHint)),
@@ -69,22 +69,23 @@ struct SessionCommand: Command {
                     ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable))
                 ]).text)
         } else {
-            print("output: \(engine.outputDriver), route \(session.currentRoute)")
-            print("other audio playing: \(session.isOtherAudioPlaying ? "yes" : "no")")
-            print("secondary audio should be silenced: \(session.secondaryAudioShouldBeSilencedHint ? "yes" : "no")")
-            print(
+            Output.line("output: \(engine.outputDriver), route \(session.currentRoute)")
+            Output.line("other audio playing: \(session.isOtherAudioPlaying ? "yes" : "no")")
+            Output.line(
+                "secondary audio should be silenced: \(session.secondaryAudioShouldBeSilencedHint ? "yes" : "no")")
+            Output.line(
                 engine.systemMusicPlayer.isAvailable ? "music players:" : "music players: unavailable (no session bus)")
             for p in players {
-                print(
+                Output.line(
                     "  \(p.name) \(p.status.rawValue)" + (p.title.map { ": \($0)" } ?? "")
                         + (p.artist.map { " by \($0)" } ?? ""))
             }
-            print("output devices:")
-            for d in devices { print("  \(d)") }
-            print(
+            Output.line("output devices:")
+            for d in devices { Output.line("  \(d)") }
+            Output.line(
                 "OpenAL: \(capabilities.renderer), \(capabilities.realVoices) real voices, effects \(capabilities.effects ? "yes" : "no"), HRTF \(capabilities.hrtf ? "yes" : "no")"
             )
-            for missing in capabilities.missing { print("  missing: \(missing)") }
+            for missing in capabilities.missing { Output.line("  missing: \(missing)") }
         }
     }
 }

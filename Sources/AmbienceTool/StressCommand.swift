@@ -58,7 +58,7 @@ struct StressCommand: Command {
                 : try scene.run(options, isCancelled: { Interrupt.requested })
         try Interrupt.check()
         if json {
-            print(describe(report, realtime: realtime).text)
+            Output.print(describe(report, realtime: realtime).text)
         } else {
             printSummary(report, realtime: realtime)
         }
@@ -194,7 +194,9 @@ struct StressCommand: Command {
                     "average \(fixed(s.averageBlockMicroseconds, 1)) µs, longest \(fixed(s.maxBlockMicroseconds, 1)) µs"
                 ))
         }
-        for (label, value) in rows { print(label + String(repeating: " ", count: max(13 - label.count, 1)) + value) }
+        for (label, value) in rows {
+            Output.line(label + String(repeating: " ", count: max(13 - label.count, 1)) + value)
+        }
     }
 }
 

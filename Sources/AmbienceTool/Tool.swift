@@ -14,29 +14,43 @@ public enum Tool {
     public static func run(_ words: [String]) -> Int32 {
         // A closed pipe must end the command with an error, not kill it.
         signal(SIGPIPE, SIG_IGN)
+        // A closed stdout or stderr is held by a descriptor that refuses writes, so no file the command opens can
+        // take its number and receive its output.
+        FileDescriptor.holdClosedStandardStreams()
         Interrupt.install()
+        let status = dispatch(words)
+        do throws(ToolFailure) {
+            try Output.check()
+        } catch {
+            printError(error.description)
+            return status == 0 ? 1 : status
+        }
+        return status
+    }
+
+    private static func dispatch(_ words: [String]) -> Int32 {
         guard let name = words.first, name != "--help", name != "-h", name != "help" else {
-            print(overview)
+            Output.print(overview)
             return words.isEmpty ? 2 : 0
         }
         if name == "--version" {
-            print("ambience \(Ambience.version)")
+            Output.print("ambience \(Ambience.version)")
             return 0
         }
         guard let command = commands.first(where: { $0.name == name }) else {
-            printError("unknown command '\(name)'\n\(overview)")
+            printError("unknown command '\(name)'", then: overview)
             return 2
         }
         var arguments = Arguments(Array(words.dropFirst()))
         if arguments.wantsHelp {
-            print(command.usage)
+            Output.print(command.usage)
             return 0
         }
         do {
             try command.run(&arguments)
             return 0
         } catch let error as UsageError {
-            printError("\(name): \(error)\nusage: \(command.usage.split(separator: "\n").first ?? "")")
+            printError("\(name): \(error)", then: "usage: \(command.usage.split(separator: "\n").first ?? "")")
             return 2
         } catch {
             printError("\(error)")
@@ -61,9 +75,11 @@ protocol Command: Sendable {
     static func run(_ arguments: inout Arguments) throws
 }
 
-/// Prints one line on stderr, prefixed `ambience:`. The only writer to stderr.
-func printError(_ message: String) {
-    let line = Array("ambience: \(message)\n".utf8)
+/// Prints one line on stderr, prefixed `ambience:`, and then `trailer` (the tool's own text, such as a usage line)
+/// as it is. The only writer to stderr. `message` carries file names, tags and libraries' errors, so it is shown
+/// through `TerminalText`: one line, whatever it holds.
+func printError(_ message: String, then trailer: String? = nil) {
+    let line = Array(("ambience: \(TerminalText.shown(message))\n" + (trailer.map { $0 + "\n" } ?? "")).utf8)
     line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 

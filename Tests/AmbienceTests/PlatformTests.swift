@@ -144,9 +144,13 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
 
     @Test func aFolderOrAMissingFolderIsRefusedAtOnce() throws {
         try withScratchFolder { folder in
-            #expect(throws: Errno(EISDIR)) { try AtomicFile(replacing: folder) }
-            #expect(throws: Errno(EISDIR)) { try AtomicFile(replacing: folder + "/") }
-            #expect(throws: Errno(ENOENT)) { try AtomicFile(replacing: folder + "/missing/file") }
+            #expect(throws: AtomicFileError.refused(path: folder, target: folder, kind: .folder)) {
+                try AtomicFile(replacing: folder)
+            }
+            #expect(throws: AtomicFileError.failed(Errno(EISDIR))) { try AtomicFile(replacing: folder + "/") }
+            #expect(throws: AtomicFileError.failed(Errno(ENOENT))) {
+                try AtomicFile(replacing: folder + "/missing/file")
+            }
         }
     }
 }

@@ -621,7 +621,10 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
             try WAVWriter(path: missingFolder, sampleRate: 48_000, channels: 2, encoding: .pcm16)
         }
         let folder = fixtures.directory.path
-        #expect(throws: AudioWriteError.cannotCreate(folder, errno: EISDIR)) {
+        #expect(
+            throws: AudioWriteError.refused(
+                folder, reason: AtomicFileError.refused(path: folder, target: folder, kind: .folder).description)
+        ) {
             try WAVWriter(path: folder, sampleRate: 48_000, channels: 2, encoding: .pcm16)
         }
         let out = fixtures.path("out.wav")

@@ -101,6 +101,8 @@ final class GameAudio {
     }
 
     /// Keeps about `count` quiet looping voices spread around the world (a stress load for measuring the engine).
+    /// The first voice the engine refuses (its pool is full of more important ones) ends the top-up until the next
+    /// call: asking again at once would be refused again, and each refusal looks through the whole pool.
     func keepAmbientVoices(_ count: Int) {
         guard count > 0 else { return }
         ambientVoices.removeAll { !$0.isAlive }
@@ -115,6 +117,7 @@ final class GameAudio {
                 PlayOptions(
                     gain: 0.02, pitch: Float(random.double(in: 0.7...1.3)), loop: true,
                     bus: ambientBus, priority: 10, placement: .world(x: x, y: y, z: z)))
+            guard voice.isAlive else { return }
             ambientVoices.append(voice)
         }
     }

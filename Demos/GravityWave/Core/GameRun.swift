@@ -42,6 +42,12 @@ public final class GameRun {
                 configuration.offscreenSize = (Int(World.width), Int(World.height))
             }
             frameLimit = launch.realtime ? nil : Int(((launch.seconds ?? 10) * 60).rounded())
+            if let frameLimit, launch.screenshot != nil, launch.screenshotFrame > frameLimit {
+                engine.shutdown()
+                throw .usage(
+                    "--screenshot-frame \(launch.screenshotFrame) is past the run's last frame, \(frameLimit) "
+                        + "(\(launch.seconds ?? 10) s at 60 frames a second)")
+            }
         } else {
             frameLimit = nil
         }
@@ -172,6 +178,16 @@ public final class GameRun {
         host.run()
         if let failure { throw failure }
         guard let summary else { throw .engine("the run ended before it started") }
+        // A run that ended (quit, the window closed, --seconds) before a picture's frame took no picture: that is a
+        // failure to say, not a success without the file.
+        if let path = launch.screenshot, screenshotWritten == nil {
+            throw .output(
+                "\(path): not taken; the run ended at frame \(summary.frames), before --screenshot-frame \(launch.screenshotFrame)"
+            )
+        }
+        for (frame, path) in Self.scriptShots(launch) where !scriptShotsWritten.contains(path) {
+            throw .output("\(path): not taken; the run ended at frame \(summary.frames), before --at \(frame)")
+        }
         return summary
     }
 
@@ -238,6 +254,7 @@ public enum GravityWaveApp {
             return 0
         } catch {
             complain("gravity-wave: \(error)")
+            if case .usage = error { return 2 }
             return 1
         }
     }

@@ -25,6 +25,10 @@ public struct LaunchOptions: Sendable, Equatable {
 
     public init() {}
 
+    /// The most `--voices`: the voices the game's engine tracks at all (its default `maxVoices`). More could never
+    /// all be kept playing, and the game's own sounds need room beside them.
+    public static let maximumVoices = EngineConfiguration().maxVoices
+
     public static let usage = """
         usage: gravity-wave [--headless [--realtime]] [--seconds N] [--record OUT.wav] [--screenshot OUT.png] [--screenshot-frame N]
                             [--voices N] [--seed N] [--pilot] [--category ambient|solo-ambient|playback]
@@ -38,6 +42,7 @@ public struct LaunchOptions: Sendable, Equatable {
           --record OUT.wav    write the game's audio (headless only)
           --screenshot OUT.png  save the picture after --screenshot-frame frames (60 by default)
           --voices N          keep about N quiet ambient voices playing, to measure the engine under load
+                              (at most 16384, the voices the engine tracks)
           --seed N            the world's random seed (1 by default): a seed always plays the same game
           --pilot             let the scripted pilot fly in the window too
           --category C        the audio session category at start (ambient by default, as UtopiaGL)
@@ -79,7 +84,12 @@ public struct LaunchOptions: Sendable, Equatable {
             case "--record": options.record = try value(argument)
             case "--screenshot": options.screenshot = try value(argument)
             case "--screenshot-frame": options.screenshotFrame = try count(argument, try value(argument))
-            case "--voices": options.voices = try count(argument, try value(argument), allowZero: true)
+            case "--voices":
+                options.voices = try count(argument, try value(argument), allowZero: true)
+                guard options.voices <= maximumVoices else {
+                    throw .usage(
+                        "--voices: \(options.voices) is more than the \(maximumVoices) voices the engine tracks")
+                }
             case "--assets": options.assets = try value(argument)
             case "--seed":
                 let text = try value(argument)

@@ -187,8 +187,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     private func writePlaylist(_ uris: [String], for player: MPRISPlayerInfo) throws(DesktopError) -> String {
         let folder = NSTemporaryDirectory() + "ambience-\(getpid())"
         let path = folder + "/\(player.shortName).m3u"
-        do throws(Errno) {
-            if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw Errno.current }
+        do throws(AtomicFileError) {
+            if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw .failed(Errno.current) }
             let text =
                 "#EXTM3U\n"
                 + uris.map { $0.hasPrefix("file://") ? String($0.dropFirst(7)) : $0 }.joined(separator: "\n") + "\n"

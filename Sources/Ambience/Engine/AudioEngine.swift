@@ -109,6 +109,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
     case notOffline
     /// A number from the caller was NaN, infinite or outside what it configures; nothing was changed.
     case invalidNumber(InvalidNumber)
+    /// `exit()` is running on another thread: no engine starts while the process ends.
+    case processExiting
 
     public var description: String {
         switch self {
@@ -118,6 +120,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
         case .outOfMixerMemory(let name): "\(name): the mixer has no room for this sound"
         case .notOffline: "render() needs an engine created with output: .offline"
         case .invalidNumber(let e): e.description
+        case .processExiting: "the process is exiting: no engine starts"
         }
     }
 }
@@ -157,11 +160,14 @@ public final class AudioEngine: @unchecked Sendable {
         var playersWerePlaying = false
         var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
+        /// This engine's place in the process's exit (`ProcessExit`), until it is shut down.
+        var exitToken: Int?
     }
 
     /// Builds the engine. A configuration outside `EngineConfiguration`'s limits is refused with
     /// `EngineError.invalidNumber` before anything is opened.
     public init(_ configuration: EngineConfiguration = EngineConfiguration()) throws(EngineError) {
+        guard !ProcessExit.mustRefuse else { throw .processExiting }
         self.configuration = try configuration.validated()
         do {
             mixer = try Mixer(
@@ -220,6 +226,11 @@ public final class AudioEngine: @unchecked Sendable {
         if configuration.desktopIntegration && configuration.handlesTerminationSignals {
             TerminationWatch.shared.register(self)
         }
+        // exit() on any thread shuts the engine down before OpenAL Soft's destructor runs (ProcessExit).
+        let exitToken = ProcessExit.add(
+            ProcessExit.Participant(
+                shutDown: { [weak self] in self?.shutdown() }, waitOutCallers: { [mixer] in mixer.waitOutCallers() }))
+        state.withLock { $0.exitToken = exitToken }
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         useDesktopConnection()
         Log.info(
@@ -227,7 +238,11 @@ public final class AudioEngine: @unchecked Sendable {
         )
     }
 
-    deinit { shutdown() }
+    deinit {
+        shutdown()
+        // Only now: a thread may still call into a shut-down engine, and the exit must wait it out too.
+        if let token = state.withLock({ $0.exitToken }) { ProcessExit.remove(token) }
+    }
 
     /// Stops output and releases the device. The engine renders nothing afterwards.
     ///

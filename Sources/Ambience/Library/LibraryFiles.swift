@@ -60,7 +60,8 @@ enum LibraryFileReader {
                 warnings: warnings))
     }
 
-    /// A tag as stored: control characters become spaces, ends trimmed, at most `maximumTagLength` characters.
+    /// A tag as stored: what a terminal would act on (`TerminalText.isUnsafe`: control characters, bidirectional
+    /// overrides, line separators) becomes a space, ends trimmed, at most `maximumTagLength` characters.
     /// Text that was not valid in its declared encoding has already had its bad bytes replaced by U+FFFD.
     static func clean(_ value: String?, _ field: String, _ warnings: inout [String]) -> String? {
         guard let value else { return nil }
@@ -68,7 +69,7 @@ enum LibraryFileReader {
         var replaced = false
         for scalar in value.unicodeScalars {
             if scalar == "\u{FFFD}" { replaced = true }
-            scalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
+            scalars.append(TerminalText.isUnsafe(scalar) ? " " : scalar)
         }
         if replaced {
             warnings.append("\(field) tag is not valid text in its encoding; undecodable bytes shown as U+FFFD")

@@ -64,16 +64,16 @@ struct LibraryIndexer {
     }
 
     func index(
-        walk: LibraryWalk, scopes: [ScanScope], fullScan: Bool, report: inout ScanReport,
+        walk: LibraryWalk, scopes: [ScanScope], report: inout ScanReport,
         progress: ((ScanProgress) -> Void)?
     ) throws(SQLiteError) {
         // What the index holds for the scanned scopes.
         var known: [[UInt8]: Known] = [:]
         var knownFailures: [[UInt8]: KnownFailure] = [:]
-        try forEachRow(in: "items", columns: "path, size, mtime, cover", scopes: scopes, fullScan: fullScan) { row in
+        try forEachRow(in: "items", columns: "path, size, mtime, cover", scopes: scopes) { row in
             known[row.blob(0) ?? []] = Known(size: row.integer(1), mtime: row.integer(2), cover: row.blob(3))
         }
-        try forEachRow(in: "failures", columns: "path, size, mtime, reason", scopes: scopes, fullScan: fullScan) {
+        try forEachRow(in: "failures", columns: "path, size, mtime, reason", scopes: scopes) {
             row in
             knownFailures[row.blob(0) ?? []] = KnownFailure(
                 size: row.integer(1), mtime: row.integer(2), reason: row.text(3) ?? "")
@@ -114,7 +114,10 @@ struct LibraryIndexer {
             }
         }
         if report.wasCancelled { return }
-        // What the index held in these scopes and the walk did not find is gone.
+        // What the index held in these scopes and the walk saw to be gone is removed. What it could not see (a folder
+        // it could not list, a path it could not look at) is kept: "cannot tell" is not "deleted".
+        known = known.filter { !walk.couldNotSee($0.key) }
+        knownFailures = knownFailures.filter { !walk.couldNotSee($0.key) }
         try db.transaction { () throws(SQLiteError) -> Void in
             var albumsLosingTracks = Set<UInt64>()
             for path in known.keys {
@@ -127,15 +130,10 @@ struct LibraryIndexer {
                 try db.run("DELETE FROM failures WHERE path = ?", [.blob(path)])
             }
             if report.added + report.updated + report.removed > 0 { try updateCompilations() }
-            try indexPlaylists(walk.playlistFiles, scopes: scopes, fullScan: fullScan, report: &report)
+            try indexPlaylists(walk, scopes: scopes, report: &report)
         }
         let playlistCount = try db.integer("SELECT COUNT(*) FROM playlists") ?? 0
         report.playlists = Int(playlistCount)
-        if fullScan && report.changedLibrary {
-            // Move the new pages from the write-ahead log into the file, where queries read them through the memory
-            // map; the log would otherwise be searched for every page until SQLite checkpoints on its own.
-            try db.checkpoint()
-        }
         progress?(ScanProgress(filesDone: files.count, totalFiles: files.count, currentPath: ""))
     }
 
@@ -203,7 +201,7 @@ struct LibraryIndexer {
                     ])
             } catch {
                 // The only per-file constraint that can fail: two paths whose 64-bit IDs collide.
-                guard case .failed = error else { throw error }
+                guard error.isConstraint else { throw error }
                 report.failed.append(ScanIssue(path: display, reason: "cannot be indexed (\(error))"))
                 return
             }
@@ -247,18 +245,15 @@ struct LibraryIndexer {
             """)
     }
 
-    /// Calls `body` for the rows of `table` in the scanned scopes (all rows for a full scan).
+    /// Calls `body` for the rows of `table` in the scanned scopes. A full scan's scopes are the library's folders:
+    /// rows under other folders (another library sharing the index) are not this scan's to remove.
     private func forEachRow(
-        in table: String, columns: String, scopes: [ScanScope], fullScan: Bool,
-        _ body: (SQLiteRow) throws(SQLiteError) -> Void
+        in table: String, columns: String, scopes: [ScanScope], _ body: (SQLiteRow) throws(SQLiteError) -> Void
     ) throws(SQLiteError) {
-        if fullScan {
-            try db.query("SELECT \(columns) FROM \(table)", [], body)
-            return
-        }
         for scope in scopes {
             if scope.recursive {
-                let prefix = scope.folder + [UInt8(ascii: "/")]
+                let slash = UInt8(ascii: "/")
+                let prefix = scope.folder.last == slash ? scope.folder : scope.folder + [slash]
                 try db.query(
                     "SELECT \(columns) FROM \(table) WHERE folder = ? OR substr(folder, 1, ?) = ?",
                     [.blob(scope.folder), .integer(Int64(prefix.count)), .blob(prefix)], body)
@@ -282,15 +277,15 @@ struct LibraryIndexer {
 
     // MARK: Playlists
 
-    private func indexPlaylists(
-        _ files: [LibraryWalk.File], scopes: [ScanScope], fullScan: Bool,
-        report: inout ScanReport
-    ) throws(SQLiteError) {
+    private func indexPlaylists(_ walk: LibraryWalk, scopes: [ScanScope], report: inout ScanReport)
+        throws(SQLiteError)
+    {
         var known: [[UInt8]: UInt64] = [:]
-        try forEachRow(in: "playlists", columns: "path, id", scopes: scopes, fullScan: fullScan) { row in
-            known[row.blob(0) ?? []] = row.id(1)
+        try forEachRow(in: "playlists", columns: "path, id", scopes: scopes) { row in
+            let path = row.blob(0) ?? []
+            if !walk.couldNotSee(path) { known[path] = row.id(1) }
         }
-        for file in files {
+        for file in walk.playlistFiles {
             let id = RawPath.stableID(file.path)
             known[file.path] = nil
             let parsed = PlaylistFile.read(file.path, roots: roots)

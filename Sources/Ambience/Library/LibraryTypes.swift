@@ -93,5 +93,5 @@ public struct ScanReport: Sendable, Equatable, CustomStringConvertible {
 /// `beginGeneratingLibraryChangeNotifications()` and `end…`, an inotify watcher re-indexes files as they change and
 /// queues `.libraryDidChange` for `drainEvents()`.
 ///
-/// Thread-safe. Writes (scans, the watcher) use one connection and queries another, so with SQLite's write-ahead
-/// log a query never waits for a scan.
+/// Thread-safe. Writes (scans, the watcher) use one connection and queries another, read-only; a query waits for a
+/// scan only while one of its batches commits.

@@ -20,6 +20,9 @@ struct LibraryWalk {
     private(set) var warnings: [ScanIssue] = []
     /// Every folder walked, in order (the watcher watches them).
     private(set) var folders: [[UInt8]] = []
+    /// Folders and files the walk could not look at (a folder it could not list, a path `stat` refused, one longer
+    /// than PATH_MAX): what the index holds under them is kept, since the walk cannot tell whether it is gone.
+    private(set) var unseen: [[UInt8]] = []
     /// Folders already walked, by device and inode: a symlink back up the tree is seen, not followed forever.
     private var visited: [FileIdentity: [UInt8]] = [:]
 
@@ -34,10 +37,19 @@ struct LibraryWalk {
 
     /// Walks `folder` (a missing folder has no files), and with `recursive` every folder below it.
     mutating func walk(_ folder: [UInt8], recursive: Bool) {
-        guard let status = RawPath.fileStatus(folder), status.isDirectory else { return }
+        guard let status = RawPath.fileStatus(folder) else {
+            let code = errno
+            if code != ENOENT && code != ENOTDIR { couldNotLookAt(folder, errno: code, isFolder: true) }
+            return
+        }
+        guard status.isDirectory else { return }
         var pending: [[UInt8]] = [folder]
         while let current = pending.popLast() {
-            guard let status = RawPath.fileStatus(current) else { continue }
+            guard let status = RawPath.fileStatus(current) else {
+                let code = errno
+                if code != ENOENT { couldNotLookAt(current, errno: code, isFolder: true) }
+                continue
+            }
             if let first = visited[status.identity] {
                 warnings.append(
                     ScanIssue(
@@ -66,7 +78,8 @@ struct LibraryWalk {
         switch RawPath.listFolder(folder) {
         case .success(let found): names = found
         case .failure(let code):
-            warnings.append(ScanIssue(path: RawPath.display(folder), reason: "cannot list folder (\(code))"))
+            unseen.append(folder)
+            report(folder, "cannot list folder (\(code)); what the index holds under it is kept")
             return []
         }
         var subfolders: [[UInt8]] = []
@@ -84,6 +97,14 @@ struct LibraryWalk {
 
             guard let status = RawPath.fileStatus(path) else {
                 let code = errno
+                if code != ENOENT && code != ELOOP {
+                    // Not seen to be gone: kept in the index, and said (a folder too, which was once skipped
+                    // without a word when its path was longer than PATH_MAX).
+                    if isAudio || isPlaylist || mayBeFolder {
+                        couldNotLookAt(path, errno: code, isFolder: !(isAudio || isPlaylist))
+                    }
+                    continue
+                }
                 if isAudio || isPlaylist {
                     let reason =
                         code == ELOOP
@@ -127,6 +148,30 @@ struct LibraryWalk {
         }
         return subfolders
     }
+
+    /// Records a path `stat` or `opendir` refused for a reason other than its absence: kept in the index, reported
+    /// (a failed file, a warning for a folder) and logged.
+    private mutating func couldNotLookAt(_ path: [UInt8], errno code: Int32, isFolder: Bool) {
+        unseen.append(path)
+        let why =
+            code == ENAMETOOLONG
+            ? "path longer than the system allows (PATH_MAX, \(PATH_MAX) bytes)"
+            : "cannot read (\(String(cString: strerror(code))))"
+        if isFolder {
+            report(path, "\(why); not scanned, what the index holds under it is kept")
+        } else {
+            failed.append(ScanIssue(path: RawPath.display(path), reason: "\(why); kept in the index as it was"))
+            Log.warning("library: \(RawPath.display(path)): \(why); kept in the index as it was")
+        }
+    }
+
+    private mutating func report(_ folder: [UInt8], _ reason: String) {
+        warnings.append(ScanIssue(path: RawPath.display(folder), reason: reason))
+        Log.warning("library: \(RawPath.display(folder)): \(reason)")
+    }
+
+    /// Whether `path` is under something the walk could not look at.
+    func couldNotSee(_ path: [UInt8]) -> Bool { unseen.contains { RawPath.isInside(path, $0) } }
 
     /// `cover.*` before `folder.*`; nil for anything else.
     static func coverRank(_ name: [UInt8], ext: String?) -> Int? {

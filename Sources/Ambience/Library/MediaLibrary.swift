@@ -47,12 +47,15 @@ public final class MediaLibrary: @unchecked Sendable {
     ///   - folders: the folders to scan; by default the XDG music folder (`MediaLibrary.defaultFolder()`).
     ///   - databasePath: the index; by default `$XDG_CACHE_HOME/ambience/library.sqlite`. Its folder is created.
     ///   - createIfMissing: when false, a missing index is `LibraryError.noIndex` instead of a new empty one.
-    ///   - requestedTimeout: `busyTimeout:`, the seconds to wait for another process's lock before treating the file
-    ///     as unusable; clamped to 0…2147483 (SQLite counts it in a C `int` of milliseconds). NaN and infinities are
-    ///     `.invalidNumber`.
+    ///   - requestedTimeout: `busyTimeout:`, the seconds a read or a write waits for another connection's lock
+    ///     before it fails with `SQLiteError.locked`; clamped to 0…2147483 (SQLite counts it in a C `int` of
+    ///     milliseconds). NaN and infinities are `.invalidNumber`.
     ///
-    /// A database file that is damaged, not a database, or locked past `busyTimeout` is moved aside (to
-    /// `<path>.broken`) and rebuilt; the next scan report carries a warning saying so.
+    /// Opening an existing index touches no file (a missing one is created, with its folder). Reads open it read-only
+    /// and write nothing; the first write (a scan, the watcher, loudness analysis) opens it for writing. Only a file
+    /// that is damaged or not a database is then moved aside, to `<path>.broken` (or `.broken.2`, … : an older one
+    /// is kept) and rebuilt; the next scan report carries a warning saying so. A lock is waited out, never taken for
+    /// damage.
     public init(
         folders: [String]? = nil, databasePath: String? = nil, createIfMissing: Bool = true,
         busyTimeout requestedTimeout: Double = 2
@@ -69,22 +72,14 @@ public final class MediaLibrary: @unchecked Sendable {
         self.databasePath = dbPath
 
         if !createIfMissing && access(dbPath, F_OK) != 0 { throw .noIndex(dbPath) }
-        Self.makeParentFolders(of: dbPath)
-        let opened: (SQLiteDatabase, rebuilt: String?)
-        let readConnection: SQLiteDatabase
-        do throws(SQLiteError) {
-            opened = try SQLiteDatabase.openRebuildingIfUnusable(
-                path: dbPath, busyTimeout: busyTimeout, prepare: Self.prepareSchema)
-            readConnection = try SQLiteDatabase(path: dbPath, flags: [.readWrite], busyTimeout: busyTimeout)
-            // Integers in the SQL text, not values: pragmas take no parameters.
-            try opened.0.useMemory(mapBytes: 256 << 20, cacheBytes: 16 << 20)
-            try readConnection.useMemory(mapBytes: 256 << 20, cacheBytes: 32 << 20)
-        } catch {
-            throw .database(error)
-        }
-        writer = GuardedDatabase(opened.0)
-        reader = GuardedDatabase(readConnection)
-        pendingWarnings = Lock(opened.rebuilt.map { [ScanIssue(path: dbPath, reason: $0)] } ?? [])
+        pendingWarnings = Lock([])
+        writer = GuardedDatabase()
+        reader = GuardedDatabase()
+        reader.opener = { () throws(SQLiteError) in try Self.openReader(path: dbPath, busyTimeout: busyTimeout) }
+        writer.opener = { [unowned self] () throws(SQLiteError) in (try openWriter(busyTimeout: busyTimeout), true) }
+        // A missing index is made now, so that a path where none can be is an error here, not at the first scan.
+        guard access(dbPath, F_OK) != 0 else { return }
+        do throws(SQLiteError) { try writer.use { _ in } } catch { throw .database(error) }
     }
 
     deinit {
@@ -189,70 +184,26 @@ public final class MediaLibrary: @unchecked Sendable {
         for folder in missing.reversed() { RawPath.withCString(folder) { _ = mkdir($0, 0o755) } }
     }
 
-    // MARK: - Schema
+    // MARK: - Opening the index
 
-    private static func prepareSchema(_ db: SQLiteDatabase) throws(SQLiteError) {
-        let version = try db.integer("PRAGMA user_version") ?? 0
-        if version != schemaVersion {
-            // A cache: an index from another version is simply rebuilt.
-            try db.execute(
-                """
-                DROP TABLE IF EXISTS items; DROP TABLE IF EXISTS failures;
-                DROP TABLE IF EXISTS playlists; DROP TABLE IF EXISTS playlist_entries;
-                """)
+    /// The connection for writing: opened (and when damaged, rebuilt) at the first write. The query connection is
+    /// closed first: it may hold an index from 0.2 open in WAL mode, which the writer converts (`useRollbackJournal`),
+    /// and after a rebuild it must read the new file, not the one moved aside.
+    private func openWriter(busyTimeout: Double) throws(SQLiteError) -> SQLiteDatabase {
+        reader.close()
+        Self.makeParentFolders(of: databasePath)
+        let (database, rebuilt) = try SQLiteDatabase.openForWriting(
+            path: databasePath, busyTimeout: busyTimeout, cacheBytes: 16 << 20, prepare: Self.prepareSchema)
+        if let rebuilt {
+            Log.warning("library: \(rebuilt)")
+            pendingWarnings.withLock { $0.append(ScanIssue(path: databasePath, reason: rebuilt)) }
         }
-        try db.execute(
-            """
-            CREATE TABLE IF NOT EXISTS items(
-                id INTEGER PRIMARY KEY,
-                path BLOB NOT NULL UNIQUE,
-                folder BLOB NOT NULL,
-                size INTEGER NOT NULL,
-                mtime INTEGER NOT NULL,
-                format TEXT NOT NULL,
-                title TEXT, artist TEXT, album TEXT, album_artist TEXT, genre TEXT, composer TEXT,
-                track INTEGER, disc INTEGER,
-                duration REAL NOT NULL,
-                embedded_artwork INTEGER NOT NULL,
-                cover BLOB,
-                title_key TEXT NOT NULL, artist_key TEXT NOT NULL, album_key TEXT NOT NULL,
-                album_artist_key TEXT NOT NULL, genre_key TEXT NOT NULL, composer_key TEXT NOT NULL,
-                album_id INTEGER NOT NULL,
-                compilation_tag INTEGER NOT NULL,
-                compilation INTEGER NOT NULL DEFAULT 0,
-                media_type INTEGER NOT NULL,
-                -- Loudness analysis: 0 not yet measured, 1 measured (loudness NULL for silence), 2 could not be.
-                -- A changed file is written again with 0, so a rescan measures only what changed.
-                loudness_state INTEGER NOT NULL DEFAULT 0,
-                loudness REAL, peak REAL, album_loudness REAL, album_peak REAL);
-            CREATE INDEX IF NOT EXISTS items_loudness_state ON items(loudness_state);
-            CREATE INDEX IF NOT EXISTS items_folder ON items(folder);
-            CREATE INDEX IF NOT EXISTS items_title ON items(title_key);
-            -- The grouping indexes end with what a group count reads (media type, compilation flag, name), so
-            -- counting every album or artist reads the index alone, never the table.
-            CREATE INDEX IF NOT EXISTS items_album ON items(album_key, album_id, disc, track, title_key, media_type, compilation, album);
-            CREATE INDEX IF NOT EXISTS items_artist ON items(artist_key, album_key, album_id, disc, track, media_type, compilation, artist);
-            CREATE INDEX IF NOT EXISTS items_album_artist ON items(album_artist_key);
-            CREATE INDEX IF NOT EXISTS items_genre ON items(genre_key, media_type, compilation, genre);
-            CREATE INDEX IF NOT EXISTS items_composer ON items(composer_key, media_type, compilation, composer);
-            CREATE TABLE IF NOT EXISTS failures(
-                path BLOB PRIMARY KEY, folder BLOB NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
-                reason TEXT NOT NULL);
-            CREATE INDEX IF NOT EXISTS failures_folder ON failures(folder);
-            CREATE TABLE IF NOT EXISTS playlists(
-                id INTEGER PRIMARY KEY, path BLOB NOT NULL UNIQUE, folder BLOB NOT NULL,
-                name TEXT NOT NULL, name_key TEXT NOT NULL);
-            CREATE INDEX IF NOT EXISTS playlists_folder ON playlists(folder);
-            CREATE TABLE IF NOT EXISTS playlist_entries(
-                playlist_id INTEGER NOT NULL, position INTEGER NOT NULL, path BLOB NOT NULL,
-                PRIMARY KEY(playlist_id, position)) WITHOUT ROWID;
-            PRAGMA user_version = \(schemaVersion);
-            """)
+        return database
     }
 
     // MARK: - Reading the index
 
-    /// Runs `body` on the query connection.
+    /// Runs `body` on the query connection (read-only: nothing a read does changes a file).
     func read<T: Sendable>(_ body: (SQLiteDatabase) throws(SQLiteError) -> T) throws(LibraryError) -> T {
         do throws(SQLiteError) {
             return try reader.use(body)
@@ -300,11 +251,14 @@ public final class MediaLibrary: @unchecked Sendable {
     // MARK: - Scanning
 
     /// Scans every library folder: new and changed files are read, unchanged ones (same size and modification time)
-    /// are not, and files that are gone are removed. Playlists are read again each time.
+    /// are not, and files the scan saw to be gone are removed. Playlists are read again each time. Only these folders
+    /// are touched: what the index holds under other folders (another library sharing it) stays.
     ///
     /// Bad input never stops a scan: each unreadable or damaged file, symlink loop or odd name is recorded in the
-    /// report and the scan goes on. `progress` is called on this thread. Throws only when a folder cannot be listed
-    /// at all or the database fails.
+    /// report and the scan goes on. A folder or file it cannot look at (no permission, a path over PATH_MAX) is
+    /// reported, and what the index holds there is kept. `progress` is called on this thread. Throws only when a
+    /// library folder is missing or the database fails (`SQLiteError.locked` when another connection holds it past
+    /// the busy timeout).
     @discardableResult
     public func scan(progress: ((ScanProgress) -> Void)? = nil) throws(LibraryError) -> ScanReport {
         for (folder, root) in zip(folders, roots) {
@@ -350,19 +304,27 @@ public final class MediaLibrary: @unchecked Sendable {
         walk.finish()
 
         if fullScan { cancelRequested.store(false, ordering: .relaxed) }
-        var report = ScanReport()
-        report.files = walk.audioFiles.count + walk.failed.count
-        report.warnings = walk.warnings
-        report.failed = walk.failed
-        do throws(SQLiteError) {
-            try writer.use { (db) throws(SQLiteError) -> Void in
-                let indexer = LibraryIndexer(db: db, roots: roots) {
-                    fullScan && self.cancelRequested.load(ordering: .relaxed)
+        var fresh = ScanReport()
+        fresh.files = walk.audioFiles.count + walk.failed.count
+        fresh.warnings = walk.warnings
+        fresh.failed = walk.failed
+        var report = fresh
+        // Damage found by the scan itself (the file truncated or overwritten since it was opened) closes the
+        // connection; the second attempt opens the file again, which checks it and rebuilds it when it is damaged.
+        for attempt in 1...2 {
+            report = fresh
+            do throws(SQLiteError) {
+                try writer.use { (db) throws(SQLiteError) -> Void in
+                    let indexer = LibraryIndexer(db: db, roots: roots) {
+                        fullScan && self.cancelRequested.load(ordering: .relaxed)
+                    }
+                    try indexer.index(walk: walk, scopes: scopes, report: &report, progress: progress)
                 }
-                try indexer.index(walk: walk, scopes: scopes, fullScan: fullScan, report: &report, progress: progress)
+                break
+            } catch {
+                if attempt == 1 && error.isDamage { continue }
+                throw .database(error)
             }
-        } catch {
-            throw .database(error)
         }
         if report.wasCancelled { throw .cancelled }
         report.duration = Double(monotonicNanoseconds() - started) / 1e9
@@ -424,19 +386,5 @@ public final class MediaLibrary: @unchecked Sendable {
             guard state.depth > 0, !state.events.contains(event) else { return }
             state.events.append(event)
         }
-    }
-}
-
-/// A connection and the lock that gives one thread at a time its use.
-final class GuardedDatabase: @unchecked Sendable {
-    private let lock = NSLock()
-    private let database: SQLiteDatabase
-
-    init(_ database: SQLiteDatabase) { self.database = database }
-
-    func use<T>(_ body: (SQLiteDatabase) throws(SQLiteError) -> T) throws(SQLiteError) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(database)
     }
 }

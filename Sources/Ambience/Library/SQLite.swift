@@ -28,12 +28,17 @@ public enum SQLiteError: Error, CustomStringConvertible, Equatable, Sendable {
         }
     }
 
-    /// Damage or a lock that outlasted the busy timeout: a cache database in this state is moved aside and rebuilt.
-    var isUnusableFile: Bool {
-        switch self {
-        case .corrupt, .locked: true
-        case .cannotOpen, .failed: false
-        }
+    /// Damage, and only damage: a lock held past the busy timeout (`.locked`) or a file that cannot be opened is
+    /// never taken for it, so the file is never moved aside for either.
+    var isDamage: Bool {
+        if case .corrupt = self { return true }
+        return false
+    }
+
+    /// A constraint refused one row (for the index, two paths whose 64-bit IDs collide): that row's failure alone.
+    var isConstraint: Bool {
+        if case .failed(_, let code, _) = self { return code & 0xFF == SQLITE_CONSTRAINT }
+        return false
     }
 }
 
@@ -69,6 +74,8 @@ final class SQLiteDatabase {
 
     let path: String
     private let handle: OpaquePointer
+    /// The busy timeout: also the bound on retrying what SQLite's busy handler does not wait for (`isRetryable`).
+    private let busyNanoseconds: Int
     /// Prepared statements by SQL text: each distinct statement is compiled once.
     private var statements: [String: SQLiteStatement] = [:]
 
@@ -86,6 +93,7 @@ final class SQLiteDatabase {
         handle = db
         sqlite3_extended_result_codes(db, 0)
         sqlite3_busy_timeout(db, (busyTimeout * 1000).saturated(Int32.self))
+        busyNanoseconds = (busyTimeout * 1e9).saturated(Int.self)
     }
 
     /// The busy timeouts SQLite can wait, in seconds: its timeout is a C `int` of milliseconds.
@@ -171,25 +179,24 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Copies the write-ahead log into the database file and empties it. Waits at most the busy timeout for other
-    /// connections' readers; what it could not copy stays in the log, which is not an error.
-    func checkpoint() throws(SQLiteError) {
-        _ = try texts("PRAGMA wal_checkpoint(TRUNCATE)")
-    }
-
     // MARK: Health
 
-    /// Switches to write-ahead logging: readers do not wait for a writer, and a writer does not wait for readers.
-    /// (A read-only or in-memory database keeps its own mode; that is not an error.)
-    func enableWriteAheadLog() throws(SQLiteError) {
-        _ = try texts("PRAGMA journal_mode=WAL")
-        try execute("PRAGMA synchronous=NORMAL")
+    /// A rollback journal (`-journal`, deleted at each commit) and no memory map, ever. The index is a file other
+    /// processes may truncate or replace; a page read through a map past its new end is SIGBUS, which kills the game,
+    /// where `pread` gives an error. WAL would map its `-shm` index the same way (SQLite cannot read WAL without it),
+    /// and a WAL reader writes its `-shm` and creates `-wal`; with a rollback journal a reader writes nothing. A
+    /// reader then waits for a writer's commit (at most the busy timeout), which each batch of a scan keeps short.
+    /// An index still in WAL from 0.2 is converted here; while another connection has it open it cannot be, and
+    /// stays in WAL until a later open.
+    func useRollbackJournal(cacheBytes: Int) throws(SQLiteError) {
+        _ = try texts("PRAGMA journal_mode=DELETE")
+        try noMemoryMap(cacheBytes: cacheBytes)
     }
 
-    /// Reads the file through a memory map of up to `mapBytes` and keeps up to `cacheBytes` of pages in memory:
-    /// a query that visits every row then costs no system call per page.
-    func useMemory(mapBytes: Int, cacheBytes: Int) throws(SQLiteError) {
-        _ = try texts("PRAGMA mmap_size=\(mapBytes)")
+    /// `mmap_size=0` (see `useRollbackJournal`), and up to `cacheBytes` of pages kept in memory between queries:
+    /// with a rollback journal the cache survives as long as no one changes the file.
+    func noMemoryMap(cacheBytes: Int) throws(SQLiteError) {
+        _ = try texts("PRAGMA mmap_size=0")
         try execute("PRAGMA cache_size=-\(cacheBytes / 1024)")
     }
 
@@ -201,59 +208,94 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Opens a cache database, and when the file is damaged, is not a database, cannot be opened, or stays locked
-    /// past the busy timeout, moves it aside (or deletes it) and creates a new one.
+    /// Opens a database for reading only: nothing it does creates or changes a file (no journal, no `-wal`, no
+    /// `-shm`, no schema), and no memory map (see `useRollbackJournal`).
+    static func openForReading(path: String, busyTimeout: Double, cacheBytes: Int) throws(SQLiteError)
+        -> SQLiteDatabase
+    {
+        let database = try SQLiteDatabase(path: path, flags: [.readOnly], busyTimeout: busyTimeout)
+        try database.noMemoryMap(cacheBytes: cacheBytes)
+        return database
+    }
+
+    /// Opens a cache database for writing, creating it when missing, and when the file is damaged or not a database
+    /// (and only then), moves it aside to a name no other file has and creates a new one. A lock held past the busy
+    /// timeout is `.locked`, a read-only file `.cannotOpen`: the file stays where it is.
     ///
     /// `prepare` creates the schema; it runs on the new file too. Returns the connection and, when the file was
     /// rebuilt, a sentence saying why and where the old file went.
-    static func openRebuildingIfUnusable(
-        path: String, busyTimeout: Double,
+    static func openForWriting(
+        path: String, busyTimeout: Double, cacheBytes: Int,
         prepare: (SQLiteDatabase) throws(SQLiteError) -> Void
     ) throws(SQLiteError) -> (SQLiteDatabase, rebuilt: String?) {
         do {
-            return (try openChecked(path: path, busyTimeout: busyTimeout, prepare: prepare), nil)
+            return (
+                try openChecked(path: path, busyTimeout: busyTimeout, cacheBytes: cacheBytes, prepare: prepare), nil
+            )
         } catch {
             // Only a regular file is moved aside: a folder or device at the path is the caller's mistake.
             var status = stat()
-            let isFile = stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
-            guard isFile, error.isUnusableFile || Self.isCannotOpen(error) else { throw error }
-            let aside = moveAside(path)
-            let database = try openChecked(path: path, busyTimeout: busyTimeout, prepare: prepare)
-            let whereTo = aside.map { "moved to \($0)" } ?? "deleted"
-            return (database, "\(error); the old file was \(whereTo) and the index rebuilt")
+            let isFile = lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+            guard isFile, error.isDamage, let aside = moveAside(path) else { throw error }
+            let database = try openChecked(
+                path: path, busyTimeout: busyTimeout, cacheBytes: cacheBytes, prepare: prepare)
+            return (database, "\(error); the old file was moved to \(aside) and the index rebuilt")
         }
     }
 
-    private static func isCannotOpen(_ error: SQLiteError) -> Bool {
-        if case .cannotOpen = error { return true }
-        return false
-    }
-
     private static func openChecked(
-        path: String, busyTimeout: Double,
+        path: String, busyTimeout: Double, cacheBytes: Int,
         prepare: (SQLiteDatabase) throws(SQLiteError) -> Void
     ) throws(SQLiteError) -> SQLiteDatabase {
         let database = try SQLiteDatabase(path: path, busyTimeout: busyTimeout)
-        try database.enableWriteAheadLog()
+        // SQLite opens a file it may not write read-only without a word; a scan would fail at its first write.
+        guard sqlite3_db_readonly(database.handle, "main") != 1 else {
+            throw .cannotOpen(path: path, reason: "the file is read-only")
+        }
+        try database.useRollbackJournal(cacheBytes: cacheBytes)
         try database.quickCheck()
         try prepare(database)
         return database
     }
 
-    /// Renames the database and its `-wal`, `-shm` and `-journal` files to `<path>.broken…` (replacing older ones);
-    /// deletes them when renaming fails. Returns the new path, or nil when deleted. The journal must go too: left
-    /// behind, SQLite would take it for the new file's hot journal and roll it back into it.
+    /// The database's files (`-journal` too: left behind, SQLite would take it for the new file's hot journal and
+    /// roll it back into it; `-wal` and `-shm` of an index from 0.2).
+    private static let companionSuffixes = ["", "-journal", "-wal", "-shm"]
+
+    /// Moves the database and its companions to `<path>.broken`, or `<path>.broken.2`, `.3`… whichever is free for
+    /// all of them: an older broken file is never replaced. Each is linked to its new name first (`link` never
+    /// replaces), and the old names are removed only once every link is made. Returns nil, having moved nothing,
+    /// when that cannot be done: the damaged file is then kept, and the caller reports the damage.
     private static func moveAside(_ path: String) -> String? {
-        let aside = path + ".broken"
-        var moved = true
-        for suffix in ["", "-wal", "-shm", "-journal"] {
-            unlink(aside + suffix)
-            if access(path + suffix, F_OK) == 0 && rename(path + suffix, aside + suffix) != 0 {
-                unlink(path + suffix)
-                if suffix.isEmpty { moved = false }
+        let present = companionSuffixes.filter { access(path + $0, F_OK) == 0 }
+        for attempt in 1...1000 {
+            let aside = path + ".broken" + (attempt == 1 ? "" : ".\(attempt)")
+            guard companionSuffixes.allSatisfy({ access(aside + $0, F_OK) != 0 }) else { continue }
+            var linked: [String] = []
+            for suffix in present {
+                guard link(path + suffix, aside + suffix) == 0 else { break }
+                linked.append(suffix)
             }
+            guard linked.count == present.count else {
+                let code = errno
+                for suffix in linked { unlink(aside + suffix) }  // still linked at the old name: nothing is lost
+                if code == EEXIST { continue }  // another process took this name just now
+                return nil
+            }
+            for suffix in present.reversed() { unlink(path + suffix) }  // the main file last
+            return aside
         }
-        return moved ? aside : nil
+        return nil
+    }
+
+    /// Whether a statement that failed with `status`, first stepped at `started`, may be reset and run again.
+    /// SQLite's busy handler never waits out `SQLITE_LOCKED`, and returns `SQLITE_BUSY` at once where waiting could
+    /// deadlock; both are retried until the busy timeout has passed, but only outside an explicit transaction, where
+    /// the reset releases every lock this connection held (inside one, waiting could never end the deadlock).
+    fileprivate func isRetryable(_ status: Int32, since started: Int) -> Bool {
+        let code = status & 0xFF
+        guard code == SQLITE_BUSY || code == SQLITE_LOCKED, sqlite3_get_autocommit(handle) != 0 else { return false }
+        return monotonicNanoseconds() - started < busyNanoseconds
     }
 
     // MARK: Errors
@@ -267,6 +309,8 @@ final class SQLiteDatabase {
         case SQLITE_CORRUPT, SQLITE_NOTADB: .corrupt(path: path, reason: reason)
         case SQLITE_BUSY, SQLITE_LOCKED: .locked(path: path, reason: reason)
         case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_AUTH: .cannotOpen(path: path, reason: reason)
+        // The file or its folder is read-only (no journal can be made): said as such, never a file's own failure.
+        case SQLITE_READONLY: .cannotOpen(path: path, reason: "the file or its folder is read-only (\(reason))")
         default: opening ? .cannotOpen(path: path, reason: reason) : .failed(path: path, code: status, reason: reason)
         }
     }
@@ -280,6 +324,8 @@ final class SQLiteDatabase {
 private final class SQLiteStatement {
     let handle: OpaquePointer
     private unowned let database: SQLiteDatabase
+    /// Whether `step` has returned a row since the last `reset`.
+    private var hasRows = false
 
     init(handle: OpaquePointer, database: SQLiteDatabase) {
         self.handle = handle
@@ -326,17 +372,28 @@ private final class SQLiteStatement {
         }
     }
 
-    /// Advances to the next row: true when there is one, false when the statement is done.
+    /// Advances to the next row: true when there is one, false when the statement is done. A lock that SQLite did
+    /// not wait for is retried (`isRetryable`) before the first row, never after: no row is delivered twice.
     func step() throws(SQLiteError) -> Bool {
-        let status = sqlite3_step(handle)
-        switch status {
-        case SQLITE_ROW: return true
-        case SQLITE_DONE: return false
-        default: throw database.error(status)
+        let started = monotonicNanoseconds()
+        while true {
+            let status = sqlite3_step(handle)
+            switch status {
+            case SQLITE_ROW:
+                hasRows = true
+                return true
+            case SQLITE_DONE:
+                return false
+            default:
+                guard !hasRows, database.isRetryable(status, since: started) else { throw database.error(status) }
+                sqlite3_reset(handle)  // keeps the bindings
+                usleep(2_000)
+            }
         }
     }
 
     func reset() {
+        hasRows = false
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
     }

@@ -83,6 +83,8 @@ package final class Mixer: @unchecked Sendable {
     }
 
     deinit {
+        // Released on another thread after the exit's seal (a late close on the SDL lane): OpenAL is being torn down.
+        if ProcessExit.mustStop { return }
         device.withCurrentContext {
             sources.deleteAll()
             effects.deleteAll()
@@ -95,16 +97,26 @@ package final class Mixer: @unchecked Sendable {
     /// `AudioEngine.shutdown()` once nothing renders any more.
     func close() {
         withLock { sources.stopAll() }
-        lock.withLock { _ in device.close() }
+        withLock { device.close() }
     }
 
+    /// Runs `body` under the lock with our context current. Once the process's exit has sealed the engines
+    /// (`ProcessExit`), any thread but the exiting one stops here for good, outside the lock, rather than reach
+    /// OpenAL Soft while its destructor runs.
     func withLock<R>(_ body: () -> R) -> R {
-        lock.withLock { _ in
+        if ProcessExit.mustStop { ProcessExit.stopForever() }
+        let result: R? = lock.withLock { _ in
+            if ProcessExit.mustStop { return nil }
             let token = device.enter()
             defer { device.leave(token) }
             return body()
         }
+        guard let result else { ProcessExit.stopForever() }
+        return result
     }
+
+    /// Takes the lock and gives it back: whoever was inside has left (the exit's seal).
+    func waitOutCallers() { lock.withLock { _ in } }
 
     // MARK: Voices
 
@@ -504,6 +516,11 @@ package final class Mixer: @unchecked Sendable {
 
     /// Mixes one block. Called by the audio thread or by an offline render; never blocks on the game thread.
     func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+        guard ProcessExit.beginRender() else {
+            buffer.initialize(repeating: 0, count: frames * 2)  // the process is exiting: silence, no OpenAL
+            return
+        }
+        defer { ProcessExit.endRender() }
         let start = monotonicNanoseconds()
         device.render(into: buffer, frames: frames)
         let spent = monotonicNanoseconds() - start

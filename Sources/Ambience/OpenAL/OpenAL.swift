@@ -21,6 +21,23 @@ public enum MixerSetupError: Error, CustomStringConvertible, Sendable, Equatable
     }
 }
 
+/// OpenAL Soft as a process-wide library: how it starts.
+package enum OpenALSoft {
+    /// Makes the process's first OpenAL call, once, with only the `null` backend (`ALSOFT_DRIVERS`, put back after):
+    /// OpenAL Soft 1.19 starts every backend at its first call, and its PulseAudio backend waits on the server without
+    /// a bound, so a frozen server hung even an offline render. The engine renders only through loopback devices.
+    /// A game that opens OpenAL Soft devices of its own opens one before its first engine (docs/ARCHITECTURE.md).
+    package static func startWithoutBackends() {
+        _ = started
+    }
+
+    private static let started: Bool = ProcessEnvironment.withVariable("ALSOFT_DRIVERS", setTo: "null") {
+        guard let device = alcLoopbackOpenDeviceSOFT(nil) else { return false }
+        alcCloseDevice(device)
+        return true
+    }
+}
+
 /// The OpenAL Soft loopback device and its one context: the engine's mixer.
 ///
 /// Buffers and sources belong to this device, so they survive any change of the real output device.
@@ -42,6 +59,7 @@ final class LoopbackDevice: @unchecked Sendable {
         sampleRate: Int, sources: Int, hrtf: Bool = false, resampler: EngineConfiguration.Resampler = .linear,
         outputLimiter: Bool = false
     ) throws(MixerSetupError) {
+        OpenALSoft.startWithoutBackends()
         guard let device = alcLoopbackOpenDeviceSOFT(nil) else { throw .loopbackUnavailable }
         // The rate and source count come from a validated EngineConfiguration; checking again costs nothing.
         guard let rate = try? sampleRate.exactly(ALCint.self, "sample rate"),

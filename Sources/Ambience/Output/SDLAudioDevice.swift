@@ -9,11 +9,16 @@ public enum OutputError: Error, CustomStringConvertible, Sendable, Equatable {
     case sdl(String)
     /// No SDL audio driver would start; `tried` lists the drivers tried.
     case noDriver(tried: [String])
+    /// Opening the device did not finish within `seconds`: the sound server (or the session bus SDL registers on)
+    /// accepted the connection but never answered, as a frozen server does. SDL would have waited for ever.
+    case notAnswering(seconds: Double)
 
     public var description: String {
         switch self {
         case .sdl(let message): "SDL audio: \(message)"
         case .noDriver(let tried): "SDL audio: no driver could open a device (tried \(tried.joined(separator: ", ")))"
+        case .notAnswering(let seconds):
+            "SDL audio: the sound server did not answer within \(seconds) s (is it frozen?); no device was opened"
         }
     }
 }
@@ -24,13 +29,24 @@ protocol AudioRenderCallback: AnyObject, Sendable {
 }
 
 /// An open SDL audio device pulling stereo float blocks from a render callback.
+///
+/// Opening and closing go through one `BoundedCallLane`: SDL's PulseAudio driver waits on the server without a bound, so a
+/// frozen server would otherwise hang the engine's start, a reopen after a route change, or the game's exit.
 final class SDLAudioDevice: @unchecked Sendable {
+    /// How long opening a device may take, SDL's start included (its first start registers on the session bus).
+    static let openSeconds = 5.0
+    /// How long closing may take before the device is left behind.
+    static let closeSeconds = 2.0
+    /// Where SDL's audio devices are opened and closed, one call at a time.
+    private static let lane = BoundedCallLane(name: "ambience-sdl-audio")
+
     private(set) var id: SDL_AudioDeviceID = 0
     private(set) var driver = ""
     private(set) var deviceName = ""
     let sampleRate: Int
     let blockFrames: Int
-    private let renderer: AudioRenderCallback
+    /// What SDL's callback reaches, retained until SDL has closed the device.
+    private let target: CallbackTarget
 
     /// Opens the default device (or `deviceName`) at `sampleRate`, stereo float, `blockFrames` per callback.
     /// Tries `SDL_AUDIODRIVER` if set, else PulseAudio, PipeWire and ALSA, and falls back to SDL's `dummy` driver.
@@ -42,24 +58,58 @@ final class SDLAudioDevice: @unchecked Sendable {
     ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
-        self.renderer = renderer
-        let (driver, opened) = try SDLAudio.open(
-            deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
-            awaitingNewDevice: awaitingNewDevice, userdata: Unmanaged.passUnretained(self).toOpaque())
-        self.driver = driver
-        self.id = opened
+        let target = CallbackTarget(renderer: renderer)
+        self.target = target
+        let userdata = target.retainForSDL()
+        let opened = Self.lane.run(
+            seconds: Self.openSeconds,
+            {
+                Result { () throws(OutputError) in
+                    try SDLAudio.open(
+                        deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
+                        awaitingNewDevice: awaitingNewDevice, userdata: userdata)
+                }
+            },
+            late: { result in
+                // Opened after the engine gave up: nobody will use it. It is still paused, so no callback ran.
+                guard case .success((_, let id)) = result else { return target.release() }
+                SDL_CloseAudioDevice(id)
+                SDLAudio.release()
+                target.release()
+            })
+        guard let opened else { throw .notAnswering(seconds: Self.openSeconds) }
+        do {
+            (driver, id) = try opened.get()
+        } catch {
+            target.release()
+            throw error
+        }
         self.deviceName = deviceName ?? SDLAudio.defaultDeviceName() ?? "default"
         SDL_PauseAudioDevice(id, 0)
     }
 
     deinit { close() }
 
-    /// Stops the callback and closes the device. Safe to call twice.
+    /// Stops the callback and closes the device. Safe to call twice. Returns within `closeSeconds`: a device that
+    /// SDL cannot close by then (its server frozen) is left behind with its thread, and its callback is never called
+    /// again (it is paused here first).
     func close() {
         guard id != 0 else { return }
-        SDL_CloseAudioDevice(id)
-        id = 0
-        SDLAudio.release()
+        let (id, target) = (self.id, self.target)
+        self.id = 0
+        // Held back here, not on the lane: a lane stuck in an earlier call must not leave the callback rendering from
+        // a mixer that is about to close. Bounded: it takes only SDL's device lock, which the callback holds briefly.
+        SDL_PauseAudioDevice(id, 1)
+        let closed: Void? = Self.lane.run(seconds: Self.closeSeconds) {
+            SDL_CloseAudioDevice(id)
+            SDLAudio.release()
+            target.release()
+        }
+        if closed == nil {
+            Log.warning(
+                "SDL did not close the audio device '\(deviceName)' within \(Self.closeSeconds) s (is the sound server "
+                    + "frozen?); it is left behind")
+        }
     }
 
     /// Whether SDL still considers the device usable.
@@ -74,6 +124,19 @@ final class SDLAudioDevice: @unchecked Sendable {
     }
 
     func setPaused(_ paused: Bool) { if id != 0 { SDL_PauseAudioDevice(id, paused ? 1 : 0) } }
+}
+
+/// The renderer as SDL's callback sees it. SDL's pointer holds a retain of its own, given back by `release()` once
+/// SDL has closed the device (or never opened it), so a close that never finishes leaves nothing dangling.
+private final class CallbackTarget: Sendable {
+    private let renderer: AudioRenderCallback
+
+    init(renderer: AudioRenderCallback) { self.renderer = renderer }
+
+    /// The pointer SDL's callback gets, as a bit pattern (an integer crosses to the opening thread), with a retain.
+    func retainForSDL() -> UInt { UInt(bitPattern: Unmanaged.passRetained(self).toOpaque()) }
+
+    func release() { Unmanaged.passUnretained(self).release() }
 
     fileprivate func fill(_ stream: UnsafeMutablePointer<UInt8>, bytes: Int) {
         let frames = bytes / (2 * MemoryLayout<Float>.size)
@@ -89,7 +152,7 @@ enum SDLAudio {
 
     static let callback: SDL_AudioCallback = { userdata, stream, length in
         guard let userdata, let stream, length > 0 else { return }
-        Unmanaged<SDLAudioDevice>.fromOpaque(userdata).takeUnretainedValue().fill(stream, bytes: Int(length))
+        Unmanaged<CallbackTarget>.fromOpaque(userdata).takeUnretainedValue().fill(stream, bytes: Int(length))
     }
 
     /// Keeps SDL from installing its SIGINT/SIGTERM handlers (which only post an SDL_QUIT that a game without an
@@ -102,7 +165,7 @@ enum SDLAudio {
 
     static func open(
         deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int, awaitingNewDevice: Bool,
-        userdata: UnsafeMutableRawPointer
+        userdata: UInt
     ) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_APP_NAME, appName)
@@ -112,7 +175,7 @@ enum SDLAudio {
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_STREAM_ROLE, "game")
             if state.users == 0 && SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 {
                 ProcessEnvironment.addPulseProperty("media.role", "game")
-                guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
+                guard startAudioOffTheSessionBus() == 0 else { return .failure(.sdl(lastError())) }
             }
             var want = SDL_AudioSpec()
             want.freq = Int32(sampleRate)
@@ -120,7 +183,7 @@ enum SDLAudio {
             want.channels = 2
             want.samples = Uint16(clamping: blockFrames)
             want.callback = callback
-            want.userdata = userdata
+            want.userdata = UnsafeMutableRawPointer(bitPattern: userdata)
             var candidates: [String]
             if let current = state.driver, state.users > 0 {
                 candidates = [current]
@@ -152,6 +215,19 @@ enum SDLAudio {
             return .failure(.noDriver(tried: candidates))
         }
         return try result.get()
+    }
+
+    /// Starts SDL's audio with the session bus hidden from SDL. SDL 2.26 joins the session bus the first time any of
+    /// its subsystems starts, inside libdbus's global lock and without a bound: a frozen bus (SIGSTOP, a socket that
+    /// never accepts) then hung the start, and every later libdbus call of ours waited behind that lock. SDL's audio
+    /// needs nothing from the bus (SDL's own use of it is for windows: screensaver, input methods), so it gets an
+    /// empty address, fails to connect at once, and never tries again in this process. The variable is back as it
+    /// was when this returns; the engine's own desktop connection took its address before. A game that starts SDL's
+    /// video before its first engine keeps SDL's bus use as it was.
+    private static func startAudioOffTheSessionBus() -> Int32 {
+        ProcessEnvironment.withVariable("DBUS_SESSION_BUS_ADDRESS", setTo: "") {
+            SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO))
+        }
     }
 
     static func release() {

@@ -8,11 +8,14 @@ package enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendabl
     case writeFailed(String, errno: Int32)
     /// The audio does not fit in a WAV file, whose sizes are 32-bit (4 GiB).
     case tooLarge(String)
+    /// The path leads to something that is never written (a folder, a socket, a block device), or to a FIFO that
+    /// no process reads; `reason` says which, naming the path.
+    case refused(String, reason: String)
 
     /// The path the error is about.
     package var path: String {
         switch self {
-        case .cannotCreate(let p, _), .writeFailed(let p, _), .tooLarge(let p): p
+        case .cannotCreate(let p, _), .writeFailed(let p, _), .tooLarge(let p), .refused(let p, _): p
         }
     }
 
@@ -24,6 +27,8 @@ package enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendabl
             "\(path): cannot write (\(String(cString: strerror(code))))"
         case .tooLarge(let path):
             "\(path): too large for a WAV file (over 4 GiB)"
+        case .refused(_, let reason):
+            reason
         }
     }
 }
@@ -31,7 +36,9 @@ package enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendabl
 /// Writes a WAV file atomically through an `AtomicFile`: audio goes to a hidden temporary file in the same folder
 /// (`.NAME.tmp-PID-N`), and `finish()` syncs it and renames it into place.
 ///
-/// Until `finish()` succeeds nothing appears at `path` (an existing file there is left as it was).
+/// Until `finish()` succeeds nothing appears at `path` (an existing file there is left as it was). A character
+/// device or a FIFO (`/dev/stdout`, a pipe) is written straight through, as a stream: its header says "length
+/// unknown" (all ones in the sizes, as streaming tools write), since it cannot be patched afterwards.
 /// A writer that is cancelled, fails, or is released unfinished removes its temporary file.
 /// Samples are interleaved Float; 16-bit output clamps to [-1, 1] and rounds to the nearest step.
 /// A writer is owned by one thread at a time.
@@ -76,8 +83,11 @@ package final class WAVWriter {
         guard Self.sampleRates.contains(sampleRate), Self.channelCounts.contains(channels) else {
             throw .cannotCreate(path, errno: EINVAL)
         }
-        do throws(Errno) { file = try AtomicFile(replacing: path) } catch {
-            throw .cannotCreate(path, errno: error.code)
+        do throws(AtomicFileError) { file = try AtomicFile(replacing: path) } catch {
+            switch error {
+            case .failed(let failure): throw .cannotCreate(path, errno: failure.code)
+            case .refused, .noReader: throw .refused(path, reason: error.description)
+            }
         }
 
         self.path = path
@@ -85,8 +95,9 @@ package final class WAVWriter {
         self.channels = channels
         self.encoding = encoding
         self.riffLimit = riffLimit
-        // The header goes out first with zero sizes; finish() patches them.
-        let placeholder = Self.header(sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: 0)
+        // The header goes out first with zero sizes; finish() patches them. A stream's says "unknown" for good.
+        let placeholder = Self.header(
+            sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: file.isStream ? nil : 0)
         let storage = UnsafeMutableRawPointer.allocate(byteCount: Self.bufferBytes, alignment: 16)
         placeholder.withUnsafeBytes { storage.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         buffer = storage
@@ -144,7 +155,9 @@ package final class WAVWriter {
         try flush()
         let header = Self.header(sampleRate: sampleRate, channels: channels, encoding: encoding, dataBytes: dataBytes)
         do throws(Errno) {
-            try header.withUnsafeBytes { raw in Result { () throws(Errno) in try file.write(raw, at: 0) } }.get()
+            if !file.isStream {
+                try header.withUnsafeBytes { raw in Result { () throws(Errno) in try file.write(raw, at: 0) } }.get()
+            }
             try file.commit()
         } catch {
             throw fail(.writeFailed(path, errno: error.code))
@@ -201,7 +214,8 @@ package final class WAVWriter {
     }
 
     /// The header before the samples: RIFF, fmt (WAVE_FORMAT_EXTENSIBLE above 2 channels), fact for float, data.
-    static func header(sampleRate: Int, channels: Int, encoding: Encoding, dataBytes: Int64) -> [UInt8] {
+    /// `dataBytes` nil: a length not known, all ones in every size.
+    static func header(sampleRate: Int, channels: Int, encoding: Encoding, dataBytes: Int64?) -> [UInt8] {
         let bytesPerSample = encoding == .pcm16 ? 2 : 4
         let tag: UInt16 = encoding == .pcm16 ? 1 : 3
         let extensible = channels > 2
@@ -227,17 +241,17 @@ package final class WAVWriter {
         let factSize = encoding == .float32 ? 12 : 0
         let total = 12 + 8 + fmt.count + factSize + 8
         out += Array("RIFF".utf8)
-        out.appendLE(UInt32(truncatingIfNeeded: Int64(total - 8) + dataBytes))
+        out.appendLE(dataBytes.map { UInt32(truncatingIfNeeded: Int64(total - 8) + $0) } ?? UInt32.max)
         out += Array("WAVEfmt ".utf8)
         out.appendLE(UInt32(fmt.count))
         out += fmt
         if encoding == .float32 {
             out += Array("fact".utf8)
             out.appendLE(UInt32(4))
-            out.appendLE(UInt32(truncatingIfNeeded: dataBytes / Int64(blockAlign)))
+            out.appendLE(dataBytes.map { UInt32(truncatingIfNeeded: $0 / Int64(blockAlign)) } ?? UInt32.max)
         }
         out += Array("data".utf8)
-        out.appendLE(UInt32(truncatingIfNeeded: dataBytes))
+        out.appendLE(dataBytes.map { UInt32(truncatingIfNeeded: $0) } ?? UInt32.max)
         return out
     }
 

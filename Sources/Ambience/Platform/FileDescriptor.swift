@@ -155,6 +155,25 @@ package final class FileDescriptor {
         }
     }
 
+    /// Puts a read-only `/dev/null` on each of descriptors 0, 1 and 2 that is closed. A write to stdout or stderr then
+    /// fails (EBADF) as it would on the closed one, but no file opened later can take the number and receive the
+    /// program's output instead.
+    package static func holdClosedStandardStreams() {
+        for stream: Int32 in 0...2 where fcntl(stream, F_GETFD) == -1 && errno == EBADF {
+            let held = Glibc.open("/dev/null", O_RDONLY)
+            if held >= 0 && held != stream {
+                dup2(held, stream)
+                Glibc.close(held)
+            }
+        }
+    }
+
+    /// Clears `O_NONBLOCK`, so that writes wait for room instead of failing with EAGAIN.
+    package func setBlocking() throws(Errno) {
+        let flags = fcntl(raw, F_GETFL)
+        guard flags >= 0, fcntl(raw, F_SETFL, flags & ~O_NONBLOCK) == 0 else { throw .current }
+    }
+
     /// Flushes the file's data and size to the disk.
     package func sync() throws(Errno) {
         while fsync(raw) != 0 {

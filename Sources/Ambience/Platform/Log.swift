@@ -115,10 +115,10 @@ package enum Log {
         sinks.withLock { sinks in sinks.removeAll { $0 === sink } }
     }
 
-    /// One line with one `write`, so lines from two threads never interleave. A failed write is ignored: there is
-    /// nowhere left to report it.
+    /// One line with one `write`, so lines from two threads never interleave; shown through `TerminalText`, so a file
+    /// name in it cannot act on the terminal. A failed write is ignored: there is nowhere left to report it.
     package static func writeToStandardError(_ message: LogMessage) {
-        let line = Array((message.description.replacingNewlines + "\n").utf8)
+        let line = Array((TerminalText.shown(message.description) + "\n").utf8)
         line.withUnsafeBytes { bytes in _ = Glibc.write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
     }
 }

@@ -12,3 +12,16 @@ package enum ProcessEnvironment {
         setenv("PULSE_PROP", updated, 1)
     }
 }
+
+extension ProcessEnvironment {
+    /// Runs `body` with `name` set to `value`, then puts the variable back as it was (unset, or its old value), so
+    /// only what `body` starts reads it: child processes and later library starts see the program's own environment.
+    package static func withVariable<T>(_ name: String, setTo value: String, _ body: () throws -> T) rethrows -> T {
+        let previous = getenv(name).map { String(cString: $0) }
+        setenv(name, value, 1)
+        defer {
+            if let previous { setenv(name, previous, 1) } else { unsetenv(name) }
+        }
+        return try body()
+    }
+}

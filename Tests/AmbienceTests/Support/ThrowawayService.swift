@@ -101,6 +101,12 @@ final class ThrowawayService {
         }
     }
 
+    /// SIGSTOP to its whole process group: it still accepts connections (the kernel queues them) but answers nothing,
+    /// as a server stuck in a kernel wait or a debugger does. `thaw()` lets it go on.
+    func freeze() { process?.signalGroup(SIGSTOP) }
+
+    func thaw() { process?.signalGroup(SIGCONT) }
+
     /// SIGKILL, no clean-up: as if it crashed. Safe to call more than once.
     func kill() {
         process?.kill()

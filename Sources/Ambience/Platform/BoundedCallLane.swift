@@ -1,0 +1,91 @@
+import Dispatch
+import Synchronization
+
+/// A thread for calls into a library that can wait without a bound of its own (SDL's PulseAudio driver on a frozen
+/// server, for one), so that their callers wait at most a deadline.
+///
+/// Such a wait cannot be cut short from outside: a thread blocked in `poll` inside libpulse stays there until the
+/// server answers. So the caller gives up instead, and the call is left to the lane: when it finishes after all,
+/// `late` receives its result there, to undo what the caller no longer wants (close a device opened too late).
+/// Calls run one at a time in the order given. While a call the caller gave up on is still running, the lane is
+/// stuck: later calls are refused at once (nil) instead of each waiting out its own deadline behind it. One long-lived thread rather than one per call: SDL keeps per-thread
+/// data (its error text) that it never frees when a thread it did not make ends.
+package final class BoundedCallLane: Sendable {
+    private let jobs = Jobs()
+    private let worker: WorkerThread
+
+    package init(name: String) {
+        let jobs = self.jobs
+        worker = WorkerThread(name: name) { control in
+            while !control.isStopRequested {
+                let pending = jobs.takeAll()
+                for job in pending { job() }
+                if pending.isEmpty { control.wait(seconds: 60) }
+            }
+        }
+    }
+
+    private final class Jobs: Sendable {
+        private let waiting = Lock<[@Sendable () -> Void]>([])
+        /// Calls given up on that have not finished yet.
+        let abandoned = Atomic<Int>(0)
+        func add(_ job: @escaping @Sendable () -> Void) { waiting.withLock { $0.append(job) } }
+        func takeAll() -> [@Sendable () -> Void] {
+            waiting.withLock { waiting in
+                defer { waiting.removeAll() }
+                return waiting
+            }
+        }
+    }
+
+    /// Runs `body` on the lane and returns its result, or nil when it has not finished within `seconds`; then `late`
+    /// gets the result if it ever comes.
+    package func run<Result: Sendable>(
+        seconds: Double, _ body: @escaping @Sendable () -> Result, late: @escaping @Sendable (Result) -> Void = { _ in }
+    ) -> Result? {
+        guard jobs.abandoned.load(ordering: .acquiring) <= 0 else { return nil }
+        let call = PendingCall<Result>()
+        let jobs = self.jobs
+        jobs.add {
+            let result = body()
+            if call.finish(result) {
+                jobs.abandoned.subtract(1, ordering: .releasing)
+                late(result)
+            }
+        }
+        worker.wake()
+        // DispatchTime is the monotonic clock: a wall-clock jump neither cuts the wait short nor stretches it.
+        let nanos = (max(seconds, 0) * 1e9).saturated(Int.self)
+        if call.done.wait(timeout: .now() + .nanoseconds(nanos)) == .success { return call.take() }
+        if let result = call.abandon() { return result }
+        jobs.abandoned.add(1, ordering: .releasing)
+        return nil
+    }
+}
+
+/// One call's result, handed over once: to the waiting caller, or to `late` once the caller has given up.
+private final class PendingCall<Result: Sendable>: Sendable {
+    let done = DispatchSemaphore(value: 0)
+    private let state = Lock<(result: Result?, abandoned: Bool)>((nil, false))
+
+    /// Stores the result for the caller; true when the caller has already given up, so the result is the lane's.
+    func finish(_ result: Result) -> Bool {
+        let abandoned = state.withLock { state in
+            if !state.abandoned { state.result = result }
+            return state.abandoned
+        }
+        if !abandoned { done.signal() }
+        return abandoned
+    }
+
+    func take() -> Result? { state.withLock { $0.result } }
+
+    /// Gives up, unless the result came in between the timeout and this.
+    func abandon() -> Result? {
+        state.withLock { state in
+            if let result = state.result { return result }
+            state.abandoned = true
+            return nil
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Ambience
+import Glibc
+import Synchronization
+
+/// The command's one writer to stdout, and a checked one: a write that fails (a full disk, `/dev/full`, a closed
+/// pipe or a closed stdout) is remembered, nothing more is written, and `Tool.run` ends the command with status 1 and
+/// an `ambience: stdout: …` line instead of reporting success. Bytes go out with write(2) at once, unbuffered, so a
+/// failure is seen by the command that caused it.
+///
+/// Text from outside (tags, file names) goes through `TerminalText.shown` where it is put into a text line; JSON
+/// lines have their own escaping.
+enum Output {
+    /// The errno of the first failed write; 0 while every write has succeeded.
+    private static let failure = Atomic<Int32>(0)
+
+    /// Whether a write has failed: a long command (`play`) stops.
+    static var failed: Bool { failure.load(ordering: .relaxed) != 0 }
+
+    /// Writes `text` and `terminator`, whole, unless an earlier write failed.
+    static func print(_ text: String = "", terminator: String = "\n") {
+        guard !failed else { return }
+        let bytes = Array((text + terminator).utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + done, $0.count - done) }
+            if n < 0, errno == EINTR, !Interrupt.requested { continue }
+            if n < 0, errno == EAGAIN, !Interrupt.requested {
+                // A stdout another program left non-blocking: wait for room as a blocking one would, in short
+                // steps, so that Ctrl-C still ends the wait.
+                var ready = pollfd(fd: STDOUT_FILENO, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, 100)
+                continue
+            }
+            guard n > 0 else {
+                // A write that makes no progress counts as a full disk, as FileDescriptor.write counts it.
+                _ = failure.compareExchange(expected: 0, desired: n == 0 ? ENOSPC : errno, ordering: .relaxed)
+                return
+            }
+            done += n
+        }
+    }
+
+    /// Writes one line of text that holds text from outside (a tag, a file name, a device's name): shown through
+    /// `TerminalText`, so nothing in it acts on the terminal or starts a line of its own.
+    static func line(_ text: String) {
+        print(TerminalText.shown(text))
+    }
+
+    /// Throws the first failed write, as `stdout: REASON`.
+    static func check() throws(ToolFailure) {
+        let code = failure.load(ordering: .relaxed)
+        guard code == 0 else { throw ToolFailure("stdout: \(String(cString: strerror(code)))") }
+    }
+
+    /// Whether `path` is the file stdout writes to (`--out /dev/stdout`): a report line there would go into it.
+    static func isStandardOutput(_ path: String) -> Bool {
+        var named = stat(), out = stat()
+        guard stat(path, &named) == 0, fstat(STDOUT_FILENO, &out) == 0 else { return false }
+        return named.st_dev == out.st_dev && named.st_ino == out.st_ino
+    }
+}
