@@ -14,6 +14,11 @@ extension DesktopError {
         .unsupported("\(asked): unexpected reply \(got.map(\.signature).joined())")
     }
 
+    /// A message whose arguments are over `DBusLimits`: refused, not decoded.
+    static func overLimits(_ what: String) -> DesktopError {
+        .unsupported("\(what): over the limits of what the engine decodes from the bus")
+    }
+
     /// `member` sent to `destination` got no reply within its timeout.
     static func noReply(_ member: String, _ destination: String) -> DesktopError {
         .timeout("\(destination) did not answer \(member)")
@@ -59,6 +64,21 @@ package enum DesktopBus {
         }
         return escaped
     }
+
+    /// True when a bus at `address` answers (connects and registers) within `timeout`, or when libdbus is not
+    /// there to be held up by it.
+    package static func answers(at address: String, within timeout: Duration = defaultTimeout) -> Bool {
+        do throws(DesktopError) {
+            try DBusConnection(address: address, timeout: timeout).close()
+            return true
+        } catch {
+            if case .libraryUnavailable = error { return true }
+            return false
+        }
+    }
+
+    /// A bus address where nothing listens: connecting fails at once (`/dev/null` is no socket).
+    package static let nowhere = "unix:path=/dev/null"
 
     /// The longest any desktop call waits for an answer, unless told otherwise.
     package static let defaultTimeout: Duration = .milliseconds(250)

@@ -29,7 +29,7 @@ package final class MPRISClient: Sendable {
         retryInterval: Duration = .seconds(10)
     ) throws(DesktopError) {
         let connection = try DBusConnection(address: busAddress, timeout: timeout)
-        for rule in ClientCore.matchRules { try connection.addMatch(rule, timeout: timeout) }
+        for match in ClientCore.matches { try connection.follow(match, timeout: timeout) }
         core = ClientCore(connection: connection, timeout: timeout, retryInterval: retryInterval)
         core.start()
     }
@@ -99,11 +99,6 @@ final class ClientCore: @unchecked Sendable {
         var running = true
     }
 
-    static let matchRules = [
-        "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'",
-        "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='/org/mpris/MediaPlayer2'",
-        "type='signal',interface='org.mpris.MediaPlayer2.Player',member='Seeked',path='/org/mpris/MediaPlayer2'"
-    ]
     /// Events kept for a game that does not drain them. Past the cap the oldest give way: players' states are
     /// state-like, and the newest say how things are now (and a lost bus is always kept).
     static let eventCapacity = 4096
@@ -117,7 +112,7 @@ final class ClientCore: @unchecked Sendable {
     // Desktop thread only (MPRISQueue.swift's extension included).
     var players: [String: MPRISPlayerInfo] = [:]
     /// Players not answering, and when they may be asked again.
-    private var silentUntil: [String: ContinuousClock.Instant] = [:]
+    var silentUntil: [String: ContinuousClock.Instant] = [:]
 
     init(connection: DBusConnection, timeout: Duration, retryInterval: Duration) {
         self.connection = connection
@@ -170,7 +165,7 @@ final class ClientCore: @unchecked Sendable {
                 }
                 break
             }
-            for message in connection.receive(timeout: nextWait()) { handle(message) }
+            handle(connection.receive(timeout: nextWait()))
             retrySilentPlayers()
         }
         // Anyone waiting on a refresh gets the snapshot as it stands.
@@ -200,76 +195,10 @@ final class ClientCore: @unchecked Sendable {
 
     private func retrySilentPlayers() {
         let now = ContinuousClock.now
-        for (name, due) in silentUntil where due <= now { read(name) }
+        read(silentUntil.filter { $0.value <= now }.keys.sorted())
     }
 
-    // MARK: Reading players
-
-    private func scanAll() {
-        guard let names = try? connection.listNames(timeout: timeout).filter({ $0.hasPrefix(MPRISClient.namePrefix) })
-        else { return }
-        let present = Set(names)
-        for name in players.keys where !present.contains(name) { vanish(name) }
-        for name in names.sorted() {
-            if let due = silentUntil[name], due > .now { continue }
-            read(name)
-        }
-    }
-
-    /// Reads everything about one player: at most one timeout when it does not answer.
-    func read(_ name: String, owner newOwner: String? = nil) {
-        let known = players[name]
-        let owner: String
-        if let newOwner {
-            owner = newOwner
-        } else if let known {
-            owner = known.uniqueName
-        } else {
-            do throws(DesktopError) {
-                owner = try connection.nameOwner(name, timeout: timeout)
-            } catch {
-                if case .remoteError = error { vanish(name) }  // NameHasNoOwner: gone already
-                return
-            }
-        }
-        var info: MPRISPlayerInfo
-        if let known, known.uniqueName == owner {
-            info = known
-        } else {
-            info = MPRISPlayerInfo(name: name, uniqueName: owner)
-            info.processID = try? connection.processID(of: name, timeout: timeout)
-        }
-        do throws(DesktopError) {
-            apply(try getAll(name, MPRISClient.playerInterface), to: &info)
-            apply(try getAll(name, MPRISClient.rootInterface), to: &info)
-            // Most players have no track list: an error reply here is the usual answer, not a fault.
-            let tracks = try? getAll(name, MPRISClient.trackListInterface)
-            info.canEditTracks = tracks?["CanEditTracks"]?.bool ?? false
-            info.isResponding = true
-            silentUntil[name] = nil
-        } catch {
-            switch error {
-            case .timeout:
-                info.isResponding = false
-                silentUntil[name] = .now + retryInterval
-            case .remoteError(let errorName, _)
-            where errorName.hasSuffix(".ServiceUnknown") || errorName.hasSuffix(".NameHasNoOwner"):
-                vanish(name)
-                return
-            default:
-                break  // it answers, but not the whole protocol: keep what it did say
-            }
-        }
-        publish(info)
-    }
-
-    func getAll(_ name: String, _ interface: String) throws(DesktopError) -> [String: DBusValue] {
-        let reply = try connection.call(
-            destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
-            member: "GetAll", arguments: [.string(interface)], timeout: timeout)
-        guard let properties = reply.first?.dict else { throw .unexpectedReply("\(name) GetAll", reply) }
-        return properties
-    }
+    // MARK: Players
 
     func apply(_ properties: [String: DBusValue], to info: inout MPRISPlayerInfo) {
         for (key, value) in properties {
@@ -361,7 +290,7 @@ final class ClientCore: @unchecked Sendable {
         }
     }
 
-    private func vanish(_ name: String) {
+    func vanish(_ name: String) {
         silentUntil[name] = nil
         guard let gone = players.removeValue(forKey: name) else { return }
         let listed = shared.withLock { shared -> Bool in
@@ -384,74 +313,6 @@ final class ClientCore: @unchecked Sendable {
         silentUntil[name] = .now + retryInterval
         info.isResponding = false
         publish(info)
-    }
-
-    // MARK: Signals
-
-    func handle(_ message: DBusMessage) {
-        guard message.kind == .signal, let member = message.member, let sender = message.sender else { return }
-        let args = message.arguments
-        switch (message.interface, member) {
-        case ("org.freedesktop.DBus", "NameOwnerChanged"):
-            guard sender == "org.freedesktop.DBus", args.count == 3, let name = args[0].string,
-                let newOwner = args[2].string,
-                name.hasPrefix(MPRISClient.namePrefix)
-            else { return }
-            if newOwner.isEmpty {
-                vanish(name)
-            } else {
-                silentUntil[name] = nil
-                read(name, owner: newOwner)
-            }
-        case (MPRISClient.propertiesInterface, "PropertiesChanged"):
-            guard message.path == MPRISClient.objectPath, args.count >= 2, let interface = args[0].string,
-                interface == MPRISClient.playerInterface || interface == MPRISClient.rootInterface
-            else { return }
-            let changed = args[1].dict ?? [:]
-            let invalidated = args.count > 2 ? args[2].strings ?? [] : []
-            for name in names(ownedBy: sender) {
-                guard var info = players[name], info.isResponding, invalidated.isEmpty else {
-                    // A silent player that signals is alive again; invalidated properties must be fetched.
-                    read(name)
-                    continue
-                }
-                apply(changed, to: &info)
-                if changed["PlaybackStatus"] != nil, changed["Position"] == nil, let position = try? position(of: name)
-                {
-                    info.position = position
-                }
-                publish(info)
-            }
-        case (MPRISClient.playerInterface, "Seeked"):
-            guard message.path == MPRISClient.objectPath, let micro = args.first?.number else { return }
-            for name in names(ownedBy: sender) {
-                guard var info = players[name] else { continue }
-                if !info.isResponding {
-                    read(name)
-                    info = players[name] ?? info
-                }
-                info.position = micro / 1_000_000
-                publish(info, announce: false)
-                shared.withLock { post(.seeked(name, micro / 1_000_000), &$0) }
-            }
-        default:
-            break
-        }
-    }
-
-    /// The names the connection owns, and the other names of the same players (a signal from either is theirs).
-    private func names(ownedBy uniqueName: String) -> [String] {
-        let owned = players.values.filter { $0.uniqueName == uniqueName }
-        return players.values.filter { info in owned.contains { MPRISPlayerInfo.samePlayer($0, info) } }.map(\.name)
-            .sorted()
-    }
-
-    func position(of name: String) throws(DesktopError) -> Double? {
-        let reply = try connection.call(
-            destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
-            member: "Get", arguments: [.string(MPRISClient.playerInterface), .string("Position")],
-            timeout: timeout)
-        return reply.first?.number.map { $0 / 1_000_000 }
     }
 
     // MARK: Commands

@@ -40,7 +40,7 @@ extension ClientCore {
         for track in old {
             _ = try call(name, MPRISClient.trackListInterface, "RemoveTrack", [.objectPath(track)])
         }
-        read(name)
+        read([name])
     }
 
     private func appendTracks(_ uris: [String], on name: String) throws(DesktopError) {
@@ -74,14 +74,14 @@ extension ClientCore {
             _ = try call(
                 name, MPRISClient.playerInterface, "SetPosition",
                 [.objectPath(track), .int64((seconds * 1_000_000).saturated(Int64.self))])
-            for message in connection.receive(timeout: .milliseconds(50)) { handle(message) }
+            handle(connection.receive(timeout: .milliseconds(50)))
             if let now = try position(of: name), abs(now - seconds) < 1 { break }
             guard ContinuousClock.now < deadline else {
                 throw .timeout("\(name) to go back to \(seconds) s after opening \(uri)")
             }
         }
         _ = try call(name, MPRISClient.playerInterface, paused ? "Pause" : "Play", [])
-        read(name)
+        read([name])
     }
 
     private func addTrack(_ uri: String, after track: String, makeCurrent: Bool, on name: String) throws(DesktopError) {
@@ -115,7 +115,7 @@ extension ClientCore {
         let deadline = ContinuousClock.now + Self.settleTime
         while !done() {
             guard ContinuousClock.now < deadline else { throw .timeout("\(name) \(what)") }
-            for message in connection.receive(timeout: .milliseconds(20)) { handle(message) }
+            handle(connection.receive(timeout: .milliseconds(20)))
         }
     }
 }

@@ -34,7 +34,8 @@ struct ScreenLockState: Sendable, Equatable {
 /// A bus that is not there, or a service that never answers, only means that source is silent. Connecting happens
 /// when the engine starts, bounded by the desktop timeout (as for `SleepMonitor`); every later call is bounded and
 /// made on the monitor's own threads, never the game's. A screensaver whose name loses its owner (it crashed or
-/// was restarted while active) counts as no longer locking the screen.
+/// was restarted while active) counts as no longer locking the screen. Only the owner of a source's name is heard:
+/// a signal from any other connection (`BusNameOwners`) changes nothing.
 final class ScreenLockMonitor: Sendable {
     static let logindName = "org.freedesktop.login1"
     static let sessionInterface = "org.freedesktop.login1.Session"
@@ -80,12 +81,14 @@ final class ScreenLockMonitor: Sendable {
 
     private func followLogind(_ thread: DesktopThread) {
         let bus = thread.connection
+        var owners = BusNameOwners()
         // no logind, or not in a session: nothing to follow
-        guard let path = Self.ourSessionPath(on: bus) else { return }
-        let rule =
-            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',path='\(path)',"
-            + "arg0='\(Self.sessionInterface)'"
-        guard (try? bus.addMatch(rule)) != nil else { return }
+        guard (try? owners.follow([Self.logindName], on: bus)) != nil, let path = Self.ourSessionPath(on: bus),
+            (try? bus.follow(
+                SignalMatch(
+                    interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path,
+                    argument0: Self.sessionInterface))) != nil
+        else { return }
         // A game started on a locked screen.
         if let reply = try? bus.call(
             destination: Self.logindName, path: path, interface: "org.freedesktop.DBus.Properties",
@@ -95,45 +98,46 @@ final class ScreenLockMonitor: Sendable {
             report(locked, from: .logind)
         }
         while thread.isRunning {
-            for message in bus.receive(timeout: .milliseconds(200))
-            where message.kind == .signal && message.member == "PropertiesChanged" && message.path == path
-                && message.arguments.first?.string == Self.sessionInterface
-            {
-                if let locked = message.arguments.dropFirst().first?.dict?["LockedHint"]?.bool {
-                    report(locked, from: .logind)
-                }
+            for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
+                _ = owners.update(with: message)
+                guard message.member == "PropertiesChanged", message.path == path,
+                    message.arguments.first?.string == Self.sessionInterface,
+                    owners.isFromOwner(of: Self.logindName, message),
+                    let locked = message.arguments.dropFirst().first?.dict?["LockedHint"]?.bool
+                else { continue }
+                report(locked, from: .logind)
             }
         }
     }
 
     private func followScreenSaver(_ thread: DesktopThread) {
         let bus = thread.connection
+        var owners = BusNameOwners()
+        // A screensaver that crashes while active never says it stopped: its name losing its owner does.
+        guard (try? owners.follow(Self.screenSaverInterfaces, on: bus)) != nil else { return }
         for interface in Self.screenSaverInterfaces {
-            guard (try? bus.addMatch("type='signal',interface='\(interface)',member='ActiveChanged'")) != nil,
-                // A screensaver that crashes while active never says it stopped: its name losing its owner does.
-                (try? bus.addMatch(
-                    "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                        + "member='NameOwnerChanged',arg0='\(interface)'")) != nil
-            else { return }
+            guard (try? bus.follow(SignalMatch(interface: interface, member: "ActiveChanged"))) != nil else { return }
         }
         // Whichever screensaver runs says whether it is active now; the others are not there and answer an error.
-        for interface in Self.screenSaverInterfaces {
-            let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
-            if let reply = try? bus.call(destination: interface, path: path, interface: interface, member: "GetActive"),
-                reply.first?.bool == true
-            {
-                report(true, from: .screenSaver)
-            }
+        let asked = Self.screenSaverInterfaces.map { interface in
+            DBusCall(
+                destination: interface, path: "/" + interface.replacingOccurrences(of: ".", with: "/"),
+                interface: interface, member: "GetActive")
+        }
+        if bus.callAll(asked).contains(where: { (try? $0.get())?.first?.bool == true }) {
+            report(true, from: .screenSaver)
         }
         while thread.isRunning {
             for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
-                if message.member == "ActiveChanged", Self.screenSaverInterfaces.contains(message.interface ?? "") {
-                    if let active = message.arguments.first?.bool { report(active, from: .screenSaver) }
-                } else if message.member == "NameOwnerChanged", message.interface == "org.freedesktop.DBus",
-                    Self.screenSaverInterfaces.contains(message.arguments.first?.string ?? ""),
-                    message.arguments.count == 3, message.arguments[2].string == ""
-                {
+                if let gone = owners.update(with: message), Self.screenSaverInterfaces.contains(gone) {
                     report(false, from: .screenSaver)
+                } else if message.member == "ActiveChanged", let interface = message.interface,
+                    Self.screenSaverInterfaces.contains(interface),
+                    // Anyone can send ActiveChanged; only the screensaver's own counts.
+                    owners.isFromOwner(of: interface, message),
+                    let active = message.arguments.first?.bool
+                {
+                    report(active, from: .screenSaver)
                 }
             }
         }

@@ -13,8 +13,9 @@ final class SleepMonitor: Sendable {
         return FileManager.default.fileExists(atPath: socket) ? "unix:path=\(socket)" : nil
     }
 
-    static let matchRule =
-        "type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep',path='/org/freedesktop/login1'"
+    static let logindName = "org.freedesktop.login1"
+    static let prepareForSleep = SignalMatch(
+        interface: "org.freedesktop.login1.Manager", member: "PrepareForSleep", path: "/org/freedesktop/login1")
 
     private let thread: DesktopThread
     /// Signals kept until `update()` drains them. Past the cap the oldest give way: the newest says whether the
@@ -24,18 +25,29 @@ final class SleepMonitor: Sendable {
 
     init(address: String) throws(DesktopError) {
         let connection = try DBusConnection(address: address)
-        try connection.addMatch(SleepMonitor.matchRule)
+        // Only logind's own signal counts: any process on the bus could send one.
+        var owners = BusNameOwners()
+        try owners.follow([SleepMonitor.logindName], on: connection)
+        try connection.follow(SleepMonitor.prepareForSleep)
         thread = DesktopThread(connection: connection)
-        thread.start(name: "ambience.sleep-monitor") { [weak self] in self?.run() }
+        thread.start(name: "ambience.sleep-monitor") { [weak self, owners] in
+            var owners = owners
+            self?.run(&owners)
+        }
     }
 
     deinit { close() }
 
-    private func run() {
+    private func run(_ owners: inout BusNameOwners) {
         while thread.isRunning {
-            for message in thread.connection.receive(timeout: .milliseconds(200))
-            where message.member == "PrepareForSleep" && message.interface == "org.freedesktop.login1.Manager" {
-                if let sleeping = message.arguments.first?.bool { _ = signals.withLock { $0.push(sleeping) } }
+            for message in thread.connection.receive(timeout: .milliseconds(200)) {
+                _ = owners.update(with: message)
+                guard message.member == SleepMonitor.prepareForSleep.member,
+                    message.interface == SleepMonitor.prepareForSleep.interface,
+                    owners.isFromOwner(of: SleepMonitor.logindName, message),
+                    let sleeping = message.arguments.first?.bool
+                else { continue }
+                _ = signals.withLock { $0.push(sleeping) }
             }
         }
     }

@@ -175,7 +175,7 @@ enum SDLAudio {
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_STREAM_ROLE, "game")
             if state.users == 0 && SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 {
                 ProcessEnvironment.addPulseProperty("media.role", "game")
-                guard startAudioOffTheSessionBus() == 0 else { return .failure(.sdl(lastError())) }
+                guard startAudioOffAFrozenBus() == 0 else { return .failure(.sdl(lastError())) }
             }
             var want = SDL_AudioSpec()
             want.freq = Int32(sampleRate)
@@ -217,15 +217,21 @@ enum SDLAudio {
         return try result.get()
     }
 
-    /// Starts SDL's audio with the session bus hidden from SDL. SDL 2.26 joins the session bus the first time any of
-    /// its subsystems starts, inside libdbus's global lock and without a bound: a frozen bus (SIGSTOP, a socket that
-    /// never accepts) then hung the start, and every later libdbus call of ours waited behind that lock. SDL's audio
-    /// needs nothing from the bus (SDL's own use of it is for windows: screensaver, input methods), so it gets an
-    /// empty address, fails to connect at once, and never tries again in this process. The variable is back as it
-    /// was when this returns; the engine's own desktop connection took its address before. A game that starts SDL's
-    /// video before its first engine keeps SDL's bus use as it was.
-    private static func startAudioOffTheSessionBus() -> Int32 {
-        ProcessEnvironment.withVariable("DBUS_SESSION_BUS_ADDRESS", setTo: "") {
+    /// Starts SDL's audio, keeping SDL off a session bus that does not answer. SDL 2.26 joins the session bus (and
+    /// through it rtkit, for its audio thread's priority) the first time any of its subsystems starts, inside
+    /// libdbus's global lock and without a bound: a frozen bus (SIGSTOP, a socket that never accepts) hung the start,
+    /// and every later libdbus call in the process waited behind that lock. So the bus is asked first, within the
+    /// desktop timeout. Only when it does not answer does SDL get an address where nothing listens, for this call
+    /// only: it fails at once and stays off the bus for the life of the process (its audio thread then runs without
+    /// rtkit's priority, the price of not hanging). A healthy bus costs one extra connection, a millisecond or two.
+    /// The variable is set around the call with `setenv`, which another thread's `getenv` could race; the engine
+    /// reads the bus address before, and a game that starts SDL's video first keeps SDL's bus use as it was.
+    private static func startAudioOffAFrozenBus() -> Int32 {
+        guard let address = DesktopBus.sessionAddress, !DesktopBus.answers(at: address) else {
+            return SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO))
+        }
+        Log.warning("the session bus at \(address) does not answer: SDL's audio starts without it")
+        return ProcessEnvironment.withVariable("DBUS_SESSION_BUS_ADDRESS", setTo: DesktopBus.nowhere) {
             SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO))
         }
     }
