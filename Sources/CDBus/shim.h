@@ -18,7 +18,7 @@
     F(dbus_message_iter_abandon_container) F(dbus_message_iter_append_basic) F(dbus_message_iter_close_container) \
     F(dbus_message_iter_get_arg_type) F(dbus_message_iter_get_basic) F(dbus_message_iter_get_signature) \
     F(dbus_message_iter_init) F(dbus_message_iter_init_append) F(dbus_message_iter_next) \
-    F(dbus_message_iter_open_container) F(dbus_message_iter_recurse) F(dbus_message_new) \
+    F(dbus_message_demarshal) F(dbus_message_iter_open_container) F(dbus_message_iter_recurse) F(dbus_message_new) \
     F(dbus_message_new_method_call) F(dbus_message_new_signal) F(dbus_message_set_destination) \
     F(dbus_message_set_error_name) F(dbus_message_set_no_reply) F(dbus_message_set_reply_serial) \
     F(dbus_message_unref) F(dbus_pending_call_cancel) F(dbus_pending_call_get_completed) \

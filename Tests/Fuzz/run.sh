@@ -5,7 +5,8 @@
 # format's decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
 # bytes through detection, decoding, resampling, `info`, and offline rendering as a sound and as music) and capi
-# (a byte string read as C API calls on an offline engine), loudness (ReplayGain/R128 tag text and the gain rule).
+# (a byte string read as C API calls on an offline engine), loudness (ReplayGain/R128 tag text and the gain rule),
+# bus (any bytes as one D-Bus message, through the connection's checks, the MPRIS server and client).
 # Seeds come from the bundled assets and small generated files; crashes are kept in Tests/Fuzz/crashes/ and
 # fail the run. Fixed crashes become regression inputs in Tests/Fuzz/regressions/, replayed on every run.
 set -euo pipefail
@@ -14,7 +15,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi
-                                     flac opus mp4 loudness)
+                                     flac opus mp4 loudness bus)
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -39,6 +40,7 @@ module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift
 module AmbienceC Sources/AmbienceC/*.swift
 swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceTests/Support/FuzzDrivers.swift \
+  Tests/AmbienceTests/Support/BusFuzzDriver.swift \
   "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 -lz \
   -lFLAC -lopusfile -lopus \
   -lsndfile -lavformat -lavcodec -lavutil \
@@ -47,7 +49,7 @@ swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/Ambie
 # Seed corpora: real files of every format and variant the engine reads, whole.
 seeds="$work/seeds"
 mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u,pipeline,capi}
-mkdir -p "$seeds"/{flac,opus,mp4,loudness}
+mkdir -p "$seeds"/{flac,opus,mp4,loudness,bus}
 cp Assets/SFX/*.wav "$seeds/wav/"
 sox -n -r 8000 -c 1 -b 8 -e unsigned-integer "$seeds/wav/u8.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 2 -b 24 "$seeds/wav/s24-extensible.wav" synth 0.01 sine 440
@@ -120,9 +122,13 @@ printf '#EXTM3U\n#EXTINF:12,Artist - Title\nmusic/a.ogg\n../outside.mp3\n/abs/pa
 cp "$seeds"/wav/* "$seeds"/ogg/* "$seeds"/mp3/* "$seeds/pipeline/"
 cp "$seeds"/flac/* "$seeds"/opus/* "$seeds"/mp4/* "$seeds/pipeline/"
 cp Tests/Fuzz/regressions/capi/* "$seeds/capi/"
+# D-Bus messages in wire format, as players, screensavers and callers send them (made by Tests/Fuzz/bus-seeds.py).
+cp Tests/Fuzz/regressions/bus/* "$seeds/bus/"
 
 mkdir -p Tests/Fuzz/crashes
 status=0
+# The bus target answers and reads on a private session bus of its own, never the user's.
+session_bus() { if [ "$1" = bus ]; then dbus-run-session -- "${@:2}"; else "${@:2}"; fi; }
 # libFuzzer and ASan report a crash themselves; Swift's own backtracer, started on top of ASan, can hang for minutes.
 export SWIFT_BACKTRACE=enable=no
 for target in "${targets[@]}"; do
@@ -131,11 +137,11 @@ for target in "${targets[@]}"; do
   regressions=Tests/Fuzz/regressions/$target
   # Replay every kept regression input first: each must now pass.
   if [ -d "$regressions" ] && [ -n "$(ls -A "$regressions")" ]; then
-    AMBIENCE_FUZZ_TARGET=$target "$binary" "$regressions"/* > "$work/replay-$target.log" 2>&1 || {
+    AMBIENCE_FUZZ_TARGET=$target session_bus "$target" "$binary" "$regressions"/* > "$work/replay-$target.log" 2>&1 || {
       echo "fuzz: $target: a regression input fails again" >&2; tail -30 "$work/replay-$target.log" >&2; status=1; }
   fi
   # No length cap beyond the largest seed (libFuzzer's default); memory is bounded by libFuzzer's own limits.
-  AMBIENCE_FUZZ_TARGET=$target "$binary" "$corpus" "$seeds/$target" -max_total_time="$seconds" \
+  AMBIENCE_FUZZ_TARGET=$target session_bus "$target" "$binary" "$corpus" "$seeds/$target" -max_total_time="$seconds" \
     -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="Tests/Fuzz/crashes/$target-" -print_final_stats=1 \
     > "$work/fuzz-$target.log" 2>&1 || { echo "fuzz: $target found a crash:" >&2; tail -40 "$work/fuzz-$target.log" >&2; status=1; }
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/fuzz-$target.log" | grep -o '[0-9]*$' || echo 0)

@@ -397,6 +397,24 @@ final class DBusConnection: @unchecked Sendable {
         return Int32(clamping: max(ms, 0))
     }
 
+    /// Bytes in D-Bus's wire format, taken in as the filter takes a message: the header, then the arguments within
+    /// `DBusLimits` (nil over them). Nil when libdbus refuses the bytes. For the bus fuzz target.
+    static func inspect(marshalled bytes: [UInt8]) throws(DesktopError) -> (
+        header: DBusMessage, arguments: [DBusValue]?
+    )? {
+        let libdbus = try loadedLibrary(for: "unmarshalling")
+        guard let length = Int32(exactly: bytes.count) else { return nil }
+        var error = DBusError()
+        libdbus.dbus_error_init(&error)
+        defer { libdbus.dbus_error_free(&error) }
+        let message = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { libdbus.dbus_message_demarshal($0.baseAddress, length, &error) }
+        }
+        guard let message else { return nil }
+        defer { libdbus.dbus_message_unref(message) }
+        return (libdbus.header(of: message), libdbus.readArguments(message))
+    }
+
     /// Marshals values into a message and reads them back, with no bus involved (so tests can check both directions).
     static func roundTrip(_ values: [DBusValue]) throws(DesktopError) -> [DBusValue] {
         let libdbus = try loadedLibrary(for: "marshalling")

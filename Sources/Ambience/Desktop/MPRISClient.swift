@@ -200,6 +200,11 @@ final class ClientCore: @unchecked Sendable {
 
     // MARK: Players
 
+    /// MPRIS's microseconds as seconds; nil for what is no finite number (a player's NaN stays on the bus).
+    static func seconds(_ value: DBusValue) -> Double? {
+        value.number.map { $0 / 1_000_000 }.flatMap { $0.isFinite ? $0 : nil }
+    }
+
     func apply(_ properties: [String: DBusValue], to info: inout MPRISPlayerInfo) {
         for (key, value) in properties {
             switch key {
@@ -216,11 +221,11 @@ final class ClientCore: @unchecked Sendable {
                 info.artist = metadata["xesam:artist"]?.strings?.joined(separator: ", ")
                 info.album = metadata["xesam:album"]?.string
                 info.artURL = metadata["mpris:artUrl"]?.string
-                info.length = metadata["mpris:length"]?.number.map { $0 / 1_000_000 }
+                info.length = metadata["mpris:length"].flatMap(ClientCore.seconds)
                 info.trackID = metadata["mpris:trackid"]?.string
                 info.url = metadata["xesam:url"]?.string
-            case "Position": info.position = value.number.map { $0 / 1_000_000 }
-            case "Volume": info.volume = value.number
+            case "Position": info.position = ClientCore.seconds(value)
+            case "Volume": info.volume = value.number.flatMap { $0.isFinite ? $0 : nil }
             case "Identity": info.identity = value.string
             case "CanControl": info.canControl = value.bool ?? info.canControl
             case "CanPlay": info.canPlay = value.bool ?? info.canPlay

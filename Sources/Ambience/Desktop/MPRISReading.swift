@@ -153,15 +153,17 @@ extension ClientCore {
                 publish(info)
             }
         case (MPRISClient.playerInterface, "Seeked"):
-            guard message.path == MPRISClient.objectPath, let micro = args.first?.number else { return }
+            guard message.path == MPRISClient.objectPath, let seconds = args.first.flatMap(ClientCore.seconds) else {
+                return
+            }
             for name in names(ownedBy: sender) {
                 guard var info = players[name] else { continue }
                 if !info.isResponding, silentUntil[name].map({ $0 <= .now }) ?? true, toRead[name] == nil {
                     toRead[name] = .none
                 }
-                info.position = micro / 1_000_000
+                info.position = seconds
                 publish(info, announce: false)
-                shared.withLock { post(.seeked(name, micro / 1_000_000), &$0) }
+                shared.withLock { post(.seeked(name, seconds), &$0) }
             }
         default:
             break
@@ -180,6 +182,6 @@ extension ClientCore {
             destination: name, path: MPRISClient.objectPath, interface: MPRISClient.propertiesInterface,
             member: "Get", arguments: [.string(MPRISClient.playerInterface), .string("Position")],
             timeout: timeout)
-        return reply.first?.number.map { $0 / 1_000_000 }
+        return reply.first.flatMap(ClientCore.seconds)
     }
 }

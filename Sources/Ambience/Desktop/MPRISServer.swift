@@ -90,7 +90,7 @@ package final class MPRISServer: Sendable {
 
 /// The server's desktop thread and what only it touches (hence `@unchecked Sendable`: `published` and `sample` are
 /// confined to `run()`; `shared` is the only state other threads use).
-private final class ServerCore: @unchecked Sendable {
+final class ServerCore: @unchecked Sendable {
     private struct Shared {
         var checkSoon = false
     }
@@ -258,14 +258,14 @@ private final class ServerCore: @unchecked Sendable {
 
     // MARK: Method calls
 
-    private enum Reply {
+    enum Reply {
         case values([DBusValue])
         case error(String, String)
     }
 
     private static let invalidArgs = "org.freedesktop.DBus.Error.InvalidArgs"
 
-    private func answer(_ call: DBusMessage) {
+    func answer(_ call: DBusMessage) {
         let reply = reply(to: call)
         switch reply {
         case .values(let values): try? connection.reply(to: call, with: values)

@@ -31,6 +31,9 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case capi
     /// Loudness tag text (`KEY=value` lines) through `LoudnessTags`, the one gain parser, and the gain decision.
     case loudness
+    /// Any bytes as one D-Bus message, through the connection's checks, the MPRIS server and the client's signal
+    /// handlers (BusFuzzDriver.swift).
+    case bus
 
     /// Runs one input; the result lists what went wrong without a crash (empty: nothing).
     func run(_ bytes: [UInt8]) -> [String] {
@@ -47,6 +50,7 @@ enum FuzzTarget: String, CaseIterable, Sendable {
             var program = CAPIProgram(bytes)
             return program.run()
         case .loudness: return FuzzDrivers.loudness(bytes)
+        case .bus: return FuzzDrivers.bus(bytes)
         }
     }
 }
