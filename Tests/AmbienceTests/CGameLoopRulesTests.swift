@@ -66,22 +66,22 @@ extension MPRISTests {
         let game = try startCGameLoop(program, ["--seconds", "60"], log: log)
         defer { game.kill() }
         #expect(
-            eventually(within: 10) { text(of: log).contains("now playing: Gravity Wave Theme") }, "\(text(of: log))")
+            eventually { text(of: log).contains("now playing: Gravity Wave Theme") }, "\(text(of: log))")
         #expect(!text(of: log).contains("already playing"))
 
         // The user starts their music mid-game: the soundtrack makes way; they pause it: the soundtrack comes back.
         let (users, userName) = try startMPV()
         defer { users.kill() }
         #expect(
-            eventually(within: 10) { text(of: log).contains("your music started: the soundtrack is paused") },
+            eventually { text(of: log).contains("your music started: the soundtrack is paused") },
             "\(text(of: log))")
         #expect(playerctl(["-p", userName, "pause"]) != nil)
         #expect(
-            eventually(within: 10) { text(of: log).contains("your music stopped: the soundtrack plays") },
+            eventually { text(of: log).contains("your music stopped: the soundtrack plays") },
             "\(text(of: log))")
 
         kill(game.pid, SIGTERM)
-        #expect(game.waitForExit(within: 10))
+        #expect(game.waitForExit(within: waitBound))
         #expect(playerctl(["-p", userName, "status"]) == "Paused", "the game touched the user's player")
     }
 
@@ -101,13 +101,13 @@ extension MPRISTests {
         let game = try startCGameLoop(program, ["--seconds", "4", "--system-music", gameName], log: log)
         defer { game.kill() }
         #expect(
-            eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" },
+            eventually { playerctl(["-p", gameName, "status"]) == "Playing" },
             "the game did not start its player")
         #expect(playerctl(["-p", userName, "status"]) == "Playing")
         #expect(game.waitForExit(within: 30) && game.terminationStatus == 0, "\(text(of: log))")
         #expect(text(of: log).contains("music already playing at launch: Title - Artist"), "\(text(of: log))")
         #expect(
-            eventually(within: 3) { playerctl(["-p", gameName, "status"]) == "Paused" },
+            eventually { playerctl(["-p", gameName, "status"]) == "Paused" },
             "the music the game started plays on")
         #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's music was stopped at exit")
     }

@@ -20,7 +20,7 @@ extension MPRISTests {
         defer { client.close() }
         var name: String?
         #expect(
-            eventually(within: 5) {
+            eventually {
                 let info = client.refresh().first { $0.processID == mpv.pid }
                 name = info?.name
                 return info?.status == .playing && info?.title == "Title"
@@ -29,7 +29,7 @@ extension MPRISTests {
         if paused {
             _ = playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "pause"])
             #expect(
-                eventually(within: 3) {
+                eventually {
                     playerctl(["-p", String(bus.dropFirst(MPRISClient.namePrefix.count)), "status"]) == "Paused"
                 })
         }
@@ -75,9 +75,9 @@ extension MPRISTests {
         defer { engine.shutdown() }
         engine.session.setCategory(.soloAmbient)
         engine.session.setActive(true)
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Paused" })
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Playing" })
     }
 
     @Test func exitLeavesMusicThatWasPlayingAtLaunch() throws {
@@ -95,7 +95,7 @@ extension MPRISTests {
         // they were made, so once the watcher has heard this one, it has heard any pause the engine caused.
         _ = playerctl(["-p", name, "volume", "0.5"])
         #expect(
-            eventually(within: 5) { abs((watcher.player(named: name)?.volume ?? 1) - 0.5) < 0.01 },
+            eventually { abs((watcher.player(named: name)?.volume ?? 1) - 0.5) < 0.01 },
             "the marker never arrived")
         let paused = watcher.drainEvents().filter {
             if case .playerChanged(let info) = $0 {
@@ -118,10 +118,10 @@ extension MPRISTests {
         // Other test engines may be on the bus too: name the player to drive.
         engine.systemMusicPlayer.preferredPlayer = name
         engine.systemMusicPlayer.play()
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
-        #expect(eventually(within: 3) { engine.update().contains(.systemMusic(.playbackStateDidChange(.playing))) })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually { engine.update().contains(.systemMusic(.playbackStateDidChange(.playing))) })
         engine.shutdown()
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Paused" })
     }
 
     @Test func soloAmbientResumesTheUsersPlayerAtExit() throws {
@@ -129,9 +129,9 @@ extension MPRISTests {
         defer { mpv.kill() }
         let engine = try desktopEngine("solo-exit")
         engine.session.setActive(true)  // solo ambient is the default
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Paused" })
         engine.shutdown()
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Playing" })
     }
 
     /// mpv has no TrackList: a queue of many goes over as a playlist file, and plays in order.
@@ -144,9 +144,9 @@ extension MPRISTests {
         engine.systemMusicPlayer.preferredPlayer = name
         try engine.systemMusicPlayer.setQueue(
             with: MediaItemCollection(items: [MediaItem(path: second), MediaItem(path: song)]))
-        #expect(eventually(within: 5) { playerctl(["-p", name, "metadata", "title"]) == "Second" })
+        #expect(eventually { playerctl(["-p", name, "metadata", "title"]) == "Second" })
         _ = playerctl(["-p", name, "next"])
-        #expect(eventually(within: 5) { playerctl(["-p", name, "metadata", "title"]) == "Title" })
+        #expect(eventually { playerctl(["-p", name, "metadata", "title"]) == "Title" })
     }
 
     @Test func playerctlDrivesTheGamesOwnPlayer() throws {
@@ -155,12 +155,12 @@ extension MPRISTests {
         try engine.musicPlayer.setQueue(paths: [song, song])
         engine.musicPlayer.play()
         let player = "ambience.drive"
-        #expect(eventually(within: 3) { playerctl(["-p", player, "status"]) == "Playing" })
+        #expect(eventually { playerctl(["-p", player, "status"]) == "Playing" })
         #expect(playerctl(["-p", player, "metadata", "title"]) == "Title")
         _ = playerctl(["-p", player, "pause"])
-        #expect(eventually(within: 3) { engine.musicPlayer.playbackState == .paused })
+        #expect(eventually { engine.musicPlayer.playbackState == .paused })
         _ = playerctl(["-p", player, "next"])
-        #expect(eventually(within: 3) { engine.musicPlayer.indexOfNowPlayingItem == 1 })
+        #expect(eventually { engine.musicPlayer.indexOfNowPlayingItem == 1 })
     }
 }
 
@@ -172,10 +172,10 @@ extension MPRISTests {
         defer { engine.shutdown() }
         engine.session.setCategory(.playback, options: [.mixWithOthers, .duckOthers])
         engine.session.setActive(true)
-        #expect(eventually(within: 3) { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 1) < 0.35 })
+        #expect(eventually { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 1) < 0.35 })
         #expect(playerctl(["-p", name, "status"]) == "Playing")
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
-        #expect(eventually(within: 3) { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 0) > 0.95 })
+        #expect(eventually { (Double(playerctl(["-p", name, "volume"]) ?? "") ?? 0) > 0.95 })
     }
 }
 

@@ -105,10 +105,10 @@ extension SoundServerSuites {
             let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
             let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"])
             defer { player.stop() }
-            #expect(player.waitFor(event: "started", timeout: 10)?.event["driver"] as? String == "pulseaudio")
-            #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
+            #expect(player.waitFor(event: "started")?.event["driver"] as? String == "pulseaudio")
+            #expect(player.waitFor(event: "playbackState") { $0["state"] as? String == "playing" } != nil)
             #expect(
-                eventually(within: 5) {
+                eventually {
                     ((try? PulseServer.streams()) ?? []).contains {
                         $0.application == "ambience" && $0.sink == "flapper"
                     }
@@ -126,11 +126,11 @@ extension SoundServerSuites {
             player.send("resume")
             player.send("play")
             #expect(
-                eventually(within: 5) {
+                eventually {
                     (player.events.last { $0["event"] as? String == "playbackState" }?["state"] as? String) == "playing"
                 })
             #expect(
-                eventually(within: 5) {
+                eventually {
                     ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience" && !$0.corked }
                 }, "no running ambience stream after Resume; events since: \(player.events.dropFirst(seen))")
             #expect(!player.events.contains { $0["event"] as? String == "playbackError" })
@@ -148,13 +148,13 @@ extension SoundServerSuites {
             let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
             let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"], environment: server.environment)
             defer { player.stop() }
-            #expect(player.waitFor(event: "started", timeout: 10)?.event["driver"] as? String == "pulseaudio")
-            #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
+            #expect(player.waitFor(event: "started")?.event["driver"] as? String == "pulseaudio")
+            #expect(player.waitFor(event: "playbackState") { $0["state"] as? String == "playing" } != nil)
             server.kill()
-            #expect(player.waitFor(event: "mediaServicesWereLost", timeout: 10) != nil, "events: \(player.events)")
+            #expect(player.waitFor(event: "mediaServicesWereLost") != nil, "events: \(player.events)")
             #expect(player.process.isRunning)
             try server.start()
-            #expect(player.waitFor(event: "mediaServicesWereReset", timeout: 15) != nil, "events: \(player.events)")
+            #expect(player.waitFor(event: "mediaServicesWereReset") != nil, "events: \(player.events)")
             #expect(player.process.isRunning)
             player.stop()
             #expect(player.process.terminationReason == .exit && player.process.terminationStatus == 0)
@@ -169,7 +169,7 @@ extension SoundServerSuites {
             let client = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
             #expect(client.isConnected)
             bus.kill()
-            #expect(eventually(within: 10) { !client.isConnected })
+            #expect(eventually { !client.isConnected })
             #expect(client.drainEvents().contains { if case .busLost = $0 { true } else { false } })
             #expect(throws: DesktopError.self) { try MPRISClient(busAddress: bus.address, timeout: .milliseconds(500)) }
             try bus.start()
@@ -203,14 +203,14 @@ extension SoundServerSuites {
 
             bus.kill()
             #expect(
-                eventually(within: 10) { sawEvent(.session(.mediaServicesWereLost(.sessionBus))) }, "events: \(events)")
+                eventually { sawEvent(.session(.mediaServicesWereLost(.sessionBus))) }, "events: \(events)")
             #expect(!engine.systemMusicPlayer.isAvailable)
             #expect(engine.systemMusicPlayer.players.isEmpty)
             #expect(try Signal(engine.render(frames: 4_800)).rms() > 0.1, "effects stopped with the bus")
 
             try bus.start()
             #expect(
-                eventually(within: 10) { sawEvent(.session(.mediaServicesWereReset(.sessionBus))) }, "events: \(events)"
+                eventually { sawEvent(.session(.mediaServicesWereReset(.sessionBus))) }, "events: \(events)"
             )
             #expect(engine.systemMusicPlayer.isAvailable)
             let observer = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
@@ -220,7 +220,7 @@ extension SoundServerSuites {
             let mpv = try MPV(playing: fixtures.sineOgg("song.ogg", hz: 330, seconds: 30), busAddress: bus.address)
             defer { mpv.kill() }
             #expect(
-                eventually(within: 10) {
+                eventually {
                     _ = engine.update()
                     return engine.systemMusicPlayer.players.contains {
                         $0.processID == mpv.pid && $0.status == .playing
@@ -228,7 +228,7 @@ extension SoundServerSuites {
                 })
             engine.session.setActive(true)  // soloAmbient: the player is paused, through the new connection
             #expect(
-                eventually(within: 5) {
+                eventually {
                     observer.refresh().contains { $0.processID == mpv.pid && $0.status == .paused }
                 })
             #expect(try Signal(engine.render(frames: 4_800)).rms() > 0.1)
@@ -244,10 +244,10 @@ extension SoundServerSuites {
                 files: [music], arguments: ["--seconds", "60"],
                 environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address, "SDL_AUDIODRIVER": "dummy"])
             defer { player.stop() }
-            #expect(player.waitFor(event: "playbackState", timeout: 10) { $0["state"] as? String == "playing" } != nil)
+            #expect(player.waitFor(event: "playbackState") { $0["state"] as? String == "playing" } != nil)
             bus.kill()
             #expect(
-                player.waitFor(event: "mediaServicesWereLost", timeout: 10) { $0["service"] as? String == "sessionBus" }
+                player.waitFor(event: "mediaServicesWereLost") { $0["service"] as? String == "sessionBus" }
                     != nil,
                 "events: \(player.events)")
             let seen = player.events.count
@@ -257,7 +257,7 @@ extension SoundServerSuites {
             #expect(player.waitFor(event: "playbackState", after: seen) { $0["state"] as? String == "playing" } != nil)
             try bus.start()
             #expect(
-                player.waitFor(event: "mediaServicesWereReset", timeout: 10) {
+                player.waitFor(event: "mediaServicesWereReset") {
                     $0["service"] as? String == "sessionBus"
                 } != nil,
                 "events: \(player.events)")

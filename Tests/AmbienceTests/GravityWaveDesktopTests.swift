@@ -42,16 +42,16 @@ extension MPRISTests {
         #expect(engine.musicPlayer.playbackState == .stopped)
 
         game.handle(.keyDown(.character("p"), isRepeat: false))
-        #expect(eventually(within: 5) { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Playing" })
         #expect(
-            eventually(within: 5) {
+            eventually {
                 tick(game, engine); return playPauseTitle(game) == "Pause"
             })
         game.handle(
             .mouseDown(try #require(game.hudButtons().first { $0.action == .playPause }).rect.center, button: 1))
-        #expect(eventually(within: 5) { playerctl(["-p", name, "status"]) == "Paused" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Paused" })
         #expect(
-            eventually(within: 5) {
+            eventually {
                 tick(game, engine); return playPauseTitle(game) == "Play"
             })
         #expect(game.nowPlayingText == "Now Playing: Title by Artist")
@@ -70,7 +70,7 @@ extension MPRISTests {
         let (mpv, name) = try startMPV()
         defer { mpv.kill() }
         #expect(
-            eventually(within: 10) {
+            eventually {
                 tick(game, engine)
                 return game.soundtrackOffForUserMusic && engine.musicPlayer.playbackState == .paused
             }, "the soundtrack played on over the user's music")
@@ -80,7 +80,7 @@ extension MPRISTests {
 
         #expect(playerctl(["-p", name, "pause"]) != nil)
         #expect(
-            eventually(within: 10) {
+            eventually {
                 tick(game, engine)
                 return !game.soundtrackOffForUserMusic && engine.musicPlayer.playbackState == .playing
             }, "the soundtrack did not come back")

@@ -120,4 +120,28 @@ import Testing
             spaces + String(repeating: "\u{1}x", count: size / 4) + spaces, "title", &warnings)
         #expect(cleaned.map { $0.utf8.count <= MediaLibrary.maximumTagLength } == true)
     }
+
+    /// WAVs that libsndfile refuses when opening them: no channels, a rate of 0, a `fmt ` chunk cut short, no WAV.
+    func refusedWAVs() throws -> [String] {
+        let short = try wav("short.wav")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: short))
+        try bytes.prefix(20).write(to: URL(fileURLWithPath: short))
+        let noWAV = fixtures.path("riff.wav")
+        try Data(Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEjunk, and no format chunk at all".utf8))
+            .write(to: URL(fileURLWithPath: noWAV))
+        return [try wav("mute.wav", channels: 0), try wav("still.wav", rate: 0), short, noWAV]
+    }
+
+    /// libsndfile closes the descriptor of a WAV it refuses, even when told to leave it open. The decoder lends it
+    /// a copy: the owner's descriptor is still open, on the same file, after the refusal, and its own close later is
+    /// the only one. (Closed there and again by its owner, the number could by then be another thread's file.)
+    @Test func aRefusedWAVClosesNoDescriptorButItsOwn() throws {
+        for path in try refusedWAVs() {
+            let (file, size) = try FileDescriptor.openRegularFile(path)
+            let before = try file.status()
+            #expect(throws: DecodingError.self) { try WAVDecoder(file: file, size: size, path: path) }
+            let after = try #require(try? file.status(), "\(path): the owner's descriptor was closed")
+            #expect(after.st_dev == before.st_dev && after.st_ino == before.st_ino, "\(path)")
+        }
+    }
 }

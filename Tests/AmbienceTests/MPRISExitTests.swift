@@ -17,8 +17,8 @@ extension MPRISTests {
         #expect(!engine.session.otherMusicWasPlayingAtLaunch)
         engine.systemMusicPlayer.preferredPlayer = name
         engine.systemMusicPlayer.play()
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Playing" })
-        #expect(eventually(within: 3) { engine.systemMusicPlayer.playbackState == .playing })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Playing" })
+        #expect(eventually { engine.systemMusicPlayer.playbackState == .playing })
         engine.session.setActive(false, options: .notifyOthersOnDeactivation)
         engine.session.setActive(true)
         engine.flushDesktopCommands()
@@ -26,7 +26,7 @@ extension MPRISTests {
         #expect(engine.session.state.pausedPlayers.isEmpty)
         #expect(engine.session.playersPlayingAtLaunch.isEmpty)
         engine.shutdown()
-        #expect(eventually(within: 3) { playerctl(["-p", name, "status"]) == "Paused" })
+        #expect(eventually { playerctl(["-p", name, "status"]) == "Paused" })
     }
 
     /// Builds the C demo and runs it with `arguments` beside two real mpv: the user's, playing at launch, and the
@@ -54,14 +54,14 @@ extension MPRISTests {
             stdout: .null, stderr: .null)
         defer { game.kill() }
         #expect(
-            eventually(within: 10) { playerctl(["-p", userName, "status"]) == "Paused" },
+            eventually { playerctl(["-p", userName, "status"]) == "Paused" },
             "the session did not pause the user's player")
         #expect(
-            eventually(within: 10) { playerctl(["-p", gameName, "status"]) == "Playing" },
+            eventually { playerctl(["-p", gameName, "status"]) == "Playing" },
             "the game did not start its player")
 
         kill(game.pid, signal)
-        #expect(game.waitForExit(within: 10), "the game did not end")
+        #expect(game.waitForExit(within: waitBound), "the game did not end")
         #expect(
             game.terminationReason == .uncaughtSignal && game.terminationStatus == signal,
             "ended with \(game.terminationReason) \(game.terminationStatus)")

@@ -28,7 +28,7 @@ struct MPRISPlayersTests {
     func waitFor(_ short: String, status: MPRISPlayerInfo.Status = .playing, in client: MPRISClient) -> MPRISPlayerInfo?
     {
         var found: MPRISPlayerInfo?
-        _ = eventually(within: 10) {
+        _ = eventually {
             found = client.refresh().first { $0.shortName == short }
             return found?.status == status
         }
@@ -59,7 +59,7 @@ struct MPRISPlayersTests {
         #expect(info.identity == "VLC media player" && info.canEditTracks)
         // A command sent to the other name reaches the player.
         client.send(.pause, to: "vlc.instance\(vlc.pid)")
-        #expect(eventually(within: 5) { bus.playerctl("-p", "vlc", "status") == "Paused" })
+        #expect(eventually { bus.playerctl("-p", "vlc", "status") == "Paused" })
     }
 
     /// The session pauses VLC once (not once per name) and resumes it at exit.
@@ -72,9 +72,9 @@ struct MPRISPlayersTests {
         engine.session.setActive(true)
         #expect(engine.session.state.pausedPlayers == ["org.mpris.MediaPlayer2.vlc"])
         #expect(engine.session.playersPlayingAtLaunch == ["org.mpris.MediaPlayer2.vlc"])
-        #expect(eventually(within: 5) { bus.playerctl("-p", "vlc", "status") == "Paused" })
+        #expect(eventually { bus.playerctl("-p", "vlc", "status") == "Paused" })
         engine.shutdown()
-        #expect(eventually(within: 5) { bus.playerctl("-p", "vlc", "status") == "Playing" })
+        #expect(eventually { bus.playerctl("-p", "vlc", "status") == "Playing" })
     }
 
     /// A player that says it cannot be paused is not paused, not counted as the session's to resume, yet still the
@@ -101,7 +101,7 @@ struct MPRISPlayersTests {
         client.send(.appendTracks(["file://" + songs[1]]), to: "mpv")
         var failures: [MusicEvent] = []
         #expect(
-            eventually(within: 5) {
+            eventually {
                 failures += engine.systemMusicPlayer.handle(client.drainEvents()).filter {
                     if case .commandFailed = $0 { true } else { false }
                 }
@@ -141,10 +141,10 @@ struct MPRISPlayersTests {
         defer { engine.shutdown() }
         let player = systemPlayer(engine, driving: "vlc")
         try player.setQueue(with: MediaItemCollection(items: songs.prefix(2).map { MediaItem(path: $0) }))
-        #expect(eventually(within: 5) { title("vlc") == "One" && bus.playerctl("-p", "vlc", "status") == "Playing" })
+        #expect(eventually { title("vlc") == "One" && bus.playerctl("-p", "vlc", "status") == "Playing" })
         // Asked again until it holds: a seek sent while VLC is still opening the file is lost.
         #expect(
-            eventually(within: 5) {
+            eventually {
                 if (Double(bus.playerctl("-p", "vlc", "position") ?? "") ?? 0) >= 6 { return true }
                 _ = bus.playerctl("-p", "vlc", "position", "6")
                 return false
@@ -157,7 +157,7 @@ struct MPRISPlayersTests {
         for expected in ["Two", "Three"] {
             _ = bus.playerctl("-p", "vlc", "next")
             #expect(
-                eventually(within: 5) { title("vlc") == expected },
+                eventually { title("vlc") == expected },
                 "after next: \(title("vlc") ?? "nothing"), not \(expected)")
         }
     }
@@ -173,17 +173,17 @@ struct MPRISPlayersTests {
         defer { engine.shutdown() }
         let player = systemPlayer(engine, driving: "mpv")
         try player.setQueue(with: MediaItemCollection(items: songs.prefix(2).map { MediaItem(path: $0) }))
-        #expect(eventually(within: 5) { title("mpv") == "One" })
+        #expect(eventually { title("mpv") == "One" })
         // Asked again until it holds: a seek sent while mpv is still loading the file is lost.
         #expect(
-            eventually(within: 5) {
+            eventually {
                 let info = client.refresh().first { $0.shortName == "mpv" }
                 if (info?.position ?? 0) < 6 { _ = bus.playerctl("-p", "mpv", "position", "6") }
                 if info?.status != .paused { _ = bus.playerctl("-p", "mpv", "pause") }
                 return info.map { $0.status == .paused && ($0.position ?? 0) >= 6 } ?? false
             })
         engine.update()
-        #expect(eventually(within: 3) { engine.systemMusicPlayer.currentPlayer?.status == .paused })
+        #expect(eventually { engine.systemMusicPlayer.currentPlayer?.status == .paused })
         try player.append(MediaItemCollection(items: [MediaItem(path: songs[2])]))
         engine.flushDesktopCommands()
         #expect(title("mpv") == "One")
@@ -194,7 +194,7 @@ struct MPRISPlayersTests {
         for expected in ["Two", "Three"] {
             _ = bus.playerctl("-p", "mpv", "next")
             #expect(
-                eventually(within: 5) { title("mpv") == expected },
+                eventually { title("mpv") == expected },
                 "after next: \(title("mpv") ?? "nothing"), not \(expected)")
         }
     }

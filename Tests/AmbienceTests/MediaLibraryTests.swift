@@ -379,7 +379,7 @@ import Testing
         defer { library.endGeneratingLibraryChangeNotifications() }
         try FileManager.default.copyItem(atPath: source, toPath: music + "/copied.ogg")
         var seen: [AudioEvent] = []
-        let deadline = Date().addingTimeInterval(3)
+        let deadline = Date().addingTimeInterval(waitBound)
         while !seen.contains(.library(.libraryDidChange)) && Date() < deadline {
             seen += engine.update()
             usleep(20_000)
@@ -453,14 +453,14 @@ import Testing
         #expect(events == [.libraryDidChange])
     }
 
-    /// Polls until something is queued (up to 5 s).
+    /// Polls until something is queued (up to `waitBound`).
     func waitForEvents(_ library: MediaLibrary) -> [MediaLibraryEvent] {
-        for _ in 0..<250 {
-            let events = library.drainEvents()
-            if !events.isEmpty { return events }
-            usleep(20_000)
+        var events: [MediaLibraryEvent] = []
+        _ = eventually {
+            events = library.drainEvents()
+            return !events.isEmpty
         }
-        return []
+        return events
     }
 
     /// What is queued once the running watcher has caught up with every change made so far: found with a positive
@@ -478,7 +478,7 @@ import Testing
                 Issue.record("cannot write the marker \(name): \(error)")
                 break
             }
-            let indexed = eventually(within: 10) {
+            let indexed = eventually {
                 let count = try? library.read { (db) throws(SQLiteError) -> Int64? in
                     try db.integer("SELECT COUNT(*) FROM failures WHERE path = ?", [.blob(path)])
                 }

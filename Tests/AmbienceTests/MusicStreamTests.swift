@@ -26,7 +26,7 @@ extension SoundServerSuites {
         func startPaplay(role: String) throws -> ChildProcess {
             let paplay = try ChildProcess(["paplay", "--property=media.role=\(role)", music])
             #expect(
-                eventually(within: 5) {
+                eventually {
                     (try? PulseServer.streams())?.contains { $0.application == "paplay" && !$0.corked } == true
                 })
             return paplay
@@ -48,7 +48,7 @@ extension SoundServerSuites {
                 "no hint while a media.role=music stream plays: \(game.events)")
             // The game's own stream says what it is.
             #expect(
-                eventually(within: 5) {
+                eventually {
                     (try? streamProperties(of: "ambience"))??.contains("media.role = \"game\"") == true
                 },
                 "\(String(describing: try? streamProperties(of: "ambience")))")

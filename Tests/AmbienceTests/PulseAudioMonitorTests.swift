@@ -147,13 +147,13 @@ extension SoundServerSuites {
             defer { player.kill() }
 
             let added = try #require(
-                next(from: monitor, since: start, within: .seconds(2)) {
+                next(from: monitor, since: start) {
                     if case .sinkInputAdded(let input) = $0 { input.processID == pid } else { false }
                 })
             print("PulseAudioMonitor: another app's stream (paplay) seen \(added.latency) after launch")
             // PulseAudio reports a new stream running at once; PipeWire reports it corked until its node first runs.
             let stream = try #require(
-                wait(for: monitor, within: .seconds(2)) {
+                wait(for: monitor) {
                     $0.otherAppsPlaying(excludingPID: getpid()).first { $0.processID == pid }
                 },
                 "paplay's stream never played: \(monitor.sinkInputs)")
@@ -205,11 +205,11 @@ extension SoundServerSuites {
             let engine = try openEngineOnPulseAudio()
             defer { engine.shutdown() }
             let first = try #require(
-                wait(for: monitor, within: .seconds(2)) { $0.sinkInputs.last { $0.processID == ours } },
+                wait(for: monitor) { $0.sinkInputs.last { $0.processID == ours } },
                 "our SDL stream never showed up")
             // PulseAudio reports a new stream running at once; PipeWire reports it corked until its node first runs.
             let stream = try #require(
-                wait(for: monitor, within: .seconds(2)) { snapshot in
+                wait(for: monitor) { snapshot in
                     snapshot.sinkInputsByIndex[first.index].flatMap { $0.isPlaying ? $0 : nil }
                 }, "our SDL stream never played: \(String(describing: monitor.snapshot.sinkInputsByIndex[first.index]))"
             )
@@ -510,7 +510,7 @@ private func openEngineOnPulseAudio() throws -> AudioEngine {
 
 /// Drains the monitor every millisecond until an event matches. Returns it with the time since `start`.
 private func next(
-    from monitor: PulseAudioMonitor, since start: ContinuousClock.Instant, within limit: Duration = .seconds(5),
+    from monitor: PulseAudioMonitor, since start: ContinuousClock.Instant, within limit: Duration = .seconds(waitBound),
     _ matches: (PulseEvent) -> Bool
 ) -> (event: PulseEvent, latency: Duration)? {
     let clock = ContinuousClock()
@@ -525,7 +525,7 @@ private func next(
 /// Drains the monitor every millisecond until what it has reported so far satisfies `done`, or `limit` passes (a
 /// bound for the wait, not a measurement). Returns everything reported.
 private func collect(
-    from monitor: PulseAudioMonitor, within limit: Duration = .seconds(5),
+    from monitor: PulseAudioMonitor, within limit: Duration = .seconds(waitBound),
     until done: ([PulseEvent]) -> Bool
 ) -> [PulseEvent] {
     let clock = ContinuousClock()
@@ -540,7 +540,7 @@ private func collect(
 
 /// Polls the snapshot until `probe` finds something.
 private func wait<T>(
-    for monitor: PulseAudioMonitor, within limit: Duration = .seconds(5), _ probe: (PulseSnapshot) -> T?
+    for monitor: PulseAudioMonitor, within limit: Duration = .seconds(waitBound), _ probe: (PulseSnapshot) -> T?
 ) -> T? {
     let clock = ContinuousClock()
     let start = clock.now

@@ -19,7 +19,7 @@ extension SoundServerSuites {
             engine.musicPlayer.play()
             // Until the stream has started: the playhead moves.
             #expect(
-                eventually(within: 5) {
+                eventually {
                     engine.update()
                     return engine.musicPlayer.currentPlaybackTime > 0
                 }, "the music never started")

@@ -22,7 +22,7 @@ extension SoundServerSuites {
             let player = try LivePlayer(files: [music])
             #expect(player.waitFor(event: "playbackState", { $0["state"] as? String == "playing" }) != nil)
             // Wait until the server shows our stream.
-            let deadline = Date().addingTimeInterval(3)
+            let deadline = Date().addingTimeInterval(waitBound)
             while try !PulseServer.streams().contains(where: { $0.application == "ambience" }) && Date() < deadline {
                 usleep(20_000)
             }
@@ -68,7 +68,7 @@ extension SoundServerSuites {
                     $0["reason"] as? String == "routeConfigurationChange"
                 })
             #expect(change.event["current"] as? String == "Headphones (headphones)")
-            #expect(eventually(within: 5) { ((try? ourStream()) ?? nil)?.sink == "headphones" })
+            #expect(eventually { ((try? ourStream()) ?? nil)?.sink == "headphones" })
             // Answered markers: every event the player had to report by now is in.
             #expect(player.roundTrip())
             #expect(!player.events.dropFirst(before).contains { $0["state"] as? String == "paused" })
@@ -115,7 +115,7 @@ extension SoundServerSuites {
                 } != nil)
             #expect(player.waitFor(event: "playbackState", after: lost) { $0["state"] as? String == "playing" } != nil)
             // Our stream is back on the server.
-            let deadline = Date().addingTimeInterval(3)
+            let deadline = Date().addingTimeInterval(waitBound)
             while try ourStream() == nil && Date() < deadline { usleep(20_000) }
             #expect(try ourStream()?.sink == "speakers")
         }
@@ -128,11 +128,11 @@ extension SoundServerSuites {
             for cycle in 0..<50 {
                 // Unplug the speakers: the stream moves to the headphones and the game is told. Plug them back: the
                 // server makes its configured default the default again, and the engine follows it there.
-                #expect(eventually(within: 5) { ((try? ourStream()) ?? nil)?.sink == "speakers" }, "cycle \(cycle)")
+                #expect(eventually { ((try? ourStream()) ?? nil)?.sink == "speakers" }, "cycle \(cycle)")
                 let before = player.events.count
                 try PulseServer.pactl("unload-module", try #require(try PulseServer.moduleID(ofSink: "speakers")))
                 let reported =
-                    player.waitFor(event: "routeChange", timeout: 5, after: before) {
+                    player.waitFor(event: "routeChange", after: before) {
                         $0["reason"] as? String == "oldDeviceUnavailable"
                     } != nil
                 if !reported { missed += 1 }
@@ -140,19 +140,19 @@ extension SoundServerSuites {
                     "load-module", "module-null-sink", "sink_name=speakers",
                     "sink_properties=device.description=Speakers")
                 #expect(
-                    player.waitFor(event: "routeChange", timeout: 15, after: before) {
+                    player.waitFor(event: "routeChange", after: before) {
                         $0["reason"] as? String == "newDeviceAvailable"
                     } != nil, "cycle \(cycle)")
                 player.send("resume")
                 if reported {
                     #expect(
-                        player.waitFor(event: "playbackState", timeout: 15, after: before) {
+                        player.waitFor(event: "playbackState", after: before) {
                             $0["state"] as? String == "playing"
                         } != nil, "cycle \(cycle)")
                 }
             }
             #expect(missed == 0, "\(missed) of 50 unplugs went unreported")
-            #expect(eventually(within: 5) { ((try? ourStream()) ?? nil)?.sink == "speakers" })
+            #expect(eventually { ((try? ourStream()) ?? nil)?.sink == "speakers" })
             #expect(player.process.isRunning)
             player.stop()
             let stopped = try #require(player.events.last { $0["event"] as? String == "stopped" })
@@ -173,8 +173,8 @@ extension SoundServerSuites {
                 ])
             let started = try #require(player.waitFor(event: "started"))
             #expect(started.event["driver"] as? String == "dummy")
-            #expect(player.waitFor(event: "stopped", timeout: 5) != nil)
-            #expect(player.process.waitForExit(within: 10))
+            #expect(player.waitFor(event: "stopped") != nil)
+            #expect(player.process.waitForExit(within: waitBound))
             #expect(player.process.terminationStatus == 0)
         }
     }

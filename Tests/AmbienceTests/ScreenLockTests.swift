@@ -27,7 +27,7 @@ import Testing
     /// Sends `announce` until the engine's session has taken it in (the monitor subscribes on its own thread, so the
     /// first signals may come before it listens).
     static func announce(_ locked: Bool, to engine: AudioEngine, _ send: () throws -> Void) -> Bool {
-        eventually(within: 5) {
+        eventually {
             try? send()
             _ = engine.update()
             return engine.session.state.isScreenLocked == locked
@@ -97,7 +97,7 @@ import Testing
         try Self.expectOutput(of: engine, locked: true, category: .soloAmbient)
         screenSaver.close()
         #expect(
-            eventually(within: 5) {
+            eventually {
                 _ = engine.update(); return !engine.session.state.isScreenLocked
             })
         try Self.expectOutput(of: engine, locked: false, category: .soloAmbient)
@@ -117,7 +117,7 @@ import Testing
         defer { engine.shutdown() }
         // Started locked: nothing announced, the monitor asked.
         #expect(
-            eventually(within: 5) {
+            eventually {
                 _ = engine.update()
                 return engine.session.state.isScreenLocked
             })

@@ -35,7 +35,7 @@ import Testing
         var events: [AudioEvent] = []
         try announce(true)
         #expect(
-            eventually(within: 3) {
+            eventually {
                 events += engine.update()
                 return events.contains(.session(.interruption(.began)))
             })
@@ -44,7 +44,7 @@ import Testing
         try announce(false)
         events = []
         #expect(
-            eventually(within: 3) {
+            eventually {
                 events += engine.update()
                 return events.contains(.session(.interruption(.ended(shouldResume: true))))
             })

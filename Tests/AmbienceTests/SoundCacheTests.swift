@@ -67,7 +67,7 @@ import Testing
         let engine = try AudioEngine(.offline())
         let paths = try (0..<4).map { try fixtures.sineWAV("p\($0).wav", seconds: 0.5) }
         engine.preload(paths)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(waitBound)
         while engine.soundMemory < 4 * 24_000 * 4 && Date() < deadline { usleep(5_000) }
         #expect(engine.soundMemory == 4 * 24_000 * 4)
         let sound = try engine.load(paths[2])

@@ -15,21 +15,31 @@ final class WAVDecoder: AudioDecoder {
     private(set) var position: Int64 = 0
 
     private let path: String
-    private let file: FileDescriptor  // sf_close leaves a descriptor from sf_open_fd(close_desc: 0) open
-    private let sound: OpaquePointer  // SNDFILE *
+    private let sound: OpaquePointer  // SNDFILE *, which owns the descriptor it reads (see `init(file:size:path:)`)
 
     /// The largest `id3 ` chunk read: a cover at `EmbeddedPicture.maximumSize` plus room for the text frames.
     static let maximumID3Bytes = EmbeddedPicture.maximumSize + (1 << 20)
 
-    init(path: String) throws(DecodingError) {
+    convenience init(path: String) throws(DecodingError) {
         let (file, size) = try AudioFile.openRegularFile(path)
+        try self.init(file: file, size: size, path: path)
+    }
+
+    /// Reads the WAV open at `file` (`size` bytes, named `path` in errors). `file` stays its owner's, open, whatever
+    /// happens: libsndfile reads a `duplicate()` of it. libsndfile closes the descriptor it is given when an open
+    /// fails, even when told not to (`close_desc` 0, libsndfile 1.2.0), and the owner would then close that number a
+    /// second time, after another thread may have opened a file under it. So libsndfile gets a copy of its own with
+    /// `close_desc` 1: closed by libsndfile alone, on a failed open or in `sf_close`.
+    init(file: FileDescriptor, size: Int64, path: String) throws(DecodingError) {
         guard size > 0 else { throw .empty(path) }
+        let copy: FileDescriptor
+        do throws(Errno) { copy = try file.duplicate() } catch { throw .unreadable(path, errno: error.code) }
+        let descriptor = copy.release()
         // libsndfile reports a failed open through one process-wide error (`sf_error(NULL)`): opens are serialised
         // so that the reason read is this file's, not another thread's.
-        let descriptor = file.descriptor
         let attempt = Self.openLock.withLock { _ -> OpenAttempt in
             var format = SF_INFO()
-            guard let sound = sf_open_fd(descriptor, Int32(SFM_READ), &format, 0) else {
+            guard let sound = sf_open_fd(descriptor, Int32(SFM_READ), &format, 1) else {
                 return OpenAttempt(
                     sound: nil, format: format, code: sf_error(nil), message: String(cString: sf_strerror(nil)))
             }
@@ -48,7 +58,6 @@ final class WAVDecoder: AudioDecoder {
         }
         // Nothing throws from here on: once every property is set, a throw would run deinit as well.
         self.path = path
-        self.file = file
         self.sound = sound
         self.info = opened.info
         self.embeddedPicture = opened.picture

@@ -13,7 +13,8 @@ package struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// An open file descriptor, closed exactly once: by `close()`, by `release()` handing it to C code that closes it,
-/// or by `deinit`. Every call retries on EINTR and fails with a typed `Errno`.
+/// or by `deinit`. C code that may close a descriptor it was lent (libsndfile does, when an open fails) gets a
+/// `duplicate()` of its own instead. Every call retries on EINTR and fails with a typed `Errno`.
 ///
 /// Owned by one thread at a time.
 package final class FileDescriptor {
@@ -72,6 +73,16 @@ package final class FileDescriptor {
     /// The descriptor, for a C library that reads through it but leaves closing to its owner (`mpg123_open_fd`).
     /// -1 once closed.
     package var descriptor: Int32 { raw }
+
+    /// A second descriptor for the same open file (close-on-exec, sharing its offset), with an owner of its own: for
+    /// a C library that closes the descriptor it is given, whether it succeeds or fails (`sf_open_fd`). Each side
+    /// then closes only its own number, so neither can close a number the other's close freed and another thread
+    /// opened since.
+    package func duplicate() throws(Errno) -> FileDescriptor {
+        let copy = fcntl(raw, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw .current }
+        return FileDescriptor(adopting: copy)
+    }
 
     /// Hands the descriptor to code that will close it (`fdopen`); this object no longer does.
     package func release() -> Int32 {

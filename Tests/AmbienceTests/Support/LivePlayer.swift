@@ -58,7 +58,7 @@ final class LivePlayer: Sendable {
 
     /// Waits for an event matching `predicate`; returns it and how long it took.
     @discardableResult
-    func waitFor(timeout: Double = 5, after count: Int = 0, _ predicate: ([String: Any]) -> Bool) -> (
+    func waitFor(timeout: Double = waitBound, after count: Int = 0, _ predicate: ([String: Any]) -> Bool) -> (
         event: [String: Any], seconds: Double
     )? {
         let start = monotonicSeconds()
@@ -70,7 +70,8 @@ final class LivePlayer: Sendable {
     }
 
     func waitFor(
-        event name: String, timeout: Double = 5, after count: Int = 0, _ extra: ([String: Any]) -> Bool = { _ in true }
+        event name: String, timeout: Double = waitBound, after count: Int = 0,
+        _ extra: ([String: Any]) -> Bool = { _ in true }
     ) -> (event: [String: Any], seconds: Double)? {
         waitFor(timeout: timeout, after: count) { $0["event"] as? String == name && extra($0) }
     }
@@ -79,7 +80,7 @@ final class LivePlayer: Sendable {
     /// each: once they are in, so is everything its engine reported in the loop turns before. How a test shows that
     /// something did *not* happen without sleeping. (The loop reports its engine's events, then reads commands: a
     /// command sent on seeing an event is read a turn later; the second marker covers one more turn.)
-    func roundTrip(timeout: Double = 5) -> Bool {
+    func roundTrip(timeout: Double = waitBound) -> Bool {
         for _ in 0..<2 {
             let marker = "marker-\(markers.add(1, ordering: .relaxed).newValue)"
             let seen = events.count
@@ -93,11 +94,12 @@ final class LivePlayer: Sendable {
         return true
     }
 
-    /// Asks the player to quit; after 3 s it is terminated (SIGTERM, SIGKILL 2 s later). Safe to call more than once.
+    /// Asks the player to quit; after 15 s it is terminated (SIGTERM, SIGKILL 2 s later). Safe to call more than once.
+    /// (A player that quits exits within a second; 15 s is for a loaded machine, where tests check its exit status.)
     func stop() {
         if process.isRunning {
             send("quit")
-            if !process.waitForExit(within: 3) { process.terminate(grace: 2) }
+            if !process.waitForExit(within: 15) { process.terminate(grace: 2) }
         }
         input.withLock { fd in
             if let fd { close(fd) }

@@ -60,7 +60,7 @@ final class ThrowawayService {
                 "--log-target=file:\(fixtures.path("pulseaudio.log"))"
             ],
             address: address, environment: environment,
-            isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment, timeout: 5)) != nil })
+            isReady: { (try? Fixtures.run("pactl", ["info"], environment: environment, timeout: 10)) != nil })
     }
 
     /// pipewire, wireplumber and pipewire-pulse (scripts/pipewire-server.sh) with null sinks named `sinks`, the first
@@ -89,13 +89,13 @@ final class ThrowawayService {
             })
     }
 
-    /// Starts the service (again) and waits until it answers, at most 10 s.
+    /// Starts the service (again) and waits until it answers, at most `waitBound`.
     func start() throws {
         kill()
         if arguments[0] == "dbus-daemon", let path = address.split(separator: "=").last { unlink(String(path)) }
         let process = try ChildProcess(arguments, environment: childEnvironment(environment))
         self.process = process
-        guard eventually(within: 10, { !process.isRunning || isReady() }), process.isRunning else {
+        guard eventually(within: waitBound, { !process.isRunning || isReady() }), process.isRunning else {
             kill()
             throw FixtureError.toolFailed("\(arguments.prefix(2).joined(separator: " ")) did not start")
         }

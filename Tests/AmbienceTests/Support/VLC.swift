@@ -47,7 +47,7 @@ final class VLCBus {
         try configuration.write(toFile: folder + "/bus.conf", atomically: true, encoding: .utf8)
         daemon = try ChildProcess(["dbus-daemon", "--config-file=\(folder)/bus.conf", "--nofork", "--nopidfile"])
         address = "unix:path=\(socket)"
-        guard eventually(within: 5, { FileManager.default.fileExists(atPath: socket) }) else {
+        guard eventually(within: waitBound, { FileManager.default.fileExists(atPath: socket) }) else {
             daemon.kill()
             throw FixtureError.toolFailed("dbus-daemon for VLC did not start")
         }
