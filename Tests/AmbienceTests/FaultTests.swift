@@ -88,34 +88,36 @@ extension SoundServerSuites {
         let fixtures: Fixtures
         init() throws { fixtures = try Fixtures() }
 
-        /// The sink we play on unloaded and loaded again 100 times in quick succession on the shared server.
-        /// `ambience play` stays up, reports the route changes, and plays on after Resume. The sink that flaps is one
-        /// of the test's own ("flapper", made the default), so suites outside this one that list the server's
-        /// speakers and headphones never see them vanish.
-        @Test(.enabled(if: PulseServer.isRunning, "needs scripts/with-services.sh"))
-        func outputDeviceFlappingAHundredTimes() throws {
-            defer { try? PulseServer.restore() }
+        /// The sink we play on unloaded and loaded again 100 times in quick succession. `ambience play` stays up,
+        /// reports the route changes, and plays on after Resume. The server is the test's own: on the shared one the
+        /// default sink flapping reached every engine of the suites running beside it (a C game loop there paused
+        /// for 30 s of route changes).
+        @Test func outputDeviceFlappingAHundredTimes() throws {
+            let server = try ThrowawayService.soundServer(in: fixtures)
+            defer { server.kill() }
+            let environment = server.environment
             func plugIn() throws {
                 try PulseServer.pactl(
-                    "load-module", "module-null-sink", "sink_name=flapper", "sink_properties=device.description=Flapper"
-                )
-                try PulseServer.pactl("set-default-sink", "flapper")
+                    "load-module", "module-null-sink", "sink_name=flapper",
+                    "sink_properties=device.description=Flapper",
+                    on: environment)
+                try PulseServer.pactl("set-default-sink", "flapper", on: environment)
             }
             try plugIn()
             let music = try fixtures.sineOgg("music.ogg", hz: 440, seconds: 60)
-            let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"])
+            let player = try LivePlayer(files: [music], arguments: ["--seconds", "90"], environment: environment)
             defer { player.stop() }
             #expect(player.waitFor(event: "started")?.event["driver"] as? String == "pulseaudio")
             #expect(player.waitFor(event: "playbackState") { $0["state"] as? String == "playing" } != nil)
             #expect(
                 eventually {
-                    ((try? PulseServer.streams()) ?? []).contains {
+                    ((try? PulseServer.streams(on: environment)) ?? []).contains {
                         $0.application == "ambience" && $0.sink == "flapper"
                     }
                 })
             for _ in 0..<100 {
-                guard let module = try PulseServer.moduleID(ofSink: "flapper") else { break }
-                try PulseServer.pactl("unload-module", module)
+                guard let module = try PulseServer.moduleID(ofSink: "flapper", on: environment) else { break }
+                try PulseServer.pactl("unload-module", module, on: environment)
                 try plugIn()
             }
             #expect(player.process.isRunning, "ambience play died while the sink flapped")
@@ -131,7 +133,9 @@ extension SoundServerSuites {
                 })
             #expect(
                 eventually {
-                    ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience" && !$0.corked }
+                    ((try? PulseServer.streams(on: environment)) ?? []).contains {
+                        $0.application == "ambience" && !$0.corked
+                    }
                 }, "no running ambience stream after Resume; events since: \(player.events.dropFirst(seen))")
             #expect(!player.events.contains { $0["event"] as? String == "playbackError" })
             player.stop()

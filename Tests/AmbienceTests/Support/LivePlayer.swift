@@ -129,19 +129,23 @@ enum PulseServer {
     static var isRunning: Bool { ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1" }
 
     @discardableResult
-    static func pactl(_ arguments: String...) throws -> String { try Fixtures.run("pactl", arguments) }
+    static func pactl(_ arguments: String..., on server: [String: String] = [:]) throws -> String {
+        try Fixtures.run("pactl", arguments, environment: server)
+    }
 
     /// The sink inputs, as `pactl list sink-inputs` describes them: application name, sink name and corked state.
-    static func streams() throws -> [(application: String, sink: String, corked: Bool)] {
+    /// `server`: the environment of another server (a `ThrowawayService`'s); this one by default.
+    static func streams(on server: [String: String] = [:]) throws -> [(application: String, sink: String, corked: Bool)]
+    {
         let sinks = Dictionary(
-            uniqueKeysWithValues: try pactl("list", "short", "sinks").split(separator: "\n").compactMap {
+            uniqueKeysWithValues: try pactl("list", "short", "sinks", on: server).split(separator: "\n").compactMap {
                 line -> (String, String)? in
                 let f = line.split(separator: "\t")
                 return f.count > 1 ? (String(f[0]), String(f[1])) : nil
             })
         var result: [(String, String, Bool)] = []
         var sink = "", corked = false
-        for line in try pactl("list", "sink-inputs").split(separator: "\n").map({
+        for line in try pactl("list", "sink-inputs", on: server).split(separator: "\n").map({
             $0.trimmingCharacters(in: .whitespaces)
         }) {
             if line.hasPrefix("Sink: ") { sink = sinks[String(line.dropFirst(6))] ?? "?" }
@@ -154,9 +158,11 @@ enum PulseServer {
         return result
     }
 
-    static func moduleID(ofSink name: String) throws -> String? {
-        try pactl("list", "short", "modules").split(separator: "\n").first { $0.contains("sink_name=\(name)") }
-            .map { String($0.split(separator: "\t")[0]) }
+    static func moduleID(ofSink name: String, on server: [String: String] = [:]) throws -> String? {
+        try pactl("list", "short", "modules", on: server).split(separator: "\n").first {
+            $0.contains("sink_name=\(name)")
+        }
+        .map { String($0.split(separator: "\t")[0]) }
     }
 
     /// Puts the server back as with-services.sh made it: speakers (default) and headphones, nothing else.
