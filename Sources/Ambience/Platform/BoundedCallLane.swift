@@ -7,14 +7,19 @@ import Synchronization
 /// Such a wait cannot be cut short from outside: a thread blocked in `poll` inside libpulse stays there until the
 /// server answers. So the caller gives up instead, and the call is left to the lane: when it finishes after all,
 /// `late` receives its result there, to undo what the caller no longer wants (close a device opened too late).
-/// Calls run one at a time in the order given. While a call the caller gave up on is still running, the lane is
-/// stuck: later calls are refused at once (nil) instead of each waiting out its own deadline behind it. One long-lived thread rather than one per call: SDL keeps per-thread
-/// data (its error text) that it never frees when a thread it did not make ends.
+/// Calls run one at a time in the order given, and a later call's deadline counts its wait behind an earlier one: a
+/// slow server (a loaded machine) delays it, and it still succeeds. Only a lane stuck longer than `patience` in a call
+/// given up on (a frozen server) refuses later calls at once (nil), instead of each waiting out its own deadline.
+/// One long-lived thread rather than one per call: SDL keeps per-thread data (its error text) that it never frees
+/// when a thread it did not make ends.
 package final class BoundedCallLane: Sendable {
     private let jobs = Jobs()
     private let worker: WorkerThread
+    /// How long a call given up on may go on before the lane counts as stuck.
+    private let patience: Double
 
-    package init(name: String) {
+    package init(name: String, patience: Double = 10) {
+        self.patience = patience
         let jobs = self.jobs
         worker = WorkerThread(name: name) { control in
             while !control.isStopRequested {
@@ -27,8 +32,9 @@ package final class BoundedCallLane: Sendable {
 
     private final class Jobs: Sendable {
         private let waiting = Lock<[@Sendable () -> Void]>([])
-        /// Calls given up on that have not finished yet.
-        let abandoned = Atomic<Int>(0)
+        /// Calls given up on that have not finished yet, and when the first of them was handed to the lane
+        /// (monotonic nanoseconds).
+        let abandoned = Lock<(count: Int, since: UInt64)>((0, 0))
         func add(_ job: @escaping @Sendable () -> Void) { waiting.withLock { $0.append(job) } }
         func takeAll() -> [@Sendable () -> Void] {
             waiting.withLock { waiting in
@@ -43,13 +49,14 @@ package final class BoundedCallLane: Sendable {
     package func run<Result: Sendable>(
         seconds: Double, _ body: @escaping @Sendable () -> Result, late: @escaping @Sendable (Result) -> Void = { _ in }
     ) -> Result? {
-        guard jobs.abandoned.load(ordering: .acquiring) <= 0 else { return nil }
+        if isStuck { return nil }
         let call = PendingCall<Result>()
         let jobs = self.jobs
+        let handedOver = DispatchTime.now().uptimeNanoseconds
         jobs.add {
             let result = body()
             if call.finish(result) {
-                jobs.abandoned.subtract(1, ordering: .releasing)
+                jobs.abandoned.withLock { $0.count -= 1 }
                 late(result)
             }
         }
@@ -58,8 +65,19 @@ package final class BoundedCallLane: Sendable {
         let nanos = (max(seconds, 0) * 1e9).saturated(Int.self)
         if call.done.wait(timeout: .now() + .nanoseconds(nanos)) == .success { return call.take() }
         if let result = call.abandon() { return result }
-        jobs.abandoned.add(1, ordering: .releasing)
+        jobs.abandoned.withLock { abandoned in
+            if abandoned.count <= 0 { abandoned.since = handedOver }
+            abandoned.count += 1
+        }
         return nil
+    }
+
+    /// Whether a call given up on has been running longer than `patience`.
+    package var isStuck: Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        return jobs.abandoned.withLock { abandoned in
+            abandoned.count > 0 && Double(now &- abandoned.since) / 1e9 > patience
+        }
     }
 }
 

@@ -1,0 +1,60 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Ambience
+
+/// The lane that SDL's device opens and closes go through: a slow call delays the next one, which still succeeds
+/// (CI under load saw a close take over 2 s, and the next open refused); only a lane stuck past its patience refuses.
+@Suite(.timeLimit(.minutes(1))) struct BoundedCallLaneTests {
+    /// A gate a lane call waits at until the test opens it.
+    final class Gate: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        func wait() { semaphore.wait() }
+        func open() { semaphore.signal() }
+    }
+
+    @Test func aCallWithinItsDeadlineReturnsItsResult() {
+        let lane = BoundedCallLane(name: "test-lane-quick")
+        #expect(lane.run(seconds: 5) { 42 } == 42)
+        #expect(!lane.isStuck)
+    }
+
+    @Test func aCallBehindASlowAbandonedCallWaitsForItAndSucceeds() {
+        let lane = BoundedCallLane(name: "test-lane-slow", patience: 30)
+        let gate = Gate()
+        let late = Mutex<Int?>(nil)
+        let first: Int? = lane.run(
+            seconds: 0.05,
+            {
+                gate.wait(); return 1
+            }, late: { value in late.withLock { $0 = value } })
+        #expect(first == nil)
+        // The slow call ends 200 ms into the next call's 5 s deadline.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { gate.open() }
+        #expect(lane.run(seconds: 5) { 2 } == 2)
+        #expect(late.withLock { $0 } == 1)
+        #expect(!lane.isStuck)
+    }
+
+    @Test func aLaneStuckPastItsPatienceRefusesAtOnceAndRecoversWhenTheCallEnds() {
+        let lane = BoundedCallLane(name: "test-lane-stuck", patience: 0.2)
+        let gate = Gate()
+        #expect(lane.run(seconds: 0.05) { gate.wait() } == nil)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(lane.isStuck)
+        let started = DispatchTime.now().uptimeNanoseconds
+        #expect(lane.run(seconds: 5) { 3 } == nil)
+        #expect(DispatchTime.now().uptimeNanoseconds - started < 1_000_000_000, "a stuck lane refuses at once")
+        gate.open()
+        // Once the stuck call ends, the lane takes calls again.
+        var again: Int?
+        for _ in 0..<100 where again == nil {
+            again = lane.run(seconds: 1) { 4 }
+            if again == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(again == 4)
+        #expect(!lane.isStuck)
+    }
+}
