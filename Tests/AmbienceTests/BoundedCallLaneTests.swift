@@ -8,13 +8,6 @@ import Testing
 /// The lane that SDL's device opens and closes go through: a slow call delays the next one, which still succeeds
 /// (CI under load saw a close take over 2 s, and the next open refused); only a lane stuck past its patience refuses.
 @Suite(.timeLimit(.minutes(1))) struct BoundedCallLaneTests {
-    /// A gate a lane call waits at until the test opens it.
-    final class Gate: Sendable {
-        private let semaphore = DispatchSemaphore(value: 0)
-        func wait() { semaphore.wait() }
-        func open() { semaphore.signal() }
-    }
-
     @Test func aCallWithinItsDeadlineReturnsItsResult() {
         let lane = BoundedCallLane(name: "test-lane-quick")
         #expect(lane.run(seconds: 5) { 42 } == 42)
@@ -23,13 +16,13 @@ import Testing
 
     @Test func aCallBehindASlowAbandonedCallWaitsForItAndSucceeds() {
         let lane = BoundedCallLane(name: "test-lane-slow", patience: 30)
-        let gate = Gate()
+        let gate = DiskGate()
         let late = Mutex<Int?>(nil)
-        let first: Int? = lane.run(
-            seconds: 0.05,
-            {
-                gate.wait(); return 1
-            }, late: { value in late.withLock { $0 = value } })
+        let slowCall: @Sendable () -> Int = {
+            gate.pass()
+            return 1
+        }
+        let first = lane.run(seconds: 0.05, slowCall, late: { value in late.withLock { $0 = value } })
         #expect(first == nil)
         // The slow call ends 200 ms into the next call's 5 s deadline.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { gate.open() }
@@ -40,13 +33,13 @@ import Testing
 
     @Test func aLaneStuckPastItsPatienceRefusesAtOnceAndRecoversWhenTheCallEnds() {
         let lane = BoundedCallLane(name: "test-lane-stuck", patience: 0.2)
-        let gate = Gate()
-        #expect(lane.run(seconds: 0.05) { gate.wait() } == nil)
+        let gate = DiskGate()
+        #expect(lane.run(seconds: 0.05) { gate.pass() } == nil)
         Thread.sleep(forTimeInterval: 0.3)
         #expect(lane.isStuck)
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = ContinuousClock.now
         #expect(lane.run(seconds: 5) { 3 } == nil)
-        #expect(DispatchTime.now().uptimeNanoseconds - started < 1_000_000_000, "a stuck lane refuses at once")
+        #expect(ContinuousClock.now - started < .seconds(1), "a stuck lane refuses at once")
         gate.open()
         // Once the stuck call ends, the lane takes calls again.
         var again: Int?

@@ -8,23 +8,24 @@ import Synchronization
 /// server answers. So the caller gives up instead, and the call is left to the lane: when it finishes after all,
 /// `late` receives its result there, to undo what the caller no longer wants (close a device opened too late).
 /// Calls run one at a time in the order given, and a later call's deadline counts its wait behind an earlier one: a
-/// slow server (a loaded machine) delays it, and it still succeeds. Only a lane stuck longer than `patience` in a call
-/// given up on (a frozen server) refuses later calls at once (nil), instead of each waiting out its own deadline.
+/// slow server (a loaded machine) delays it, and it still succeeds. Only a lane stuck in one call for longer than
+/// `patience` (a frozen server) refuses later calls at once (nil), instead of each waiting out its own deadline. The
+/// patience is longer than any caller's deadline, so the call it is stuck in is one its caller gave up on.
 /// One long-lived thread rather than one per call: SDL keeps per-thread data (its error text) that it never frees
 /// when a thread it did not make ends.
 package final class BoundedCallLane: Sendable {
     private let jobs = Jobs()
     private let worker: WorkerThread
-    /// How long a call given up on may go on before the lane counts as stuck.
-    private let patience: Double
+    /// How long one call may run before the lane counts as stuck.
+    private let patience: Duration
 
     package init(name: String, patience: Double = 10) {
-        self.patience = patience
+        self.patience = .seconds(patience)
         let jobs = self.jobs
         worker = WorkerThread(name: name) { control in
             while !control.isStopRequested {
                 let pending = jobs.takeAll()
-                for job in pending { job() }
+                for job in pending { jobs.runTimed(job) }
                 if pending.isEmpty { control.wait(seconds: 60) }
             }
         }
@@ -32,9 +33,13 @@ package final class BoundedCallLane: Sendable {
 
     private final class Jobs: Sendable {
         private let waiting = Lock<[@Sendable () -> Void]>([])
-        /// Calls given up on that have not finished yet, and when the first of them was handed to the lane
-        /// (monotonic nanoseconds).
-        let abandoned = Lock<(count: Int, since: UInt64)>((0, 0))
+        /// When the call running now began; nil between calls.
+        let runningSince = Lock<ContinuousClock.Instant?>(nil)
+        func runTimed(_ job: () -> Void) {
+            runningSince.withLock { $0 = .now }
+            job()
+            runningSince.withLock { $0 = nil }
+        }
         func add(_ job: @escaping @Sendable () -> Void) { waiting.withLock { $0.append(job) } }
         func takeAll() -> [@Sendable () -> Void] {
             waiting.withLock { waiting in
@@ -52,32 +57,21 @@ package final class BoundedCallLane: Sendable {
         if isStuck { return nil }
         let call = PendingCall<Result>()
         let jobs = self.jobs
-        let handedOver = DispatchTime.now().uptimeNanoseconds
         jobs.add {
             let result = body()
-            if call.finish(result) {
-                jobs.abandoned.withLock { $0.count -= 1 }
-                late(result)
-            }
+            if call.finish(result) { late(result) }
         }
         worker.wake()
         // DispatchTime is the monotonic clock: a wall-clock jump neither cuts the wait short nor stretches it.
         let nanos = (max(seconds, 0) * 1e9).saturated(Int.self)
         if call.done.wait(timeout: .now() + .nanoseconds(nanos)) == .success { return call.take() }
-        if let result = call.abandon() { return result }
-        jobs.abandoned.withLock { abandoned in
-            if abandoned.count <= 0 { abandoned.since = handedOver }
-            abandoned.count += 1
-        }
-        return nil
+        return call.abandon()
     }
 
-    /// Whether a call given up on has been running longer than `patience`.
+    /// Whether one call has been running longer than `patience`.
     package var isStuck: Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
-        return jobs.abandoned.withLock { abandoned in
-            abandoned.count > 0 && Double(now &- abandoned.since) / 1e9 > patience
-        }
+        guard let since = jobs.runningSince.withLock({ $0 }) else { return false }
+        return ContinuousClock.now - since > patience
     }
 }
 
