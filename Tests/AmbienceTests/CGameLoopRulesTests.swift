@@ -25,7 +25,9 @@ extension MPRISTests {
     func startCGameLoop(_ program: String, _ arguments: [String], log: String) throws -> ChildProcess {
         try ChildProcess(
             ["sh", "-c", "exec \"$0\" \"$@\" >\"$CGAMELOOP_LOG\" 2>&1", program] + arguments,
-            environment: childEnvironment(["SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log]), directory: CAPI.root,
+            environment: childEnvironment([
+                "SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log, "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus
+            ]), directory: CAPI.root,
             stdout: .null, stderr: .null)
     }
 

@@ -194,7 +194,8 @@ extension MPRISTests {
         let client = try client()
         defer { client.close() }
         #expect(eventually { client.refresh().contains { $0.processID == mpv.pid && $0.title == hostile } })
-        let result = try ToolRunner.run(["session"], environment: ["SDL_AUDIODRIVER": "dummy"])
+        let result = try ToolRunner.run(
+            ["session"], environment: ["SDL_AUDIODRIVER": "dummy", "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains(": \(TerminalText.shown(hostile)) by A\\nambience: B"), "\(result.stdout)")
         let unsafe = result.stdout.unicodeScalars.filter { TerminalText.isUnsafe($0) && $0 != "\n" }

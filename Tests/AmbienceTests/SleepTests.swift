@@ -12,10 +12,14 @@ import Testing
         let bus = try ThrowawayService.dbus(in: fixtures)
         defer { bus.kill() }
         let address = bus.address
+        // And a session bus of its own: on the shared one its solo-ambient session would pause the MPRIS suite's mpv.
+        let sessionBus = try ThrowawayService.dbus(in: fixtures)
+        defer { sessionBus.kill() }
 
         var configuration = EngineConfiguration.offline()
         configuration.desktopIntegration = true
         configuration.systemBusAddress = address
+        configuration.sessionBusAddress = sessionBus.address
         let engine = try AudioEngine(configuration)
         defer { engine.shutdown() }
         let sound = try engine.makeSound(tone(hz: 440, seconds: 1), name: "tone")

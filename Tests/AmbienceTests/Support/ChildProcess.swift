@@ -4,12 +4,19 @@ import Synchronization
 
 @testable import Ambience
 
-/// The environment of every program the tests start: the test process's own in a UTF-8 locale, then `overrides`.
-/// In the C locale oggenc turns "Tëst" into "T##st"; C.UTF-8 is built into glibc, so it exists on any Debian.
+/// The session bus of the test run (scripts/with-services.sh starts it), where the MPRIS suite's players are.
+let sharedSessionBus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
+
+/// The environment of every program the tests start: the test process's own in a UTF-8 locale, on no session bus,
+/// then `overrides`.
+/// - In the C locale oggenc turns "Tëst" into "T##st"; C.UTF-8 is built into glibc, so it exists on any Debian.
+/// - A program joins the shared session bus only when `overrides` says so (the MPRIS suite's, with
+///   `sharedSessionBus`): an engine there in its default category would pause the MPRIS suite's players mid-test.
 func childEnvironment(_ overrides: [String: String] = [:]) -> [String: String] {
     var environment = ProcessInfo.processInfo.environment
     environment["LANG"] = "C.UTF-8"
     environment["LC_ALL"] = "C.UTF-8"
+    environment["DBUS_SESSION_BUS_ADDRESS"] = ""
     return environment.merging(overrides) { $1 }
 }
 

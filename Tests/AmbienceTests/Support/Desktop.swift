@@ -12,7 +12,7 @@ final class MPV {
                 "/usr/bin/mpv", "--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal",
                 "--no-video", "--ao=null", "--loop-file=inf", file
             ],
-            environment: childEnvironment(busAddress.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]))
+            environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": busAddress ?? sharedSessionBus]))
     }
 
     deinit { kill() }
@@ -25,7 +25,7 @@ final class MPV {
 
 /// `playerctl ARGS`: its output, trimmed, or nil when it fails. On the session bus, or on `bus` (an address).
 func playerctl(_ arguments: [String], bus: String? = nil) -> String? {
-    let environment = bus.map { ["DBUS_SESSION_BUS_ADDRESS": $0] } ?? [:]
+    let environment = ["DBUS_SESSION_BUS_ADDRESS": bus ?? sharedSessionBus]
     return try? Fixtures.run("playerctl", arguments, environment: environment, timeout: 10).trimmingCharacters(
         in: .whitespacesAndNewlines)
 }

@@ -18,8 +18,6 @@ final class LivePlayer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         var overrides = environment
         if environment["SDL_AUDIODRIVER"] == nil { overrides["SDL_AUDIODRIVER"] = "pulseaudio" }
-        // Off the shared session bus unless asked: its solo-ambient session would pause the MPRIS suite's mpv.
-        if environment["DBUS_SESSION_BUS_ADDRESS"] == nil { overrides["DBUS_SESSION_BUS_ADDRESS"] = "" }
         process = try ChildProcess(
             [ToolRunner.executable, "play"] + files + ["--events-json"] + arguments,
             environment: childEnvironment(overrides), stdin: .pipe, stdout: .pipe)
