@@ -183,7 +183,9 @@ extension MPRISTests {
     @Test func sessionCommandReportsPlayersDevicesAndCapabilities() throws {
         let (mpv, _) = try startMPV()
         defer { mpv.kill() }
-        let result = try ToolRunner.run(["session", "--json"], environment: ["SDL_AUDIODRIVER": "pulseaudio", "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus])
+        let result = try ToolRunner.run(
+            ["session", "--json"],
+            environment: ["SDL_AUDIODRIVER": "pulseaudio", "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         for key in ["otherAudioPlaying", "secondaryAudioShouldBeSilenced", "players", "outputDevices", "capabilities"] {

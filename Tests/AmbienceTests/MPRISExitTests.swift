@@ -50,7 +50,8 @@ extension MPRISTests {
         let game = try ChildProcess(
             [folder + "/cgameloop", "--seconds", "120", "--system-music", gameName, "--category", "solo-ambient"]
                 + arguments,
-            environment: childEnvironment(["SDL_AUDIODRIVER": "dummy", "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus]), directory: CAPI.root,
+            environment: childEnvironment(["SDL_AUDIODRIVER": "dummy", "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus]),
+            directory: CAPI.root,
             stdout: .null, stderr: .null)
         defer { game.kill() }
         #expect(
