@@ -8,7 +8,7 @@ private let busRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERV
 private let needsBus: Comment = "needs the private session bus: bash scripts/with-services.sh swift test --filter MPRIS"
 
 /// The D-Bus layer's parts that need no bus: marshalling, name rules, and failing fast when there is no bus.
-@Suite(.timeLimit(.minutes(3))) struct MPRISOfflineTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct MPRISOfflineTests {
     /// What a player's volume was before ducking survives a second duck, and is given back once.
     @Test func savedVolumesKeepTheFirstVolume() {
         let saved = SavedVolumes()
@@ -102,7 +102,7 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
 
 /// Against the private session bus of `scripts/with-services.sh`, with a real mpv (and its MPRIS plugin) and
 /// `playerctl`. Serialized: mpv takes the name `org.mpris.MediaPlayer2.mpv` only when no other mpv holds it.
-@Suite(.timeLimit(.minutes(5)), .serialized, .enabled(if: busRunning, needsBus))
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5)), .serialized, .enabled(if: busRunning, needsBus))
 struct MPRISTests {
     let fixtures: Fixtures
     let song: String

@@ -2,4 +2,4 @@ import Testing
 
 /// Suites that open real-time devices in this process (SDL's audio driver is process-wide) or change the shared
 /// PulseAudio server run inside this one, one at a time, so that none of them moves a sink from under another.
-@Suite(.serialized) enum SoundServerSuites {}
+@Suite(.offTheCooperativePool, .serialized) enum SoundServerSuites {}
