@@ -133,15 +133,50 @@ package final class FileDescriptor {
         return Array(bytes.prefix(done))
     }
 
-    /// Writes all of `bytes` at the current position. A write that makes no progress counts as a full disk.
+    /// Writes all of `bytes` at the current position. A write that makes no progress counts as a full disk. A pipe,
+    /// FIFO or socket whose reader has gone is EPIPE, never SIGPIPE (see `withBrokenPipeHeld`).
     package func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(raw, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw n == 0 ? Errno(ENOSPC) : .current }
-            done += n
+        try Self.withBrokenPipeHeld { () throws(Errno) in
+            var done = 0
+            while done < bytes.count {
+                let n = Glibc.write(raw, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw n == 0 ? Errno(ENOSPC) : .current }
+                done += n
+            }
         }
+    }
+
+    /// Runs `body` with SIGPIPE held back from the calling thread, so that a write in it to a pipe, FIFO or socket
+    /// whose reader has gone fails with EPIPE instead of ending the process.
+    ///
+    /// The engine is a library: the signal's disposition belongs to the game, and is never changed (a game that
+    /// keeps SIGPIPE's default still dies of its own writes to a dead pipe, and of no write of the engine's). Only
+    /// this thread's signal mask changes, for the length of `body`. A SIGPIPE that `body` raised is taken back before
+    /// the mask is restored, so it is never delivered late; one that was pending before is left for its owner.
+    package static func withBrokenPipeHeld<Value, Failure: Error>(
+        _ body: () throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        var brokenPipe = sigset_t()
+        sigemptyset(&brokenPipe)
+        sigaddset(&brokenPipe, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &brokenPipe, &previous)
+        let pendingBefore = isPending(SIGPIPE)
+        defer {
+            if !pendingBefore && isPending(SIGPIPE) {
+                var now = timespec(tv_sec: 0, tv_nsec: 0)
+                while sigtimedwait(&brokenPipe, nil, &now) == SIGPIPE {}
+            }
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+        return try body()
+    }
+
+    /// Whether `signal` waits, blocked, for this thread or the process.
+    private static func isPending(_ signal: Int32) -> Bool {
+        var pending = sigset_t()
+        return sigpending(&pending) == 0 && sigismember(&pending, signal) == 1
     }
 
     /// Writes all of `bytes` at `offset`, leaving the current position alone.
@@ -157,15 +192,20 @@ package final class FileDescriptor {
 
     /// Puts a read-only `/dev/null` on each of descriptors 0, 1 and 2 that is closed. A write to stdout or stderr then
     /// fails (EBADF) as it would on the closed one, but no file opened later can take the number and receive the
-    /// program's output instead.
-    package static func holdClosedStandardStreams() {
+    /// program's output instead. Returns the streams that were closed: `/dev/stdout` leads to the stand-in, which a
+    /// program that writes there by name must not take for a reader.
+    @discardableResult
+    package static func holdClosedStandardStreams() -> Set<Int32> {
+        var held: Set<Int32> = []
         for stream: Int32 in 0...2 where fcntl(stream, F_GETFD) == -1 && errno == EBADF {
-            let held = Glibc.open("/dev/null", O_RDONLY)
-            if held >= 0 && held != stream {
-                dup2(held, stream)
-                Glibc.close(held)
+            held.insert(stream)
+            let standIn = Glibc.open("/dev/null", O_RDONLY)
+            if standIn >= 0 && standIn != stream {
+                dup2(standIn, stream)
+                Glibc.close(standIn)
             }
         }
+        return held
     }
 
     /// Clears `O_NONBLOCK`, so that writes wait for room instead of failing with EAGAIN.
