@@ -16,7 +16,8 @@ struct LibraryCommand: Command {
                        filters, all of which must match; equal ignoring case and accents ("bjork" is "Björk")
             --contains filters match anywhere in the tag instead
             --group    songs, albums, artists, genres or playlists
-            --json     a JSON list: items {title, artist, album, duration, path} or groups {name, count}
+            --json     a JSON list: items {title, artist, album, duration, path} or groups {name, count}; a path
+                       that is not UTF-8 is shown with U+FFFD and given exactly as pathBytes, a list of its bytes
           bench        make a library of N small tagged files in a temporary folder (deleted afterwards), then time
                        the first scan, a rescan with nothing changed, a query by artist and grouping every album
             --files N  how many files (default 2000)   --keep  keep the files   --json  one JSON object
@@ -156,11 +157,15 @@ struct LibraryCommand: Command {
         }
     }
 
+    /// One item in `--json`. A JSON string holds text, and a Linux file name is bytes: a name that is not UTF-8 is
+    /// `path` with U+FFFD for what cannot be decoded, and exactly as `pathBytes`, the bytes that open the file.
     static func describe(_ item: MediaItem) -> JSON {
-        .object([
+        var fields: [(String, JSON)] = [
             ("title", .optional(item.title)), ("artist", .optional(item.artist)), ("album", .optional(item.albumTitle)),
             ("duration", .double(item.playbackDuration)), ("path", .string(item.url))
-        ])
+        ]
+        if let bytes = item.pathBytes { fields.append(("pathBytes", .array(bytes.map { .int(Int($0)) }))) }
+        return .object(fields)
     }
 }
 
