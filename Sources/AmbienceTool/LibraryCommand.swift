@@ -320,7 +320,7 @@ struct LibraryBench {
             if reused {
                 Output.line("reused \(files) files generated earlier at \(music)")
             } else {
-                Output.print(
+                Output.line(
                     "generated \(files) files (\(formatList)) in \(Self.seconds(generated))\(keep ? " at \(music)" : "")"
                 )
             }

@@ -5,7 +5,8 @@ import Testing
 @testable import Ambience
 
 /// Names and tags from outside, where the earlier round did not reach (issue 32, class 7): JSON that escapes every
-/// scalar a terminal or a JavaScript parser would act on, and names exactly as the file system holds them.
+/// scalar a terminal or a JavaScript parser would act on, and names exactly as the file system holds them; and the
+/// remaining text paths (the library bench, the demo's report and errors) through `TerminalText`.
 @Suite(.timeLimit(.minutes(3))) struct HostileTextTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
@@ -87,5 +88,45 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any])
         #expect(object["title"] as? String == Self.title)
         #expect(object["artist"] as? String == "a\nb\u{2029}c")
+    }
+
+    @Test func theLibraryBenchShowsAHostileFolderEscaped() throws {
+        let folder = fixtures.path("bench \u{1B}]0;owned\u{07}\nambience: forged")
+        let run = try ToolRunner.run(["library", "bench", "--files", "3", "--dir", folder], timeout: 120)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains(TerminalText.shown(folder) + "/music"), "\(run.stdout)")
+        expectInert(run.stdout)
+    }
+
+    @Test func theDemosReportAndErrorsShowHostilePathsEscaped() throws {
+        let assets = BuildProducts.root + "/Assets"
+        let record = fixtures.path("take \u{1B}]0;owned\u{07}\nambience: forged.wav")
+        let run = try ChildProcess.run(
+            [GravityWaveTests.binary, "--headless", "--assets", assets, "--seconds", "1", "--record", record],
+            environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), timeout: 60)
+        let stdout = String(decoding: run.stdout, as: UTF8.self)
+        #expect(run.status == 0, "\(String(decoding: run.stderr, as: UTF8.self))")
+        #expect(stdout.contains("  recorded   \(TerminalText.shown(record))"), "\(stdout)")
+        expectInert(stdout)
+
+        // A folder that cannot be made: the error names the path, in one inert line.
+        let plain = try fixtures.write("plain", bytes: Array("x".utf8))
+        let refused = try ChildProcess.run(
+            [
+                GravityWaveTests.binary, "--headless", "--assets", assets, "--seconds", "1", "--record",
+                plain + "/\u{1B}[2J\nambience: forged/take.wav"
+            ], environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), timeout: 60)
+        let stderr = String(decoding: refused.stderr, as: UTF8.self)
+        #expect(refused.status == 1, "\(stderr)")
+        #expect(stderr.split(separator: "\n").count == 1, "\(stderr)")
+        expectInert(stderr)
+    }
+
+    /// Nothing but the tool's own newlines and tabs acts on the terminal, and no line is forged.
+    func expectInert(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let unsafe = text.unicodeScalars.filter { TerminalText.isUnsafe($0) && $0 != "\n" && $0 != "\t" }
+        #expect(unsafe.isEmpty, "\(text)", sourceLocation: sourceLocation)
+        #expect(
+            !text.split(separator: "\n").contains { $0.hasPrefix("ambience: forged") }, sourceLocation: sourceLocation)
     }
 }
