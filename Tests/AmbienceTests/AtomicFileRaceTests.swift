@@ -44,11 +44,27 @@ import Testing
     /// What the swap may put at the path: each is left as it is.
     enum Swap: String, CaseIterable { case fifo, symlinkToAFile, anotherFile, characterDevice }
 
-    func put(_ swap: Swap, at path: String) throws {
+    /// Puts `swap` at `path`; `reusing`: the inode number of the file that was there.
+    func put(_ swap: Swap, at path: String, reusing: ino_t? = nil) throws {
         switch swap {
         case .fifo: try #require(mkfifo(path, 0o644) == 0)
         case .symlinkToAFile: try #require(symlink(fixtures.path("victim.txt"), path) == 0)
-        case .anotherFile: try Data("theirs".utf8).write(to: URL(fileURLWithPath: path))
+        case .anotherFile:
+            // With the inode number of the file that was there, when the file system gives it out again (ext4 does
+            // within a few files, unless the old file is still held open): device and inode alone would then take
+            // the newcomer for the file that was looked at.
+            var candidates: [String] = []
+            defer { for candidate in candidates { unlink(candidate) } }
+            for n in 0..<(reusing == nil ? 0 : 1000) {
+                let candidate = fixtures.path("candidate-\(n)")
+                candidates.append(candidate)
+                try Data("theirs".utf8).write(to: URL(fileURLWithPath: candidate))
+                if node(candidate)?.st_ino == reusing {
+                    try #require(rename(candidate, path) == 0)
+                    return
+                }
+            }
+            try Data("theirs".utf8).write(to: URL(fileURLWithPath: path))
         case .characterDevice:
             let null = try #require(node("/dev/null"))
             try #require(mknod(path, S_IFCHR | 0o666, null.st_rdev) == 0, "mknod needs root")
@@ -73,8 +89,9 @@ import Testing
         let target = fixtures.path("mix.wav")
         try Data("old".utf8).write(to: URL(fileURLWithPath: target))
         let error = try commit(target) {
+            let inode = node(target)?.st_ino
             try #require(unlink(target) == 0)
-            try put(swap, at: target)
+            try put(swap, at: target, reusing: inode)
         }
         #expect(isChanged(error, target), "\(String(describing: error))")
         expectLeftAlone(swap, at: target)

@@ -83,12 +83,14 @@ package final class AtomicFile {
     private let placement: Placement?
 
     /// The target's folder, held open; the target's and the temporary file's names in it; and what the target was
-    /// when it was looked at (nil: nothing).
+    /// when it was looked at (nil: nothing), held open too: while a descriptor refers to it, its inode number cannot
+    /// pass to a file made in its place, so the same device and inode mean the same file.
     private struct Placement {
         let folder: FileDescriptor
         let name: String
         let temporaryName: String
         let replacing: FileIdentity?
+        let held: FileDescriptor?
     }
 
     private static let sequence = Atomic<Int>(0)
@@ -101,20 +103,23 @@ package final class AtomicFile {
         guard !path.isEmpty, !path.hasSuffix("/") else { throw .failed(Errno(path.isEmpty ? ENOENT : EISDIR)) }
         guard !path.utf8.contains(0) else { throw .failed(Errno(ENOENT)) }
         self.path = path
-        // The node the path leads to, every link followed (/proc/self/fd/N's too), looked at through a descriptor.
+        // The node the path leads to, every link followed (/proc/self/fd/N's too), looked at through a descriptor
+        // that is kept while it is compared with what is there later (so its inode number is not reused meanwhile).
+        let looked: FileDescriptor?
         let node: stat?
         do throws(Errno) {
-            node = try FileDescriptor(opening: path, flags: FileDescriptor.pathOnly).status()
+            let descriptor = try FileDescriptor(opening: path, flags: FileDescriptor.pathOnly)
+            (looked, node) = (descriptor, try descriptor.status())
         } catch {
             guard error.code == ENOENT else { throw .failed(error) }
-            node = nil
+            (looked, node) = (nil, nil)
         }
         let kind = node.map { $0.st_mode & S_IFMT } ?? S_IFREG
         switch kind {
         case S_IFREG:
             isStream = false
             let (placement, file, temporaryPath) = try Self.temporaryFile(
-                for: path, replacing: node, permissions: permissions)
+                for: path, replacing: node, held: looked, permissions: permissions)
             self.placement = placement
             self.file = file
             self.temporaryPath = temporaryPath
@@ -133,6 +138,7 @@ package final class AtomicFile {
             let opened: stat
             do throws(Errno) { opened = try stream.status() } catch { throw .failed(error) }
             guard let node, FileIdentity(opened) == FileIdentity(node) else { throw .changed(path) }
+            withExtendedLifetime(looked) {}
             do throws(Errno) { try stream.setBlocking() } catch { throw .failed(error) }
             file = stream
         default:
@@ -141,10 +147,11 @@ package final class AtomicFile {
         }
     }
 
-    /// The temporary file beside the file `path`'s links lead to, which is `node` (nil: nothing yet): its folder
-    /// held open, created `O_EXCL` under a name no one has, with `node`'s permission bits or `permissions`.
+    /// The temporary file beside the file `path`'s links lead to, which is `node` (nil: nothing yet) open as `held`:
+    /// its folder held open, created `O_EXCL` under a name no one has, with `node`'s permission bits or
+    /// `permissions`.
     private static func temporaryFile(
-        for path: String, replacing node: stat?, permissions: mode_t
+        for path: String, replacing node: stat?, held: FileDescriptor?, permissions: mode_t
     ) throws(AtomicFileError) -> (Placement, FileDescriptor, String) {
         let target = try followingLinks(path)
         let (folderPath, name) = split(target)
@@ -182,7 +189,9 @@ package final class AtomicFile {
                     }
                 }
                 return (
-                    Placement(folder: folder, name: name, temporaryName: temporaryName, replacing: replacing), file,
+                    Placement(
+                        folder: folder, name: name, temporaryName: temporaryName, replacing: replacing, held: held),
+                    file,
                     folderPath + temporaryName
                 )
             } catch {
@@ -238,6 +247,7 @@ package final class AtomicFile {
             throw error
         }
         self.file = nil
+        try? placement.held?.close()  // the replaced file: its space is freed now, not when this object goes
         if let directory = try? FileDescriptor(in: placement.folder, opening: ".", flags: O_RDONLY | O_DIRECTORY) {
             try? directory.sync()
         }
