@@ -127,7 +127,7 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
             // Replaced by a rename, not rewritten in place: a reader holding the old file keeps the old bytes.
             #expect(inode(path) != before)
             #expect(try leftovers(folder).isEmpty)
-            #expect(throws: Errno(EBADF)) { try file.commit() }
+            #expect(throws: AtomicFileError.failed(Errno(EBADF))) { try file.commit() }
         }
     }
 
@@ -136,9 +136,9 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
             let path = folder + "/target"
             let file = try AtomicFile(replacing: path)
             try Array(repeating: UInt8(7), count: 4096).withUnsafeBytes { try file.write($0) }
-            // A folder appears where the file was to go: the rename cannot replace it.
+            // A folder appears where the file was to go: it is left there.
             try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
-            #expect(throws: Errno(EISDIR)) { try file.commit() }
+            #expect(throws: AtomicFileError.changed(path)) { try file.commit() }
             #expect(try leftovers(folder).isEmpty)
             #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["inside"])
         }
