@@ -37,6 +37,9 @@ packages=(
   # Tests/Fuzz/run.sh writes a seed with python3 and finds libdbus's headers with pkg-config (SwiftPM does too);
   # the fault tests mount a small tmpfs (mount, umount)
   python3 pkg-config mount
+  # the hostile-bus tests' peers (players that never answer, huge and malformed calls, forged signals) speak D-Bus
+  # through Debian's python3 and its dbus module
+  python3-dbus
   # the library's contention tests hold the index's lock from another process with the sqlite3 command
   sqlite3
   # the optional-library tests: readelf and nm read what the products link, ldconfig finds a library's file, and

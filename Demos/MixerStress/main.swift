@@ -8,9 +8,9 @@ import Ambience
 import AmbienceBench
 import Glibc
 
-/// One line on stderr.
+/// One line on stderr, shown through `TerminalText`: an error's file name cannot act on the terminal.
 func complain(_ message: String) {
-    let bytes = Array((message + "\n").utf8)
+    let bytes = Array((TerminalText.shown(message) + "\n").utf8)
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
@@ -36,7 +36,7 @@ do {
     }
     print(
         """
-          music          \(report.music ?? "none (Assets/Music/gravity-wave-theme.ogg not found)")
+          music          \(report.music.map(TerminalText.shown) ?? "none (Assets/Music/gravity-wave-theme.ogg not found)")
           voices         \(report.realVoices) real + \(report.virtualVoices) virtual at the end
           one-shots      \(report.retriggers) started again after finishing
           CPU            \(fixed(report.cpuSeconds, 3)) s for \(fixed(report.seconds, 2)) s of audio (rtf \(fixed(report.rtf, 4)))

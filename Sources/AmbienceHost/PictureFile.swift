@@ -33,7 +33,7 @@ extension Picture {
             file.discard()
             throw .picture(path: path, reason: reason.isEmpty ? "SDL_image could not encode it" : reason)
         }
-        do throws(Errno) { try file.commit() } catch {
+        do throws(AtomicFileError) { try file.commit() } catch {
             throw .picture(path: path, reason: error.description)
         }
     }

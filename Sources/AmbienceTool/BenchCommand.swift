@@ -297,7 +297,7 @@ struct BenchCommand: Command {
                 Output.print("raw OpenAL Soft gave \(sources) of \(scene.voices) sources")
             }
             for (system, m) in scene.systems {
-                if let error = m.error { Output.print("\(scene.title), \(system.title): \(error)") }
+                if let error = m.error { Output.line("\(scene.title), \(system.title): \(error)") }
             }
         }
         let perScene = report.scenes.compactMap { scene in

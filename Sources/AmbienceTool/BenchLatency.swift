@@ -113,15 +113,19 @@ extension BenchCommand {
         func pad(_ text: String, _ width: Int) -> String {
             text + String(repeating: " ", count: max(width - text.count, 1))
         }
-        Output.print(
-            "trigger-to-sound at the sink's monitor, in ms, on \(report.server.isEmpty ? "the sound server" : report.server)\n"
+        Output.line(
+            "trigger-to-sound at the sink's monitor, in ms, on \(report.server.isEmpty ? "the sound server" : report.server)"
         )
+        Output.print("")
         Output.print(
             pad("period", 8) + pad("system", 18) + pad("p50", 8) + pad("p99", 8) + pad("max", 8) + pad("found", 10)
                 + pad("late cb", 9) + "server underflows")
         for row in report.rows {
             let start = pad("\(row.periodFrames)", 8) + pad(row.system.title, 18)
-            if let error = row.error { Output.print(start + "failed: \(error)"); continue }
+            if let error = row.error {
+                Output.line(start + "failed: \(error)")
+                continue
+            }
             let d = row.delay
             Output.print(
                 start + pad(d.map { fixed($0.p50, 2) } ?? "-", 8) + pad(d.map { fixed($0.p99, 2) } ?? "-", 8)

@@ -108,7 +108,7 @@ extension BenchCommand {
         for row in report.rows {
             let name = row.sameAsDefault ? row.name + " (= default)" : row.name
             if let error = row.error {
-                Output.print(pad(name, 38) + "failed: \(error)")
+                Output.line(pad(name, 38) + "failed: \(error)")
                 continue
             }
             Output.print(
@@ -121,7 +121,7 @@ extension BenchCommand {
         Output.print("reference peak: \(report.referencePeak.map { fixed($0, 3) } ?? "-")")
         Output.print(
             "the comparison's own sox resampling, 48 kHz to 44.1 kHz and back: \(snr(report.soxRoundTripSNR)) dB")
-        Output.print(
+        Output.line(
             "resamplers: \(report.resamplers.joined(separator: ", ")); default \(report.defaultResampler ?? "-"); "
                 + "limiter by default: \(report.limiterByDefault.map { $0 ? "on" : "off" } ?? "unknown")")
     }

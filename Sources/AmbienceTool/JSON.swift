@@ -1,3 +1,5 @@
+import Ambience
+
 /// A JSON value with keys kept in the order written, so output is stable and readable.
 public indirect enum JSON: Sendable, Equatable {
     case null
@@ -27,6 +29,10 @@ public indirect enum JSON: Sendable, Equatable {
         }
     }
 
+    /// `s` as a JSON string. Besides the quote and the backslash, everything a terminal or a JavaScript parser
+    /// acts on is escaped as `\uXXXX` (`\n`, `\r`, `\t` for those three): every control character (C0, DEL,
+    /// C1), the line and paragraph separators and the bidirectional controls (`TerminalText.isUnsafe`). The escapes
+    /// are exact, so a parser gets `s` back, while the line itself stays inert when it lands on a terminal.
     static func quote(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
@@ -36,10 +42,9 @@ public indirect enum JSON: Sendable, Equatable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out +=
-                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
+            case _ where TerminalText.isUnsafe(scalar):
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: max(4 - hex.count, 0)) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }

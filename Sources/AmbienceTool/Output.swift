@@ -52,8 +52,17 @@ enum Output {
         guard code == 0 else { throw ToolFailure("stdout: \(String(cString: strerror(code)))") }
     }
 
+    /// Whether stdout was closed when the command started, and is only held by a stand-in.
+    private static let closedAtStart = Atomic<Bool>(false)
+
+    /// Records that stdout was closed at the start (`Tool.run`, once).
+    static func heldClosed(_ closed: Bool) { closedAtStart.store(closed, ordering: .relaxed) }
+
     /// Whether `path` is the file stdout writes to (`--out /dev/stdout`): a report line there would go into it.
+    /// Never for a stdout that was closed: `/dev/stdout` then leads to the stand-in that holds its number, which
+    /// nobody reads, so the report line is written, fails, and the command says that stdout is closed.
     static func isStandardOutput(_ path: String) -> Bool {
+        guard !closedAtStart.load(ordering: .relaxed) else { return false }
         var named = stat(), out = stat()
         guard stat(path, &named) == 0, fstat(STDOUT_FILENO, &out) == 0 else { return false }
         return named.st_dev == out.st_dev && named.st_ino == out.st_ino

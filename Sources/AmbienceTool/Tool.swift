@@ -12,11 +12,16 @@ public enum Tool {
     ]
 
     public static func run(_ words: [String]) -> Int32 {
-        // A closed pipe must end the command with an error, not kill it.
+        // A closed pipe must end the command with an error, not kill it. The command is a program, not a library: it
+        // owns its signal dispositions and ignores SIGPIPE for the whole process, since the C libraries it runs
+        // (SDL, OpenAL Soft, libpulse, FFmpeg) write to pipes and sockets where no wrapper of ours can reach. The
+        // engine itself never changes a disposition: it holds SIGPIPE back around its own writes only
+        // (`FileDescriptor.withBrokenPipeHeld`), so a game keeps whatever it chose.
         signal(SIGPIPE, SIG_IGN)
         // A closed stdout or stderr is held by a descriptor that refuses writes, so no file the command opens can
         // take its number and receive its output.
-        FileDescriptor.holdClosedStandardStreams()
+        let closed = FileDescriptor.holdClosedStandardStreams()
+        Output.heldClosed(closed.contains(STDOUT_FILENO))
         Interrupt.install()
         let status = dispatch(words)
         do throws(ToolFailure) {

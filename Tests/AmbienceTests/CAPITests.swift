@@ -92,6 +92,7 @@ enum CAPI {
 
 extension SoundServerSuites {
     @Suite(
+        .offTheCooperativePool,
         .timeLimit(.minutes(10)), .serialized, .enabled(if: CAPI.libraryBuilt, Comment(rawValue: CAPI.missingLibrary)))
     struct CAPITests {
         @Test func headerIsPlainC99AndCxxWithoutWarnings() throws {

@@ -5,7 +5,7 @@ import Testing
 
 /// Numbers from callers and files: the checked conversions, the one duration formatter, and every API edge that
 /// takes a number refusing NaN and infinities (and clamping the rest) while the rest of the engine plays on.
-@Suite(.timeLimit(.minutes(5))) struct CallerNumberTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct CallerNumberTests {
     // MARK: Checked conversions (pure)
 
     @Test func integersReachCOnlyWhenTheyFit() throws {

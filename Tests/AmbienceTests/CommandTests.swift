@@ -5,7 +5,7 @@ import Testing
 @testable import AmbienceTool
 
 /// The `ambience` command as a black box: outputs, exit statuses, and one clear line for every bad input.
-@Suite(.timeLimit(.minutes(5))) struct CommandTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct CommandTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

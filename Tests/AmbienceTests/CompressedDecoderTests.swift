@@ -5,7 +5,7 @@ import Testing
 
 /// Ogg Vorbis and MP3 decoding, against files made by oggenc and lame: exact lengths, the tone that went in,
 /// sample-exact seeking, tags and artwork, and typed errors for damaged files.
-@Suite(.timeLimit(.minutes(5))) struct CompressedDecoderTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct CompressedDecoderTests {
 
     // MARK: - Ogg Vorbis
 

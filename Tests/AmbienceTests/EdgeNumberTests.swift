@@ -10,7 +10,7 @@ import Testing
 /// Numbers at the edges the first pass of the reliability work left out: audio made in memory, the SDL host's
 /// configuration and sizes, the benchmark's options, the system player's seek and the `--sfx` time. Each is refused
 /// with a typed error (or clamped, where the rule says so), never trapped on.
-@Suite struct EdgeNumberTests {
+@Suite(.offTheCooperativePool) struct EdgeNumberTests {
     @Test func audioMadeInMemoryIsHeldToTheRulesOfAFilesHeader() throws {
         let engine = try AudioEngine(.offline())
         defer { engine.shutdown() }

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Ambience
 
-@Suite struct EngineRenderTests {
+@Suite(.offTheCooperativePool) struct EngineRenderTests {
     let block = 512
 
     func engine() throws -> AudioEngine {

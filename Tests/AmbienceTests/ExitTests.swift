@@ -5,7 +5,7 @@ import Testing
 /// (`ProcessExit`) stops rendering and streaming before OpenAL Soft's destructor runs, whichever thread exits.
 /// Before it, OpenAL Soft aborted (its `LockLists` assertion) in about one run in ten of the first two modes, so
 /// each mode runs 40 times: every run must end by its exit(0), within its time.
-@Suite(.timeLimit(.minutes(10))) struct ExitTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(10))) struct ExitTests {
     @Test(
         .enabled(if: CAPI.libraryBuilt && CAPI.onPath("cc"), "needs cc and libambience-c.so"),
         arguments: ["main", "thread", "device"])

@@ -8,7 +8,7 @@ import Testing
 // everything else playing. Faults in files and disks run here; faults of the sound server and the session bus
 // (which open devices or change servers) run one at a time in `SoundServerSuites`, below.
 
-@Suite(.timeLimit(.minutes(5))) struct FaultTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct FaultTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
@@ -84,7 +84,7 @@ import Testing
 }
 
 extension SoundServerSuites {
-    @Suite(.timeLimit(.minutes(10))) struct FaultsOfServers {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(10))) struct FaultsOfServers {
         let fixtures: Fixtures
         init() throws { fixtures = try Fixtures() }
 

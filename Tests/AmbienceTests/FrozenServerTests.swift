@@ -9,7 +9,7 @@ extension SoundServerSuites {
     /// wait on it without a bound of their own, so these check the engine's: an offline engine never asks the server
     /// anything, and a real-time one gives up on opening or closing its device after `SDLAudioDevice`'s deadlines.
     /// Each runs the built `ambience` as a child, since OpenAL Soft starts once per process.
-    @Suite(.timeLimit(.minutes(5))) struct FrozenSoundServerTests {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct FrozenSoundServerTests {
         let fixtures: Fixtures
         init() throws { fixtures = try Fixtures() }
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Every input the fuzzers ever found (and the known crash classes of the reliability work), replayed through the
 /// very code the fuzz targets run: each must pass, in the suite and not only in Tests/Fuzz/run.sh.
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5)))
 struct FuzzRegressionTests {
     static let folder = URL(fileURLWithPath: BuildProducts.root + "/Tests/Fuzz/regressions")
 

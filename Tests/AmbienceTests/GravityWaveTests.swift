@@ -8,7 +8,7 @@ import Testing
 
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the
 /// session rules it follows.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct GravityWaveTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5)), .serialized) struct GravityWaveTests {
     static let assets = BuildProducts.root + "/Assets"
     static let binary = BuildProducts.folder + "/gravity-wave"
 

@@ -6,7 +6,7 @@ import Testing
 /// Header fields are claims, not facts: files that lie about their rate, channels, length or size, pictures that
 /// claim billions of pixels, and parsers fed inputs far longer than any real one. Each gets a typed error (or a
 /// warning), the command one `ambience:` line and exit 1, and the engine plays on.
-@Suite(.timeLimit(.minutes(5))) struct HostileInputTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HostileInputTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -8,7 +8,7 @@ import Testing
 
 // The pure parts of `bench --latency` and the plots, and one short run on the private server. No timing threshold:
 // the delays themselves are the command's business.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct LatencyBenchTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5)), .serialized) struct LatencyBenchTests {
     @Test func percentilesAreNearestRank() throws {
         let p = try #require(Percentiles((1...200).map(Double.init).reversed()))
         #expect(p.count == 200 && p.p50 == 100 && p.p99 == 198 && p.max == 200)
@@ -134,7 +134,7 @@ import Testing
 extension SoundServerSuites {
     /// The bench on the private PulseAudio. It records the default sink's monitor, so it runs one at a time with the
     /// other suites that load, unload and switch that server's sinks.
-    @Suite(.timeLimit(.minutes(5))) struct LatencyServerTests {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct LatencyServerTests {
         @Test(
             .enabled(
                 if: PulseServer.isRunning && SoundServer.requested == .pulseaudio,

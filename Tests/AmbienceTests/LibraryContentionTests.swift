@@ -10,7 +10,7 @@ import Testing
 ///
 /// The tests run as root, for whom permissions stop nothing. Where a permission must bind, the test's own thread takes
 /// `nobody`'s file-system identity (`NobodyIdentity`): the kernel then checks each access as for `nobody`.
-@Suite(.timeLimit(.minutes(5))) struct LibraryContentionTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct LibraryContentionTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

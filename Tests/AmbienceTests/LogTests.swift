@@ -12,7 +12,7 @@ import Testing
 ///
 /// The logger is the process's: other suites' engines log into it at the same time, so every check here looks only at
 /// messages carrying its own token, and the level is put back after each test.
-@Suite(.serialized) struct LogTests {
+@Suite(.offTheCooperativePool, .serialized) struct LogTests {
     /// What a handler saw: level, text and the thread it ran on.
     final class Seen: Sendable {
         let entries = Mutex<[(level: LogLevel, text: String, thread: pthread_t)]>([])

@@ -4,7 +4,7 @@ import Testing
 @testable import Ambience
 
 /// Loudness tags and the gain decision, as pure logic (no OpenAL).
-@Suite struct LoudnessRuleTests {
+@Suite(.offTheCooperativePool) struct LoudnessRuleTests {
     @Test(arguments: [
         ("-6.52 dB", -6.52), ("+1.20 dB", 1.2), ("3", 3), ("  -0.5dB ", -0.5), ("\u{2212}4.5 dB", -4.5), (".5 dB", 0.5),
         ("-60.00 dB", -60)
@@ -130,7 +130,7 @@ extension Double {
 
 /// Loudness matching heard: real encoders make the files, the library measures them with libebur128, the engine
 /// renders through OpenAL Soft's loopback device, and libebur128 measures what came out.
-@Suite(.timeLimit(.minutes(5))) struct LoudnessMatchingTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct LoudnessMatchingTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -6,7 +6,7 @@ import Testing
 
 /// AAC and ALAC in MP4/M4A, made by ffmpeg, decoded through FFmpeg's libraries and checked against the ffmpeg
 /// command, against the source they were encoded from, across gapless joins, and in the library.
-@Suite(.timeLimit(.minutes(5))) struct MP4Tests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MP4Tests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
@@ -267,7 +267,7 @@ import Testing
 
 /// The library indexes M4A (AAC and ALAC) and WAV files whose tags and covers were set by ffmpeg and lame: every
 /// field, every cover, the exact durations.
-@Suite(.timeLimit(.minutes(5))) struct NewFormatLibraryTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct NewFormatLibraryTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

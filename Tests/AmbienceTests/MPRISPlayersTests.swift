@@ -6,6 +6,7 @@ import Testing
 /// A second real player beside mpv: VLC, which speaks MPRIS differently (two bus names on one connection, an
 /// editable TrackList it says it has not, a Tracks list that lags). On a bus of its own (see `VLCBus`).
 @Suite(
+    .offTheCooperativePool,
     .timeLimit(.minutes(5)), .serialized,
     .enabled(if: VLCBus.isInstalled, "needs vlc-bin and vlc-plugin-base (scripts/install-deps.sh)"))
 struct MPRISPlayersTests {
@@ -210,7 +211,7 @@ struct MPRISPlayersTests {
 }
 
 /// Which bus names are one player, as pure logic.
-@Suite struct MPRISPlayerIdentityTests {
+@Suite(.offTheCooperativePool) struct MPRISPlayerIdentityTests {
     func info(_ short: String, owner: String, pid: Int?) -> MPRISPlayerInfo {
         var info = MPRISPlayerInfo(name: MPRISClient.namePrefix + short, uniqueName: owner)
         info.processID = pid

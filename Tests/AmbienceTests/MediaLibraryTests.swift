@@ -7,7 +7,7 @@ import Testing
 /// The media library against folders of real files made by oggenc and lame: tags in several scripts, albums and a
 /// compilation, playlists, artwork from every source, incremental rescans, inotify notifications, every kind of bad
 /// input, and a damaged index. Each test has its own temporary folder.
-@Suite(.timeLimit(.minutes(5))) struct MediaLibraryTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MediaLibraryTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -7,7 +7,7 @@ import Testing
 
 // `bench --memory`: the arithmetic over made-up rows, the scene's loaded ballast, and one small run of real child
 // processes. Memory is not time: the figures it checks are sizes that follow from what was loaded.
-@Suite(.timeLimit(.minutes(5))) struct MemoryBenchTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MemoryBenchTests {
     @Test func childLinesParseOnlyWhenWellFormed() {
         #expect(MemoryBench.parse("peak 1000 resident 900 real 12\n")! == (1000, 900, 12))
         for bad in [

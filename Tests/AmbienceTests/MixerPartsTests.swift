@@ -5,7 +5,7 @@ import Testing
 
 /// The mixer's pure parts, tested directly: no OpenAL, no device. `MixerTests` and `EngineRenderTests` keep
 /// listening to the whole.
-@Suite struct VoicePoolTests {
+@Suite(.offTheCooperativePool) struct VoicePoolTests {
     static let noBuses = Audibility(busGains: [1, 1, 1, 1, 1], listener: ListenerState())
 
     /// A voice of `frames` sound frames at 1 sound frame per output frame.
@@ -268,7 +268,7 @@ import Testing
     }
 }
 
-@Suite struct BusGraphTests {
+@Suite(.offTheCooperativePool) struct BusGraphTests {
     func graph() -> BusGraph { BusGraph(root: "master", children: ["music", "sfx", "ui", "dialogue"]) }
 
     /// (master gain, sfx gain, child gain, master muted, sfx muted, the child's effective gain)

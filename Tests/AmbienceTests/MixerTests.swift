@@ -4,7 +4,7 @@ import Testing
 @testable import Ambience
 
 /// The effects mixer, heard through offline renders.
-@Suite(.timeLimit(.minutes(5))) struct MixerTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MixerTests {
     func engine(realVoices: Int = 256, maxVoices: Int = 16_384) throws -> AudioEngine {
         var configuration = EngineConfiguration.offline(realVoices: realVoices)
         configuration.maxVoices = maxVoices
@@ -306,7 +306,7 @@ import Testing
 
 }
 
-@Suite struct EffectsTests {
+@Suite(.offTheCooperativePool) struct EffectsTests {
     func clickAndTail(reverb: ReverbPreset?) throws -> Signal {
         let engine = try AudioEngine(.offline())
         if let reverb { #expect(engine.setReverb(reverb, on: engine.sfx)) }

@@ -4,7 +4,7 @@ import Testing
 @testable import Ambience
 
 /// The application music player, heard through offline renders.
-@Suite(.timeLimit(.minutes(5))) struct MusicPlayerTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MusicPlayerTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -8,6 +8,7 @@ import Testing
 /// session bus, so only the stream can set the hint).
 extension SoundServerSuites {
     @Suite(
+        .offTheCooperativePool,
         .timeLimit(.minutes(5)), .serialized,
         .enabled(if: PulseServer.isRunning, "needs the private PulseAudio server of scripts/with-services.sh"))
     struct MusicStreamTests {

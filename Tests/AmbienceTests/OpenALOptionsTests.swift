@@ -7,7 +7,7 @@ import Testing
 // `bench --openal-options` and the engine's resampler and limiter options. The comparison maths is checked on
 // signals made here; the bench and the options on real OpenAL Soft renders. No speed threshold anywhere: costs are
 // the bench's business.
-@Suite(.timeLimit(.minutes(5))) struct OpenALOptionsTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct OpenALOptionsTests {
     /// Interleaved stereo: a sine in both channels.
     static func stereoSine(hz: Double, frames: Int, amplitude: Double = 0.5, delay: Int = 0) -> [Float] {
         (0..<frames).flatMap { i -> [Float] in

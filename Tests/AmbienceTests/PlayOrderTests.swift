@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The play order as a pure value: tables of queue edits and what follows what, without a player.
-struct PlayOrderTests {
+@Suite(.offTheCooperativePool) struct PlayOrderTests {
     func items(_ albums: [String?]) -> [MediaItem] {
         albums.enumerated().map { i, album in
             var item = MediaItem(path: "/music/\(i).ogg")

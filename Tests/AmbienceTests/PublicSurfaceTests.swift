@@ -3,7 +3,7 @@ import Testing
 
 /// The `Ambience` module's public types are exactly those docs/ARCHITECTURE.md lists under "The public surface":
 /// a type made public by accident, or one the document forgets, fails here.
-@Suite struct PublicSurfaceTests {
+@Suite(.offTheCooperativePool) struct PublicSurfaceTests {
     static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
 
     /// Every `public` class, struct, enum, protocol, actor or typealias declared under Sources/Ambience, nested ones

@@ -11,6 +11,7 @@ private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST
 /// SDL follows `PULSE_SERVER`; it changes nothing there but its own stream. Serialized: SDL's audio is process-wide.
 extension SoundServerSuites {
     @Suite(
+        .offTheCooperativePool,
         .timeLimit(.minutes(5)), .serialized,
         .enabled(if: servicesRunning, "needs pulseaudio and the environment of scripts/with-services.sh"))
     struct PulseAudioMonitorTests {
@@ -295,7 +296,7 @@ extension SoundServerSuites {
 }
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
-@Suite(.timeLimit(.minutes(3))) struct PulseAudioMonitorFailureTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct PulseAudioMonitorFailureTests {
     @Test func deadSocketFailsFast() {
         let clock = ContinuousClock()
         let start = clock.now

@@ -6,6 +6,7 @@ import Testing
 /// Route changes against a real PulseAudio server (scripts/with-services.sh), through `ambience play --events-json`.
 extension SoundServerSuites {
     @Suite(
+        .offTheCooperativePool,
         .timeLimit(.minutes(10)), .serialized,
         .enabled(if: PulseServer.isRunning, "needs the private PulseAudio server of scripts/with-services.sh"))
     struct RouteChangeTests {

@@ -11,7 +11,7 @@ import Testing
 /// (snd-dummy and ALSA's jack injection need kernel modules and debugfs, which are not here). So ports and profiles
 /// are tested here as pure logic, over `pa_sink_info`/`pa_card_info`-shaped snapshots: ports with availability
 /// unknown, no and yes, an active port, cards with profiles (and how many sinks each makes), sinks tied to a card.
-@Suite struct RouteTableTests {
+@Suite(.offTheCooperativePool) struct RouteTableTests {
     static let pid: pid_t = 4242
     static let speakers = SinkInfo(index: 0, name: "speakers", description: "Speakers", state: .running, isMuted: false)
     static let headphones = SinkInfo(
@@ -507,7 +507,7 @@ import Testing
 
 /// The snapshot's cards, as libpulse's card events fill it: keyed by index, each change an event, nothing for a card
 /// read again unchanged.
-@Suite struct PulseCardSnapshotTests {
+@Suite(.offTheCooperativePool) struct PulseCardSnapshotTests {
     @Test func cardsAreKeptByIndexAndEachChangeIsAnEvent() {
         var snapshot = PulseSnapshot()
         let card = RouteTableTests.headsetCard

@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The session rules, tested directly: no audio, no services.
-@Suite struct SessionPolicyTests {
+@Suite(.offTheCooperativePool) struct SessionPolicyTests {
     static let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
     static let headphones = AudioRoute(name: "Headphones", driver: "pulseaudio", sink: "headphones")
 

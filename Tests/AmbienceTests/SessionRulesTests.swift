@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The session rules carried out on real rendered audio (offline engine).
-@Suite(.timeLimit(.minutes(3))) struct SessionRulesTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct SessionRulesTests {
     func engineWithTone(category: SessionCategory) throws -> (AudioEngine, Voice) {
         let engine = try AudioEngine(.offline())
         engine.session.setCategory(category)
@@ -150,7 +150,7 @@ import Testing
 
 /// The session's bookkeeping toward the desktop players, with a recording stand-in for them (pure logic; the real
 /// players over MPRIS are tested in the MPRIS suite).
-@Suite struct SessionOtherPlayersTests {
+@Suite(.offTheCooperativePool) struct SessionOtherPlayersTests {
     final class RecordingPlayers: OtherPlayers, @unchecked Sendable {
         var playing: [String]
         var calls: [String] = []

@@ -5,7 +5,7 @@ import Testing
 /// share this one): five minutes of game audio, rendered offline in seconds. After the first two-minute cycle of
 /// events (the warm-up), nothing may grow: OpenAL sources and buffers stay as they were, voices stay bounded, and
 /// resident memory grows by less than 1 MB (about 0.2 MB is usual over these 150 s).
-@Suite(.timeLimit(.minutes(10))) struct SoakTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(10))) struct SoakTests {
     @Test func fiveMinutesOfGameAudioLeakNothing() throws {
         // Under AddressSanitizer (scripts/sanitizers.sh) its quarantine holds freed memory back on purpose, which a
         // measure of resident memory would read as growth: the soak's child runs without it (leaks are LSan's job).

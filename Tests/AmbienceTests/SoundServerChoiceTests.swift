@@ -8,6 +8,7 @@ import Testing
 /// serialized suites: no other suite unloads the shared server's sinks meanwhile.
 extension SoundServerSuites {
     @Suite(
+        .offTheCooperativePool,
         .timeLimit(.minutes(3)),
         .enabled(if: PulseServer.isRunning, "needs the private sound server of scripts/with-services.sh"))
     struct SoundServerChoiceTests {

@@ -10,7 +10,7 @@ import Testing
 // The big runs go through the command, in a process of their own: OpenAL Soft holds about 100 KB per source, so a
 // 256-source device in this process would swell the resident memory that other suites measure, and SDL audio (which
 // SDL_mixer needs to itself) is process-wide while other suites open SDL devices.
-@Suite(.timeLimit(.minutes(5)), .serialized) struct StressBenchTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5)), .serialized) struct StressBenchTests {
     @Test func sceneIsReproducibleAndAsDescribed() {
         let a = StressScene(voices: 500), b = StressScene(voices: 500)
         #expect(a.voices == b.voices)

@@ -13,7 +13,7 @@ import Testing
 /// The three libraries the engine opens at run time, by soname.
 private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "libdbus-1.so.3"]
 
-@Suite struct SharedLibraryTests {
+@Suite(.offTheCooperativePool) struct SharedLibraryTests {
     private typealias Math = @convention(c) (Double) -> Double
 
     @Test func aLibraryOpensAndItsFunctionsAreCalledThroughTheirPointers() throws {
@@ -84,7 +84,7 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
 /// The wrappers' own fallback, with a library that really cannot be loaded (another soname for the same table):
 /// connecting throws `libraryUnavailable` with the loader's reason, which the route monitor and the desktop link
 /// take as they take a missing server or bus.
-@Suite struct MissingLibraryTests {
+@Suite(.offTheCooperativePool) struct MissingLibraryTests {
     static let pulseNames = String(cString: ambience_pulse_function_names())
     static let dbusNames = String(cString: ambience_dbus_function_names())
 
@@ -129,7 +129,7 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
 
 /// Nothing the package builds names an optional library: no `NEEDED` entry, no undefined `pa_`, `dbus_` or `IMG_`
 /// symbol (a direct call that slipped past the tables would leave one in the shared library, which the linker allows).
-@Suite struct LinkedLibraryTests {
+@Suite(.offTheCooperativePool) struct LinkedLibraryTests {
     static let products = ["ambience", "libambience-c.so", "gravity-wave", "MixerStress"]
 
     @Test(arguments: products)
@@ -201,6 +201,7 @@ enum ELF {
 /// issue (reported, not failed), and the loader's refusal is checked instead. Where SDL2 opens libpulse itself (its
 /// default build, Fedora's and Arch's packages), they run as for SDL2_image.
 @Suite(
+    .offTheCooperativePool,
     .serialized,
     .enabled(if: Namespace.available, "needs `unshare -m` (root, or a user namespace): \(Namespace.unavailableReason)"),
     .enabled(

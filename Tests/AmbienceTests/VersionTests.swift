@@ -7,7 +7,7 @@ import Testing
 /// One version everywhere: ambience.h's macros (the source), `Ambience.version`, the C library's
 /// `ambience_version()` and `ambience_get_version()`, `ambience --version` and CHANGELOG.md's newest entry. The
 /// installed `ambience.pc` and the soname are checked against the same macros by scripts/install-test.sh.
-@Suite struct VersionTests {
+@Suite(.offTheCooperativePool) struct VersionTests {
     static func read(_ path: String) throws -> String {
         try String(contentsOfFile: BuildProducts.root + "/" + path, encoding: .utf8)
     }

@@ -216,8 +216,7 @@ public enum GravityWaveApp {
         do {
             launch = try LaunchOptions.parse(arguments)
         } catch {
-            complain("gravity-wave: \(error)")
-            complain(LaunchOptions.usage)
+            complain("gravity-wave: \(error)", then: LaunchOptions.usage)
             return 2
         }
         if launch.help {
@@ -247,7 +246,7 @@ public enum GravityWaveApp {
                 run = try GameRun(launch: launch, headless: headless, assets: assets, settingsPath: settingsPath)
             } catch .host(let reason) where !headless && launch.record == nil {
                 // A display that will not open is no display: say so and play headless, as without one.
-                print("gravity-wave: cannot open a window (\(reason)), so running headless")
+                print("gravity-wave: cannot open a window (\(TerminalText.shown(reason))), so running headless")
                 run = try GameRun(launch: launch, headless: true, assets: assets, settingsPath: settingsPath)
             }
             print(try run.run().text)
@@ -275,8 +274,10 @@ public enum GravityWaveApp {
         return nil
     }
 
-    static func complain(_ message: String) {
-        let bytes = Array((message + "\n").utf8)
+    /// One line on stderr, then `trailer` (the game's own text, such as its usage) as it is. `message` carries
+    /// paths and libraries' errors, so it is shown through `TerminalText`: one inert line, whatever it holds.
+    static func complain(_ message: String, then trailer: String? = nil) {
+        let bytes = Array((TerminalText.shown(message) + "\n" + (trailer.map { $0 + "\n" } ?? "")).utf8)
         _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

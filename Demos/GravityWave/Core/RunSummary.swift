@@ -44,13 +44,15 @@ public struct RunSummary: Sendable {
     /// The issue's target: at most 0.2 ms on average inside `engine.update()` per frame.
     public static let updateTargetMilliseconds = 0.2
 
+    /// The first line of `text`. Like every line of it, it shows the text from outside (the music's tags, file
+    /// names, the buttons' translations) through `TerminalText`, so none of it acts on the terminal or starts a line.
     public var summaryLine: String {
         let kinds = sfx.keys.sorted().filter { $0 != .thrust }.map { "\($0.rawValue) \(sfx[$0]!)" }.joined(
             separator: ", ")
         let events = sessionEvents.isEmpty ? "none" : sessionEvents.map(Self.describe).joined(separator: ", ")
         return
             "gravity-wave: \(Self.fixed(seconds, 1)) s \(mode) (\(frames) frames, seed \(seed)): \(oneShots) SFX (\(kinds.isEmpty ? "none" : kinds))"
-            + "\(sfx[.thrust].map { " + thrust loop ×\($0)" } ?? ""), peak voices \(peakVoices), \(nowPlaying), "
+            + "\(sfx[.thrust].map { " + thrust loop ×\($0)" } ?? ""), peak voices \(peakVoices), \(shown(nowPlaying)), "
             + "session events: \(events), engine.update() \(Self.fixed(update.averageMilliseconds, 4)) ms avg / "
             + "\(Self.fixed(update.maxMilliseconds, 3)) ms max per frame"
     }
@@ -67,8 +69,8 @@ public struct RunSummary: Sendable {
         lines.append(
             "  voices     peak \(peakVoices)"
                 + (ambientVoices > 0 ? " (with \(ambientVoices) ambient voices kept going)" : ""))
-        lines.append("  music      \(nowPlaying) (\(playbackState.rawValue))")
-        lines.append("  buttons    " + buttons.map { "[\($0)]" }.joined(separator: " "))
+        lines.append("  music      \(shown(nowPlaying)) (\(playbackState.rawValue))")
+        lines.append("  buttons    " + buttons.map { "[\(shown($0))]" }.joined(separator: " "))
         lines.append(
             "  session    \(category.rawValue); \(sessionEvents.count) event\(sessionEvents.count == 1 ? "" : "s")"
                 + (sessionEvents.isEmpty ? "" : ": " + sessionEvents.map(Self.describe).joined(separator: ", ")))
@@ -82,13 +84,15 @@ public struct RunSummary: Sendable {
         lines.append("  output     audio \(audioDriver)" + (videoDriver.map { ", video \($0)" } ?? ""))
         if let recorded {
             lines.append(
-                "  recorded   \(recorded) (\(Self.fixed(Double(recordedFrames) / 48_000, 2)) s, 48000 Hz stereo 16-bit)"
+                "  recorded   \(shown(recorded)) (\(Self.fixed(Double(recordedFrames) / 48_000, 2)) s, 48000 Hz stereo 16-bit)"
             )
         }
-        if let screenshot { lines.append("  screenshot \(screenshot)") }
-        for shot in screenshots { lines.append("  screenshot \(shot)") }
+        if let screenshot { lines.append("  screenshot \(shown(screenshot))") }
+        for shot in screenshots { lines.append("  screenshot \(shown(shot))") }
         return lines.joined(separator: "\n")
     }
+
+    private func shown(_ text: String) -> String { TerminalText.shown(text) }
 
     static func describe(_ note: SessionNotification) -> String {
         switch note {

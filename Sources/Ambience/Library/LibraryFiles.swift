@@ -117,11 +117,6 @@ enum Outcome<Value> {
 }
 
 /// Device and inode: what makes a file itself, whatever path reached it.
-struct FileIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-}
-
 /// The file-system side of `RawPath` (its text operations are in Playlist.swift).
 extension RawPath {
     struct Status {
@@ -154,7 +149,7 @@ extension RawPath {
         guard result == 0 else { return nil }
         return Status(
             mode: status.st_mode, size: Int64(status.st_size), mtime: nanoseconds(status.st_mtim),
-            identity: FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)))
+            identity: FileIdentity(status))
     }
 
     /// A file time in nanoseconds since the epoch, saturating at `Int64`'s ends: a file system may store any 64-bit

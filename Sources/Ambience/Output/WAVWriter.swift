@@ -9,7 +9,8 @@ package enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendabl
     /// The audio does not fit in a WAV file, whose sizes are 32-bit (4 GiB).
     case tooLarge(String)
     /// The path leads to something that is never written (a folder, a socket, a block device), or to a FIFO that
-    /// no process reads; `reason` says which, naming the path.
+    /// no process reads, or another process changed what it names while it was written; `reason` says which, naming
+    /// the path.
     case refused(String, reason: String)
 
     /// The path the error is about.
@@ -86,7 +87,7 @@ package final class WAVWriter {
         do throws(AtomicFileError) { file = try AtomicFile(replacing: path) } catch {
             switch error {
             case .failed(let failure): throw .cannotCreate(path, errno: failure.code)
-            case .refused, .noReader: throw .refused(path, reason: error.description)
+            case .refused, .noReader, .changed: throw .refused(path, reason: error.description)
             }
         }
 
@@ -158,9 +159,14 @@ package final class WAVWriter {
             if !file.isStream {
                 try header.withUnsafeBytes { raw in Result { () throws(Errno) in try file.write(raw, at: 0) } }.get()
             }
-            try file.commit()
         } catch {
             throw fail(.writeFailed(path, errno: error.code))
+        }
+        do throws(AtomicFileError) { try file.commit() } catch {
+            switch error {
+            case .failed(let failure): throw fail(.writeFailed(path, errno: failure.code))
+            case .refused, .noReader, .changed: throw fail(.refused(path, reason: error.description))
+            }
         }
         state = .finished
     }

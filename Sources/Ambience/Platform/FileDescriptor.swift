@@ -12,6 +12,16 @@ package struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     package var description: String { String(cString: strerror(code)) }
 }
 
+/// Which file a node is, whatever its names: its device and inode.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+}
+
+extension FileIdentity {
+    init(_ status: stat) { self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) }
+}
+
 /// An open file descriptor, closed exactly once: by `close()`, by `release()` handing it to C code that closes it,
 /// or by `deinit`. C code that may close a descriptor it was lent (libsndfile does, when an open fails) gets a
 /// `duplicate()` of its own instead. Every call retries on EINTR and fails with a typed `Errno`.
@@ -21,30 +31,46 @@ package final class FileDescriptor {
     /// -1 once closed or released.
     private var raw: Int32
 
-    /// Opens `path` with `flags` (`O_CLOEXEC` is always added) and `permissions` for a file `O_CREAT` makes.
+    /// `O_PATH` (Linux's value; Swift's Glibc module, built without _GNU_SOURCE, leaves it out): a descriptor that
+    /// names a node without opening it. No device is opened, no FIFO waited on and no terminal touched; `fstat` and
+    /// the `*at` calls work on it, reading and writing do not.
+    package static let pathOnly: Int32 = 0o1000_0000
+
+    /// Opens `path` with `flags` and `permissions` for a file `O_CREAT` makes (the umask applies). `O_CLOEXEC` and
+    /// `O_NOCTTY` are always added: no descriptor leaks into a program started later, and a terminal given as a file
+    /// never becomes the process's controlling terminal (whose hangup would end it).
     package init(opening path: String, flags: Int32, permissions: mode_t = 0o644) throws(Errno) {
         // A Swift string with a NUL in it names no file; C would see only its first part.
         guard !path.utf8.contains(0) else { throw Errno(ENOENT) }
-        raw = try path.withCString { Self.open($0, flags, permissions) }.get()
+        raw = try path.withCString { Self.open(AT_FDCWD, $0, flags, permissions) }.get()
     }
 
     /// Opens a path given as raw bytes (Linux file names need not be UTF-8).
     package init(opening path: [UInt8], flags: Int32, permissions: mode_t = 0o644) throws(Errno) {
         guard !path.isEmpty, !path.contains(0) else { throw Errno(ENOENT) }
         raw = try (path + [0]).withUnsafeBufferPointer { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { Self.open($0.baseAddress!, flags, permissions) }
+            bytes.withMemoryRebound(to: CChar.self) { Self.open(AT_FDCWD, $0.baseAddress!, flags, permissions) }
         }.get()
+    }
+
+    /// Opens `name` inside the folder `folder` is open on (`openat`): whatever happens to the folder's path
+    /// meanwhile, the name is looked up in that folder.
+    package init(in folder: FileDescriptor, opening name: String, flags: Int32, permissions: mode_t = 0o644)
+        throws(Errno)
+    {
+        guard !name.isEmpty, !name.utf8.contains(0) else { throw Errno(ENOENT) }
+        raw = try name.withCString { Self.open(folder.raw, $0, flags, permissions) }.get()
     }
 
     /// Takes ownership of a descriptor another system call made (`inotify_init1`, `pipe2`).
     package init(adopting fd: Int32) { raw = fd }
 
     /// The descriptor, or the errno taken right after the call (before anything else can change it).
-    private static func open(_ path: UnsafePointer<CChar>, _ flags: Int32, _ permissions: mode_t) -> Result<
-        Int32, Errno
-    > {
+    private static func open(
+        _ folder: Int32, _ path: UnsafePointer<CChar>, _ flags: Int32, _ permissions: mode_t
+    ) -> Result<Int32, Errno> {
         while true {
-            let fd = Glibc.open(path, flags | O_CLOEXEC, permissions)
+            let fd = openat(folder, path, flags | O_CLOEXEC | O_NOCTTY, permissions)
             if fd >= 0 { return .success(fd) }
             if errno != EINTR { return .failure(.current) }
         }
@@ -105,6 +131,52 @@ package final class FileDescriptor {
         return status
     }
 
+    // MARK: Names in a folder (this descriptor is open on the folder)
+
+    /// What `name` in this folder is, its symbolic link not followed; nil when there is nothing by that name.
+    package func entryStatus(_ name: String) throws(Errno) -> stat? {
+        guard !name.utf8.contains(0) else { throw Errno(ENOENT) }
+        var status = stat()
+        guard fstatat(raw, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .current
+        }
+        return status
+    }
+
+    /// Renames `name` to `newName` in this folder. With `replacing` false, fails with EEXIST when something is
+    /// already at `newName`, in the same step (`RENAME_NOREPLACE`); a file system that cannot promise that gets a
+    /// plain rename, the caller having checked just before.
+    package func renameEntry(_ name: String, to newName: String, replacing: Bool) throws(Errno) {
+        guard !name.utf8.contains(0), !newName.utf8.contains(0) else { throw Errno(ENOENT) }
+        if !replacing, let renameat2 = Self.renameat2 {
+            let noReplace: UInt32 = 1  // RENAME_NOREPLACE
+            if renameat2(raw, name, raw, newName, noReplace) == 0 { return }
+            guard errno == EINVAL || errno == ENOSYS else { throw .current }
+        }
+        guard renameat(raw, name, raw, newName) == 0 else { throw .current }
+    }
+
+    /// Removes the file `name` from this folder; what it cannot remove is left.
+    package func removeEntry(_ name: String) {
+        guard !name.utf8.contains(0) else { return }
+        _ = unlinkat(raw, name, 0)
+    }
+
+    /// Sets the file's permission bits, the umask not applied.
+    package func setPermissions(_ mode: mode_t) throws(Errno) {
+        guard fchmod(raw, mode) == 0 else { throw .current }
+    }
+
+    /// glibc's `renameat2` (2.28), which Swift's Glibc module leaves out; nil where the C library lacks it.
+    private static let renameat2:
+        (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32)? = {
+            guard let address = try? SharedLibrary("libc.so.6").address(of: "renameat2") else { return nil }
+            return unsafeBitCast(
+                address,
+                to: (@convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32).self)
+        }()
+
     /// One `read` of up to `count` bytes: what the file had, 0 at its end.
     package func read(into destination: UnsafeMutableRawPointer, count: Int) throws(Errno) -> Int {
         while true {
@@ -144,15 +216,50 @@ package final class FileDescriptor {
         return Array(bytes.prefix(done))
     }
 
-    /// Writes all of `bytes` at the current position. A write that makes no progress counts as a full disk.
+    /// Writes all of `bytes` at the current position. A write that makes no progress counts as a full disk. A pipe,
+    /// FIFO or socket whose reader has gone is EPIPE, never SIGPIPE (see `withBrokenPipeHeld`).
     package func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(raw, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { throw n == 0 ? Errno(ENOSPC) : .current }
-            done += n
+        try Self.withBrokenPipeHeld { () throws(Errno) in
+            var done = 0
+            while done < bytes.count {
+                let n = Glibc.write(raw, bytes.baseAddress! + done, bytes.count - done)
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { throw n == 0 ? Errno(ENOSPC) : .current }
+                done += n
+            }
         }
+    }
+
+    /// Runs `body` with SIGPIPE held back from the calling thread, so that a write in it to a pipe, FIFO or socket
+    /// whose reader has gone fails with EPIPE instead of ending the process.
+    ///
+    /// The engine is a library: the signal's disposition belongs to the game, and is never changed (a game that
+    /// keeps SIGPIPE's default still dies of its own writes to a dead pipe, and of no write of the engine's). Only
+    /// this thread's signal mask changes, for the length of `body`. A SIGPIPE that `body` raised is taken back before
+    /// the mask is restored, so it is never delivered late; one that was pending before is left for its owner.
+    package static func withBrokenPipeHeld<Value, Failure: Error>(
+        _ body: () throws(Failure) -> Value
+    ) throws(Failure) -> Value {
+        var brokenPipe = sigset_t()
+        sigemptyset(&brokenPipe)
+        sigaddset(&brokenPipe, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &brokenPipe, &previous)
+        let pendingBefore = isPending(SIGPIPE)
+        defer {
+            if !pendingBefore && isPending(SIGPIPE) {
+                var now = timespec(tv_sec: 0, tv_nsec: 0)
+                while sigtimedwait(&brokenPipe, nil, &now) == SIGPIPE {}
+            }
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+        return try body()
+    }
+
+    /// Whether `signal` waits, blocked, for this thread or the process.
+    private static func isPending(_ signal: Int32) -> Bool {
+        var pending = sigset_t()
+        return sigpending(&pending) == 0 && sigismember(&pending, signal) == 1
     }
 
     /// Writes all of `bytes` at `offset`, leaving the current position alone.
@@ -168,15 +275,20 @@ package final class FileDescriptor {
 
     /// Puts a read-only `/dev/null` on each of descriptors 0, 1 and 2 that is closed. A write to stdout or stderr then
     /// fails (EBADF) as it would on the closed one, but no file opened later can take the number and receive the
-    /// program's output instead.
-    package static func holdClosedStandardStreams() {
+    /// program's output instead. Returns the streams that were closed: `/dev/stdout` leads to the stand-in, which a
+    /// program that writes there by name must not take for a reader.
+    @discardableResult
+    package static func holdClosedStandardStreams() -> Set<Int32> {
+        var held: Set<Int32> = []
         for stream: Int32 in 0...2 where fcntl(stream, F_GETFD) == -1 && errno == EBADF {
-            let held = Glibc.open("/dev/null", O_RDONLY)
-            if held >= 0 && held != stream {
-                dup2(held, stream)
-                Glibc.close(held)
+            held.insert(stream)
+            let standIn = Glibc.open("/dev/null", O_RDONLY)
+            if standIn >= 0 && standIn != stream {
+                dup2(standIn, stream)
+                Glibc.close(standIn)
             }
         }
+        return held
     }
 
     /// Clears `O_NONBLOCK`, so that writes wait for room instead of failing with EAGAIN.

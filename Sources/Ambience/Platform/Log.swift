@@ -116,10 +116,13 @@ package enum Log {
     }
 
     /// One line with one `write`, so lines from two threads never interleave; shown through `TerminalText`, so a file
-    /// name in it cannot act on the terminal. A failed write is ignored: there is nowhere left to report it.
+    /// name in it cannot act on the terminal. A failed write is ignored: there is nowhere left to report it. A stderr
+    /// whose reader has gone is EPIPE here, not a SIGPIPE that would end the game (`withBrokenPipeHeld`).
     package static func writeToStandardError(_ message: LogMessage) {
         let line = Array((TerminalText.shown(message.description) + "\n").utf8)
-        line.withUnsafeBytes { bytes in _ = Glibc.write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+        FileDescriptor.withBrokenPipeHeld {
+            line.withUnsafeBytes { bytes in _ = Glibc.write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+        }
     }
 }
 

@@ -29,8 +29,9 @@ func childEnvironment(_ overrides: [String: String] = [:]) -> [String: String] {
 /// - with only the descriptors it is given (everything from 3 up closed), so it cannot hold another child's pipe
 ///   open and keep that child's reader waiting for an end of file.
 final class ChildProcess: Sendable {
-    /// Where one of the child's standard streams goes.
-    enum Stream { case null, pipe }
+    /// Where one of the child's standard streams goes. `brokenPipe`: a pipe whose reading end is closed before the
+    /// child starts, so that every write to it fails with EPIPE (or raises SIGPIPE), as `COMMAND | head -c0` would.
+    enum Stream { case null, pipe, brokenPipe }
 
     let pid: pid_t
     /// The parent's ends of the pipes asked for (close-on-exec); their owner closes them.
@@ -54,14 +55,14 @@ final class ChildProcess: Sendable {
             switch stream {
             case .null:
                 posix_spawn_file_actions_addopen(&actions, Int32(fd), "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0)
-            case .pipe:
+            case .pipe, .brokenPipe:
                 var ends: [Int32] = [-1, -1]
                 guard GNU.pipe2(&ends, O_CLOEXEC) == 0 else {
                     parentEnds.compactMap { $0 }.forEach { close($0) }
                     throw FixtureError.toolFailed("pipe for \(arguments[0]): \(String(cString: strerror(errno)))")
                 }
                 let (mine, theirs) = fd == 0 ? (ends[1], ends[0]) : (ends[0], ends[1])
-                parentEnds[fd] = mine
+                if stream == .brokenPipe { close(mine) } else { parentEnds[fd] = mine }
                 childEnds.append(theirs)
                 posix_spawn_file_actions_adddup2(&actions, theirs, Int32(fd))  // dup2 clears close-on-exec
             }
@@ -173,17 +174,18 @@ extension ChildProcess {
     /// After `timeout` seconds its group gets SIGTERM, after `grace` more SIGKILL. When the program has exited
     /// but something it started keeps its pipes open, that is killed after `grace` seconds. So this returns within
     /// about `timeout + 2 * grace` seconds whatever the program does.
+    /// `stdout` and `stderr` may be `.brokenPipe` (or `.null`) instead; what such a stream got is not captured.
     static func run(
         _ arguments: [String], environment: [String: String] = childEnvironment(), directory: String? = nil,
-        timeout: Double, grace: Double = 2
+        timeout: Double, grace: Double = 2, stdout: Stream = .pipe, stderr: Stream = .pipe
     ) throws -> Output {
         let start = monotonicSeconds()
         let child = try ChildProcess(
-            arguments, environment: environment, directory: directory, stdout: .pipe, stderr: .pipe)
+            arguments, environment: environment, directory: directory, stdout: stdout, stderr: stderr)
         var streams: [(fd: Int32, data: Data, open: Bool)] = [
-            (child.output!, Data(), true), (child.errors!, Data(), true)
+            (child.output ?? -1, Data(), child.output != nil), (child.errors ?? -1, Data(), child.errors != nil)
         ]
-        defer { for stream in streams { close(stream.fd) } }
+        defer { for stream in streams where stream.fd >= 0 { close(stream.fd) } }
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         var terminatedAt: Double?, killedAt: Double?, exitedAt: Double?
         while true {
