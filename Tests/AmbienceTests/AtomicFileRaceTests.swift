@@ -7,7 +7,7 @@ import Testing
 /// What `AtomicFile` does when the node it checked is swapped for another between the check and the rename
 /// (issue 32, class 1): it refuses (`AtomicFileError.changed`), removes its temporary file and leaves whatever is
 /// there now alone. Also the temporary file's mode, and a terminal given where a file is expected.
-@Suite(.timeLimit(.minutes(3))) struct AtomicFileRaceTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct AtomicFileRaceTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
@@ -194,7 +194,7 @@ import Testing
             close(wrapper.input!)
             close(wrapper.output!)
         }
-        let lines = LineReader(wrapper.output!)
+        let lines = PolledLineReader(wrapper.output!)
         let started = try #require(lines.next(within: 20)).split(separator: " ")
         let pid = try #require(started.first.flatMap { pid_t($0) })
         defer { Glibc.kill(pid, SIGKILL) }
@@ -213,7 +213,7 @@ import Testing
 }
 
 /// Lines from a child's pipe, each waited for with a bound.
-private final class LineReader {
+private final class PolledLineReader {
     private let fd: Int32
     private var buffer: [UInt8] = []
     init(_ fd: Int32) { self.fd = fd }

@@ -11,7 +11,7 @@ import Testing
 /// not one each. Every test has a bus of its own (`ThrowawayService.dbus`) and hostile peers written for it
 /// (`HostileBusPeer`); the engine runs in this process or as the built `ambience`. Serialized: several load the
 /// machine on purpose, and the times they check must not be another test's.
-@Suite(.timeLimit(.minutes(10)), .serialized) struct BusHostileTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(10)), .serialized) struct BusHostileTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

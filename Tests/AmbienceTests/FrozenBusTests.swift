@@ -9,7 +9,7 @@ import Testing
 /// queue full, so `connect()` itself waits). The built `ambience` meets each as its session and system bus: it ends
 /// by itself on time, one SIGTERM ends it at once, and its reconnects never pile up threads stuck in `connect()`.
 /// (The sound server's half is `FrozenSoundServerTests`.) Serialized: the times measured must not be another test's.
-@Suite(.timeLimit(.minutes(10)), .serialized) struct FrozenBusTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(10)), .serialized) struct FrozenBusTests {
     enum Hostility: String, CaseIterable, CustomTestStringConvertible {
         case stoppedDaemon = "a dbus-daemon stopped with SIGSTOP"
         case silentSocket = "a socket that accepts and never speaks"
