@@ -148,7 +148,7 @@ import Testing
         #expect(ScreenLockMonitor.escapedPathElement("a-b") == "a_2db")
     }
 
-    @Test func noBusesMeansNoMonitorThreadsAndNoDelay() throws {
+    @Test func noBusesMeansNoReportsAndNoDelay() throws {
         let start = Date()
         let monitor = ScreenLockMonitor(
             systemBusAddress: "unix:path=/nonexistent/system_bus_socket",
@@ -156,6 +156,66 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 2)
         #expect(monitor.drain().isEmpty)
         monitor.close()
+        #expect(Date().timeIntervalSince(start) < 4, "closing waited for more than one bounded attempt")
+    }
+
+    /// The screensaver's owner on a bus of the test's own, and `ActiveChanged` from it.
+    static func screenSaver(on bus: ThrowawayService) throws -> (DBusConnection, (Bool) throws -> Void) {
+        let owner = try DBusConnection(address: bus.address, timeout: .seconds(5))
+        #expect(try owner.requestName("org.freedesktop.ScreenSaver"))
+        return (
+            owner,
+            { active in
+                try owner.emitSignal(
+                    path: "/org/freedesktop/ScreenSaver", interface: "org.freedesktop.ScreenSaver",
+                    member: "ActiveChanged", arguments: [.bool(active)])
+            }
+        )
+    }
+
+    /// A bus that does not answer when the monitor starts (a loaded desktop at login; here a dbus-daemon stopped
+    /// with SIGSTOP for longer than a connection attempt's bound): the monitor returns at once, and once the bus
+    /// answers, the screensaver is heard. It used to connect once, within 250 ms, and then never listen at all.
+    @Test func aBusThatAnswersLateIsFollowedOnceItAnswers() throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let (owner, announce) = try Self.screenSaver(on: bus)
+        defer { owner.close() }
+        bus.freeze()
+        let start = ContinuousClock.now
+        let monitor = ScreenLockMonitor(systemBusAddress: nil, sessionBusAddress: bus.address)
+        defer { monitor.close() }
+        #expect(ContinuousClock.now - start < .seconds(1), "the monitor waited for the bus")
+        usleep(UInt32(BusFollowingThread.setupTimeout / .milliseconds(1)) * 1_500)
+        bus.thaw()
+        var seen: [Bool] = []
+        #expect(BusHostileTests.monitor(monitor, reports: [true], seen: &seen) { try announce(true) }, "\(seen)")
+    }
+
+    /// The session bus restarted under a locked screen: the monitor connects again, takes the new screensaver's
+    /// word that the screen is unlocked, and follows the new screensaver's locks.
+    @Test func aRestartedBusIsFollowedAgain() throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let monitor = ScreenLockMonitor(systemBusAddress: nil, sessionBusAddress: bus.address)
+        defer { monitor.close() }
+        var seen: [Bool] = []
+        do {
+            let (owner, announce) = try Self.screenSaver(on: bus)
+            defer { owner.close() }
+            #expect(BusHostileTests.monitor(monitor, reports: [true], seen: &seen) { try announce(true) })
+        }
+        try bus.start()
+        let (owner, announce) = try Self.screenSaver(on: bus)
+        defer { owner.close() }
+        // Unlocked again, first by the old owner's name going, or by the new one's answer when asked.
+        #expect(
+            eventually {
+                seen += monitor.drain(); return seen == [true, false]
+            }, "\(seen)")
+        #expect(BusHostileTests.monitor(monitor, reports: [true, false, true], seen: &seen) { try announce(true) })
     }
 }
 

@@ -52,15 +52,22 @@ struct BusNameOwners {
 
     /// Follows the owner changes of `names` and asks who owns them now, in one batch. Call before following the
     /// names' own signals, so no signal can arrive from an owner not yet known.
-    mutating func follow(_ names: [String], on connection: DBusConnection) throws(DesktopError) {
-        for name in names { try connection.follow(.ownerChanges(of: name)) }
+    /// Throws when the daemon did not answer within `timeout`: an owner left unknown would go unheard for good.
+    mutating func follow(
+        _ names: [String], on connection: DBusConnection, timeout: Duration = DesktopBus.defaultTimeout
+    ) throws(DesktopError) {
+        for name in names { try connection.follow(.ownerChanges(of: name), timeout: timeout) }
         let calls = names.map { name in
             DBusCall(
                 destination: BusNameOwners.daemon, path: "/org/freedesktop/DBus", interface: BusNameOwners.daemon,
                 member: "GetNameOwner", arguments: [.string(name)])
         }
-        for (name, result) in zip(names, connection.callAll(calls)) {
-            if case .success(let reply) = result, let owner = reply.first?.string { owners[name] = owner }
+        for (name, result) in zip(names, connection.callAll(calls, timeout: timeout)) {
+            switch result {
+            case .success(let reply): if let owner = reply.first?.string { owners[name] = owner }
+            case .failure(.remoteError): break  // NameHasNoOwner: its NameOwnerChanged will say when it has one
+            case .failure(let error): throw error
+            }
         }
     }
 

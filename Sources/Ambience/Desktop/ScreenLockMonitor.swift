@@ -31,32 +31,34 @@ struct ScreenLockState: Sendable, Equatable {
 ///   (found with `GetSessionByPID`, else `XDG_SESSION_ID`), through `PropertiesChanged`;
 /// - the session bus: `ActiveChanged(bool)` of `org.freedesktop.ScreenSaver` (KDE, Xfce, …) and
 ///   `org.gnome.ScreenSaver` (GNOME).
-/// A bus that is not there, or a service that never answers, only means that source is silent. Connecting happens
-/// when the engine starts, bounded by the desktop timeout (as for `SleepMonitor`); every later call is bounded and
-/// made on the monitor's own threads, never the game's. A screensaver whose name loses its owner (it crashed or
-/// was restarted while active) counts as no longer locking the screen. Only the owner of a source's name is heard:
+/// A bus that is not there, or a service that never answers, only means that source is silent. Each source connects
+/// on a thread of its own (`BusFollowingThread`), never the game's, and again when its bus goes or is slow to answer:
+/// a loaded desktop at login, or a bus restarted later, is still followed once it answers. Every call is bounded. A
+/// screensaver whose name loses its owner (it crashed or was restarted while active) counts as no longer locking the
+/// screen. Only the owner of a source's name is heard:
 /// a signal from any other connection (`BusNameOwners`) changes nothing.
 final class ScreenLockMonitor: Sendable {
     static let logindName = "org.freedesktop.login1"
     static let sessionInterface = "org.freedesktop.login1.Session"
     static let screenSaverInterfaces = ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"]
 
-    private let threads: [DesktopThread]
+    private let threads: [BusFollowingThread]
     /// Changes kept until `update()` drains them. Past the cap the oldest give way: the newest says how it is now.
     static let changeCapacity = 64
     private let shared = Lock<(state: ScreenLockState, pending: EventQueue<Bool>)>(
         (ScreenLockState(), EventQueue(capacity: changeCapacity, overflow: .dropOldest)))
 
-    /// Connects to each bus given (nil: that source is off). Neither bus being reachable leaves a monitor that never
-    /// reports anything.
+    /// Follows each bus given (nil: that source is off), from threads that connect by themselves; returns at once.
+    /// While neither bus answers, the monitor reports nothing.
     init(systemBusAddress: String?, sessionBusAddress: String?) {
-        let logind = systemBusAddress.flatMap { try? DBusConnection(address: $0) }.map(DesktopThread.init(connection:))
-        let saver = sessionBusAddress.flatMap { try? DBusConnection(address: $0) }.map(DesktopThread.init(connection:))
+        let logind = systemBusAddress.map(BusFollowingThread.init(address:))
+        let saver = sessionBusAddress.map(BusFollowingThread.init(address:))
         threads = [logind, saver].compactMap { $0 }
-        logind?.start(name: "ambience.screen-lock.logind") { [weak self] in if let logind { self?.followLogind(logind) }
+        logind?.start(name: "ambience.screen-lock.logind") { [weak self] bus in
+            if let logind { self?.followLogind(logind, bus) }
         }
-        saver?.start(name: "ambience.screen-lock.saver") { [weak self] in
-            if let saver { self?.followScreenSaver(saver) }
+        saver?.start(name: "ambience.screen-lock.saver") { [weak self] bus in
+            if let saver { self?.followScreenSaver(saver, bus) }
         }
     }
 
@@ -79,25 +81,26 @@ final class ScreenLockMonitor: Sendable {
 
     // MARK: On the monitor's threads
 
-    private func followLogind(_ thread: DesktopThread) {
-        let bus = thread.connection
+    private func followLogind(_ thread: BusFollowingThread, _ bus: DBusConnection) {
+        let setup = BusFollowingThread.setupTimeout
         var owners = BusNameOwners()
         // no logind, or not in a session: nothing to follow
-        guard (try? owners.follow([Self.logindName], on: bus)) != nil, let path = Self.ourSessionPath(on: bus),
+        guard (try? owners.follow([Self.logindName], on: bus, timeout: setup)) != nil,
+            let path = Self.ourSessionPath(on: bus, timeout: setup),
             (try? bus.follow(
                 SignalMatch(
                     interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path,
-                    argument0: Self.sessionInterface))) != nil
+                    argument0: Self.sessionInterface), timeout: setup)) != nil
         else { return }
         // A game started on a locked screen.
         if let reply = try? bus.call(
             destination: Self.logindName, path: path, interface: "org.freedesktop.DBus.Properties",
-            member: "Get", arguments: [.string(Self.sessionInterface), .string("LockedHint")]),
+            member: "Get", arguments: [.string(Self.sessionInterface), .string("LockedHint")], timeout: setup),
             let locked = reply.first?.bool
         {
             report(locked, from: .logind)
         }
-        while thread.isRunning {
+        while thread.isFollowing(bus) {
             for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
                 _ = owners.update(with: message)
                 guard message.member == "PropertiesChanged", message.path == path,
@@ -110,13 +113,14 @@ final class ScreenLockMonitor: Sendable {
         }
     }
 
-    private func followScreenSaver(_ thread: DesktopThread) {
-        let bus = thread.connection
+    private func followScreenSaver(_ thread: BusFollowingThread, _ bus: DBusConnection) {
+        let setup = BusFollowingThread.setupTimeout
         var owners = BusNameOwners()
         // A screensaver that crashes while active never says it stopped: its name losing its owner does.
-        guard (try? owners.follow(Self.screenSaverInterfaces, on: bus)) != nil else { return }
+        guard (try? owners.follow(Self.screenSaverInterfaces, on: bus, timeout: setup)) != nil else { return }
         for interface in Self.screenSaverInterfaces {
-            guard (try? bus.follow(SignalMatch(interface: interface, member: "ActiveChanged"))) != nil else { return }
+            guard (try? bus.follow(SignalMatch(interface: interface, member: "ActiveChanged"), timeout: setup)) != nil
+            else { return }
         }
         // Whichever screensaver runs says whether it is active now; the others are not there and answer an error.
         let asked = Self.screenSaverInterfaces.map { interface in
@@ -124,10 +128,10 @@ final class ScreenLockMonitor: Sendable {
                 destination: interface, path: "/" + interface.replacingOccurrences(of: ".", with: "/"),
                 interface: interface, member: "GetActive")
         }
-        if bus.callAll(asked).contains(where: { (try? $0.get())?.first?.bool == true }) {
-            report(true, from: .screenSaver)
-        }
-        while thread.isRunning {
+        // Said even when false: on a connection made again, the screen may have been unlocked while the bus was away.
+        report(
+            bus.callAll(asked, timeout: setup).contains { (try? $0.get())?.first?.bool == true }, from: .screenSaver)
+        while thread.isFollowing(bus) {
             for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
                 if let gone = owners.update(with: message), Self.screenSaverInterfaces.contains(gone) {
                     report(false, from: .screenSaver)
@@ -144,10 +148,10 @@ final class ScreenLockMonitor: Sendable {
     }
 
     /// The logind session object this process belongs to: asked of logind, else made from `XDG_SESSION_ID`.
-    private static func ourSessionPath(on bus: DBusConnection) -> String? {
+    private static func ourSessionPath(on bus: DBusConnection, timeout: Duration) -> String? {
         if let reply = try? bus.call(
             destination: logindName, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-            member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: getpid()))]),
+            member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: getpid()))], timeout: timeout),
             let path = reply.first?.string
         {
             return path
