@@ -534,5 +534,6 @@ final class FakePlayers: OtherPlayers, Sendable {
             $0.resumed += players; $0.playing += players
         }
     }
+    func stop(_ players: [String]) { state.withLock { $0.playing.removeAll { players.contains($0) } } }
     func duck(_ players: [String], to scale: Double) {}
 }
