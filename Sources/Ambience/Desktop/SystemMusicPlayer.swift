@@ -263,7 +263,9 @@ public final class SystemMusicPlayer: @unchecked Sendable {
                             .playbackStateDidChange(
                                 info.status == .playing ? .playing : info.status == .paused ? .paused : .stopped))
                     }
-                    if before?.trackID != info.trackID || before?.title != info.title {
+                    if before?.trackID != info.trackID || before?.title != info.title || before?.artURL != info.artURL
+                        || before?.url != info.url
+                    {
                         post(.nowPlayingItemDidChange(SystemMusicPlayer.item(info)))
                     }
                     if before?.volume != info.volume, let volume = info.volume { post(.volumeDidChange(Float(volume))) }
