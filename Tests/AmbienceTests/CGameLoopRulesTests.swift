@@ -113,4 +113,29 @@ extension MPRISTests {
             "the music the game started plays on")
         #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's music was stopped at exit")
     }
+
+    /// `--system-music` naming the user's player, playing at launch: the game's music is the user's, which plays on
+    /// through the whole run and after exit without one pause (the hint never counts the player the game drives).
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)))
+    func theCGameLoopsSystemMusicPlayingAtLaunchPlaysOnWithoutOnePause() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try buildCGameLoop(into: folder)
+        let (users, userName) = try startMPV()
+        defer { users.kill() }
+        let watcher = try MPRISClient(timeout: .seconds(2))
+        defer { watcher.close() }
+        #expect(eventually { watcher.player(named: userName)?.status == .playing })
+        let log = folder + "/out.txt"
+        let game = try startCGameLoop(program, ["--seconds", "3", "--system-music", userName], log: log)
+        defer { game.kill() }
+        #expect(game.waitForExit(within: 30) && game.terminationStatus == 0, "\(text(of: log))")
+        #expect(marker(watcher, userName, volume: 0.5), "the marker never arrived")
+        #expect(statusesOtherThanPlaying(watcher, userName).isEmpty, "paused during the run or at exit")
+        #expect(playerctl(["-p", userName, "status"]) == "Playing")
+        #expect(!text(of: log).contains("your music"), "the hint flipped: \(text(of: log))")
+    }
 }
