@@ -59,7 +59,8 @@ public final class GravityWave {
     /// The user's own music was playing at start-up (or started later): the game's soundtrack stays off.
     public private(set) var soundtrackOffForUserMusic = false
     private var soundtrackPausedByHint = false
-    /// The game's music played at the last step: what a route change paused, since its pause precedes the notice.
+    /// The game's music played as the game last saw it (after its events, an action, the start): what a route change
+    /// paused, since the session's pause comes before its notice.
     private var musicPlayedLastStep = false
     /// "Play App Sound": off while its sound plays.
     public private(set) var appSoundButton = AppSoundButton()
@@ -136,6 +137,7 @@ public final class GravityWave {
         } else if player === engine.musicPlayer && !soundtrack.items.isEmpty {
             player.play()
         }
+        musicPlayedLastStep = player.playbackState == .playing
     }
 
     /// What the Now Playing line shows: instructions, the item, or that the music ended.
@@ -163,8 +165,7 @@ public final class GravityWave {
     /// Advances the game by one fixed step.
     public func update(dt: Double) {
         updates += 1
-        musicPlayedLastStep = player.playbackState == .playing
-        if musicPlayedLastStep { hasPlayedMusic = true }
+        if player.playbackState == .playing { hasPlayedMusic = true }
         if isSimulating {
             let controls = pilot?.controls(for: world) ?? keyboardControls()
             for cue in world.step(dt: dt, controls: controls) { audio.play(cue) }
@@ -190,6 +191,7 @@ public final class GravityWave {
 
     /// Events from `engine.update()`.
     public func handleAudioEvents(_ events: [AudioEvent]) {
+        defer { musicPlayedLastStep = player.playbackState == .playing }
         for event in events {
             appSoundButton.handle(event)
             switch event {
@@ -269,6 +271,7 @@ public final class GravityWave {
 
     /// Does what a control asks, with a click on the `ui` bus.
     public func perform(_ action: Action) {
+        defer { musicPlayedLastStep = player.playbackState == .playing }
         click()
         switch action {
         case .playPause:
