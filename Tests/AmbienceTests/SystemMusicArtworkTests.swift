@@ -1,8 +1,10 @@
 import AmbienceHost
+import CAmbience
 import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceC
 @testable import GravityWaveCore
 
 /// The system music player's now-playing item carries the player's cover (`mpris:artUrl`) and file (`xesam:url`):
@@ -109,6 +111,25 @@ extension MPRISTests {
         #expect(item.url == song)
         #expect(item.artworkLocation == .file(folder + "/cover.png"))
         #expect(item.artwork?.bounds == ArtworkSize(width: 64, height: 64))
+
+        // The C API: the same path and cover, through the tag getter.
+        var config = ambience_engine_config()
+        ambience_engine_config_init(&config)
+        config.handle_termination_signals = false
+        var made: OpaquePointer?
+        try #require(ambience_engine_create(&config, &made) == AMBIENCE_OK)
+        let cEngine = try #require(made)
+        defer { ambience_engine_destroy(cEngine) }
+        #expect(ambience_system_music_set_player(cEngine, name) == AMBIENCE_OK)
+        func cTag(_ tag: ambience_tag) -> String {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            _ = ambience_update(cEngine)
+            guard ambience_system_music_get_now_playing_tag(cEngine, tag, &buffer, buffer.count, nil) == AMBIENCE_OK
+            else { return "(failed)" }
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+        #expect(eventually { cTag(AMBIENCE_TAG_ARTWORK) == folder + "/cover.png" }, "C: \(cTag(AMBIENCE_TAG_ARTWORK))")
+        #expect(cTag(AMBIENCE_TAG_PATH) == song)
 
         let canvas = try Canvas(offscreenWidth: 960, height: 600)
         game.draw(canvas, alpha: 0)
