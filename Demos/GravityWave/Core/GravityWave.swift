@@ -393,9 +393,10 @@ public final class GravityWave {
             ? localized("System player not available: using the game's player") : nil
         let new = player
         guard old !== new else { return }
-        engine.systemMusicPlayer.isGameMusic = new !== engine.musicPlayer
         let wasPlaying = old.playbackState == .playing
         old.pause()
+        // After the pause: a command to the system player takes it on as the game's music.
+        engine.systemMusicPlayer.isGameMusic = new !== engine.musicPlayer
         soundtrackOffForUserMusic = false
         soundtrackPausedByHint = false
         if new === engine.musicPlayer {

@@ -151,7 +151,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// `TrackList` (VLC) gets the items through `AddTrack`; any other is handed one item through `OpenUri`, or an M3U
     /// playlist file of them. Returns once the commands are queued; a player's refusal arrives in `update()` as
     /// `.systemMusic(.commandFailed)`. Throws `unsupported` when no player is running, `playlistNotWritten` when the
-    /// playlist file cannot be made.
+    /// playlist file cannot be made. The player plays the game's music from then on (`isGameMusic`): the exit rule
+    /// pauses it, even if it played the user's music at launch.
     public func setQueue(with collection: MediaItemCollection) throws(DesktopError) {
         let uris = collection.items.map { SystemMusicPlayer.uri($0.url) }
         guard !uris.isEmpty else { return }
@@ -176,16 +177,18 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// plays. A player with an editable `TrackList` gets `AddTrack`s. Any other is handed a playlist of the item
     /// playing now, what is left of the queue the game gave it, and the new items, then is put back at its time and
     /// state; that needs a player that says what it plays (`xesam:url`) and can seek, else this throws
-    /// `unsupported` with its name.
+    /// `unsupported` with its name. As with `setQueue(with:)`, the player plays the game's music from then on
+    /// (`isGameMusic`), and the exit rule pauses it.
     public func append(_ collection: MediaItemCollection) throws(DesktopError) {
         let added = collection.items.map { SystemMusicPlayer.uri($0.url) }
         guard !added.isEmpty else { return }
         let player = try playerToDrive()
         let name = player.identity ?? player.shortName
-        isGameMusic = true
         if player.canEditTracks {
             lock.withLock { _ in handedQueue[player.name, default: []] += added }
             connection.client?.send(.appendTracks(added), to: player.name)
+            isGameMusic = true
+            recordStart(player.name, withGameMusic: true)
             return
         }
         guard let current = player.url else {
@@ -206,6 +209,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         connection.client?.send(
             .openKeepingPlace(uri: playlist, seconds: player.position ?? 0, paused: player.status != .playing),
             to: player.name)
+        isGameMusic = true
+        recordStart(player.name, withGameMusic: true)
     }
 
     private func playerToDrive() throws(DesktopError) -> MPRISPlayerInfo {
