@@ -1,6 +1,7 @@
 import AmbienceHost
 import CAmbience
 import Foundation
+import Glibc
 import Testing
 
 @testable import Ambience
@@ -70,6 +71,22 @@ import Testing
             #expect(ArtworkLocation(mprisArtURL: url) == nil, "\(url)")
         }
         #expect(ArtworkLocation(mprisArtURL: "HTTP://example.com/a.png") == .remote("HTTP://example.com/a.png"))
+    }
+
+    /// Whatever picture file a player names, reading it neither hangs nor reads without a bound: a FIFO with no
+    /// writer, a device, a folder, a missing file and a file that is no picture give no artwork.
+    @Test func aNamedCoverThatIsNoPictureGivesNoArtworkAtOnce() throws {
+        let fixtures = try Fixtures()
+        let fifo = fixtures.path("cover.fifo")
+        try #require(mkfifo(fifo, 0o644) == 0)
+        let text = try fixtures.write("cover.png", bytes: Array("not a picture".utf8))
+        let start = monotonicSeconds()
+        for path in [fifo, "/dev/zero", fixtures.path(""), fixtures.path("missing.png"), text] {
+            var item = MediaItem(persistentID: 1, url: "")
+            item.artworkLocation = .file(path)
+            #expect(item.artwork == nil, "\(path)")
+        }
+        #expect(monotonicSeconds() - start < 5)
     }
 
     @Test func aNonUTF8PathIsKeptAsBytes() throws {
