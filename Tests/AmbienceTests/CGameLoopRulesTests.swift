@@ -22,12 +22,16 @@ extension MPRISTests {
     }
 
     /// The demo started on the private session bus, its output going to `log` (read while it runs).
-    func startCGameLoop(_ program: String, _ arguments: [String], log: String) throws -> ChildProcess {
+    /// `environment`: more variables for it.
+    func startCGameLoop(
+        _ program: String, _ arguments: [String], log: String, environment: [String: String] = [:]
+    ) throws -> ChildProcess {
         try ChildProcess(
             ["sh", "-c", "exec \"$0\" \"$@\" >\"$CGAMELOOP_LOG\" 2>&1", program] + arguments,
-            environment: childEnvironment([
-                "SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log, "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus
-            ]), directory: CAPI.root,
+            environment: childEnvironment(
+                [
+                    "SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log, "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus
+                ].merging(environment) { $1 }), directory: CAPI.root,
             stdout: .null, stderr: .null)
     }
 
@@ -130,11 +134,16 @@ extension MPRISTests {
         defer { watcher.close() }
         #expect(eventually { watcher.player(named: userName)?.status == .playing })
         let log = folder + "/out.txt"
-        let game = try startCGameLoop(program, ["--seconds", "3", "--system-music", userName], log: log)
+        // On no sound server: the route-change suites unload the shared server's sinks meanwhile, and an unplug
+        // rightly pauses the system player a game drives (RouteChangeSystemMusicTests), which is not this rule.
+        let game = try startCGameLoop(
+            program, ["--seconds", "3", "--system-music", userName], log: log,
+            environment: ["PULSE_SERVER": "unix:/nonexistent/ambience-no-server"])
         defer { game.kill() }
         #expect(game.waitForExit(within: 30) && game.terminationStatus == 0, "\(text(of: log))")
         #expect(marker(watcher, userName, volume: 0.5), "the marker never arrived")
-        #expect(statusesOtherThanPlaying(watcher, userName).isEmpty, "paused during the run or at exit")
+        #expect(
+            statusesOtherThanPlaying(watcher, userName).isEmpty, "paused during the run or at exit: \(text(of: log))")
         #expect(playerctl(["-p", userName, "status"]) == "Playing")
         #expect(!text(of: log).contains("your music"), "the hint flipped: \(text(of: log))")
     }
