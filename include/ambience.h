@@ -490,7 +490,8 @@ typedef enum ambience_tag {
     AMBIENCE_TAG_ALBUM_ARTIST = 3,
     AMBIENCE_TAG_GENRE = 4,
     AMBIENCE_TAG_COMPOSER = 5,
-    AMBIENCE_TAG_PATH = 6
+    AMBIENCE_TAG_PATH = 6,
+    AMBIENCE_TAG_ARTWORK = 7 /* the cover a desktop player names: a file's path, or an http(s) URL (never fetched) */
 } ambience_tag;
 
 /*

@@ -130,6 +130,14 @@ func tagField(_ tag: ambience_tag) throws(APIError) -> (MediaItem) -> String? {
     case AMBIENCE_TAG_GENRE: \.genre
     case AMBIENCE_TAG_COMPOSER: \.composer
     case AMBIENCE_TAG_PATH: \.url
+    case AMBIENCE_TAG_ARTWORK:
+        { item in
+            switch item.artworkLocation {
+            case .file(let path)?: path
+            case .remote(let url)?: url
+            case nil: nil
+            }
+        }
     default: throw APIError.invalid("tag is \(tag.rawValue), not an ambience_tag")
     }
 }

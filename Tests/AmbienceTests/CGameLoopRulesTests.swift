@@ -22,12 +22,16 @@ extension MPRISTests {
     }
 
     /// The demo started on the private session bus, its output going to `log` (read while it runs).
-    func startCGameLoop(_ program: String, _ arguments: [String], log: String) throws -> ChildProcess {
+    /// `environment`: more variables for it.
+    func startCGameLoop(
+        _ program: String, _ arguments: [String], log: String, environment: [String: String] = [:]
+    ) throws -> ChildProcess {
         try ChildProcess(
             ["sh", "-c", "exec \"$0\" \"$@\" >\"$CGAMELOOP_LOG\" 2>&1", program] + arguments,
-            environment: childEnvironment([
-                "SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log, "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus
-            ]), directory: CAPI.root,
+            environment: childEnvironment(
+                [
+                    "SDL_AUDIODRIVER": "dummy", "CGAMELOOP_LOG": log, "DBUS_SESSION_BUS_ADDRESS": sharedSessionBus
+                ].merging(environment) { $1 }), directory: CAPI.root,
             stdout: .null, stderr: .null)
     }
 
@@ -112,5 +116,35 @@ extension MPRISTests {
             eventually { playerctl(["-p", gameName, "status"]) == "Paused" },
             "the music the game started plays on")
         #expect(playerctl(["-p", userName, "status"]) == "Playing", "the user's music was stopped at exit")
+    }
+
+    /// `--system-music` naming the user's player, playing at launch: the game's music is the user's, which plays on
+    /// through the whole run and after exit without one pause (the hint never counts the player the game drives).
+    @Test(
+        .enabled(
+            if: CAPI.libraryBuilt && CAPI.onPath("cc") && !BuildProducts.sanitized,
+            Comment(rawValue: CAPI.missingLibrary)))
+    func theCGameLoopsSystemMusicPlayingAtLaunchPlaysOnWithoutOnePause() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try buildCGameLoop(into: folder)
+        let (users, userName) = try startMPV()
+        defer { users.kill() }
+        let watcher = try MPRISClient(timeout: .seconds(2))
+        defer { watcher.close() }
+        #expect(eventually { watcher.player(named: userName)?.status == .playing })
+        let log = folder + "/out.txt"
+        // On no sound server: the route-change suites unload the shared server's sinks meanwhile, and an unplug
+        // rightly pauses the system player a game drives (RouteChangeSystemMusicTests), which is not this rule.
+        let game = try startCGameLoop(
+            program, ["--seconds", "3", "--system-music", userName], log: log,
+            environment: ["PULSE_SERVER": "unix:/nonexistent/ambience-no-server"])
+        defer { game.kill() }
+        #expect(game.waitForExit(within: 30) && game.terminationStatus == 0, "\(text(of: log))")
+        #expect(marker(watcher, userName, volume: 0.5), "the marker never arrived")
+        #expect(
+            statusesOtherThanPlaying(watcher, userName).isEmpty, "paused during the run or at exit: \(text(of: log))")
+        #expect(playerctl(["-p", userName, "status"]) == "Playing")
+        #expect(!text(of: log).contains("your music"), "the hint flipped: \(text(of: log))")
     }
 }

@@ -19,10 +19,11 @@ import Testing
         .activePortChanged(previous: headphones, current: speakers, newlyAvailable: false),
         .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers), .resumeAfterRouteChange,
         .stopAfterRouteChange,
-        .otherMusicChanged(playing: true), .mediaServicesLost(.soundServer), .mediaServicesReset(.sessionBus),
+        .otherMusicChanged(OtherMusic(playingPlayers: ["mpv"])), .mediaServicesLost(.soundServer),
+        .mediaServicesReset(.sessionBus),
         .appWillTerminate(systemMusicStartedByGame: ["rhythmbox"]), .setOthersDuckedVolume(0.5), .outputStreamDied,
         .otherPlayersReachable(false), .otherPlayersReachable(true),
-        .systemMusicStarted(player: "mpv")
+        .systemMusicStarted(player: "mpv", withGameMusic: true)
     ]
 
     func policy(_ category: SessionCategory, _ options: SessionOptions = [], active: Bool = true) -> SessionPolicy {
@@ -116,7 +117,7 @@ import Testing
             #expect(actions == [.notify(.mediaServicesWereLost(service))])
         case .mediaServicesReset(let service):
             #expect(actions == [.notify(.mediaServicesWereReset(service))])
-        case .systemMusicStarted(let player):
+        case .systemMusicStarted(let player, _):
             #expect(actions.isEmpty)
             #expect(policy.state.playersStartedByGame == [player])
         }
@@ -335,10 +336,14 @@ import Testing
 
     @Test func secondaryHintFollowsOtherMusic() {
         var policy = policy(.ambient)
-        #expect(policy.handle(.otherMusicChanged(playing: true)) == [.notify(.silenceSecondaryAudioHint(true))])
+        #expect(
+            policy.handle(.otherMusicChanged(OtherMusic(playingPlayers: ["mpv"])))
+                == [.notify(.silenceSecondaryAudioHint(true))])
         #expect(policy.state.secondaryAudioShouldBeSilencedHint)
-        #expect(policy.handle(.otherMusicChanged(playing: true)) == [])
-        #expect(policy.handle(.otherMusicChanged(playing: false)) == [.notify(.silenceSecondaryAudioHint(false))])
+        #expect(policy.handle(.otherMusicChanged(OtherMusic(playingPlayers: [], musicStreamWithoutPlayer: true))) == [])
+        #expect(
+            policy.handle(.otherMusicChanged(OtherMusic(playingPlayers: [])))
+                == [.notify(.silenceSecondaryAudioHint(false))])
     }
     @Test func theMusicPlayingAtFirstActivationIsRememberedAsLaunchMusic() {
         var policy = SessionPolicy()
@@ -413,7 +418,7 @@ import Testing
     func musicTheGameStartedIsStoppedAtExitAfterAReactivation(category: SessionCategory) {
         var policy = policy(category, active: false)
         #expect(policy.handle(.activate(playingPlayers: [])) == [])
-        _ = policy.handle(.systemMusicStarted(player: "mpv"))
+        _ = policy.handle(.systemMusicStarted(player: "mpv", withGameMusic: true))
         _ = policy.handle(.deactivate(notifyOthers: true))
         #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [], "the game's own music is not another app's")
         #expect(policy.state.playersPlayingAtLaunch.isEmpty)
@@ -425,7 +430,7 @@ import Testing
     @Test func aLaunchPlayerTheGameTookOverIsPausedAtExit() {
         var policy = SessionPolicy()
         #expect(policy.handle(.activate(playingPlayers: ["mpv", "vlc"])) == [.pauseOtherPlayers(["mpv", "vlc"])])
-        _ = policy.handle(.systemMusicStarted(player: "mpv"))
+        _ = policy.handle(.systemMusicStarted(player: "mpv", withGameMusic: true))
         #expect(policy.state.playersPlayingAtLaunch == ["vlc"])
         _ = policy.handle(.deactivate(notifyOthers: false))
         #expect(policy.handle(.activate(playingPlayers: ["mpv"])) == [])

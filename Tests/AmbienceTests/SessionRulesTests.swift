@@ -159,6 +159,7 @@ import Testing
         func uncontrollable(_ players: [String]) -> [String] { [] }
         func pause(_ players: [String]) { calls.append("pause \(players)") }
         func play(_ players: [String]) { calls.append("play \(players)") }
+        func stop(_ players: [String]) { calls.append("stop \(players)") }
         func duck(_ players: [String], to scale: Double) { calls.append("duck \(players) \(scale)") }
     }
 

@@ -1,4 +1,5 @@
 import Ambience
+import Glibc
 
 /// The game's sound effects through the engine: one-shots placed in 3D by screen position, the ship's engine as a
 /// looping voice that follows the thrust, the interface on the `ui` bus, and (for measuring) a crowd of quiet
@@ -123,4 +124,23 @@ final class GameAudio {
     }
 
     var ambientVoiceCount: Int { ambientVoices.count }
+}
+
+extension GameAudio {
+    /// The soundtrack: every `.ogg`, `.mp3` and `.wav` file in `folder`, in name order.
+    static func musicFiles(in folder: String) -> [String] {
+        guard let directory = opendir(folder) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            let lower = name.lowercased()
+            if !name.hasPrefix("."), lower.hasSuffix(".ogg") || lower.hasSuffix(".mp3") || lower.hasSuffix(".wav") {
+                names.append(name)
+            }
+        }
+        return names.sorted().map { "\(folder)/\($0)" }
+    }
 }

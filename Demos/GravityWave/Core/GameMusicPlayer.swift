@@ -13,6 +13,8 @@ public protocol GameMusicPlayer: AnyObject {
     var currentPlaybackTime: Double { get }
     /// The system player may refuse a queue (MPRIS opens one item at a time); the application player never does.
     func setQueue(with collection: MediaItemCollection) throws
+    /// Adds to the end of the queue, keeping the song playing and its place (the system player may refuse).
+    func append(_ collection: MediaItemCollection) throws
     func beginGeneratingPlaybackNotifications()
 }
 

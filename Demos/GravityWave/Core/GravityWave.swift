@@ -59,6 +59,9 @@ public final class GravityWave {
     /// The user's own music was playing at start-up (or started later): the game's soundtrack stays off.
     public private(set) var soundtrackOffForUserMusic = false
     private var soundtrackPausedByHint = false
+    /// The game's music played as the game last saw it (after its events, an action, the start): what a route change
+    /// paused, since the session's pause comes before its notice.
+    private var musicPlayedLastStep = false
     /// "Play App Sound": off while its sound plays.
     public private(set) var appSoundButton = AppSoundButton()
     /// The game's player has played this run: once it stops, the Now Playing line says the music ended.
@@ -108,7 +111,7 @@ public final class GravityWave {
         settings = GameSettings.load(from: options.settingsPath)
         savedSettings = settings
         soundtrack = MediaItemCollection(
-            items: Self.musicFiles(in: "\(options.assets)/Music").map(MediaItem.init(path:)))
+            items: GameAudio.musicFiles(in: "\(options.assets)/Music").map(MediaItem.init(path:)))
         applyVolumes()
 
         engine.session.setCategory(options.category)
@@ -121,17 +124,20 @@ public final class GravityWave {
         if settings.player == .system && engine.gameSystemMusicPlayer == nil {
             statusMessage = localized("System player not available: using the game's player")
         }
+        // Before the first update: the system player is the game's music, so music it plays now is not the user's.
+        engine.systemMusicPlayer.isGameMusic = settings.player == .system
         // The UtopiaGL rule: music the user was already playing goes on, and the game's soundtrack stays off. In solo
         // ambient the game claims the output (the session paused the other players) and its soundtrack plays.
         let userMusicPlaying =
             engine.session.otherMusicWasPlayingAtLaunch || engine.session.secondaryAudioShouldBeSilencedHint
         engine.musicPlayer.setQueue(with: soundtrack)
         if player !== engine.musicPlayer { player.beginGeneratingPlaybackNotifications() }
-        if userMusicPlaying && options.category != .soloAmbient {
+        if userMusicPlaying && options.category != .soloAmbient && player === engine.musicPlayer {
             soundtrackOffForUserMusic = true
         } else if player === engine.musicPlayer && !soundtrack.items.isEmpty {
             player.play()
         }
+        musicPlayedLastStep = player.playbackState == .playing
     }
 
     /// What the Now Playing line shows: instructions, the item, or that the music ended.
@@ -185,6 +191,7 @@ public final class GravityWave {
 
     /// Events from `engine.update()`.
     public func handleAudioEvents(_ events: [AudioEvent]) {
+        defer { musicPlayedLastStep = player.playbackState == .playing }
         for event in events {
             appSoundButton.handle(event)
             switch event {
@@ -208,15 +215,22 @@ public final class GravityWave {
     private func handleSession(_ note: SessionNotification) {
         switch note {
         case .routeChange(let change) where change.reason == .oldDeviceUnavailable:
-            // The session has already paused the game's audio; ask whether to resume it (AddMusic's alert).
-            alert = .routeChange
+            // The session has already paused the game's audio. AddMusic asks whether to resume only when app sound
+            // (its sound, or the game's music) was playing; with nothing of it paused the pause is lifted at once.
+            if !appSoundButton.isEnabled || musicPlayedLastStep {
+                alert = .routeChange
+            } else {
+                engine.session.resumeAfterRouteChange()
+            }
         case .interruption(.began):
             isInterrupted = true
         case .interruption(.ended):
             // The engine resumed what the interruption stopped, and only that (the app sound, music that played).
             isInterrupted = false
         case .silenceSecondaryAudioHint(true):
-            guard engine.session.category != .soloAmbient, userCollection == nil else { return }
+            // Only the game's own soundtrack makes way: on the system player the user's music is the game's music.
+            guard engine.session.category != .soloAmbient, userCollection == nil, player === engine.musicPlayer
+            else { return }
             soundtrackOffForUserMusic = true
             if player.playbackState == .playing {
                 player.pause()
@@ -257,6 +271,7 @@ public final class GravityWave {
 
     /// Does what a control asks, with a click on the `ui` bus.
     public func perform(_ action: Action) {
+        defer { musicPlayedLastStep = player.playbackState == .playing }
         click()
         switch action {
         case .playPause:
@@ -380,6 +395,10 @@ public final class GravityWave {
         guard old !== new else { return }
         let wasPlaying = old.playbackState == .playing
         old.pause()
+        // After the pause: a command to the system player takes it on as the game's music.
+        engine.systemMusicPlayer.isGameMusic = new !== engine.musicPlayer
+        soundtrackOffForUserMusic = false
+        soundtrackPausedByHint = false
         if new === engine.musicPlayer {
             // The game's player holds the user's picks, else the soundtrack.
             let wanted = userCollection ?? soundtrack
@@ -458,67 +477,11 @@ public final class GravityWave {
             player.play()
             return
         }
-        let combined = MediaItemCollection(items: existing.items + collection.items)
-        userCollection = combined
-        if let application = player as? MusicPlayer {
-            application.append(collection)
-        } else {
-            let wasPlaying = player.playbackState == .playing
-            if setQueue(combined) && wasPlaying { player.play() }
+        userCollection = MediaItemCollection(items: existing.items + collection.items)
+        do {
+            try player.append(collection)  // the song playing goes on where it is
+        } catch {
+            statusMessage = localized("Music player: {1}", "\(error)")
         }
     }
-
-    // MARK: Files
-
-    static func musicFiles(in folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            let lower = name.lowercased()
-            if !name.hasPrefix("."), lower.hasSuffix(".ogg") || lower.hasSuffix(".mp3") || lower.hasSuffix(".wav") {
-                names.append(name)
-            }
-        }
-        return names.sorted().map { "\(folder)/\($0)" }
-    }
-}
-
-/// Why the game could not start.
-public enum GameError: Error, CustomStringConvertible {
-    case assets(String)
-    case engine(String)
-    case host(String)
-    case usage(String)
-    case output(String)
-
-    public var description: String {
-        switch self {
-        case .assets(let m): "assets: \(m)"
-        case .engine(let m), .host(let m), .output(let m), .usage(let m): m
-        }
-    }
-}
-
-/// A library scan on a background thread; the game polls `isFinished` each update.
-final class LibraryScan: Sendable {
-    private let finished = Atomic<Bool>(false)
-    private let outcome = Mutex<String?>(nil)
-
-    init(_ library: MediaLibrary) {
-        DispatchQueue.global(qos: .utility).async { [self] in
-            do {
-                _ = try library.scan()
-            } catch {
-                outcome.withLock { $0 = "\(error)" }
-            }
-            finished.store(true, ordering: .releasing)
-        }
-    }
-
-    var isFinished: Bool { finished.load(ordering: .acquiring) }
-    var problem: String? { outcome.withLock { $0 } }
 }

@@ -175,3 +175,19 @@ public struct ScriptStep: Sendable, Equatable {
         }
     }
 }
+
+/// Why the game could not start.
+public enum GameError: Error, CustomStringConvertible {
+    case assets(String)
+    case engine(String)
+    case host(String)
+    case usage(String)
+    case output(String)
+
+    public var description: String {
+        switch self {
+        case .assets(let m): "assets: \(m)"
+        case .engine(let m), .host(let m), .output(let m), .usage(let m): m
+        }
+    }
+}

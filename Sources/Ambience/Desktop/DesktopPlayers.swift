@@ -29,6 +29,7 @@ final class DesktopPlayers: OtherPlayers {
 
     func pause(_ players: [String]) { for name in players { client.send(.pause, to: name) } }
     func play(_ players: [String]) { for name in players { client.send(.play, to: name) } }
+    func stop(_ players: [String]) { for name in players { client.send(.stop, to: name) } }
 
     func duck(_ players: [String], to scale: Double) {
         for name in players {

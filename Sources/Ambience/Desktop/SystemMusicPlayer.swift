@@ -23,8 +23,9 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     private var startedByGame: Set<String> = []
     /// The URIs last handed to each player as its queue, so an append can keep what is left of it.
     private var handedQueue: [String: [String]] = [:]
-    /// Tells the session that the game started a player (set by the engine).
-    private var onStart: (@Sendable (String) -> Void)?
+    /// Tells the session that the game started a player, and whether with music of its own (set by the engine).
+    private var onStart: (@Sendable (String, Bool) -> Void)?
+    private var _isGameMusic = false
 
     /// Without a connection until the engine hands it one (`use(client:ownBusName:)`).
     init() {}
@@ -41,16 +42,36 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         }
     }
 
-    /// Calls `report` (outside any lock) with each player the game starts, for the session's exit rule.
-    func reportStarts(to report: @escaping @Sendable (String) -> Void) { lock.withLock { _ in onStart = report } }
+    /// Calls `report` (outside any lock) with each player the game starts, and whether it handed the player music
+    /// of its own, for the session's exit rule.
+    func reportStarts(to report: @escaping @Sendable (String, Bool) -> Void) {
+        lock.withLock { _ in onStart = report }
+    }
 
-    private func recordStart(_ name: String) {
+    private func recordStart(_ name: String, withGameMusic: Bool) {
         let report = lock.withLock { _ in
             startedByGame.insert(name)
             return onStart
         }
-        report?(name)
+        report?(name, withGameMusic)
     }
+
+    /// Whether the desktop player is the game's music: the game plays its soundtrack through it (the iPod player of
+    /// the seeds), rather than beside it. Then the player this object drives (`currentPlayer`) is the game's own
+    /// music for the session: it never counts toward `secondaryAudioShouldBeSilencedHint`, so a game that quiets
+    /// its soundtrack on the hint cannot pause the very music it plays; and a route change that pauses the game's
+    /// audio pauses it too (`AudioSession.resumeAfterRouteChange()` resumes it, `stopAfterRouteChange()` stops it).
+    ///
+    /// Any command or queue sent through this object, and naming `preferredPlayer`, sets it. A game that offers
+    /// the system player as its music sets it when that choice is made, before the first `update()`, so that music
+    /// already playing then is never taken for the user's; it sets it false when it goes back to its own player.
+    public var isGameMusic: Bool {
+        get { lock.withLock { _ in _isGameMusic } }
+        set { lock.withLock { _ in _isGameMusic = newValue } }
+    }
+
+    /// The player the game drives as its music, when `isGameMusic`.
+    package var gameDrivenPlayer: MPRISPlayerInfo? { isGameMusic ? currentPlayer : nil }
 
     private var connection: (client: MPRISClient?, ownBusName: String?) {
         lock.withLock { _ -> (client: MPRISClient?, ownBusName: String?) in (client, ownBusName) }
@@ -62,7 +83,12 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// A player to use when none is playing or recently active (bus name or short name, e.g. "mpv").
     public var preferredPlayer: String? {
         get { lock.withLock { _ in _preferredPlayer } }
-        set { lock.withLock { _ in _preferredPlayer = newValue } }
+        set {
+            lock.withLock { _ in
+                _preferredPlayer = newValue
+                if newValue != nil { _isGameMusic = true }
+            }
+        }
     }
 
     /// Every desktop player but the game's own.
@@ -125,7 +151,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// `TrackList` (VLC) gets the items through `AddTrack`; any other is handed one item through `OpenUri`, or an M3U
     /// playlist file of them. Returns once the commands are queued; a player's refusal arrives in `update()` as
     /// `.systemMusic(.commandFailed)`. Throws `unsupported` when no player is running, `playlistNotWritten` when the
-    /// playlist file cannot be made.
+    /// playlist file cannot be made. The player plays the game's music from then on (`isGameMusic`): the exit rule
+    /// pauses it, even if it played the user's music at launch.
     public func setQueue(with collection: MediaItemCollection) throws(DesktopError) {
         let uris = collection.items.map { SystemMusicPlayer.uri($0.url) }
         guard !uris.isEmpty else { return }
@@ -138,16 +165,20 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         } else {
             command = .openURI(try writePlaylist(uris, for: player))
         }
-        lock.withLock { _ in handedQueue[player.name] = uris }
+        lock.withLock { _ in
+            handedQueue[player.name] = uris
+            _isGameMusic = true
+        }
         connection.client?.send(command, to: player.name)
-        recordStart(player.name)
+        recordStart(player.name, withGameMusic: true)
     }
 
     /// Adds the collection at the end of the player's queue, keeping the item playing now, its time and whether it
     /// plays. A player with an editable `TrackList` gets `AddTrack`s. Any other is handed a playlist of the item
     /// playing now, what is left of the queue the game gave it, and the new items, then is put back at its time and
     /// state; that needs a player that says what it plays (`xesam:url`) and can seek, else this throws
-    /// `unsupported` with its name.
+    /// `unsupported` with its name. As with `setQueue(with:)`, the player plays the game's music from then on
+    /// (`isGameMusic`), and the exit rule pauses it.
     public func append(_ collection: MediaItemCollection) throws(DesktopError) {
         let added = collection.items.map { SystemMusicPlayer.uri($0.url) }
         guard !added.isEmpty else { return }
@@ -156,6 +187,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         if player.canEditTracks {
             lock.withLock { _ in handedQueue[player.name, default: []] += added }
             connection.client?.send(.appendTracks(added), to: player.name)
+            isGameMusic = true
+            recordStart(player.name, withGameMusic: true)
             return
         }
         guard let current = player.url else {
@@ -176,6 +209,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         connection.client?.send(
             .openKeepingPlace(uri: playlist, seconds: player.position ?? 0, paused: player.status != .playing),
             to: player.name)
+        isGameMusic = true
+        recordStart(player.name, withGameMusic: true)
     }
 
     private func playerToDrive() throws(DesktopError) -> MPRISPlayerInfo {
@@ -203,7 +238,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     private func send(_ command: MPRISCommand, started: Bool = false) {
         guard let player = currentPlayer else { return }
-        if started && player.status != .playing { recordStart(player.name) }
+        isGameMusic = true
+        if started && player.status != .playing { recordStart(player.name, withGameMusic: false) }
         connection.client?.send(command, to: player.name)
     }
 
@@ -232,7 +268,9 @@ public final class SystemMusicPlayer: @unchecked Sendable {
                             .playbackStateDidChange(
                                 info.status == .playing ? .playing : info.status == .paused ? .paused : .stopped))
                     }
-                    if before?.trackID != info.trackID || before?.title != info.title {
+                    if before?.trackID != info.trackID || before?.title != info.title || before?.artURL != info.artURL
+                        || before?.url != info.url
+                    {
                         post(.nowPlayingItemDidChange(SystemMusicPlayer.item(info)))
                     }
                     if before?.volume != info.volume, let volume = info.volume { post(.volumeDidChange(Float(volume))) }
@@ -261,10 +299,23 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// The players the game started through this object, for the session's exit rule.
     var playersStartedByGame: [String] { lock.withLock { _ in startedByGame.sorted() } }
 
+    /// The player's current track as an item: its tags, its file (`xesam:url`, when a `file://` URL) and its cover
+    /// (`mpris:artUrl`: a `file://` picture by path, an `http(s)` one noted but never fetched).
     static func item(_ info: MPRISPlayerInfo) -> MediaItem? {
         guard info.title != nil || info.trackID != nil else { return nil }
-        return MediaItem(
+        var item = MediaItem(
             persistentID: MediaItem.stableID(info.name + (info.trackID ?? info.title ?? "")), url: "",
             title: info.title, artist: info.artist, albumTitle: info.album, playbackDuration: info.length ?? 0)
+        if let path = info.url.flatMap(FileURL.pathBytes) {
+            if let text = String(validating: path, as: UTF8.self) {
+                item.url = text
+            } else {
+                item.url = String(decoding: path, as: UTF8.self)
+                item.pathBytes = path
+            }
+        }
+        item.artworkLocation = info.artURL.flatMap(ArtworkLocation.init(mprisArtURL:))
+        if case .file? = item.artworkLocation { item.hasArtwork = true }
+        return item
     }
 }

@@ -140,15 +140,15 @@ public final class AudioEngine: @unchecked Sendable {
     /// The desktop's own music player, driven over MPRIS.
     public let systemMusicPlayer: SystemMusicPlayer
     /// The session bus and what rides on it; nil without desktop integration.
-    private let desktopLink: DesktopLink?
-    private let sleepMonitor: SleepMonitor?
-    private let screenLock: ScreenLockMonitor?
+    let desktopLink: DesktopLink?
+    let sleepMonitor: SleepMonitor?
+    let screenLock: ScreenLockMonitor?
     private let cache: SoundCache
-    private let state = Lock<EngineState>(EngineState())
+    let state = Lock<EngineState>(EngineState())
     /// The game's log handler and the diagnostics waiting for it (EngineLog.swift).
     let logSink = LogSink()
 
-    private struct EngineState {
+    struct EngineState {
         var device: DeviceOutput?
         var lastTickFrame = 0
         var isShutDown = false
@@ -156,8 +156,8 @@ public final class AudioEngine: @unchecked Sendable {
         var reportedDroppedEvents = false
         /// The music player was playing when the session paused app audio, so resuming restarts it.
         var musicPausedBySession = false
-        /// Whether a desktop player was playing when last seen (it stands while the session bus is gone).
-        var playersWerePlaying = false
+        /// What the desktop players were doing when last seen (it stands while the session bus is gone).
+        var playersLastSeen = PlayersSeen()
         var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
         /// This engine's place in the process's exit (`ProcessExit`), until it is shut down.
@@ -222,7 +222,9 @@ public final class AudioEngine: @unchecked Sendable {
             musicPlayer.startStreamingThread()
         }
         session.attach(output: self)
-        systemMusicPlayer.reportStarts { [session] player in session.handle(.systemMusicStarted(player: player)) }
+        systemMusicPlayer.reportStarts { [session] player, withGameMusic in
+            session.handle(.systemMusicStarted(player: player, withGameMusic: withGameMusic))
+        }
         if configuration.desktopIntegration && configuration.handlesTerminationSignals {
             TerminationWatch.shared.register(self)
         }
@@ -473,157 +475,5 @@ public final class AudioEngine: @unchecked Sendable {
         state.withLock { $0.reportedDroppedEvents = true }
         Log.warning("events: the \(queue) queue was full and lost \(count) events: call update() every frame")
         return .eventsDropped(queue: queue, count: count)
-    }
-
-    // MARK: Offline rendering
-
-    /// Renders the next `frames` frames of the mix (stereo, interleaved) and advances time by as much.
-    public func render(frames requested: Int) throws(EngineError) -> PCMBuffer {
-        guard isOffline else { throw .notOffline }
-        // At most an hour per call (MixerLimits.renderSeconds): more frames than that is a refusal, not a trap.
-        let most = Int(MixerLimits.renderSeconds.upperBound) * configuration.sampleRate
-        let frames: Int
-        do { frames = try max(requested, 0).checked(Int.self, in: 0...most, "render frames") } catch {
-            throw .invalidNumber(error)
-        }
-        var samples = [Float](repeating: 0, count: frames * 2)
-        samples.withUnsafeMutableBufferPointer { mix(into: $0) }
-        return PCMBuffer(sampleRate: configuration.sampleRate, channels: 2, samples: samples)
-    }
-
-    /// Renders the next `buffer.count / 2` frames (stereo, interleaved) into `buffer`: `render(frames:)` without
-    /// allocating, for loops that render block after block.
-    public func render(into buffer: UnsafeMutableBufferPointer<Float>) throws(EngineError) {
-        guard isOffline else { throw .notOffline }
-        mix(into: buffer)
-    }
-
-    private func mix(into buffer: UnsafeMutableBufferPointer<Float>) {
-        let frames = buffer.count / 2
-        var done = 0
-        while done < frames {
-            let block = min(configuration.blockFrames, frames - done)
-            musicPlayer.pumpUnlessThreaded()
-            mixer.tick(frames: block)
-            mixer.render(into: buffer.baseAddress! + done * 2, frames: block)
-            done += block
-        }
-    }
-
-    /// Renders `seconds` of the mix (offline engines only), rounded to whole frames. Clamped to
-    /// `MixerLimits.renderSeconds`; NaN and infinities are refused.
-    public func render(seconds requested: Double) throws(EngineError) -> PCMBuffer {
-        let seconds: Double
-        do { seconds = try requested.clamped(to: MixerLimits.renderSeconds, "render seconds") } catch {
-            throw .invalidNumber(error)
-        }
-        return try render(frames: (seconds * Double(configuration.sampleRate)).saturated(Int.self))
-    }
-}
-
-// MARK: Session effects
-
-extension AudioEngine: SessionOutput {
-    func pauseAppAudio(_ reason: SessionAction.PauseReason) {
-        mixer.setSuspended(true)
-        guard musicPlayer.playbackState == .playing else { return }
-        state.withLock { $0.musicPausedBySession = true }
-        if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
-    }
-
-    func resumeAppAudio() {
-        mixer.setSuspended(false)
-        if takeMusicPausedBySession() { musicPlayer.play() }
-    }
-
-    func stopAppAudio() {
-        mixer.rewindAndHoldUnpausedVoices()
-        if takeMusicPausedBySession() { musicPlayer.stop() }
-    }
-
-    /// Whether the session paused the music player, forgotten as it is read: one resume or stop answers it.
-    private func takeMusicPausedBySession() -> Bool {
-        state.withLock { state in
-            defer { state.musicPausedBySession = false }; return state.musicPausedBySession
-        }
-    }
-
-    func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
-
-    func followDefaultDevice() -> Bool {
-        guard let device = state.withLock({ $0.device }) else { return true }  // offline: no device to follow
-        // A live stream already plays where the server sends it; only a closed or dead one is reopened.
-        guard device.isNull || !device.isDeviceAlive else { return true }
-        return device.followDefaultDevice()
-    }
-
-    func moveStream(toSink sink: String) {
-        guard let (server, ours) = state.withLock({ $0.routes })?.ourStream() else { return }
-        // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
-        // put it; the next default change moves it again.
-        do {
-            try server.moveSinkInput(index: ours.index, toSink: sink)
-        } catch {
-            Log.warning("output: could not move our stream to \(sink): \(error)")
-        }
-    }
-
-    func renderToNullDevice() {
-        let (device, routes) = state.withLock { ($0.device, $0.routes) }
-        routes?.endOurStreamsWithoutSink()  // else, on PipeWire, closing the SDL device can wait forever
-        device?.renderToNull()
-    }
-
-    var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
-
-    var currentRoute: AudioRoute {
-        if isOffline { return AudioRoute(name: "offline", driver: "offline") }
-        let (device, routes) = state.withLock { ($0.device, $0.routes) }
-        guard let device else { return .none }
-        if device.isNull { return .none }
-        return routes?.route(driver: device.driver) ?? device.route
-    }
-
-    /// Feeds the session what the sleep and screen-lock monitors, the sound server (or SDL) and the desktop players
-    /// report.
-    private func watchOutputDevice() {
-        for locked in screenLock?.drain() ?? [] { session.handle(.screenLockChanged(isLocked: locked)) }
-        for sleeping in sleepMonitor?.drain() ?? [] {
-            if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
-        }
-        // While the session bus is gone, what the players were last seen doing stands.
-        let desktop = desktopLink?.connection
-        let musicPlaying = state.withLock { state in
-            if let desktop { state.playersWerePlaying = !desktop.players.playingPlayers().isEmpty }
-            return state.playersWerePlaying
-        }
-        if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }
-        ) {
-            for event in routes.poll(device: device) { session.handle(event) }
-            session.otherAudioChanged(
-                streamsPlaying: routes.isOtherAudioPlaying,
-                musicPlaying: musicPlaying || routes.isOtherMusicStreamPlaying)
-        } else if desktop != nil {
-            session.otherAudioChanged(streamsPlaying: false, musicPlaying: musicPlaying)
-        }
-    }
-
-    /// Notices the session bus going away and coming back, and moves the desktop integration onto the new
-    /// connection: other players for the session, the system music player, the game's own MPRIS player.
-    private func followSessionBus() {
-        guard let change = desktopLink?.poll() else { return }
-        useDesktopConnection()
-        switch change {
-        case .lost: session.handle(.mediaServicesLost(.sessionBus))
-        case .restored: session.handle(.mediaServicesReset(.sessionBus))
-        }
-    }
-
-    /// Points the session and the system music player at the session bus's current connection (none while it is
-    /// gone).
-    private func useDesktopConnection() {
-        let desktop = desktopLink?.connection
-        session.attach(otherPlayers: desktop?.players)
-        systemMusicPlayer.use(client: desktop?.client, ownBusName: desktop?.server?.busName)
     }
 }

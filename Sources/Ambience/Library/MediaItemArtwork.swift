@@ -347,7 +347,23 @@ public final class MediaItemArtwork: Sendable {
 }
 
 extension MediaItem {
-    /// The item's cover picture (embedded, else `cover.*`/`folder.*` beside the file), read from disk on each access;
+    /// The item's cover picture, read from disk on each access: the picture file a desktop player named
+    /// (`artworkLocation`, `.file`), else the one embedded in the item's file, else `cover.*`/`folder.*` beside it;
     /// nil when there is none. `MediaItemArtwork.lookup(forFileAt:)` also says why a picture was ignored.
-    public var artwork: MediaItemArtwork? { MediaItemArtwork.lookup(forFileAt: fileSystemPath).artwork }
+    public var artwork: MediaItemArtwork? {
+        if case .file(let path)? = artworkLocation, let named = MediaItemArtwork.picture(atPath: path) { return named }
+        return url.isEmpty && pathBytes == nil ? nil : MediaItemArtwork.lookup(forFileAt: fileSystemPath).artwork
+    }
+}
+
+extension MediaItemArtwork {
+    /// The picture in the file at `path`, within the library's size limit; nil when it cannot be read or decoded.
+    static func picture(atPath path: String) -> MediaItemArtwork? {
+        let bytes = Array(path.utf8)
+        if let status = RawPath.fileStatus(bytes), status.size > Int64(MediaLibrary.maximumArtworkSize) { return nil }
+        guard case .success(let data) = RawPath.readFile(bytes, limit: MediaLibrary.maximumArtworkSize) else {
+            return nil
+        }
+        return try? MediaItemArtwork(data: data, source: .file(path), name: path)
+    }
 }

@@ -37,6 +37,9 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
     /// The loudness the media library measured (nil until its analysis has run, `MediaLibrary.analyzeLoudness`).
     /// Loudness tags in the file itself (ReplayGain, R128) win over it when the player matches loudness.
     public var loudness: LoudnessMeasurement? = nil
+    /// Where a desktop player says the cover is (`mpris:artUrl`), for the system music player's items; nil for the
+    /// library's and a bare path's, whose artwork is in or beside the file. A `.file` picture is what `artwork` reads.
+    public var artworkLocation: ArtworkLocation? = nil
 
     public var id: UInt64 { persistentID }
 

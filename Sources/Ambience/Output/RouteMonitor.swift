@@ -23,7 +23,7 @@ final class RouteMonitor: @unchecked Sendable {
     private var pulse: PulseAudioMonitor? { didSet { publish() } }
     private var tracker: RouteTracker { didSet { publish() } }
     private var otherStreamsPlaying = false { didSet { publish() } }
-    private var otherMusicStreamsPlaying = false { didSet { publish() } }
+    private var otherMusicStreams: [SinkInput] = [] { didSet { publish() } }
     private var lastReconnect = 0
     /// When SDL was first seen to have given up on our stream, while the server has not explained why.
     private var streamDeadSince: Int?
@@ -39,7 +39,7 @@ final class RouteMonitor: @unchecked Sendable {
         var pulse: PulseAudioMonitor?
         var tracker: RouteTracker
         var otherStreamsPlaying = false
-        var otherMusicStreamsPlaying = false
+        var otherMusicStreams: [SinkInput] = []
     }
     private let view: Lock<View>
 
@@ -60,7 +60,7 @@ final class RouteMonitor: @unchecked Sendable {
     private func publish() {
         let current = View(
             pulse: pulse, tracker: tracker, otherStreamsPlaying: otherStreamsPlaying,
-            otherMusicStreamsPlaying: otherMusicStreamsPlaying)
+            otherMusicStreams: otherMusicStreams)
         view.withLock { $0 = current }
     }
 
@@ -90,9 +90,14 @@ final class RouteMonitor: @unchecked Sendable {
 
     /// Whether another process has an uncorked stream.
     var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
-    /// Whether another process has an uncorked stream that says it is music (`media.role=music`: mpd, cmus), which
-    /// is the user's music even without an MPRIS player.
-    var isOtherMusicStreamPlaying: Bool { view.withLock { $0.otherMusicStreamsPlaying } }
+    /// Whether another process has an uncorked stream that says it is music (`media.role=music`: mpd, cmus), other
+    /// than those of `playerProcesses`: a stream of a process with an MPRIS player is that player's music, which its
+    /// MPRIS status already tells; any other is the user's music even without a player.
+    func isOtherMusicStreamPlaying(besides playerProcesses: Set<Int>) -> Bool {
+        view.withLock { $0.otherMusicStreams }.contains { stream in
+            stream.processID.map { !playerProcesses.contains(Int($0)) } ?? true
+        }
+    }
 
     /// The sound server and the game's own stream on it, for the executor to move.
     func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
@@ -132,7 +137,7 @@ final class RouteMonitor: @unchecked Sendable {
                 self.pulse = nil
                 lostServer = true
                 otherStreamsPlaying = false
-                otherMusicStreamsPlaying = false
+                otherMusicStreams = []
                 return events + [.mediaServicesLost(.soundServer)]
             }
             events += tracker.observe(event, in: pulse.snapshot, driver: driver, now: now)
@@ -140,7 +145,8 @@ final class RouteMonitor: @unchecked Sendable {
         tracker.refresh(pulse.snapshot, now: now)
         let others = pulse.otherAppsPlaying(excludingPID: getpid())
         otherStreamsPlaying = !others.isEmpty
-        otherMusicStreamsPlaying = others.contains { $0.mediaRole == "music" }
+        let music = others.filter { $0.mediaRole == "music" }
+        if music != otherMusicStreams { otherMusicStreams = music }
         // SDL gave up on our stream though the server has a sink for it (the last sink went and another came).
         if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil && events.isEmpty {
             let since = streamDeadSince ?? now

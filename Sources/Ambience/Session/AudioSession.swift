@@ -122,9 +122,9 @@ public final class AudioSession: @unchecked Sendable {
 
     func systemWillSleep() { handle(.prepareForSleep(appAudioPlaying: isAppAudioPlaying)) }
 
-    func otherAudioChanged(streamsPlaying: Bool, musicPlaying: Bool) {
+    func otherAudioChanged(streamsPlaying: Bool, music: OtherMusic) {
         lock.withLock { _ in otherStreamsPlaying = streamsPlaying }
-        handle(.otherMusicChanged(playing: musicPlaying))
+        handle(.otherMusicChanged(music))
     }
 
     /// Events waiting, within one `handle` call, to be fed back to the rules. A batch reveals at most one today (a

@@ -6,6 +6,7 @@ protocol OtherPlayers: AnyObject, Sendable {
     func uncontrollable(_ players: [String]) -> [String]
     func pause(_ players: [String])
     func play(_ players: [String])
+    func stop(_ players: [String])
     /// Scales the players' volume (1 restores what it was).
     func duck(_ players: [String], to scale: Double)
 }
@@ -62,6 +63,9 @@ struct SessionExecutor {
         case .resumeOtherPlayers(let names): otherPlayers?.play(names)
         case .duckOtherPlayers(let names, let volume): otherPlayers?.duck(names, to: volume)
         case .unduckOtherPlayers(let names): otherPlayers?.duck(names, to: 1)
+        case .pauseSystemMusic(let name): otherPlayers?.pause([name])
+        case .resumeSystemMusic(let name): otherPlayers?.play([name])
+        case .stopSystemMusic(let name): otherPlayers?.stop([name])
         case .notify(let note): notifications.post(note)
         }
         return []

@@ -8,8 +8,10 @@ package enum SessionEvent: Sendable, Equatable {
     /// The game is quitting; `systemMusicStartedByGame`: the desktop players it started through the system music
     /// player.
     case appWillTerminate(systemMusicStartedByGame: [String])
-    /// The game started this desktop player through the system music player: what it plays is the game's music.
-    case systemMusicStarted(player: String)
+    /// The game played this desktop player through the system music player (Play on a paused or stopped player).
+    /// `withGameMusic`: the game also handed it music of its own (a queue), so what it plays is the game's, even if
+    /// it was the user's music at launch. A Play alone leaves the user's music theirs (see ARCHITECTURE, "Session").
+    case systemMusicStarted(player: String, withGameMusic: Bool)
     case setCategory(SessionCategory, SessionOptions, playingPlayers: [String])
     /// A new `othersDuckedVolume`, already checked to be within `SessionState.duckedVolumes`.
     case setOthersDuckedVolume(Double)
@@ -38,8 +40,8 @@ package enum SessionEvent: Sendable, Equatable {
     /// The user answered it with Stop: what the route change paused is stopped (effects rewound to their start and
     /// held, the music stopped) and stays so; what the game starts afterwards plays.
     case stopAfterRouteChange
-    /// Whether a desktop music player is playing (not counting those the session paused).
-    case otherMusicChanged(playing: Bool)
+    /// What other programs' music is doing now, observed every update; the hint follows from it.
+    case otherMusicChanged(OtherMusic)
     /// Whether the desktop players can be reached (the session bus is there). While they cannot, the resumes and
     /// unducks decided for them are owed, and sent when they can be reached again.
     case otherPlayersReachable(Bool)
@@ -70,8 +72,35 @@ package enum SessionAction: Sendable, Equatable {
     /// No device left: keep rendering into nothing so time advances.
     case renderToNullDevice
     case notify(SessionNotification)
+    /// Pause, resume or stop the desktop player the game drives as its music (`SystemMusicPlayer.isGameMusic`):
+    /// the route-change rule's part for the system music, as iOS pauses the iPod player when headphones go.
+    case pauseSystemMusic(String)
+    case resumeSystemMusic(String)
+    case stopSystemMusic(String)
 
     package enum PauseReason: String, Sendable { case interruption, routeChange }
+}
+
+/// Other programs' music, as the engine observes it each update.
+package struct OtherMusic: Sendable, Equatable {
+    /// The desktop (MPRIS) players playing, by bus name; the game's own MPRIS player is never among them.
+    package var playingPlayers: [String]
+    /// A stream that says it is music (`media.role=music`) plays, of a process with no MPRIS player (mpd, cmus).
+    package var musicStreamWithoutPlayer: Bool
+    /// The player the game drives as its music through the system music player, if it does.
+    package var gameDrivenPlayer: String?
+
+    package init(playingPlayers: [String], musicStreamWithoutPlayer: Bool = false, gameDrivenPlayer: String? = nil) {
+        self.playingPlayers = playingPlayers
+        self.musicStreamWithoutPlayer = musicStreamWithoutPlayer
+        self.gameDrivenPlayer = gameDrivenPlayer
+    }
+
+    /// Whether music that is not the game's plays: the player the game drives is the game's soundtrack, so it never
+    /// counts (a game that silences its soundtrack on the hint would otherwise pause the very music it plays).
+    package var isUsersMusicPlaying: Bool {
+        musicStreamWithoutPlayer || playingPlayers.contains { $0 != gameDrivenPlayer }
+    }
 }
 
 /// The state the rules depend on.
@@ -93,7 +122,12 @@ package struct SessionState: Sendable, Equatable {
     /// Players this session paused, to resume on deactivation.
     package var pausedPlayers: [String] = []
     package var duckedPlayers: [String] = []
+    /// Music that is not the game's plays (`OtherMusic.isUsersMusicPlaying`): the secondary-audio hint.
     package var otherMusicPlaying = false
+    /// Other programs' music as last observed.
+    package var otherMusic = OtherMusic(playingPlayers: [])
+    /// The game-driven system player the route-change rule paused, for the alert's Resume or Stop.
+    package var systemMusicPausedForRouteChange: String?
     /// The desktop players that were playing at the session's first activation: the user's own music, which the
     /// exit rule leaves playing.
     package internal(set) var playersPlayingAtLaunch: [String] = []
@@ -158,11 +192,12 @@ package struct SessionPolicy: Sendable {
                 .filter { !state.playersPlayingAtLaunch.contains($0) }
             if !startedHere.isEmpty { actions.append(.pauseOtherPlayers(startedHere)) }
 
-        case .systemMusicStarted(let player):
-            // The game took the player over: it plays the game's music now, not the user's, so it is not left playing
-            // at exit, not resumed as one the session paused, and not paused by a later activation.
+        case .systemMusicStarted(let player, let withGameMusic):
+            // The game played the player: it is not resumed as one the session paused, nor paused by a later
+            // activation. Given the game's own music it is the game's: not left playing at exit even if it played at
+            // launch. A Play alone of the user's launch music keeps it theirs, and so left playing at exit.
             if !state.playersStartedByGame.contains(player) { state.playersStartedByGame.append(player) }
-            state.playersPlayingAtLaunch.removeAll { $0 == player }
+            if withGameMusic { state.playersPlayingAtLaunch.removeAll { $0 == player } }
             state.pausedPlayers.removeAll { $0 == player }
             state.owedResumes.removeAll { $0 == player }
 
@@ -209,6 +244,7 @@ package struct SessionPolicy: Sendable {
             if !state.isPausedForRouteChange {
                 state.isPausedForRouteChange = true
                 actions.append(.pauseAppAudio(.routeChange))
+                actions += pauseGameDrivenSystemMusic()
             }
             actions.append(
                 .notify(.routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current))))
@@ -275,6 +311,8 @@ package struct SessionPolicy: Sendable {
             guard state.isPausedForRouteChange else { break }
             state.isPausedForRouteChange = false
             if !state.isInterrupted { actions.append(.resumeAppAudio) }
+            if let player = state.systemMusicPausedForRouteChange { actions.append(.resumeSystemMusic(player)) }
+            state.systemMusicPausedForRouteChange = nil
 
         case .stopAfterRouteChange:
             guard state.isPausedForRouteChange else { break }
@@ -282,8 +320,12 @@ package struct SessionPolicy: Sendable {
             // Stop first, so that lifting the pause (now, or when an interruption ends) has nothing left to restart.
             actions.append(.stopAppAudio)
             if !state.isInterrupted { actions.append(.resumeAppAudio) }
+            if let player = state.systemMusicPausedForRouteChange { actions.append(.stopSystemMusic(player)) }
+            state.systemMusicPausedForRouteChange = nil
 
-        case .otherMusicChanged(let playing):
+        case .otherMusicChanged(let music):
+            state.otherMusic = music
+            let playing = music.isUsersMusicPlaying
             guard playing != state.otherMusicPlaying else { break }
             state.otherMusicPlaying = playing
             actions.append(.notify(.silenceSecondaryAudioHint(playing)))
@@ -318,6 +360,17 @@ package struct SessionPolicy: Sendable {
         guard !fresh.isEmpty else { return [] }
         state.pausedPlayers += fresh
         return [.pauseOtherPlayers(fresh)]
+    }
+
+    /// The route-change rule for the system music: the player the game drives as its music is paused with the game's
+    /// own audio, as iOS pauses the iPod player when the headphones go. A player the game does not drive is left
+    /// alone: it is the user's, and whether their music goes on through the other device is theirs to choose.
+    private mutating func pauseGameDrivenSystemMusic() -> [SessionAction] {
+        guard let player = state.otherMusic.gameDrivenPlayer, state.otherMusic.playingPlayers.contains(player),
+            state.canReachOtherPlayers
+        else { return [] }
+        state.systemMusicPausedForRouteChange = player
+        return [.pauseSystemMusic(player)]
     }
 
     private mutating func deactivate(notifyOthers: Bool) -> [SessionAction] {

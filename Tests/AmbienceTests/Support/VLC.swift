@@ -77,7 +77,13 @@ final class VLCBus {
                 "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cvlc", "--no-video",
                 "--aout=adummy", "--control=dbus", "--no-random", "--loop", file
             ],
-            environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": address, "HOME": folder + "/home"]))
+            // Its XDG folders in its own home, as a user's VLC has them: the test run's are root's, and VLC that
+            // cannot write its art cache names an embedded cover `attachment://0`, which no other program can read.
+            environment: childEnvironment([
+                "DBUS_SESSION_BUS_ADDRESS": address, "HOME": folder + "/home",
+                "XDG_CACHE_HOME": folder + "/home/.cache",
+                "XDG_CONFIG_HOME": folder + "/home/.config", "XDG_DATA_HOME": folder + "/home/.local/share"
+            ]))
         players.append(vlc)
         return vlc
     }

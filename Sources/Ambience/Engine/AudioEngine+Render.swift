@@ -1,0 +1,46 @@
+// MARK: Offline rendering
+
+extension AudioEngine {
+    /// Renders the next `frames` frames of the mix (stereo, interleaved) and advances time by as much.
+    public func render(frames requested: Int) throws(EngineError) -> PCMBuffer {
+        guard isOffline else { throw .notOffline }
+        // At most an hour per call (MixerLimits.renderSeconds): more frames than that is a refusal, not a trap.
+        let most = Int(MixerLimits.renderSeconds.upperBound) * configuration.sampleRate
+        let frames: Int
+        do { frames = try max(requested, 0).checked(Int.self, in: 0...most, "render frames") } catch {
+            throw .invalidNumber(error)
+        }
+        var samples = [Float](repeating: 0, count: frames * 2)
+        samples.withUnsafeMutableBufferPointer { mix(into: $0) }
+        return PCMBuffer(sampleRate: configuration.sampleRate, channels: 2, samples: samples)
+    }
+
+    /// Renders the next `buffer.count / 2` frames (stereo, interleaved) into `buffer`: `render(frames:)` without
+    /// allocating, for loops that render block after block.
+    public func render(into buffer: UnsafeMutableBufferPointer<Float>) throws(EngineError) {
+        guard isOffline else { throw .notOffline }
+        mix(into: buffer)
+    }
+
+    private func mix(into buffer: UnsafeMutableBufferPointer<Float>) {
+        let frames = buffer.count / 2
+        var done = 0
+        while done < frames {
+            let block = min(configuration.blockFrames, frames - done)
+            musicPlayer.pumpUnlessThreaded()
+            mixer.tick(frames: block)
+            mixer.render(into: buffer.baseAddress! + done * 2, frames: block)
+            done += block
+        }
+    }
+
+    /// Renders `seconds` of the mix (offline engines only), rounded to whole frames. Clamped to
+    /// `MixerLimits.renderSeconds`; NaN and infinities are refused.
+    public func render(seconds requested: Double) throws(EngineError) -> PCMBuffer {
+        let seconds: Double
+        do { seconds = try requested.clamped(to: MixerLimits.renderSeconds, "render seconds") } catch {
+            throw .invalidNumber(error)
+        }
+        return try render(frames: (seconds * Double(configuration.sampleRate)).saturated(Int.self))
+    }
+}

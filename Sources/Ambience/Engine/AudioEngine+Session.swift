@@ -1,0 +1,125 @@
+// MARK: Session effects
+
+extension AudioEngine: SessionOutput {
+    func pauseAppAudio(_ reason: SessionAction.PauseReason) {
+        mixer.setSuspended(true)
+        guard musicPlayer.playbackState == .playing else { return }
+        state.withLock { $0.musicPausedBySession = true }
+        if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
+    }
+
+    func resumeAppAudio() {
+        mixer.setSuspended(false)
+        if takeMusicPausedBySession() { musicPlayer.play() }
+    }
+
+    func stopAppAudio() {
+        mixer.rewindAndHoldUnpausedVoices()
+        if takeMusicPausedBySession() { musicPlayer.stop() }
+    }
+
+    /// Whether the session paused the music player, forgotten as it is read: one resume or stop answers it.
+    private func takeMusicPausedBySession() -> Bool {
+        state.withLock { state in
+            defer { state.musicPausedBySession = false }; return state.musicPausedBySession
+        }
+    }
+
+    func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
+
+    func followDefaultDevice() -> Bool {
+        guard let device = state.withLock({ $0.device }) else { return true }  // offline: no device to follow
+        // A live stream already plays where the server sends it; only a closed or dead one is reopened.
+        guard device.isNull || !device.isDeviceAlive else { return true }
+        return device.followDefaultDevice()
+    }
+
+    func moveStream(toSink sink: String) {
+        guard let (server, ours) = state.withLock({ $0.routes })?.ourStream() else { return }
+        // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
+        // put it; the next default change moves it again.
+        do {
+            try server.moveSinkInput(index: ours.index, toSink: sink)
+        } catch {
+            Log.warning("output: could not move our stream to \(sink): \(error)")
+        }
+    }
+
+    func renderToNullDevice() {
+        let (device, routes) = state.withLock { ($0.device, $0.routes) }
+        routes?.endOurStreamsWithoutSink()  // else, on PipeWire, closing the SDL device can wait forever
+        device?.renderToNull()
+    }
+
+    var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
+
+    var currentRoute: AudioRoute {
+        if isOffline { return AudioRoute(name: "offline", driver: "offline") }
+        let (device, routes) = state.withLock { ($0.device, $0.routes) }
+        guard let device else { return .none }
+        if device.isNull { return .none }
+        return routes?.route(driver: device.driver) ?? device.route
+    }
+
+    /// Feeds the session what the sleep and screen-lock monitors, the sound server (or SDL) and the desktop players
+    /// report.
+    func watchOutputDevice() {
+        for locked in screenLock?.drain() ?? [] { session.handle(.screenLockChanged(isLocked: locked)) }
+        for sleeping in sleepMonitor?.drain() ?? [] {
+            if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
+        }
+        // While the session bus is gone, what the players were last seen doing stands.
+        let desktop = desktopLink?.connection
+        let seen = state.withLock { state in
+            if let desktop {
+                state.playersLastSeen = PlayersSeen(
+                    playing: desktop.players.playingPlayers(),
+                    processes: Set(desktop.client.players.compactMap(\.processID)),
+                    gameDriven: systemMusicPlayer.gameDrivenPlayer?.name)
+            }
+            return state.playersLastSeen
+        }
+        if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }
+        ) {
+            for event in routes.poll(device: device) { session.handle(event) }
+            session.otherAudioChanged(
+                streamsPlaying: routes.isOtherAudioPlaying,
+                music: seen.music(streamWithoutPlayer: routes.isOtherMusicStreamPlaying(besides: seen.processes)))
+        } else if desktop != nil {
+            session.otherAudioChanged(streamsPlaying: false, music: seen.music(streamWithoutPlayer: false))
+        }
+    }
+
+    /// Notices the session bus going away and coming back, and moves the desktop integration onto the new
+    /// connection: other players for the session, the system music player, the game's own MPRIS player.
+    func followSessionBus() {
+        guard let change = desktopLink?.poll() else { return }
+        useDesktopConnection()
+        switch change {
+        case .lost: session.handle(.mediaServicesLost(.sessionBus))
+        case .restored: session.handle(.mediaServicesReset(.sessionBus))
+        }
+    }
+
+    /// Points the session and the system music player at the session bus's current connection (none while it is
+    /// gone).
+    func useDesktopConnection() {
+        let desktop = desktopLink?.connection
+        session.attach(otherPlayers: desktop?.players)
+        systemMusicPlayer.use(client: desktop?.client, ownBusName: desktop?.server?.busName)
+    }
+}
+
+/// What the desktop players were doing when last seen.
+struct PlayersSeen {
+    /// The bus names of those playing.
+    var playing: [String] = []
+    /// The processes that have a player on the bus: their music streams are those players' music.
+    var processes: Set<Int> = []
+    /// The player the game drives as its music (`SystemMusicPlayer.gameDrivenPlayer`).
+    var gameDriven: String?
+
+    func music(streamWithoutPlayer: Bool) -> OtherMusic {
+        OtherMusic(playingPlayers: playing, musicStreamWithoutPlayer: streamWithoutPlayer, gameDrivenPlayer: gameDriven)
+    }
+}
