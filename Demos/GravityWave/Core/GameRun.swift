@@ -140,6 +140,7 @@ public final class GameRun {
     private func take(_ action: ScriptStep.Action) {
         switch action {
         case .key(let key): press(key)
+        case .text(let text): host.handle(.text(text))
         case .screenshot: break  // taken while the frame is drawn
         case .seekMusic(let seconds): engine.musicPlayer.currentPlaybackTime = seconds
         case .interruption(let began): began ? engine.session.beginInterruption() : engine.session.endInterruption()

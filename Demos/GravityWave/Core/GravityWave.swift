@@ -41,7 +41,7 @@ public final class GravityWave {
     public let options: Options
     public private(set) var world: World
     let audio: GameAudio
-    public private(set) var screen = Screen.playing
+    public internal(set) var screen = Screen.playing
     public private(set) var alert: Alert?
     /// When set, the pilot flies instead of the keys.
     public var pilot: Pilot?
@@ -50,21 +50,21 @@ public final class GravityWave {
     /// The bundled soundtrack: every audio file in `Assets/Music`, in name order.
     public let soundtrack: MediaItemCollection
     /// The music the user picked, once they have (then "Add Music" becomes "Show Music").
-    public private(set) var userCollection: MediaItemCollection?
-    public private(set) var picker: MediaPicker?
-    private var library: MediaLibrary?
-    private var scan: LibraryScan?
+    public internal(set) var userCollection: MediaItemCollection?
+    public internal(set) var picker: MediaPicker?
+    var library: MediaLibrary?
+    var scan: LibraryScan?
     /// Why the library could not be opened or scanned, shown in the picker.
-    public private(set) var libraryProblem: String?
+    public internal(set) var libraryProblem: String?
     /// The user's own music was playing at start-up (or started later): the game's soundtrack stays off.
-    public private(set) var soundtrackOffForUserMusic = false
-    private var soundtrackPausedByHint = false
+    public internal(set) var soundtrackOffForUserMusic = false
+    var soundtrackPausedByHint = false
     /// "Play App Sound": off while its sound plays.
     public private(set) var appSoundButton = AppSoundButton()
     /// The game's player has played this run: once it stops, the Now Playing line says the music ended.
     public private(set) var hasPlayedMusic = false
     /// AddMusic's `playedMusicOnce`: the user's picks have been played, so leaving the list does not start them again.
-    private var playedUserMusicOnce = false
+    var playedUserMusicOnce = false
     /// Between an interruption's beginning and its end.
     public private(set) var isInterrupted = false
     /// Every session notification the game received, in order.
@@ -78,6 +78,8 @@ public final class GravityWave {
     var menuFocus = 0
     var pickerCursor = 0
     var pickerScroll = 0
+    /// The cursor and scroll of each list the picker opened from, restored on the way back.
+    var pickerPositions: [(cursor: Int, scroll: Int)] = []
     var draggingSlider: String?
     var heldKeys: Set<Key> = []
     var ignoreTextThisFrame = false
@@ -250,7 +252,8 @@ public final class GravityWave {
         case setPlayer(PlayerChoice)
         case setRepeat(Bool)
         case setVolume(bus: String, gain: Float)
-        case pickerToggle(MediaItem), pickerDone, pickerCancel
+        case pickerToggle(MediaItem), pickerOpen(MediaBrowser.Row), pickerBack, pickerTab(MediaBrowser.Tab)
+        case pickerAddAll, pickerJump(String), pickerDone, pickerCancel
         case queueDone
         case alertResume, alertStop
     }
@@ -299,12 +302,9 @@ public final class GravityWave {
             saveSettingsIfChanged()
         case .setVolume(let bus, let gain):
             setVolume(bus, gain)
-        case .pickerToggle(let item):
-            picker?.toggleSelection(item)
-        case .pickerDone:
-            picker?.done()
-        case .pickerCancel:
-            picker?.cancel()
+        case .pickerToggle, .pickerOpen, .pickerBack, .pickerTab, .pickerAddAll, .pickerJump, .pickerDone,
+            .pickerCancel:
+            performPickerAction(action)
         case .queueDone:
             screen = .playing
             restorePlaybackState()
@@ -334,7 +334,7 @@ public final class GravityWave {
 
     /// AddMusic's `restorePlaybackState`, on leaving the picker or the list: the player is left as it was (playing,
     /// paused, or stopped with "music ended"), except that music the user picked and never heard starts.
-    private func restorePlaybackState() {
+    func restorePlaybackState() {
         guard player.playbackState == .stopped, userCollection != nil, !playedUserMusicOnce else { return }
         playedUserMusicOnce = true
         player.play()
@@ -394,7 +394,7 @@ public final class GravityWave {
 
     /// Sets the current player's queue; says why on the HUD when the player refuses it.
     @discardableResult
-    private func setQueue(_ collection: MediaItemCollection) -> Bool {
+    func setQueue(_ collection: MediaItemCollection) -> Bool {
         do {
             try player.setQueue(with: collection)
             return true
@@ -404,51 +404,9 @@ public final class GravityWave {
         }
     }
 
-    // MARK: The picker
-
-    /// Opens the media picker on the user's library (scanning it in the background), or on `library` when given.
-    public func openPicker(library given: MediaLibrary? = nil) {
-        if let given {
-            library = given
-        } else if library == nil {
-            do {
-                let opened = try MediaLibrary(folders: options.libraryFolders, databasePath: options.libraryDatabase)
-                library = opened
-                scan = LibraryScan(opened)
-            } catch {
-                libraryProblem = error.description
-                statusMessage = localized("Music library: {1}", error.description)
-                return
-            }
-        }
-        guard let library else { return }
-        let picker = MediaPicker(library: library)
-        picker.allowsPickingMultipleItems = true
-        picker.prompt = localized("Add songs to play")
-        let returnTo = screen == .queue ? Screen.queue : .playing
-        picker.onFinish = { [weak self] result in self?.pickerFinished(result, returnTo: returnTo) }
-        self.picker = picker
-        pickerCursor = 0
-        pickerScroll = 0
-        screen = .picker
-        ignoreTextThisFrame = true
-    }
-
-    private func pickerFinished(_ result: MediaPickerResult, returnTo: Screen) {
-        picker = nil
-        switch result {
-        case .didPick(let collection):
-            updatePlayerQueue(with: collection)
-            screen = .playing
-        case .didCancel:
-            screen = returnTo
-        }
-        restorePlaybackState()
-    }
-
     /// AddMusic's rule: the first collection becomes the queue and plays; later ones are added to its end, and what
     /// is playing goes on.
-    private func updatePlayerQueue(with collection: MediaItemCollection) {
+    func updatePlayerQueue(with collection: MediaItemCollection) {
         guard let existing = userCollection else {
             userCollection = collection
             guard setQueue(collection) else { return }
