@@ -153,7 +153,7 @@ extension GravityWave {
                 ? localized("No playlists in the library") : localized("No music in the library")
         }
         return localized(
-            "{1} selected · Enter open or select · ← back · F1–F4 tabs · F5 add all · Tab done",
+            "{1} selected · F1–F4 tabs · F5 add all · ← back · Tab done",
             "\(picker.selectedItems.count)")
     }
 }

@@ -97,7 +97,9 @@ extension GravityWave {
         case .keyDown(.pageDown, _): movePickerCursor(by: Self.pickerRows)
         case .keyDown(.left, false): perform(.pickerBack)
         case .keyDown(.right, false):
-            if rows.indices.contains(pickerCursor), rows[pickerCursor].opens { perform(.pickerOpen(rows[pickerCursor])) }
+            if rows.indices.contains(pickerCursor), rows[pickerCursor].opens {
+                perform(.pickerOpen(rows[pickerCursor]))
+            }
         case .keyDown(.enter, false):
             guard rows.indices.contains(pickerCursor) else { return }
             let row = rows[pickerCursor]

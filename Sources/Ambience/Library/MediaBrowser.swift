@@ -181,7 +181,8 @@ public struct MediaBrowser: Sendable {
                     .album($0.albumPersistentID)
                 }
             case .songs:
-                rows = MediaQuery(library: library, filterPredicates: [offered], groupingType: .title).items.map(songRow)
+                rows = MediaQuery(library: library, filterPredicates: [offered], groupingType: .title).items.map(
+                    songRow)
             }
         case .artist(let name)?:
             // The songs without an artist tag have the empty name's key, so "" finds them.
