@@ -45,6 +45,50 @@ extension GravityWave {
         restorePlaybackState()
     }
 
+    // MARK: No desktop player running
+
+    /// The System player was chosen and no desktop player is on the bus: one is started, off the game thread, and the
+    /// songs wait for it. "Add Music" stays until they play.
+    func startSystemPlayer(then collection: MediaItemCollection) {
+        if let pending = pendingPlayerLaunch {
+            let waiting = MediaItemCollection(items: pending.collection.items + collection.items)
+            pendingPlayerLaunch = (pending.launcher, waiting)
+            return
+        }
+        let launcher = PlayerLauncher(
+            for: engine.systemMusicPlayer, busAddress: engine.configuration.sessionBusAddress,
+            environment: options.playerLaunchEnvironment ?? ChildProgram.currentEnvironment)
+        pendingPlayerLaunch = (launcher, collection)
+        statusMessage = localized("Starting a music player…")
+    }
+
+    /// Each frame while a player is being started: once it is on the bus it gets the songs; when none could be
+    /// started, the game says so and plays them itself.
+    func pollPlayerLaunch() {
+        guard let pending = pendingPlayerLaunch, let outcome = pending.launcher.outcome else { return }
+        pendingPlayerLaunch = nil
+        switch outcome {
+        case .started(let busName, _, _):
+            statusMessage = nil
+            engine.systemMusicPlayer.preferredPlayer = busName
+            updatePlayerQueue(with: pending.collection)
+        case .failed(let error):
+            fallBackToApplicationPlayer(with: pending.collection, refused: false, reason: error.description)
+        }
+    }
+
+    /// The songs go to the game's own player, which the menu then shows as chosen (so it says which one plays), with
+    /// a line saying why.
+    func fallBackToApplicationPlayer(with collection: MediaItemCollection, refused: Bool, reason: String? = nil) {
+        let why = reason ?? statusMessage ?? ""
+        switchPlayer(to: .application)
+        updatePlayerQueue(with: collection)
+        statusMessage =
+            refused
+            ? localized("The music player refused the songs ({1}): playing in the game's player", why)
+            : localized("No music player could be started ({1}): playing in the game's player", why)
+    }
+
     /// The picker's part of `perform(_:)`.
     func performPickerAction(_ action: Action) {
         guard let picker else { return }

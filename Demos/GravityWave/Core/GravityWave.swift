@@ -20,6 +20,9 @@ public final class GravityWave {
         /// The picker's library: its folders (default: the XDG music folder) and index (default: the XDG cache).
         public var libraryFolders: [String]? = nil
         public var libraryDatabase: String? = nil
+        /// What the music player launcher searches (PATH, the XDG folders) and gives the player it starts when the
+        /// System player is chosen and none runs; the process's own environment by default.
+        public var playerLaunchEnvironment: [String: String]? = nil
         /// Ambient, as UtopiaGL: the user's music plays on, and the game's effects mix with it.
         public var category = SessionCategory.ambient
 
@@ -78,6 +81,8 @@ public final class GravityWave {
     var menuFocus = 0
     var pickerCursor = 0
     var pickerScroll = 0
+    /// A desktop player being started for the System player, and the songs waiting for it.
+    var pendingPlayerLaunch: (launcher: PlayerLauncher, collection: MediaItemCollection)?
     /// The cursor and scroll of each list the picker opened from, restored on the way back.
     var pickerPositions: [(cursor: Int, scroll: Int)] = []
     var draggingSlider: String?
@@ -169,6 +174,7 @@ public final class GravityWave {
         audio.updateThrust(
             level: world.ship.thrustLevel, at: world.ship.position, audible: isSimulating && world.ship.isAlive)
         if options.ambientVoices > 0 && updates % 30 == 1 { audio.keepAmbientVoices(options.ambientVoices) }
+        pollPlayerLaunch()
         if let scan, scan.isFinished {
             self.scan = nil
             picker?.reload()
@@ -239,6 +245,7 @@ public final class GravityWave {
     /// Saves changed settings. The session's exit rules (players it paused resumed, music that was playing at
     /// launch left playing) are the engine's, in `engine.shutdown()`, which the host calls next.
     public func shutdown() {
+        pendingPlayerLaunch?.launcher.cancel()
         saveSettingsIfChanged()
     }
 
@@ -369,7 +376,7 @@ public final class GravityWave {
         }
     }
 
-    private func switchPlayer(to choice: PlayerChoice) {
+    func switchPlayer(to choice: PlayerChoice) {
         let old = player
         settings.player = choice
         saveSettingsIfChanged()
@@ -407,9 +414,14 @@ public final class GravityWave {
     /// AddMusic's rule: the first collection becomes the queue and plays; later ones are added to its end, and what
     /// is playing goes on.
     func updatePlayerQueue(with collection: MediaItemCollection) {
+        // No desktop player to hand the songs to: one is started first (GravityWave+Picker.swift).
+        if player !== engine.musicPlayer && (pendingPlayerLaunch != nil || engine.systemMusicPlayer.players.isEmpty) {
+            return startSystemPlayer(then: collection)
+        }
         guard let existing = userCollection else {
+            // "Show Music" only for a queue that plays: one the system player refuses goes to the game's player.
+            guard setQueue(collection) else { return fallBackToApplicationPlayer(with: collection, refused: true) }
             userCollection = collection
-            guard setQueue(collection) else { return }
             soundtrackOffForUserMusic = false
             soundtrackPausedByHint = false
             playedUserMusicOnce = true
