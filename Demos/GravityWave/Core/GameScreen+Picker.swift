@@ -61,8 +61,10 @@ extension GravityWave {
                 action: .pickerAddAll, rect: Rect(panel.x + 480, 118, 180, 30), label: localized("Add All"), row: -1,
                 enabled: !browser.shownRows.isEmpty))
         let visible = browser.shownRows.enumerated().dropFirst(pickerScroll).prefix(Self.pickerRows)
+        // Drawn each frame: a row's tick is every song under it selected, looked up in a set, not the list.
+        let selected = Set(picker.selectedItems.map(\.persistentID))
         for (offset, (index, row)) in visible.enumerated() {
-            let allSelected = !row.items.isEmpty && row.items.allSatisfy(picker.isSelected)
+            let allSelected = !row.items.isEmpty && row.items.allSatisfy { selected.contains($0.persistentID) }
             controls.append(
                 Control(
                     action: row.opens ? .pickerOpen(row) : .pickerToggle(row.items[0]),

@@ -97,7 +97,8 @@ public final class MediaPicker {
     @discardableResult
     public func selectAll() -> Int {
         guard !isFinished else { return 0 }
-        let added = browser.shownItems.filter { !isSelected($0) }
+        let selected = Set(selectedItems.map(\.persistentID))
+        let added = browser.shownItems.filter { !selected.contains($0.persistentID) }
         guard let last = added.last else { return 0 }
         if allowsPickingMultipleItems {
             selectedItems += added
