@@ -53,21 +53,21 @@ public final class GravityWave {
     /// The bundled soundtrack: every audio file in `Assets/Music`, in name order.
     public let soundtrack: MediaItemCollection
     /// The music the user picked, once they have (then "Add Music" becomes "Show Music").
-    public internal(set) var userCollection: MediaItemCollection?
+    public private(set) var userCollection: MediaItemCollection?
     public internal(set) var picker: MediaPicker?
     var library: MediaLibrary?
     var scan: LibraryScan?
     /// Why the library could not be opened or scanned, shown in the picker.
     public internal(set) var libraryProblem: String?
     /// The user's own music was playing at start-up (or started later): the game's soundtrack stays off.
-    public internal(set) var soundtrackOffForUserMusic = false
-    var soundtrackPausedByHint = false
+    public private(set) var soundtrackOffForUserMusic = false
+    private var soundtrackPausedByHint = false
     /// "Play App Sound": off while its sound plays.
     public private(set) var appSoundButton = AppSoundButton()
     /// The game's player has played this run: once it stops, the Now Playing line says the music ended.
     public private(set) var hasPlayedMusic = false
     /// AddMusic's `playedMusicOnce`: the user's picks have been played, so leaving the list does not start them again.
-    var playedUserMusicOnce = false
+    private var playedUserMusicOnce = false
     /// Between an interruption's beginning and its end.
     public private(set) var isInterrupted = false
     /// Every session notification the game received, in order.
@@ -401,7 +401,7 @@ public final class GravityWave {
 
     /// Sets the current player's queue; says why on the HUD when the player refuses it.
     @discardableResult
-    func setQueue(_ collection: MediaItemCollection) -> Bool {
+    private func setQueue(_ collection: MediaItemCollection) -> Bool {
         do {
             try player.setQueue(with: collection)
             return true
