@@ -99,6 +99,16 @@ extension GravityWaveTests {
         #expect(engine.musicPlayer.playbackState == .playing)
     }
 
+    /// The script steps the picker's window test uses: typed text, a click, the function keys.
+    @Test func scriptStepsTypeClickAndFunctionKeysParseAndRefuseBadInput() throws {
+        #expect(try ScriptStep.parse("5:type=ca") == ScriptStep(frame: 5, action: .text("ca")))
+        #expect(try ScriptStep.parse("6:click=790,233") == ScriptStep(frame: 6, action: .click(x: 790, y: 233)))
+        #expect(try ScriptStep.parse("7:key=f5") == ScriptStep(frame: 7, action: .key(.function(5))))
+        for bad in ["5:type=", "6:click=790", "6:click=a,b", "6:click=-1,2", "6:click=1,2,3", "7:key=f9"] {
+            #expect(throws: GameError.self, "\(bad)") { try ScriptStep.parse(bad) }
+        }
+    }
+
     // MARK: In an Xvfb window, in both languages
 
     struct PickerWords {
