@@ -140,6 +140,10 @@ public final class GameRun {
     private func take(_ action: ScriptStep.Action) {
         switch action {
         case .key(let key): press(key)
+        case .text(let text): host.handle(.text(text))
+        case .click(let x, let y):
+            host.handle(.mouseDown(Point(x, y), button: 1))
+            host.handle(.mouseUp(Point(x, y), button: 1))
         case .screenshot: break  // taken while the frame is drawn
         case .seekMusic(let seconds): engine.musicPlayer.currentPlaybackTime = seconds
         case .interruption(let began): began ? engine.session.beginInterruption() : engine.session.endInterruption()

@@ -27,7 +27,7 @@ struct Control {
     var enabled = true
 }
 
-private enum Palette {
+enum Palette {
     static let panel = Color(14, 18, 34, 236)
     static let bar = Color(6, 8, 16, 200)
     static let button = Color(44, 58, 96)
@@ -52,8 +52,6 @@ private let stars: [(Point, UInt8)] = {
 }()
 
 extension GravityWave {
-    static let pickerRows = 14
-
     // MARK: Layout (shared by drawing and hit-testing)
 
     func hudButtons() -> [Control] {
@@ -126,29 +124,6 @@ extension GravityWave {
         Float(max(0, min(1, (point.x - rect.x) / rect.width)))
     }
 
-    static let pickerPanel = Rect(130, 36, 700, 528)
-
-    func pickerElements() -> [Control] {
-        guard let picker else { return [] }
-        let panel = Self.pickerPanel
-        var controls: [Control] = []
-        let visible = picker.shownItems.dropFirst(pickerScroll).prefix(Self.pickerRows)
-        for (offset, item) in visible.enumerated() {
-            controls.append(
-                Control(
-                    action: .pickerToggle(item), rect: Rect(panel.x + 20, 126 + Double(offset) * 26, 600, 26),
-                    label: Self.itemLine(item), row: pickerScroll + offset, selected: picker.isSelected(item)))
-        }
-        controls.append(
-            Control(
-                action: .pickerCancel, rect: Rect(panel.maxX - 260, panel.maxY - 50, 116, 36),
-                label: localized("Cancel")))
-        controls.append(
-            Control(
-                action: .pickerDone, rect: Rect(panel.maxX - 136, panel.maxY - 50, 116, 36), label: localized("Done")))
-        return controls
-    }
-
     static let queuePanel = Rect(180, 60, 600, 480)
 
     func queueElements() -> [Control] {
@@ -206,7 +181,7 @@ extension GravityWave {
         if alert != nil { drawAlert(canvas) }
     }
 
-    private func text(
+    func text(
         _ canvas: Canvas, _ string: String, _ point: Point, _ font: KeyPath<Fonts, Font> = \.body,
         _ color: Color = Palette.text, anchor: TextAnchor = .topLeft
     ) {
@@ -215,14 +190,14 @@ extension GravityWave {
     }
 
     /// `string`, cut short with an ellipsis to fit `width`.
-    private func fitted(_ string: String, _ font: KeyPath<Fonts, Font>, width: Double) -> String {
+    func fitted(_ string: String, _ font: KeyPath<Fonts, Font>, width: Double) -> String {
         guard let fonts, fonts[keyPath: font].size(of: string).width > width else { return string }
         var cut = string
         while !cut.isEmpty && fonts[keyPath: font].size(of: cut + "…").width > width { cut.removeLast() }
         return cut + "…"
     }
 
-    private func drawButton(_ canvas: Canvas, _ control: Control, focused: Bool = false) {
+    func drawButton(_ canvas: Canvas, _ control: Control, focused: Bool = false) {
         canvas.fillRect(control.rect, control.selected ? Palette.buttonSelected : Palette.button)
         canvas.strokeRect(control.rect, focused ? Color.white : Palette.frame)
         text(
@@ -342,7 +317,7 @@ extension GravityWave {
         return picture
     }
 
-    private func drawPanel(_ canvas: Canvas, _ rect: Rect, title: String) {
+    func drawPanel(_ canvas: Canvas, _ rect: Rect, title: String) {
         canvas.fillRect(Rect(0, 0, World.width, World.height), Color(0, 0, 0, 120))
         canvas.fillRect(rect, Palette.panel)
         canvas.strokeRect(rect, Palette.frame)
@@ -378,53 +353,6 @@ extension GravityWave {
         text(
             canvas, localized("↑↓ choose · ←→ change · Esc resume"), Point(panel.center.x, panel.maxY - 22), \.small,
             Palette.dim, anchor: .center)
-    }
-
-    private func drawPicker(_ canvas: Canvas) {
-        guard let picker else { return }
-        let panel = Self.pickerPanel
-        drawPanel(canvas, panel, title: picker.prompt ?? localized("Choose music"))
-        let filterBox = Rect(panel.x + 20, 84, 600, 32)
-        canvas.fillRect(filterBox, Color(0, 0, 0, 160))
-        canvas.strokeRect(filterBox, Palette.frame)
-        let caret = Int(world.time * 2 + Double(pickerCursor)) % 2 == 0 ? "_" : " "
-        text(
-            canvas, picker.filterText.isEmpty ? localized("Type to filter") : picker.filterText + caret,
-            Point(filterBox.x + 10, filterBox.center.y),
-            \.body, picker.filterText.isEmpty ? Palette.dim : Palette.text, anchor: .centerLeft)
-        for control in pickerElements() {
-            if case .pickerToggle = control.action {
-                if control.row == pickerCursor { canvas.fillRect(control.rect, Palette.focus) }
-                let box = Rect(control.rect.x + 6, control.rect.y + 6, 14, 14)
-                canvas.strokeRect(box, Palette.frame)
-                if control.selected { canvas.fillRect(box.insetBy(3, 3), Palette.note) }
-                text(canvas, control.label, Point(control.rect.x + 30, control.rect.center.y), anchor: .centerLeft)
-            } else {
-                drawButton(canvas, control)
-            }
-        }
-        // The A–Z index of what is shown.
-        for (i, section) in picker.sections.prefix(27).enumerated() {
-            text(
-                canvas, section.title, Point(panel.maxX - 40, 126 + Double(i) * 13.5), \.small, Palette.dim,
-                anchor: .topCenter)
-        }
-        let status: String
-        if scanInProgress {
-            status = localized("Scanning your music folder…")
-        } else if picker.shownItems.isEmpty {
-            status =
-                !picker.filterText.isEmpty
-                ? localized("Nothing matches")
-                : libraryProblem.map { localized("Music library: {1}", $0) } ?? localized("No music in the library")
-        } else {
-            status = localized(
-                "{1} selected of {2} · Enter select · Tab done · Esc cancel", "\(picker.selectedItems.count)",
-                "\(picker.shownItems.count)")
-        }
-        text(
-            canvas, fitted(status, \.small, width: panel.width - 300), Point(panel.x + 20, panel.maxY - 32), \.small,
-            Palette.dim, anchor: .centerLeft)
     }
 
     private func drawQueue(_ canvas: Canvas) {

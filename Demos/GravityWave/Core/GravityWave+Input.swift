@@ -99,49 +99,6 @@ extension GravityWave {
         }
     }
 
-    func handlePickerInput(_ event: HostEvent) {
-        guard let picker else { return }
-        switch event {
-        case .text(let text):
-            guard !ignoreTextThisFrame else { return }
-            picker.filterText += text
-            pickerCursor = 0
-            pickerScroll = 0
-        case .keyDown(.backspace, _):
-            if !picker.filterText.isEmpty { picker.filterText.removeLast() }
-            pickerCursor = 0
-            pickerScroll = 0
-        case .keyDown(.up, _): movePickerCursor(by: -1)
-        case .keyDown(.down, _): movePickerCursor(by: 1)
-        case .keyDown(.pageUp, _): movePickerCursor(by: -Self.pickerRows)
-        case .keyDown(.pageDown, _): movePickerCursor(by: Self.pickerRows)
-        case .keyDown(.enter, false):
-            if picker.shownItems.indices.contains(pickerCursor) {
-                perform(.pickerToggle(picker.shownItems[pickerCursor]))
-            }
-        case .keyDown(.tab, false): perform(.pickerDone)
-        case .keyDown(.escape, false): perform(.pickerCancel)
-        case .mouseWheel(let dy):
-            pickerScroll = max(0, min(max(picker.shownItems.count - Self.pickerRows, 0), pickerScroll - dy * 3))
-        case .mouseDown(let point, 1):
-            for element in pickerElements() where element.rect.contains(point) {
-                if case .pickerToggle(let item) = element.action, let index = picker.shownItems.firstIndex(of: item) {
-                    pickerCursor = index
-                }
-                perform(element.action)
-                return
-            }
-        default: break
-        }
-    }
-
-    func movePickerCursor(by step: Int) {
-        guard let picker, !picker.shownItems.isEmpty else { return }
-        pickerCursor = max(0, min(picker.shownItems.count - 1, pickerCursor + step))
-        if pickerCursor < pickerScroll { pickerScroll = pickerCursor }
-        if pickerCursor >= pickerScroll + Self.pickerRows { pickerScroll = pickerCursor - Self.pickerRows + 1 }
-    }
-
     func handleQueueInput(_ event: HostEvent) {
         switch event {
         case .keyDown(.escape, false), .keyDown(.enter, false): perform(.queueDone)

@@ -20,6 +20,9 @@ public final class GravityWave {
         /// The picker's library: its folders (default: the XDG music folder) and index (default: the XDG cache).
         public var libraryFolders: [String]? = nil
         public var libraryDatabase: String? = nil
+        /// What the music player launcher searches (PATH, the XDG folders) and gives the player it starts when the
+        /// System player is chosen and none runs; the process's own environment by default.
+        public var playerLaunchEnvironment: [String: String]? = nil
         /// Ambient, as UtopiaGL: the user's music plays on, and the game's effects mix with it.
         public var category = SessionCategory.ambient
 
@@ -41,7 +44,7 @@ public final class GravityWave {
     public let options: Options
     public private(set) var world: World
     let audio: GameAudio
-    public private(set) var screen = Screen.playing
+    public internal(set) var screen = Screen.playing
     public private(set) var alert: Alert?
     /// When set, the pilot flies instead of the keys.
     public var pilot: Pilot?
@@ -51,11 +54,11 @@ public final class GravityWave {
     public let soundtrack: MediaItemCollection
     /// The music the user picked, once they have (then "Add Music" becomes "Show Music").
     public private(set) var userCollection: MediaItemCollection?
-    public private(set) var picker: MediaPicker?
-    private var library: MediaLibrary?
-    private var scan: LibraryScan?
+    public internal(set) var picker: MediaPicker?
+    var library: MediaLibrary?
+    var scan: LibraryScan?
     /// Why the library could not be opened or scanned, shown in the picker.
-    public private(set) var libraryProblem: String?
+    public internal(set) var libraryProblem: String?
     /// The user's own music was playing at start-up (or started later): the game's soundtrack stays off.
     public private(set) var soundtrackOffForUserMusic = false
     private var soundtrackPausedByHint = false
@@ -81,6 +84,10 @@ public final class GravityWave {
     var menuFocus = 0
     var pickerCursor = 0
     var pickerScroll = 0
+    /// A desktop player being started for the System player, and the songs waiting for it.
+    var pendingPlayerLaunch: (launcher: PlayerLauncher, collection: MediaItemCollection)?
+    /// The cursor and scroll of each list the picker opened from, restored on the way back.
+    var pickerPositions: [(cursor: Int, scroll: Int)] = []
     var draggingSlider: String?
     var heldKeys: Set<Key> = []
     var ignoreTextThisFrame = false
@@ -173,6 +180,7 @@ public final class GravityWave {
         audio.updateThrust(
             level: world.ship.thrustLevel, at: world.ship.position, audible: isSimulating && world.ship.isAlive)
         if options.ambientVoices > 0 && updates % 30 == 1 { audio.keepAmbientVoices(options.ambientVoices) }
+        pollPlayerLaunch()
         if let scan, scan.isFinished {
             self.scan = nil
             picker?.reload()
@@ -251,6 +259,7 @@ public final class GravityWave {
     /// Saves changed settings. The session's exit rules (players it paused resumed, music that was playing at
     /// launch left playing) are the engine's, in `engine.shutdown()`, which the host calls next.
     public func shutdown() {
+        pendingPlayerLaunch?.launcher.cancel()
         saveSettingsIfChanged()
     }
 
@@ -264,7 +273,8 @@ public final class GravityWave {
         case setPlayer(PlayerChoice)
         case setRepeat(Bool)
         case setVolume(bus: String, gain: Float)
-        case pickerToggle(MediaItem), pickerDone, pickerCancel
+        case pickerToggle(MediaItem), pickerOpen(MediaBrowser.Row), pickerBack, pickerTab(MediaBrowser.Tab)
+        case pickerAddAll, pickerJump(String), pickerDone, pickerCancel
         case queueDone
         case alertResume, alertStop
     }
@@ -314,12 +324,9 @@ public final class GravityWave {
             saveSettingsIfChanged()
         case .setVolume(let bus, let gain):
             setVolume(bus, gain)
-        case .pickerToggle(let item):
-            picker?.toggleSelection(item)
-        case .pickerDone:
-            picker?.done()
-        case .pickerCancel:
-            picker?.cancel()
+        case .pickerToggle, .pickerOpen, .pickerBack, .pickerTab, .pickerAddAll, .pickerJump, .pickerDone,
+            .pickerCancel:
+            performPickerAction(action)
         case .queueDone:
             screen = .playing
             restorePlaybackState()
@@ -349,7 +356,7 @@ public final class GravityWave {
 
     /// AddMusic's `restorePlaybackState`, on leaving the picker or the list: the player is left as it was (playing,
     /// paused, or stopped with "music ended"), except that music the user picked and never heard starts.
-    private func restorePlaybackState() {
+    func restorePlaybackState() {
         guard player.playbackState == .stopped, userCollection != nil, !playedUserMusicOnce else { return }
         playedUserMusicOnce = true
         player.play()
@@ -384,7 +391,7 @@ public final class GravityWave {
         }
     }
 
-    private func switchPlayer(to choice: PlayerChoice) {
+    func switchPlayer(to choice: PlayerChoice) {
         let old = player
         settings.player = choice
         saveSettingsIfChanged()
@@ -423,54 +430,17 @@ public final class GravityWave {
         }
     }
 
-    // MARK: The picker
-
-    /// Opens the media picker on the user's library (scanning it in the background), or on `library` when given.
-    public func openPicker(library given: MediaLibrary? = nil) {
-        if let given {
-            library = given
-        } else if library == nil {
-            do {
-                let opened = try MediaLibrary(folders: options.libraryFolders, databasePath: options.libraryDatabase)
-                library = opened
-                scan = LibraryScan(opened)
-            } catch {
-                libraryProblem = error.description
-                statusMessage = localized("Music library: {1}", error.description)
-                return
-            }
-        }
-        guard let library else { return }
-        let picker = MediaPicker(library: library)
-        picker.allowsPickingMultipleItems = true
-        picker.prompt = localized("Add songs to play")
-        let returnTo = screen == .queue ? Screen.queue : .playing
-        picker.onFinish = { [weak self] result in self?.pickerFinished(result, returnTo: returnTo) }
-        self.picker = picker
-        pickerCursor = 0
-        pickerScroll = 0
-        screen = .picker
-        ignoreTextThisFrame = true
-    }
-
-    private func pickerFinished(_ result: MediaPickerResult, returnTo: Screen) {
-        picker = nil
-        switch result {
-        case .didPick(let collection):
-            updatePlayerQueue(with: collection)
-            screen = .playing
-        case .didCancel:
-            screen = returnTo
-        }
-        restorePlaybackState()
-    }
-
     /// AddMusic's rule: the first collection becomes the queue and plays; later ones are added to its end, and what
     /// is playing goes on.
-    private func updatePlayerQueue(with collection: MediaItemCollection) {
+    func updatePlayerQueue(with collection: MediaItemCollection) {
+        // No desktop player to hand the songs to: one is started first (GravityWave+Picker.swift).
+        if player !== engine.musicPlayer && (pendingPlayerLaunch != nil || engine.systemMusicPlayer.players.isEmpty) {
+            return startSystemPlayer(then: collection)
+        }
         guard let existing = userCollection else {
+            // "Show Music" only for a queue that plays: one the system player refuses goes to the game's player.
+            guard setQueue(collection) else { return fallBackToApplicationPlayer(with: collection, refused: true) }
             userCollection = collection
-            guard setQueue(collection) else { return }
             soundtrackOffForUserMusic = false
             soundtrackPausedByHint = false
             playedUserMusicOnce = true

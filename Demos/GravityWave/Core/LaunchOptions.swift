@@ -48,8 +48,8 @@ public struct LaunchOptions: Sendable, Equatable {
           --category C        the audio session category at start (ambient by default, as UtopiaGL)
           --volume BUS=GAIN   master, music, sfx or ui, 0…1, for this run only
           --assets DIR        the folder holding SFX/ and Music/ (found beside the program by default)
-          --at FRAME:STEP     at the end of frame FRAME: key=NAME (a key press: x, p, m, escape, enter, tab, up, down…),
-                              shot=OUT.png (a screenshot), seek=SECONDS (the game's music), interrupt=begin|end,
+          --at FRAME:STEP     at the end of frame FRAME: key=NAME (a key press: x, p, m, escape, enter, tab, up, down, f1…),
+                              type=TEXT (typed text), click=X,Y (the left button), shot=OUT.png (a screenshot), seek=SECONDS (the game's music), interrupt=begin|end,
                               route-change (the output device goes away, as the session would report it)
         """
 
@@ -131,6 +131,10 @@ public struct LaunchOptions: Sendable, Equatable {
 public struct ScriptStep: Sendable, Equatable {
     public enum Action: Sendable, Equatable {
         case key(Key)
+        /// Text typed, as the window's text input delivers it (the picker's filter).
+        case text(String)
+        /// A click of the left button at a point of the 960×600 screen.
+        case click(x: Double, y: Double)
         case screenshot(String)
         case seekMusic(Double)
         case interruption(began: Bool)
@@ -147,13 +151,16 @@ public struct ScriptStep: Sendable, Equatable {
 
     static let keys: [String: Key] = [
         "escape": .escape, "enter": .enter, "tab": .tab, "space": .space, "up": .up, "down": .down,
-        "left": .left, "right": .right, "backspace": .backspace
+        "left": .left, "right": .right, "backspace": .backspace, "f1": .function(1), "f2": .function(2),
+        "f3": .function(3), "f4": .function(4), "f5": .function(5)
     ]
 
-    /// `FRAME:key=x`, `FRAME:shot=OUT.png`, `FRAME:seek=38.5`, `FRAME:interrupt=begin`, `FRAME:route-change`.
+    /// `FRAME:key=x`, `FRAME:type=abc`, `FRAME:click=480,300`, `FRAME:shot=OUT.png`, `FRAME:seek=38.5`,
+    /// `FRAME:interrupt=begin`, `FRAME:route-change`.
     static func parse(_ text: String) throws(GameError) -> ScriptStep {
         let bad = GameError.usage(
-            "--at: '\(text)' is not FRAME:key=NAME, FRAME:shot=OUT.png, FRAME:seek=SECONDS, "
+            "--at: '\(text)' is not FRAME:key=NAME, FRAME:type=TEXT, FRAME:click=X,Y, "
+                + "FRAME:shot=OUT.png, FRAME:seek=SECONDS, "
                 + "FRAME:interrupt=begin|end or FRAME:route-change")
         let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
         guard parts.count == 2, let frame = Int(parts[0]), frame > 0 else { throw bad }
@@ -163,6 +170,12 @@ public struct ScriptStep: Sendable, Equatable {
             if let key = keys[name] { return ScriptStep(frame: frame, action: .key(key)) }
             guard name.count == 1, let character = name.first else { throw bad }
             return ScriptStep(frame: frame, action: .key(.character(character)))
+        case ("type", let text?) where !text.isEmpty:
+            return ScriptStep(frame: frame, action: .text(text))
+        case ("click", let point?):
+            let xy = point.split(separator: ",").compactMap { Double($0) }
+            guard xy.count == 2, xy.allSatisfy({ $0.isFinite && $0 >= 0 }) else { throw bad }
+            return ScriptStep(frame: frame, action: .click(x: xy[0], y: xy[1]))
         case ("shot", let path?) where !path.isEmpty:
             return ScriptStep(frame: frame, action: .screenshot(path))
         case ("seek", let seconds?):

@@ -15,8 +15,11 @@ public protocol MediaPickerDelegate: AnyObject {
 }
 
 /// A headless media picker: the state a picker screen shows and the choices it makes, without drawing anything.
-/// The game draws `shownItems` (with `sections` for an A–Z index), forwards typing to `filterText` and taps to
-/// `toggleSelection(_:)`, and calls `done()` or `cancel()`. The outcome goes to `delegate` and `onFinish`, once.
+/// It browses like the iPod's picker (`browser`): tabs for playlists, artists, albums and songs, each row of a group
+/// opening on its own list, and back. The game draws `browser.shownRows` (with `sections` for an A–Z index), forwards
+/// typing to `filterText`, taps on a song to `toggleSelection(_:)` and on a group to `open(_:)`, offers
+/// `selectAll()` ("add all") on every list, and calls `done()` or `cancel()`. The outcome goes to `delegate` and
+/// `onFinish`, once.
 ///
 /// Used from one thread (the game's). Call `reload()` after `.libraryDidChange`.
 public final class MediaPicker {
@@ -34,13 +37,19 @@ public final class MediaPicker {
     }
     /// The line shown above the list, for example "Choose songs for the radio".
     public var prompt: String?
-    /// Shows only items whose title, artist or album contain every word typed, ignoring case and diacritics.
-    public var filterText = "" { didSet { if filterText != oldValue { applyFilter() } } }
+    /// The filter of the list in front: it shows only rows whose title (for songs: title, artist or album) contains
+    /// every word typed, ignoring case and diacritics. Each list keeps its own.
+    public var filterText: String {
+        get { browser.filterText }
+        set { browser.filterText = newValue }
+    }
 
-    /// The items offered, filtered, sorted by title.
-    public private(set) var shownItems: [MediaItem] = []
-    /// `shownItems` in runs under A–Z and `#`.
-    public private(set) var sections: [MediaQuerySection] = []
+    /// Where the picker is: the tab, the lists opened from it, and the rows shown.
+    public private(set) var browser: MediaBrowser
+    /// Every song under the rows shown, each once, in the order shown (on the Songs tab: the songs shown).
+    public var shownItems: [MediaItem] { browser.shownItems }
+    /// The rows shown, in runs under A–Z and `#`.
+    public var sections: [MediaQuerySection] { browser.sections }
     /// The selection, in the order it was made. Items hidden by the filter stay selected.
     public private(set) var selectedItems: [MediaItem] = []
     /// Set by `done()` or `cancel()`; afterwards both do nothing.
@@ -51,29 +60,52 @@ public final class MediaPicker {
     /// Called once with the outcome, after the delegate.
     public var onFinish: ((MediaPickerResult) -> Void)?
 
-    /// Every offered item with its folded search text.
-    private var candidates: [(item: MediaItem, search: String, section: String)] = []
-
-    /// A picker over `library`'s items of `mediaTypes`, read at once.
+    /// A picker over `library`'s items of `mediaTypes`, on the Songs tab, read at once.
     public init(library: MediaLibrary, mediaTypes: MediaType = .music) {
         self.library = library
         self.mediaTypes = mediaTypes
-        reload()
+        browser = MediaBrowser(library: library, mediaTypes: mediaTypes)
     }
 
-    /// Reads the offered items from the library again (after `.libraryDidChange`). Selected items that are gone are
-    /// deselected.
+    /// Reads the offered items from the library again (after `.libraryDidChange`), keeping the tab, the lists
+    /// opened and their filters. Selected items that are gone are deselected.
     public func reload() {
-        let query = MediaQuery(
-            library: library, filterPredicates: [MediaPropertyPredicate(value: mediaTypes)], groupingType: .title)
-        candidates = query.items.map { item in
-            let search = [item.title, item.artist, item.albumTitle].compactMap { $0.map(LibraryKey.fold) }.joined(
-                separator: "\u{1}")
-            return (item, search, LibraryKey.sectionTitle(LibraryKey.sortKey(item.title)))
+        if browser.mediaTypes != mediaTypes {
+            browser = MediaBrowser(library: library, mediaTypes: mediaTypes, tab: browser.tab)
+        } else {
+            browser.reload()
         }
-        let present = Set(candidates.map(\.item.persistentID))
-        selectedItems.removeAll { !present.contains($0.persistentID) }
-        applyFilter()
+        let offered = MediaQuery(library: library, filterPredicates: [MediaPropertyPredicate(value: mediaTypes)])
+        let present = Set(offered.items.map(\.persistentID))
+        let inPlaylists = Set(library.playlists.flatMap(\.items).map(\.persistentID))
+        selectedItems.removeAll { !present.contains($0.persistentID) && !inPlaylists.contains($0.persistentID) }
+    }
+
+    /// Shows `tab`'s list, with nothing opened.
+    public func show(_ tab: MediaBrowser.Tab) { browser.show(tab) }
+
+    /// Opens the list under `row` (an artist's albums, an album's or a playlist's songs); false for a song.
+    @discardableResult
+    public func open(_ row: MediaBrowser.Row) -> Bool { browser.open(row) }
+
+    /// Back to the list the one in front was opened from; false on a tab's own list.
+    @discardableResult
+    public func goBack() -> Bool { browser.goBack() }
+
+    /// "Add all": selects every song under the rows shown that is not selected yet, in list order. Returns how many
+    /// were added. With single picking, selects the last of them.
+    @discardableResult
+    public func selectAll() -> Int {
+        guard !isFinished else { return 0 }
+        let selected = Set(selectedItems.map(\.persistentID))
+        let added = browser.shownItems.filter { !selected.contains($0.persistentID) }
+        guard let last = added.last else { return 0 }
+        if allowsPickingMultipleItems {
+            selectedItems += added
+        } else {
+            selectedItems = [last]
+        }
+        return added.count
     }
 
     /// Whether `item` is in the selection (compared by `persistentID`).
@@ -113,17 +145,5 @@ public final class MediaPicker {
         isFinished = true
         delegate?.mediaPickerDidCancel(self)
         onFinish?(.didCancel)
-    }
-
-    private func applyFilter() {
-        let terms = LibraryKey.fold(filterText).split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        let shown =
-            terms.isEmpty
-            ? candidates
-            : candidates.filter { candidate in
-                terms.allSatisfy { candidate.search.contains($0) }
-            }
-        shownItems = shown.map(\.item)
-        sections = MediaQuery.sections(shown.map(\.section))
     }
 }
