@@ -123,7 +123,7 @@ package final class PlayerLauncher: Sendable {
         let entry = desktopID.flatMap { id in
             PreferredPlayer.desktopFilePaths(for: id, environment: environment).lazy.compactMap(readSmallFile).first
         }
-        let plugin = MPVMPRISPlugin.find(environment: environment) (exists: ChildProgram.isReadable)
+        let plugin = MPVMPRISPlugin.find(environment: environment, exists: ChildProgram.isReadable)
         return PreferredPlayer.plans(desktopID: desktopID, desktopEntry: entry, mpvPlugin: plugin, locate: locate)
     }
 
