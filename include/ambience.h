@@ -552,13 +552,28 @@ ambience_status ambience_music_get_loudness_matching(ambience_engine *engine, am
 
 /*
  * It drives the player named with ambience_system_music_set_player when that one is on the session bus, else the
- * one playing, else the one most recently active. Without a session bus every call succeeds and does nothing;
- * ambience_system_music_is_available tells. Commands return at once: their effect shows in the state a moment later.
- * At shutdown, music the game started here is paused; music that was playing when the game started is left alone.
+ * one the game last sent a queue or command to, else the one playing, else the one most recently active. Without a
+ * session bus every call succeeds and does nothing; ambience_system_music_is_available tells. Commands return at
+ * once: their effect shows in the state a moment later.
+ *
+ * The player the game drives is the game's music (see ambience_system_music_set_game_music): any command, a file
+ * opened, or a player named makes it so. It never sets the "silence secondary audio" hint (a game that quiets its
+ * soundtrack on the hint cannot pause the very music it plays), an unplug pauses it with the game's audio, and at
+ * shutdown it is paused when the game started it playing or handed it music (ambience_system_music_open). Music
+ * that was playing when the game started, and only paused and played again through the game, stays the user's and
+ * is left playing at exit.
  */
 ambience_status ambience_system_music_is_available(ambience_engine *engine, bool *out_available);
 /* The bus name ("org.mpris.MediaPlayer2.mpv") or short name ("mpv") of the player to drive; NULL forgets it. */
 ambience_status ambience_system_music_set_player(ambience_engine *engine, const char *name);
+/*
+ * Whether the desktop player is the game's music (the iOS "iPod player"). Set it true before the first
+ * ambience_update when the game plays its soundtrack through the system player, so that music playing then is never
+ * taken for the user's; set it false when the game goes back to its own player, so the desktop player is the
+ * user's again. Commands sent through the system music player set it true.
+ */
+ambience_status ambience_system_music_set_game_music(ambience_engine *engine, bool is_game_music);
+ambience_status ambience_system_music_get_game_music(ambience_engine *engine, bool *out_game_music);
 ambience_status ambience_system_music_play(ambience_engine *engine);
 ambience_status ambience_system_music_pause(ambience_engine *engine);
 ambience_status ambience_system_music_stop(ambience_engine *engine);

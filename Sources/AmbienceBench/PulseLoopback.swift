@@ -87,7 +87,7 @@ final class MonitorRecorder: @unchecked Sendable {
 
     /// Waits until the first fragment has arrived (the monitor is flowing), up to `seconds`; whether it has.
     func waitForData(seconds: Double) -> Bool {
-        let deadline = monotonicNanoseconds() + Int(seconds * 1e9)
+        let deadline = monotonicDeadline(afterSeconds: seconds)
         while monotonicNanoseconds() < deadline {
             if recording.withLock({ !$0.reads.isEmpty }) { return true }
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 5_000_000)

@@ -10,6 +10,8 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_bus_create, AmbienceC.ambience_bus_create)
     same(CAmbience.ambience_system_music_is_available, AmbienceC.ambience_system_music_is_available)
     same(CAmbience.ambience_system_music_set_player, AmbienceC.ambience_system_music_set_player)
+    same(CAmbience.ambience_system_music_set_game_music, AmbienceC.ambience_system_music_set_game_music)
+    same(CAmbience.ambience_system_music_get_game_music, AmbienceC.ambience_system_music_get_game_music)
     same(CAmbience.ambience_system_music_play, AmbienceC.ambience_system_music_play)
     same(CAmbience.ambience_system_music_pause, AmbienceC.ambience_system_music_pause)
     same(CAmbience.ambience_system_music_stop, AmbienceC.ambience_system_music_stop)

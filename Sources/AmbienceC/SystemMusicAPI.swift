@@ -27,6 +27,20 @@ public func ambience_system_music_set_player(_ engine: OpaquePointer?, _ name: U
     }
 }
 
+@_cdecl("ambience_system_music_set_game_music")
+public func ambience_system_music_set_game_music(_ engine: OpaquePointer?, _ isGameMusic: Bool) -> ambience_status {
+    systemMusic("ambience_system_music_set_game_music", engine) { $0.isGameMusic = isGameMusic }
+}
+
+@_cdecl("ambience_system_music_get_game_music")
+public func ambience_system_music_get_game_music(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Bool>?)
+    -> ambience_status
+{
+    systemMusic("ambience_system_music_get_game_music", engine) {
+        try output(out, "out_game_music").pointee = $0.isGameMusic
+    }
+}
+
 @_cdecl("ambience_system_music_play")
 public func ambience_system_music_play(_ engine: OpaquePointer?) -> ambience_status {
     systemMusic("ambience_system_music_play", engine) { $0.play() }

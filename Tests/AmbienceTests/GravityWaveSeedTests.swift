@@ -184,31 +184,15 @@ extension GravityWaveTests {
         try frames(2, game, engine)
         let canvas = try Canvas(offscreenWidth: 960, height: 600)
 
-        func artworkDifference() throws -> Int {
-            game.draw(canvas, alpha: 0)
-            let picture = try #require(canvas.readPixels())
-            let rect = GravityWave.artworkRect, none = GravityWave.noArtwork
-            var differing = 0
-            for y in 0..<none.height {
-                for x in 0..<none.width {
-                    let a = picture.color(x: Int(rect.x) + x, y: Int(rect.y) + y), b = none.color(x: x, y: y)
-                    if abs(Int(a.red) - Int(b.red)) + abs(Int(a.green) - Int(b.green)) + abs(Int(a.blue) - Int(b.blue))
-                        > 6
-                    {
-                        differing += 1
-                    }
-                }
-            }
-            return differing
-        }
-        #expect(try artworkDifference() > 600, "the soundtrack's cover is not drawn")
+        #expect(try drawnArtworkDifference(game, on: canvas) > 600, "the soundtrack's cover is not drawn")
         game.openPicker(library: library)
         game.frameEnded(1, time: 0)
         press(game, .enter)
         press(game, .tab)
         try frames(2, game, engine)
         #expect(game.nowPlayingText == "Now Playing: Bare Song by Nobody")
-        #expect(try artworkDifference() == 0, "an item without artwork shows the no-artwork picture")
+        #expect(
+            try drawnArtworkDifference(game, on: canvas) == 0, "an item without artwork shows the no-artwork picture")
     }
 
     // MARK: Add Music / Show Music

@@ -54,6 +54,13 @@ extension MediaLibraryTests {
         #expect(Self.titles(browser) == ["Xtal", "An Ending"])
         #expect(browser.shownItems.map(\.artist) == ["Aphex Twin", "Brian Eno"])
 
+        // Artist → a compilation → only that artist's songs, as the artist's row counted them.
+        browser.show(.artists)
+        browser.open(browser.shownRows[0])
+        #expect(Self.titles(browser) == ["Now Ambient"] && browser.shownRows[0].items.map(\.title) == ["Xtal"])
+        browser.open(browser.shownRows[0])
+        #expect(Self.titles(browser) == ["Xtal"] && browser.shownItems.map(\.artist) == ["Aphex Twin"])
+
         // Playlists → songs, in the playlist's order, repeats and all.
         browser.show(.playlists)
         #expect(Self.titles(browser) == ["Mix"] && !browser.canGoBack)

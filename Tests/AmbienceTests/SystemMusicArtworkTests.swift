@@ -149,19 +149,7 @@ extension MPRISTests {
         #expect(cTag(AMBIENCE_TAG_PATH) == song)
 
         let canvas = try Canvas(offscreenWidth: 960, height: 600)
-        game.draw(canvas, alpha: 0)
-        let picture = try #require(canvas.readPixels())
-        let rect = GravityWave.artworkRect, none = GravityWave.noArtwork
-        var differing = 0
-        for y in 0..<none.height {
-            for x in 0..<none.width {
-                let a = picture.color(x: Int(rect.x) + x, y: Int(rect.y) + y), b = none.color(x: x, y: y)
-                if abs(Int(a.red) - Int(b.red)) + abs(Int(a.green) - Int(b.green)) + abs(Int(a.blue) - Int(b.blue)) > 6
-                {
-                    differing += 1
-                }
-            }
-        }
+        let differing = try drawnArtworkDifference(game, on: canvas)
         #expect(differing > 600, "the system player's cover is not drawn (\(differing) pixels differ)")
     }
 }

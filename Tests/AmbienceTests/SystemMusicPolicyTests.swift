@@ -75,6 +75,18 @@ extension SessionPolicyTests {
         #expect(policy.handle(.resumeAfterRouteChange) == [])
     }
 
+    /// Resume chosen during an interruption (a call) waits, as the game's own audio does, for the interruption's end.
+    @Test func resumeDuringAnInterruptionWaitsForItsEnd() {
+        var policy = policy(.ambient)
+        _ = policy.handle(.otherMusicChanged(OtherMusic(playingPlayers: [Self.mpv], gameDrivenPlayer: Self.mpv)))
+        _ = policy.handle(removal())
+        _ = policy.handle(.interruptionBegan(appAudioPlaying: false))
+        let resumed = policy.handle(.resumeAfterRouteChange)
+        #expect(!resumed.contains(.resumeSystemMusic(Self.mpv)) && !resumed.contains(.resumeAppAudio), "\(resumed)")
+        #expect(policy.handle(.interruptionEnded).contains(.resumeSystemMusic(Self.mpv)))
+        #expect(!policy.handle(.interruptionEnded).contains(.resumeSystemMusic(Self.mpv)))
+    }
+
     /// A player the game does not drive is the user's: an unplug leaves it alone, and so do Resume and Stop. So is
     /// the driven player when it was not playing (nothing to resume later).
     @Test(arguments: [

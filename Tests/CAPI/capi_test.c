@@ -910,6 +910,15 @@ static void test_system_music(ambience_engine *engine) {
     OK(ambience_system_music_get_now_playing_tag(engine, AMBIENCE_TAG_TITLE, tag, sizeof tag, &required));
     OK(ambience_system_music_set_player(engine, "no-such-player"));
     OK(ambience_system_music_set_player(engine, NULL));
+    /* Naming a player made the desktop player the game's music; the game can say it is the user's again. */
+    bool game_music = false;
+    OK(ambience_system_music_get_game_music(engine, &game_music));
+    CHECK(game_music);
+    OK(ambience_system_music_set_game_music(engine, false));
+    OK(ambience_system_music_get_game_music(engine, &game_music));
+    CHECK(!game_music);
+    EXPECT(ambience_system_music_get_game_music(engine, NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    EXPECT(ambience_system_music_set_game_music(NULL, true), AMBIENCE_ERROR_NULL_HANDLE);
     if (!available) {
         /* No bus: nothing to drive. */
         OK(ambience_system_music_play(engine));

@@ -30,7 +30,7 @@ extension GravityWave {
         case .song: return itemLine(row.items[0])
         case .artist: return row.title ?? localized("Unknown Artist")
         case .playlist: return row.title ?? localized("Untitled")
-        case .album:
+        case .album, .artistsAlbum:
             let album = row.title ?? localized("Unknown Album")
             let first = row.items.first
             return (first?.albumArtist ?? first?.artist).map { "\(album) — \($0)" } ?? album

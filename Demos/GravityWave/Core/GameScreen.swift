@@ -307,14 +307,12 @@ extension GravityWave {
         return Picture(width: side, height: side, pixels: pixels)!
     }()
 
-    /// The now-playing item's artwork from the library (embedded, or a cover file beside it), or none.
+    /// The now-playing item's artwork (embedded, a cover file beside it, or the one the system player names), once
+    /// read off the game thread; none until then.
     private func artworkPicture() -> Picture? {
         guard player.playbackState != .stopped, let item = player.nowPlayingItem else { return nil }
-        if let cached = nowPlayingArtwork, cached.id == item.persistentID { return cached.picture }
-        let image = item.artwork?.image(size: ArtworkSize(width: 72, height: 72))
-        let picture = image.flatMap { Picture(width: $0.width, height: $0.height, pixels: $0.pixels) }
-        nowPlayingArtwork = (item.persistentID, picture)
-        return picture
+        if nowPlayingArtwork?.itemID != item.persistentID { nowPlayingArtwork = ArtworkLoader(item, side: 72) }
+        return nowPlayingArtwork?.picture ?? nil
     }
 
     func drawPanel(_ canvas: Canvas, _ rect: Rect, title: String) {

@@ -73,16 +73,18 @@ extension GravityWave {
             engine.systemMusicPlayer.preferredPlayer = busName
             updatePlayerQueue(with: pending.collection)
         case .failed(let error):
-            fallBackToApplicationPlayer(with: pending.collection, refused: false, reason: error.description)
+            fallBackToApplicationPlayer(adding: pending.collection, refused: false, reason: error.description)
         }
     }
 
-    /// The songs go to the game's own player, which the menu then shows as chosen (so it says which one plays), with
-    /// a line saying why.
-    func fallBackToApplicationPlayer(with collection: MediaItemCollection, refused: Bool, reason: String? = nil) {
+    /// The user's picks, with `collection` added, go to the game's own player, which the menu then shows as chosen
+    /// (so it says which one plays; the settings file keeps the user's choice), with a line saying why.
+    func fallBackToApplicationPlayer(adding collection: MediaItemCollection?, refused: Bool, reason: String? = nil) {
         let why = reason ?? statusMessage ?? ""
-        switchPlayer(to: .application)
-        updatePlayerQueue(with: collection)
+        let songs = MediaItemCollection(items: (userCollection?.items ?? []) + (collection?.items ?? []))
+        userCollection = nil
+        switchPlayer(to: .application, remember: false)
+        if !songs.items.isEmpty { updatePlayerQueue(with: songs) }
         statusMessage =
             refused
             ? localized("The music player refused the songs ({1}): playing in the game's player", why)

@@ -53,7 +53,7 @@ public final class GravityWave {
     /// The bundled soundtrack: every audio file in `Assets/Music`, in name order.
     public let soundtrack: MediaItemCollection
     /// The music the user picked, once they have (then "Add Music" becomes "Show Music").
-    public private(set) var userCollection: MediaItemCollection?
+    public internal(set) var userCollection: MediaItemCollection?
     public internal(set) var picker: MediaPicker?
     var library: MediaLibrary?
     var scan: LibraryScan?
@@ -86,13 +86,17 @@ public final class GravityWave {
     var pickerScroll = 0
     /// A desktop player being started for the System player, and the songs waiting for it.
     var pendingPlayerLaunch: (launcher: PlayerLauncher, collection: MediaItemCollection)?
+    /// The system player was handed the user's picks and has not played them yet: a refusal moves them to the game's.
+    var systemQueueUnconfirmed = false
+    /// The player choice the settings file keeps while a fallback shows another (the user chose System; it failed).
+    private var playerChoiceToSave: PlayerChoice?
     /// The cursor and scroll of each list the picker opened from, restored on the way back.
     var pickerPositions: [(cursor: Int, scroll: Int)] = []
     var draggingSlider: String?
     var heldKeys: Set<Key> = []
     var ignoreTextThisFrame = false
     var hue = 0.62
-    var nowPlayingArtwork: (id: UInt64, picture: Picture?)?
+    var nowPlayingArtwork: ArtworkLoader?
     var fonts: Fonts?
     var fontsFailed = false
     private var updates = 0
@@ -207,6 +211,7 @@ public final class GravityWave {
                 nowPlayingArtwork = nil
             case .music(.playbackStateDidChange(let state)), .systemMusic(.playbackStateDidChange(let state)):
                 if state == .playing { hasPlayedMusic = true }
+                if state == .playing, case .systemMusic = event { systemQueueUnconfirmed = false }
                 // The queue ended: as the seed does, stop, so that Play starts the queue from its first item.
                 if state == .stopped, player === engine.musicPlayer, engine.musicPlayer.nowPlayingItem == nil {
                     engine.musicPlayer.stop()
@@ -214,6 +219,11 @@ public final class GravityWave {
             case .session(let note):
                 sessionEvents.append(note)
                 handleSession(note)
+            case .systemMusic(.commandFailed(_, let command, let reason))
+            where systemQueueUnconfirmed && ["OpenUri", "AddTrack"].contains(command) && player !== engine.musicPlayer:
+                // The player would not take the picks: "Show Music" must not stay for a queue that never plays.
+                systemQueueUnconfirmed = false
+                fallBackToApplicationPlayer(adding: nil, refused: true, reason: reason.description)
             default:
                 break
             }
@@ -382,19 +392,30 @@ public final class GravityWave {
     }
 
     private func saveSettingsIfChanged() {
-        guard settings != savedSettings else { return }
+        var kept = settings
+        if let playerChoiceToSave { kept.player = playerChoiceToSave }
+        guard kept != savedSettings else { return }
         do {
-            try settings.save(to: options.settingsPath)
-            savedSettings = settings
+            try kept.save(to: options.settingsPath)
+            savedSettings = kept
         } catch {
             statusMessage = error.description
         }
     }
 
-    func switchPlayer(to choice: PlayerChoice) {
+    /// Changes the player the music goes through. `remember` false (a fallback) keeps the user's saved choice.
+    func switchPlayer(to choice: PlayerChoice, remember: Bool = true) {
         let old = player
+        playerChoiceToSave = remember ? nil : (playerChoiceToSave ?? settings.player)
         settings.player = choice
         saveSettingsIfChanged()
+        if choice == .application, let pending = pendingPlayerLaunch {
+            // A player still starting is not the game's any more: its songs go to the game's player.
+            pending.launcher.cancel()
+            pendingPlayerLaunch = nil
+            userCollection = MediaItemCollection(items: (userCollection?.items ?? []) + pending.collection.items)
+        }
+        systemQueueUnconfirmed = false
         statusMessage =
             choice == .system && engine.gameSystemMusicPlayer == nil
             ? localized("System player not available: using the game's player") : nil
@@ -413,7 +434,16 @@ public final class GravityWave {
         } else {
             // Like the iPod player in AddMusic: the system player goes on with its own music unless the user picked some.
             new.beginGeneratingPlaybackNotifications()
-            if let userCollection { setQueue(userCollection) }
+            if let picks = userCollection {
+                if needsPlayerLaunch {
+                    userCollection = nil
+                    startSystemPlayer(then: picks)
+                } else if setQueue(picks) {
+                    systemQueueUnconfirmed = true
+                } else {
+                    return fallBackToApplicationPlayer(adding: nil, refused: true)
+                }
+            }
         }
         if wasPlaying { new.play() }
     }
@@ -430,16 +460,21 @@ public final class GravityWave {
         }
     }
 
+    /// Whether the system player needs a desktop player started first: one is on its way, or none on the bus can be
+    /// driven (a browser tab that only shows what plays is no music player).
+    private var needsPlayerLaunch: Bool {
+        pendingPlayerLaunch != nil || !engine.systemMusicPlayer.players.contains { $0.canControl && $0.canPlay }
+    }
+
     /// AddMusic's rule: the first collection becomes the queue and plays; later ones are added to its end, and what
     /// is playing goes on.
     func updatePlayerQueue(with collection: MediaItemCollection) {
         // No desktop player to hand the songs to: one is started first (GravityWave+Picker.swift).
-        if player !== engine.musicPlayer && (pendingPlayerLaunch != nil || engine.systemMusicPlayer.players.isEmpty) {
-            return startSystemPlayer(then: collection)
-        }
+        if player !== engine.musicPlayer && needsPlayerLaunch { return startSystemPlayer(then: collection) }
         guard let existing = userCollection else {
             // "Show Music" only for a queue that plays: one the system player refuses goes to the game's player.
-            guard setQueue(collection) else { return fallBackToApplicationPlayer(with: collection, refused: true) }
+            guard setQueue(collection) else { return fallBackToApplicationPlayer(adding: collection, refused: true) }
+            systemQueueUnconfirmed = player !== engine.musicPlayer
             userCollection = collection
             soundtrackOffForUserMusic = false
             soundtrackPausedByHint = false

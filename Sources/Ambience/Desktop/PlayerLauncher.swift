@@ -68,6 +68,11 @@ package final class PlayerLauncher: Sendable {
         let thread = WorkerThread(name: "ambience-launch") { [result] control in
             let outcome = Self.launch(for: systemPlayer, environment: child, patience: patience, control: control)
             result.outcome.withLock { $0 = outcome }
+            // The player is the user's and outlives the game, but while the game runs it is this process's child:
+            // reap it when the user quits it, so that it never lingers as a zombie.
+            if case .started(_, _, let pid) = outcome {
+                while !control.isStopRequested && ChildProgram.endStatus(of: pid) == nil { control.wait(seconds: 0.5) }
+            }
         }
         if thread.isRunning {
             worker.withLock { $0 = thread }
@@ -100,7 +105,7 @@ package final class PlayerLauncher: Sendable {
     static let queryTimeout = 2.0
 
     /// The players to try, from the desktop's answers.
-    static func plans(environment: [String: String]) -> [PlayerLaunchPlan] {
+    static func plans(environment: [String: String], isCancelled: () -> Bool = { false }) -> [PlayerLaunchPlan] {
         let path = environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
         let locate = { (name: String) in ChildProgram.executable(name, path: path) }
         // Their messages in English, whatever the user's language: the output is parsed, not shown.
@@ -112,12 +117,13 @@ package final class PlayerLauncher: Sendable {
             desktopID =
                 (try? ChildProgram.output(
                     of: [xdgMime, "query", "default", PreferredPlayer.audioType], environment: queryEnvironment,
-                    timeout: queryTimeout)).flatMap(PreferredPlayer.desktopID(xdgMimeOutput:))
+                    timeout: queryTimeout, isCancelled: isCancelled)).flatMap(PreferredPlayer.desktopID(xdgMimeOutput:))
         }
         if desktopID == nil, let gio = locate("gio") {
             desktopID =
                 (try? ChildProgram.output(
-                    of: [gio, "mime", PreferredPlayer.audioType], environment: queryEnvironment, timeout: queryTimeout))
+                    of: [gio, "mime", PreferredPlayer.audioType], environment: queryEnvironment, timeout: queryTimeout,
+                    isCancelled: isCancelled))
                 .flatMap(PreferredPlayer.desktopID(gioMimeOutput:))
         }
         let entry = desktopID.flatMap { id in
@@ -139,7 +145,7 @@ package final class PlayerLauncher: Sendable {
         for systemPlayer: SystemMusicPlayer, environment: [String: String], patience: Double,
         control: WorkerThread.Control
     ) -> Outcome {
-        let plans = plans(environment: environment)
+        let plans = plans(environment: environment) { control.isStopRequested }
         guard !plans.isEmpty else { return .failed(.noPlayerInstalled) }
         var attempts: [PlayerLaunchError.Attempt] = []
         for plan in plans {
@@ -151,7 +157,7 @@ package final class PlayerLauncher: Sendable {
                 attempts.append(.init(program: plan.program, reason: error.description))
                 continue
             }
-            let deadline = monotonicNanoseconds() + Int(patience * 1e9)
+            let deadline = monotonicDeadline(afterSeconds: patience)
             var failure: String?
             while failure == nil {
                 if let player = systemPlayer.players.first(where: { plan.matches($0, processID: pid) }) {
@@ -160,7 +166,7 @@ package final class PlayerLauncher: Sendable {
                 if let status = ChildProgram.endStatus(of: pid) {
                     failure = "ended with status \(status) before it appeared on the session bus"
                 } else if control.isStopRequested {
-                    ChildProgram.end(pid, grace: 1)
+                    ChildProgram.end(pid, grace: 0)
                     return .failed(.cancelled)
                 } else if monotonicNanoseconds() >= deadline {
                     // A player that never shows up is of no use to the game, and nobody asked for it otherwise.

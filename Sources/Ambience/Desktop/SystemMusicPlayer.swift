@@ -6,7 +6,8 @@ import Synchronization
 /// the same API as the application player where MPRIS allows. Notifications arrive in `AudioEngine.update()` as
 /// `.systemMusic(...)` events.
 ///
-/// It drives `preferredPlayer` when set, else the player that is playing, else the one most recently active.
+/// It drives `preferredPlayer` when set, else the player it last sent music or a command to (while `isGameMusic`),
+/// else the player that is playing, else the one most recently active.
 public final class SystemMusicPlayer: @unchecked Sendable {
     private let lock = Lock<Void>(())
     // Guarded by `lock`.
@@ -26,6 +27,8 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     /// Tells the session that the game started a player, and whether with music of its own (set by the engine).
     private var onStart: (@Sendable (String, Bool) -> Void)?
     private var _isGameMusic = false
+    /// The bus name of the player the game last sent a queue or command to: its music, while `isGameMusic`.
+    private var drivenPlayer: String?
 
     /// Without a connection until the engine hands it one (`use(client:ownBusName:)`).
     init() {}
@@ -70,8 +73,15 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         set { lock.withLock { _ in _isGameMusic = newValue } }
     }
 
-    /// The player the game drives as its music, when `isGameMusic`.
-    package var gameDrivenPlayer: MPRISPlayerInfo? { isGameMusic ? currentPlayer : nil }
+    /// The player the game drives as its music, when `isGameMusic`: the one it last sent a queue or command to,
+    /// never merely another that the user started meanwhile (nil while that one is off the bus); before any, the one
+    /// `currentPlayer` names.
+    package var gameDrivenPlayer: MPRISPlayerInfo? {
+        let (isGameMusic, driven) = lock.withLock { _ in (_isGameMusic, drivenPlayer) }
+        guard isGameMusic else { return nil }
+        guard let driven else { return currentPlayer }
+        return players.first { $0.name == driven }
+    }
 
     private var connection: (client: MPRISClient?, ownBusName: String?) {
         lock.withLock { _ -> (client: MPRISClient?, ownBusName: String?) in (client, ownBusName) }
@@ -97,13 +107,17 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         return client?.players.filter { $0.name != ownBusName } ?? []
     }
 
-    /// The player this object drives now: the one named by `preferredPlayer` when it is on the bus, else the one
-    /// playing, else the most recently active, else any.
+    /// The player this object drives now: the one named by `preferredPlayer` when it is on the bus, else, while
+    /// `isGameMusic`, the one the game last sent a queue or command to (a player the user starts meanwhile is theirs),
+    /// else the one playing, else the most recently active, else any.
     public var currentPlayer: MPRISPlayerInfo? {
         let all = players
-        let (recent, preferred) = lock.withLock { _ in (lastActive, _preferredPlayer) }
+        let (recent, preferred, driven) = lock.withLock { _ in
+            (lastActive, _preferredPlayer, _isGameMusic ? drivenPlayer : nil)
+        }
         let (client, ownBusName) = connection
         if let preferred, let player = client?.player(named: preferred), player.name != ownBusName { return player }
+        if let driven, let player = all.first(where: { $0.name == driven }) { return player }
         if let playing = all.first(where: { $0.status == .playing }) { return playing }
         if let recent, let player = all.first(where: { $0.name == recent }) { return player }
         return all.first
@@ -167,7 +181,7 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         }
         lock.withLock { _ in
             handedQueue[player.name] = uris
-            _isGameMusic = true
+            drive(player.name)
         }
         connection.client?.send(command, to: player.name)
         recordStart(player.name, withGameMusic: true)
@@ -185,9 +199,11 @@ public final class SystemMusicPlayer: @unchecked Sendable {
         let player = try playerToDrive()
         let name = player.identity ?? player.shortName
         if player.canEditTracks {
-            lock.withLock { _ in handedQueue[player.name, default: []] += added }
+            lock.withLock { _ in
+                handedQueue[player.name, default: []] += added
+                drive(player.name)
+            }
             connection.client?.send(.appendTracks(added), to: player.name)
-            isGameMusic = true
             recordStart(player.name, withGameMusic: true)
             return
         }
@@ -203,14 +219,20 @@ public final class SystemMusicPlayer: @unchecked Sendable {
             let rest = handed.firstIndex(of: current).map { Array(handed[($0 + 1)...]) } ?? []
             let queue = [current] + rest + added
             handedQueue[player.name] = queue
+            drive(player.name)
             return queue
         }
         let playlist = try writePlaylist(queue, for: player)
         connection.client?.send(
             .openKeepingPlace(uri: playlist, seconds: player.position ?? 0, paused: player.status != .playing),
             to: player.name)
-        isGameMusic = true
         recordStart(player.name, withGameMusic: true)
+    }
+
+    /// Makes `name` the player whose music is the game's. Call under `lock`.
+    private func drive(_ name: String) {
+        _isGameMusic = true
+        drivenPlayer = name
     }
 
     private func playerToDrive() throws(DesktopError) -> MPRISPlayerInfo {
@@ -238,7 +260,7 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     private func send(_ command: MPRISCommand, started: Bool = false) {
         guard let player = currentPlayer else { return }
-        isGameMusic = true
+        lock.withLock { _ in drive(player.name) }
         if started && player.status != .playing { recordStart(player.name, withGameMusic: false) }
         connection.client?.send(command, to: player.name)
     }

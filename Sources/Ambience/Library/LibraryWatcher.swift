@@ -129,7 +129,7 @@ final class LibraryWatcher: @unchecked Sendable {
                 readEvents(into: &pending, buffer: &buffer)
                 if pending.count > 0 {
                     if before == 0 { firstPending = monotonicNanoseconds() }
-                    quietDeadline = monotonicNanoseconds() + (quietPeriod * 1e9).saturated(Int.self)
+                    quietDeadline = monotonicDeadline(afterSeconds: quietPeriod)
                 }
             }
             if !pending.isEmpty && monotonicNanoseconds() >= min(quietDeadline, firstPending + 1_000_000_000) {

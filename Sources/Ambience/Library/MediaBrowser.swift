@@ -27,6 +27,8 @@ public struct MediaBrowser: Sendable {
         case artist(String?)
         /// An album, by its `albumPersistentID`.
         case album(UInt64)
+        /// One artist's songs on an album (a row of an artist's list): on a compilation, only theirs.
+        case artistsAlbum(artist: String?, album: UInt64)
     }
 
     /// One row of a list: a song, or a group of songs that opens on a list of its own.
@@ -188,12 +190,17 @@ public struct MediaBrowser: Sendable {
             // The songs without an artist tag have the empty name's key, so "" finds them.
             let artist = MediaPropertyPredicate(value: name ?? "", forProperty: .artist)
             rows = groupRows(MediaQuery(library: library, filterPredicates: [offered, artist], groupingType: .album)) {
-                .album($0.albumPersistentID)
+                .artistsAlbum(artist: name, album: $0.albumPersistentID)
             }
         case .album(let id)?:
             let album = MediaPropertyPredicate(value: id, forProperty: .albumPersistentID)
             rows = MediaQuery(library: library, filterPredicates: [offered, album], groupingType: .album).items.map(
                 songRow)
+        case .artistsAlbum(let name, let id)?:
+            let album = MediaPropertyPredicate(value: id, forProperty: .albumPersistentID)
+            let artist = MediaPropertyPredicate(value: name ?? "", forProperty: .artist)
+            rows = MediaQuery(library: library, filterPredicates: [offered, album, artist], groupingType: .album)
+                .items.map(songRow)
         case .playlist(let id)?:
             rows = (library.playlists.first { $0.persistentID == id }?.items ?? []).map(songRow)
         case .song?:

@@ -253,7 +253,7 @@ enum SDLAudio {
 
     /// Returns once SDL lists a playback device of that name, or after `seconds`.
     private static func awaitDevice(named name: String, seconds: Double) {
-        let deadline = monotonicNanoseconds() + Int(seconds * 1e9)
+        let deadline = monotonicDeadline(afterSeconds: seconds)
         while !deviceNames().contains(name) && monotonicNanoseconds() < deadline {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 10_000_000)
         }

@@ -8,12 +8,15 @@ package enum ChildProgramError: Error, Equatable, Sendable, CustomStringConverti
     case timedOut(String, seconds: Double)
     /// It ended with a status other than 0 (a signal's number is 128 more).
     case failed(String, status: Int32)
+    /// The caller called the wait off, and it was killed.
+    case cancelled(String)
 
     package var description: String {
         switch self {
         case .notStarted(let program, let error): "\(program): cannot be started (\(error))"
         case .timedOut(let program, let seconds): "\(program): no answer within \(seconds) s"
         case .failed(let program, let status): "\(program): ended with status \(status)"
+        case .cancelled(let program): "\(program): called off"
         }
     }
 }
@@ -46,14 +49,16 @@ package enum ChildProgram {
 
     /// Runs `arguments` to its end and returns what it wrote to standard output (the first `limit` bytes), waiting
     /// at most `timeout` seconds: past that it is killed, with what it had started, and this throws `timedOut`.
+    /// `isCancelled` is asked every 50 ms at most; once it says yes, the program is killed and this throws
+    /// `cancelled`.
     package static func output(
-        of arguments: [String], environment: [String: String], timeout: Double, limit: Int = 65_536
+        of arguments: [String], environment: [String: String], timeout: Double, limit: Int = 65_536,
+        isCancelled: () -> Bool = { false }
     ) throws(ChildProgramError) -> String {
         let program = arguments.first ?? ""
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw .notStarted(program, .current) }
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        // Close-on-exec from the start: a child another thread spawns meanwhile must not hold the write end open.
+        guard let pipe2 = Self.pipe2, pipe2(&ends, O_CLOEXEC) == 0 else { throw .notStarted(program, .current) }
         let pid: pid_t
         do {
             pid = try spawn(arguments, environment: environment, output: ends[1])
@@ -64,15 +69,19 @@ package enum ChildProgram {
         }
         close(ends[1])
         defer { close(ends[0]) }
-        let deadline = monotonicNanoseconds() + Int(max(timeout, 0) * 1e9)
+        let deadline = monotonicDeadline(afterSeconds: timeout)
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         var open = true
         while open {
             let left = (deadline - monotonicNanoseconds()) / 1_000_000
             guard left > 0 else { break }
+            if isCancelled() {
+                end(pid, grace: 0)
+                throw .cancelled(program)
+            }
             var poller = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, Int32(min(left, 1000)))
+            let ready = poll(&poller, 1, Int32(min(left, 50)))
             if ready < 0 && errno == EINTR { continue }
             guard ready > 0 else { continue }
             let count = chunk.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
@@ -88,7 +97,7 @@ package enum ChildProgram {
                 guard status == 0 else { throw .failed(program, status: status) }
                 return String(decoding: bytes, as: UTF8.self)
             }
-            guard monotonicNanoseconds() < deadline else { break }
+            guard monotonicNanoseconds() < deadline, !isCancelled() else { break }
             sleepUntil(monotonicNanoseconds: min(deadline, monotonicNanoseconds() + 2_000_000))
         }
         end(pid, grace: 0)
@@ -111,7 +120,7 @@ package enum ChildProgram {
     package static func end(_ pid: pid_t, grace: Double) {
         guard pid > 0 else { return }
         kill(-pid, SIGTERM)
-        let deadline = monotonicNanoseconds() + Int(max(grace, 0) * 1e9)
+        let deadline = monotonicDeadline(afterSeconds: grace)
         while endStatus(of: pid) == nil {
             if monotonicNanoseconds() >= deadline {
                 kill(-pid, SIGKILL)
@@ -136,6 +145,14 @@ package enum ChildProgram {
                 address,
                 to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
         }()
+
+    /// `pipe2` (which Swift's Glibc module does not declare without _GNU_SOURCE), looked up once.
+    private static let pipe2: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32)? = {
+        guard let libc = try? SharedLibrary("libc.so.6"), let address = try? libc.address(of: "pipe2") else {
+            return nil
+        }
+        return unsafeBitCast(address, to: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
+    }()
 
     private static func spawn(_ arguments: [String], environment: [String: String], output: Int32?)
         throws(ChildProgramError) -> pid_t

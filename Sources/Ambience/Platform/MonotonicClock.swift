@@ -15,3 +15,10 @@ package func sleepUntil(monotonicNanoseconds deadline: Int) {
     var time = timespec(tv_sec: deadline / 1_000_000_000, tv_nsec: deadline % 1_000_000_000)
     while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
 }
+
+/// The monotonic time `seconds` from now, in nanoseconds: a negative or NaN wait is now, and a huge one saturates at
+/// about a century rather than trapping (`Int(seconds * 1e9)` would, and so would the addition).
+package func monotonicDeadline(afterSeconds seconds: Double) -> Int {
+    let wait = seconds.isNaN ? 0 : min(max(seconds, 0), 3.15e9)
+    return monotonicNanoseconds() + (wait * 1e9).saturated(Int.self)
+}

@@ -96,7 +96,7 @@ package enum ProcessExit {
         guard getpid() == installer.load(ordering: .acquiring) else { return }
         exitingThread.store(UInt(pthread_self()), ordering: .releasing)
         exiting.store(true, ordering: .sequentiallyConsistent)
-        let deadline = monotonicNanoseconds() + Int(renderDrainSeconds * 1e9)
+        let deadline = monotonicDeadline(afterSeconds: renderDrainSeconds)
         while rendersInFlight.load(ordering: .sequentiallyConsistent) > 0 && monotonicNanoseconds() < deadline {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 1_000_000)
         }

@@ -136,6 +136,8 @@ package struct SessionState: Sendable, Equatable {
     /// The volume `.duckOthers` turns other players down to, as a fraction of their own (0.3: about −10 dB).
     package internal(set) var othersDuckedVolume = 0.3
     var hasBeenActivated = false
+    /// The game-driven system player the user chose to resume after an unplug during an interruption.
+    var systemMusicResumeAfterInterruption: String?
     var resumeAfterInterruption = false
     var interruptedByDeviceLoss = false
     /// False while the session bus is gone: resumes and unducks are then owed rather than sent.
@@ -311,7 +313,14 @@ package struct SessionPolicy: Sendable {
             guard state.isPausedForRouteChange else { break }
             state.isPausedForRouteChange = false
             if !state.isInterrupted { actions.append(.resumeAppAudio) }
-            if let player = state.systemMusicPausedForRouteChange { actions.append(.resumeSystemMusic(player)) }
+            if let player = state.systemMusicPausedForRouteChange {
+                // Like the game's own audio, it waits for an interruption (a call) to end.
+                if state.isInterrupted {
+                    state.systemMusicResumeAfterInterruption = player
+                } else {
+                    actions.append(.resumeSystemMusic(player))
+                }
+            }
             state.systemMusicPausedForRouteChange = nil
 
         case .stopAfterRouteChange:
@@ -413,6 +422,8 @@ package struct SessionPolicy: Sendable {
         state.resumeAfterInterruption = false
         var actions: [SessionAction] = []
         if resume { actions.append(.resumeAppAudio) }
+        if let player = state.systemMusicResumeAfterInterruption { actions.append(.resumeSystemMusic(player)) }
+        state.systemMusicResumeAfterInterruption = nil
         actions.append(.notify(.interruption(.ended(shouldResume: resume))))
         return actions
     }
