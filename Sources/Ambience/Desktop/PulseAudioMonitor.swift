@@ -50,6 +50,10 @@ final class PulseAudioMonitor: Sendable {
     /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
     func close() { connection.close() }
 
+    /// Ends the cork listener's stream, if there is one, and makes no other: the server's cork requests go unheard
+    /// from now on. The rest of the monitor carries on.
+    func stopCorkListener() { connection.stopCorkListener() }
+
     // MARK: Snapshot (any thread, never blocks on the server)
 
     var snapshot: PulseSnapshot { connection.shared.withLock { $0.model } }
@@ -127,8 +131,9 @@ final class PulseConnection: @unchecked Sendable {
     let mainloop: OpaquePointer
     let context: OpaquePointer
     private let serverLabel: String
-    /// The `media.role` of the stream that hears the server's cork requests; nil: no such stream.
-    let corkRole: String?
+    /// The `media.role` of the stream that hears the server's cork requests; nil: no such stream (main-loop thread or
+    /// main-loop lock only after the start).
+    var corkRole: String?
     /// That stream, while it exists (main-loop thread or main-loop lock only).
     var corkStream: OpaquePointer?
     /// True once closed. Held for a whole request, so requests are serialized with each other and with `close()`.
@@ -242,6 +247,17 @@ final class PulseConnection: @unchecked Sendable {
             pulse.pa_threaded_mainloop_free(mainloop)
         }
         shared.withLock { $0.model.isConnected = false }
+    }
+
+    /// Ends the cork listener's stream for good (the connection stays). Idempotent.
+    func stopCorkListener() {
+        lifecycle.withLock { closed in
+            guard !closed, pulse.pa_threaded_mainloop_in_thread(mainloop) == 0 else { return }
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            corkRole = nil
+            closeCorkStream()
+            pulse.pa_threaded_mainloop_unlock(mainloop)
+        }
     }
 
     /// Sends one request and waits for the server's yes or no.
