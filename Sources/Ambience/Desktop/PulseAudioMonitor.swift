@@ -136,6 +136,8 @@ final class PulseConnection: @unchecked Sendable {
     var corkRole: String?
     /// That stream, while it exists (main-loop thread or main-loop lock only).
     var corkStream: OpaquePointer?
+    /// It was stopped while the server was still making it: it is ended as soon as it is ready.
+    var corkStreamEndsWhenReady = false
     /// True once closed. Held for a whole request, so requests are serialized with each other and with `close()`.
     private let lifecycle = Lock(false)
     // Main-loop thread or main-loop lock only:
@@ -239,7 +241,7 @@ final class PulseConnection: @unchecked Sendable {
             pulse.pa_threaded_mainloop_lock(mainloop)
             pulse.pa_context_set_state_callback(context, nil, nil)
             pulse.pa_context_set_subscribe_callback(context, nil, nil)
-            closeCorkStream()
+            closeCorkStream(evenIfNotReady: true)  // the disconnect ends a stream still being made
             pulse.pa_context_disconnect(context)  // cancels pending operations: their callbacks never run
             pulse.pa_context_unref(context)
             pulse.pa_threaded_mainloop_unlock(mainloop)

@@ -47,11 +47,19 @@ extension PulseConnection {
         corkStream = stream
     }
 
-    /// Ends the cork listener's stream, if there is one. Main-loop thread or lock only.
-    func closeCorkStream() {
+    /// Ends the cork listener's stream, if there is one. libpulse refuses to disconnect a stream the server is still
+    /// making (PipeWire can take a while), and would make it anyway: such a stream is ended once it is ready, unless
+    /// the whole connection is going (`evenIfNotReady`). Main-loop thread or lock only.
+    func closeCorkStream(evenIfNotReady: Bool = false) {
         guard let stream = corkStream else { return }
+        let state = pulse.pa_stream_get_state(stream)
+        if state == PA_STREAM_CREATING && !evenIfNotReady {
+            corkStreamEndsWhenReady = true
+            return
+        }
         corkStream = nil
-        _ = pulse.pa_stream_disconnect(stream)
+        corkStreamEndsWhenReady = false
+        if state == PA_STREAM_READY { _ = pulse.pa_stream_disconnect(stream) }
         release(stream)
         shared.withLock { $0.model.corkListenerIndex = nil }
     }
@@ -67,7 +75,9 @@ extension PulseConnection {
     private func corkStreamStateChanged(_ stream: OpaquePointer) {
         guard stream == corkStream else { return }
         let state = pulse.pa_stream_get_state(stream)
-        if state == PA_STREAM_READY {
+        if state == PA_STREAM_READY && corkStreamEndsWhenReady {
+            closeCorkStream()
+        } else if state == PA_STREAM_READY {
             let index = pulse.pa_stream_get_index(stream)
             shared.withLock { $0.model.corkListenerIndex = index }
         } else if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
