@@ -15,6 +15,9 @@
     F(pa_context_set_sink_input_mute) F(pa_context_set_state_callback) F(pa_context_set_subscribe_callback) \
     F(pa_context_subscribe) F(pa_context_unref) F(pa_operation_cancel) F(pa_operation_unref) F(pa_proplist_free) \
     F(pa_proplist_gets) F(pa_proplist_new) F(pa_proplist_sets) F(pa_rtclock_now) F(pa_strerror) \
+    F(pa_stream_connect_playback) F(pa_stream_disconnect) F(pa_stream_get_index) F(pa_stream_get_state) \
+    F(pa_stream_new_with_proplist) F(pa_stream_set_event_callback) F(pa_stream_set_state_callback) \
+    F(pa_stream_unref) \
     F(pa_threaded_mainloop_free) F(pa_threaded_mainloop_get_api) F(pa_threaded_mainloop_in_thread) \
     F(pa_threaded_mainloop_lock) F(pa_threaded_mainloop_new) F(pa_threaded_mainloop_set_name) \
     F(pa_threaded_mainloop_signal) F(pa_threaded_mainloop_start) F(pa_threaded_mainloop_stop) \

@@ -11,7 +11,8 @@ import Testing
         .activate(playingPlayers: ["mpv"]), .deactivate(notifyOthers: true), .deactivate(notifyOthers: false),
         .setCategory(.ambient, [], playingPlayers: ["mpv"]), .enteredBackground, .enteredForeground,
         .screenLockChanged(isLocked: true), .screenLockChanged(isLocked: false),
-        .interruptionBegan(appAudioPlaying: true), .interruptionEnded,
+        .interruptionBegan(appAudioPlaying: true), .interruptionEnded, .corkRequested(appAudioPlaying: true),
+        .uncorkRequested,
         .currentDeviceRemoved(previous: speakers, current: headphones),
         .currentDeviceRemoved(previous: speakers, current: nil),
         .deviceAdded(headphones, current: speakers), .defaultDeviceChanged(previous: speakers, current: headphones),
@@ -50,8 +51,10 @@ import Testing
             // unlocked: it never was locked
             #expect(actions == (category == .playback || !locked ? [] : [.silenceOutput(true)]))
             #expect(policy.state.isSilenced == (locked && category != .playback))
-        case .interruptionBegan:
+        case .interruptionBegan, .corkRequested:
             #expect(actions == [.pauseAppAudio(.interruption), .notify(.interruption(.began))])
+        case .uncorkRequested:
+            #expect(actions.isEmpty)  // no cork began an interruption
         case .interruptionEnded, .wokeFromSleep, .resumeAfterRouteChange, .stopAfterRouteChange:
             #expect(!actions.contains(.resumeAppAudio) && !actions.contains(.stopAppAudio))  // nothing was paused
         case .currentDeviceRemoved(_, let current?):

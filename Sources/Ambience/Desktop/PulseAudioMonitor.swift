@@ -27,11 +27,16 @@ final class PulseAudioMonitor: Sendable {
     /// streams. Never starts a server. Throws `.serverUnavailable` when nothing answers, `.timeout` when the
     /// connection or the first load takes longer than `timeout` each, `.libraryUnavailable` when `library` (libpulse)
     /// could not be loaded.
+    ///
+    /// `corkRole`: keep a corked, never-written playback stream of that `media.role` on the server, so that a policy
+    /// module that corks streams of that role (module-role-cork) asks it to cork and uncork: those requests arrive as
+    /// `PulseEvent.corkRequested` and `.uncorkRequested` (PulseCorkListener.swift).
     init(
-        appName: String, server: String? = nil, timeout: Duration = .milliseconds(300),
+        appName: String, server: String? = nil, timeout: Duration = .milliseconds(300), corkRole: String? = nil,
         library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
     ) throws(DesktopError) {
-        connection = try PulseConnection(appName: appName, server: server, timeout: timeout, library: library)
+        connection = try PulseConnection(
+            appName: appName, server: server, timeout: timeout, corkRole: corkRole, library: library)
     }
 
     deinit { connection.close() }
@@ -45,6 +50,10 @@ final class PulseAudioMonitor: Sendable {
     /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
     func close() { connection.close() }
 
+    /// Ends the cork listener's stream, if there is one, and makes no other: the server's cork requests go unheard
+    /// from now on. The rest of the monitor carries on.
+    func stopCorkListener() { connection.stopCorkListener() }
+
     // MARK: Snapshot (any thread, never blocks on the server)
 
     var snapshot: PulseSnapshot { connection.shared.withLock { $0.model } }
@@ -54,6 +63,8 @@ final class PulseAudioMonitor: Sendable {
     var defaultSink: SinkInfo? { snapshot.defaultSink }
     var sinkInputs: [SinkInput] { snapshot.sinkInputs }
     var cards: [CardInfo] { snapshot.cardsByIndex.values.sorted { $0.index < $1.index } }
+    /// The cork listener's stream on the server, once the server has it (nil without one, or before it is ready).
+    var corkListenerIndex: UInt32? { snapshot.corkListenerIndex }
     func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] { snapshot.otherAppsPlaying(excludingPID: pid) }
     func sinkOfOurStream(pid: pid_t = getpid()) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
 
@@ -110,15 +121,23 @@ struct PulseShared {
     }
 }
 
-/// Owns the libpulse main loop and context. Every libpulse call is made on the main-loop thread (callbacks) or with
-/// the main-loop lock held; `lifecycle` keeps `close()` from freeing them under a request.
-private final class PulseConnection: @unchecked Sendable {
+/// Owns the libpulse main loop and context (and the cork listener's stream, PulseCorkListener.swift). Every libpulse
+/// call is made on the main-loop thread (callbacks) or with the main-loop lock held; `lifecycle` keeps `close()` from
+/// freeing them under a request.
+final class PulseConnection: @unchecked Sendable {
     let shared = Lock(PulseShared())
     /// libpulse's functions (the connection exists only once they loaded).
     let pulse: LibPulse
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
+    let mainloop: OpaquePointer
+    let context: OpaquePointer
     private let serverLabel: String
+    /// The `media.role` of the stream that hears the server's cork requests; nil: no such stream (main-loop thread or
+    /// main-loop lock only after the start).
+    var corkRole: String?
+    /// That stream, while it exists (main-loop thread or main-loop lock only).
+    var corkStream: OpaquePointer?
+    /// It was stopped while the server was still making it: it is ended as soon as it is ready.
+    var corkStreamEndsWhenReady = false
     /// True once closed. Held for a whole request, so requests are serialized with each other and with `close()`.
     private let lifecycle = Lock(false)
     // Main-loop thread or main-loop lock only:
@@ -126,7 +145,10 @@ private final class PulseConnection: @unchecked Sendable {
     private var loadsPending = 0
     private var loadFailure: String?
 
-    init(appName: String, server: String?, timeout: Duration, library: OptionalLibrary<LibPulse>) throws(DesktopError) {
+    init(
+        appName: String, server: String?, timeout: Duration, corkRole: String?, library: OptionalLibrary<LibPulse>
+    ) throws(DesktopError) {
+        self.corkRole = corkRole
         serverLabel = server ?? getenv("PULSE_SERVER").map { String(cString: $0) } ?? "the default PulseAudio server"
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             throw .libraryUnavailable("\(serverLabel): \(error)")
@@ -156,7 +178,7 @@ private final class PulseConnection: @unchecked Sendable {
 
     deinit { close() }
 
-    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
     private var lastError: String {
         pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
     }
@@ -207,6 +229,7 @@ private final class PulseConnection: @unchecked Sendable {
             throw .timeout("loading sinks, streams and cards from \(serverLabel) (\(timeout))")
         }
         if let loadFailure { throw .remoteError(name: "PulseAudio", message: "\(serverLabel): \(loadFailure)") }
+        openCorkStream()  // asynchronous: it is ready when the server says so (`PulseSnapshot.corkListenerIndex`)
     }
 
     /// Disconnects and joins the libpulse thread. Idempotent. Must not run on that thread (it never does: callbacks
@@ -218,6 +241,7 @@ private final class PulseConnection: @unchecked Sendable {
             pulse.pa_threaded_mainloop_lock(mainloop)
             pulse.pa_context_set_state_callback(context, nil, nil)
             pulse.pa_context_set_subscribe_callback(context, nil, nil)
+            closeCorkStream(evenIfNotReady: true)  // the disconnect ends a stream still being made
             pulse.pa_context_disconnect(context)  // cancels pending operations: their callbacks never run
             pulse.pa_context_unref(context)
             pulse.pa_threaded_mainloop_unlock(mainloop)
@@ -225,6 +249,17 @@ private final class PulseConnection: @unchecked Sendable {
             pulse.pa_threaded_mainloop_free(mainloop)
         }
         shared.withLock { $0.model.isConnected = false }
+    }
+
+    /// Ends the cork listener's stream for good (the connection stays). Idempotent.
+    func stopCorkListener() {
+        lifecycle.withLock { closed in
+            guard !closed, pulse.pa_threaded_mainloop_in_thread(mainloop) == 0 else { return }
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            corkRole = nil
+            closeCorkStream()
+            pulse.pa_threaded_mainloop_unlock(mainloop)
+        }
     }
 
     /// Sends one request and waits for the server's yes or no.
@@ -311,6 +346,7 @@ private final class PulseConnection: @unchecked Sendable {
             shared.withLock { $0.post($0.model.removeSink(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
             operation = pulse.pa_context_get_sink_info_by_index(context, index, PulseConnection.sinkCallback, userdata)
+            openCorkStream()  // if the server ended it with the last sink, it can play again
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue where removed:
             shared.withLock { $0.post($0.model.removeSinkInput(index: index)) }
         case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
@@ -357,66 +393,9 @@ private final class PulseConnection: @unchecked Sendable {
         pulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 
-    // MARK: Reading libpulse structures
-
-    private static func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
-
-    private static func sink(_ info: pa_sink_info) -> SinkInfo {
-        let state: SinkInfo.State =
-            switch info.state {
-            case PA_SINK_RUNNING: .running
-            case PA_SINK_IDLE: .idle
-            case PA_SINK_SUSPENDED: .suspended
-            default: .unknown
-            }
-        let ports = (0..<Int(info.n_ports)).compactMap { info.ports?[$0].map { port($0.pointee) } }
-        return SinkInfo(
-            index: info.index, name: string(info.name) ?? "", description: string(info.description) ?? "",
-            state: state, isMuted: info.mute != 0, ports: ports,
-            activePortName: info.active_port.flatMap { string($0.pointee.name) },
-            cardIndex: info.card == UInt32.max ? nil : info.card)  // PA_INVALID_INDEX: no card
-    }
-
-    private static func card(_ info: pa_card_info, _ pulse: LibPulse) -> CardInfo {
-        // `profiles2` holds `n_profiles` pointers (and a NULL after them).
-        let profiles = (0..<Int(info.n_profiles)).compactMap { i in
-            info.profiles2?[i].map { p in
-                CardProfile(
-                    name: string(p.pointee.name) ?? "", description: string(p.pointee.description) ?? "",
-                    sinks: p.pointee.n_sinks, priority: p.pointee.priority, isAvailable: p.pointee.available != 0)
-            }
-        }
-        return CardInfo(
-            index: info.index, name: string(info.name) ?? "",
-            description: string(pulse.pa_proplist_gets(info.proplist, PA_PROP_DEVICE_DESCRIPTION)) ?? string(info.name)
-                ?? "",
-            profiles: profiles, activeProfileName: info.active_profile2.flatMap { string($0.pointee.name) })
-    }
-
-    private static func port(_ info: pa_sink_port_info) -> SinkPort {
-        let availability: SinkPort.Availability =
-            switch UInt32(bitPattern: info.available) {
-            case PA_PORT_AVAILABLE_NO.rawValue: .no
-            case PA_PORT_AVAILABLE_YES.rawValue: .yes
-            default: .unknown
-            }
-        return SinkPort(
-            name: string(info.name) ?? "", description: string(info.description) ?? "", priority: info.priority,
-            availability: availability)
-    }
-
-    private static func sinkInput(_ info: pa_sink_input_info, _ pulse: LibPulse) -> SinkInput {
-        func property(_ key: String) -> String? { string(pulse.pa_proplist_gets(info.proplist, key)) }
-        return SinkInput(
-            index: info.index, sinkIndex: info.sink, isCorked: info.corked != 0, isMuted: info.mute != 0,
-            applicationName: property(PA_PROP_APPLICATION_NAME),
-            processID: property(PA_PROP_APPLICATION_PROCESS_ID).flatMap { pid_t($0) },
-            mediaRole: property(PA_PROP_MEDIA_ROLE), mediaName: string(info.name))
-    }
-
     // MARK: C callbacks (they capture nothing; `userdata` is the connection, or a `Reply`)
 
-    private static func connection(_ userdata: UnsafeMutableRawPointer?) -> PulseConnection? {
+    static func connection(_ userdata: UnsafeMutableRawPointer?) -> PulseConnection? {
         userdata.map { Unmanaged<PulseConnection>.fromOpaque($0).takeUnretainedValue() }
     }
 

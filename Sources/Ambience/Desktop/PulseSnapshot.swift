@@ -110,6 +110,11 @@ enum PulseEvent: Sendable, Hashable {
     case cardRemoved(CardInfo)
     /// The server went away. The monitor does not reconnect; the snapshot keeps its last contents.
     case connectionLost(String)
+    /// The server asked the cork listener's stream to cork (`PA_STREAM_EVENT_REQUEST_CORK`: module-role-cork, when a
+    /// stream of a trigger role such as `phone` appeared), and so the game's output, which has the same role.
+    case corkRequested
+    /// The server asked it to uncork (`PA_STREAM_EVENT_REQUEST_UNCORK`: the trigger stream went).
+    case uncorkRequested
 }
 
 /// What the monitor knows about the server at one moment. Pure data: the updates below do no I/O.
@@ -119,6 +124,9 @@ struct PulseSnapshot: Sendable, Equatable {
     var sinkInputsByIndex: [UInt32: SinkInput] = [:]
     var cardsByIndex: [UInt32: CardInfo] = [:]
     var isConnected = false
+    /// The cork listener's own stream (PulseCorkListener.swift), once the server has it: corked, silent, never a
+    /// stream the game plays on.
+    var corkListenerIndex: UInt32?
 
     var sinks: [SinkInfo] { sinksByIndex.values.sorted { $0.index < $1.index } }
     var sinkInputs: [SinkInput] { sinkInputsByIndex.values.sorted { $0.index < $1.index } }
@@ -134,7 +142,7 @@ struct PulseSnapshot: Sendable, Equatable {
 
     /// The sink that process `pid` plays on: its newest uncorked stream's, else its newest stream's.
     func sinkOfStream(pid: pid_t) -> SinkInfo? {
-        let own = sinkInputs.filter { $0.processID == pid }
+        let own = sinkInputs.filter { $0.processID == pid && $0.index != corkListenerIndex }
         guard let stream = own.last(where: \.isPlaying) ?? own.last else { return nil }
         return sinksByIndex[stream.sinkIndex]
     }

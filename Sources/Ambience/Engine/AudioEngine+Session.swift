@@ -43,6 +43,8 @@ extension AudioEngine: SessionOutput {
         } catch {
             Log.warning("output: could not move our stream to \(sink): \(error)")
         }
+        // The cork listener hears only what is meant for streams on its sink: it goes where the output goes.
+        if let listener = server.corkListenerIndex { try? server.moveSinkInput(index: listener, toSink: sink) }
     }
 
     func renderToNullDevice() {
@@ -81,7 +83,7 @@ extension AudioEngine: SessionOutput {
         }
         if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }
         ) {
-            for event in routes.poll(device: device) { session.handle(event) }
+            for event in routes.poll(device: device, appAudioPlaying: { isAppAudioPlaying }) { session.handle(event) }
             session.otherAudioChanged(
                 streamsPlaying: routes.isOtherAudioPlaying,
                 music: seen.music(streamWithoutPlayer: routes.isOtherMusicStreamPlaying(besides: seen.processes)))

@@ -266,7 +266,9 @@ public final class AudioEngine: @unchecked Sendable {
             state.device = nil
             return device
         }
-        state.withLock { $0.routes }?.endOurStreamsWithoutSink()
+        let routes = state.withLock { $0.routes }
+        routes?.stopCorkListener()
+        routes?.endOurStreamsWithoutSink()
         device?.close()
         musicPlayer.close()
         mixer.close()

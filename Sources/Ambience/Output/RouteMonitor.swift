@@ -17,6 +17,11 @@ final class RouteMonitor: @unchecked Sendable {
     /// How long SDL's word that our stream died waits for the server's own account (a sink removed) before it is
     /// reported alone: SDL may notice first, and the server's event says which device went.
     static let deadStreamGraceNanoseconds = 500_000_000
+    /// The `media.role` of the stream that hears the server's cork requests: the output stream's own (SDLAudioDevice
+    /// gives SDL's stream `game`), so the server's rules for that stream are the ones the game hears. Whether a call
+    /// corks games is the server's setting: module-role-cork's default `cork_roles` (music, video) leave them alone,
+    /// and `cork_roles=music,video,game` (or `any_role`) includes them.
+    static let corkRole = "game"
 
     private let appName: String
     // Game thread only (poll), published to `view`.
@@ -48,7 +53,7 @@ final class RouteMonitor: @unchecked Sendable {
         tracker = RouteTracker(processID: getpid(), appName: appName)
         view = Lock(View(tracker: tracker))
         do {
-            pulse = try PulseAudioMonitor(appName: appName + "-monitor")
+            pulse = try PulseAudioMonitor(appName: appName + "-monitor", corkRole: Self.corkRole)
         } catch {
             Log.info("output: no sound server to watch (\(error)); route changes come from SDL's device list")
             pulse = nil
@@ -99,7 +104,8 @@ final class RouteMonitor: @unchecked Sendable {
         }
     }
 
-    /// The sound server and the game's own stream on it, for the executor to move.
+    /// The sound server and the game's own stream on it, for the executor to move (with the cork listener's stream,
+    /// `PulseAudioMonitor.corkListenerIndex`, which must stay on the output's sink to hear what is meant for it).
     func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard let pulse, let ours = pulse.sinkInputs.first(where: tracker.isOurStream) else { return nil }
@@ -120,18 +126,25 @@ final class RouteMonitor: @unchecked Sendable {
         }
     }
 
-    /// What changed since the last poll, as session events, oldest first.
-    func poll(device: DeviceOutput) -> [SessionEvent] {
+    /// A shut-down engine hears no more cork requests and leaves no stream on the server. Any thread.
+    func stopCorkListener() { view.withLock { $0.pulse }?.stopCorkListener() }
+
+    /// What changed since the last poll, as session events, oldest first. `appAudioPlaying` is asked only when a
+    /// cork request needs it.
+    func poll(device: DeviceOutput, appAudioPlaying: () -> Bool = { false }) -> [SessionEvent] {
         let now = monotonicNanoseconds()
-        if let pulse { return observeServer(pulse, device: device, now: now) }
+        if let pulse { return observeServer(pulse, device: device, now: now, appAudioPlaying: appAudioPlaying) }
         return reconnectIfDue(now: now) + observeSDL(device, now: now)
     }
 
-    private func observeServer(_ pulse: PulseAudioMonitor, device: DeviceOutput, now: Int) -> [SessionEvent] {
+    private func observeServer(
+        _ pulse: PulseAudioMonitor, device: DeviceOutput, now: Int, appAudioPlaying: () -> Bool
+    ) -> [SessionEvent] {
         let driver = device.isNull ? "null" : device.driver
         var events: [SessionEvent] = []
         for event in pulse.drainEvents() {
-            if case .connectionLost = event {
+            switch event {
+            case .connectionLost:
                 droppedByClosedMonitors.add(pulse.droppedEvents, ordering: .relaxed)
                 pulse.close()
                 self.pulse = nil
@@ -139,8 +152,13 @@ final class RouteMonitor: @unchecked Sendable {
                 otherStreamsPlaying = false
                 otherMusicStreams = []
                 return events + [.mediaServicesLost(.soundServer)]
+            case .corkRequested:
+                events.append(.corkRequested(appAudioPlaying: appAudioPlaying()))
+            case .uncorkRequested:
+                events.append(.uncorkRequested)
+            default:
+                events += tracker.observe(event, in: pulse.snapshot, driver: driver, now: now)
             }
-            events += tracker.observe(event, in: pulse.snapshot, driver: driver, now: now)
         }
         tracker.refresh(pulse.snapshot, now: now)
         let others = pulse.otherAppsPlaying(excludingPID: getpid())
@@ -182,7 +200,9 @@ final class RouteMonitor: @unchecked Sendable {
     private func reconnectIfDue(now: Int) -> [SessionEvent] {
         guard lostServer, now - lastReconnect > Self.reconnectIntervalNanoseconds else { return [] }
         lastReconnect = now
-        guard let monitor = try? PulseAudioMonitor(appName: appName + "-monitor") else { return [] }
+        guard let monitor = try? PulseAudioMonitor(appName: appName + "-monitor", corkRole: Self.corkRole) else {
+            return []
+        }
         pulse = monitor
         lostServer = false
         tracker.refresh(monitor.snapshot, now: now)

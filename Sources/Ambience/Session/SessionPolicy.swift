@@ -22,6 +22,11 @@ package enum SessionEvent: Sendable, Equatable {
     /// `appAudioPlaying`: whether any of the game's audio was playing when it began.
     case interruptionBegan(appAudioPlaying: Bool)
     case interruptionEnded
+    /// The sound server asked the game's stream to cork (PulseAudio's module-role-cork: a stream of a trigger role,
+    /// such as a call, began); `appAudioPlaying` as for `interruptionBegan`.
+    case corkRequested(appAudioPlaying: Bool)
+    /// The server asked it to uncork (the call ended): ends the interruption the cork request began, and no other.
+    case uncorkRequested
     /// The device the game plays on went away (its sink was removed, or its active port became unavailable);
     /// `current` is where the server moves us (nil: nowhere left).
     case currentDeviceRemoved(previous: AudioRoute, current: AudioRoute?)
@@ -140,6 +145,9 @@ package struct SessionState: Sendable, Equatable {
     var systemMusicResumeAfterInterruption: String?
     var resumeAfterInterruption = false
     var interruptedByDeviceLoss = false
+    /// The interruption in force was begun by the sound server's cork request: only its uncork request (or the game)
+    /// ends it.
+    var interruptedBySoundServer = false
     /// False while the session bus is gone: resumes and unducks are then owed rather than sent.
     var canReachOtherPlayers = true
     var owedResumes: [String] = []
@@ -174,6 +182,7 @@ package struct SessionPolicy: Sendable {
             if state.isInterrupted && !state.interruptedByDeviceLoss {
                 state.isInterrupted = false
                 state.resumeAfterInterruption = false
+                state.interruptedBySoundServer = false
             }
             guard !state.isActive else { break }
             state.isActive = true
@@ -239,6 +248,18 @@ package struct SessionPolicy: Sendable {
             actions.append(.notify(.interruption(.began)))
 
         case .interruptionEnded:
+            actions += endInterruption()
+
+        case .corkRequested(let playing):
+            // In every category: the server has muted the game's output already (module-role-cork mutes what it asks
+            // to cork), so the interruption only says so and pauses what would play on unheard. One already in force
+            // (the game's, sleep, no device) stays what it is, and the uncork does not end it.
+            guard !state.isInterrupted else { break }
+            actions += handle(.interruptionBegan(appAudioPlaying: playing))
+            state.interruptedBySoundServer = true
+
+        case .uncorkRequested:
+            guard state.interruptedBySoundServer else { break }
             actions += endInterruption()
 
         case .currentDeviceRemoved(let previous, let current?):
@@ -350,6 +371,9 @@ package struct SessionPolicy: Sendable {
             actions.append(.notify(.mediaServicesWereLost(service)))
         case .mediaServicesReset(let service):
             actions.append(.notify(.mediaServicesWereReset(service)))
+            // The server that asked for the cork is gone, and its uncork with it. A new one asks the new listener
+            // again at once if the call is still on (module-role-cork treats a stream it is given as new).
+            if service == .soundServer && state.interruptedBySoundServer { actions += endInterruption() }
         }
         if state.isSilenced != silencedBefore { actions.insert(.silenceOutput(state.isSilenced), at: 0) }
         return actions
@@ -418,6 +442,7 @@ package struct SessionPolicy: Sendable {
         guard state.isInterrupted else { return [] }
         state.isInterrupted = false
         state.interruptedByDeviceLoss = false
+        state.interruptedBySoundServer = false
         let resume = state.resumeAfterInterruption && !state.isPausedForRouteChange
         state.resumeAfterInterruption = false
         var actions: [SessionAction] = []

@@ -1,4 +1,8 @@
 /// How the game's audio behaves beside other apps' audio (the iOS categories).
+///
+/// The category does not change what the sound server is told: in every category the game's stream says
+/// `media.role=game`, and a cork request from the server (PulseAudio's `module-role-cork`, for a call) interrupts
+/// every category alike, as a call interrupts every category on iOS (see `Interruption`).
 public enum SessionCategory: String, Sendable, CaseIterable {
     /// Mixes with the user's music; silenced when the game is in the background.
     case ambient
@@ -85,11 +89,20 @@ public struct RouteChange: Sendable, Equatable {
 }
 
 /// An interruption notification.
+///
+/// Its sources: the game's own `AudioSession.beginInterruption()`, system sleep, the last output device gone, and
+/// the sound server's cork request. PulseAudio's `module-role-cork` asks streams of its `cork_roles` to cork while a
+/// stream of a `trigger_roles` role (`phone` by default: a call) plays, and to uncork when it ends. The engine's
+/// output stream says `media.role=game` in every category, and hears the requests meant for it, so whether a call
+/// interrupts the game is the server's setting: the module's default roles (`music`, `video`) leave games alone;
+/// `cork_roles=music,video,game` (or `any_role`) includes them. PipeWire's PulseAudio server sends no such requests.
 public enum Interruption: Sendable, Equatable {
-    /// Something took the audio away (the game's own `beginInterruption()`, system sleep, or the last device gone).
-    /// App audio that was playing is paused. An end may never come.
+    /// Something took the audio away (the game's own `beginInterruption()`, system sleep, the last device gone, or
+    /// the sound server's cork request: a call began). App audio that was playing is paused. An end may never come.
     case began
-    /// `shouldResume`: the game may resume what the interruption stopped (the session has already done so).
+    /// `shouldResume`: the game may resume what the interruption stopped (the session has already done so). The
+    /// game's `endInterruption()`, waking, a device back after none, or the server's uncork request (the call ended)
+    /// ends an interruption; an uncork ends only one a cork began.
     case ended(shouldResume: Bool)
 }
 
