@@ -209,7 +209,11 @@ private final class FluidSynth {
         else { throw .corrupt(path, reason: "libfluidsynth cannot play it") }
     }
 
+    /// Seeks a player just started: libfluidsynth reads the file (and so knows its length in ticks) in its first
+    /// block, so one block is rendered and dropped first, and what it struck is silenced.
     func seek(toTick tick: Int64, path: String) throws(DecodingError) {
+        render(into: nil)
+        silence()
         guard let player, let ticks = Int32(exactly: tick), fluid.fluid_player_seek(player, ticks) == FLUID_OK else {
             throw .corrupt(path, reason: "libfluidsynth cannot seek to tick \(tick)")
         }

@@ -44,10 +44,16 @@ final class ModuleDecoder: AudioDecoder {
         let messages = LoadMessages()
         var error: Int32 = 0
         var errorMessage: UnsafePointer<CChar>?
+        // Seeks sync the samples that play across the new position (their playback positions are worked out), so
+        // the audio after a seek converges to that of a render from the start (`seek(toFrame:)`).
+        let controls = [
+            openmpt_module_initial_ctl(ctl: Self.cText("seek.sync_samples"), value: Self.cText("1")),
+            openmpt_module_initial_ctl(ctl: nil, value: nil)
+        ]
         let opened = bytes.withUnsafeBytes { raw in
             openmpt.openmpt_module_create_from_memory2(
                 raw.baseAddress, raw.count, LoadMessages.log, Unmanaged.passUnretained(messages).toOpaque(),
-                LoadMessages.storeOnly, nil, &error, &errorMessage, nil)
+                LoadMessages.storeOnly, nil, &error, &errorMessage, controls)
         }
         let reason = errorMessage.map { String(cString: $0) }
         if let errorMessage { openmpt.openmpt_free_string(errorMessage) }
@@ -122,12 +128,21 @@ final class ModuleDecoder: AudioDecoder {
         return written
     }
 
-    /// libopenmpt seeks to the start of a row; the frames from there to `frame` are rendered and dropped, so the
-    /// seek is exact.
+    /// libopenmpt seeks to the start of a row, the one at or after the time asked for. So the seek asks for a time
+    /// at least a quarter of a second earlier (earlier still until it lands at or before `frame`), and the frames
+    /// from there to `frame` are rendered and dropped: the position is exact, and the samples converge to those of
+    /// a render from the start within the first second (measured in `MusicFormatsTests.moduleSeekIsExact`).
     func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), songFrames)
-        let landed = openmpt.openmpt_module_set_position_seconds(module, Double(target) / Double(rate))
-        var at = min(max((landed * Double(rate)).saturated(Int64.self), 0), target)
+        let seconds = Double(target) / Double(rate)
+        var back = min(0.25, seconds)
+        var at = Int64.max
+        while at > target {
+            let landed = openmpt.openmpt_module_set_position_seconds(module, max(seconds - back, 0))
+            at = max((landed * Double(rate)).saturated(Int64.self), 0)
+            if back >= seconds { at = min(at, target) }  // from the start: nothing earlier to ask for
+            back = min(back * 2, seconds)
+        }
         while at < target {
             let want = Int(min(target - at, Int64(Self.chunkFrames)))
             let got = scratch.withUnsafeMutableBufferPointer {
@@ -216,6 +231,11 @@ final class ModuleDecoder: AudioDecoder {
         }
         _ = openmpt.openmpt_module_set_position_seconds(module, 0)
         return try AudioInfo.checkedLength(from + tail, path: path)
+    }
+
+    /// A C string that lives as long as the process: a literal's own bytes.
+    private static func cText(_ text: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 
     /// A metadata value, nil when empty; libopenmpt's string freed.
