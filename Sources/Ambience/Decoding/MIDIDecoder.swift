@@ -228,10 +228,11 @@ private final class FluidSynth {
     func render(into buffer: UnsafeMutablePointer<Float>?) {
         let frames = MIDIDecoder.blockFrames
         if let buffer {
-            _ = fluid.fluid_synth_write_float(synth, Int32(frames), buffer, 0, 2, buffer, 1, 2)
+            _ = fluid.fluid_synth_write_float(synth, Int32(clamping: frames), buffer, 0, 2, buffer, 1, 2)
         } else {
             withUnsafeTemporaryAllocation(of: Float.self, capacity: frames * 2) {
-                _ = fluid.fluid_synth_write_float(synth, Int32(frames), $0.baseAddress!, 0, 2, $0.baseAddress!, 1, 2)
+                _ = fluid.fluid_synth_write_float(
+                    synth, Int32(clamping: frames), $0.baseAddress!, 0, 2, $0.baseAddress!, 1, 2)
             }
         }
     }

@@ -72,10 +72,10 @@ final class ModuleDecoder: AudioDecoder {
             guard
                 openmpt.openmpt_module_set_render_param(
                     module, OPENMPT_MODULE_RENDER_INTERPOLATIONFILTER_LENGTH,
-                    Int32(options.moduleInterpolation.rawValue)) != 0,
+                    Int32(clamping: options.moduleInterpolation.rawValue)) != 0,
                 openmpt.openmpt_module_set_render_param(
                     module, OPENMPT_MODULE_RENDER_STEREOSEPARATION_PERCENT,
-                    Int32(min(max(options.moduleStereoSeparation, 0), 200))) != 0,
+                    Int32(clamping: min(max(options.moduleStereoSeparation, 0), 200))) != 0,
                 openmpt.openmpt_module_set_repeat_count(module, 0) != 0
             else { throw .corrupt(path, reason: "libopenmpt refuses its render settings") }
             let song = try Self.exactLength(module, openmpt, rate: rate, path: path)
@@ -171,7 +171,7 @@ final class ModuleDecoder: AudioDecoder {
         let result = header.withUnsafeBytes { raw in
             openmpt.openmpt_probe_file_header(
                 UInt64(OPENMPT_PROBE_FILE_HEADER_FLAGS_DEFAULT), raw.baseAddress, raw.count,
-                UInt64(max(fileSize, 0)), LoadMessages.log, nil, LoadMessages.storeOnly, nil, &error, nil)
+                UInt64(clamping: fileSize), LoadMessages.log, nil, LoadMessages.storeOnly, nil, &error, nil)
         }
         return result == OPENMPT_PROBE_FILE_HEADER_RESULT_SUCCESS
     }
@@ -214,7 +214,9 @@ final class ModuleDecoder: AudioDecoder {
         guard duration.isFinite, duration >= 0 else { throw .corrupt(path, reason: "libopenmpt finds no song in it") }
         guard duration <= maximumSeconds else {
             throw .corrupt(
-                path, reason: "its song lasts \(Int(duration)) s, more than the \(Int(maximumSeconds)) s allowed")
+                path,
+                reason:
+                    "its song lasts \(duration.saturated(Int.self)) s, more than the \(Int(maximumSeconds)) s allowed")
         }
         let landed = openmpt.openmpt_module_set_position_seconds(module, max(duration - tailSeconds, 0))
         let from = min(max((landed * Double(rate)).saturated(Int64.self), 0), AudioInfo.maximumFrames)

@@ -81,7 +81,8 @@ package struct StandardMIDIFile: Sendable, Equatable {
         tempos = changes
         let length = seconds(atTick: endTick)
         guard length <= Self.maximumSeconds else {
-            throw .unsupported("it lasts \(Int(length)) s, more than the \(Int(Self.maximumSeconds)) s allowed")
+            throw .unsupported(
+                "it lasts \(length.saturated(Int.self)) s, more than the \(Int(Self.maximumSeconds)) s allowed")
         }
     }
 
