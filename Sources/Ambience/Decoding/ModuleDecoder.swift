@@ -22,6 +22,8 @@ final class ModuleDecoder: AudioDecoder {
     private let songFrames: Int64
     private(set) var position: Int64 = 0
     private var scratch = [Float](repeating: 0, count: ModuleDecoder.chunkFrames * 2)
+    /// Where libopenmpt's log goes: the module keeps the pointer for its life, so this lives as long as it does.
+    private let messages: LoadMessages
 
     /// libopenmpt, opened the first time a module is. Without it, modules are `DecodingError.unavailable`.
     static let library = OptionalLibrary<LibOpenMPT>(
@@ -98,6 +100,7 @@ final class ModuleDecoder: AudioDecoder {
         }
         self.path = path
         self.module = module
+        self.messages = messages
         self.openmpt = openmpt
         self.rate = rate
         self.loopsForever = options.loopsForever
