@@ -34,6 +34,9 @@ let package = Package(
         // EBU R128 loudness (loudness matching's analysis at scan time, and the tests' measurements).
         .systemLibrary(name: "CEBUR128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CSDLImage", providers: [.apt(["libsdl2-image-dev"])]),
+        // Tracker modules (libopenmpt) and MIDI (libfluidsynth): headers only, both opened at run time.
+        .systemLibrary(name: "COpenMPT", providers: [.apt(["libopenmpt-dev"])]),
+        .systemLibrary(name: "CFluidSynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
         // gettext from glibc (libintl.h), for the demo game's translations.
         .systemLibrary(name: "CIntl", providers: [.apt(["libc6-dev"])]),
@@ -47,6 +50,8 @@ let package = Package(
                            "CSndFile",
                            "CFFmpeg",
                            "CEBUR128",
+                           "COpenMPT",
+                           "CFluidSynth",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
             ]

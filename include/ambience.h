@@ -203,6 +203,11 @@ typedef struct ambience_engine_config {
     bool handle_termination_signals; /* the exit rule on SIGTERM/SIGINT/SIGHUP (see "Exit"), default true */
     ambience_resampler resampler; /* every voice's resampler, default AMBIENCE_RESAMPLER_LINEAR */
     bool output_limiter;          /* turn a mix past full scale down smoothly (adds 1 ms of delay), default false */
+    /* Tracker modules (libopenmpt) and MIDI (libfluidsynth), both opened at run time: */
+    const char *sound_font;       /* the General MIDI SF2 MIDI plays with; NULL: fluid-soundfont-gm's, else
+                                     timgm6mb-soundfont's. Copied. */
+    int32_t module_interpolation; /* interpolation filter taps: 1 (nearest), 2 (linear), 4 (cubic), 8 (sinc), default 8 */
+    int32_t module_stereo_separation; /* percent, 0 (mono)..200, default 100 */
 } ambience_engine_config;
 
 /* Fills a config with the defaults above. */

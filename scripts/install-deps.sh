@@ -18,6 +18,13 @@ packages=(
   # FLAC and Ogg Opus: the C libraries the engine links, and the reference encoders and decoders the tests run
   # (flac, metaflac, opusenc, opusdec)
   libflac-dev libopusfile-dev flac opus-tools
+  # tracker modules and MIDI: libopenmpt's and libfluidsynth's headers (the engine opens the libraries at run time),
+  # the small General MIDI SoundFont (the default when fluid-soundfont-gm, 140 MB, is not installed), and the
+  # reference renderers the tests compare with (openmpt123, fluidsynth)
+  libopenmpt-dev libfluidsynth-dev timgm6mb-soundfont openmpt123 fluidsynth
+  # the modules and MIDI files the tests play, from Debian: MOD (tecnoballz-data), XM (ballz-data), S3M and IT
+  # (pingus-data), MIDI (openttd-openmsx)
+  tecnoballz-data ballz-data pingus-data openttd-openmsx
   # loudness matching: EBU R128 analysis of files without ReplayGain or R128 tags
   libebur128-dev
   # the loudness tests write iTunes' `----:com.apple.iTunes:replaygain_*` atoms with mutagen (Debian's python3)

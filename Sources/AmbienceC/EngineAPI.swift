@@ -45,6 +45,9 @@ private func defaultConfig() -> ambience_engine_config {
     config.handle_termination_signals = defaults.handlesTerminationSignals
     config.resampler = cResampler(defaults.resampler)
     config.output_limiter = defaults.outputLimiter
+    config.sound_font = nil
+    config.module_interpolation = Int32(defaults.decoding.moduleInterpolation.rawValue)
+    config.module_stereo_separation = Int32(defaults.decoding.moduleStereoSeparation)
     return config
 }
 
@@ -74,6 +77,13 @@ private func configuration(_ c: ambience_engine_config) throws(APIError) -> Engi
     settings.handlesTerminationSignals = c.handle_termination_signals
     settings.resampler = try resampler(c.resampler)
     settings.outputLimiter = c.output_limiter
+    settings.decoding.soundFont = try optionalString(c.sound_font, "config->sound_font")
+    guard let interpolation = Int(exactly: c.module_interpolation).flatMap(DecoderOptions.ModuleInterpolation.init)
+    else {
+        throw APIError.invalid("config->module_interpolation is \(c.module_interpolation), not 1, 2, 4 or 8")
+    }
+    settings.decoding.moduleInterpolation = interpolation
+    settings.decoding.moduleStereoSeparation = Int(c.module_stereo_separation)
     do {
         return try settings.validated()
     } catch {
@@ -99,9 +109,12 @@ private func cResampler(_ resampler: EngineConfiguration.Resampler) -> ambience_
     resamplers.first { $0.1 == resampler }?.0 ?? AMBIENCE_RESAMPLER_LINEAR
 }
 
-/// The C field for a Swift `EngineConfiguration` property: `blockFrames` is `block_frames`.
+/// The C field for a Swift `EngineConfiguration` property: `blockFrames` is `block_frames`,
+/// `decoding.moduleStereoSeparation` is `module_stereo_separation`.
 private func cName(ofConfigurationField name: String) -> String {
-    name.reduce(into: "") { result, c in result += c.isUppercase ? "_" + c.lowercased() : String(c) }
+    (name.hasPrefix("decoding.") ? name.dropFirst("decoding.".count) : Substring(name)).reduce(into: "") { result, c in
+        result += c.isUppercase ? "_" + c.lowercased() : String(c)
+    }
 }
 
 // MARK: - Lifetime

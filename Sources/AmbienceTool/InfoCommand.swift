@@ -30,7 +30,9 @@ struct InfoCommand: Command {
             ("artist", info.tags.artist), ("album", info.tags.album), ("album artist", info.tags.albumArtist),
             ("genre", info.tags.genre), ("composer", info.tags.composer),
             ("track", info.tags.trackNumber.map(String.init)),
-            ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no")
+            ("disc", info.tags.discNumber.map(String.init)), ("artwork", info.tags.hasArtwork ? "yes" : "no"),
+            // A module's message: its first line (the rest is often ASCII art).
+            ("comment", info.tags.comment?.split(whereSeparator: \.isNewline).first.map(String.init))
         ]
         return [path]
             + rows.compactMap { label, value in

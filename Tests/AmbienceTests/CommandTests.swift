@@ -120,7 +120,7 @@ import Testing
             (
                 try fixtures.write(
                     "random.ogg", bytes: (0..<4096).map { _ in UInt8(truncatingIfNeeded: random.next()) }),
-                "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC)"
+                "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), tracker module or MIDI"
             ),
             (try fixtures.write("tag-only.mp3", bytes: id3Only), "no MPEG audio frames"),
             (try fixtures.write("zero-channels.wav", bytes: wav(channels: 0, rate: 48_000)), "channels"),

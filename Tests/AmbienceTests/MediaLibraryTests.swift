@@ -524,7 +524,9 @@ import Testing
         let report = try library.scan()
         let failed = Dictionary(
             uniqueKeysWithValues: report.failed.map { (($0.path as NSString).lastPathComponent, $0.reason) })
-        #expect(failed["garbage.ogg"] == "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file")
+        #expect(
+            failed["garbage.ogg"]
+                == "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), tracker module or MIDI file")
         #expect(failed["truncated.ogg"]?.contains("truncated") == true)
         #expect(failed["empty.mp3"] == "empty file")
         #expect(failed["fifo.ogg"]?.hasPrefix("cannot read") == true)
@@ -719,7 +721,8 @@ import Testing
         #expect(scan.stdout.split(separator: "\n").last == "\(music): 8 files, 7 added, 0 updated, 0 removed, 1 failed")
         #expect(
             scan.stdout.contains(
-                "failed: \(music)/bad.ogg: not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file"))
+                "failed: \(music)/bad.ogg: not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), tracker module or MIDI file"
+            ))
         #expect(!scan.stdout.contains("\u{1B}"))  // no progress bar when stdout is not a terminal
 
         let items = try ToolRunner.run(["library", "query", "--artist", "SIGUR ROS", "--db", databasePath, "--json"])

@@ -6,12 +6,14 @@ import Testing
 
 @testable import Ambience
 
-// The optional libraries (libpulse, libdbus-1, SDL2_image) are opened at run time. These tests check the loader on
+// The optional libraries (libpulse, libdbus-1, SDL2_image, libopenmpt, libfluidsynth) are opened at run time. These tests check the loader on
 // its own, that nothing we build links them, and that the engine runs without each one: in a private mount namespace
 // an empty file hides the library, as on a system that lacks it.
 
-/// The three libraries the engine opens at run time, by soname.
-private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "libdbus-1.so.3"]
+/// The libraries the engine opens at run time, by soname.
+private let optionalLibraries = [
+    "libSDL2_image-2.0.so.0", "libpulse.so.0", "libdbus-1.so.3", "libopenmpt.so.0", "libfluidsynth.so.3"
+]
 
 @Suite(.offTheCooperativePool) struct SharedLibraryTests {
     private typealias Math = @convention(c) (Double) -> Double
@@ -67,7 +69,9 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
 
     /// Every name in the three C headers' lists is a function of its library here (a misspelt name would make the
     /// library count as missing).
-    @Test func theEnginesThreeTablesLoadOnThisSystem() throws {
+    @Test func theEnginesTablesLoadOnThisSystem() throws {
+        #expect(ModuleDecoder.library.failure == nil)
+        #expect(MIDIDecoder.library.failure == nil)
         #expect(PulseAudioMonitor.library.failure == nil)
         #expect(DBusConnection.library.failure == nil)
         #expect(MediaItemArtwork.library.failure == nil)
@@ -75,7 +79,9 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
         defer { engine.shutdown() }
         let capabilities = engine.capabilities
         #expect(
-            capabilities.systemLibraries.map(\.name) == ["libpulse.so.0", "libdbus-1.so.3", "libSDL2_image-2.0.so.0"])
+            capabilities.systemLibraries.map(\.name) == [
+                "libpulse.so.0", "libdbus-1.so.3", "libSDL2_image-2.0.so.0", "libopenmpt.so.0", "libfluidsynth.so.3"
+            ])
         #expect(capabilities.systemLibraries.filter { !$0.isAvailable }.map(\.name) == [])
         #expect(!capabilities.missing.contains { $0.contains(".so") })
     }
@@ -127,7 +133,8 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
     }
 }
 
-/// Nothing the package builds names an optional library: no `NEEDED` entry, no undefined `pa_`, `dbus_` or `IMG_`
+/// Nothing the package builds names an optional library: no `NEEDED` entry, no undefined `pa_`, `dbus_`, `IMG_`,
+/// `openmpt_` or `fluid_`
 /// symbol (a direct call that slipped past the tables would leave one in the shared library, which the linker allows).
 @Suite(.offTheCooperativePool) struct LinkedLibraryTests {
     static let products = ["ambience", "libambience-c.so", "gravity-wave", "MixerStress"]
@@ -142,7 +149,8 @@ private let optionalLibraries = ["libSDL2_image-2.0.so.0", "libpulse.so.0", "lib
         let undefined = try Fixtures.run("nm", ["-D", "--undefined-only", path]).split(separator: "\n")
             .compactMap { $0.split(separator: " ").last.map(String.init) }
         #expect(undefined.contains { $0.hasPrefix("SDL_") }, "the check reads the right list")
-        #expect(undefined.filter { $0.hasPrefix("pa_") || $0.hasPrefix("dbus_") || $0.hasPrefix("IMG_") } == [])
+        let optional = ["pa_", "dbus_", "IMG_", "openmpt_", "fluid_", "new_fluid_", "delete_fluid_"]
+        #expect(undefined.filter { name in optional.contains { name.hasPrefix($0) } } == [])
     }
 
     @Test func theTestBinaryDoesNotLinkThemEither() throws {
@@ -239,13 +247,13 @@ struct OptionalLibraryFallbackTests {
     }
 
     private func checkFallback(without soname: String, hidden: Namespace, fixtures: Fixtures) throws {
-        // The capabilities report: this library missing, with the loader's reason; the other two there.
+        // The capabilities report: this library missing, with the loader's reason; the others there.
         let session = try hidden.run([ToolRunner.executable, "session", "--json"])
         try #require(session.status == 0, "session: status \(session.status): \(session.stderr)")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(session.stdout.utf8)) as? [String: Any])
         let capabilities = try #require(report["capabilities"] as? [String: Any])
         let libraries = try #require(capabilities["systemLibraries"] as? [[String: Any]])
-        #expect(libraries.count == 3)
+        #expect(libraries.count == optionalLibraries.count)
         for library in libraries {
             let name = try #require(library["name"] as? String)
             #expect(library["available"] as? Bool == (name != soname), "\(name)")
@@ -322,6 +330,15 @@ struct OptionalLibraryFallbackTests {
             // No desktop integration, as with no bus.
             #expect(throws: DesktopError.self) { _ = try DBusConnection(address: "unix:path=/nonexistent") }
             #expect(!engine.systemMusicPlayer.isAvailable)
+        case "libopenmpt.so.0", "libfluidsynth.so.3":
+            // No modules (or no MIDI): a file of that kind is named, with the library and its Debian package.
+            let file = soname == "libopenmpt.so.0" ? MusicFormatsTests.modules[0] : MusicFormatsTests.midiFiles[0]
+            let error = decodingError { try AudioFile.open(file) }
+            guard case .unavailable(_, let reason) = error else {
+                Issue.record("\(file): \(String(describing: error))")
+                return
+            }
+            #expect(reason.contains("\(soname) could not be loaded") && reason.contains("install Debian's"))
         default:
             Issue.record("\(soname) is not one of the optional libraries")
         }

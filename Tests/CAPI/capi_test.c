@@ -252,6 +252,7 @@ static void test_version_and_config(void) {
     CHECK(config.device_name == NULL && config.app_name == NULL && config.block_frames == 512);
     CHECK(config.handle_termination_signals); /* the exit rule on SIGTERM, SIGINT and SIGHUP, unless turned off */
     CHECK(config.resampler == AMBIENCE_RESAMPLER_LINEAR && !config.output_limiter);
+    CHECK(config.sound_font == NULL && config.module_interpolation == 8 && config.module_stereo_separation == 100);
     EXPECT(ambience_engine_config_init(NULL), AMBIENCE_ERROR_INVALID_ARGUMENT);
 }
 
@@ -310,6 +311,14 @@ static void test_bad_configs(void) {
     EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
     CHECK(strstr(ambience_last_error(), "max_voices") != NULL);
     config.max_voices = 1024;
+    config.module_interpolation = 3;
+    EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "config->module_interpolation is 3") != NULL);
+    config.module_interpolation = 1;
+    config.module_stereo_separation = 201;
+    EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(ambience_last_error(), "config->module_stereo_separation is 201") != NULL);
+    config.module_stereo_separation = 50;
     config.app_name = "bad \xff\xfe name";
     EXPECT(ambience_engine_create(&config, &engine), AMBIENCE_ERROR_INVALID_UTF8);
     CHECK(engine == (ambience_engine *)&config);

@@ -15,7 +15,7 @@ seconds=${1:-30}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi
-                                     flac opus mp4 loudness bus)
+                                     flac opus mp4 loudness bus module midi)
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -45,11 +45,17 @@ swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/Ambie
   -lFLAC -lopusfile -lopus \
   -lsndfile -lavformat -lavcodec -lavutil \
   -o "$binary" 2> "$work/build.log" || { cat "$work/build.log" >&2; exit 1; }
+# swiftc leaves the entry module's partial module files in the working folder; they are not the project's.
+rm -f AmbienceFuzz-*.swiftdoc AmbienceFuzz-*.swiftmodule AmbienceFuzz-*.swiftsourceinfo
 
 # Seed corpora: real files of every format and variant the engine reads, whole.
 seeds="$work/seeds"
 mkdir -p "$seeds"/{wav,ogg,mp3,picture,sfx,m3u,pipeline,capi}
-mkdir -p "$seeds"/{flac,opus,mp4,loudness,bus}
+mkdir -p "$seeds"/{flac,opus,mp4,loudness,bus,module,midi}
+# Modules and MIDI files from Debian's packages (scripts/install-deps.sh), and the kept inputs.
+cp /usr/share/games/tecnoballz/musics/high-score.mod /usr/share/games/ballz/finalman-quickie.xm \
+  /usr/share/games/pingus/data/music/gd-giirm.s3m /usr/share/games/pingus/data/music/gd-matth.it "$seeds/module/"
+cp /usr/share/games/openttd/baseset/openmsx/train_filled_with_cash.mid Tests/Fuzz/regressions/midi/* "$seeds/midi/"
 cp Assets/SFX/*.wav "$seeds/wav/"
 sox -n -r 8000 -c 1 -b 8 -e unsigned-integer "$seeds/wav/u8.wav" synth 0.01 sine 440
 sox -n -r 8000 -c 2 -b 24 "$seeds/wav/s24-extensible.wav" synth 0.01 sine 440

@@ -5,6 +5,10 @@ package enum AudioFileFormat: String, Sendable, CaseIterable {
     case opus
     /// AAC or ALAC in an MP4/M4A container.
     case mp4
+    /// A tracker module (MOD, XM, S3M, IT and whatever else libopenmpt opens), rendered by libopenmpt.
+    case module
+    /// A Standard MIDI File (type 0 or 1), rendered by libfluidsynth with a General MIDI SoundFont.
+    case midi
 }
 
 /// Tags found in a file. Every field is optional: files in the wild carry any subset.
@@ -17,6 +21,8 @@ package struct AudioTags: Sendable, Equatable {
     package var composer: String?
     package var trackNumber: Int?
     package var discNumber: Int?
+    /// Free text the file carries beside its tags: a tracker module's message (libopenmpt's `message`).
+    package var comment: String?
     /// Whether the file embeds a picture (ID3v2 APIC, Vorbis METADATA_BLOCK_PICTURE or COVERART, MP4 covr).
     package var hasArtwork: Bool = false
     /// ReplayGain or R128 figures, when the file carries them (`LoudnessTags` parses them).

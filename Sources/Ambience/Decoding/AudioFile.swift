@@ -2,8 +2,11 @@ import Glibc
 
 /// Opens audio files by what their bytes say they are, never by their names.
 package enum AudioFile {
-    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) from the first bytes.
-    package static func open(_ path: String) throws(DecodingError) -> any AudioDecoder {
+    /// Opens a decoder for `path`, choosing WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), a tracker module
+    /// or MIDI from the first bytes. `options` says how modules and MIDI are rendered; the others ignore it.
+    package static func open(_ path: String, options: DecoderOptions = DecoderOptions()) throws(DecodingError)
+        -> any AudioDecoder
+    {
         switch try detectFormat(path) {
         case .wav: try WAVDecoder(path: path)
         case .ogg: try VorbisDecoder(path: path)
@@ -11,13 +14,19 @@ package enum AudioFile {
         case .flac: try FLACDecoder(path: path)
         case .opus: try OpusDecoder(path: path)
         case .mp4: try MP4Decoder(path: path)
+        case .module: try ModuleDecoder(path: path, options: options)
+        case .midi: try MIDIDecoder(path: path, options: options)
         }
     }
 
     /// Opens a decoder for a file named by raw bytes: Linux file names need not be UTF-8, which a Swift `String`
     /// cannot hold. `name` is how errors show the file.
-    package static func open(fileSystemPath bytes: [UInt8], name: String) throws(DecodingError) -> any AudioDecoder {
-        if let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) { return try open(text) }
+    package static func open(
+        fileSystemPath bytes: [UInt8], name: String, options: DecoderOptions = DecoderOptions()
+    ) throws(DecodingError) -> any AudioDecoder {
+        if let text = String(validating: bytes, as: UTF8.self), !bytes.contains(0) {
+            return try open(text, options: options)
+        }
         guard !bytes.isEmpty, !bytes.contains(0) else { throw .unreadable(name, errno: ENOENT) }
         let file: FileDescriptor
         do throws(Errno) { file = try FileDescriptor(opening: bytes, flags: O_RDONLY | O_NONBLOCK) } catch {
@@ -26,7 +35,7 @@ package enum AudioFile {
         // The decoder opens its own descriptor through this one's /proc entry, so this one may close after it.
         return try withExtendedLifetime(file) { () throws(DecodingError) -> any AudioDecoder in
             do throws(DecodingError) {
-                return try open("/proc/self/fd/\(file.descriptor)")
+                return try open("/proc/self/fd/\(file.descriptor)", options: options)
             } catch {
                 throw error.naming(name)
             }
@@ -34,8 +43,12 @@ package enum AudioFile {
     }
 
     /// Reads the stream information and tags without decoding the audio.
-    package static func info(_ path: String) throws(DecodingError) -> AudioInfo {
-        try open(path).info
+    package static func info(_ path: String, options: DecoderOptions = DecoderOptions()) throws(DecodingError)
+        -> AudioInfo
+    {
+        var options = options
+        options.infoOnly = true
+        return try open(path, options: options).info
     }
 
     /// The most bytes of decoded audio one whole sound may take: what one OpenAL buffer takes, since
@@ -44,8 +57,10 @@ package enum AudioFile {
 
     /// Decodes a whole file into memory. Before any audio is decoded, its decoded size (`AudioInfo.decodedBytes`)
     /// is checked against `limit`, at most `maximumDecodedBytes`: a larger file is `DecodingError.tooLarge`.
-    package static func decode(_ path: String, limit: Int64 = maximumDecodedBytes) throws(DecodingError) -> PCMBuffer {
-        let decoder = try open(path)
+    package static func decode(
+        _ path: String, limit: Int64 = maximumDecodedBytes, options: DecoderOptions = DecoderOptions()
+    ) throws(DecodingError) -> PCMBuffer {
+        let decoder = try open(path, options: options)
         return try PCMBuffer(decodingAllOf: decoder, limit: limit, name: path)
     }
 
@@ -61,8 +76,22 @@ package enum AudioFile {
         if header.starts(with: Array("OggS".utf8)) { return try isOggOpus(path) ? .opus : .ogg }
         if header.count >= 8 && Array(header[4..<8]) == Array("ftyp".utf8) { return .mp4 }
         if header.starts(with: Array("ID3".utf8)) { return .mp3 }
+        if header.starts(with: Array("MThd".utf8)) { return .midi }
         if header.count >= 4 && isMPEGAudioFrameHeader(header[0], header[1], header[2]) { return .mp3 }
+        if try isModule(path) { return .module }
         throw .unsupportedFormat(path)
+    }
+
+    /// Whether libopenmpt opens the file, by its content (MOD has no signature at its start, and libopenmpt reads
+    /// dozens of formats). Without libopenmpt, a file with the signature of MOD, XM, S3M or IT is still named a
+    /// module, so that opening it says the library is missing rather than that the format is unknown.
+    static func isModule(_ path: String) throws(DecodingError) -> Bool {
+        let (file, size) = try openRegularFile(path)
+        let header: [UInt8]
+        do throws(Errno) { header = try file.readBytes(ModuleDecoder.probeSize) } catch {
+            throw .unreadable(path, errno: error.code)
+        }
+        return ModuleDecoder.probe(header, fileSize: size) ?? ModuleDecoder.hasCommonSignature(header)
     }
 
     /// Whether an Ogg file's first packet is an Opus identification header (`OpusHead`). Anything else, Vorbis's

@@ -6,7 +6,7 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
     case empty(String)
     /// The path could not be opened or read (missing, a directory, no permission).
     case unreadable(String, errno: Int32)
-    /// The bytes are not WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC).
+    /// The bytes are not WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), a tracker module or MIDI.
     case unsupportedFormat(String)
     /// The format was recognised, but the stream is damaged or not usable.
     case corrupt(String, reason: String)
@@ -15,6 +15,9 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
     /// Decoded whole, the audio would take `bytes` bytes: more than the `limit` it was to fit in (the sound cache's
     /// budget, or what one OpenAL buffer holds).
     case tooLarge(String, bytes: Int64, limit: Int64)
+    /// The format was recognised, but what plays it is missing: a library the engine opens at run time (libopenmpt
+    /// for tracker modules, libfluidsynth for MIDI) or a MIDI SoundFont. `reason` names what to install.
+    case unavailable(String, reason: String)
 
     /// The same error, about `path` instead.
     public func naming(_ path: String) -> DecodingError {
@@ -25,6 +28,7 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
         case .corrupt(_, let reason): .corrupt(path, reason: reason)
         case .tooManyChannels(_, let channels): .tooManyChannels(path, channels: channels)
         case .tooLarge(_, let bytes, let limit): .tooLarge(path, bytes: bytes, limit: limit)
+        case .unavailable(_, let reason): .unavailable(path, reason: reason)
         }
     }
 
@@ -33,7 +37,7 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .empty(let p), .unreadable(let p, _), .unsupportedFormat(let p), .corrupt(let p, _),
             .tooManyChannels(let p, _),
-            .tooLarge(let p, _, _):
+            .tooLarge(let p, _, _), .unavailable(let p, _):
             p
         }
     }
@@ -46,8 +50,8 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
         case .unreadable(_, let code):
             "cannot read (\(String(cString: strerror(code))))"
         case .unsupportedFormat:
-            "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3 or MP4 (AAC, ALAC) file"
-        case .corrupt(_, let reason):
+            "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), tracker module or MIDI file"
+        case .corrupt(_, let reason), .unavailable(_, let reason):
             reason
         case .tooManyChannels(_, let channels):
             "\(channels) channels is more than the \(AudioInfo.maximumChannels) supported"

@@ -46,6 +46,9 @@ public struct EngineConfiguration: Sendable {
     /// thread if `update()` is not called within half a second, then ends the process as the signal would have.
     /// A signal whose handler the program installed itself is left to it. False: the engine installs nothing.
     public var handlesTerminationSignals = true
+    /// How tracker modules and MIDI files are rendered (interpolation, stereo separation, the SoundFont). Their rate
+    /// is always the engine's `sampleRate`.
+    public var decoding = DecoderOptions()
 
     /// A configuration; `validated()` checks its numbers, and `AudioEngine.init(_:)` does so before anything opens.
     /// `desktopIntegration` nil means on for device output and off for offline.
@@ -83,10 +86,19 @@ public struct EngineConfiguration: Sendable {
             _ = try maxVoices.checked(Int.self, in: max(realVoices, 1)...Self.maxVoiceCounts.upperBound, "maxVoices")
             _ = try blockFrames.checked(Int.self, in: Self.blockFrameCounts, "blockFrames")
             _ = try soundMemoryBudget.checked(Int.self, in: 0...Int.max, "soundMemoryBudget")
+            _ = try decoding.moduleStereoSeparation.checked(
+                Int.self, in: DecoderOptions.stereoSeparations, "decoding.moduleStereoSeparation")
         } catch {
             throw .invalidNumber(error)
         }
         return self
+    }
+
+    /// `decoding` at the engine's rate.
+    var decodingOptions: DecoderOptions {
+        var options = decoding
+        options.sampleRate = sampleRate
+        return options
     }
 
     /// Offline rendering at `sampleRate`, with no desktop integration.
@@ -178,8 +190,8 @@ public final class AudioEngine: @unchecked Sendable {
         } catch {
             throw .mixer(error)
         }
-        cache = SoundCache(budget: configuration.soundMemoryBudget)
-        musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music))
+        cache = SoundCache(budget: configuration.soundMemoryBudget, decoding: configuration.decodingOptions)
+        musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music), decoding: configuration.decodingOptions)
         // No bus (or none reachable within 250 ms) means no desktop integration until one appears.
         desktopLink =
             configuration.desktopIntegration

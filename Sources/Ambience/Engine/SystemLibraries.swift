@@ -1,5 +1,5 @@
 // The capabilities report's account of the optional libraries. Each is opened by its own wrapper file
-// (PulseAudioMonitor, DBusConnection, MediaItemArtwork); this file only asks them how it went.
+// (PulseAudioMonitor, DBusConnection, MediaItemArtwork, ModuleDecoder, MIDIDecoder); this file only asks them how it went.
 
 extension AudioCapabilities {
     /// A system library the engine opens at run time rather than links, so that a game starts without it.
@@ -15,12 +15,15 @@ extension AudioCapabilities {
         public var isAvailable: Bool { unavailableReason == nil }
     }
 
-    /// libpulse, libdbus-1 and SDL2_image, each opened now if nothing needed it yet.
+    /// libpulse, libdbus-1, SDL2_image, libopenmpt and libfluidsynth, each opened now if nothing needed it yet.
     static var systemLibraryReport: [SystemLibrary] {
         func report<Table>(_ library: OptionalLibrary<Table>) -> SystemLibrary {
             SystemLibrary(name: library.name, feature: library.feature, unavailableReason: library.failure?.description)
         }
-        return [report(PulseAudioMonitor.library), report(DBusConnection.library), report(MediaItemArtwork.library)]
+        return [
+            report(PulseAudioMonitor.library), report(DBusConnection.library), report(MediaItemArtwork.library),
+            report(ModuleDecoder.library), report(MIDIDecoder.library)
+        ]
     }
 
     /// These capabilities with the optional libraries added, and each one missing listed with its reason.

@@ -20,7 +20,10 @@ enum LibraryFileReader {
         }
         let info: AudioInfo, picture: EmbeddedPicture?
         do throws(DecodingError) {
-            let decoder = try AudioFile.open(fileSystemPath: path, name: RawPath.display(path))
+            // Only the information: a MIDI file's length is counted, but no synth is made to play it.
+            var options = DecoderOptions()
+            options.infoOnly = true
+            let decoder = try AudioFile.open(fileSystemPath: path, name: RawPath.display(path), options: options)
             info = decoder.info
             switch decoder {
             case let vorbis as VorbisDecoder: picture = decoder.info.tags.hasArtwork ? vorbis.embeddedPicture : nil

@@ -15,7 +15,13 @@ final class SoundCache: Sendable {
         var memory = 0
     }
 
-    init(budget: Int) { self.budget = budget }
+    /// How modules and MIDI files are rendered.
+    private let decoding: DecoderOptions
+
+    init(budget: Int, decoding: DecoderOptions = DecoderOptions()) {
+        self.budget = budget
+        self.decoding = decoding
+    }
 
     var memoryInUse: Int { state.withLock { $0.memory } }
 
@@ -31,7 +37,7 @@ final class SoundCache: Sendable {
             return hit
         }
         let pcm: PCMBuffer
-        do { pcm = try AudioFile.decode(path, limit: soundLimit) } catch { throw .decoding(error) }
+        do { pcm = try AudioFile.decode(path, limit: soundLimit, options: decoding) } catch { throw .decoding(error) }
         guard let sound = mixer.makeSound(pcm, name: path) else { throw .outOfMixerMemory(path) }
         let kept = state.withLock { state -> Sound in
             if let raced = state.byPath[key], raced.isLoadedNow(in: mixer) { return raced }

@@ -75,13 +75,13 @@ public final class MusicPlayer: @unchecked Sendable {
 
     static let bufferCount = 6
 
-    init(mixer: Mixer, bus: Bus) throws(EngineError) {
+    init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
         self.mixer = mixer
         guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
         self.channel = channel
         stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
         ahead = AheadOpener(opener: { item throws(DecodingError) in
-            try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url)
+            try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url, options: decoding)
         })
         feeding = Lock(MusicFeeder(ahead: ahead))
     }

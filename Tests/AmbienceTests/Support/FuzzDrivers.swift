@@ -20,6 +20,10 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     case mp4
     /// FLAC picture blocks, MIME sniffing, and the cover through its header check and SDL2_image.
     case picture
+    /// Tracker modules through libopenmpt: the probe, loading, the length count, tags, reading, seeking.
+    case module
+    /// MIDI: `StandardMIDIFile`'s checks, then libfluidsynth with TimGM6mb on what they let through.
+    case midi
     /// The `ambience render --sfx` parser.
     case sfx
     /// The library's playlist parser.
@@ -39,7 +43,8 @@ enum FuzzTarget: String, CaseIterable, Sendable {
     func run(_ bytes: [UInt8]) -> [String] {
         switch self {
         case .wav, .ogg, .mp3: return FuzzDrivers.decode(bytes)
-        case .flac, .opus, .mp4: return FuzzDrivers.decode(bytes)
+        case .flac, .opus, .mp4, .module: return FuzzDrivers.decode(bytes)
+        case .midi: return FuzzDrivers.midi(bytes)
         case .picture: return FuzzDrivers.picture(bytes)
         case .sfx:
             _ = try? SFXCue(parsing: String(decoding: bytes, as: UTF8.self))
@@ -139,6 +144,30 @@ enum FuzzDrivers {
         if frames > info.frames { problems.append("\(frames) frames decoded of \(info.frames) claimed") }
         try? decoder.seek(toFrame: info.frames / 2)
         _ = readAll(decoder, problems: &problems)
+        return problems
+    }
+
+    /// A MIDI file the checks accept must have a finite, non-negative length within their limit; one of at most a
+    /// minute is then decoded whole with the small SoundFont, and must not decode past its stated length.
+    static func midi(_ bytes: [UInt8]) -> [String] {
+        guard let file = try? StandardMIDIFile(bytes) else { return [] }
+        var problems: [String] = []
+        let duration = file.duration
+        if !(duration.isFinite && duration >= 0 && duration <= StandardMIDIFile.maximumSeconds) {
+            problems.append("a length of \(duration) s was accepted")
+        }
+        if file.tempos.contains(where: { $0.microsecondsPerQuarter <= 0 }) {
+            problems.append("a tempo of 0 was accepted")
+        }
+        guard duration <= 60, let path = scratchFile(bytes) else { return problems }
+        defer { unlink(path) }
+        var options = DecoderOptions()
+        options.soundFont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
+        guard let decoder = try? AudioFile.open(path, options: options) else { return problems }
+        let frames = readAll(decoder, problems: &problems)
+        if frames > decoder.info.frames {
+            problems.append("\(frames) frames decoded of \(decoder.info.frames) claimed")
+        }
         return problems
     }
 
