@@ -274,16 +274,5 @@ public final class GameHost {
     }
 }
 
-/// The process environment, read without Foundation.
-public func processEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    var cursor = environ
-    while let entry = cursor.pointee {
-        let text = String(cString: entry)
-        if let equals = text.firstIndex(of: "=") {
-            result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-        }
-        cursor += 1
-    }
-    return result
-}
+/// The process environment, read without Foundation (as a child program the engine starts gets it).
+public func processEnvironment() -> [String: String] { ChildProgram.currentEnvironment }

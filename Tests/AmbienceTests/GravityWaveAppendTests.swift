@@ -68,5 +68,8 @@ extension MPRISPlayersTests {
         #expect(eventually { bus.playerctl("-p", short, "status") == "Playing" })
         _ = bus.playerctl("-p", short, "next")
         #expect(eventually { title(short) == "Two" }, "after next: \(title(short) ?? "nothing")")
+        // The appended song is really in the player's queue, after the two already there.
+        _ = bus.playerctl("-p", short, "next")
+        #expect(eventually { title(short) == "Three" }, "after next again: \(title(short) ?? "nothing")")
     }
 }

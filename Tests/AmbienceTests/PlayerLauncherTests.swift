@@ -182,7 +182,17 @@ import Testing
         #expect(throws: ChildProgramError.timedOut("sh", seconds: 0.3)) {
             try ChildProgram.output(of: ["sh", "-c", "sleep 30 & sleep 30"], environment: environment, timeout: 0.3)
         }
-        #expect(Double(monotonicNanoseconds() - start) / 1e9 < 2)
+        // A bound, not a measurement: the 30 s sleeps were not waited for.
+        #expect(Double(monotonicNanoseconds() - start) / 1e9 < 10)
+
+        // A wait called off ends with the program, long before its timeout.
+        let callOff = monotonicNanoseconds() + 200_000_000
+        #expect(throws: ChildProgramError.cancelled("sh")) {
+            try ChildProgram.output(
+                of: ["sh", "-c", "sleep 30 & sleep 30"], environment: environment, timeout: 60,
+                isCancelled: { monotonicNanoseconds() > callOff })
+        }
+        #expect(Double(monotonicNanoseconds() - start) / 1e9 < 30)
 
         // start() returns at once; end() ends and reaps.
         let pid = try ChildProgram.start(["sleep", "30"], environment: environment)

@@ -173,15 +173,7 @@ package enum ChildProgram {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2] {
-            sigaddset(&defaults, signal)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        setPlainSignals(&attributes)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | newSession))
 
         let argv = arguments.map { strdup($0) } + [nil]
@@ -196,6 +188,21 @@ package enum ChildProgram {
             : spawnAlongPath(&pid, program, path, &actions, &attributes, argv, envp)
         guard status == 0 else { throw .notStarted(program, Errno(status)) }
         return pid
+    }
+
+    /// Gives a child no blocked signal and the default action for those a game or the engine handles (a thread of
+    /// the game may block some, and a child would inherit them). The caller adds `POSIX_SPAWN_SETSIGMASK` and
+    /// `POSIX_SPAWN_SETSIGDEF` to its flags.
+    package static func setPlainSignals(_ attributes: inout posix_spawnattr_t) {
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGPIPE, SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGCHLD, SIGALRM, SIGUSR1, SIGUSR2] {
+            sigaddset(&defaults, signal)
+        }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
     }
 
     /// Whether this process may read the file at `path`.
