@@ -25,6 +25,7 @@ pipewire_suites=(
   PulseAudioMonitorTests PulseAudioMonitorFailureTests              # the server's account of sinks and streams
   MPRISTests MPRISOfflineTests SleepTests                           # the desktop: players, system music, sleep
   SessionPolicyTests SessionRulesTests SessionOtherPlayersTests     # the session's rules
+  CorkRequestServerTests                                           # cork requests (PipeWire sends none)
   SoundServerChoiceTests                                            # the pass runs on the server it asked for
 )
 filters=()

@@ -7,7 +7,7 @@ import Testing
 /// What `AtomicFile` does when the node it checked is swapped for another between the check and the rename
 /// (issue 32, class 1): it refuses (`AtomicFileError.changed`), removes its temporary file and leaves whatever is
 /// there now alone. Also the temporary file's mode, and a terminal given where a file is expected.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct AtomicFileRaceTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct AtomicFileRaceTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The lane that SDL's device opens and closes go through: a slow call delays the next one, which still succeeds
 /// (CI under load saw a close take over 2 s, and the next open refused); only a lane stuck past its patience refuses.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(1))) struct BoundedCallLaneTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct BoundedCallLaneTests {
     @Test func aCallWithinItsDeadlineReturnsItsResult() {
         let lane = BoundedCallLane(name: "test-lane-quick")
         #expect(lane.run(seconds: 5) { 42 } == 42)

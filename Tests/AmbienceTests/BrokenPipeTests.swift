@@ -10,7 +10,7 @@ import Testing
 /// own writes. The demo game is the witness: it keeps SIGPIPE's default action, as most games do, so before the
 /// engine held its writes the first one to a dead pipe killed it. The `ambience` command is a program, and ignores
 /// SIGPIPE for the whole process.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct BrokenPipeTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct BrokenPipeTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -4,7 +4,7 @@ import Testing
 @testable import Ambience
 
 /// The sound server's cork requests as the session's rules see them: no audio, no services.
-@Suite struct CorkRequestPolicyTests {
+@Suite(.offTheCooperativePool) struct CorkRequestPolicyTests {
     static let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
     static let headphones = AudioRoute(name: "Headphones", driver: "pulseaudio", sink: "headphones")
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The engine's bounded queues overflowed through the public API, in Swift and in C: what is lost is counted exactly,
 /// the documented end is kept, and the game is warned once.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(2))) struct DroppedEventsTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct DroppedEventsTests {
     /// More one-shots than the mixer's queue holds, all ending before anyone calls `update()`.
     static let voices = Mixer.pendingEventCapacity + 1_000
 
@@ -105,7 +105,7 @@ import Testing
 }
 
 /// The null output: real-time pace from a `WorkerThread`'s timed wait, and a stop that joins at once.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(1))) struct NullOutputTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct NullOutputTests {
     @Test func itRendersAtRealTimeAndStopsByJoiningAtOnce() throws {
         let mixer = try Mixer(MixerConfiguration(sampleRate: 48_000, realVoices: 4, maxVoices: 4))
         defer { mixer.close() }

@@ -399,7 +399,7 @@ private func snr(_ a: [Float], _ b: [Float]) -> Double {
 /// A read error in the middle of a FLAC file (a USB disk pulled mid-read) is an error, not a hang. libFLAC answers
 /// "went on" to every call once it has aborted, so a decoder that trusted the answer spun forever. The error is
 /// made real: an `LD_PRELOAD` shim makes `fread` fail with EIO where it would reach the end of the file.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(2))) struct FLACReadErrorTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct FLACReadErrorTests {
     static let shim = """
         #define _GNU_SOURCE
         #include <dlfcn.h>

@@ -8,7 +8,7 @@ import Testing
 /// The demo's bounds (issue 32, class 8): a voice count it can keep, a top-up that stops at the first refusal (so
 /// no frame runs for minutes and a SIGTERM is seen at the next one), and a screenshot that is taken or reported as
 /// not taken.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct GravityWaveLimitTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct GravityWaveLimitTests {
     static let assets = BuildProducts.root + "/Assets"
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }

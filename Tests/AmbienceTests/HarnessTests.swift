@@ -4,7 +4,7 @@ import Testing
 
 /// The test harness itself: whatever a child does, the runner returns within its bound, and nothing it started is
 /// left running.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct HarnessTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HarnessTests {
     /// A process that ignores SIGTERM (and so does what it starts), floods stderr and would sleep for 100 s: at the
     /// timeout its group gets SIGTERM, after the grace period SIGKILL, and the runner returns with what it read.
     @Test func aChildThatIgnoresSIGTERMAndFloodsStderrIsKilledAfterTheGracePeriod() throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// Output that cannot lie (issue 32, class 6) and text that cannot act on the terminal (class 7), through the built
 /// `ambience` as a child process.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct HonestOutputTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HonestOutputTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

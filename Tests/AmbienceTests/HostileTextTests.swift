@@ -7,7 +7,7 @@ import Testing
 /// Names and tags from outside, where the earlier round did not reach (issue 32, class 7): JSON that escapes every
 /// scalar a terminal or a JavaScript parser would act on, and names exactly as the file system holds them; and the
 /// remaining text paths (the library bench, the demo's report and errors) through `TerminalText`.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct HostileTextTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HostileTextTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

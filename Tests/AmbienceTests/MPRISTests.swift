@@ -8,7 +8,7 @@ private let busRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERV
 private let needsBus: Comment = "needs the private session bus: bash scripts/with-services.sh swift test --filter MPRIS"
 
 /// The D-Bus layer's parts that need no bus: marshalling, name rules, and failing fast when there is no bus.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct MPRISOfflineTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MPRISOfflineTests {
     /// What a player's volume was before ducking survives a second duck, and is given back once.
     @Test func savedVolumesKeepTheFirstVolume() {
         let saved = SavedVolumes()

@@ -5,7 +5,7 @@ import Testing
 
 /// Modules and MIDI everywhere music goes: the music player streams them (rendered on the streaming thread), `Sound`
 /// loads them whole, the library reads their tags and length, and `ambience info` shows them.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct MusicFormatsEngineTests {
+@Suite(.onTheComputeThread, .timeLimit(.minutes(10))) struct MusicFormatsEngineTests {
     static func engine() throws -> AudioEngine {
         var configuration = EngineConfiguration.offline(sampleRate: 48_000)
         configuration.decoding.soundFont = MusicFormatsTests.timGM

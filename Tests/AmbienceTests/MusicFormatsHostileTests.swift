@@ -5,7 +5,7 @@ import Testing
 
 /// Hostile modules and MIDI files: each is refused with a typed error that says why, or (a module libopenmpt
 /// repairs) decodes to a bounded, finite stream; none crashes, hangs or allocates what its header claims.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct MusicFormatsHostileTests {
+@Suite(.onTheComputeThread, .timeLimit(.minutes(10))) struct MusicFormatsHostileTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -7,7 +7,7 @@ import Testing
 /// references: `openmpt123 --render` and `fluidsynth -F`, with the same rate, interpolation, stereo separation and
 /// SoundFont. The modules and MIDI files come from Debian packages (scripts/install-deps.sh): tecnoballz-data (MOD),
 /// ballz-data (XM), pingus-data (S3M, IT) and openttd-openmsx (MIDI); the rest are made here.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MusicFormatsTests {
+@Suite(.onTheComputeThread, .timeLimit(.minutes(10))) struct MusicFormatsTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

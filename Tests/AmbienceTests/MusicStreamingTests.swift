@@ -6,7 +6,7 @@ import Testing
 /// The music player never makes the game wait on the disk: the streaming side opens and decodes, the game's calls
 /// touch plain state only, and the next item is open before the current one ends. Heard through offline renders,
 /// with the disk replaced by a gated or throttled double (`SlowDisk.swift`) under the player's item opener.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct MusicStreamingTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MusicStreamingTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

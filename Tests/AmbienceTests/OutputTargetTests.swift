@@ -7,7 +7,7 @@ import Testing
 /// What `ambience render --out` may do to the node it is pointed at (issue 32, class 1): a regular file is replaced
 /// whole, through its links; a character device or a FIFO is written straight through and stays what it was; a
 /// folder, a socket or a block device is refused by name. Real nodes, the built command as a child process.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct OutputTargetTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct OutputTargetTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -12,7 +12,7 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
     return try body(folder)
 }
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(1))) struct FileDescriptorTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct FileDescriptorTests {
     @Test func aMissingFileIsENOENT() throws {
         try withScratchFolder { folder in
             #expect(throws: Errno(ENOENT)) { try FileDescriptor(opening: folder + "/missing", flags: O_RDONLY) }
@@ -101,7 +101,7 @@ private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {
     }
 }
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(1))) struct AtomicFileTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct AtomicFileTests {
     private func contents(_ path: String) -> [UInt8]? { FileManager.default.contents(atPath: path).map { Array($0) } }
     private func inode(_ path: String) -> ino_t? {
         var status = stat()

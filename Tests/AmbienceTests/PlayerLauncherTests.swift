@@ -6,7 +6,7 @@ import Testing
 
 /// Which player is started when the game wants the desktop's player and none runs: decided from the desktop's
 /// answers, given here as xdg-mime, gio and desktop files really write them; and the spawning under it.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(2))) struct PreferredPlayerTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct PreferredPlayerTests {
     // Debian 12's own files, cut to the lines that matter (and a Desktop Action group whose Exec must not be taken).
     static let mpvDesktop = """
         [Desktop Entry]

@@ -296,7 +296,7 @@ extension SoundServerSuites {
 }
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct PulseAudioMonitorFailureTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct PulseAudioMonitorFailureTests {
     @Test func deadSocketFailsFast() {
         let clock = ContinuousClock()
         let start = clock.now

@@ -4,7 +4,7 @@ import Testing
 /// The README's Swift and C examples, compiled and run, so they cannot go stale. The Swift one is the
 /// `ReadmeExample` target's main.swift word for word (the build compiles it; here it is compared and run); the C
 /// one is taken from the README, compiled against the library and run.
-@Suite(.offTheCooperativePool, .serialized, .timeLimit(.minutes(3))) struct ReadmeTests {
+@Suite(.offTheCooperativePool, .serialized, .timeLimit(.minutes(5))) struct ReadmeTests {
     static let readme = (try? String(contentsOfFile: BuildProducts.root + "/README.md", encoding: .utf8)) ?? ""
 
     /// The body of the first fenced block of `language` after `heading` in `text` (the README by default).

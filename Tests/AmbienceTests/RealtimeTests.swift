@@ -5,7 +5,7 @@ import Testing
 
 /// Real-time output through SDL (the dummy driver on machines with no sound card: it runs the callback at real-time pace).
 extension SoundServerSuites {
-    @Suite(.offTheCooperativePool, .timeLimit(.minutes(3)), .serialized) struct RealtimeTests {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(5)), .serialized) struct RealtimeTests {
         @Test func aStalledGameThreadDoesNotStarveTheMusic() throws {
             // SDL's dummy driver runs the callback at real-time pace on a machine with or without a sound server.
             let previous = getenv("SDL_AUDIODRIVER").map { String(cString: $0) }

@@ -4,7 +4,7 @@ import Testing
 @testable import Ambience
 
 /// The music player's bridge between items at different rates.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct ResampledDecoderTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct ResampledDecoderTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

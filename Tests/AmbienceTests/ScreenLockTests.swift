@@ -8,7 +8,7 @@ import Testing
 /// The buses and the signals are real (a private dbus-daemon each); the senders stand in for the screensaver and
 /// for logind, which do not run here. Locked: ambient and soloAmbient render silence, playback plays on; unlocked:
 /// the audio is back.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct ScreenLockTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct ScreenLockTests {
     static let sessionPath = "/org/freedesktop/login1/session/_32"
 
     /// An offline engine with desktop integration on the given buses only, playing a looping tone.

@@ -3,7 +3,7 @@ import Testing
 @testable import Ambience
 
 /// The session rules carried out on real rendered audio (offline engine).
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct SessionRulesTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SessionRulesTests {
     func engineWithTone(category: SessionCategory) throws -> (AudioEngine, Voice) {
         let engine = try AudioEngine(.offline())
         engine.session.setCategory(category)

@@ -5,7 +5,7 @@ import Testing
 
 /// System sleep and wake: logind's `PrepareForSleep` signal on a system bus. The bus and the signal are real; the
 /// sender stands in for logind, which does not run here.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct SleepTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SleepTests {
     @Test func sleepInterruptsAndWakeResumesWithARouteChange() throws {
         let fixtures = try Fixtures()
         // A bus of the test's own stands in for the system bus.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import Ambience
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct SoundCacheTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SoundCacheTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

@@ -9,7 +9,7 @@ import Testing
 extension SoundServerSuites {
     @Suite(
         .offTheCooperativePool,
-        .timeLimit(.minutes(3)),
+        .timeLimit(.minutes(5)),
         .enabled(if: PulseServer.isRunning, "needs the private sound server of scripts/with-services.sh"))
     struct SoundServerChoiceTests {
         @Test func theSharedServerIsTheOneAskedFor() throws {

@@ -10,7 +10,7 @@ import Testing
 
 /// The system music player's now-playing item carries the player's cover (`mpris:artUrl`) and file (`xesam:url`):
 /// parsed from data shaped exactly as mpv-mpris 0.7 and VLC 3 send it (pure), and read from the real players.
-@Suite struct SystemMusicItemTests {
+@Suite(.offTheCooperativePool) struct SystemMusicItemTests {
     func info(url: String?, art: String?) -> MPRISPlayerInfo {
         var info = MPRISPlayerInfo(name: "org.mpris.MediaPlayer2.mpv", uniqueName: ":1.9")
         info.title = "song.wav"

@@ -47,7 +47,7 @@ func appendingChunk(_ id: String, _ chunk: [UInt8], toWAV wav: [UInt8]) -> [UInt
 }
 
 /// Every WAV codec of the issue, made by sox (and RF64 by ffmpeg), decodes like sox decodes it.
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct WAVCodecTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVCodecTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 

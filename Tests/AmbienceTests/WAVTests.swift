@@ -94,7 +94,7 @@ struct SoxWAV: Sendable, CustomTestStringConvertible {
         + [1, 2].map { SoxWAV(bits: 32, float: true, channels: $0) }
 }
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct WAVDecoderTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVDecoderTests {
     @Test(arguments: SoxWAV.all)
     func decodesSoxSine(_ variant: SoxWAV) throws {
         let fixtures = try Fixtures()
@@ -225,7 +225,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
     ]
 }
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct WAVExactDecodingTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVExactDecodingTests {
     @Test(arguments: ExactCase.all)
     func convertsEveryEncodingExactly(_ c: ExactCase) throws {
         let fixtures = try Fixtures()
@@ -293,7 +293,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
 
 // MARK: - Bad input
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct WAVBadInputTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVBadInputTests {
     @Test func emptyFile() throws {
         let fixtures = try Fixtures()
         let path = try fixtures.write("empty.wav", bytes: [])
@@ -481,7 +481,7 @@ struct ExactCase: Sendable, CustomTestStringConvertible {
 
 // MARK: - Writing
 
-@Suite(.offTheCooperativePool, .timeLimit(.minutes(3))) struct WAVWriterTests {
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVWriterTests {
     static func testSignal(frames: Int, channels: Int) -> [Float] {
         (0..<(frames * channels)).map { i in
             let frame = i / channels, channel = i % channels
