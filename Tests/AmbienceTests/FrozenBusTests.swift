@@ -163,4 +163,38 @@ import Testing
         #expect(stuck <= 1, "\(stuck) threads stuck in connect()")
         #expect(late <= early + 3, "threads grew from \(early) to \(late)")
     }
+
+    /// Connects to one address at the same moment: on a bus that answers, every one succeeds (the second of two was
+    /// refused as if the bus were stuck, and under load that lost the MPRIS tests their bus); on a socket that never
+    /// accepts, each fails within its own timeout, and once one is left behind in `connect()` the next fails at once.
+    @Test func connectsAtOnceWaitTheirTurnAndOnlyAStuckOneRefusesTheNext() throws {
+        let daemon = try ThrowawayService.dbus(in: fixtures)
+        defer { daemon.kill() }
+        let answering = daemon.address
+        let never = try MuteBusSocket(path: fixtures.path("never.sock"), .neverAccepting)
+        defer { never.close() }
+        let results = Lock<[Bool]>([])
+        for (address, timeout) in [(answering, Duration.seconds(10)), (never.address, .seconds(1))] {
+            let started = monotonicSeconds()
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                let opened = (try? DBusConnection(address: address, timeout: timeout)) != nil
+                results.withLock { $0.append(opened) }
+            }
+            let took = monotonicSeconds() - started
+            let opened = results.withLock { all in
+                defer { all = [] }
+                return all
+            }
+            if address == answering {
+                #expect(opened == Array(repeating: true, count: 6), "\(opened)")
+            } else {
+                #expect(opened == Array(repeating: false, count: 6), "\(opened)")
+                #expect(took < 4, "six connects with a 1 s timeout took \(took) s")
+            }
+        }
+        // One of those is still in connect(): the next attempt is refused without waiting.
+        let started = monotonicSeconds()
+        #expect(throws: DesktopError.self) { try DBusConnection(address: never.address, timeout: .seconds(5)) }
+        #expect(monotonicSeconds() - started < 1)
+    }
 }

@@ -6,22 +6,37 @@ import Synchronization
 extension DBusConnection {
     /// Opens a private connection on a helper thread, so a connect that hangs (an unreachable TCP host, a frozen
     /// daemon whose listen queue is full) costs the caller `timeout` and no more; a connection that arrives after
-    /// that is closed by the helper. While one helper is still stuck on an address, a new attempt there fails at
-    /// once instead of leaving another thread stuck beside it.
+    /// that is closed by the helper.
+    ///
+    /// One connect at a time per address: an attempt behind another waits for it within its own `timeout`, so two
+    /// monitors connecting at once both succeed (refusing the second, as before, failed under load as if the bus
+    /// were stuck). While a helper whose caller gave up is still in `connect()`, a new attempt fails at once instead
+    /// of leaving another thread stuck beside it.
     static func open(_ address: String, within timeout: Duration, _ libdbus: LibDBus) throws(DesktopError)
         -> OpaquePointer
     {
-        guard OpenAttempt.stuck.withLock({ $0.insert(address).inserted }) else {
-            throw .busUnavailable("\(address): an earlier connect there has not returned")
+        let deadline = monotonicDeadline(afterSeconds: Double(milliseconds(timeout)) / 1000)
+        let attempt = OpenAttempt(libdbus, address: address)
+        while true {
+            let ahead = OpenAttempt.lanes.withLock { lanes -> OpenAttempt? in
+                if let current = lanes[address] { return current }
+                lanes[address] = attempt
+                return nil
+            }
+            guard let ahead else { break }
+            if ahead.isAbandoned {
+                throw .busUnavailable("\(address): an earlier connect there has not returned")
+            }
+            if monotonicNanoseconds() >= deadline {
+                throw .busUnavailable("\(address): no answer within \(timeout) (behind an earlier connect)")
+            }
+            usleep(5_000)
         }
-        let attempt = OpenAttempt(libdbus)
-        let thread = Thread {
-            attempt.run(address)
-            _ = OpenAttempt.stuck.withLock { $0.remove(address) }
-        }
+        let thread = Thread { attempt.run() }
         thread.name = "ambience.dbus-connect"
         thread.start()
-        _ = attempt.done.wait(timeout: .now() + .milliseconds(Int(milliseconds(timeout))))
+        let left = max(deadline - monotonicNanoseconds(), 0)
+        _ = attempt.done.wait(timeout: .now() + .nanoseconds(left))
         switch attempt.take() {
         case .some(.success(let box)): return box.pointer
         case .some(.failure(let reason)): throw .busUnavailable("\(address): \(reason)")
@@ -42,16 +57,23 @@ private final class OpenAttempt: Sendable {
         case success(ConnectionBox)
         case failure(String)
     }
-    /// The addresses a helper thread is connecting to now.
-    static let stuck = Lock<Set<String>>([])
+    /// The attempt connecting to each address now: one at a time.
+    static let lanes = Lock<[String: OpenAttempt]>([:])
 
     let done = DispatchSemaphore(value: 0)
     private let libdbus: LibDBus
+    private let address: String
     private let state = Lock<(outcome: Outcome?, abandoned: Bool)>((nil, false))
 
-    init(_ libdbus: LibDBus) { self.libdbus = libdbus }
+    init(_ libdbus: LibDBus, address: String) {
+        self.libdbus = libdbus
+        self.address = address
+    }
 
-    func run(_ address: String) {
+    /// Whether its caller gave up while it was still connecting.
+    var isAbandoned: Bool { state.withLock { $0.abandoned } }
+
+    func run() {
         var error = DBusError()
         libdbus.dbus_error_init(&error)
         defer { libdbus.dbus_error_free(&error) }
@@ -69,6 +91,9 @@ private final class OpenAttempt: Sendable {
         if late, case .success(let box) = outcome {
             libdbus.dbus_connection_close(box.pointer)
             libdbus.dbus_connection_unref(box.pointer)
+        }
+        Self.lanes.withLock { lanes in
+            if lanes[address] === self { lanes[address] = nil }
         }
         done.signal()
     }
