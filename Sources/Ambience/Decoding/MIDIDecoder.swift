@@ -75,7 +75,7 @@ final class MIDIDecoder: AudioDecoder {
         self.songFrames = song
         self.info = AudioInfo(
             format: .midi, sampleRate: rate, channels: 2,
-            frames: options.loopsForever ? AudioInfo.maximumFrames : song, tags: AudioTags())
+            frames: options.loopsForever ? AudioInfo.maximumFrames : song, tags: file.text.tags)
     }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
