@@ -56,18 +56,21 @@ public struct DecoderOptions: Sendable, Equatable {
         return defaultSoundFonts.first(where: exists)
     }
 
-    /// The SoundFont to load, or why there is none: a configured file that is not there is named, and no default
-    /// names the Debian packages that provide one.
+    /// The SoundFont to load, or why there is none: a configured file that is not there is named, and either way
+    /// the message names the Debian packages that provide one (a game's configured path is often a guess at theirs).
     package func resolvedSoundFont(for path: String) throws(DecodingError) -> String {
+        let install = "install Debian's timgm6mb-soundfont or fluid-soundfont-gm"
         guard let font = Self.soundFont(configured: soundFont, exists: { access($0, R_OK) == 0 }) else {
             throw .unavailable(
                 path,
-                reason: "no General MIDI SoundFont: install Debian's timgm6mb-soundfont or fluid-soundfont-gm, "
+                reason: "no General MIDI SoundFont: \(install), "
                     + "or name an SF2 file in EngineConfiguration.decoding.soundFont")
         }
         guard access(font, R_OK) == 0 else {
             throw .unavailable(
-                path, reason: "the SoundFont \(font) cannot be read (\(String(cString: strerror(errno))))")
+                path,
+                reason: "the SoundFont \(font) cannot be read (\(String(cString: strerror(errno)))): \(install), "
+                    + "or name another SF2 file")
         }
         return font
     }
