@@ -101,6 +101,33 @@ import Testing
         #expect(engine.musicPlayer.playbackState == .playing)
     }
 
+    /// Repeat-one turned on mid-song applies from the song's next start: the first pass ends and the song starts
+    /// again from its first row (opened ahead to loop), and from then on its end goes on at its loop point.
+    @Test func repeatOneTurnedOnMidSongLoopsFromTheNextStart() throws {
+        let song = Int(try AudioFile.info(Self.loopingModule).frames)
+        let engine = try Self.engine()
+        defer { engine.shutdown() }
+        try engine.musicPlayer.setQueue(paths: [Self.loopingModule])
+        engine.musicPlayer.play()
+        _ = try engine.render(frames: 48_000)
+        engine.musicPlayer.repeatMode = .one
+        _ = try engine.render(frames: song - 96_000)
+        let firstEnd = try engine.render(frames: 96_000)
+        _ = try engine.render(frames: song - 96_000)
+        let secondEnd = try engine.render(frames: 96_000)
+        let forever = try AudioFile.open(Self.loopingModule, options: Self.options(loops: true))
+        let start = try forever.readFrames(48_000)
+        try forever.seek(toFrame: Int64(song - 48_000))
+        let across = try forever.readFrames(96_000)
+        // The first end: the song again from its first row.
+        let restart = snr(firstEnd.samples[(96_000)...], start[...])
+        #expect(restart >= 60, "restarted from the first row: SNR \(restart) dB")
+        // The second end: the loop point, as the looping decoder plays it.
+        let looped = snr(secondEnd.samples[...], across[...])
+        #expect(looped >= 60, "looped at the loop point: SNR \(looped) dB")
+        #expect(engine.musicPlayer.playbackState == .playing)
+    }
+
     /// Repeat-one turned off while a MIDI file loops: the pass under way ends and the queue goes on (here: ends).
     @Test func turningRepeatOneOffEndsTheLoop() throws {
         let midi = MusicFormatsTests.midiFiles[1]
