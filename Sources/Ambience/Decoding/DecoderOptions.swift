@@ -31,7 +31,9 @@ public struct DecoderOptions: Sendable, Equatable {
     package var sampleRate = 48_000
     /// Play the song's own loop forever: a module's order list jumping back (libopenmpt's repeat count -1), a MIDI
     /// file from its end to its start. The stream then never ends, and `AudioInfo.frames` is
-    /// `AudioInfo.maximumFrames`.
+    /// `AudioInfo.maximumFrames`. The music player sets it while it repeats one item; formats that carry samples
+    /// ignore it (they have no loop of their own), and `Sound`s never set it (they are decoded whole).
+    /// `AudioDecoder.endLoopAfterThisPass` lets such a stream end after all.
     package var loopsForever = false
     /// Only `info` is wanted (`AudioFile.info`): a MIDI decoder then counts its length but makes no synth to play
     /// it, and reads nothing.
