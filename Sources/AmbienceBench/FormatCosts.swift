@@ -15,6 +15,22 @@ public enum FormatFiles {
         ("ALAC (M4A)", "alac.m4a", "ffmpeg -v error -y -i \"$1\" -c:a alac -f mp4 \"$2\"")
     ]
 
+    /// Game music as games ship it, from the Debian packages `MusicFormatsTests` checks (pingus-data, ballz-data,
+    /// openttd-openmsx): measured as they are, at their own lengths, since no encoder makes them from the source.
+    static let shippedMusic: [(name: String, path: String)] = [
+        ("Module (IT)", "/usr/share/games/pingus/data/music/gd-matth.it"),
+        ("Module (XM)", "/usr/share/games/ballz/finalman-quickie.xm"),
+        ("MIDI", "/usr/share/games/openttd/baseset/openmsx/train_filled_with_cash.mid")
+    ]
+
+    /// The shipped modules and MIDI files that are installed and that this engine plays (libopenmpt, libfluidsynth
+    /// and a SoundFont present); the others are left out rather than failing the bench.
+    public static func shipped() -> [File] {
+        shippedMusic.compactMap { name, path in
+            (try? AudioFile.info(path)) == nil ? nil : File(format: name, path: path)
+        }
+    }
+
     public struct File: Sendable {
         public var format: String
         public var path: String
@@ -98,7 +114,7 @@ public enum FormatCosts {
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let files = try FormatFiles.make(seconds: seconds, in: folder)
+        let files = try FormatFiles.make(seconds: seconds, in: folder) + FormatFiles.shipped()
         var report = FormatCostReport(runs: runs, seconds: seconds)
         for file in files {
             if isCancelled() { break }

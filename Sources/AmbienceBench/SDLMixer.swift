@@ -130,7 +130,13 @@ enum SDLMixer {
         let disk = try DiskAudio()
         defer { disk.close() }
         _ = Mix_Init(
-            Int32(MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue))
+            Int32(
+                MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue
+                    | MIX_INIT_MOD.rawValue | MIX_INIT_MID.rawValue))
+        // MIDI with the SoundFont the engine picks when none is configured, so both play the same instruments.
+        if let font = DecoderOptions.defaultSoundFonts.first(where: { access($0, R_OK) == 0 }) {
+            _ = Mix_SetSoundFonts(font)
+        }
         defer { Mix_Quit() }
         guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")

@@ -37,7 +37,9 @@ struct BenchCommand: Command {
         Ambience opens and decodes each file in 4096-frame blocks, resampled to 48 kHz (and again without the
         resampler, to show where the time goes); SDL_mixer plays it with Mix_PlayMusic into its disk driver at
         48 kHz float stereo, minus its mixer running silence for as long. Figures are CPU seconds per second of
-        audio; the ratio is Ambience over SDL_mixer. SDL_mixer 2.6 plays no MP4 (AAC, ALAC).
+        audio; the ratio is Ambience over SDL_mixer. SDL_mixer 2.6 plays no MP4 (AAC, ALAC). Modules and MIDI are
+        Debian's game music as shipped (pingus-data's IT, ballz-data's XM, openttd-openmsx's MIDI), when installed,
+        at their own lengths; both sides play MIDI with the engine's default SoundFont.
 
         bench --hitches [--json] [--seconds S] [--item-minutes M] [--files FILE,FILE...]
                                             the game thread's calls while the music player skips through long files
@@ -124,6 +126,7 @@ struct BenchCommand: Command {
         func cell(_ value: Double?) -> String { value.map { String(format: "%.5f", $0) } ?? "—" }
         Output.print(
             "CPU seconds per second of audio, decoded and resampled to 48 kHz; medians of \(report.runs) runs of \(Int(report.seconds)) s files"
+                + " (modules and MIDI: Debian's game music, at its own length)"
         )
         Output.print("format        ambience  (decode only)  sdl_mixer  (gross)   ambience/sdl_mixer")
         for row in report.rows {

@@ -107,7 +107,7 @@ extension SoundServerSuites {
                     result.status == 0 && result.stderr.isEmpty, "\(compiler.joined(separator: " ")): \(result.stderr)")
             }
             // The test program and the demo are held to the same standard.
-            for file in ["Tests/CAPI/capi_test.c", "Demos/CGameLoop/main.c"] {
+            for file in ["Tests/CAPI/capi_test.c", "Tests/CAPI/formats_test.c", "Demos/CGameLoop/main.c"] {
                 let result = try CAPI.run(["gcc", "-std=c99"] + CAPI.warnings + ["-Iinclude", "-fsyntax-only", file])
                 #expect(result.status == 0 && result.stderr.isEmpty, "\(file): \(result.stderr)")
             }

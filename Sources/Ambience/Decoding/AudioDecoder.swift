@@ -115,4 +115,12 @@ package protocol AudioDecoder: AnyObject {
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int
     /// Moves to an exact frame, clamped to the stream's length.
     func seek(toFrame frame: Int64) throws(DecodingError)
+    /// Lets a song that plays its own loop forever (`DecoderOptions.loopsForever`) end where the pass under way
+    /// ends: `read` then returns 0 there. The music player calls it when repeat-one is turned off mid-song.
+    func endLoopAfterThisPass()
+}
+
+extension AudioDecoder {
+    /// Formats that carry samples never loop by themselves: nothing to end.
+    package func endLoopAfterThisPass() {}
 }

@@ -31,7 +31,9 @@ public struct DecoderOptions: Sendable, Equatable {
     package var sampleRate = 48_000
     /// Play the song's own loop forever: a module's order list jumping back (libopenmpt's repeat count -1), a MIDI
     /// file from its end to its start. The stream then never ends, and `AudioInfo.frames` is
-    /// `AudioInfo.maximumFrames`.
+    /// `AudioInfo.maximumFrames`. The music player sets it while it repeats one item; formats that carry samples
+    /// ignore it (they have no loop of their own), and `Sound`s never set it (they are decoded whole).
+    /// `AudioDecoder.endLoopAfterThisPass` lets such a stream end after all.
     package var loopsForever = false
     /// Only `info` is wanted (`AudioFile.info`): a MIDI decoder then counts its length but makes no synth to play
     /// it, and reads nothing.
@@ -56,18 +58,21 @@ public struct DecoderOptions: Sendable, Equatable {
         return defaultSoundFonts.first(where: exists)
     }
 
-    /// The SoundFont to load, or why there is none: a configured file that is not there is named, and no default
-    /// names the Debian packages that provide one.
+    /// The SoundFont to load, or why there is none: a configured file that is not there is named, and either way
+    /// the message names the Debian packages that provide one (a game's configured path is often a guess at theirs).
     package func resolvedSoundFont(for path: String) throws(DecodingError) -> String {
+        let install = "install Debian's timgm6mb-soundfont or fluid-soundfont-gm"
         guard let font = Self.soundFont(configured: soundFont, exists: { access($0, R_OK) == 0 }) else {
             throw .unavailable(
                 path,
-                reason: "no General MIDI SoundFont: install Debian's timgm6mb-soundfont or fluid-soundfont-gm, "
+                reason: "no General MIDI SoundFont: \(install), "
                     + "or name an SF2 file in EngineConfiguration.decoding.soundFont")
         }
         guard access(font, R_OK) == 0 else {
             throw .unavailable(
-                path, reason: "the SoundFont \(font) cannot be read (\(String(cString: strerror(errno))))")
+                path,
+                reason: "the SoundFont \(font) cannot be read (\(String(cString: strerror(errno)))): \(install), "
+                    + "or name another SF2 file")
         }
         return font
     }

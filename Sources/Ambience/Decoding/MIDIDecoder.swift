@@ -20,7 +20,8 @@ final class MIDIDecoder: AudioDecoder {
     private let bytes: [UInt8]
     /// Nil when only the info was wanted (`DecoderOptions.infoOnly`).
     private let synth: FluidSynth?
-    private let loopsForever: Bool
+    /// Whether the file plays again from its start when it ends; `endLoopAfterThisPass` turns it off.
+    private var loopsForever: Bool
     /// Frames in one pass of the file.
     private let songFrames: Int64
     private(set) var position: Int64 = 0
@@ -74,7 +75,7 @@ final class MIDIDecoder: AudioDecoder {
         self.songFrames = song
         self.info = AudioInfo(
             format: .midi, sampleRate: rate, channels: 2,
-            frames: options.loopsForever ? AudioInfo.maximumFrames : song, tags: AudioTags())
+            frames: options.loopsForever ? AudioInfo.maximumFrames : song, tags: file.text.tags)
     }
 
     func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
@@ -97,12 +98,20 @@ final class MIDIDecoder: AudioDecoder {
         }
         // The player ended before the length counted when it opened (it never has on the tests' files): the stated
         // length holds, as silence.
-        if written < wanted, !loopsForever {
+        if written < wanted, info.frames == songFrames {
             (buffer + written * 2).update(repeating: 0, count: (wanted - written) * 2)
             written = wanted
         }
         position += Int64(written)
         return written
+    }
+
+    /// libfluidsynth's loop count, set to 0 mid-file, ends the player at the file's end; what it rendered up to
+    /// there is the stream's end.
+    func endLoopAfterThisPass() {
+        guard loopsForever, let synth else { return }
+        loopsForever = false
+        synth.setLoops(false)
     }
 
     /// Silences what sounds, starts the file again and seeks its player to the tick at `frame` (through the tempo
@@ -207,6 +216,13 @@ private final class FluidSynth {
         guard added == FLUID_OK, fluid.fluid_player_set_loop(player, loop ? -1 : 1) == FLUID_OK,
             fluid.fluid_player_play(player) == FLUID_OK
         else { throw .corrupt(path, reason: "libfluidsynth cannot play it") }
+    }
+
+    /// Whether the player plays the file again at its end: -1 forever, 0 no more passes (libfluidsynth counts down
+    /// the passes left, and `start` set 1 for the one pass being played).
+    func setLoops(_ loops: Bool) {
+        guard let player else { return }
+        _ = fluid.fluid_player_set_loop(player, loops ? -1 : 0)
     }
 
     /// Seeks a player just started: libfluidsynth reads the file (and so knows its length in ticks) in its first

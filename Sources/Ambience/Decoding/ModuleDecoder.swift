@@ -131,6 +131,13 @@ final class ModuleDecoder: AudioDecoder {
         return written
     }
 
+    /// libopenmpt's repeat count, set to 0 mid-song, ends the song the next time it reaches its end (where its order
+    /// list would jump back).
+    func endLoopAfterThisPass() {
+        guard loopsForever else { return }
+        _ = openmpt.openmpt_module_set_repeat_count(module, 0)
+    }
+
     /// libopenmpt seeks to the start of a row, the one at or after the time asked for. So the seek asks for a time
     /// at least a quarter of a second earlier (earlier still until it lands at or before `frame`), and the frames
     /// from there to `frame` are rendered and dropped: the position is exact, and the samples converge to those of

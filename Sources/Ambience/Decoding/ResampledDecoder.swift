@@ -72,6 +72,8 @@ package final class ResampledDecoder: AudioDecoder {
         position = max(target, (max(windowStart, 0) * rate + sourceRate - 1) / sourceRate)
     }
 
+    package func endLoopAfterThisPass() { source.endLoopAfterThisPass() }
+
     /// Makes source frame `frame` available in the window; false past the end of the source. Only ever asked for
     /// frames at or after the window's start (the playhead moves forward), and keeps the window's last frame when
     /// it slides, for the interpolation across the boundary.

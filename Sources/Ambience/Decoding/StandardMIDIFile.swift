@@ -18,6 +18,8 @@ package struct StandardMIDIFile: Sendable, Equatable {
     /// Tempo changes in tick order: (tick, microseconds per quarter note); the first at tick 0 (120 BPM when the
     /// file sets none there).
     package var tempos: [Tempo]
+    /// The first track's text: its name, copyright notice and text events (`tags` maps them).
+    package var text = MetaText()
 
     package struct Tempo: Sendable, Equatable {
         package var tick: Int64
@@ -73,7 +75,10 @@ package struct StandardMIDIFile: Sendable, Equatable {
             let body = try reader.take(Int(length))
             guard tag == "MTrk" else { continue }  // unknown chunks are skipped, as the standard says
             found += 1
-            let end = try Self.readTrack(body, number: found, events: &events, tempos: &changes)
+            // Only the first track's text is kept: in format 1 the others are instruments' parts, named by theirs.
+            var trackText = MetaText(keeps: found == 1)
+            let end = try Self.readTrack(body, number: found, events: &events, tempos: &changes, text: &trackText)
+            if found == 1 { text = trackText }
             endTick = max(endTick, end)
         }
         changes.sort { $0.tick < $1.tick }  // stable: a later track's change at the same tick wins, as it plays later
@@ -119,7 +124,7 @@ package struct StandardMIDIFile: Sendable, Equatable {
     /// Walks one track's events: their count, tempo changes and the tick of its end-of-track event, which must be
     /// there.
     private static func readTrack(
-        _ body: [UInt8], number: Int, events: inout Int, tempos: inout [Tempo]
+        _ body: [UInt8], number: Int, events: inout Int, tempos: inout [Tempo], text: inout MetaText
     ) throws(MIDIFileError) -> Int64 {
         var reader = ByteReader(body)
         var tick: Int64 = 0
@@ -143,6 +148,7 @@ package struct StandardMIDIFile: Sendable, Equatable {
                 let length = try reader.variableLength("meta event length in track \(number)")
                 let data = try reader.take(length)
                 if type == 0x2F { return tick }
+                text.take(type: type, data)
                 if type == 0x51 {
                     guard data.count == 3 else { throw .damaged("track \(number): tempo event of \(data.count) bytes") }
                     let tempo = Int(data[0]) << 16 | Int(data[1]) << 8 | Int(data[2])
@@ -162,6 +168,74 @@ package struct StandardMIDIFile: Sendable, Equatable {
             }
         }
         throw .damaged("track \(number) has no end-of-track event")
+    }
+}
+
+/// A track's text meta events, kept within bounds: the first non-empty name (0x03) and copyright notice (0x02),
+/// and the text events (0x01), at most `maximumEvents` of them and `maximumBytes` bytes each and in all.
+package struct MetaText: Sendable, Equatable {
+    package var name: String?
+    package var copyright: String?
+    package var texts: [String] = []
+    private var keeps = false
+    private var textBytes = 0
+
+    /// The most bytes of one text kept, and of all text events together.
+    package static let maximumBytes = 1024
+    /// The most text events kept.
+    package static let maximumEvents = 16
+
+    package init(keeps: Bool = false) { self.keeps = keeps }
+
+    mutating func take(type: UInt8, _ data: [UInt8]) {
+        guard keeps, (0x01...0x03).contains(type), textBytes < Self.maximumBytes else { return }
+        guard let value = Self.decoded(data.prefix(Self.maximumBytes)) else { return }
+        switch type {
+        case 0x03: name = name ?? value
+        case 0x02: copyright = copyright ?? value
+        default:
+            guard texts.count < Self.maximumEvents else { return }
+            texts.append(value)
+            textBytes += min(data.count, Self.maximumBytes)
+        }
+    }
+
+    /// The text as UTF-8 when it is valid UTF-8, else as Latin-1 (each byte the code point of its value: what older
+    /// sequencers wrote, as WAV's LIST/INFO), trimmed of spaces, line ends and NULs; nil when nothing is left.
+    static func decoded(_ bytes: ArraySlice<UInt8>) -> String? {
+        let text =
+            String(validating: bytes, as: UTF8.self)
+            ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        let blank: Set<Unicode.Scalar> = [" ", "\0", "\t", "\r", "\n"]
+        let kept = text.unicodeScalars.drop(while: blank.contains).reversed().drop(while: blank.contains)
+        return kept.isEmpty ? nil : String(String.UnicodeScalarView(kept.reversed()))
+    }
+
+    /// The tags a MIDI file shows. Its title: the name (format 1's sequence name, format 0's track name), else its
+    /// first text event. Its artist: the copyright notice, since a MIDI file has no field for its author, without a
+    /// leading "Copyright", "(C)" or "©" (so "Copyright (C) Jim Redfarn" is "Jim Redfarn"). Its comment: the text
+    /// events, one a line.
+    package var tags: AudioTags {
+        var tags = AudioTags()
+        tags.title = name ?? texts.first
+        tags.artist = copyright.flatMap(Self.withoutCopyrightMark)
+        tags.comment = texts.isEmpty ? nil : texts.joined(separator: "\n")
+        return tags
+    }
+
+    /// A copyright notice without the words that only say it is one; nil when nothing else is left.
+    static func withoutCopyrightMark(_ notice: String) -> String? {
+        var rest = Substring(notice)
+        while true {
+            let trimmed = rest.drop { $0 == " " || $0 == ":" || $0 == "," }
+            let lower = trimmed.lowercased()
+            guard let mark = ["copyright", "(c)", "©"].first(where: { lower.hasPrefix($0) }) else {
+                rest = trimmed
+                break
+            }
+            rest = trimmed.dropFirst(mark.count)
+        }
+        return rest.isEmpty ? nil : String(rest)
     }
 }
 

@@ -109,4 +109,5 @@ final class GainedDecoder: AudioDecoder {
     }
 
     func seek(toFrame frame: Int64) throws(DecodingError) { try source.seek(toFrame: frame) }
+    func endLoopAfterThisPass() { source.endLoopAfterThisPass() }
 }

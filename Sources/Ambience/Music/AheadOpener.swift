@@ -7,11 +7,17 @@ import Foundation
 /// Without its thread (offline engines, which pump as they render) it opens in `prepare`, on the caller's thread.
 /// A decoder is handed from one thread to the other through `state`, and used by one thread at a time.
 final class AheadOpener: @unchecked Sendable {
+    /// One opening of an entry: a song opened to loop forever (repeat-one) is another decoder than one opened to end.
+    struct Request: Equatable {
+        let entryID: UInt64
+        let loops: Bool
+    }
+
     private struct State {
         var opener: MusicFeeder.Opener
-        var wanted: (entryID: UInt64, item: MediaItem)?
-        var opening: UInt64?
-        var ready: (entryID: UInt64, decoder: Result<any AudioDecoder, DecodingError>)?
+        var wanted: (request: Request, item: MediaItem)?
+        var opening: Request?
+        var ready: (request: Request, decoder: Result<any AudioDecoder, DecodingError>)?
         var hasThread = false
     }
 
@@ -33,10 +39,10 @@ final class AheadOpener: @unchecked Sendable {
         set { locked { $0.opener = newValue } }
     }
 
-    /// Opens `item` now, on the caller's thread.
-    func open(_ item: MediaItem) throws(DecodingError) -> any AudioDecoder {
+    /// Opens `item` now, on the caller's thread; `loops`: its own loop plays forever.
+    func open(_ item: MediaItem, loops: Bool) throws(DecodingError) -> any AudioDecoder {
         let opener = locked { $0.opener }
-        return try opener(item)
+        return try opener(item, loops)
     }
 
     /// Call only while no feeder step runs (before the streaming thread starts).
@@ -58,49 +64,49 @@ final class AheadOpener: @unchecked Sendable {
         locked { $0.hasThread = false }
     }
 
-    /// Makes sure the entry `entryID` is open, or being opened, for the next `take`.
-    func prepare(_ entryID: UInt64, _ item: MediaItem) {
+    /// Makes sure the entry is open, or being opened, as `request` asks, for the next `take`.
+    func prepare(_ request: Request, _ item: MediaItem) {
         let isNew = locked { state -> Bool in
-            guard state.ready?.entryID != entryID, state.wanted?.entryID != entryID, state.opening != entryID else {
+            guard state.ready?.request != request, state.wanted?.request != request, state.opening != request else {
                 return false
             }
             state.ready = nil
-            state.wanted = (entryID, item)
+            state.wanted = (request, item)
             return true
         }
         guard isNew else { return }
         if let worker { worker.wake() } else { openWanted() }
     }
 
-    /// The decoder for `entryID`: the one opened ahead, else the one being opened (waited for), else opened now.
-    func take(_ entryID: UInt64, _ item: MediaItem) -> Result<any AudioDecoder, DecodingError> {
+    /// The decoder for `request`: the one opened ahead, else the one being opened (waited for), else opened now.
+    func take(_ request: Request, _ item: MediaItem) -> Result<any AudioDecoder, DecodingError> {
         condition.lock()
-        while state.ready?.entryID != entryID
-            && (state.opening == entryID || state.hasThread && state.wanted?.entryID == entryID)
+        while state.ready?.request != request
+            && (state.opening == request || state.hasThread && state.wanted?.request == request)
         {
             condition.wait()
         }
-        if state.wanted?.entryID == entryID { state.wanted = nil }
-        let taken = state.ready?.entryID == entryID ? state.ready?.decoder : nil
+        if state.wanted?.request == request { state.wanted = nil }
+        let taken = state.ready?.request == request ? state.ready?.decoder : nil
         if taken != nil { state.ready = nil }
         let opener = state.opener
         condition.unlock()
-        return taken ?? Result { () throws(DecodingError) in try opener(item) }
+        return taken ?? Result { () throws(DecodingError) in try opener(item, request.loops) }
     }
 
     /// Opens what is wanted, outside the lock; keeps it unless something else is wanted by then.
     private func openWanted() {
-        let job = locked { state -> (UInt64, MediaItem, MusicFeeder.Opener)? in
+        let job = locked { state -> (Request, MediaItem, MusicFeeder.Opener)? in
             guard let wanted = state.wanted else { return nil }
             state.wanted = nil
-            state.opening = wanted.entryID
-            return (wanted.entryID, wanted.item, state.opener)
+            state.opening = wanted.request
+            return (wanted.request, wanted.item, state.opener)
         }
-        guard let (entryID, item, opener) = job else { return }
-        let decoder = Result { () throws(DecodingError) in try opener(item) }
+        guard let (request, item, opener) = job else { return }
+        let decoder = Result { () throws(DecodingError) in try opener(item, request.loops) }
         condition.lock()
         state.opening = nil
-        if state.wanted == nil { state.ready = (entryID, decoder) }
+        if state.wanted == nil { state.ready = (request, decoder) }
         condition.broadcast()
         condition.unlock()
     }

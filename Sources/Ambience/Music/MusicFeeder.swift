@@ -6,20 +6,25 @@
 /// a generation the game has since replaced (a skip, a seek, a queue edit) is dropped, so a late block never plays.
 /// It has the next item opened ahead (`AheadOpener`) as soon as the stream is full, so a join never waits on the disk.
 final class MusicFeeder {
-    /// How the feeder opens an item: `AudioFile` in the engine, a slow or gated disk in tests.
-    typealias Opener = @Sendable (MediaItem) throws(DecodingError) -> any AudioDecoder
+    /// How the feeder opens an item: `AudioFile` in the engine, a slow or gated disk in tests. `loops`: the song's
+    /// own loop plays forever (`DecoderOptions.loopsForever`), asked for while the player repeats one item.
+    typealias Opener = @Sendable (MediaItem, _ loops: Bool) throws(DecodingError) -> any AudioDecoder
 
     struct Feed {
         let entryID: UInt64
         let playID: UInt64
         let item: MediaItem
         let decoder: any AudioDecoder
+        /// Opened to loop forever: a module or MIDI file then never ends by itself (other formats end as usual).
+        var loops = false
 
         /// This feed at `rate`: an OpenAL queue holds one rate, so an item at another rate is resampled to join
         /// the stream without a gap.
         func at(rate: Int) -> Feed {
             guard decoder.info.sampleRate != rate else { return self }
-            return Feed(entryID: entryID, playID: playID, item: item, decoder: ResampledDecoder(decoder, rate: rate))
+            return Feed(
+                entryID: entryID, playID: playID, item: item, decoder: ResampledDecoder(decoder, rate: rate),
+                loops: loops)
         }
     }
 
@@ -47,6 +52,12 @@ final class MusicFeeder {
             ended = false
             if let start = orders.start { begin(start, player) }
         }
+        // Repeat-one was turned off under a song playing its own loop: it ends where this pass ends, and what
+        // follows joins there.
+        if let looping = feed, looping.loops, !orders.repeatsOne {
+            looping.decoder.endLoopAfterThisPass()
+            feed?.loops = false
+        }
         for _ in 0..<orders.freeBuffers {
             guard feed != nil, fillBlock(player, crossfade: orders.crossfade) else { break }
         }
@@ -60,11 +71,12 @@ final class MusicFeeder {
         while let current = order {
             tried += 1
             do throws(DecodingError) {
-                let decoder = try ahead.open(current.item)
+                let decoder = try ahead.open(current.item, loops: current.loops)
                 // Engine-made from a finite, non-negative time: saturating keeps an absurd one at the item's end.
                 let frame = (current.time * Double(decoder.info.sampleRate)).saturated(Int64.self, rounding: .down)
                 if frame > 0 { try decoder.seek(toFrame: min(frame, decoder.info.frames)) }
-                feed = makeFeed(entryID: current.entryID, item: current.item, decoder: decoder, player)
+                feed = makeFeed(
+                    entryID: current.entryID, item: current.item, decoder: decoder, loops: current.loops, player)
                 rate = decoder.info.sampleRate
                 return
             } catch {
@@ -76,11 +88,13 @@ final class MusicFeeder {
     }
 
     /// A feed for an opened item, at its loudness-matching gain when the player matches loudness.
-    private func makeFeed(entryID: UInt64, item: MediaItem, decoder: any AudioDecoder, _ player: MusicPlayer) -> Feed {
+    private func makeFeed(
+        entryID: UInt64, item: MediaItem, decoder: any AudioDecoder, loops: Bool, _ player: MusicPlayer
+    ) -> Feed {
         defer { nextPlayID += 1 }
         let decision = player.loudnessDecision(entryID: entryID, item: item, tags: decoder.info.tags.loudness)
         let gained: any AudioDecoder = decision.gain == 1 ? decoder : GainedDecoder(decoder, gain: decision.gain)
-        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: gained)
+        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: gained, loops: loops)
     }
 
     /// Decodes one block, crossing from item to item without a gap, and hands it to the player. Returns false when
@@ -152,12 +166,12 @@ final class MusicFeeder {
         var after = current.entryID
         var isNatural = natural
         for _ in 0..<max(player.queueCount, 1) {
-            guard let (entryID, item) = player.entry(after: after, natural: isNatural, generation: generation) else {
-                return player.isCurrent(generation) ? .found(nil) : .stale
-            }
-            switch ahead.take(entryID, item) {
+            guard let (entryID, item, loops) = player.entry(after: after, natural: isNatural, generation: generation)
+            else { return player.isCurrent(generation) ? .found(nil) : .stale }
+            switch ahead.take(AheadOpener.Request(entryID: entryID, loops: loops), item) {
             case .success(let decoder):
-                return .found(makeFeed(entryID: entryID, item: item, decoder: decoder, player).at(rate: rate))
+                let next = makeFeed(entryID: entryID, item: item, decoder: decoder, loops: loops, player)
+                return .found(next.at(rate: rate))
             case .failure(let error):
                 errors.append((item, error.naming(item.url)))
                 after = entryID
@@ -167,12 +181,12 @@ final class MusicFeeder {
         return .found(nil)
     }
 
-    /// Has the item that will follow the current one opened ahead, unless it already is.
+    /// Has the item that will follow the current one opened ahead, unless it already is, or the current one loops
+    /// forever (nothing follows it until repeat-one is turned off).
     private func prepareNext(_ player: MusicPlayer) {
-        guard let feed, incoming == nil else { return }
-        guard let (entryID, item) = player.entry(after: feed.entryID, natural: true, generation: generation) else {
-            return
-        }
-        ahead.prepare(entryID, item)
+        guard let feed, incoming == nil, !feed.loops else { return }
+        guard let (entryID, item, loops) = player.entry(after: feed.entryID, natural: true, generation: generation)
+        else { return }
+        ahead.prepare(AheadOpener.Request(entryID: entryID, loops: loops), item)
     }
 }

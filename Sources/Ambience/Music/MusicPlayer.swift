@@ -62,6 +62,8 @@ public final class MusicPlayer: @unchecked Sendable {
         let entryID: UInt64
         let item: MediaItem
         let time: Double
+        /// The player repeats one item: a module or MIDI file plays its own loop (`DecoderOptions.loopsForever`).
+        let loops: Bool
     }
 
     /// What the feeder learns at the start of a step.
@@ -71,6 +73,8 @@ public final class MusicPlayer: @unchecked Sendable {
         let start: StartOrder?
         let freeBuffers: Int
         let crossfade: Double
+        /// Repeat-one is on: a song playing its own loop goes on looping.
+        let repeatsOne: Bool
     }
 
     static let bufferCount = 6
@@ -80,8 +84,10 @@ public final class MusicPlayer: @unchecked Sendable {
         guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
         self.channel = channel
         stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
-        ahead = AheadOpener(opener: { item throws(DecodingError) in
-            try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url, options: decoding)
+        ahead = AheadOpener(opener: { item, loops throws(DecodingError) in
+            var options = decoding
+            options.loopsForever = loops
+            return try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url, options: options)
         })
         feeding = Lock(MusicFeeder(ahead: ahead))
     }
@@ -139,7 +145,9 @@ public final class MusicPlayer: @unchecked Sendable {
     }
 
     /// How the feeder opens items: a test's slow or gated disk.
-    func setItemOpener(_ opener: @escaping MusicFeeder.Opener) { ahead.opener = opener }
+    func setItemOpener(_ opener: @escaping @Sendable (MediaItem) throws(DecodingError) -> any AudioDecoder) {
+        ahead.opener = { item, _ throws(DecodingError) in try opener(item) }
+    }
 
     // MARK: Notifications
 
@@ -432,6 +440,12 @@ public final class MusicPlayer: @unchecked Sendable {
     }
 
     /// What happens at the end of an item and at the end of the queue.
+    ///
+    /// With `.one`, a tracker module or MIDI file plays its own loop: a module whose order list jumps back loops
+    /// there, seamlessly, and a MIDI file plays again from its start without a reopen (libopenmpt's repeat count -1,
+    /// libfluidsynth's player loop). Every other format is played again from its start, gaplessly. Turned on mid-song,
+    /// `.one` takes effect when the song next starts (its first replay starts from the top); turned off, the song
+    /// ends where its loop's pass under way ends and the queue goes on.
     public var repeatMode: RepeatMode {
         get { lock.withLock { _ in _repeatMode } }
         set {
@@ -570,7 +584,7 @@ public final class MusicPlayer: @unchecked Sendable {
     private func requestStart(at orderIndex: Int, time: Double) {
         let entry = queue[order[orderIndex]]
         resumeTime = time
-        startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time)
+        startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time, loops: _repeatMode == .one)
         setPosition(orderIndex)
         worker?.wake()
     }
@@ -619,20 +633,23 @@ public final class MusicPlayer: @unchecked Sendable {
             }
             return FeederOrders(
                 generation: generation, start: isNew ? startOrder : nil,
-                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration)
+                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration, repeatsOne: _repeatMode == .one)
         }
     }
 
-    /// The item that follows the entry `entryID` (`natural`: it ended by itself, so repeat-one replays it), or nil
-    /// at the end of the queue or when `feederGeneration` is no longer the stream's.
-    func entry(after entryID: UInt64, natural: Bool, generation feederGeneration: UInt64) -> (UInt64, MediaItem)? {
+    /// The item that follows the entry `entryID` (`natural`: it ended by itself, so repeat-one replays it), and
+    /// whether it is to play its own loop (repeat-one); nil at the end of the queue or when `feederGeneration` is no
+    /// longer the stream's.
+    func entry(after entryID: UInt64, natural: Bool, generation feederGeneration: UInt64)
+        -> (UInt64, MediaItem, loops: Bool)?
+    {
         lock.withLock { _ in
             feederChoseAt = queueEdits
             guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID),
                 let next = nextOrderIndex(after: o, natural: natural)
             else { return nil }
             let entry = queue[order[next]]
-            return (entry.id, entry.item)
+            return (entry.id, entry.item, _repeatMode == .one)
         }
     }
 

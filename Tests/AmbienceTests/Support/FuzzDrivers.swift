@@ -147,8 +147,8 @@ enum FuzzDrivers {
         return problems
     }
 
-    /// A MIDI file the checks accept must have a finite, non-negative length within their limit; one of at most a
-    /// minute is then decoded whole with the small SoundFont, and must not decode past its stated length.
+    /// A MIDI file the checks accept must have a finite, non-negative length within their limit and its tags within
+    /// theirs; one of at most a minute is then decoded whole with the small SoundFont, and must not decode past its stated length.
     static func midi(_ bytes: [UInt8]) -> [String] {
         guard let file = try? StandardMIDIFile(bytes) else { return [] }
         var problems: [String] = []
@@ -158,6 +158,13 @@ enum FuzzDrivers {
         }
         if file.tempos.contains(where: { $0.microsecondsPerQuarter <= 0 }) {
             problems.append("a tempo of 0 was accepted")
+        }
+        // Tags within their bounds: 1024 bytes of the file a text (2 bytes each once Latin-1 is UTF-8), 16 texts.
+        let texts = [file.text.name, file.text.copyright].compactMap { $0 } + file.text.texts
+        if file.text.texts.count > MetaText.maximumEvents
+            || texts.contains(where: { $0.utf8.count > 2 * MetaText.maximumBytes })
+        {
+            problems.append("tags past their bounds: \(file.text.texts.count) texts")
         }
         guard duration <= 60, let path = scratchFile(bytes) else { return problems }
         defer { unlink(path) }

@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+
+extension SoundServerSuites.CAPITests {
+    /// Tests/CAPI/formats_test.c: a Debian module and MIDI file played from C, as sounds and as music, heard (and
+    /// the module's title and the MIDI file's read back); `module_stereo_separation` 0 renders the module in mono; a
+    /// `sound_font` that is not there gives AMBIENCE_ERROR_DECODING and a playback error, both naming the Debian
+    /// packages, while the module still plays.
+    @Test func modulesAndMIDIPlayFromC() throws {
+        let folder = try CAPI.scratch()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = folder + "/formats_test"
+        let build = try CAPI.run(
+            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
+                "Tests/CAPI/formats_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)", "-lambience-c",
+                "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-o", program
+            ])
+        try #require(build.status == 0, "cc formats_test.c: \(build.stderr)")
+        let midi = "/usr/share/games/openttd/baseset/openmsx/be_sharp_bw_redfarn.mid"
+        let result = try CAPI.run([program, MusicFormatsTests.modules[3], midi, MusicFormatsTests.timGM])
+        #expect(!result.killedBySignal, "formats_test crashed: \(result.stderr)")
+        #expect(result.status == 0, "formats_test: \(result.stdout)\n\(result.stderr)")
+        let tally = CAPI.tally(result.stdout)
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed >= 40, "\(result.stdout)")
+        #expect(result.stdout.contains("MIDI title: Be Sharp Boogie"))
+    }
+}
