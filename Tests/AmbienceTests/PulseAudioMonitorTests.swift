@@ -206,7 +206,9 @@ extension SoundServerSuites {
             let engine = try openEngineOnPulseAudio()
             defer { engine.shutdown() }
             let first = try #require(
-                wait(for: monitor) { $0.sinkInputs.last { $0.processID == ours } },
+                wait(for: monitor) { snapshot in
+                    snapshot.sinkInputs.last { $0.processID == ours && $0.index != snapshot.corkListenerIndex }
+                },
                 "our SDL stream never showed up")
             // PulseAudio reports a new stream running at once; PipeWire reports it corked until its node first runs.
             let stream = try #require(
