@@ -12,7 +12,7 @@
     F(openmpt_module_set_render_param) F(openmpt_module_get_duration_seconds) \
     F(openmpt_module_set_position_seconds) F(openmpt_module_get_position_seconds) \
     F(openmpt_module_read_interleaved_float_stereo) F(openmpt_module_get_metadata) F(openmpt_free_string) \
-    F(openmpt_error_string)
+    F(openmpt_error_string) F(openmpt_get_supported_extensions)
 
 #define AMBIENCE_OPENMPT_FIELD(name) __typeof__(name) *_Nonnull name;
 /* Only function pointers, in the order of the list: the loader fills it as an array of pointers. */

@@ -187,6 +187,16 @@ final class ModuleDecoder: AudioDecoder {
     }
 
     /// The header bytes `probe` wants (libopenmpt's recommendation, 2048 in 0.6).
+    /// The file extensions libopenmpt opens ("mod", "xm", "s3m", "it", "mptm" and some forty more), lower case;
+    /// none when the library is missing. The library's scan and watcher index files by them.
+    static let fileExtensions: Set<String> = {
+        guard let openmpt = try? library.functions(), let list = openmpt.openmpt_get_supported_extensions() else {
+            return []
+        }
+        defer { openmpt.openmpt_free_string(list) }
+        return Set(String(cString: list).lowercased().split(separator: ";").map(String.init))
+    }()
+
     static var probeSize: Int {
         guard let openmpt = try? library.functions() else { return 2048 }
         return min(max(openmpt.openmpt_probe_file_header_get_recommended_size(), 1084), 1 << 16)

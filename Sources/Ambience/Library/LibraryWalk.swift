@@ -26,11 +26,12 @@ struct LibraryWalk {
     /// Folders already walked, by device and inode: a symlink back up the tree is seen, not followed forever.
     private var visited: [FileIdentity: [UInt8]] = [:]
 
-    static let audioExtensions: Set<String> = [
-        "ogg", "oga", "mp3", "wav",
-        "flac", "opus",
-        "m4a", "mp4"
-    ]  // AAC and ALAC in MP4
+    /// Standard MIDI files: read (tags, length) without libfluidsynth, which only playing them needs.
+    static let midiExtensions: Set<String> = ["mid", "midi", "kar"]
+    /// Every file the scan reads: AAC and ALAC come in MP4; modules are the extensions libopenmpt opens, when it is
+    /// installed.
+    static let audioExtensions: Set<String> = Set(["ogg", "oga", "mp3", "wav", "flac", "opus", "m4a", "mp4"])
+        .union(midiExtensions).union(ModuleDecoder.fileExtensions)
     static let playlistExtensions: Set<String> = ["m3u", "m3u8"]
     static let coverStems: [String] = ["cover", "folder"]
     static let coverExtensions: Set<String> = ["jpg", "jpeg", "png"]
