@@ -207,7 +207,7 @@ extension SoundServerSuites {
             defer { engine.shutdown() }
             let first = try #require(
                 wait(for: monitor) { snapshot in
-                    snapshot.sinkInputs.last { $0.processID == ours && $0.index != snapshot.corkListenerIndex }
+                    snapshot.sinkInputs.last { $0.processID == ours && !snapshot.isCorkListener($0) }
                 },
                 "our SDL stream never showed up")
             // PulseAudio reports a new stream running at once; PipeWire reports it corked until its node first runs.
@@ -370,6 +370,27 @@ extension SoundServerSuites {
         _ = model.update(other)
         #expect(model.removeSink(index: 0) == .sinkRemoved(speakers, streams: [game]))
         #expect(model.removeSink(index: 1) == .sinkRemoved(headphones, streams: [other]))
+    }
+
+    /// Two engines in one process each keep a cork listener's silent stream (corked, on the default sink): neither
+    /// is where the game plays, whichever monitor looks. Shaped as libpulse reports them (pacmd list-sink-inputs).
+    @Test func noCorkListenerIsTheGamesStreamWhicheverEngineItIs() {
+        var model = PulseSnapshot()
+        let speakers = SinkInfo(index: 0, name: "speakers", description: "Speakers", state: .running, isMuted: false)
+        let headphones = SinkInfo(index: 1, name: "headphones", description: "Headphones", state: .idle, isMuted: false)
+        for sink in [speakers, headphones] { _ = model.update(sink) }
+        func listener(_ index: UInt32) -> SinkInput {
+            SinkInput(
+                index: index, sinkIndex: 0, isCorked: true, isMuted: false, applicationName: "game-monitor",
+                processID: 42, mediaRole: "game", mediaName: PulseConnection.corkStreamName)
+        }
+        let game = SinkInput(
+            index: 7, sinkIndex: 1, isCorked: true, isMuted: false, applicationName: "game", processID: 42)
+        model.corkListenerIndex = 5
+        for input in [listener(5), game, listener(9)] { _ = model.update(input) }
+        #expect(model.isCorkListener(listener(5)) && model.isCorkListener(listener(9)) && !model.isCorkListener(game))
+        // The game's stream is corked too (paused): still it, not the second engine's newer listener.
+        #expect(model.sinkOfStream(pid: 42) == headphones)
     }
 
     /// The server reports a sink's removal before it names the new default: the monitor must not take the stale

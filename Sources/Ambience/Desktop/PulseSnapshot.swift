@@ -140,9 +140,15 @@ struct PulseSnapshot: Sendable, Equatable {
         sinkInputs.filter { $0.isPlaying && $0.processID != pid }
     }
 
+    /// Whether `input` is a cork listener's silent stream: this monitor's, or another monitor's in the same process
+    /// (a second engine), which the index alone does not tell.
+    func isCorkListener(_ input: SinkInput) -> Bool {
+        input.index == corkListenerIndex || input.mediaName == PulseConnection.corkStreamName
+    }
+
     /// The sink that process `pid` plays on: its newest uncorked stream's, else its newest stream's.
     func sinkOfStream(pid: pid_t) -> SinkInfo? {
-        let own = sinkInputs.filter { $0.processID == pid && $0.index != corkListenerIndex }
+        let own = sinkInputs.filter { $0.processID == pid && !isCorkListener($0) }
         guard let stream = own.last(where: \.isPlaying) ?? own.last else { return nil }
         return sinksByIndex[stream.sinkIndex]
     }
