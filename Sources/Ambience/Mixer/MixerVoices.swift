@@ -1,0 +1,157 @@
+/// The mixer's controls of voices: play, stop, pause, settings, fades and queries. Each takes the mixer's lock and
+/// works through its parts (Mixer.swift).
+extension Mixer {
+    func play(_ sound: Sound, _ options: PlayOptions) -> Voice {
+        guard let options = try? options.validated() else { return .none }
+        return withLock {
+            guard sound.isLoaded else { return .none }
+            var fresh = VoiceSlot()
+            fresh.sound = sound
+            fresh.bus =
+                options.bus.map { $0.owner === owner ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
+            fresh.gain = options.gain
+            fresh.pitch = options.pitch
+            fresh.loop = options.loop
+            fresh.priority = options.priority
+            fresh.placement = options.placement
+            fresh.soundFrames = Double(sound.frames)
+            fresh.step = Double(fresh.pitch) * Double(sound.sampleRate) / Double(configuration.sampleRate)
+            if options.fadeIn > 0 {
+                fresh.fadeGain = 0
+                fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
+            }
+            let audibility = self.audibility
+            let importance = VoicePool.importance(of: fresh, audibility)
+            if voices.isFull {
+                guard let victim = voices.leastImportantVoice(audibility), victim.importance <= importance else {
+                    counters.stolen += 1
+                    return .none
+                }
+                release(victim.slot, event: .stolen)
+            }
+            guard let slot = voices.occupy(fresh) else { return .none }
+            sound.playingVoices += 1
+            useCounter &+= 1
+            sound.lastUsed = useCounter
+            counters.started += 1
+
+            let weakest = voices.weakestReal
+            if let source = takeSource(for: slot) {
+                attach(slot, to: source)
+            } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
+                // The new voice beats the weakest real one: it takes that source now, not at the next rank.
+                voices.weakestReal = (-1, .infinity)
+                demote(weakest.slot)
+                if let source = takeSource(for: slot) { attach(slot, to: source) }
+                voices.needsRank = true
+            } else {
+                voices.scheduleEnding(slot)
+                voices.needsRank = true
+            }
+            return Voice(owner: owner, slot: slot, generation: voices.slots[Int(slot)].generation)
+        }
+    }
+
+    /// Runs `body` on the voice's slot if the handle is current.
+    private func withLiveSlot(_ voice: Voice, _ body: (Int32) -> Void) -> VoiceResult {
+        withLock {
+            guard isCurrent(voice) else { return .stale }
+            body(voice.slot)
+            return .ok
+        }
+    }
+
+    private func isCurrent(_ voice: Voice) -> Bool { voices.isCurrent(slot: voice.slot, generation: voice.generation) }
+
+    func isAlive(_ voice: Voice) -> Bool { withLock { isCurrent(voice) } }
+    func isPlaying(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && !voices.slots[Int(voice.slot)].paused } }
+    func isReal(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && voices.slots[Int(voice.slot)].source >= 0 } }
+
+    func stop(_ voice: Voice, fade fadeSeconds: Double) -> VoiceResult {
+        let fade: Double
+        do { fade = try fadeSeconds.clamped(to: MixerLimits.seconds, "fade") } catch { return .invalid(error) }
+        if fade > 0 { return self.fade(voice, to: 0, over: fade, thenStop: true) }
+        return withLiveSlot(voice) { release($0, event: nil) }
+    }
+
+    func setPaused(_ voice: Voice, _ paused: Bool) -> VoiceResult {
+        withLiveSlot(voice) { slot in
+            guard voices.slots[Int(slot)].paused != paused else { return }
+            voices.setPaused(slot, paused)
+            let source = voices.slots[Int(slot)].source
+            if source >= 0 && !suspended { paused ? sources[source].pause() : resumeSource(of: slot) }
+        }
+    }
+
+    func setGain(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        let gain: Float
+        do { gain = try requested.clamped(to: MixerLimits.gain, "gain") } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
+            voices.slots[Int(slot)].gain = gain
+            applyGain(slot)
+        }
+    }
+
+    func setPitch(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        let pitch: Float
+        do { pitch = try requested.clamped(to: MixerLimits.pitch, "pitch") } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
+            let index = Int(slot)
+            voices.settle(slot)
+            voices.slots[index].pitch = pitch
+            let rate = voices.slots[index].sound.map { Double($0.sampleRate) } ?? Double(configuration.sampleRate)
+            voices.slots[index].step = Double(pitch) * rate / Double(configuration.sampleRate)
+            let source = voices.slots[index].source
+            if source >= 0 {
+                var wanted = sources.settings[Int(source)]
+                wanted.pitch = pitch
+                sources.configure(Int(source), wanted)
+                sources.pollEveryBlock(source)  // a higher pitch ends it sooner than predicted
+            } else {
+                voices.scheduleEnding(slot)
+            }
+        }
+    }
+
+    func setPlacement(_ voice: Voice, _ requested: Placement) -> VoiceResult {
+        let placement: Placement
+        do { placement = try requested.validated() } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
+            voices.slots[Int(slot)].placement = placement
+            let source = voices.slots[Int(slot)].source
+            guard source >= 0 else { return }
+            sources.place(Int(source), placement, listener: listener)
+            if effectsAvailable { applyEffects(slot) }
+            if listener.dopplerApplies(to: placement) { sources.pollEveryBlock(source) }
+        }
+    }
+
+    func setOcclusion(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        let amount: Float
+        do { amount = try requested.clamped(to: MixerLimits.occlusion, "occlusion") } catch { return .invalid(error) }
+        return withLiveSlot(voice) { slot in
+            voices.slots[Int(slot)].occlusion = amount
+            if voices.slots[Int(slot)].source >= 0 && effectsAvailable { applyEffects(slot) }
+        }
+    }
+
+    func fade(_ voice: Voice, to requestedGain: Float, over requestedSeconds: Double, thenStop: Bool) -> VoiceResult {
+        let gain: Float, seconds: Double
+        do {
+            gain = try requestedGain.clamped(to: MixerLimits.gain, "gain")
+            seconds = try requestedSeconds.clamped(to: MixerLimits.seconds, "seconds")
+        } catch {
+            return .invalid(error)
+        }
+        return withLiveSlot(voice) { voices.fade($0, to: gain, over: seconds, thenStop: thenStop) }
+    }
+
+    func elapsed(_ voice: Voice) -> Double? {
+        withLock {
+            guard isCurrent(voice), let sound = voices.slots[Int(voice.slot)].sound else { return nil }
+            let source = voices.slots[Int(voice.slot)].source
+            let frames = source >= 0 ? Double(sources[source].sampleOffset) : voices.virtualPlayhead(voice.slot)
+            return frames / Double(sound.sampleRate)
+        }
+    }
+}
