@@ -10,11 +10,7 @@ extension SoundServerSuites.CAPITests {
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let program = folder + "/formats_test"
-        let build = try CAPI.run(
-            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
-                "Tests/CAPI/formats_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)", "-lambience-c",
-                "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-o", program
-            ])
+        let build = try CAPI.compile("Tests/CAPI/formats_test.c", into: program, linking: ["-lm"])
         try #require(build.status == 0, "cc formats_test.c: \(build.stderr)")
         let midi = "/usr/share/games/openttd/baseset/openmsx/be_sharp_bw_redfarn.mid"
         let result = try CAPI.run([program, MusicFormatsTests.modules[3], midi, MusicFormatsTests.timGM])

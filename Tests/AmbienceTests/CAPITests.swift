@@ -65,14 +65,21 @@ enum CAPI {
 
     static let warnings = ["-Wall", "-Wextra", "-pedantic", "-Werror"]
 
+    /// Compiles the C file `source` (in C `standard`, every warning an error) against the header and the debug
+    /// shared library into `program`; `linking` adds what else it needs (`-lm`, `-pthread`).
+    static func compile(
+        _ source: String, standard: String = "c99", into program: String, linking libraries: [String] = []
+    ) throws -> Run {
+        try run(
+            compiler + ["-std=\(standard)"] + warnings
+                + [source, "-Iinclude", "-L\(libraryFolder)", "-lambience-c", "-Wl,-rpath,\(libraryFolder)"]
+                + libraries + ["-o", program])
+    }
+
     /// Builds Tests/CAPI/capi_test.c against the header and the debug shared library.
     static func buildTestProgram(into folder: String) throws -> String {
         let program = folder + "/capi_test"
-        let build = try run(
-            compiler + ["-std=c99"] + warnings + [
-                "Tests/CAPI/capi_test.c", "-Iinclude", "-L\(libraryFolder)",
-                "-lambience-c", "-Wl,-rpath,\(libraryFolder)", "-lm", "-pthread", "-o", program
-            ])
+        let build = try compile("Tests/CAPI/capi_test.c", into: program, linking: ["-lm", "-pthread"])
         #expect(build.status == 0, "cc capi_test.c: \(build.stderr)")
         return program
     }
@@ -133,11 +140,8 @@ extension SoundServerSuites {
             let folder = try CAPI.scratch()
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let program = folder + "/threads_test"
-            let build = try CAPI.run(
-                CAPI.compiler + ["-std=c11"] + CAPI.warnings + [
-                    "Tests/CAPI/threads_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)",
-                    "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-lm", "-pthread", "-o", program
-                ])
+            let build = try CAPI.compile(
+                "Tests/CAPI/threads_test.c", standard: "c11", into: program, linking: ["-lm", "-pthread"])
             try #require(build.status == 0, "cc threads_test.c: \(build.stderr)")
             let result = try CAPI.run([program, "1000"], timeout: 300)
             #expect(

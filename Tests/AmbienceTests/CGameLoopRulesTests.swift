@@ -12,11 +12,7 @@ extension MPRISTests {
     @discardableResult
     func buildCGameLoop(into folder: String) throws -> String {
         let program = folder + "/cgameloop"
-        let build = try CAPI.run(
-            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
-                "Demos/CGameLoop/main.c", "-Iinclude",
-                "-L\(CAPI.libraryFolder)", "-lambience-c", "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", program
-            ])
+        let build = try CAPI.compile("Demos/CGameLoop/main.c", into: program)
         try #require(build.status == 0, "cc cgameloop: \(build.stderr)")
         return program
     }

@@ -108,6 +108,16 @@ extension SoundServerSuites {
                 environment: childEnvironment(["PULSE_SERVER": address]))
         }
 
+        /// A call that `monitor` sees start, lasting `quietSeconds`, then ended, and `quietSeconds` more for any
+        /// request it brings.
+        func callComesAndGoes(on address: String, seenBy monitor: PulseAudioMonitor) throws {
+            let phone = try call(on: address)
+            #expect(eventually { monitor.sinkInputs.contains { $0.mediaRole == "phone" } })
+            usleep(useconds_t(Self.quietSeconds * 1_000_000))
+            phone.kill()
+            usleep(useconds_t(Self.quietSeconds * 1_000_000))
+        }
+
         func listener(of monitor: PulseAudioMonitor) -> SinkInput? {
             monitor.corkListenerIndex.flatMap { index in monitor.sinkInputs.first { $0.index == index } }
         }
@@ -161,11 +171,7 @@ extension SoundServerSuites {
                 appName: "ambience-test", server: server.address, timeout: .seconds(2), corkRole: "game")
             defer { monitor.close() }
             #expect(eventually { listener(of: monitor) != nil })
-            let phone = try call(on: server.address)
-            #expect(eventually { monitor.sinkInputs.contains { $0.mediaRole == "phone" } })
-            usleep(useconds_t(Self.quietSeconds * 1_000_000))
-            phone.kill()
-            usleep(useconds_t(Self.quietSeconds * 1_000_000))
+            try callComesAndGoes(on: server.address, seenBy: monitor)
             #expect(corkEvents(monitor.drainEvents()).isEmpty)
             #expect(listener(of: monitor)?.isMuted == false)
         }
@@ -182,11 +188,7 @@ extension SoundServerSuites {
                 appName: "ambience-test", server: server.address, timeout: .seconds(2), corkRole: "game")
             defer { monitor.close() }
             #expect(eventually { listener(of: monitor) != nil }, "the listener's stream is on the server")
-            let phone = try call(on: server.address)
-            #expect(eventually { monitor.sinkInputs.contains { $0.mediaRole == "phone" } })
-            usleep(useconds_t(Self.quietSeconds * 1_000_000))
-            phone.kill()
-            usleep(useconds_t(Self.quietSeconds * 1_000_000))
+            try callComesAndGoes(on: server.address, seenBy: monitor)
             #expect(corkEvents(monitor.drainEvents()).isEmpty)
             let stream = try #require(listener(of: monitor))
             #expect(stream.isCorked && !stream.isMuted)

@@ -13,11 +13,7 @@ import Testing
         let folder = try CAPI.scratch()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let program = folder + "/exit_test"
-        let build = try CAPI.run(
-            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
-                "Tests/CAPI/exit_test.c", "-Iinclude", "-L\(CAPI.libraryFolder)", "-lambience-c",
-                "-Wl,-rpath,\(CAPI.libraryFolder)", "-pthread", "-o", program
-            ])
+        let build = try CAPI.compile("Tests/CAPI/exit_test.c", into: program, linking: ["-pthread"])
         try #require(build.status == 0, "cc exit_test.c: \(build.stderr)")
         var failures: [String] = []
         for run in 1...40 {

@@ -37,6 +37,22 @@ import Testing
         #expect(Signal(rendered).rms(channel: 0) > 0.001, "\(file) rendered silence")
     }
 
+    /// The library reads a MIDI file's tags and length from its bytes alone: a SoundFont that is not there does not
+    /// stop it (playing would need one), and the length is the tempo map's, short of the synth's count by at most the
+    /// last notes' release.
+    @Test func theLibraryReadsMIDIWithoutASoundFont() throws {
+        let midi = Self.files[1]
+        var options = DecoderOptions()
+        options.infoOnly = true
+        options.soundFont = fixtures.path("missing.sf2")
+        #expect(throws: DecodingError.self) { try AudioFile.open(midi, options: options) }
+        options.lengthFromTempoMap = true
+        let info = try AudioFile.open(midi, options: options).info
+        #expect(info.format == .midi && info.channels == 2)
+        let counted = try AudioFile.info(midi).frames
+        #expect(info.frames <= counted && counted - info.frames < 5 * 48_000, "\(info.frames) against \(counted)")
+    }
+
     /// A folder with one of each: the scan finds both with their tags and lengths, a query finds each by title, and
     /// the loudness analysis measures both (finite, in the range of real music).
     @Test func theLibraryScansQueriesAndMeasuresThem() throws {

@@ -61,7 +61,11 @@ import Testing
         let once = Int(try AudioFile.info(midi, options: Self.options()).frames)
         let forever = try AudioFile.open(midi, options: Self.options(loops: true))
         var total = 0
-        while total < once + 48_000 { total += try forever.readFrames(48_000).count / 2 }
+        while total < once + 48_000 {
+            let got = try forever.readFrames(48_000).count / 2
+            try #require(got > 0, "the looping file ended after \(total) frames")
+            total += got
+        }
         forever.endLoopAfterThisPass()
         let afterEnd = total
         while true {

@@ -81,6 +81,11 @@ import Testing
                 Self.expected(title: "Café", artist: nil, comment: "Café")
             ),
             ([(0x03, [0xFF, 0xFE, 0x41])], Self.expected(title: "\u{FF}\u{FE}A", artist: nil, comment: nil)),
+            // 1,201 bytes of UTF-8, the 1,024-byte bound inside a character: cut before it, still UTF-8.
+            (
+                [(0x03, Array(("x" + String(repeating: "é", count: 600)).utf8))],
+                Self.expected(title: "x" + String(repeating: "é", count: 511), artist: nil, comment: nil)
+            ),
             ([], Self.expected(title: nil, artist: nil, comment: nil))
         ]
         for (index, (meta, expected)) in cases.enumerated() {

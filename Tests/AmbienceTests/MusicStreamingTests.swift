@@ -126,6 +126,50 @@ import Testing
         #expect(engine.stats.underruns == 0)
     }
 
+    /// Repeat-one on the same slow disk: only a module or MIDI file loops inside its decoder, so an ordinary file's
+    /// replay is opened ahead like any next item, and its second pass follows the first sample for sample. (While
+    /// every repeated item counted as looping, nothing was opened ahead and the replay waited 0.7 s on the disk.)
+    @Test func aRepeatOneReplayHasNoGapWhileTheDiskIsSlow() throws {
+        let a = try fixtures.sineWAV("a.wav", hz: 441, seconds: 1.25, rate: 48_000, channels: 1, float: true)
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let player = engine.musicPlayer
+        player.setItemOpener { item throws(DecodingError) in
+            Thread.sleep(forTimeInterval: 0.7)
+            return ThrottledDecoder(try AudioFile.open(item.url), readDelay: 0.002)
+        }
+        try player.setQueue(paths: [a])
+        player.repeatMode = .one
+        player.startStreamingThread()
+        player.play()
+
+        let block = 1_024, blocks = Int(3.8 * 48_000) / block
+        var out = Signal([], channels: 2, sampleRate: 48_000)
+        let start = monotonicSeconds()
+        for n in 0..<blocks {
+            out.samples += try engine.render(frames: block).samples
+            let due = start + Double((n + 1) * block) / 48_000
+            let now = monotonicSeconds()
+            if now < due { Thread.sleep(forTimeInterval: due - now) }
+        }
+        player.stopStreamingThread()
+
+        let once = try AudioFile.decode(a).samples
+        let original = once + once
+        let first = try #require((0..<out.frames).first { out.samples[$0 * 2] != 0 })
+        let offset = first - 1  // the sine's first sample is 0
+        try #require(offset + original.count <= out.frames, "two passes did not finish within the render")
+        var worst: Float = 0, worstFrame = 0
+        for f in 0..<original.count {
+            let error = abs(out.samples[(offset + f) * 2] - original[f])
+            if error > worst { worst = error; worstFrame = f }
+        }
+        #expect(
+            worst < 1e-6, "off by \(worst) at frame \(worstFrame) of \(original.count) (the replay is at \(once.count))"
+        )
+        #expect(engine.stats.underruns == 0)
+    }
+
     @Test func aWorkerThreadWakesAtOnceAndStopsByJoining() {
         let rounds = Lock<Int>(0), left = Lock<Bool>(false)
         let worker = WorkerThread(name: "test-worker") { control in

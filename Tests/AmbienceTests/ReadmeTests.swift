@@ -53,11 +53,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Self.block("c", after: "## The C API").write(
             toFile: folder + "/example.c", atomically: true, encoding: .utf8)
-        let build = try CAPI.run(
-            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
-                folder + "/example.c", "-Iinclude", "-L\(CAPI.libraryFolder)", "-lambience-c",
-                "-Wl,-rpath,\(CAPI.libraryFolder)", "-o", folder + "/example"
-            ])
+        let build = try CAPI.compile(folder + "/example.c", into: folder + "/example")
         // -Werror makes any compiler warning a failure (the linker may still warn, as ld.gold does under ASan).
         try #require(build.status == 0, "\(build.stderr)")
         let run = try CAPI.run([folder + "/example"], environment: Self.environment, timeout: 60)

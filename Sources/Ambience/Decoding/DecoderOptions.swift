@@ -38,6 +38,10 @@ public struct DecoderOptions: Sendable, Equatable {
     /// Only `info` is wanted (`AudioFile.info`): a MIDI decoder then counts its length but makes no synth to play
     /// it, and reads nothing.
     package var infoOnly = false
+    /// With `infoOnly`, for the library: a MIDI file's length is its tempo map's, read without libfluidsynth or a
+    /// SoundFont (which a scan of thousands of files should not load for each, and a machine may not have), rather
+    /// than the synth's count, which also holds the last notes' release.
+    package var lengthFromTempoMap = false
 
     /// The default options.
     public init() {}

@@ -46,26 +46,33 @@ final class MIDIDecoder: AudioDecoder {
     static let blockFrames = 64
 
     init(path: String, options: DecoderOptions = DecoderOptions()) throws(DecodingError) {
-        let fluid = try Self.functions(for: path)
+        if !options.lengthFromTempoMap { _ = try Self.functions(for: path) }
         let bytes = try Self.readFile(path)
         let file: StandardMIDIFile
         do throws(MIDIFileError) { file = try StandardMIDIFile(bytes) } catch {
             throw .corrupt(path, reason: error.description)
         }
-        let font = try options.resolvedSoundFont(for: path)
         let rate: Int
         do {
             rate = try options.sampleRate.checked(Int.self, in: 8_000...192_000, "MIDI sample rate")
         } catch {
             throw .corrupt(path, reason: error.description)
         }
-        let song = try Self.countFrames(bytes, font: font, rate: rate, bound: file.duration + 60, fluid, path: path)
+        let song: Int64
         var synth: FluidSynth?
-        if !options.infoOnly {
-            let playing = try FluidSynth(fluid, rate: rate, effects: true, path: path)
-            try playing.load(font, path: path)
-            try playing.start(bytes, loop: options.loopsForever, path: path)
-            synth = playing
+        if options.lengthFromTempoMap {
+            // The library's account: the tempo map's length (without the last notes' release), no synth, no SoundFont.
+            song = Int64((file.duration * Double(rate)).rounded(.up))
+        } else {
+            let fluid = try Self.functions(for: path)
+            let font = try options.resolvedSoundFont(for: path)
+            song = try Self.countFrames(bytes, font: font, rate: rate, bound: file.duration + 60, fluid, path: path)
+            if !options.infoOnly {
+                let playing = try FluidSynth(fluid, rate: rate, effects: true, path: path)
+                try playing.load(font, path: path)
+                try playing.start(bytes, loop: options.loopsForever, path: path)
+                synth = playing
+            }
         }
         self.path = path
         self.file = file

@@ -186,7 +186,6 @@ final class ModuleDecoder: AudioDecoder {
         return result == OPENMPT_PROBE_FILE_HEADER_RESULT_SUCCESS
     }
 
-    /// The header bytes `probe` wants (libopenmpt's recommendation, 2048 in 0.6).
     /// The file extensions libopenmpt opens ("mod", "xm", "s3m", "it", "mptm" and some forty more), lower case;
     /// none when the library is missing. The library's scan and watcher index files by them.
     static let fileExtensions: Set<String> = {
@@ -197,6 +196,7 @@ final class ModuleDecoder: AudioDecoder {
         return Set(String(cString: list).lowercased().split(separator: ";").map(String.init))
     }()
 
+    /// The header bytes `probe` wants (libopenmpt's recommendation, 2048 in 0.6).
     static var probeSize: Int {
         guard let openmpt = try? library.functions() else { return 2048 }
         return min(max(openmpt.openmpt_probe_file_header_get_recommended_size(), 1084), 1 << 16)

@@ -189,7 +189,7 @@ package struct MetaText: Sendable, Equatable {
 
     mutating func take(type: UInt8, _ data: [UInt8]) {
         guard keeps, (0x01...0x03).contains(type), textBytes < Self.maximumBytes else { return }
-        guard let value = Self.decoded(data.prefix(Self.maximumBytes)) else { return }
+        guard let value = Self.decoded(Self.cut(data[...], to: Self.maximumBytes)) else { return }
         switch type {
         case 0x03: name = name ?? value
         case 0x02: copyright = copyright ?? value
@@ -200,13 +200,27 @@ package struct MetaText: Sendable, Equatable {
         }
     }
 
+    /// `bytes` cut to at most `limit` bytes, and further back to a UTF-8 character's start when the cut falls inside
+    /// one (continuation bytes are 10xxxxxx): a long UTF-8 text would otherwise fail validation and read as Latin-1.
+    static func cut(_ bytes: ArraySlice<UInt8>, to limit: Int) -> ArraySlice<UInt8> {
+        guard bytes.count > limit else { return bytes }
+        var end = bytes.startIndex + limit
+        var back = 0
+        while back < 3, end > bytes.startIndex, bytes[end] & 0xC0 == 0x80 {
+            end -= 1
+            back += 1
+        }
+        return bytes[bytes.startIndex..<end]
+    }
+
+    private static let blank: Set<Unicode.Scalar> = [" ", "\0", "\t", "\r", "\n"]
+
     /// The text as UTF-8 when it is valid UTF-8, else as Latin-1 (each byte the code point of its value: what older
     /// sequencers wrote, as WAV's LIST/INFO), trimmed of spaces, line ends and NULs; nil when nothing is left.
     static func decoded(_ bytes: ArraySlice<UInt8>) -> String? {
         let text =
             String(validating: bytes, as: UTF8.self)
             ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-        let blank: Set<Unicode.Scalar> = [" ", "\0", "\t", "\r", "\n"]
         let kept = text.unicodeScalars.drop(while: blank.contains).reversed().drop(while: blank.contains)
         return kept.isEmpty ? nil : String(String.UnicodeScalarView(kept.reversed()))
     }

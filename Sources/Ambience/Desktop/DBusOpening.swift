@@ -18,6 +18,11 @@ extension DBusConnection {
         let deadline = monotonicDeadline(afterSeconds: Double(milliseconds(timeout)) / 1000)
         let attempt = OpenAttempt(libdbus, address: address)
         while true {
+            // Checked before the lane is taken: a caller out of time must start no connect, which it would abandon
+            // at once, refusing every caller after it while it lasted.
+            guard monotonicNanoseconds() < deadline else {
+                throw .busUnavailable("\(address): no answer within \(timeout) (behind an earlier connect)")
+            }
             let ahead = OpenAttempt.lanes.withLock { lanes -> OpenAttempt? in
                 if let current = lanes[address] { return current }
                 lanes[address] = attempt
@@ -26,9 +31,6 @@ extension DBusConnection {
             guard let ahead else { break }
             if ahead.isAbandoned {
                 throw .busUnavailable("\(address): an earlier connect there has not returned")
-            }
-            if monotonicNanoseconds() >= deadline {
-                throw .busUnavailable("\(address): no answer within \(timeout) (behind an earlier connect)")
             }
             usleep(5_000)
         }
@@ -83,6 +85,11 @@ private final class OpenAttempt: Sendable {
         } else {
             outcome = .failure(error.message.map { String(cString: $0) } ?? "cannot connect")
         }
+        // The lane is free before the outcome is posted: a caller that finds it taken then is behind a connect still
+        // in `connect()`, never one that has just returned.
+        Self.lanes.withLock { lanes in
+            if lanes[address] === self { lanes[address] = nil }
+        }
         let late = state.withLock { state -> Bool in
             if state.abandoned { return true }
             state.outcome = outcome
@@ -91,9 +98,6 @@ private final class OpenAttempt: Sendable {
         if late, case .success(let box) = outcome {
             libdbus.dbus_connection_close(box.pointer)
             libdbus.dbus_connection_unref(box.pointer)
-        }
-        Self.lanes.withLock { lanes in
-            if lanes[address] === self { lanes[address] = nil }
         }
         done.signal()
     }

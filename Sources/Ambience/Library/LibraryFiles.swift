@@ -20,9 +20,10 @@ enum LibraryFileReader {
         }
         let info: AudioInfo, picture: EmbeddedPicture?
         do throws(DecodingError) {
-            // Only the information: a MIDI file's length is counted, but no synth is made to play it.
+            // Only the information: a MIDI file's from its own bytes, with no synth and no SoundFont.
             var options = DecoderOptions()
             options.infoOnly = true
+            options.lengthFromTempoMap = true
             let decoder = try AudioFile.open(fileSystemPath: path, name: RawPath.display(path), options: options)
             info = decoder.info
             switch decoder {

@@ -94,7 +94,10 @@ final class MusicFeeder {
         defer { nextPlayID += 1 }
         let decision = player.loudnessDecision(entryID: entryID, item: item, tags: decoder.info.tags.loudness)
         let gained: any AudioDecoder = decision.gain == 1 ? decoder : GainedDecoder(decoder, gain: decision.gain)
-        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: gained, loops: loops)
+        // Repeat-one asks every item to loop; only modules and MIDI files do (their length is then unbounded).
+        // Another format replays as a new item, opened ahead like any other.
+        let loopsForever = loops && decoder.info.frames == AudioInfo.maximumFrames
+        return Feed(entryID: entryID, playID: nextPlayID, item: item, decoder: gained, loops: loopsForever)
     }
 
     /// Decodes one block, crossing from item to item without a gap, and hands it to the player. Returns false when
