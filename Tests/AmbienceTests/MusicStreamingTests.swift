@@ -82,26 +82,24 @@ import Testing
         #expect(abs(out.dominantFrequency(in: 92_000..<96_000) - 400) < 15)
     }
 
-    /// On a slow disk (every open takes 0.7 s, longer than the half second the stream holds, and every read
-    /// 2 ms), two items rendered at real-time pace join sample for sample: the second was opened while the first
-    /// played. Without the open ahead, the join would wait 0.7 s on the disk and the stream would run dry.
-    @Test func aJoinHasNoGapWhileTheDiskIsSlow() throws {
-        let whole = try fixtures.sineWAV("whole.wav", hz: 441, seconds: 2.5, rate: 48_000, channels: 1, float: true)
-        let a = fixtures.path("a.wav"), b = fixtures.path("b.wav")
-        try fixtures.run("sox", [whole, a, "trim", "0s", "50001s"])
-        try fixtures.run("sox", [whole, b, "trim", "50001s"])
+    /// An offline engine whose player opens every item on a slow disk: 0.7 s an open, longer than the half second
+    /// the stream holds, and 2 ms a read.
+    func engineOnASlowDisk() throws -> AudioEngine {
         let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        defer { engine.shutdown() }
-        let player = engine.musicPlayer
-        player.setItemOpener { item throws(DecodingError) in
+        engine.musicPlayer.setItemOpener { item throws(DecodingError) in
             Thread.sleep(forTimeInterval: 0.7)
             return ThrottledDecoder(try AudioFile.open(item.url), readDelay: 0.002)
         }
-        try player.setQueue(paths: [a, b])
+        return engine
+    }
+
+    /// Plays what is queued for 3.8 s, rendered block by block at the pace a sound card would pull them, and checks
+    /// that the output's left channel is `expected` sample for sample (from the first sound: a sine starts at 0),
+    /// with no underrun. `join`: where in `expected` the item changes, for the message.
+    func expectPlayedAtPaceWithoutAGap(_ engine: AudioEngine, _ expected: [Float], join: Int) throws {
+        let player = engine.musicPlayer
         player.startStreamingThread()
         player.play()
-
-        // Render block by block at the pace a sound card would pull them.
         let block = 1_024, blocks = Int(3.8 * 48_000) / block
         var out = Signal([], channels: 2, sampleRate: 48_000)
         let start = monotonicSeconds()
@@ -113,17 +111,29 @@ import Testing
         }
         player.stopStreamingThread()
 
-        let original = try AudioFile.decode(whole).samples
         let first = try #require((0..<out.frames).first { out.samples[$0 * 2] != 0 })
         let offset = first - 1  // the sine's first sample is 0
-        try #require(offset + original.count <= out.frames, "the items did not finish within the render")
+        try #require(offset + expected.count <= out.frames, "the items did not finish within the render")
         var worst: Float = 0, worstFrame = 0
-        for f in 0..<original.count {
-            let error = abs(out.samples[(offset + f) * 2] - original[f])
+        for f in 0..<expected.count {
+            let error = abs(out.samples[(offset + f) * 2] - expected[f])
             if error > worst { worst = error; worstFrame = f }
         }
-        #expect(worst < 1e-6, "off by \(worst) at frame \(worstFrame) of \(original.count) (the join is at 50001)")
+        #expect(worst < 1e-6, "off by \(worst) at frame \(worstFrame) of \(expected.count) (the join is at \(join))")
         #expect(engine.stats.underruns == 0)
+    }
+
+    /// On a slow disk, two items rendered at real-time pace join sample for sample: the second was opened while the
+    /// first played. Without the open ahead, the join would wait 0.7 s on the disk and the stream would run dry.
+    @Test func aJoinHasNoGapWhileTheDiskIsSlow() throws {
+        let whole = try fixtures.sineWAV("whole.wav", hz: 441, seconds: 2.5, rate: 48_000, channels: 1, float: true)
+        let a = fixtures.path("a.wav"), b = fixtures.path("b.wav")
+        try fixtures.run("sox", [whole, a, "trim", "0s", "50001s"])
+        try fixtures.run("sox", [whole, b, "trim", "50001s"])
+        let engine = try engineOnASlowDisk()
+        defer { engine.shutdown() }
+        try engine.musicPlayer.setQueue(paths: [a, b])
+        try expectPlayedAtPaceWithoutAGap(engine, try AudioFile.decode(whole).samples, join: 50_001)
     }
 
     /// Repeat-one on the same slow disk: only a module or MIDI file loops inside its decoder, so an ordinary file's
@@ -131,43 +141,12 @@ import Testing
     /// every repeated item counted as looping, nothing was opened ahead and the replay waited 0.7 s on the disk.)
     @Test func aRepeatOneReplayHasNoGapWhileTheDiskIsSlow() throws {
         let a = try fixtures.sineWAV("a.wav", hz: 441, seconds: 1.25, rate: 48_000, channels: 1, float: true)
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        let engine = try engineOnASlowDisk()
         defer { engine.shutdown() }
-        let player = engine.musicPlayer
-        player.setItemOpener { item throws(DecodingError) in
-            Thread.sleep(forTimeInterval: 0.7)
-            return ThrottledDecoder(try AudioFile.open(item.url), readDelay: 0.002)
-        }
-        try player.setQueue(paths: [a])
-        player.repeatMode = .one
-        player.startStreamingThread()
-        player.play()
-
-        let block = 1_024, blocks = Int(3.8 * 48_000) / block
-        var out = Signal([], channels: 2, sampleRate: 48_000)
-        let start = monotonicSeconds()
-        for n in 0..<blocks {
-            out.samples += try engine.render(frames: block).samples
-            let due = start + Double((n + 1) * block) / 48_000
-            let now = monotonicSeconds()
-            if now < due { Thread.sleep(forTimeInterval: due - now) }
-        }
-        player.stopStreamingThread()
-
+        try engine.musicPlayer.setQueue(paths: [a])
+        engine.musicPlayer.repeatMode = .one
         let once = try AudioFile.decode(a).samples
-        let original = once + once
-        let first = try #require((0..<out.frames).first { out.samples[$0 * 2] != 0 })
-        let offset = first - 1  // the sine's first sample is 0
-        try #require(offset + original.count <= out.frames, "two passes did not finish within the render")
-        var worst: Float = 0, worstFrame = 0
-        for f in 0..<original.count {
-            let error = abs(out.samples[(offset + f) * 2] - original[f])
-            if error > worst { worst = error; worstFrame = f }
-        }
-        #expect(
-            worst < 1e-6, "off by \(worst) at frame \(worstFrame) of \(original.count) (the replay is at \(once.count))"
-        )
-        #expect(engine.stats.underruns == 0)
+        try expectPlayedAtPaceWithoutAGap(engine, once + once, join: once.count)
     }
 
     @Test func aWorkerThreadWakesAtOnceAndStopsByJoining() {

@@ -46,7 +46,6 @@ final class MIDIDecoder: AudioDecoder {
     static let blockFrames = 64
 
     init(path: String, options: DecoderOptions = DecoderOptions()) throws(DecodingError) {
-        if !options.lengthFromTempoMap { _ = try Self.functions(for: path) }
         let bytes = try Self.readFile(path)
         let file: StandardMIDIFile
         do throws(MIDIFileError) { file = try StandardMIDIFile(bytes) } catch {
@@ -62,7 +61,7 @@ final class MIDIDecoder: AudioDecoder {
         var synth: FluidSynth?
         if options.lengthFromTempoMap {
             // The library's account: the tempo map's length (without the last notes' release), no synth, no SoundFont.
-            song = Int64((file.duration * Double(rate)).rounded(.up))
+            song = (file.duration * Double(rate)).rounded(.up).saturated(Int64.self)
         } else {
             let fluid = try Self.functions(for: path)
             let font = try options.resolvedSoundFont(for: path)

@@ -15,7 +15,8 @@ extension DBusConnection {
     static func open(_ address: String, within timeout: Duration, _ libdbus: LibDBus) throws(DesktopError)
         -> OpaquePointer
     {
-        let deadline = monotonicDeadline(afterSeconds: Double(milliseconds(timeout)) / 1000)
+        let (seconds, attoseconds) = timeout.components
+        let deadline = monotonicDeadline(afterSeconds: Double(seconds) + Double(attoseconds) / 1e18)
         let attempt = OpenAttempt(libdbus, address: address)
         while true {
             // Checked before the lane is taken: a caller out of time must start no connect, which it would abandon

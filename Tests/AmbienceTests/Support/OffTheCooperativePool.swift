@@ -16,18 +16,22 @@ import Testing
 /// time: tests that need milliseconds finished after 48 s, in a run where nothing failed. So no time limit is under
 /// five minutes. The limits catch hangs; they never measure speed.
 struct OffTheCooperativePool: SuiteTrait, TestTrait, TestScoping {
+    /// Where the tests' jobs run: `BlockingWorkExecutor` or `ComputeExecutor`.
+    let executor: any TaskExecutor
     var isRecursive: Bool { true }
 
     func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
-        try await withTaskExecutorPreference(BlockingWorkExecutor.shared) { try await function() }
+        try await withTaskExecutorPreference(executor) { try await function() }
     }
 }
 
 extension Trait where Self == OffTheCooperativePool {
     /// See `OffTheCooperativePool`.
-    static var offTheCooperativePool: Self { Self() }
+    static var offTheCooperativePool: Self { Self(executor: BlockingWorkExecutor.shared) }
+    /// For a suite that computes for seconds: see `ComputeExecutor`.
+    static var onTheComputeThread: Self { Self(executor: ComputeExecutor.shared) }
 }
 
 /// A task executor whose jobs run on Dispatch's global concurrent threads.
@@ -42,30 +46,16 @@ final class BlockingWorkExecutor: TaskExecutor {
     }
 }
 
-/// Runs a CPU-bound suite's tests one job at a time on a thread of their own, outside the threads the other suites
-/// share.
+/// `onTheComputeThread`: a CPU-bound suite's tests run one job at a time on a thread of their own, outside the
+/// threads the other suites share.
 ///
 /// A test that computes for seconds (a module or a MIDI file rendered and compared in the debug build) holds its
 /// thread runnable, and Dispatch's shared threads keep about one runnable per core: two such tests held both threads
 /// of a two-core machine for 72 s while every other started test, needing milliseconds, waited for one and ran out its
 /// time limit. Giving every job a thread instead ran everything at once and broke the tests that measure time. Here
 /// the CPU-bound suites queue behind one another on one thread; their time limits allow for the queue.
-struct OnTheComputeThread: SuiteTrait, TestTrait, TestScoping {
-    var isRecursive: Bool { true }
-
-    func provideScope(
-        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
-    ) async throws {
-        try await withTaskExecutorPreference(ComputeExecutor.shared) { try await function() }
-    }
-}
-
-extension Trait where Self == OnTheComputeThread {
-    /// See `OnTheComputeThread`; instead of `offTheCooperativePool`.
-    static var onTheComputeThread: Self { Self() }
-}
-
-/// A task executor whose jobs run one at a time on a serial queue: one thread of Dispatch's overcommitting pool,
+///
+/// Its jobs run one at a time on a serial queue: one thread of Dispatch's overcommitting pool,
 /// which the shared threads' count of runnable workers does not include.
 final class ComputeExecutor: TaskExecutor {
     static let shared = ComputeExecutor()
