@@ -61,13 +61,16 @@ final class SDLAudioDevice: @unchecked Sendable {
         let target = CallbackTarget(renderer: renderer)
         self.target = target
         let userdata = target.retainForSDL()
+        // A new device's name is waited for until just before the caller gives up: under load SDL's hotplug thread
+        // lagged past a fixed second, and the engine failed on a sink that was there.
+        let nameDeadline = awaitingNewDevice ? monotonicDeadline(afterSeconds: Self.openSeconds - 0.5) : nil
         let opened = Self.lane.run(
             seconds: Self.openSeconds,
             {
                 Result { () throws(OutputError) in
                     try SDLAudio.open(
                         deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
-                        awaitingNewDevice: awaitingNewDevice, userdata: userdata)
+                        awaitingNewDeviceUntil: nameDeadline, userdata: userdata)
                 }
             },
             late: { result in
@@ -164,7 +167,7 @@ enum SDLAudio {
     }
 
     static func open(
-        deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int, awaitingNewDevice: Bool,
+        deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int, awaitingNewDeviceUntil: Int?,
         userdata: UInt
     ) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
@@ -199,10 +202,10 @@ enum SDLAudio {
                 if state.users == 0 && current != driver {
                     SDL_AudioQuit()
                     guard SDL_AudioInit(driver) == 0 else { continue }
-                } else if awaitingNewDevice, let deviceName, driver != "dummy" {
+                } else if let awaitingNewDeviceUntil, let deviceName, driver != "dummy" {
                     // A driver started earlier learns of new devices on SDL's hotplug thread, which can lag behind a
-                    // device that has just appeared: wait a little for the name before opening it.
-                    awaitDevice(named: deviceName, seconds: 1)
+                    // device that has just appeared: wait for the name (until the deadline) before opening it.
+                    awaitDevice(named: deviceName, until: awaitingNewDeviceUntil)
                 }
                 var have = SDL_AudioSpec()
                 let id = SDL_OpenAudioDevice(deviceName, 0, &want, &have, 0)
@@ -251,9 +254,8 @@ enum SDLAudio {
         return String(cString: name)
     }
 
-    /// Returns once SDL lists a playback device of that name, or after `seconds`.
-    private static func awaitDevice(named name: String, seconds: Double) {
-        let deadline = monotonicDeadline(afterSeconds: seconds)
+    /// Returns once SDL lists a playback device of that name, or at `deadline` (monotonic nanoseconds).
+    private static func awaitDevice(named name: String, until deadline: Int) {
         while !deviceNames().contains(name) && monotonicNanoseconds() < deadline {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 10_000_000)
         }
