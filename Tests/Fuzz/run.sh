@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer binary over Ambience's parsers and runs each target for a while.
-#   Tests/Fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]     (default: 30 s; every target)
+#   Tests/Fuzz/run.sh [SECONDS] [TARGET...]     (default: 240 s; every target)
+# SECONDS is the fuzzing's whole wall time, shared: the targets run as many at a time as there are cores (at most
+# 2 here), and each gets SECONDS × jobs / targets (at least 10 s). CI gives it 240 s: 16 targets, 30 s each.
 # Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3, flac, opus, mp4 (one
 # format's decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
@@ -11,11 +13,14 @@
 # fail the run. Fixed crashes become regression inputs in Tests/Fuzz/regressions/, replayed on every run.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-seconds=${1:-30}
+total=${1:-240}
 shift || true
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(wav ogg mp3 picture sfx m3u pipeline capi
                                      flac opus mp4 loudness bus module midi)
+jobs=$(( $(nproc) < 2 ? 1 : 2 ))
+seconds=$(( total * jobs / ${#targets[@]} ))
+[ "$seconds" -ge 10 ] || seconds=10
 
 work=$(mktemp -d /tmp/ambience-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -137,20 +142,31 @@ status=0
 session_bus() { if [ "$1" = bus ]; then dbus-run-session -- "${@:2}"; else "${@:2}"; fi; }
 # libFuzzer and ASan report a crash themselves; Swift's own backtracer, started on top of ASan, can hang for minutes.
 export SWIFT_BACKTRACE=enable=no
-for target in "${targets[@]}"; do
-  corpus="$work/corpus-$target"
+# fuzz_one TARGET: replays its kept regressions, then fuzzes it for $seconds; a failure leaves TARGET.failed.
+fuzz_one() {
+  local target=$1 corpus="$work/corpus-$1" regressions=Tests/Fuzz/regressions/$1 runs
   mkdir -p "$corpus"
-  regressions=Tests/Fuzz/regressions/$target
   # Replay every kept regression input first: each must now pass.
   if [ -d "$regressions" ] && [ -n "$(ls -A "$regressions")" ]; then
     AMBIENCE_FUZZ_TARGET=$target session_bus "$target" "$binary" "$regressions"/* > "$work/replay-$target.log" 2>&1 || {
-      echo "fuzz: $target: a regression input fails again" >&2; tail -30 "$work/replay-$target.log" >&2; status=1; }
+      echo "fuzz: $target: a regression input fails again" >&2; tail -30 "$work/replay-$target.log" >&2
+      touch "$work/$target.failed"; }
   fi
   # No length cap beyond the largest seed (libFuzzer's default); memory is bounded by libFuzzer's own limits.
   AMBIENCE_FUZZ_TARGET=$target session_bus "$target" "$binary" "$corpus" "$seeds/$target" -max_total_time="$seconds" \
     -timeout=20 -rss_limit_mb=2048 -malloc_limit_mb=1024 -artifact_prefix="Tests/Fuzz/crashes/$target-" -print_final_stats=1 \
-    > "$work/fuzz-$target.log" 2>&1 || { echo "fuzz: $target found a crash:" >&2; tail -40 "$work/fuzz-$target.log" >&2; status=1; }
+    > "$work/fuzz-$target.log" 2>&1 || { echo "fuzz: $target found a crash:" >&2; tail -40 "$work/fuzz-$target.log" >&2
+                                         touch "$work/$target.failed"; }
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/fuzz-$target.log" | grep -o '[0-9]*$' || echo 0)
   echo "fuzz: $target: $runs inputs in ${seconds}s, $(ls "$corpus" | wc -l) in corpus"
+}
+echo "fuzz: ${#targets[@]} targets, $jobs at a time, ${seconds}s each"
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+  fuzz_one "$target" &
+  running=$((running + 1))
 done
+wait
+for target in "${targets[@]}"; do [ ! -e "$work/$target.failed" ] || status=1; done
 exit $status
