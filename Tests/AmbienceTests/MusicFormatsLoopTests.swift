@@ -152,4 +152,39 @@ import Testing
         #expect(engine.musicPlayer.playbackState == .stopped)
         #expect(rendered > once + 96_000 && rendered <= 2 * once + 96_000, "\(rendered) frames, one pass is \(once)")
     }
+
+    /// Past a loop the playhead is inside the song, counted from its start again, and a pause and play resume
+    /// there, for a module and a MIDI file alike.
+    @Test func thePlayheadOfALoopingSongStaysInsideIt() throws {
+        let song = Int(try AudioFile.info(Self.loopingModule).frames)
+        let engine = try Self.engine()
+        defer { engine.shutdown() }
+        engine.musicPlayer.repeatMode = .one
+        try engine.musicPlayer.setQueue(paths: [Self.loopingModule])
+        engine.musicPlayer.play()
+        _ = try engine.render(frames: song + 2 * 48_000)
+        let time = engine.musicPlayer.currentPlaybackTime
+        // Where the looping decoder is, 2 s into its second pass; the playhead trails the decoder by the stream's
+        // queue, under a second.
+        let forever = try AudioFile.open(Self.loopingModule, options: Self.options(loops: true))
+        _ = try forever.readFrames(song + 2 * 48_000)
+        let expected = Double(forever.position) / 48_000
+        #expect(time < Double(song) / 48_000, "\(time) s is past the song's \(Double(song) / 48_000) s")
+        #expect(abs(time - expected) < 1, "\(time) s, the loop says \(expected) s")
+        engine.musicPlayer.pause()
+        _ = try engine.render(frames: 24_000)
+        engine.musicPlayer.play()
+        _ = try engine.render(frames: 24_000)
+        let resumed = engine.musicPlayer.currentPlaybackTime
+        #expect(resumed >= time && resumed < time + 1.5, "resumed at \(resumed) s after pausing at \(time) s")
+
+        let midi = MusicFormatsTests.midiFiles[1]
+        let once = Int(try AudioFile.info(midi, options: Self.options()).frames)
+        engine.musicPlayer.stop()
+        try engine.musicPlayer.setQueue(paths: [midi])
+        engine.musicPlayer.play()
+        _ = try engine.render(frames: once + 3 * 48_000)
+        let midiTime = engine.musicPlayer.currentPlaybackTime
+        #expect(midiTime > 1.5 && midiTime < 3.5, "\(midiTime) s, 3 s into the second pass")
+    }
 }

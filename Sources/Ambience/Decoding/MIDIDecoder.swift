@@ -109,6 +109,8 @@ final class MIDIDecoder: AudioDecoder {
             written = wanted
         }
         position += Int64(written)
+        // libfluidsynth's loop starts the file again: past it, the playhead counts from the file's start again.
+        if loopsForever && songFrames > 0 { position %= songFrames }
         return written
     }
 

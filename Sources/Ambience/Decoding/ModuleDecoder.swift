@@ -128,6 +128,11 @@ final class ModuleDecoder: AudioDecoder {
             written = wanted
         }
         position += Int64(written)
+        // Past a loop the playhead counts from the song's start again, so it (and a resume from it) stays inside
+        // the song. libopenmpt's own position keeps counting up through a loop, and 0.6 gives no time for an
+        // order and row; a loop that jumps back to a later order than the first is placed as if it went to the
+        // start (the music itself loops where libopenmpt says).
+        if loopsForever && songFrames > 0 { position %= songFrames }
         return written
     }
 
