@@ -6,6 +6,8 @@ cd "$(dirname "$0")"
 # Every tool the tests run writes UTF-8 (C.UTF-8 is built into Debian's libc; the C locale mangles "Tëst").
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 bash scripts/install-deps.sh
+# pygame's own mixer tests for RealProgramsTests, fetched once into .build/pygame-tests (never committed).
+bash scripts/fetch-pygame-tests.sh
 # No sound card here: device tests use SDL's dummy driver unless a test chooses otherwise.
 export SDL_AUDIODRIVER="${SDL_AUDIODRIVER:-dummy}"
 swift build --build-tests

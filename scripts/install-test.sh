@@ -3,7 +3,8 @@
 # (Demos/CGameLoop/main.c) built with nothing but `pkg-config --cflags --libs ambience`; run headless (an offline
 # render, then real time on SDL's dummy driver), once more with the toolchain's Swift runtime hidden (a private mount
 # namespace) to show the installed copy is what it runs on; the soname, the version everywhere and the C ABI checked;
-# then --uninstall, after which the prefix holds nothing.
+# `ambience run` finds the SDL_mixer stand-in the install put in lib/ambience/sdl2-mixer (or, in a package without it,
+# refuses clearly) and the system's SDL_mixer is left alone; then --uninstall, after which the prefix holds nothing.
 #
 #   scripts/install-test.sh            the release build, as users install it (CI)
 #   scripts/install-test.sh --debug    the debug build that `swift build --build-tests` already made (quicker)
@@ -35,6 +36,10 @@ major=$(version_part MAJOR)
 version="$major.$(version_part MINOR).$(version_part PATCH)"
 echo "install-test: the header says $version"
 
+# The system's SDL_mixer, which the install must leave alone (the stand-in goes in a folder of its own).
+system_mixer=$(ldconfig -p | awk '$1 == "libSDL2_mixer-2.0.so.0" { print $NF; exit }')
+system_mixer_sum=$( [ -z "$system_mixer" ] || sha256sum "$(readlink -f "$system_mixer")")
+
 bash scripts/install.sh --prefix "$prefix" "${install_options[@]}"
 
 lib="$prefix/lib/libambience.so.$version"
@@ -65,6 +70,31 @@ fi
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 check "pkg-config --modversion ambience is $version" test "$(pkg-config --modversion ambience)" = "$version"
 check "ambience --version says $version" test "$("$prefix/bin/ambience" --version)" = "ambience $version"
+
+# `ambience run` and the SDL_mixer stand-in: installed in lib/ambience/sdl2-mixer and found there, when the package has
+# it; without it, a refusal that says where the command looked.
+standin_folder="$prefix/lib/ambience/sdl2-mixer"
+run_installed() { env -u AMBIENCE_SDL_MIXER DBUS_SESSION_BUS_ADDRESS= SDL_AUDIODRIVER=dummy "$prefix/bin/ambience" run "$@"; }
+if grep -q 'name: "SDL2_mixer"' Package.swift; then
+  standin_lib="$standin_folder/libSDL2_mixer-2.0.so.0"
+  check "the stand-in is installed as lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0" test -f "$standin_lib"
+  standin_soname=$(readelf -d "$standin_lib" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+  check "the stand-in's soname is libSDL2_mixer-2.0.so.0 (readelf: '$standin_soname')" test "$standin_soname" = libSDL2_mixer-2.0.so.0
+  standin_runpath=$(readelf -d "$standin_lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+  check "the stand-in's RUNPATH is \$ORIGIN/.. (readelf: '$standin_runpath')" test "$standin_runpath" = '$ORIGIN/..'
+  first=$(run_installed -- sh -c 'echo "${LD_LIBRARY_PATH%%:*}"' 2>/dev/null)
+  check "ambience run puts the installed stand-in first on LD_LIBRARY_PATH ('$first')" test "$first" = "$standin_folder"
+  # A program that asks the loader for SDL_mixer by its soname, as every SDL_mixer game does, gets the stand-in.
+  maps=$(run_installed -- /usr/bin/python3 -c 'import ctypes; ctypes.CDLL("libSDL2_mixer-2.0.so.0"); print(open("/proc/self/maps").read())' 2>/dev/null)
+  check "a program under ambience run loads the installed stand-in" grep -qF "$standin_lib" <<< "$maps"
+else
+  echo "install-test: this package has no SDL2_mixer product: ambience run must refuse"
+  refusal=$(run_installed -- true 2>&1) && refused=0 || refused=$?
+  check "without a stand-in, ambience run exits 1 ($refused) and names the install's folder" \
+    bash -c '[ "$1" -eq 1 ] && grep -qF "$2/libSDL2_mixer-2.0.so.0" <<< "$3"' _ "$refused" "$standin_folder" "$refusal"
+fi
+check "the system's SDL_mixer ($system_mixer) is untouched" \
+  test "$system_mixer_sum" = "$( [ -z "$system_mixer" ] || sha256sum "$(readlink -f "$system_mixer")")"
 
 # The C demo, with the pkg-config flags and nothing else.
 flags=$(pkg-config --cflags --libs ambience)

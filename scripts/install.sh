@@ -10,6 +10,10 @@
 #   lib/ambience/                          the Swift runtime libraries it needs, found through RUNPATH $ORIGIN/ambience
 #   include/ambience.h, lib/pkgconfig/ambience.pc
 #   bin/ambience                           the command (RUNPATH $ORIGIN/../lib/ambience), and its man page
+#   lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0
+#                                          the SDL_mixer stand-in (the SDL2_mixer product, RUNPATH $ORIGIN/..), which
+#                                          `ambience run` puts in front of a program; in a folder of its own, never in
+#                                          place of the system's SDL_mixer, so no other program loads it
 #   share/ambience/install-manifest        every file, link and folder the install made, which --uninstall reads
 #
 # Why the Swift runtime is installed beside the library: a Swift shared library needs libswiftCore and friends at
@@ -83,12 +87,17 @@ major=$(version_part MAJOR) minor=$(version_part MINOR) patch=$(version_part PAT
 [ -n "$major" ] && [ -n "$minor" ] && [ -n "$patch" ] || { echo "install.sh: no AMBIENCE_VERSION_* in $header" >&2; exit 1; }
 version="$major.$minor.$patch"
 
+# The SDL_mixer stand-in, when the package has it (the product SDL2_mixer).
+standin_products=()
+standin=""
+if grep -q 'name: "SDL2_mixer"' Package.swift; then standin_products=(SDL2_mixer); standin=libSDL2_mixer.so; fi
 if [ "$build" -eq 1 ]; then
   swift build -c "$configuration" --product ambience-c
   swift build -c "$configuration" --product ambience
+  for product in "${standin_products[@]}"; do swift build -c "$configuration" --product "$product"; done
 fi
 products=".build/$configuration"
-for product in libambience-c.so ambience; do
+for product in libambience-c.so ambience $standin; do
   [ -f "$products/$product" ] || { echo "install.sh: $products/$product is not built" >&2; exit 1; }
 done
 
@@ -99,7 +108,7 @@ trap 'rm -rf "$stage"' EXIT
 # The Swift runtime: every library the two products load from the toolchain's runtime folder.
 runtime_dir=$(ldd "$products/libambience-c.so" | awk '$1 == "libswiftCore.so" { print $3 }' | xargs -r dirname)
 [ -n "$runtime_dir" ] || { echo "install.sh: cannot find the Swift runtime libambience-c.so uses (ldd)" >&2; exit 1; }
-runtime_libs=$( { ldd "$products/libambience-c.so"; ldd "$products/ambience"; } |
+runtime_libs=$( { ldd "$products/libambience-c.so"; ldd "$products/ambience"; [ -z "$standin" ] || ldd "$products/$standin"; } |
   awk -v dir="$runtime_dir/" 'index($3, dir) == 1 { print $3 }' | sort -u)
 
 library="libambience.so.$version"
@@ -112,6 +121,11 @@ for lib in $runtime_libs; do cp -L "$lib" "$stage/lib/ambience/"; done
 cp "$products/ambience" "$stage/bin/ambience"
 patchelf --set-rpath '$ORIGIN/../lib/ambience' "$stage/bin/ambience"
 cp "$header" "$stage/include/ambience.h"
+if [ -n "$standin" ]; then
+  mkdir -p "$stage/lib/ambience/sdl2-mixer"
+  cp "$products/$standin" "$stage/lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0"
+  patchelf --set-rpath '$ORIGIN/..' "$stage/lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0"
+fi
 
 # A game built against a prefix the dynamic loader does not search finds the library through an rpath; /usr is
 # searched anyway (and an rpath to it is frowned upon).
@@ -170,7 +184,8 @@ put() {  # put SOURCE-IN-STAGE MODE
   echo "file $target" >> "$record"
 }
 put "lib/$library" 755
-for lib in "$stage"/lib/ambience/*; do put "lib/ambience/$(basename "$lib")" 644; done
+for lib in "$stage"/lib/ambience/*; do [ ! -f "$lib" ] || put "lib/ambience/$(basename "$lib")" 644; done
+[ -z "$standin" ] || put lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0 755
 $sudo ln -sfn "$library" "$prefix/lib/libambience.so.$major"; echo "link $prefix/lib/libambience.so.$major" >> "$record"
 $sudo ln -sfn "libambience.so.$major" "$prefix/lib/libambience.so"; echo "link $prefix/lib/libambience.so" >> "$record"
 put include/ambience.h 644

@@ -6,12 +6,27 @@ struct ToolFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// The end of a command that ran another program (`run`): the command exits with that program's status.
+struct CommandExit: Error {
+    var status: Int32
+}
+
 /// Command-line words split into options and positional arguments, consumed as a command reads them.
 struct Arguments {
     private var words: [String]
     private(set) var positional: [String] = []
 
-    init(_ words: [String]) { self.words = words }
+    /// The words after the first `--`: positional however they look (a program's own arguments), or nil.
+    private var afterSeparator: [String]?
+
+    init(_ words: [String]) {
+        if let separator = words.firstIndex(of: "--") {
+            self.words = Array(words[..<separator])
+            afterSeparator = Array(words[(separator + 1)...])
+        } else {
+            self.words = words
+        }
+    }
 
     var wantsHelp: Bool { words.contains("--help") || words.contains("-h") }
 
@@ -70,13 +85,22 @@ struct Arguments {
         return value
     }
 
-    /// What is left once options are taken: positional arguments. Unknown options are a usage error.
+    /// Removes and returns the words after `--` (nil when there was no `--`), for a command that takes them apart
+    /// from its positional arguments.
+    mutating func takeAfterSeparator() -> [String]? {
+        defer { afterSeparator = nil }
+        return afterSeparator
+    }
+
+    /// What is left once options are taken: positional arguments, then every word after `--`. Unknown options
+    /// (before `--`) are a usage error.
     mutating func finish() throws(UsageError) -> [String] {
         if let unknown = words.first(where: { $0.hasPrefix("-") && $0 != "-" }) {
             throw UsageError("unknown option \(unknown)")
         }
-        positional = words
+        positional = words + (afterSeparator ?? [])
         words = []
+        afterSeparator = nil
         return positional
     }
 }

@@ -8,7 +8,7 @@ public enum Tool {
     static let commands: [any Command.Type] = [
         InfoCommand.self, DecodeCommand.self, RenderCommand.self, PlayCommand.self, SessionCommand.self,
         StressCommand.self, BenchCommand.self,
-        LibraryCommand.self
+        LibraryCommand.self, RunCommand.self
     ]
 
     public static func run(_ words: [String]) -> Int32 {
@@ -54,6 +54,8 @@ public enum Tool {
         do {
             try command.run(&arguments)
             return 0
+        } catch let exit as CommandExit {
+            return exit.status
         } catch let error as UsageError {
             printError("\(name): \(error)", then: "usage: \(command.usage.split(separator: "\n").first ?? "")")
             return 2

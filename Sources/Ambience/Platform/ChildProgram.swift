@@ -47,6 +47,16 @@ package enum ChildProgram {
         try spawn(arguments, environment: environment, output: nil)
     }
 
+    /// Starts `arguments` as the command's own job, the way a shell starts one: it keeps the caller's standard input,
+    /// output and error (and so its terminal), in a process group of its own (its ID is the program's process ID), so
+    /// that signals for it can be sent to it alone. Returns its process ID at once; the caller reaps it
+    /// (`endStatus(of:)`).
+    package static func startAttached(_ arguments: [String], environment: [String: String]) throws(ChildProgramError)
+        -> pid_t
+    {
+        try spawn(arguments, environment: environment, output: nil, attached: true)
+    }
+
     /// Runs `arguments` to its end and returns what it wrote to standard output (the first `limit` bytes), waiting
     /// at most `timeout` seconds: past that it is killed, with what it had started, and this throws `timedOut`.
     /// `isCancelled` is asked every 50 ms at most; once it says yes, the program is killed and this throws
@@ -154,27 +164,33 @@ package enum ChildProgram {
         return unsafeBitCast(address, to: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32).self)
     }()
 
-    private static func spawn(_ arguments: [String], environment: [String: String], output: Int32?)
-        throws(ChildProgramError) -> pid_t
-    {
+    /// `attached`: standard streams inherited and a process group of its own (`startAttached`); otherwise standard
+    /// input and error on /dev/null, output on `output` or /dev/null, and a session of its own.
+    private static func spawn(
+        _ arguments: [String], environment: [String: String], output: Int32?, attached: Bool = false
+    ) throws(ChildProgramError) -> pid_t {
         guard let program = arguments.first, !program.isEmpty else { throw .notStarted("", Errno(ENOENT)) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if let output {
-            posix_spawn_file_actions_adddup2(&actions, output, 1)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if !attached {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            if let output {
+                posix_spawn_file_actions_adddup2(&actions, output, 1)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            }
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         _ = addCloseFrom?(&actions, 3)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         setPlainSignals(&attributes)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | newSession))
+        if attached { posix_spawnattr_setpgroup(&attributes, 0) }
+        let grouping = attached ? Int32(POSIX_SPAWN_SETPGROUP) : newSession
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | grouping))
 
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

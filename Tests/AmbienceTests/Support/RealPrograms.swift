@@ -1,0 +1,278 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Ambience
+
+/// Which SDL_mixer a real program runs on: the harness's one switch.
+enum MixerUnderTest: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// Debian's libSDL2_mixer, as the program is installed: the reference.
+    case debian
+    /// `ambience run` with `AMBIENCE_SDL_MIXER` naming a copy of Debian's library: the command's part (the library
+    /// it is given is the one the program maps, and the program's sound still reaches the server) shown on the real
+    /// SDL_mixer.
+    case debianCopyUnderRun
+    /// `ambience run` with the build's stand-in (the SDL2_mixer product).
+    case standIn
+
+    var testDescription: String { rawValue }
+
+    /// The build's stand-in.
+    static var standInPath: String { BuildProducts.folder + "/libSDL2_mixer.so" }
+    static var standInBuilt: Bool { FileManager.default.fileExists(atPath: standInPath) }
+
+    /// Debian's library file: the soname's link, resolved.
+    static let debianLibrary: String = {
+        let folders = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+        let link = folders.map { $0 + "/libSDL2_mixer-2.0.so.0" }.first { FileManager.default.fileExists(atPath: $0) }
+        return link.map { URL(fileURLWithPath: $0).resolvingSymlinksInPath().path } ?? "libSDL2_mixer-2.0.so.0"
+    }()
+
+    /// Runs `body`; for the stand-in while it is not built, as a known issue that says so (the run then fails:
+    /// `ambience run` refuses with no stand-in), so that no case passes on what it did not run.
+    func run(_ body: () throws -> Void) rethrows {
+        guard self == .standIn, !Self.standInBuilt else { return try body() }
+        withKnownIssue(
+            "libSDL2_mixer.so is not in the build folder (\(Self.standInPath)): the SDL_mixer stand-in is not built"
+        ) { try body() }
+    }
+}
+
+/// A program nobody here wrote, as the tests run it: headless, bounded, from a fresh home.
+struct RealProgram: Sendable, CustomTestStringConvertible {
+    var name: String
+    var arguments: [String]
+    /// Under Xvfb (`xvfb-run`); else SDL's dummy video driver.
+    var needsDisplay = true
+    /// How long it runs before `timeout` ends it (status 124, the expected end).
+    var seconds: Double
+
+    var testDescription: String { name }
+
+    /// chocolate-doom playing the freedoom IWAD's first demo, with music and effects.
+    static let chocolateDoom = RealProgram(
+        name: "chocolate-doom",
+        arguments: [
+            "/usr/games/chocolate-doom", "-iwad", "/usr/share/games/doom/freedoom1.wad", "-playdemo", "demo1",
+            "-nograbmouse"
+        ], seconds: 6)
+    /// toppler's title screen, which plays its music.
+    static let toppler = RealProgram(name: "toppler", arguments: ["/usr/games/toppler"], seconds: 5)
+
+    static let games = [chocolateDoom, toppler]
+}
+
+/// What a run of a real program showed.
+struct RealProgramRun {
+    /// Its exit status (124: ended by `timeout`, as planned); 128 + N for signal N.
+    var status: Int32
+    var seconds: Double
+    /// What the server's sink played meanwhile.
+    var recording: Recording
+    /// The files named like SDL2_mixer that the program's processes mapped (`ambience run` itself left out).
+    var mixerLibraries: Set<String>
+    /// Its stdout and stderr, together.
+    var output: String
+}
+
+/// 16-bit stereo at 44.1 kHz, as parec recorded it, and the measures that tell a sounding program from a silent one.
+struct Recording {
+    static let rate = 44_100
+    var frames: Int
+    /// RMS of the whole recording, in dBFS (-infinity for digital silence).
+    var rmsDecibels: Double
+    /// The share of 50 ms windows below -60 dBFS.
+    var silentShare: Double
+
+    var seconds: Double { Double(frames) / Double(Self.rate) }
+
+    init(raw: Data) {
+        let samples = raw.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+        frames = samples.count / 2
+        let window = Self.rate / 20 * 2
+        var total = 0.0, windows = 0, silent = 0
+        var start = 0
+        while start < samples.count {
+            let end = min(start + window, samples.count)
+            var sum = 0.0
+            for sample in samples[start..<end] { sum += Double(sample) * Double(sample) }
+            total += sum
+            if end - start == window {
+                windows += 1
+                if (sum / Double(window)).squareRoot() / 32_768 < 0.001 { silent += 1 }
+            }
+            start = end
+        }
+        let rms = samples.isEmpty ? 0 : (total / Double(samples.count)).squareRoot() / 32_768
+        rmsDecibels = 20 * log10(rms)
+        silentShare = windows == 0 ? 1 : Double(silent) / Double(windows)
+    }
+
+    var summary: String {
+        String(
+            format: "%.1f s recorded, RMS %.1f dBFS, %.0f %% of 50 ms windows silent", seconds, rmsDecibels,
+            silentShare * 100)
+    }
+}
+
+/// Runs real programs headless on a sound server of their own and records what they play.
+enum RealPrograms {
+    /// Runs `arguments` on `mixer`: under `ambience run` for the stand-in cases, under Xvfb when `display`, ended by
+    /// `timeout` after `seconds`; from a fresh temporary home, on a PulseAudio of the run's own (so that runs in
+    /// parallel hear only themselves) whose default sink's monitor parec records meanwhile. The program's processes'
+    /// memory maps are read every 100 ms for the SDL_mixer they loaded.
+    static func run(
+        _ arguments: [String], on mixer: MixerUnderTest, seconds: Double, display: Bool,
+        environment extra: [String: String] = [:], directory: String? = nil
+    ) throws -> RealProgramRun {
+        let fixtures = try Fixtures()
+        let home = try fixtures.folder("home")
+        let server = try ThrowawayService.pulseaudio(in: fixtures)
+        var environment = server.environment.merging(extra) { $1 }
+        environment["HOME"] = home
+        // Temporary files of the run's own: pygame's tests use fixed names in the temporary folder.
+        environment["TMPDIR"] = try fixtures.folder("tmp")
+        environment["AMBIENCE_SDL_MIXER"] = ""
+        environment["SDL_AUDIODRIVER"] = extra["SDL_AUDIODRIVER"] ?? "pulseaudio"
+        var command: [String] = []
+        switch mixer {
+        case .debian: break
+        case .debianCopyUnderRun:
+            environment["AMBIENCE_SDL_MIXER"] = fixtures.path("libSDL2_mixer.so")
+            try FileManager.default.copyItem(
+                atPath: MixerUnderTest.debianLibrary, toPath: fixtures.path("libSDL2_mixer.so"))
+            command = [ToolRunner.executable, "run", "--"]
+        case .standIn: command = [ToolRunner.executable, "run", "--"]
+        }
+        if display { command += ["xvfb-run", "-a", "-n", "\(nextDisplay())"] }
+        command += ["timeout", "-k", "3", "\(seconds)"] + arguments
+
+        let recordingPath = fixtures.path("recording.raw"), logPath = fixtures.path("output.log")
+        let recorder = try ChildProcess(
+            [
+                "sh", "-c",
+                "exec parec -d speakers.monitor --format=s16le --rate=44100 --channels=2 --raw --latency-msec=20 > \"$0\"",
+                recordingPath
+            ], environment: childEnvironment(server.environment))
+        defer { recorder.terminate() }
+        let start = monotonicSeconds()
+        let program = try ChildProcess(
+            ["sh", "-c", "exec \"$@\" > \"$0\" 2>&1", logPath] + command, environment: childEnvironment(environment),
+            directory: directory)
+        defer { program.terminate() }
+        var mapped: Set<String> = []
+        let launcher = URL(fileURLWithPath: ToolRunner.executable).resolvingSymlinksInPath().path
+        while program.isRunning && monotonicSeconds() - start < seconds + waitBound {
+            mapped.formUnion(mixerLibraries(under: program.pid, leavingOut: launcher))
+            usleep(100_000)
+        }
+        program.terminate()
+        let elapsed = monotonicSeconds() - start
+        recorder.signalGroup(SIGINT)
+        recorder.waitForExit(within: 5)
+        let raw = (try? Data(contentsOf: URL(fileURLWithPath: recordingPath))) ?? Data()
+        let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return RealProgramRun(
+            status: program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus,
+            seconds: elapsed, recording: Recording(raw: raw), mixerLibraries: mapped, output: output)
+    }
+
+    /// The library `mixer` must put in the program's memory, given the run's copy of Debian's.
+    static func expectedLibraries(_ run: RealProgramRun, on mixer: MixerUnderTest) -> (Set<String>) -> Bool {
+        switch mixer {
+        case .debian: return { $0 == [MixerUnderTest.debianLibrary] }
+        case .debianCopyUnderRun:
+            return {
+                $0.count == 1 && $0.first?.hasSuffix("/libSDL2_mixer.so") == true
+                    && !$0.contains(MixerUnderTest.debianLibrary)
+            }
+        case .standIn:
+            let standIn = URL(fileURLWithPath: MixerUnderTest.standInPath).resolvingSymlinksInPath().path
+            return { $0 == [standIn] }
+        }
+    }
+
+    /// Xvfb display numbers for runs in parallel: xvfb-run -a looks upward from its -n for a free one, and two runs
+    /// starting from the same number at once could both pick it.
+    private static let displays = Atomic<Int>(0)
+    private static func nextDisplay() -> Int {
+        200 + Int(getpid() % 40) * 25 + displays.add(1, ordering: .relaxed).newValue % 25
+    }
+
+    /// The mapped files named like SDL2_mixer of `root` and its descendants, but for processes running `leftOut`.
+    static func mixerLibraries(under root: pid_t, leavingOut leftOut: String) -> Set<String> {
+        var children: [pid_t: [pid_t]] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry),
+                let stat = procText("/proc/\(entry)/stat"),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = pid_t(fields[1]) { children[parent, default: []].append(pid) }
+        }
+        var found: Set<String> = []
+        var pending = [root]
+        while let pid = pending.popLast() {
+            pending += children[pid] ?? []
+            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
+            guard exe != leftOut, let maps = procText("/proc/\(pid)/maps") else {
+                continue
+            }
+            for line in maps.split(separator: "\n") where line.contains("SDL2_mixer") {
+                if let slash = line.firstIndex(of: "/") { found.insert(String(line[slash...])) }
+            }
+        }
+        return found
+    }
+
+    /// A file of /proc, read to its end: its size says 0, so it is read in chunks until read(2) says there is no more.
+    static func procText(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// pygame 2.1.2's own mixer tests (scripts/fetch-pygame-tests.sh fetched them into .build/pygame-tests) laid
+    /// beside Debian's pygame in a scratch folder, run by Debian's python3 on `mixer` with SDL's dummy drivers.
+    /// Returns the run and unittest's count of tests run.
+    static func pygameMixerTests(on mixer: MixerUnderTest) throws -> (run: RealProgramRun, ran: Int?, ok: Bool) {
+        let fetched = BuildProducts.root + "/.build/pygame-tests/pygame"
+        guard FileManager.default.fileExists(atPath: fetched + "/tests/mixer_test.py") else {
+            throw FixtureError.toolFailed("pygame's tests are not fetched: run scripts/fetch-pygame-tests.sh")
+        }
+        let fixtures = try Fixtures()
+        let package = try fixtures.folder("python/pygame")
+        let debian = "/usr/lib/python3/dist-packages/pygame"
+        for entry in try FileManager.default.contentsOfDirectory(atPath: debian) where entry != "__pycache__" {
+            try FileManager.default.createSymbolicLink(
+                atPath: package + "/" + entry, withDestinationPath: debian + "/" + entry)
+        }
+        // Copies: the tests write beside their sounds (a copy under a non-ASCII name).
+        try FileManager.default.copyItem(atPath: fetched + "/tests", toPath: package + "/tests")
+        try FileManager.default.createDirectory(atPath: package + "/examples", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fetched + "/examples/data", toPath: package + "/examples/data")
+        let python = fixtures.path("python")
+        let run = try run(
+            ["/usr/bin/python3", "-m", "unittest", "pygame.tests.mixer_test", "pygame.tests.mixer_music_test"],
+            on: mixer, seconds: 240, display: false,
+            environment: [
+                "PYTHONPATH": python, "PYTHONDONTWRITEBYTECODE": "1", "SDL_AUDIODRIVER": "dummy",
+                "SDL_VIDEODRIVER": "dummy"
+            ], directory: python)
+        let ran = run.output.split(separator: "\n").first { $0.hasPrefix("Ran ") }.flatMap {
+            Int($0.split(separator: " ")[1])
+        }
+        let ok = run.output.split(separator: "\n").contains { $0 == "OK" || $0.hasPrefix("OK (") }
+        return (run, ran, ok)
+    }
+}
