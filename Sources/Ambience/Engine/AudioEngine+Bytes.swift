@@ -16,11 +16,11 @@ extension AudioEngine {
     /// Decodes audio held in memory (any format `load(bytes:name:)` takes) to samples, at `sampleRate` when one is
     /// given (resampled linearly, as the music player does) or else at the stream's own rate. Tracker modules and
     /// MIDI files are rendered at the engine's rate before any resampling. The decoded size is held to the same
-    /// limits as a sound's (`EngineError.decoding(.tooLarge)`); `sampleRate` must be within `AudioInfo.sampleRates`.
+    /// limits as a sound's (`EngineError.decoding(.tooLarge)`); `sampleRate` must be within `EngineConfiguration.sampleRates`.
     public func decode(bytes: [UInt8], name: String, sampleRate: Int? = nil) throws(EngineError) -> PCMBuffer {
         if let sampleRate {
             do throws(InvalidNumber) {
-                _ = try sampleRate.checked(Int.self, in: AudioInfo.sampleRates, "\(name): sample rate")
+                _ = try sampleRate.checked(Int.self, in: EngineConfiguration.sampleRates, "\(name): sample rate")
             } catch {
                 throw .invalidNumber(error)
             }
