@@ -130,7 +130,7 @@ public func mixFreeChunk(_ chunk: UnsafeMutablePointer<Mix_Chunk>?) {
     }
     deliverFinished(outcome.finished)
     guard let record = outcome.record else {
-        report("Mix_FreeChunk: the chunk was already freed")
+        report("Mix_FreeChunk: not a chunk this library knows, or one already freed")
         return
     }
     guard record.ours else { return }

@@ -316,6 +316,11 @@ int main(int argc, char **argv) {
     CHECK(Mix_AllocateChannels(4) == 4 && SDL_AtomicGet(&finished_count[10]) == before + 1);
     CHECK(Mix_PlayChannel(10, tone, 0) == -1 && Mix_Playing(-1) == 0);
 
+    /* A chunk the program built itself plays, as chocolate-doom's do. */
+    Mix_Chunk own = {0, (Uint8 *)raw, sizeof raw, MIX_MAX_VOLUME};
+    CHECK(Mix_PlayChannel(-1, &own, 0) == 0 && Mix_Playing(0) == 1 && Mix_GetChunk(0) == &own);
+    CHECK(Mix_HaltChannel(0) == 0);
+
     /* Freed chunks are refused; NULL is ignored. */
     Mix_FreeChunk(from_file);
     CHECK(Mix_PlayChannel(-1, from_file, 0) == -1 && Mix_VolumeChunk(from_file, 5) == -1);
