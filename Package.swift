@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "ambience-c", type: .dynamic, targets: ["AmbienceC"]),
         .library(name: "AmbienceHost", targets: ["AmbienceHost"]),
         .executable(name: "gravity-wave", targets: ["GravityWave"]),
+        // SDL_mixer 2.6's ABI on the engine (issue #33): .build/<config>/libSDL2_mixer.so, soname
+        // libSDL2_mixer-2.0.so.0, put in place of the system's by `ambience run`, never installed over it.
+        .library(name: "SDL2_mixer", type: .dynamic, targets: ["SDLMixerStandIn"]),
     ],
     targets: [
         .systemLibrary(name: "CSDL2", providers: [.apt(["libsdl2-dev"])]),
@@ -62,6 +65,13 @@ let package = Package(
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
         .systemLibrary(name: "CAmbience", path: "include"),
         .target(name: "AmbienceC", dependencies: ["Ambience", "CAmbience"]),
+        // SDL_mixer's public types and constants, declared from its documentation (not its header).
+        .systemLibrary(name: "CSDLMixerABI"),
+        // The test target must not depend on this: the soname flag would reach the test binary. Tests load the built
+        // library from C programs instead (Tests/SDLMixer).
+        .target(
+            name: "SDLMixerStandIn", dependencies: ["Ambience", "CSDLMixerABI", "CSDL2"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libSDL2_mixer-2.0.so.0"])]),
         .executableTarget(name: "MixerStress", dependencies: ["Ambience", "AmbienceBench"], path: "Demos/MixerStress"),
         // The README's thirty seconds of Swift, word for word (ReadmeTests compares them and runs it).
         .executableTarget(name: "ReadmeExample", dependencies: ["Ambience"], path: "Demos/ReadmeExample"),

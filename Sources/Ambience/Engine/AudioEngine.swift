@@ -155,7 +155,7 @@ public final class AudioEngine: @unchecked Sendable {
     let desktopLink: DesktopLink?
     let sleepMonitor: SleepMonitor?
     let screenLock: ScreenLockMonitor?
-    private let cache: SoundCache
+    let cache: SoundCache
     let state = Lock<EngineState>(EngineState())
     /// The game's log handler and the diagnostics waiting for it (EngineLog.swift).
     let logSink = LogSink()

@@ -36,3 +36,10 @@ extension AudioCapabilities {
         return capabilities
     }
 }
+
+extension AudioEngine {
+    /// The optional system libraries (libpulse, libdbus-1, SDL2_image, libopenmpt, libfluidsynth), each opened now if
+    /// nothing needed it yet: what `capabilities.systemLibraries` reports, without an engine. For a program that
+    /// asks what it can decode before it opens one (SDL_mixer's `Mix_Init` does).
+    public static var systemLibraries: [AudioCapabilities.SystemLibrary] { AudioCapabilities.systemLibraryReport }
+}

@@ -1,0 +1,254 @@
+import Ambience
+import CSDLMixerABI
+import Foundation
+
+// The device: Mix_Init/Mix_Quit, Mix_OpenAudio(Device)/Mix_CloseAudio/Mix_QuerySpec, the version and the decoders.
+// Opening makes one AudioEngine (real-time output through SDL) that every channel plays through, and starts the
+// update thread that drives it (UpdateThread.swift).
+
+/// Mix_Linked_Version's answer: 2.6.2, the version whose ABI this is. Written once, read only.
+nonisolated(unsafe) private let linkedVersion: UnsafeMutablePointer<SDL_version> = {
+    let version = UnsafeMutablePointer<SDL_version>.allocate(capacity: 1)
+    version.initialize(
+        to: SDL_version(
+            major: UInt8(STANDIN_MIXER_MAJOR), minor: UInt8(STANDIN_MIXER_MINOR),
+            patch: UInt8(STANDIN_MIXER_PATCHLEVEL)))
+    return version
+}()
+
+@_cdecl("Mix_Linked_Version")
+public func mixLinkedVersion() -> UnsafePointer<SDL_version>? { UnsafePointer(linkedVersion) }
+
+/// What the engine decodes, by SDL_mixer's decoder names: the formats it always has, and tracker modules and MIDI
+/// when libopenmpt and libfluidsynth load (they are opened at run time; a machine without them does not have them).
+struct Decoders {
+    let names: [String]
+    let initFlags: Int32
+
+    static let available: Decoders = {
+        let loaded = AudioEngine.systemLibraries.filter(\.isAvailable).map(\.name)
+        var names = ["WAVE", "OGG", "OPUS", "FLAC", "MP3"]
+        var flags = STANDIN_MIX_INIT_OGG | STANDIN_MIX_INIT_OPUS | STANDIN_MIX_INIT_FLAC | STANDIN_MIX_INIT_MP3
+        if loaded.contains(where: { $0.hasPrefix("libopenmpt") }) {
+            names.append("MOD")
+            flags |= STANDIN_MIX_INIT_MOD
+        }
+        if loaded.contains(where: { $0.hasPrefix("libfluidsynth") }) {
+            names.append("MIDI")
+            flags |= STANDIN_MIX_INIT_MID
+        }
+        return Decoders(names: names, initFlags: Int32(flags))
+    }()
+
+    /// The names as C strings, made once and never freed (programs keep the pointers).
+    nonisolated(unsafe) static let cNames: [UnsafeMutablePointer<CChar>] = available.names.map { strdup($0)! }
+
+    static func name(_ index: Int32) -> UnsafePointer<CChar>? {
+        guard index >= 0, Int(index) < cNames.count else {
+            report("no decoder \(index): there are \(cNames.count)")
+            return nil
+        }
+        return UnsafePointer(cNames[Int(index)])
+    }
+
+    static func has(_ name: UnsafePointer<CChar>?) -> SDL_bool {
+        guard let name else { return SDL_FALSE }
+        let wanted = String(cString: name).uppercased()
+        return available.names.contains(wanted) || (wanted == "MID" && available.names.contains("MIDI"))
+            ? SDL_TRUE : SDL_FALSE
+    }
+}
+
+/// Mix_Init: the flags asked for that the engine can decode, added to those already initialized; returns them all.
+/// A flag it cannot honour (MOD without libopenmpt, MID without libfluidsynth) sets the error.
+@_cdecl("Mix_Init")
+public func mixInit(_ flags: Int32) -> Int32 {
+    let granted = flags & Decoders.available.initFlags
+    if granted != flags {
+        report("Mix_Init: support for 0x\(String(flags & ~granted, radix: 16)) is not available (\(unavailableText))")
+    }
+    return StandIn.shared.state.withLock { state in
+        state.initialized |= granted
+        return state.initialized
+    }
+}
+
+private var unavailableText: String {
+    AudioEngine.systemLibraries.compactMap { library in
+        library.unavailableReason.map { "\(library.feature): \($0)" }
+    }.joined(separator: "; ")
+}
+
+@_cdecl("Mix_Quit")
+public func mixQuit() {
+    StandIn.shared.state.withLock { $0.initialized = 0 }
+}
+
+@_cdecl("Mix_GetNumChunkDecoders")
+public func mixGetNumChunkDecoders() -> Int32 { Int32(Decoders.available.names.count) }
+
+@_cdecl("Mix_GetChunkDecoder")
+public func mixGetChunkDecoder(_ index: Int32) -> UnsafePointer<CChar>? { Decoders.name(index) }
+
+@_cdecl("Mix_HasChunkDecoder")
+public func mixHasChunkDecoder(_ name: UnsafePointer<CChar>?) -> SDL_bool { Decoders.has(name) }
+
+@_cdecl("Mix_GetNumMusicDecoders")
+public func mixGetNumMusicDecoders() -> Int32 { Int32(Decoders.available.names.count) }
+
+@_cdecl("Mix_GetMusicDecoder")
+public func mixGetMusicDecoder(_ index: Int32) -> UnsafePointer<CChar>? { Decoders.name(index) }
+
+@_cdecl("Mix_HasMusicDecoder")
+public func mixHasMusicDecoder(_ name: UnsafePointer<CChar>?) -> SDL_bool { Decoders.has(name) }
+
+/// Mix_OpenAudio: Mix_OpenAudioDevice on the default device, letting the rate and channel count change.
+@_cdecl("Mix_OpenAudio")
+public func mixOpenAudio(_ frequency: Int32, _ format: UInt16, _ channels: Int32, _ chunkSize: Int32) -> Int32 {
+    mixOpenAudioDevice(
+        frequency, format, channels, chunkSize, nil,
+        Int32(SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE))
+}
+
+/// Mix_OpenAudioDevice: opens the engine's output at `frequency` (0: 44,100 Hz), in blocks of `chunkSize` frames,
+/// for chunks in `format` and `channels`. Opened again in the same format and channels, it only counts the open;
+/// in another, it closes and opens anew. 0, or -1 with the reason.
+@_cdecl("Mix_OpenAudioDevice")
+public func mixOpenAudioDevice(
+    _ frequency: Int32, _ format: UInt16, _ channels: Int32, _ chunkSize: Int32, _ device: UnsafePointer<CChar>?,
+    _ allowedChanges: Int32
+) -> Int32 {
+    let spec: OutputSpec
+    switch OutputSpec.requested(
+        frequency: frequency, format: format, channels: channels, allowedChanges: allowedChanges)
+    {
+    case .success(let accepted): spec = accepted
+    case .failure(let reason): return refuse("Mix_OpenAudioDevice: \(reason.text)")
+    }
+    let counted = StandIn.shared.state.withLock { state -> Bool in
+        guard var open = state.device, open.spec.format == spec.format, open.spec.channels == spec.channels else {
+            return false
+        }
+        open.openCount += 1
+        state.device = open
+        return true
+    }
+    if counted { return 0 }
+    while StandIn.shared.state.withLock({ $0.device != nil }) { mixCloseAudio() }
+    let configuration = EngineConfiguration(
+        output: .device(name: device.map { String(cString: $0) }), sampleRate: spec.frequency,
+        blockFrames: min(
+            max(Int(chunkSize), EngineConfiguration.blockFrameCounts.lowerBound),
+            EngineConfiguration.blockFrameCounts.upperBound),
+        appName: ProgramIdentity.appName)
+    let engine: AudioEngine
+    do { engine = try AudioEngine(configuration) } catch { return refuse("Mix_OpenAudioDevice: \(error)") }
+    engine.session.setCategory(ProgramIdentity.category)
+    engine.session.setActive(true)
+    StandIn.shared.state.withLock { state in
+        state.openings += 1
+        let generation = state.openings
+        let updates = WorkerThread(name: "sdl-mixer-update") { control in
+            runUpdates(control, engine: engine, generation: generation)
+        }
+        state.device = OpenDevice(engine: engine, spec: spec, openCount: 1, generation: generation, updates: updates)
+        state.channels = ChannelTable()
+        state.channels.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
+        try? engine.sfx.setGain(gain(state.masterVolume))
+    }
+    return 0
+}
+
+/// Mix_CloseAudio: counts one open down; at none, halts every channel (callbacks run before it returns), stops the
+/// update thread and shuts the engine down (the session's exit rule runs then).
+@_cdecl("Mix_CloseAudio")
+public func mixCloseAudio() {
+    let closing = StandIn.shared.state.withLock { state -> (OpenDevice, [Int32])? in
+        guard var device = state.device else { return nil }
+        device.openCount -= 1
+        if device.openCount > 0 {
+            state.device = device
+            return nil
+        }
+        let finished = state.channels.slots.indices.filter { state.channels.end($0) }.map(Int32.init)
+        state.device = nil
+        state.channels = ChannelTable()
+        for record in state.chunks.records { record.made = nil }  // the engine's sounds go with it
+        return (device, finished)
+    }
+    guard let (device, finished) = closing else { return }
+    device.updates.stop()
+    deliverFinished(finished)
+    device.engine.shutdown()
+}
+
+/// Mix_QuerySpec: what the program opened (the engine's rate, the program's format and channels); returns how
+/// many times the device is open, or 0 when it is not. Any pointer may be NULL.
+@_cdecl("Mix_QuerySpec")
+public func mixQuerySpec(
+    _ frequency: UnsafeMutablePointer<Int32>?, _ format: UnsafeMutablePointer<UInt16>?,
+    _ channels: UnsafeMutablePointer<Int32>?
+) -> Int32 {
+    StandIn.shared.withOpenDevice(else: 0) { _, device in
+        frequency?.pointee = Int32(device.engine.configuration.sampleRate)
+        format?.pointee = device.spec.format.rawValue
+        channels?.pointee = Int32(device.spec.channels)
+        return Int32(device.openCount)
+    }
+}
+
+/// Why a request to open is refused.
+struct OpenRefusal: Error {
+    let text: String
+}
+
+extension OutputSpec {
+    /// The format a request opens: refused when a number is outside what the engine takes and may not change.
+    static func requested(frequency: Int32, format: UInt16, channels: Int32, allowedChanges: Int32) -> Result<
+        OutputSpec, OpenRefusal
+    > {
+        let rates = EngineConfiguration.sampleRates
+        var rate = frequency == 0 ? Int(STANDIN_MIX_DEFAULT_FREQUENCY) : Int(frequency)
+        if !rates.contains(rate) {
+            guard allowedChanges & Int32(SDL_AUDIO_ALLOW_FREQUENCY_CHANGE) != 0 else {
+                return .failure(
+                    OpenRefusal(text: "\(frequency) Hz is outside \(rates.lowerBound)...\(rates.upperBound)"))
+            }
+            rate = min(max(rate, rates.lowerBound), rates.upperBound)
+        }
+        var sampleFormat = SampleFormat(rawValue: format)
+        if sampleFormat == nil && allowedChanges & Int32(SDL_AUDIO_ALLOW_FORMAT_CHANGE) != 0 { sampleFormat = .s16LSB }
+        guard let sampleFormat else {
+            return .failure(OpenRefusal(text: "unsupported audio format 0x\(String(format, radix: 16))"))
+        }
+        var count = Int(channels)
+        if !(1...8).contains(count) {
+            guard allowedChanges & Int32(SDL_AUDIO_ALLOW_CHANNELS_CHANGE) != 0 else {
+                return .failure(OpenRefusal(text: "\(channels) channels: 1 to 8 are supported"))
+            }
+            count = Int(STANDIN_MIX_DEFAULT_CHANNELS)
+        }
+        return .success(OutputSpec(frequency: rate, format: sampleFormat, channels: count))
+    }
+}
+
+/// Who the program is, for the sound server and the session bus, and the session rules it runs under.
+enum ProgramIdentity {
+    /// AMBIENCE_APP_NAME, else the program's file name.
+    static var appName: String {
+        if let name = environment("AMBIENCE_APP_NAME"), !name.isEmpty { return name }
+        let program = CommandLine.arguments.first.map { ($0 as NSString).lastPathComponent } ?? ""
+        return program.isEmpty ? "sdl-mixer-program" : program
+    }
+
+    /// AMBIENCE_SESSION_CATEGORY: ambient (the default), solo-ambient or playback.
+    static var category: SessionCategory {
+        switch environment("AMBIENCE_SESSION_CATEGORY") {
+        case "solo-ambient": .soloAmbient
+        case "playback": .playback
+        default: .ambient
+        }
+    }
+
+    private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+}

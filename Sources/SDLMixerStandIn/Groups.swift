@@ -1,0 +1,120 @@
+import Ambience
+import CSDLMixerABI
+
+// The channel table's size, reserved channels, and groups (tags).
+
+/// Mix_AllocateChannels: grows or shrinks the table to `count` channels and returns the new count; a negative
+/// count only asks. Channels dropped by shrinking are halted first (their callbacks run before it returns). Over
+/// `ChannelTable.maximumCount` it fails with -1.
+@_cdecl("Mix_AllocateChannels")
+public func mixAllocateChannels(_ count: Int32) -> Int32 {
+    var finished: [Int32] = []
+    let result = StandIn.shared.state.withLock { state -> Int32 in
+        guard count >= 0 else { return Int32(state.channels.count) }
+        guard Int(count) <= ChannelTable.maximumCount else {
+            return refuse("Channel allocation failed: \(count) channels, over the \(ChannelTable.maximumCount) allowed")
+        }
+        let wanted = Int(count)
+        if wanted < state.channels.count {
+            for i in wanted..<state.channels.count where state.channels.end(i) { finished.append(Int32(i)) }
+            state.channels.slots.removeSubrange(wanted...)
+        } else {
+            state.channels.slots += Array(repeating: ChannelSlot(), count: wanted - state.channels.count)
+        }
+        state.channels.reserved = min(state.channels.reserved, wanted)
+        return count
+    }
+    deliverFinished(finished)
+    return result
+}
+
+/// Mix_ReserveChannels: keeps the first `count` channels (at most all of them) out of reach of channel -1; returns
+/// how many are reserved.
+@_cdecl("Mix_ReserveChannels")
+public func mixReserveChannels(_ count: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        state.channels.reserved = min(max(Int(count), 0), state.channels.count)
+        return Int32(state.channels.reserved)
+    }
+}
+
+/// Mix_GroupChannel: puts the channel in group `tag` (-1: in none). 1 when done, 0 for a channel that does not
+/// exist.
+@_cdecl("Mix_GroupChannel")
+public func mixGroupChannel(_ channel: Int32, _ tag: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        guard let i = state.channels.index(channel) else {
+            report("Mix_GroupChannel: invalid channel \(channel)")
+            return 0
+        }
+        state.channels.slots[i].tag = tag
+        return 1
+    }
+}
+
+/// Mix_GroupChannels: puts channels `from` through `to` in group `tag`; returns how many were (0 when the range
+/// names none).
+@_cdecl("Mix_GroupChannels")
+public func mixGroupChannels(_ from: Int32, _ to: Int32, _ tag: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        guard from <= to, let first = state.channels.index(from), let last = state.channels.index(to) else {
+            report("Mix_GroupChannels: invalid channel range \(from)...\(to)")
+            return 0
+        }
+        for i in first...last { state.channels.slots[i].tag = tag }
+        return Int32(last - first + 1)
+    }
+}
+
+/// The channels in group `tag` (-1: every channel).
+private func members(_ tag: Int32, _ table: ChannelTable) -> [Int] {
+    table.slots.indices.filter { tag == -1 || table.slots[$0].tag == tag }
+}
+
+/// Mix_GroupAvailable: the first channel of the group with no play on it, or -1.
+@_cdecl("Mix_GroupAvailable")
+public func mixGroupAvailable(_ tag: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        members(tag, state.channels).first { !state.channels.isPlaying($0) }.map(Int32.init) ?? -1
+    }
+}
+
+/// Mix_GroupCount: how many channels are in the group (-1: how many channels there are).
+@_cdecl("Mix_GroupCount")
+public func mixGroupCount(_ tag: Int32) -> Int32 {
+    StandIn.shared.state.withLock { Int32(members(tag, $0.channels).count) }
+}
+
+/// Mix_GroupOldest: the group's channel whose play started first, or -1 when none of them plays.
+@_cdecl("Mix_GroupOldest")
+public func mixGroupOldest(_ tag: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        members(tag, state.channels).filter { state.channels.isPlaying($0) }
+            .min { state.channels.slots[$0].startedAt < state.channels.slots[$1].startedAt }.map(Int32.init) ?? -1
+    }
+}
+
+/// Mix_GroupNewer: the group's channel whose play started last, or -1 when none of them plays.
+@_cdecl("Mix_GroupNewer")
+public func mixGroupNewer(_ tag: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        members(tag, state.channels).filter { state.channels.isPlaying($0) }
+            .max { state.channels.slots[$0].startedAt < state.channels.slots[$1].startedAt }.map(Int32.init) ?? -1
+    }
+}
+
+/// Mix_FadeOutGroup: fades out every playing channel of the group; returns how many started fading.
+@_cdecl("Mix_FadeOutGroup")
+public func mixFadeOutGroup(_ tag: Int32, _ ms: Int32) -> Int32 {
+    StandIn.shared.state.withLock { state in fadeOut(members(tag, state.channels), ms: ms, in: &state) }
+}
+
+/// Mix_HaltGroup: halts every channel of the group (callbacks before it returns); 0.
+@_cdecl("Mix_HaltGroup")
+public func mixHaltGroup(_ tag: Int32) -> Int32 {
+    let finished = StandIn.shared.state.withLock { state in
+        members(tag, state.channels).filter { state.channels.end($0) }.map(Int32.init)
+    }
+    deliverFinished(finished)
+    return 0
+}

@@ -1,0 +1,60 @@
+import Ambience
+import CSDLMixerABI
+
+// SDL_mixer's positional effects, mapped onto the engine's placement of a voice (`ChannelPlacement`): panning and
+// reversed stereo are a pan, an angle is a point around the listener (behind it too), a distance is a gain. Set on
+// a channel, they last until the channel's play ends, as SDL_mixer's effects do; set on a channel with no play,
+// they apply to the next one. Each returns 1, or 0 with the reason. MIX_CHANNEL_POST (the whole mix) is refused
+// for now: the engine's post-mix stage is another change's.
+
+/// Changes a channel's placement and moves its voice at once.
+private func place(_ function: String, _ channel: Int32, _ change: (inout ChannelPlacement) -> Void) -> Int32 {
+    StandIn.shared.state.withLock { state in
+        if channel == STANDIN_MIX_CHANNEL_POST {
+            report("\(function) on MIX_CHANNEL_POST: " + notYetSupported("an effect on the whole mix"))
+            return 0
+        }
+        guard let i = state.channels.index(channel) else {
+            report("\(function): invalid channel \(channel)")
+            return 0
+        }
+        change(&state.channels.slots[i].placement)
+        if let voice = state.channels.slots[i].voice {
+            voice.setPlacement(state.channels.slots[i].placement.placement)
+            state.channels.applyGain(i)
+        }
+        return 1
+    }
+}
+
+/// Mix_SetPanning: the left and right loudness, 0...255 each; 255, 255 is no panning.
+@_cdecl("Mix_SetPanning")
+public func mixSetPanning(_ channel: Int32, _ left: UInt8, _ right: UInt8) -> Int32 {
+    place("Mix_SetPanning", channel) {
+        $0.left = left
+        $0.right = right
+    }
+}
+
+/// Mix_SetPosition: an angle (degrees clockwise from straight ahead; any value, taken modulo 360) and a distance
+/// (0 near ... 255 far).
+@_cdecl("Mix_SetPosition")
+public func mixSetPosition(_ channel: Int32, _ angle: Int16, _ distance: UInt8) -> Int32 {
+    place("Mix_SetPosition", channel) {
+        $0.angle = (Int(angle) % 360 + 360) % 360
+        $0.distance = distance
+    }
+}
+
+/// Mix_SetDistance: the distance alone (0 near ... 255 far), keeping the angle.
+@_cdecl("Mix_SetDistance")
+public func mixSetDistance(_ channel: Int32, _ distance: UInt8) -> Int32 {
+    place("Mix_SetDistance", channel) { $0.distance = distance }
+}
+
+/// Mix_SetReverseStereo: non-zero swaps left and right. A playing voice is mirrored at once; a stereo chunk's own
+/// channels are swapped from its next play on (the engine cannot swap a voice's channels while it plays).
+@_cdecl("Mix_SetReverseStereo")
+public func mixSetReverseStereo(_ channel: Int32, _ flip: Int32) -> Int32 {
+    place("Mix_SetReverseStereo", channel) { $0.reversed = flip != 0 }
+}

@@ -1,0 +1,102 @@
+import CSDLMixerABI
+
+/// The sample formats a program may open the device in, and so the formats `Mix_Chunk.abuf` holds (SDL's AUDIO_*
+/// values). Every chunk's bytes are converted to and from the engine's 32-bit floats here.
+enum SampleFormat: UInt16, CaseIterable {
+    case u8 = 0x0008
+    case s8 = 0x8008
+    case u16LSB = 0x0010
+    case s16LSB = 0x8010
+    case u16MSB = 0x1010
+    case s16MSB = 0x9010
+    case s32LSB = 0x8020
+    case s32MSB = 0x9020
+    case f32LSB = 0x8120
+    case f32MSB = 0x9120
+
+    /// Bytes per sample.
+    var width: Int { Int(rawValue & 0xFF) / 8 }
+    private var bigEndian: Bool { rawValue & 0x1000 != 0 }
+
+    /// The samples in `bytes` as floats in -1...1 (a trailing partial sample is left out).
+    func floats(_ bytes: UnsafeRawBufferPointer) -> [Float] {
+        let count = bytes.count / width
+        var out = [Float](repeating: 0, count: count)
+        for i in 0..<count {
+            let at = i * width
+            switch self {
+            case .u8: out[i] = (Float(bytes[at]) - 128) / 128
+            case .s8: out[i] = Float(Int8(bitPattern: bytes[at])) / 128
+            case .u16LSB, .u16MSB: out[i] = (Float(word16(bytes, at)) - 32_768) / 32_768
+            case .s16LSB, .s16MSB: out[i] = Float(Int16(bitPattern: word16(bytes, at))) / 32_768
+            case .s32LSB, .s32MSB: out[i] = Float(Int32(bitPattern: word32(bytes, at))) / 2_147_483_648
+            case .f32LSB, .f32MSB:
+                let value = Float(bitPattern: word32(bytes, at))
+                // A program's NaN or infinity is silence: the engine takes finite samples only.
+                out[i] = value.isFinite ? min(max(value, -1), 1) : 0
+            }
+        }
+        return out
+    }
+
+    /// Floats (clamped to -1...1) as bytes of this format.
+    func bytes(_ samples: [Float]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: samples.count * width)
+        for (i, sample) in samples.enumerated() {
+            let value = sample.isFinite ? min(max(sample, -1), 1) : 0
+            let at = i * width
+            switch self {
+            case .u8: out[at] = UInt8(clamping: Int((value * 128).rounded()) + 128)
+            case .s8: out[at] = UInt8(bitPattern: Int8(clamping: Int((value * 128).rounded())))
+            case .u16LSB, .u16MSB: put16(&out, at, UInt16(clamping: Int((value * 32_768).rounded()) + 32_768))
+            case .s16LSB, .s16MSB:
+                put16(&out, at, UInt16(bitPattern: Int16(clamping: Int((value * 32_768).rounded()))))
+            case .s32LSB, .s32MSB:
+                put32(&out, at, UInt32(bitPattern: Int32(clamping: Int64((Double(value) * 2_147_483_648).rounded()))))
+            case .f32LSB, .f32MSB: put32(&out, at, value.bitPattern)
+            }
+        }
+        return out
+    }
+
+    private func word16(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt16 {
+        let a = UInt16(bytes[at]), b = UInt16(bytes[at + 1])
+        return bigEndian ? a << 8 | b : b << 8 | a
+    }
+
+    private func word32(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt32 {
+        let b = (0..<4).map { UInt32(bytes[at + $0]) }
+        return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
+    }
+
+    private func put16(_ out: inout [UInt8], _ at: Int, _ value: UInt16) {
+        let hi = UInt8(value >> 8), lo = UInt8(value & 0xFF)
+        out[at] = bigEndian ? hi : lo
+        out[at + 1] = bigEndian ? lo : hi
+    }
+
+    private func put32(_ out: inout [UInt8], _ at: Int, _ value: UInt32) {
+        for k in 0..<4 {
+            let byte = UInt8((value >> (8 * UInt32(k))) & 0xFF)
+            out[at + (bigEndian ? 3 - k : k)] = byte
+        }
+    }
+}
+
+/// Interleaved samples from `from` channels to `to` channels: mono is copied to every channel, wider audio is
+/// averaged down to mono, and between other counts the first channels are kept and any new ones copy them in turn
+/// (stereo to quad puts the left and right in front and behind).
+func remix(_ samples: [Float], from: Int, to: Int) -> [Float] {
+    guard from != to, from > 0, to > 0 else { return samples }
+    let frames = samples.count / from
+    var out = [Float](repeating: 0, count: frames * to)
+    for f in 0..<frames {
+        let frame = samples[(f * from)..<(f * from + from)]
+        if to == 1 {
+            out[f] = frame.reduce(0, +) / Float(from)
+        } else {
+            for c in 0..<to { out[f * to + c] = frame[f * from + (from == 1 ? 0 : c % from)] }
+        }
+    }
+    return out
+}

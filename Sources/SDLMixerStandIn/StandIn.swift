@@ -1,0 +1,66 @@
+import Ambience
+import CSDLMixerABI
+
+/// What the program opened: the format `Mix_QuerySpec` reports and `Mix_Chunk.abuf` holds. The engine mixes at
+/// `frequency`; `format` and `channels` are the program's, converted on load.
+struct OutputSpec: Equatable {
+    var frequency: Int
+    var format: SampleFormat
+    var channels: Int
+}
+
+/// The open device: one engine, the thread that drives it, and how many `Mix_OpenAudio` calls it answers.
+struct OpenDevice {
+    let engine: AudioEngine
+    let spec: OutputSpec
+    /// Counts opens, as SDL_mixer does: `Mix_CloseAudio` closes when it reaches 0.
+    var openCount: Int
+    /// Tells one opening's engine from the next, so sounds made for an engine that is gone are made again.
+    let generation: Int
+    let updates: WorkerThread
+}
+
+/// Everything the stand-in knows, under one lock (`StandIn.state`). Engine calls are made under it (the engine never
+/// calls back into the stand-in); the program's callbacks are never called under it.
+struct MixerState {
+    var device: OpenDevice?
+    var openings = 0
+    /// Mix_Init's flags that were asked for and are available.
+    var initialized: Int32 = 0
+    var channels = ChannelTable()
+    var chunks = ChunkRegistry()
+    /// Mix_ChannelFinished's callback.
+    var channelFinished: standin_channel_finished?
+    /// Channels whose play ended and whose callback the update thread has not made yet, in order.
+    var finishedChannels: [Int32] = []
+    /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
+    var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
+}
+
+/// The stand-in's one state, shared by every exported function and the update thread.
+final class StandIn: Sendable {
+    static let shared = StandIn()
+    let state = Lock<MixerState>(MixerState())
+    /// The music's settings (Music.swift), apart from the channels'.
+    let music = Lock<MusicSettings>(MusicSettings())
+
+    /// Runs `body` with the state, when the device is open; otherwise sets SDL_mixer's "not opened" error and
+    /// returns `closed`.
+    func withOpenDevice<R: Sendable>(else closed: R, _ body: (inout MixerState, OpenDevice) -> R) -> R {
+        state.withLock { state in
+            guard let device = state.device else {
+                report(deviceNotOpen)
+                return closed
+            }
+            return body(&state, device)
+        }
+    }
+}
+
+/// SDL_mixer's volume scale (0...128, MIX_MAX_VOLUME) as a linear gain.
+func gain(_ volume: Int) -> Float { Float(volume) / Float(STANDIN_MIX_MAX_VOLUME) }
+
+/// A caller's volume as SDL_mixer takes it: negative means "leave it", above 128 is 128.
+func clampedVolume(_ volume: Int32) -> Int? {
+    volume < 0 ? nil : Int(min(volume, STANDIN_MIX_MAX_VOLUME))
+}
