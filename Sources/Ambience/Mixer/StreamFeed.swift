@@ -69,7 +69,7 @@ final class StreamFeed: @unchecked Sendable {
     func produce(isOpen: () -> Bool, deliver: (UnsafeBufferPointer<Float>, Int) -> Bool) -> Bool {
         calling.withLock { _ in
             guard isOpen() else { return false }
-            _ = block.update(repeating: 0)
+            block.update(repeating: 0)
             callingThread.store(currentThreadIdentity(), ordering: .sequentiallyConsistent)
             let written = render(block)
             callingThread.store(0, ordering: .sequentiallyConsistent)
