@@ -56,9 +56,11 @@
  *   - Nothing the API gives you must be freed with free(): release engines with ambience_engine_destroy, sounds with
  *     ambience_sound_unload and libraries with ambience_library_close (or let ambience_engine_destroy release them).
  *
- * Threads.  Every function may be called from any thread, concurrently. Callbacks run only inside ambience_update(),
- *   on the thread that calls it, in the order the events happened; the engine never calls your code from its audio
- *   or streaming threads. Call ambience_update for one engine from one thread at a time: a concurrent or re-entrant
+ * Threads.  Every function may be called from any thread, concurrently. Event callbacks run only inside
+ *   ambience_update(), on the thread that calls it, in the order the events happened; the engine never calls them
+ *   from its audio or streaming threads. The two callbacks that make or change sound are the exceptions, and say
+ *   where they run: a stream voice's (ambience_play_stream: the stream thread) and the post-mix observer
+ *   (ambience_engine_set_post_mix: the audio thread). Call ambience_update for one engine from one thread at a time: a concurrent or re-entrant
  *   call (from inside a callback) returns AMBIENCE_ERROR_BUSY. A callback may call any other function, including
  *   ambience_engine_destroy (the events not yet delivered are then dropped).
  *
