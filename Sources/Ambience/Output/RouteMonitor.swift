@@ -38,6 +38,16 @@ final class RouteMonitor: @unchecked Sendable {
     private var lastListing = 0
     /// Events that sound-server monitors closed since (the server went away) had dropped.
     private let droppedByClosedMonitors = Atomic<Int>(0)
+    /// A reconnection under way on `reconnectLane`, and the monitor it made, for the next poll to take up.
+    private let reconnection = Reconnection()
+    private final class Reconnection: Sendable {
+        let state = Lock<(attempting: Bool, monitor: PulseAudioMonitor?, closed: Bool)>((false, nil, false))
+    }
+    /// Where lost servers are tried again, off the game thread: a server coming back can take seconds to answer on
+    /// a loaded machine (a restarted PipeWire did, past the game thread's 300 ms), and the game thread waits on none.
+    private static let reconnectLane = BoundedCallLane(name: "ambience-pulse-reconnect")
+    /// How long a reconnection's connect, and then its first load, may each take on that thread.
+    static let reconnectTimeout = Duration.seconds(3)
 
     /// What any thread may read: a copy of the game thread's state.
     private struct View {
@@ -69,7 +79,15 @@ final class RouteMonitor: @unchecked Sendable {
         view.withLock { $0 = current }
     }
 
-    deinit { pulse?.close() }
+    deinit {
+        pulse?.close()
+        let late = reconnection.state.withLock { state in
+            state.closed = true
+            defer { state.monitor = nil }
+            return state.monitor
+        }
+        late?.close()
+    }
 
     var hasSoundServer: Bool { view.withLock { $0.pulse } != nil }
 
@@ -196,16 +214,48 @@ final class RouteMonitor: @unchecked Sendable {
         return [.currentDeviceRemoved(previous: previous, current: left.map { AudioRoute(name: $0, driver: "sdl") })]
     }
 
-    /// After the server went away, try to reach it again every two seconds.
+    /// After the server went away, try to reach it again every two seconds, on `reconnectLane`; the poll after an
+    /// attempt succeeded takes its monitor up and reports the reset.
     private func reconnectIfDue(now: Int) -> [SessionEvent] {
-        guard lostServer, now - lastReconnect > Self.reconnectIntervalNanoseconds else { return [] }
-        lastReconnect = now
-        guard let monitor = try? PulseAudioMonitor(appName: appName + "-monitor", corkRole: Self.corkRole) else {
-            return []
+        guard lostServer else { return [] }
+        let made = reconnection.state.withLock { state in
+            defer { state.monitor = nil }
+            return state.monitor
         }
-        pulse = monitor
-        lostServer = false
-        tracker.refresh(monitor.snapshot, now: now)
-        return [.mediaServicesReset(.soundServer)]
+        if let made {
+            pulse = made
+            lostServer = false
+            tracker.refresh(made.snapshot, now: now)
+            return [.mediaServicesReset(.soundServer)]
+        }
+        guard now - lastReconnect > Self.reconnectIntervalNanoseconds,
+            reconnection.state.withLock({ state in
+                guard !state.attempting else { return false }
+                state.attempting = true
+                return true
+            })
+        else { return [] }
+        lastReconnect = now
+        let (name, reconnection) = (appName + "-monitor", self.reconnection)
+        let finish: @Sendable (PulseAudioMonitor?) -> Void = { monitor in
+            // One taken up at most: a monitor made after the engine closed, or one a later attempt replaced, closes.
+            let unwanted = reconnection.state.withLock { state -> PulseAudioMonitor? in
+                state.attempting = false
+                guard !state.closed else { return monitor }
+                guard let monitor else { return nil }
+                defer { state.monitor = monitor }
+                return state.monitor
+            }
+            unwanted?.close()
+        }
+        // A deadline of 0: the game thread never waits; the attempt's outcome comes through `finish` either way.
+        let attempt: PulseAudioMonitor?? = Self.reconnectLane.run(
+            seconds: 0,
+            { try? PulseAudioMonitor(appName: name, timeout: Self.reconnectTimeout, corkRole: Self.corkRole) },
+            late: finish)
+        if let attempt { finish(attempt) }
+        // A lane stuck in another engine's attempt refused this one: it is tried again at the next interval.
+        if Self.reconnectLane.isStuck { reconnection.state.withLock { $0.attempting = false } }
+        return []
     }
 }
