@@ -32,6 +32,8 @@ final class RouteMonitor: @unchecked Sendable {
     private var lastReconnect = 0
     /// When SDL was first seen to have given up on our stream, while the server has not explained why.
     private var streamDeadSince: Int?
+    /// When SDL was first seen to have stopped our device, without a sound server to say why.
+    private var sdlDeviceDeadSince: Int?
     private var lostServer = false
     /// SDL's device list when it was last read, and when: a name new to it is a device plugged in.
     private var listedDevices: [String] = []
@@ -207,7 +209,16 @@ final class RouteMonitor: @unchecked Sendable {
             guard let plugged = listed.first(where: { !listedDevices.contains($0) }) else { return [] }
             return [.deviceAdded(AudioRoute(name: plugged, driver: "sdl"), current: .none)]
         }
-        guard !device.isDeviceAlive else { return [] }
+        guard !device.isDeviceAlive else {
+            sdlDeviceDeadSince = nil
+            return []
+        }
+        // SDL stops a device it is closing itself (the program's SDL_Quit, under way on another thread): closing it
+        // too, at the same moment, would free it twice. A device still stopped after the grace is really gone.
+        let since = sdlDeviceDeadSince ?? now
+        sdlDeviceDeadSince = since
+        guard now - since >= Self.deadStreamGraceNanoseconds else { return [] }
+        sdlDeviceDeadSince = nil
         let previous = device.route
         listedDevices = SDLAudio.deviceNames()
         let left = listedDevices.first { $0 != previous.name }

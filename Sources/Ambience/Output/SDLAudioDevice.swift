@@ -100,6 +100,13 @@ final class SDLAudioDevice: @unchecked Sendable {
         guard id != 0 else { return }
         let (id, target) = (self.id, self.target)
         self.id = 0
+        // The program shut SDL down under the engine (SDL_Quit, at its exit, before the engine's): SDL closed the
+        // device and joined its thread then, and a second close would free it again.
+        guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) != 0 else {
+            SDLAudio.release(shutDownUnderUs: true)
+            target.release()
+            return
+        }
         // Held back here, not on the lane: a lane stuck in an earlier call must not leave the callback rendering from
         // a mixer that is about to close. Bounded: it takes only SDL's device lock, which the callback holds briefly.
         SDL_PauseAudioDevice(id, 1)
@@ -151,7 +158,10 @@ private final class CallbackTarget: Sendable {
 
 /// SDL's audio subsystem is process-wide: one driver for every device.
 enum SDLAudio {
-    private static let state = Lock<(users: Int, driver: String?)>((0, nil))
+    /// Open devices, their driver, whether the engine holds a reference of its own on SDL's audio subsystem, and
+    /// whether the program shut SDL's audio down under the engine's devices (SDL_Quit).
+    private static let state = Lock<(users: Int, driver: String?, holdsAudio: Bool, shutDownUnderUs: Bool)>(
+        (0, nil, false, false))
 
     static let callback: SDL_AudioCallback = { userdata, stream, length in
         guard let userdata, let stream, length > 0 else { return }
@@ -176,9 +186,22 @@ enum SDLAudio {
             // The stream says it is a game's (media.role), so other apps and our own monitor can tell it from music.
             // SDL 2.26 gives the hint to PipeWire only; its pulseaudio driver takes the role from PULSE_PROP.
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_STREAM_ROLE, "game")
-            if state.users == 0 && SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 {
+            // The engine's own reference on SDL's audio, even when the program started it first: a program that
+            // quits its audio subsystem (SDL counts the references) then leaves the engine's devices open. A whole
+            // SDL_Quit ignores the count: the engine does not start SDL again behind the program's back (it renders
+            // to nothing), until the program starts SDL's audio itself.
+            let started = SDL_WasInit(Uint32(SDL_INIT_AUDIO)) != 0
+            if !started && state.shutDownUnderUs {
+                return .failure(.sdl("the program shut SDL's audio down (SDL_Quit)"))
+            }
+            if started && state.shutDownUnderUs { (state.holdsAudio, state.shutDownUnderUs) = (false, false) }
+            if !started {
                 ProcessEnvironment.addPulseProperty("media.role", "game")
                 guard startAudioOffAFrozenBus() == 0 else { return .failure(.sdl(lastError())) }
+                state.holdsAudio = true
+            } else if !state.holdsAudio {
+                guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
+                state.holdsAudio = true
             }
             var want = SDL_AudioSpec()
             want.freq = Int32(sampleRate)
@@ -239,8 +262,10 @@ enum SDLAudio {
         }
     }
 
-    static func release() {
+    /// One device fewer; `shutDownUnderUs`: SDL's audio was found shut down when it was closed.
+    static func release(shutDownUnderUs: Bool = false) {
         state.withLock { state in
+            if shutDownUnderUs { state.shutDownUnderUs = true }
             state.users -= 1
             if state.users == 0 { state.driver = nil }
         }
