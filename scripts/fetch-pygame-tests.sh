@@ -1,41 +1,60 @@
 #!/usr/bin/env bash
-# Fetches pygame 2.1.2's own tests, which Debian's python3-pygame (2.1.2) does not ship, for RealProgramsTests: the
-# wheel from PyPI (pip download, checked against its SHA-256), of which only the pure-Python tests and the example
-# sounds they load are kept. Nothing of it is committed; it is cached in FOLDER (default .build/pygame-tests) and
-# fetched again only when missing.
+# Fetches pygame 2.1.2's own tests, which Debian's python3-pygame (2.1.2) does not ship, for RealProgramsTests: from
+# Debian's source package of that very pygame (pygame_2.1.2+dfsg.orig.tar.xz, checked against the SHA-256 its .dsc
+# gives), over the apt mirror this machine already uses. Only the pure-Python tests (test/ → pygame/tests/) and the
+# example sounds they load (examples/data/ → pygame/examples/data/) are kept, in FOLDER (default
+# .build/pygame-tests), fetched again only when missing. Nothing of it is committed.
 #
 #   scripts/fetch-pygame-tests.sh [FOLDER]
 #
-# Why the cp310 manylinux wheel: PyPI has no pygame 2.1.2 wheel for Debian 12's Python 3.11, and every wheel of a
-# release holds the same tests. Its compiled modules and the SDL_mixer it bundles are never extracted: the tests run on
-# Debian's pygame, which uses the system's libSDL2_mixer (or, under `ambience run`, the stand-in).
+# Why Debian's source and not the PyPI wheel: it is the same release's tests byte for byte (mixer_test.py and
+# mixer_music_test.py are identical to the cp310 wheel's), it needs only what apt needs (plain HTTP to the mirror,
+# signed archives' checksums), and PyPI is reached over TLS, which a machine behind an intercepting proxy without its
+# certificate (a fresh root, a CI box) cannot do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 folder=${1:-.build/pygame-tests}
-wheel=pygame-2.1.2-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
-sha256=754c2906f2ef47173a14493e1de116b2a56a2c8e1764f1202ba844d080248a5b
+source=pygame_2.1.2+dfsg.orig.tar.xz
+sha256=3401c47c757f417cfd5227d0ef7371e3af6b95f2022dfef245e8e49ee02bb145
 stamp="$folder/fetched-from"
 
-[ "$(cat "$stamp" 2>/dev/null)" = "$wheel $sha256" ] && exit 0
+[ "$(cat "$stamp" 2>/dev/null)" = "$source $sha256" ] && exit 0
+
+# The mirror apt uses (deb822 or the one-line format), else Debian's own.
+mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+[ -n "$mirror" ] || mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+mirror=${mirror:-http://deb.debian.org/debian}
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-echo "fetch-pygame-tests: downloading $wheel"
-# Debian's own python3 and pip (python3-pip): another python3 on PATH (pyenv) may have no pip, or another one.
-/usr/bin/python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.10 \
-  --platform manylinux_2_17_x86_64 --dest "$scratch" pygame==2.1.2
-echo "$sha256  $scratch/$wheel" | sha256sum --check --quiet
-rm -rf "$folder"
-mkdir -p "$folder"
-/usr/bin/python3 - "$scratch/$wheel" "$folder" <<'PYTHON'
-import sys, zipfile
-wheel, folder = sys.argv[1], sys.argv[2]
-with zipfile.ZipFile(wheel) as archive:
-    kept = [name for name in archive.namelist()
-            if (name.startswith("pygame/tests/") and name.endswith(".py"))
-            or (name.startswith("pygame/examples/data/") and not name.endswith("/"))]
-    archive.extractall(folder, kept)
-print(f"fetch-pygame-tests: kept {len(kept)} files of the wheel in {folder}")
+echo "fetch-pygame-tests: downloading $source from $mirror"
+# Debian's own python3: another python3 on PATH (pyenv) may lack what this needs.
+/usr/bin/python3 - "${mirror%/}/pool/main/p/pygame/$source" "$scratch/$source" "$sha256" "$folder" <<'PYTHON'
+import hashlib, os, sys, tarfile, urllib.request
+url, path, expected, folder = sys.argv[1:5]
+with urllib.request.urlopen(url, timeout=120) as response, open(path, "wb") as out:
+    out.write(response.read())
+digest = hashlib.sha256(open(path, "rb").read()).hexdigest()
+if digest != expected:
+    sys.exit(f"fetch-pygame-tests: {url}: SHA-256 {digest}, expected {expected}")
+kept = 0
+with tarfile.open(path) as archive:
+    for member in archive.getmembers():
+        parts = member.name.split("/", 1)
+        if len(parts) < 2 or not member.isfile():
+            continue
+        inner = parts[1]
+        if inner.startswith("test/") and inner.endswith(".py") and inner.count("/") == 1:
+            target = "pygame/tests/" + inner[len("test/"):]
+        elif inner.startswith("examples/data/") and inner.count("/") == 2:
+            target = "pygame/" + inner
+        else:
+            continue
+        os.makedirs(os.path.join(folder, os.path.dirname(target)), exist_ok=True)
+        with archive.extractfile(member) as source, open(os.path.join(folder, target), "wb") as out:
+            out.write(source.read())
+        kept += 1
+print(f"fetch-pygame-tests: kept {kept} files of {os.path.basename(path)} in {folder}")
 PYTHON
-echo "$wheel $sha256" > "$stamp"
+echo "$source $sha256" > "$stamp"

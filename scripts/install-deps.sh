@@ -53,10 +53,10 @@ packages=(
   # util-linux's unshare (above) makes the private mount namespace that hides it
   binutils libc-bin
   # programs nobody here wrote, on SDL_mixer (RealProgramsTests; `ambience run` puts the stand-in under them):
-  # Debian's pygame 2.1.2 with pip (scripts/fetch-pygame-tests.sh downloads its own tests, which Debian does not
-  # ship), and two games that link SDL2_mixer and make sound with no input: chocolate-doom playing a demo of the
-  # freedoom IWAD, and toppler's title screen with its music
-  python3-pygame python3-pip chocolate-doom freedoom toppler
+  # Debian's pygame 2.1.2 (scripts/fetch-pygame-tests.sh takes its own tests, which Debian does not ship, from
+  # Debian's source package), and two games that link SDL2_mixer and make sound with no input: chocolate-doom
+  # playing a demo of the freedoom IWAD, and toppler's title screen with its music
+  python3-pygame chocolate-doom freedoom toppler
   # scripts/install.sh sets the installed library's soname and RUNPATH (patchelf) and finds what it loads (ldd,
   # readelf, from binutils above); scripts/check-exports.sh compares its exports with the header (nm)
   patchelf
