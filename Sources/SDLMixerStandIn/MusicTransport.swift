@@ -41,16 +41,23 @@ public func mixRewindMusic() {
 
 /// Mix_SetMusicPosition: seconds into the music playing, for every format, tracker modules included: Debian's
 /// SDL_mixer 2.6 plays modules through libmodplug, whose seek takes seconds too (the "pattern order number" of
-/// SDL_mixer's documentation is its MikMod backend's). A time past the end is the end. -1 with the reason when no
-/// music plays, or for a NaN, infinite or negative position.
+/// SDL_mixer's documentation is its MikMod backend's). -1 with the reason when no music plays, or for a NaN,
+/// infinite, negative or past-the-end position.
 @_cdecl("Mix_SetMusicPosition")
 public func mixSetMusicPosition(_ position: Double) -> Int32 {
     guard position.isFinite, position >= 0 else {
         return refuse("Mix_SetMusicPosition: \(position) is not a position in the music")
     }
     return StandIn.shared.state.withLock { state in
-        guard state.music.current != nil, let device = state.device else {
+        guard let current = state.music.current, let device = state.device,
+            let record = try? state.music.registry.record(current).get()
+        else {
             return refuse("Mix_SetMusicPosition: music isn't playing")
+        }
+        // Past the end is refused, as SDL_mixer's decoders refuse it (Ogg's seek fails there).
+        let duration = record.file.duration
+        guard duration <= 0 || position <= duration else {
+            return refuse("Mix_SetMusicPosition: \(position) s is past the end of the music (\(duration) s)")
         }
         try? device.engine.musicPlayer.seek(to: position)
         return 0

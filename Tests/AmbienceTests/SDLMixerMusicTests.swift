@@ -6,8 +6,9 @@ import Testing
 /// The SDL_mixer stand-in's music, from C (Tests/SDLMixer/standin_music_test.c, built against Debian's own
 /// SDL_mixer.h): every music function with bad input; what the device is given (SDL's disk driver) for loops, fades
 /// and seeks; and the session rule and MPRIS with a real mpv on a private session bus.
+/// Each test runs its own program, recording and session bus: they run side by side.
 @Suite(
-    .offTheCooperativePool, .timeLimit(.minutes(5)), .serialized,
+    .offTheCooperativePool, .timeLimit(.minutes(5)),
     .enabled(if: MixerStandIn.built, Comment(rawValue: MixerStandIn.missing)))
 struct SDLMixerMusicTests {
     static let program = "standin_music_test"
@@ -56,7 +57,7 @@ struct SDLMixerMusicTests {
         #expect(!result.killedBySignal, "standin_music_test crashed: \(result.stderr)")
         #expect(result.status == 0, "standin_music_test: \(result.stdout)\n\(result.stderr)")
         let tally = CAPI.tally(result.stdout)
-        #expect(tally != nil && tally!.failed == 0 && tally!.passed >= 100, "\(result.stdout)")
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed >= 90, "\(result.stdout)")
     }
 
     /// Loops 3: three 0.2 s bursts of 880 Hz, 0.2 s apart, and no fourth; at music volume 64 each is a
