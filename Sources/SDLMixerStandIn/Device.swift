@@ -135,12 +135,13 @@ public func mixOpenAudioDevice(
     }
     if counted { return 0 }
     while StandIn.shared.state.withLock({ $0.device != nil }) { mixCloseAudio() }
-    let configuration = EngineConfiguration(
+    var configuration = EngineConfiguration(
         output: .device(name: device.map { String(cString: $0) }), sampleRate: spec.frequency,
         blockFrames: min(
             max(Int(chunkSize), EngineConfiguration.blockFrameCounts.lowerBound),
             EngineConfiguration.blockFrameCounts.upperBound),
         appName: ProgramIdentity.appName)
+    configuration.decoding.soundFont = StandIn.shared.state.withLock { $0.music.decoderOptions.soundFont }
     let engine: AudioEngine
     do { engine = try AudioEngine(configuration) } catch { return refuse("Mix_OpenAudioDevice: \(error)") }
     engine.session.setCategory(ProgramIdentity.category)
@@ -155,15 +156,17 @@ public func mixOpenAudioDevice(
         state.channels = ChannelTable()
         state.channels.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
         try? engine.sfx.setGain(gain(state.masterVolume))
+        try? engine.musicPlayer.setVolume(gain(state.music.volume))
     }
     return 0
 }
 
-/// Mix_CloseAudio: counts one open down; at none, halts every channel (callbacks run before it returns), stops the
-/// update thread and shuts the engine down (the session's exit rule runs then).
+/// Mix_CloseAudio: counts one open down; at none, halts every channel and the music (callbacks and the music's
+/// finished hook run before it returns), stops the update thread and shuts the engine down (the session's exit rule
+/// runs then). Loaded music stays loaded, to play when a device opens again.
 @_cdecl("Mix_CloseAudio")
 public func mixCloseAudio() {
-    let closing = StandIn.shared.state.withLock { state -> (OpenDevice, [Int32])? in
+    let closing = StandIn.shared.state.withLock { state -> (OpenDevice, [Int32], Bool)? in
         guard var device = state.device else { return nil }
         device.openCount -= 1
         if device.openCount > 0 {
@@ -171,14 +174,16 @@ public func mixCloseAudio() {
             return nil
         }
         let finished = state.channels.slots.indices.filter { state.channels.end($0) }.map(Int32.init)
+        let musicEnded = state.haltMusic()
         state.device = nil
         state.channels = ChannelTable()
         for record in state.chunks.records { record.made = nil }  // the engine's sounds go with it
-        return (device, finished)
+        return (device, finished, musicEnded)
     }
-    guard let (device, finished) = closing else { return }
+    guard let (device, finished, musicEnded) = closing else { return }
     device.updates.stop()
     deliverFinished(finished)
+    if musicEnded { deliverMusicFinished() }
     device.engine.shutdown()
 }
 

@@ -1,154 +1,255 @@
+import Ambience
 import CSDLMixerABI
+import Glibc
 
-// Music (Mix_LoadMUS and the rest): a later change plays it through the engine's music player. Until then no music
-// can be loaded, and each function fails SDL_mixer's documented way, with the reason in Mix_GetError: loads return
-// NULL (closing the source when asked), plays -1, queries the "no music" answer.
+// Music: a Mix_Music is an engine `MusicFile` (a path, or an SDL_RWops' bytes in an in-memory file), played through
+// the engine's music player on the `music` bus. Loops: -1 is the player's repeat-one (a module or MIDI file plays its
+// own loop, seamlessly; other formats start again gaplessly); N > 1 queues N copies of the item, joined gaplessly
+// sample for sample (the update thread tops the queue up, 16 copies at a time). Fades are ramps of the music bus's
+// gain; Mix_VolumeMusic is the player's own volume; the session's silence mutes the bus (UpdateThread.swift).
 
-/// The music settings kept before there is music to apply them to.
-struct MusicSettings {
-    /// Mix_VolumeMusic, 0...128.
-    var volume = Int(STANDIN_MIX_MAX_VOLUME)
-    /// Mix_HookMusicFinished's callback.
-    var finished: standin_music_finished?
-}
+/// Copies of the item queued at a time for a finite loop count.
+let musicBatch = 16
 
+/// Mix_LoadMUS: the file at `file`, in any format the engine decodes. NULL with the reason when it cannot be read,
+/// is in no such format, or is MIDI with no SoundFont to play it (Mix_SetSoundFonts' list, else Debian's).
 @_cdecl("Mix_LoadMUS")
 public func mixLoadMUS(_ file: UnsafePointer<CChar>?) -> OpaquePointer? {
-    report(notYetSupported("Mix_LoadMUS"))
-    return nil
+    guard let file else {
+        report("Mix_LoadMUS: NULL file name")
+        return nil
+    }
+    let path = String(cString: file)
+    let options = StandIn.shared.state.withLock { $0.music.decoderOptions }
+    let music: MusicFile
+    do { music = try MusicFile(path: path, decoding: options) } catch {
+        report("Mix_LoadMUS: \(error.description)")
+        return nil
+    }
+    let name = path.split(separator: "/").last.map(String.init) ?? path
+    return register(MusicRecord(music, fileName: name))
 }
 
 @_cdecl("Mix_LoadMUS_RW")
 public func mixLoadMUSRW(_ source: UnsafeMutablePointer<SDL_RWops>?, _ freeSource: Int32) -> OpaquePointer? {
-    if freeSource != 0, let source { _ = SDL_RWclose(source) }
-    report(notYetSupported("Mix_LoadMUS_RW"))
-    return nil
+    load(source, freeSource: freeSource != 0, function: "Mix_LoadMUS_RW")
 }
 
+/// Mix_LoadMUSType_RW: as Mix_LoadMUS_RW; the type is a hint the engine does not need (it reads the format from
+/// the bytes, which win when the two disagree).
 @_cdecl("Mix_LoadMUSType_RW")
 public func mixLoadMUSTypeRW(
     _ source: UnsafeMutablePointer<SDL_RWops>?, _ type: Mix_MusicType, _ freeSource: Int32
 ) -> OpaquePointer? {
-    if freeSource != 0, let source { _ = SDL_RWclose(source) }
-    report(notYetSupported("Mix_LoadMUSType_RW"))
-    return nil
+    load(source, freeSource: freeSource != 0, function: "Mix_LoadMUSType_RW")
 }
 
-/// Mix_FreeMusic: no music can have been loaded, so there is nothing to free.
+/// Reads the source whole (bounded; a source that fails or falls short is NULL with the reason), closes it when
+/// asked (on failure too), and keeps its bytes in an in-memory file the engine's decoders open.
+private func load(_ source: UnsafeMutablePointer<SDL_RWops>?, freeSource: Bool, function: String) -> OpaquePointer? {
+    let bytes: [UInt8]
+    switch RWopsReader.readAll(source, freeSource: freeSource) {
+    case .success(let read): bytes = read
+    case .failure(let error):
+        report("\(function): \(error.description)")
+        return nil
+    }
+    let options = StandIn.shared.state.withLock { $0.music.decoderOptions }
+    let music: MusicFile
+    do { music = try MusicFile(bytes: bytes, name: function, decoding: options) } catch {
+        report("\(function): \(error.description)")
+        return nil
+    }
+    return register(MusicRecord(music, fileName: nil))
+}
+
+private func register(_ record: MusicRecord) -> OpaquePointer {
+    StandIn.shared.state.withLock { $0.music.registry.add(record) }.raw
+}
+
+/// Mix_FreeMusic: halts the music if it is the one playing (without the finished hook, as SDL_mixer), then frees
+/// it and its tag strings. NULL is ignored; a freed or unknown pointer is refused (the error set, nothing freed).
 @_cdecl("Mix_FreeMusic")
-public func mixFreeMusic(_ music: OpaquePointer?) {}
+public func mixFreeMusic(_ music: OpaquePointer?) {
+    guard let pointer = music.map(MusicPointer.init) else { return }
+    let record = StandIn.shared.state.withLock { state -> MusicRecord? in
+        if state.music.current == pointer { _ = state.haltMusic() }
+        return state.music.registry.remove(pointer)
+    }
+    guard let record else {
+        report("Mix_FreeMusic: \(MusicLookupError.freed.description), or not a music this library loaded")
+        return
+    }
+    record.freeStrings()
+}
 
 @_cdecl("Mix_PlayMusic")
-public func mixPlayMusic(_ music: OpaquePointer?, _ loops: Int32) -> Int32 { refuse(notYetSupported("Mix_PlayMusic")) }
+public func mixPlayMusic(_ music: OpaquePointer?, _ loops: Int32) -> Int32 {
+    startMusic(music, loops: loops, fadeMs: 0, position: 0, function: "Mix_PlayMusic")
+}
 
 @_cdecl("Mix_FadeInMusic")
 public func mixFadeInMusic(_ music: OpaquePointer?, _ loops: Int32, _ ms: Int32) -> Int32 {
-    refuse(notYetSupported("Mix_FadeInMusic"))
+    startMusic(music, loops: loops, fadeMs: ms, position: 0, function: "Mix_FadeInMusic")
 }
 
 @_cdecl("Mix_FadeInMusicPos")
 public func mixFadeInMusicPos(_ music: OpaquePointer?, _ loops: Int32, _ ms: Int32, _ position: Double) -> Int32 {
-    refuse(notYetSupported("Mix_FadeInMusicPos"))
+    startMusic(music, loops: loops, fadeMs: ms, position: position, function: "Mix_FadeInMusicPos")
 }
 
-/// Mix_HaltMusic: 0, as documented, whether or not music was halted.
-@_cdecl("Mix_HaltMusic")
-public func mixHaltMusic() -> Int32 { 0 }
-
-/// Mix_FadeOutMusic: 0, no music was scheduled to fade.
-@_cdecl("Mix_FadeOutMusic")
-public func mixFadeOutMusic(_ ms: Int32) -> Int32 { 0 }
-
-@_cdecl("Mix_FadingMusic")
-public func mixFadingMusic() -> Mix_Fading { MIX_NO_FADING }
-
-@_cdecl("Mix_PauseMusic")
-public func mixPauseMusic() {}
-
-@_cdecl("Mix_ResumeMusic")
-public func mixResumeMusic() {}
-
-@_cdecl("Mix_RewindMusic")
-public func mixRewindMusic() {}
-
-@_cdecl("Mix_PausedMusic")
-public func mixPausedMusic() -> Int32 { 0 }
-
-@_cdecl("Mix_PlayingMusic")
-public func mixPlayingMusic() -> Int32 { 0 }
-
-/// Mix_VolumeMusic: the music volume (0...128, clamped; negative only asks); returns the previous one. Kept for the
-/// music to come.
-@_cdecl("Mix_VolumeMusic")
-public func mixVolumeMusic(_ volume: Int32) -> Int32 {
-    StandIn.shared.music.withLock { settings in
-        let previous = Int32(settings.volume)
-        if let volume = clampedVolume(volume) { settings.volume = volume }
-        return previous
+/// Plays `music` in place of any music playing (which ends without the finished hook, as in SDL_mixer): `loops` -1
+/// (any negative) forever, 0 or 1 once, N N times; from `position` seconds; fading in over `fadeMs` when > 0.
+func startMusic(_ music: OpaquePointer?, loops: Int32, fadeMs: Int32, position: Double, function: String) -> Int32 {
+    guard position.isFinite, position >= 0 else { return refuse("\(function): position \(position) is not a time") }
+    let pointer = music.map(MusicPointer.init)
+    return StandIn.shared.withOpenDevice(else: Int32(-1)) { state, device in
+        let record: MusicRecord
+        switch state.music.registry.record(pointer) {
+        case .success(let found): record = found
+        case .failure(let error): return refuse("\(function): \(error.description)")
+        }
+        _ = state.haltMusic()
+        let player = device.engine.musicPlayer
+        let passes: Int? = loops < 0 ? nil : max(Int(loops), 1)
+        let copies = min(passes ?? 1, musicBatch)
+        player.soundFont = state.music.decoderOptions.soundFont
+        player.repeatMode = passes == nil ? .one : .none
+        player.setQueue(with: MediaItemCollection(items: Array(repeating: record.file.item, count: copies)))
+        if position > 0 { try? player.seek(to: position) }
+        let now = monotonicNanoseconds()
+        if fadeMs > 0 {
+            try? device.engine.music.setGain(0)
+            try? device.engine.music.fade(to: 1, over: Double(fadeMs) / 1000)
+            state.music.fade = .fadingIn(until: now + Int(fadeMs) * 1_000_000)
+        } else {
+            try? device.engine.music.setGain(1)
+            state.music.fade = .none
+        }
+        player.play()
+        state.music.current = pointer
+        state.music.passes = passes
+        state.music.queued = copies
+        state.music.paused = false
+        return 0
     }
 }
 
-/// Mix_GetMusicVolume: for NULL (the current music), the music volume; no other music exists, so -1.
-@_cdecl("Mix_GetMusicVolume")
-public func mixGetMusicVolume(_ music: OpaquePointer?) -> Int32 {
-    guard music == nil else { return refuse("Mix_GetMusicVolume: unknown music") }
-    return StandIn.shared.music.withLock { Int32($0.volume) }
+/// Mix_HaltMusic: 0, whether or not music was halted. Halted music calls the finished hook before this returns, on
+/// the calling thread, with no lock of the stand-in's held.
+@_cdecl("Mix_HaltMusic")
+public func mixHaltMusic() -> Int32 {
+    if StandIn.shared.state.withLock({ $0.haltMusic() }) { deliverMusicFinished() }
+    return 0
 }
 
-@_cdecl("Mix_SetMusicPosition")
-public func mixSetMusicPosition(_ position: Double) -> Int32 { refuse("Mix_SetMusicPosition: no music is playing") }
-
-@_cdecl("Mix_GetMusicPosition")
-public func mixGetMusicPosition(_ music: OpaquePointer?) -> Double {
-    report(notYetSupported("Mix_GetMusicPosition"))
-    return -1
+/// Mix_FadeOutMusic: fades the music out over `ms`, then halts it (the finished hook runs on the update thread);
+/// 1 when it started fading, 0 when no music plays or it is already fading out. `ms` <= 0 halts at once (1).
+@_cdecl("Mix_FadeOutMusic")
+public func mixFadeOutMusic(_ ms: Int32) -> Int32 {
+    if ms <= 0 {
+        guard StandIn.shared.state.withLock({ $0.haltMusic() }) else { return 0 }
+        deliverMusicFinished()
+        return 1
+    }
+    return StandIn.shared.state.withLock { state in
+        guard state.music.current != nil, let device = state.device else { return 0 }
+        if case .fadingOut = state.music.fade { return 0 }
+        // From the level it has now (a fade-in may be under way), down to silence.
+        try? device.engine.music.fade(to: 0, over: Double(ms) / 1000)
+        state.music.fade = .fadingOut(until: monotonicNanoseconds() + Int(ms) * 1_000_000)
+        return 1
+    }
 }
 
-@_cdecl("Mix_MusicDuration")
-public func mixMusicDuration(_ music: OpaquePointer?) -> Double {
-    report(notYetSupported("Mix_MusicDuration"))
-    return -1
+@_cdecl("Mix_FadingMusic")
+public func mixFadingMusic() -> Mix_Fading {
+    StandIn.shared.state.withLock { state in
+        guard state.music.current != nil else { return MIX_NO_FADING }
+        if case .fadingIn(let until) = state.music.fade, until <= monotonicNanoseconds() { state.music.fade = .none }
+        return state.music.fade.status
+    }
 }
 
-@_cdecl("Mix_GetMusicLoopStartTime")
-public func mixGetMusicLoopStartTime(_ music: OpaquePointer?) -> Double {
-    report(notYetSupported("Mix_GetMusicLoopStartTime"))
-    return -1
+@_cdecl("Mix_PauseMusic")
+public func mixPauseMusic() {
+    StandIn.shared.state.withLock { state in
+        guard state.music.current != nil, let device = state.device else { return }
+        device.engine.musicPlayer.pause()
+        state.music.paused = true
+    }
 }
 
-@_cdecl("Mix_GetMusicLoopEndTime")
-public func mixGetMusicLoopEndTime(_ music: OpaquePointer?) -> Double {
-    report(notYetSupported("Mix_GetMusicLoopEndTime"))
-    return -1
+@_cdecl("Mix_ResumeMusic")
+public func mixResumeMusic() {
+    StandIn.shared.state.withLock { state in
+        guard state.music.current != nil, let device = state.device else { return }
+        if device.engine.musicPlayer.playbackState != .playing { device.engine.musicPlayer.play() }
+        state.music.paused = false
+    }
 }
 
-@_cdecl("Mix_GetMusicLoopLengthTime")
-public func mixGetMusicLoopLengthTime(_ music: OpaquePointer?) -> Double {
-    report(notYetSupported("Mix_GetMusicLoopLengthTime"))
-    return -1
+/// Mix_PausedMusic: 1 while the music is paused (by Mix_PauseMusic, or by the session or the desktop's media keys,
+/// which pause the same player), else 0.
+@_cdecl("Mix_PausedMusic")
+public func mixPausedMusic() -> Int32 {
+    StandIn.shared.state.withLock { state in
+        guard state.music.current != nil, let device = state.device else { return 0 }
+        let playerState = device.engine.musicPlayer.playbackState
+        return state.music.paused || playerState == .paused || playerState == .interrupted ? 1 : 0
+    }
 }
 
-@_cdecl("Mix_ModMusicJumpToOrder")
-public func mixModMusicJumpToOrder(_ order: Int32) -> Int32 { refuse(notYetSupported("Mix_ModMusicJumpToOrder")) }
-
-/// Mix_SetMusicCMD: refused for good: the stand-in never runs an outside player.
-@_cdecl("Mix_SetMusicCMD")
-public func mixSetMusicCMD(_ command: UnsafePointer<CChar>?) -> Int32 {
-    refuse("Mix_SetMusicCMD is not supported: music plays through the engine, never an outside command")
+/// Mix_PlayingMusic: 1 while music is on (paused or silenced by the session too), else 0.
+@_cdecl("Mix_PlayingMusic")
+public func mixPlayingMusic() -> Int32 {
+    StandIn.shared.state.withLock { $0.music.current != nil ? 1 : 0 }
 }
 
-/// Mix_HookMusic: refused for now (needs the engine's sound fed by a callback); nothing is hooked.
-@_cdecl("Mix_HookMusic")
-public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutableRawPointer?) {
-    if function != nil { report(notYetSupported("Mix_HookMusic")) }
+/// Calls Mix_HookMusicFinished's callback, with no lock of the stand-in's held: it may play music again.
+func deliverMusicFinished() {
+    StandIn.shared.state.withLock { $0.music.finished }?()
 }
 
-/// Mix_GetMusicHookData: NULL, since no hook is set.
-@_cdecl("Mix_GetMusicHookData")
-public func mixGetMusicHookData() -> UnsafeMutableRawPointer? { nil }
+extension MixerState {
+    /// Ends the music on the player (emptying its queue, so an in-memory file is no longer opened) and puts the bus
+    /// back to full gain; returns whether music was on, for the finished hook.
+    mutating func haltMusic() -> Bool {
+        guard music.current != nil else { return false }
+        if let device {
+            device.engine.musicPlayer.stop()
+            device.engine.musicPlayer.setQueue(with: MediaItemCollection(items: []))
+            try? device.engine.music.setGain(1)
+        }
+        music.current = nil
+        music.passes = nil
+        music.queued = 0
+        music.paused = false
+        music.fade = .none
+        return true
+    }
 
-/// Mix_HookMusicFinished: kept for the music to come.
-@_cdecl("Mix_HookMusicFinished")
-public func mixHookMusicFinished(_ callback: standin_music_finished?) {
-    StandIn.shared.music.withLock { $0.finished = callback }
+    /// One step of the music on the update thread: a fade-in past its time is over, a fade-out past its time
+    /// halts, a player that stopped by itself has played its last pass, and a finite loop count's queue is topped
+    /// up. Returns whether the music ended (for the finished hook).
+    mutating func advanceMusic(engine: AudioEngine, now: Int) -> Bool {
+        guard let current = music.current, let record = try? music.registry.record(current).get() else {
+            return false
+        }
+        switch music.fade {
+        case .fadingIn(let until) where until <= now: music.fade = .none
+        case .fadingOut(let until) where until <= now: return haltMusic()
+        default: break
+        }
+        let player = engine.musicPlayer
+        if player.playbackState == .stopped { return haltMusic() }
+        if let passes = music.passes, music.queued < passes, let index = player.indexOfNowPlayingItem,
+            music.queued - index <= musicBatch / 2
+        {
+            let more = min(musicBatch, passes - music.queued)
+            player.append(MediaItemCollection(items: Array(repeating: record.file.item, count: more)))
+            music.queued += more
+        }
+        return false
+    }
 }

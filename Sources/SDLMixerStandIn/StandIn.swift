@@ -35,14 +35,14 @@ struct MixerState {
     var finishedChannels: [Int32] = []
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
     var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
+    /// Mix_LoadMUS's music and what the music player is doing with it (MusicRegistry.swift).
+    var music = MusicState()
 }
 
 /// The stand-in's one state, shared by every exported function and the update thread.
 final class StandIn: Sendable {
     static let shared = StandIn()
     let state = Lock<MixerState>(MixerState())
-    /// The music's settings (Music.swift), apart from the channels'.
-    let music = Lock<MusicSettings>(MusicSettings())
 
     /// Runs `body` with the state, when the device is open; otherwise sets SDL_mixer's "not opened" error and
     /// returns `closed`.

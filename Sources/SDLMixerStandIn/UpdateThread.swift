@@ -4,7 +4,10 @@ import CSDLMixerABI
 // The stand-in's update thread ("sdl-mixer-update"): SDL_mixer programs have no game loop that calls the engine's
 // `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: replays
 // finite loops, halts timed plays, and reports ended plays to Mix_ChannelFinished's callback, on this thread, with
-// no lock of the stand-in's held.
+// no lock of the stand-in's held. The same goes for the music (its end, its fade-out, Mix_HookMusicFinished), and the
+// session rule for music: in the ambient category, while the session's secondaryAudioShouldBeSilencedHint says the
+// user's own music plays, the music bus is muted (the player goes on, so Mix_PlayingMusic says 1 and the position
+// moves); effects on the sfx bus play on. In solo-ambient and playback the music plays.
 
 /// How often the thread runs.
 let updatePeriod = 0.010
@@ -15,11 +18,15 @@ func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation
         // The engine's events are not needed: each channel's voice is looked at directly below, which also
         // covers events a full queue would have lost.
         _ = engine.update()
-        let finished = StandIn.shared.state.withLock { state -> [Int32] in
-            guard let device = state.device, device.generation == generation else { return [] }
-            return state.channels.advance(engine: engine, now: monotonicNanoseconds())
+        let (finished, musicEnded) = StandIn.shared.state.withLock { state -> ([Int32], Bool) in
+            guard let device = state.device, device.generation == generation else { return ([], false) }
+            let now = monotonicNanoseconds()
+            return (state.channels.advance(engine: engine, now: now), state.advanceMusic(engine: engine, now: now))
         }
+        let quiet = engine.session.category == .ambient && engine.session.secondaryAudioShouldBeSilencedHint
+        if engine.music.isMuted != quiet { engine.music.isMuted = quiet }
         deliverFinished(finished)
+        if musicEnded { deliverMusicFinished() }
         control.wait(seconds: updatePeriod)
     }
 }

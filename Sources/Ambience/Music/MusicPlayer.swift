@@ -13,6 +13,8 @@ public final class MusicPlayer: @unchecked Sendable {
     /// The streaming side; only the thread that pumps takes it, and the game never waits on it.
     private let feeding: Lock<MusicFeeder>
     private let ahead: AheadOpener
+    /// How items are opened: the engine's decoding options, with `soundFont` as last set. Shared with the opener.
+    private let decoding: SharedDecoderOptions
     // Everything below is guarded by `lock`.
     var queue: [Entry] = []
     var order = PlayOrder()
@@ -84,8 +86,10 @@ public final class MusicPlayer: @unchecked Sendable {
         guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
         self.channel = channel
         stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
+        let shared = SharedDecoderOptions(decoding)
+        self.decoding = shared
         ahead = AheadOpener(opener: { item, loops throws(DecodingError) in
-            var options = decoding
+            var options = shared.options.withLock { $0 }
             options.loopsForever = loops
             return try AudioFile.open(fileSystemPath: item.fileSystemPath, name: item.url, options: options)
         })
@@ -104,6 +108,15 @@ public final class MusicPlayer: @unchecked Sendable {
             generation += 1
         }
         mixer.removeStreamChannel(channel)
+    }
+
+    /// The General MIDI SoundFont (an SF2 file) MIDI items are played with, from the next item opened on (one playing
+    /// keeps the font it was opened with). It starts as `EngineConfiguration.decoding.soundFont`; nil means the first
+    /// of `DecoderOptions.defaultSoundFonts` that is installed. A file that is not there makes MIDI items fail to
+    /// open, with a `playbackError` that names it.
+    public var soundFont: String? {
+        get { decoding.options.withLock { $0.soundFont } }
+        set { decoding.options.withLock { $0.soundFont = newValue } }
     }
 
     // MARK: Streaming
@@ -374,4 +387,10 @@ public final class MusicPlayer: @unchecked Sendable {
         guard let (segment, within) = stream.segment(at: offset) else { return resumeTime }
         return Double(segment.startFrame + Int64(within)) / Double(stream.sampleRate)
     }
+}
+
+/// Decoding options that the player changes and its opener reads, on other threads.
+final class SharedDecoderOptions: Sendable {
+    let options: Lock<DecoderOptions>
+    init(_ options: DecoderOptions) { self.options = Lock(options) }
 }
