@@ -56,9 +56,11 @@
  *   - Nothing the API gives you must be freed with free(): release engines with ambience_engine_destroy, sounds with
  *     ambience_sound_unload and libraries with ambience_library_close (or let ambience_engine_destroy release them).
  *
- * Threads.  Every function may be called from any thread, concurrently. Callbacks run only inside ambience_update(),
- *   on the thread that calls it, in the order the events happened; the engine never calls your code from its audio
- *   or streaming threads. Call ambience_update for one engine from one thread at a time: a concurrent or re-entrant
+ * Threads.  Every function may be called from any thread, concurrently. Event callbacks run only inside
+ *   ambience_update(), on the thread that calls it, in the order the events happened; the engine never calls them
+ *   from its audio or streaming threads. The two callbacks that make or change sound are the exceptions, and say
+ *   where they run: a stream voice's (ambience_play_stream: the stream thread) and the post-mix observer
+ *   (ambience_engine_set_post_mix: the audio thread). Call ambience_update for one engine from one thread at a time: a concurrent or re-entrant
  *   call (from inside a callback) returns AMBIENCE_ERROR_BUSY. A callback may call any other function, including
  *   ambience_engine_destroy (the events not yet delivered are then dropped).
  *
@@ -379,6 +381,59 @@ ambience_status ambience_voice_set_occlusion(ambience_voice voice, float amount)
 ambience_status ambience_voice_is_playing(ambience_voice voice, bool *out_playing);
 /* Seconds of the sound played so far (modulo its length when looping). */
 ambience_status ambience_voice_get_elapsed(ambience_voice voice, double *out_seconds);
+
+/* ============================================================================================================ */
+/* Sound made by your code: stream voices and the post-mix observer                                             */
+
+/*
+ * Fills `samples` with up to `frames` frames (frames x channels floats, interleaved, zeroed beforehand) and returns
+ * how many frames it wrote. Returning fewer than `frames` ends the stream: what it wrote plays, then the voice
+ * finishes (the voice-finished callback, in ambience_update) and the callback is not called again. `samples` is
+ * valid only until the callback returns.
+ */
+typedef size_t (*ambience_stream_callback)(void *userdata, float *samples, size_t frames);
+
+/*
+ * Plays a stream whose samples come from `callback`, as a voice: on a bus, with gain, pitch, placement, pause,
+ * fades and stop like any voice (the ambience_voice_* calls). `sample_rate` is 8000..192000 and `channels` 1 or 2;
+ * options may be NULL (defaults); `priority` and `loop` are ignored. Placement applies to mono streams; a stereo
+ * stream plays its channels as they are.
+ *
+ * Where the callback runs: on device output, on the engine's stream thread ("ambience-voices"), never on the audio
+ * thread; offline, inside ambience_render on the calling thread, before each block is mixed, so a render is the
+ * same every time. Calls for one voice never overlap, and no lock of the engine is held: the callback may call the
+ * API (a voice may stop itself). Every stream voice is fed by the same thread: do not block in it.
+ * Each call asks for one engine block (block_frames x sample_rate / the engine's rate). Three blocks are queued, so
+ * a frame the callback writes is heard two engine blocks after it was asked for (1024 frames, 21.3 ms, with the
+ * default 512-frame blocks at 48 kHz); on a device, add up to half a block for the stream thread's wake-up.
+ *
+ * ambience_voice_stop(voice, 0) returns only once the callback is not running, and it is never called again (from
+ * inside the callback it returns at once, and that call is the last): then free what the callback uses. A stream
+ * that ends by a fade-out, by returning short or by ambience_engine_shutdown is not called again either, though a
+ * call under way may finish after the voice has gone.
+ *
+ * Errors: AMBIENCE_ERROR_INVALID_ARGUMENT (a NULL callback, a rate or channel count out of range, bad options),
+ * AMBIENCE_ERROR_OUT_OF_MEMORY (64 stream voices already play, or OpenAL has no source or buffer left).
+ */
+ambience_status ambience_play_stream(ambience_engine *engine, int32_t sample_rate, int32_t channels,
+                                     const ambience_play_options *options, ambience_stream_callback callback,
+                                     void *userdata, ambience_voice *out_voice);
+
+/*
+ * Sees, and may change, every mixed block: `samples` holds `frames` stereo frames (frames x 2 floats, interleaved),
+ * after the engine has rendered them and before they go to the device (or, offline, into ambience_render's `out`).
+ */
+typedef void (*ambience_post_mix_callback)(void *userdata, float *samples, size_t frames);
+
+/*
+ * Sets the post-mix observer (NULL removes it). It runs on the audio thread (or, offline, inside ambience_render),
+ * with no lock of the engine held: it must not block, lock, allocate or do I/O, and should not call the API.
+ * Replacing or removing it is safe while audio plays: when this call returns, the observer it replaced is not
+ * running and will never be called again, so its userdata may be freed (the call waits for the block being
+ * rendered, if any). Called from inside the observer, the new one takes over from the next block. No latency added.
+ */
+ambience_status ambience_engine_set_post_mix(ambience_engine *engine, ambience_post_mix_callback callback,
+                                             void *userdata);
 
 /* ============================================================================================================ */
 /* Listener (3D)                                                                                                  */

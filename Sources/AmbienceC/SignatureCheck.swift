@@ -8,6 +8,8 @@ private func same<F>(_ declared: F, _ implemented: F) {}
 
 private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_bus_create, AmbienceC.ambience_bus_create)
+    same(CAmbience.ambience_play_stream, AmbienceC.ambience_play_stream)
+    same(CAmbience.ambience_engine_set_post_mix, AmbienceC.ambience_engine_set_post_mix)
     same(CAmbience.ambience_system_music_is_available, AmbienceC.ambience_system_music_is_available)
     same(CAmbience.ambience_system_music_set_player, AmbienceC.ambience_system_music_set_player)
     same(CAmbience.ambience_system_music_set_game_music, AmbienceC.ambience_system_music_set_game_music)

@@ -113,7 +113,7 @@ public func ambience_engine_get_sound_memory(_ engine: OpaquePointer?, _ out: Un
 
 // MARK: - Playing
 
-private func defaultPlayOptions() -> ambience_play_options {
+func defaultPlayOptions() -> ambience_play_options {
     var o = ambience_play_options()
     o.gain = 1
     o.pitch = 1
@@ -133,7 +133,7 @@ public func ambience_play_options_init(_ options: UnsafeMutablePointer<ambience_
     api("ambience_play_options_init") { try output(options, "options").pointee = defaultPlayOptions() }
 }
 
-private func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(APIError) -> PlayOptions {
+func playOptions(_ o: ambience_play_options, engine: EngineBox) throws(APIError) -> PlayOptions {
     let placement: Placement
     switch o.placement {
     case AMBIENCE_PLACEMENT_PAN:

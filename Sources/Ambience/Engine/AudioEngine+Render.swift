@@ -28,6 +28,8 @@ extension AudioEngine {
         while done < frames {
             let block = min(configuration.blockFrames, frames - done)
             musicPlayer.pumpUnlessThreaded()
+            // Offline, stream voices are fed here, before each block, so a render is the same every time.
+            mixer.feedStreamVoices()
             mixer.tick(frames: block)
             mixer.render(into: buffer.baseAddress! + done * 2, frames: block)
             done += block

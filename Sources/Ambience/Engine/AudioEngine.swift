@@ -447,8 +447,8 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// Advances the mixer to the output's clock and returns every event since the last call, in order: the one way
-    /// events reach the game (there are no observers to register, so no handler ever runs inside the engine, on
-    /// another thread or re-entrantly). The C API's callbacks are called from this list, inside `ambience_update`.
+    /// events reach the game (there are no observers to register, so no event handler ever runs inside the engine,
+    /// on another thread or re-entrantly; only code that makes sound does: `playStream`, `setPostMix`). The C API's callbacks are called from this list, inside `ambience_update`.
     @discardableResult
     public func update() -> [AudioEvent] {
         TerminationWatch.shared.finishIfSignalled()

@@ -37,6 +37,11 @@ package final class Mixer: @unchecked Sendable {
     /// Below this rate, the lowest common one above 10 kHz, effects are off (`capabilities.effects` is false).
     static let lowestEffectsSampleRate = 11_025
     var streams: [StreamChannel] = []
+    /// Voices fed by a game's callback (MixerStreamVoices.swift), and the thread that feeds them on device output.
+    var streamVoices = StreamVoiceTable()
+    let streamFeeding = Lock<WorkerThread?>(nil)
+    /// The game's post-mix observer, run by `render` on each mixed block.
+    let postMix = PostMix()
     /// Voice endings and steals for `update()`. A game that never calls it must not grow the mixer without bound;
     /// past the cap the newest are dropped (each is a fact of its own: the earliest keep their meaning) and counted.
     var events = EventQueue<MixerEvent>(capacity: Mixer.pendingEventCapacity, overflow: .dropNewest)
@@ -62,9 +67,10 @@ package final class Mixer: @unchecked Sendable {
         configuration.maxVoices = min(
             max(configuration.maxVoices, configuration.realVoices), EngineConfiguration.maxVoiceCounts.upperBound)
         self.configuration = configuration
-        // Leave room for music streams beside the voice pool.
+        // Leave room for music streams and stream voices beside the voice pool.
         device = try LoopbackDevice(
-            sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8, hrtf: configuration.hrtf,
+            sampleRate: configuration.sampleRate, sources: configuration.realVoices + 8 + StreamVoiceTable.capacity,
+            hrtf: configuration.hrtf,
             resampler: configuration.resampler, outputLimiter: configuration.outputLimiter)
         sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
         device.applyResampler(to: sources.sources)
@@ -96,6 +102,7 @@ package final class Mixer: @unchecked Sendable {
     /// Frees every OpenAL object and closes the device. Later calls do nothing audible. Called by
     /// `AudioEngine.shutdown()` once nothing renders any more.
     func close() {
+        closeStreamVoices()
         withLock { sources.stopAll() }
         withLock { device.close() }
     }
@@ -128,6 +135,7 @@ package final class Mixer: @unchecked Sendable {
             for slot in voices.active where voices.slots[Int(slot)].source >= 0 && !voices.slots[Int(slot)].paused {
                 on ? sources[voices.slots[Int(slot)].source].pause() : resumeSource(of: slot)
             }
+            suspendStreamVoices(on)
         }
     }
 
@@ -147,12 +155,15 @@ package final class Mixer: @unchecked Sendable {
                 voices.setPaused(slot, true)
                 voices.rewind(slot)
             }
+            holdUnpausedStreamVoices()
         }
     }
 
     /// Whether any voice is audible-in-principle: alive, not paused, not suspended.
     var hasPlayingVoices: Bool {
-        withLock { !suspended && voices.hasUnpausedVoices }
+        withLock {
+            !suspended && (voices.hasUnpausedVoices || streamVoices.slots.contains { $0.feed != nil && !$0.paused })
+        }
     }
 
     // MARK: Time
@@ -170,6 +181,7 @@ package final class Mixer: @unchecked Sendable {
             if !suspended { voices.advanceClock(by: frames) }
             if busesChanged || !voices.fading.isEmpty { deferUpdates() }
             advanceFades(seconds, busesChanged: busesChanged)
+            advanceStreamVoices(seconds, busesChanged: busesChanged)
             while let slot = voices.nextEndedVirtualVoice() { release(slot, event: .finished) }
             checkRealVoices(gainsChanged: busesChanged)
             if voices.rankIsDue(
@@ -341,7 +353,7 @@ package final class Mixer: @unchecked Sendable {
     }
 
     /// Queues `event` for `update()`; the counters count it even when the queue is full.
-    private func post(_ event: MixerEvent) { events.push(event) }
+    func post(_ event: MixerEvent) { events.push(event) }
 
     func drainEvents() -> [MixerEvent] { withLock { events.drain() } }
 
@@ -367,6 +379,7 @@ package final class Mixer: @unchecked Sendable {
         defer { ProcessExit.endRender() }
         let start = monotonicNanoseconds()
         device.render(into: buffer, frames: frames)
+        if postMix.isSet { postMix.run(buffer, frames: frames) }
         let spent = monotonicNanoseconds() - start
         framesRendered.add(frames, ordering: .relaxed)
         renderBlocks.add(1, ordering: .relaxed)

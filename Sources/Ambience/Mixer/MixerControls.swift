@@ -149,6 +149,7 @@ extension Mixer {
                     sources.place(
                         Int(voices.slots[Int(slot)].source), voices.slots[Int(slot)].placement, listener: listener)
                 }
+                replaceStreamVoices()
             }
             // A new velocity or doppler factor can speed the real one-shots up: ask them every block.
             if before.velocity != listener.velocity || before.dopplerFactor != listener.dopplerFactor {
@@ -222,6 +223,7 @@ extension Mixer {
     func refreshGains() {
         for slot in voices.active { applyGain(slot) }
         for stream in streams { applyStreamGain(stream) }
+        for index in streamVoices.slots.indices { applyStreamVoiceGain(Int32(index)) }
     }
 
     // MARK: Streams (music)

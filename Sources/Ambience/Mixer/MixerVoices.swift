@@ -63,11 +63,24 @@ extension Mixer {
 
     private func isCurrent(_ voice: Voice) -> Bool { voices.isCurrent(slot: voice.slot, generation: voice.generation) }
 
-    func isAlive(_ voice: Voice) -> Bool { withLock { isCurrent(voice) } }
-    func isPlaying(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && !voices.slots[Int(voice.slot)].paused } }
-    func isReal(_ voice: Voice) -> Bool { withLock { isCurrent(voice) && voices.slots[Int(voice.slot)].source >= 0 } }
+    // A stream voice's calls go to MixerStreamVoices.swift.
+
+    func isAlive(_ voice: Voice) -> Bool {
+        if voice.isStream { return isStreamAlive(voice) }
+        return withLock { isCurrent(voice) }
+    }
+    func isPlaying(_ voice: Voice) -> Bool {
+        if voice.isStream { return isStreamPlaying(voice) }
+        return withLock { isCurrent(voice) && !voices.slots[Int(voice.slot)].paused }
+    }
+    /// A stream voice always has its own source.
+    func isReal(_ voice: Voice) -> Bool {
+        if voice.isStream { return isStreamAlive(voice) }
+        return withLock { isCurrent(voice) && voices.slots[Int(voice.slot)].source >= 0 }
+    }
 
     func stop(_ voice: Voice, fade fadeSeconds: Double) -> VoiceResult {
+        if voice.isStream { return stopStream(voice, fade: fadeSeconds) }
         let fade: Double
         do { fade = try fadeSeconds.clamped(to: MixerLimits.seconds, "fade") } catch { return .invalid(error) }
         if fade > 0 { return self.fade(voice, to: 0, over: fade, thenStop: true) }
@@ -75,7 +88,8 @@ extension Mixer {
     }
 
     func setPaused(_ voice: Voice, _ paused: Bool) -> VoiceResult {
-        withLiveSlot(voice) { slot in
+        if voice.isStream { return setStreamPaused(voice, paused) }
+        return withLiveSlot(voice) { slot in
             guard voices.slots[Int(slot)].paused != paused else { return }
             voices.setPaused(slot, paused)
             let source = voices.slots[Int(slot)].source
@@ -84,6 +98,7 @@ extension Mixer {
     }
 
     func setGain(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        if voice.isStream { return setStreamGain(voice, requested) }
         let gain: Float
         do { gain = try requested.clamped(to: MixerLimits.gain, "gain") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
@@ -93,6 +108,7 @@ extension Mixer {
     }
 
     func setPitch(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        if voice.isStream { return setStreamPitch(voice, requested) }
         let pitch: Float
         do { pitch = try requested.clamped(to: MixerLimits.pitch, "pitch") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
@@ -114,6 +130,7 @@ extension Mixer {
     }
 
     func setPlacement(_ voice: Voice, _ requested: Placement) -> VoiceResult {
+        if voice.isStream { return setStreamPlacement(voice, requested) }
         let placement: Placement
         do { placement = try requested.validated() } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
@@ -127,6 +144,7 @@ extension Mixer {
     }
 
     func setOcclusion(_ voice: Voice, _ requested: Float) -> VoiceResult {
+        if voice.isStream { return setStreamOcclusion(voice, requested) }
         let amount: Float
         do { amount = try requested.clamped(to: MixerLimits.occlusion, "occlusion") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
@@ -136,6 +154,7 @@ extension Mixer {
     }
 
     func fade(_ voice: Voice, to requestedGain: Float, over requestedSeconds: Double, thenStop: Bool) -> VoiceResult {
+        if voice.isStream { return fadeStream(voice, to: requestedGain, over: requestedSeconds, thenStop: thenStop) }
         let gain: Float, seconds: Double
         do {
             gain = try requestedGain.clamped(to: MixerLimits.gain, "gain")
@@ -147,7 +166,8 @@ extension Mixer {
     }
 
     func elapsed(_ voice: Voice) -> Double? {
-        withLock {
+        if voice.isStream { return streamElapsed(voice) }
+        return withLock {
             guard isCurrent(voice), let sound = voices.slots[Int(voice.slot)].sound else { return nil }
             let source = voices.slots[Int(voice.slot)].source
             let frames = source >= 0 ? Double(sources[source].sampleOffset) : voices.virtualPlayhead(voice.slot)

@@ -54,7 +54,8 @@ public enum VoiceResult: Sendable, Equatable {
     case invalid(InvalidNumber)
 }
 
-/// One playing copy of a `Sound`: a handle to a playhead.
+/// One playing copy of a `Sound`, or a stream fed by the game's callback (`AudioEngine.playStream`): a handle to a
+/// playhead.
 ///
 /// A handle outlives its voice harmlessly: once the voice has finished or been stolen, every call does nothing and
 /// returns `.stale`. Numbers are checked against `MixerLimits` before the handle: NaN and infinities give `.invalid`,
@@ -63,11 +64,14 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     let owner: HandleOwner?
     package let slot: Int32
     package let generation: UInt32
+    /// A stream voice (`AudioEngine.playStream`): `slot` is in the mixer's stream table, not the voice pool.
+    package let isStream: Bool
 
-    init(owner: HandleOwner?, slot: Int32, generation: UInt32) {
+    init(owner: HandleOwner?, slot: Int32, generation: UInt32, isStream: Bool = false) {
         self.owner = owner
         self.slot = slot
         self.generation = generation
+        self.isStream = isStream
     }
 
     var mixer: Mixer? { owner?.mixer }
@@ -76,10 +80,14 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     public static let none = Voice(owner: nil, slot: -1, generation: 0)
 
     public static func == (a: Voice, b: Voice) -> Bool {
-        a.slot == b.slot && a.generation == b.generation && a.owner === b.owner
+        a.slot == b.slot && a.generation == b.generation && a.isStream == b.isStream && a.owner === b.owner
     }
-    public func hash(into hasher: inout Hasher) { hasher.combine(slot); hasher.combine(generation) }
-    public var description: String { "Voice(\(slot)#\(generation))" }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(slot)
+        hasher.combine(generation)
+        hasher.combine(isStream)
+    }
+    public var description: String { "\(isStream ? "StreamVoice" : "Voice")(\(slot)#\(generation))" }
 
     /// Whether the voice is still alive and not paused.
     public var isPlaying: Bool { mixer?.isPlaying(self) ?? false }
@@ -110,6 +118,7 @@ public struct Voice: Hashable, Sendable, CustomStringConvertible {
     @discardableResult public func fade(to gain: Float, over seconds: Double) -> VoiceResult {
         mixer?.fade(self, to: gain, over: seconds, thenStop: false) ?? .stale
     }
-    /// Seconds of the sound played so far (modulo its length when looping).
+    /// Seconds of the sound played so far (modulo its length when looping); for a stream voice, seconds of the stream
+    /// heard so far.
     public var elapsed: Double? { mixer?.elapsed(self) }
 }
