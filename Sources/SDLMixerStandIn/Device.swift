@@ -156,6 +156,8 @@ public func mixOpenAudioDevice(
         state.channels.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
         try? engine.sfx.setGain(gain(state.masterVolume))
     }
+    installPostProcessing()
+    startMusicHook()
     return 0
 }
 
@@ -171,14 +173,22 @@ public func mixCloseAudio() {
             return nil
         }
         let finished = state.channels.slots.indices.filter { state.channels.end($0) }.map(Int32.init)
+        // Every channel's effects go with the device, idle channels' too (done callbacks in deliverFinished).
+        for i in state.channels.slots.indices where state.channels.slots[i].effectCount > 0 {
+            state.channels.closeEffects(i)
+        }
         state.device = nil
-        state.channels = ChannelTable()
+        var emptied = ChannelTable()
+        emptied.closedChains = state.channels.closedChains
+        state.channels = emptied
         for record in state.chunks.records { record.made = nil }  // the engine's sounds go with it
         return (device, finished)
     }
     guard let (device, finished) = closing else { return }
     device.updates.stop()
     deliverFinished(finished)
+    stopMusicHook()
+    closePostProcessing(device.engine)
     device.engine.shutdown()
 }
 

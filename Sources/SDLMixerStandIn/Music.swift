@@ -137,15 +137,7 @@ public func mixSetMusicCMD(_ command: UnsafePointer<CChar>?) -> Int32 {
     refuse("Mix_SetMusicCMD is not supported: music plays through the engine, never an outside command")
 }
 
-/// Mix_HookMusic: refused for now (needs the engine's sound fed by a callback); nothing is hooked.
-@_cdecl("Mix_HookMusic")
-public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutableRawPointer?) {
-    if function != nil { report(notYetSupported("Mix_HookMusic")) }
-}
-
-/// Mix_GetMusicHookData: NULL, since no hook is set.
-@_cdecl("Mix_GetMusicHookData")
-public func mixGetMusicHookData() -> UnsafeMutableRawPointer? { nil }
+// Mix_HookMusic and Mix_GetMusicHookData: MusicHook.swift.
 
 /// Mix_HookMusicFinished: kept for the music to come.
 @_cdecl("Mix_HookMusicFinished")

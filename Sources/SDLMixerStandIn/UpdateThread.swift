@@ -2,19 +2,26 @@ import Ambience
 import CSDLMixerABI
 
 // The stand-in's update thread ("sdl-mixer-update"): SDL_mixer programs have no game loop that calls the engine's
-// `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: replays
-// finite loops, halts timed plays, and reports ended plays to Mix_ChannelFinished's callback, on this thread, with
-// no lock of the stand-in's held.
+// `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: applies
+// the session's rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that could
+// not have a stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
+// callbacks), on this thread, with no lock of the stand-in's held.
 
 /// How often the thread runs.
 let updatePeriod = 0.010
 
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
+    var musicSilenced: Bool?
     while !control.isStopRequested {
         // The engine's events are not needed: each channel's voice is looked at directly below, which also
         // covers events a full queue would have lost.
         _ = engine.update()
+        let silenced = programMusicSilenced(engine.session)
+        if silenced != musicSilenced {
+            applyMusicRule(engine, silenced: silenced)
+            musicSilenced = silenced
+        }
         let finished = StandIn.shared.state.withLock { state -> [Int32] in
             guard let device = state.device, device.generation == generation else { return [] }
             return state.channels.advance(engine: engine, now: monotonicNanoseconds())
@@ -38,7 +45,8 @@ extension ChannelTable {
             if case .fadingIn(let until) = slots[i].fade, until <= now { slots[i].fade = .none }
             guard !voice.isAlive else { continue }
             if slots[i].loopsLeft > 0, let sound = slots[i].sound {
-                // A replay starts within one period of the end: finite loops have a gap of up to 10 ms.
+                // Only when no stream voice was left for the play (finite loops are streamed, gapless): a replay
+                // starts within one period of the end, a gap of up to 10 ms.
                 let again = engine.play(
                     sound, PlayOptions(gain: slots[i].gain, placement: slots[i].placement.placement))
                 if again != .none {
