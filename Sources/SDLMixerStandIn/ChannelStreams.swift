@@ -139,7 +139,7 @@ extension ChannelTable {
         _ i: Int, device: OpenDevice, samples: [UInt8], reversed: Bool, start: Int, loops: Int, fadeIn: Double
     ) -> Result<Voice, ChunkProblem> {
         let stream = ChannelStream(
-            channel: Int32(i), samples: samples, spec: device.spec, reversed: reversed, effects: slots[i].effects,
+            channel: Int32(i), samples: samples, spec: device.spec, reversed: reversed, effects: chain(i),
             start: start, loops: loops, capacity: device.engine.configuration.blockFrames)
         let options = PlayOptions(gain: slots[i].gain, placement: slots[i].placement.placement, fadeIn: fadeIn)
         do {

@@ -61,9 +61,10 @@ struct ChannelSlot {
     var reversedSamples = false
     /// The play loops until stopped (loops -1).
     var forever = false
-    /// The channel's effects (Mix_RegisterEffect); a new chain when a play ends. Its lock is never taken under the
+    /// The channel's effects (Mix_RegisterEffect), made on first use (`ChannelTable.chain`) so that slots copied
+    /// from one another never share one; a new chain after a play ends. Its lock is never taken under the
     /// stand-in's (Effects.swift).
-    var effects = EffectChain()
+    var effects: EffectChain?
     /// How many effects the chain holds, as counted under the stand-in's lock: a play starts as a stream when any.
     var effectCount = 0
     /// The chunk last played here (Mix_GetChunk), and its address.
@@ -147,9 +148,17 @@ struct ChannelTable {
 
     /// Gives channel `i` a new, empty chain and keeps the old one for its done callbacks.
     mutating func closeEffects(_ i: Int) {
-        closedChains.append((Int32(i), slots[i].effects))
-        slots[i].effects = EffectChain()
+        if let chain = slots[i].effects { closedChains.append((Int32(i), chain)) }
+        slots[i].effects = nil
         slots[i].effectCount = 0
+    }
+
+    /// Channel `i`'s effect chain, made if it has none.
+    mutating func chain(_ i: Int) -> EffectChain {
+        if let chain = slots[i].effects { return chain }
+        let chain = EffectChain()
+        slots[i].effects = chain
+        return chain
     }
 
     /// Sets the voice's gain to what the channel's volumes and placement make it.

@@ -94,9 +94,9 @@ public func mixRegisterEffect(
     }
     let registration = RegisteredEffect(function: effect, done: done, argument: argument)
     if channel == STANDIN_MIX_CHANNEL_POST { return addPostEffect(registration) }
-    while true {
+    // A chain closed in between (the play ended) is replaced at once: the effect goes in the channel's new one.
+    for _ in 0..<16 {
         guard let chain = channelChain(channel, "Mix_RegisterEffect") else { return 0 }
-        // Closed in between: the play ended and the channel has a new chain, which the effect belongs to.
         guard chain.add(registration) else { continue }
         StandIn.shared.state.withLock { state in
             guard let i = state.channels.index(channel), state.channels.slots[i].effects === chain else { return }
@@ -105,6 +105,8 @@ public func mixRegisterEffect(
         }
         return 1
     }
+    report("Mix_RegisterEffect: channel \(channel)'s plays kept ending while the effect was being added")
+    return 0
 }
 
 /// The channel's current chain, or nil (with the reason) for a channel that does not exist.
@@ -114,7 +116,7 @@ private func channelChain(_ channel: Int32, _ function: String) -> EffectChain? 
             report("\(function): invalid channel number \(channel)")
             return nil
         }
-        return state.channels.slots[i].effects
+        return state.channels.chain(i)
     }
 }
 
@@ -143,18 +145,18 @@ public func mixUnregisterEffect(_ channel: Int32, _ effect: Mix_EffectFunc_t?) -
 @_cdecl("Mix_UnregisterAllEffects")
 public func mixUnregisterAllEffects(_ channel: Int32) -> Int32 {
     if channel == STANDIN_MIX_CHANNEL_POST { return removeAllPostEffects() }
-    let chain = StandIn.shared.state.withLock { state -> EffectChain? in
+    let found = StandIn.shared.state.withLock { state -> (chain: EffectChain?, exists: Bool) in
         guard let i = state.channels.index(channel) else {
             report("Mix_UnregisterAllEffects: invalid channel number \(channel)")
-            return nil
+            return (nil, false)
         }
         state.channels.slots[i].placement = ChannelPlacement()
         state.channels.slots[i].voice?.setPlacement(ChannelPlacement().placement)
         state.channels.applyGain(i)
         state.channels.slots[i].effectCount = 0
-        return state.channels.slots[i].effects
+        return (state.channels.slots[i].effects, true)
     }
-    guard let chain else { return 0 }
-    callDone(chain.removeAll(), channel: channel)
+    guard found.exists else { return 0 }
+    callDone(found.chain?.removeAll() ?? [], channel: channel)
     return 1
 }

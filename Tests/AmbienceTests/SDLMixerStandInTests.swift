@@ -10,24 +10,26 @@ enum MixerStandIn {
     static var built: Bool { FileManager.default.fileExists(atPath: library) }
     static let missing = "libSDL2_mixer.so is not built: run `swift build --build-tests` first"
 
-    /// A scratch folder with the soname link and `Tests/SDLMixer/standin_test.c` built in it.
-    static func prepare() throws -> String {
+    /// A scratch folder with the soname link and `Tests/SDLMixer/<program>.c` built in it.
+    static func prepare(_ program: String = "standin_test") throws -> String {
         let folder = try CAPI.scratch()
         try FileManager.default.createSymbolicLink(
             atPath: folder + "/libSDL2_mixer-2.0.so.0", withDestinationPath: library)
         let build = try CAPI.run(
             CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
-                "Tests/SDLMixer/standin_test.c", "-I/usr/include/SDL2", "-D_REENTRANT", "-L\(folder)",
-                "-l:libSDL2_mixer-2.0.so.0", "-lSDL2", "-lm", "-pthread", "-o", folder + "/standin_test"
+                "Tests/SDLMixer/\(program).c", "-I/usr/include/SDL2", "-D_REENTRANT", "-L\(folder)",
+                "-l:libSDL2_mixer-2.0.so.0", "-lSDL2", "-lm", "-pthread", "-o", folder + "/" + program
             ])
-        try #require(build.status == 0, "cc standin_test.c: \(build.stderr)")
+        try #require(build.status == 0, "cc \(program).c: \(build.stderr)")
         return folder
     }
 
     /// Runs the test program from `folder` with the stand-in first on the library path.
-    static func run(_ folder: String, _ arguments: [String], environment: [String: String]) throws -> CAPI.Run {
+    static func run(
+        _ folder: String, _ arguments: [String], environment: [String: String], program: String = "standin_test"
+    ) throws -> CAPI.Run {
         try CAPI.run(
-            [folder + "/standin_test"] + arguments,
+            [folder + "/" + program] + arguments,
             environment: ["LD_LIBRARY_PATH": folder].merging(environment) { $1 }, timeout: 240)
     }
 }
