@@ -53,6 +53,20 @@ struct ChannelSlot {
     var voice: Voice?
     /// The sound the play uses, for the replays a finite loop count asks for.
     var sound: Sound?
+    /// The play's stream, when it plays through a stream voice (effects, finite loops: ChannelStreams.swift).
+    var stream: ChannelStream?
+    /// The chunk's samples when the play started (the copy its sound was made from), and whether the sound swapped
+    /// left and right: a play that moves to a stream goes on from these.
+    var samples: [UInt8] = []
+    var reversedSamples = false
+    /// The play loops until stopped (loops -1).
+    var forever = false
+    /// The channel's effects (Mix_RegisterEffect), made on first use (`ChannelTable.chain`) so that slots copied
+    /// from one another never share one; a new chain after a play ends. Its lock is never taken under the
+    /// stand-in's (Effects.swift).
+    var effects: EffectChain?
+    /// How many effects the chain holds, as counted under the stand-in's lock: a play starts as a stream when any.
+    var effectCount = 0
     /// The chunk last played here (Mix_GetChunk), and its address.
     var chunk: ChunkPointer?
     var volume = Int(STANDIN_MIX_MAX_VOLUME)
@@ -78,6 +92,8 @@ struct ChannelSlot {
 struct ChannelTable {
     var slots: [ChannelSlot] = []
     var reserved = 0
+    /// Effect chains of plays that ended, for their done callbacks (`deliverFinished`, with no lock held).
+    var closedChains: [(channel: Int32, chain: EffectChain)] = []
 
     /// The most channels `Mix_AllocateChannels` gives: past this it fails, as SDL_mixer does when memory runs out.
     static let maximumCount = 65_536
@@ -106,15 +122,43 @@ struct ChannelTable {
     /// the finished callback. Its placement ends with it, as SDL_mixer's effects do.
     mutating func end(_ i: Int) -> Bool {
         guard let voice = slots[i].voice else { return false }
-        voice.stop()
+        if let stream = slots[i].stream {
+            // Not `stop()`, which waits for a callback under way: an effect may be calling the library, which waits
+            // for the lock held here. Silenced now, released within a tick; the halt keeps effects from running.
+            stream.halt()
+            voice.setGain(0)
+            voice.stop(fade: 0.001)
+        } else {
+            voice.stop()
+        }
+        // SDL_mixer drops a channel's effects when its play ends (done callbacks: `deliverFinished`).
+        if slots[i].stream != nil || slots[i].effectCount > 0 { closeEffects(i) }
         slots[i].voice = nil
         slots[i].sound = nil
+        slots[i].stream = nil
+        slots[i].samples = []
+        slots[i].forever = false
         slots[i].paused = false
         slots[i].expiresAt = nil
         slots[i].loopsLeft = 0
         slots[i].fade = .none
         slots[i].placement = ChannelPlacement()
         return true
+    }
+
+    /// Gives channel `i` a new, empty chain and keeps the old one for its done callbacks.
+    mutating func closeEffects(_ i: Int) {
+        if let chain = slots[i].effects { closedChains.append((Int32(i), chain)) }
+        slots[i].effects = nil
+        slots[i].effectCount = 0
+    }
+
+    /// Channel `i`'s effect chain, made if it has none.
+    mutating func chain(_ i: Int) -> EffectChain {
+        if let chain = slots[i].effects { return chain }
+        let chain = EffectChain()
+        slots[i].effects = chain
+        return chain
     }
 
     /// Sets the voice's gain to what the channel's volumes and placement make it.

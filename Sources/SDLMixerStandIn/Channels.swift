@@ -4,11 +4,23 @@ import CSDLMixerABI
 // Channels: playing chunks, halting, pausing, volumes. Each channel holds at most one engine voice; the engine's
 // `sfx` bus carries them all (its gain is Mix_MasterVolume).
 
-/// Calls Mix_ChannelFinished's callback for each channel, in order, with no lock of the stand-in's held: the
-/// callback may call any Mix_ function, Mix_PlayChannel included.
+/// Calls Mix_ChannelFinished's callback for each channel, in order, then the done callbacks of the effects the ended
+/// plays had (and of any other chain closed since), with no lock of the stand-in's held: the callbacks may call any
+/// Mix_ function, Mix_PlayChannel included. A closed chain runs no effect once `close` has returned.
 func deliverFinished(_ channels: [Int32]) {
-    guard !channels.isEmpty, let callback = StandIn.shared.state.withLock({ $0.channelFinished }) else { return }
-    for channel in channels { callback(channel) }
+    let (callback, closed) = StandIn.shared.state.withLock { state in
+        defer { state.channels.closedChains.removeAll() }
+        return (state.channelFinished, state.channels.closedChains)
+    }
+    var chains = closed
+    for channel in channels {
+        callback?(channel)
+        for (k, ended) in chains.enumerated().reversed() where ended.channel == channel {
+            callDone(ended.chain.close(), channel: channel)
+            chains.remove(at: k)
+        }
+    }
+    for ended in chains { callDone(ended.chain.close(), channel: ended.channel) }
 }
 
 /// Starts `chunk` on `channel` (-1: the first free unreserved channel). `loops` -1 (or any negative) plays forever,
@@ -43,21 +55,42 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
         case .success(let made): sound = made
         case .failure(let problem): return refuse(problem.description)
         }
+        state.channels.slots[i].chunk = pointer
+        state.channels.slots[i].chunkVolume = Int(record.chunk.pointee.volume)
+        let fadeIn = fadeMs > 0 ? Double(fadeMs) / 1000 : 0
+        var voice = Voice.none
+        // Effects, and a finite loop count (gapless), take a stream voice; with none left, a finite loop count
+        // falls back to replays by the update thread (a gap of up to 10 ms).
+        var streamed = false
+        if let made = record.made, loops > 0 || state.channels.slots[i].effectCount > 0 {
+            switch state.channels.startStream(
+                i, device: device, samples: made.bytes, reversed: made.reversed, start: 0, loops: Int(loops),
+                fadeIn: fadeIn)
+            {
+            case .success(let started):
+                voice = started
+                streamed = true
+            case .failure(let problem):
+                if state.channels.slots[i].effectCount > 0 { return refuse(problem.description) }
+            }
+        }
         var slot = state.channels.slots[i]
-        slot.chunk = pointer
-        slot.chunkVolume = Int(record.chunk.pointee.volume)
-        let options = PlayOptions(
-            gain: slot.gain, loop: loops < 0, placement: slot.placement.placement,
-            fadeIn: fadeMs > 0 ? Double(fadeMs) / 1000 : 0)
-        let voice = device.engine.play(sound, options)
-        guard voice != .none else { return refuse("the engine could not start a voice") }
+        if !streamed {
+            let options = PlayOptions(
+                gain: slot.gain, loop: loops < 0, placement: slot.placement.placement, fadeIn: fadeIn)
+            voice = device.engine.play(sound, options)
+            guard voice != .none else { return refuse("the engine could not start a voice") }
+        }
+        slot.samples = record.made?.bytes ?? []
+        slot.reversedSamples = record.made?.reversed ?? false
+        slot.forever = loops < 0
         let now = monotonicNanoseconds()
         slot.voice = voice
         slot.sound = sound
         slot.paused = false
         slot.startedAt = now
         slot.expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
-        slot.loopsLeft = loops > 0 ? Int(loops) : 0
+        slot.loopsLeft = loops > 0 && !streamed ? Int(loops) : 0
         slot.fade = fadeMs > 0 ? .fadingIn(until: now + Int(fadeMs) * 1_000_000) : .none
         state.channels.slots[i] = slot
         return Int32(i)

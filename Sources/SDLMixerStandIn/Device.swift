@@ -158,6 +158,8 @@ public func mixOpenAudioDevice(
         try? engine.sfx.setGain(gain(state.masterVolume))
         try? engine.musicPlayer.setVolume(gain(state.music.volume))
     }
+    installPostProcessing()
+    startMusicHook()
     return 0
 }
 
@@ -175,8 +177,14 @@ public func mixCloseAudio() {
         }
         let finished = state.channels.slots.indices.filter { state.channels.end($0) }.map(Int32.init)
         let musicEnded = state.haltMusic()
+        // Every channel's effects go with the device, idle channels' too (done callbacks in deliverFinished).
+        for i in state.channels.slots.indices where state.channels.slots[i].effectCount > 0 {
+            state.channels.closeEffects(i)
+        }
         state.device = nil
-        state.channels = ChannelTable()
+        var emptied = ChannelTable()
+        emptied.closedChains = state.channels.closedChains
+        state.channels = emptied
         for record in state.chunks.records { record.made = nil }  // the engine's sounds go with it
         return (device, finished, musicEnded)
     }
@@ -184,6 +192,8 @@ public func mixCloseAudio() {
     device.updates.stop()
     deliverFinished(finished)
     if musicEnded { deliverMusicFinished() }
+    stopMusicHook()
+    closePostProcessing(device.engine)
     device.engine.shutdown()
 }
 

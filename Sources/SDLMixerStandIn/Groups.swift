@@ -17,6 +17,10 @@ public func mixAllocateChannels(_ count: Int32) -> Int32 {
         let wanted = Int(count)
         if wanted < state.channels.count {
             for i in wanted..<state.channels.count where state.channels.end(i) { finished.append(Int32(i)) }
+            // A dropped channel's effects go with it (their done callbacks run below, with the finished ones).
+            for i in wanted..<state.channels.count where state.channels.slots[i].effectCount > 0 {
+                state.channels.closeEffects(i)
+            }
             state.channels.slots.removeSubrange(wanted...)
         } else {
             state.channels.slots += Array(repeating: ChannelSlot(), count: wanted - state.channels.count)

@@ -253,3 +253,5 @@ extension MixerState {
         return false
     }
 }
+
+// Mix_HookMusic and Mix_GetMusicHookData: MusicHook.swift.

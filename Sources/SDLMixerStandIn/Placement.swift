@@ -4,14 +4,14 @@ import CSDLMixerABI
 // SDL_mixer's positional effects, mapped onto the engine's placement of a voice (`ChannelPlacement`): panning and
 // reversed stereo are a pan, an angle is a point around the listener (behind it too), a distance is a gain. Set on
 // a channel, they last until the channel's play ends, as SDL_mixer's effects do; set on a channel with no play,
-// they apply to the next one. Each returns 1, or 0 with the reason. MIX_CHANNEL_POST (the whole mix) is refused
-// for now: the engine's post-mix stage is another change's.
+// they apply to the next one. Each returns 1, or 0 with the reason. MIX_CHANNEL_POST (the whole mix) is refused:
+// the final mix can be changed (PostProcessing.swift), but these are not written as post effects yet.
 
 /// Changes a channel's placement and moves its voice at once.
 private func place(_ function: String, _ channel: Int32, _ change: (inout ChannelPlacement) -> Void) -> Int32 {
     StandIn.shared.state.withLock { state in
         if channel == STANDIN_MIX_CHANNEL_POST {
-            report("\(function) on MIX_CHANNEL_POST: " + notYetSupported("an effect on the whole mix"))
+            report("\(function) on MIX_CHANNEL_POST: " + notYetSupported("placement of the whole mix"))
             return 0
         }
         guard let i = state.channels.index(channel) else {

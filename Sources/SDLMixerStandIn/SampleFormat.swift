@@ -21,7 +21,23 @@ enum SampleFormat: UInt16, CaseIterable {
     /// The samples in `bytes` as floats in -1...1 (a trailing partial sample is left out).
     func floats(_ bytes: UnsafeRawBufferPointer) -> [Float] {
         let count = bytes.count / width
-        var out = [Float](repeating: 0, count: count)
+        return [Float](unsafeUninitializedCapacity: count) { out, made in
+            decode(bytes, into: out.baseAddress!, count: count)
+            made = count
+        }
+    }
+
+    /// Floats (clamped to -1...1) as bytes of this format.
+    func bytes(_ samples: [Float]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: samples.count * width)
+        samples.withUnsafeBufferPointer { floats in
+            out.withUnsafeMutableBytes { encode(floats.baseAddress!, count: floats.count, into: $0.baseAddress!) }
+        }
+        return out
+    }
+
+    /// Decodes `count` samples from `bytes` into `out`, allocating nothing (for the audio and stream threads).
+    func decode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<Float>, count: Int) {
         for i in 0..<count {
             let at = i * width
             switch self {
@@ -36,27 +52,32 @@ enum SampleFormat: UInt16, CaseIterable {
                 out[i] = value.isFinite ? min(max(value, -1), 1) : 0
             }
         }
-        return out
     }
 
-    /// Floats (clamped to -1...1) as bytes of this format.
-    func bytes(_ samples: [Float]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: samples.count * width)
-        for (i, sample) in samples.enumerated() {
+    /// Encodes `count` floats (clamped to -1...1) into `out` (`count × width` bytes), allocating nothing.
+    func encode(_ samples: UnsafePointer<Float>, count: Int, into out: UnsafeMutableRawPointer) {
+        let bytes = UnsafeMutableRawBufferPointer(start: out, count: count * width)
+        for i in 0..<count {
+            let sample = samples[i]
             let value = sample.isFinite ? min(max(sample, -1), 1) : 0
             let at = i * width
             switch self {
-            case .u8: out[at] = UInt8(clamping: Int((value * 128).rounded()) + 128)
-            case .s8: out[at] = UInt8(bitPattern: Int8(clamping: Int((value * 128).rounded())))
-            case .u16LSB, .u16MSB: put16(&out, at, UInt16(clamping: Int((value * 32_768).rounded()) + 32_768))
+            case .u8: bytes[at] = UInt8(clamping: Int((value * 128).rounded()) + 128)
+            case .s8: bytes[at] = UInt8(bitPattern: Int8(clamping: Int((value * 128).rounded())))
+            case .u16LSB, .u16MSB: put16(bytes, at, UInt16(clamping: Int((value * 32_768).rounded()) + 32_768))
             case .s16LSB, .s16MSB:
-                put16(&out, at, UInt16(bitPattern: Int16(clamping: Int((value * 32_768).rounded()))))
+                put16(bytes, at, UInt16(bitPattern: Int16(clamping: Int((value * 32_768).rounded()))))
             case .s32LSB, .s32MSB:
-                put32(&out, at, UInt32(bitPattern: Int32(clamping: Int64((Double(value) * 2_147_483_648).rounded()))))
-            case .f32LSB, .f32MSB: put32(&out, at, value.bitPattern)
+                put32(bytes, at, UInt32(bitPattern: Int32(clamping: Int64((Double(value) * 2_147_483_648).rounded()))))
+            case .f32LSB, .f32MSB: put32(bytes, at, value.bitPattern)
             }
         }
-        return out
+    }
+
+    /// Fills `frames × channels` samples at `out` with this format's silence (0 encoded: 0x80 for U8).
+    func silence(_ out: UnsafeMutableRawPointer, count: Int) {
+        var zero: Float = 0
+        for i in 0..<count { encode(&zero, count: 1, into: out + i * width) }
     }
 
     private func word16(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UInt16 {
@@ -69,13 +90,13 @@ enum SampleFormat: UInt16, CaseIterable {
         return bigEndian ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
     }
 
-    private func put16(_ out: inout [UInt8], _ at: Int, _ value: UInt16) {
+    private func put16(_ out: UnsafeMutableRawBufferPointer, _ at: Int, _ value: UInt16) {
         let hi = UInt8(value >> 8), lo = UInt8(value & 0xFF)
         out[at] = bigEndian ? hi : lo
         out[at + 1] = bigEndian ? lo : hi
     }
 
-    private func put32(_ out: inout [UInt8], _ at: Int, _ value: UInt32) {
+    private func put32(_ out: UnsafeMutableRawBufferPointer, _ at: Int, _ value: UInt32) {
         for k in 0..<4 {
             let byte = UInt8((value >> (8 * UInt32(k))) & 0xFF)
             out[at + (bigEndian ? 3 - k : k)] = byte

@@ -2,12 +2,11 @@ import Ambience
 import CSDLMixerABI
 
 // The stand-in's update thread ("sdl-mixer-update"): SDL_mixer programs have no game loop that calls the engine's
-// `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: replays
-// finite loops, halts timed plays, and reports ended plays to Mix_ChannelFinished's callback, on this thread, with
-// no lock of the stand-in's held. The same goes for the music (its end, its fade-out, Mix_HookMusicFinished), and the
-// session rule for music: in the ambient category, while the session's secondaryAudioShouldBeSilencedHint says the
-// user's own music plays, the music bus is muted (the player goes on, so Mix_PlayingMusic says 1 and the position
-// moves); effects on the sfx bus play on. In solo-ambient and playback the music plays.
+// `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: applies
+// the session's rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that could
+// not have a stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
+// callbacks), on this thread, with no lock of the stand-in's held. The same goes for the music (its end, its
+// fade-out, Mix_HookMusicFinished).
 
 /// How often the thread runs.
 let updatePeriod = 0.010
@@ -23,8 +22,7 @@ func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation
             let now = monotonicNanoseconds()
             return (state.channels.advance(engine: engine, now: now), state.advanceMusic(engine: engine, now: now))
         }
-        let quiet = engine.session.category == .ambient && engine.session.secondaryAudioShouldBeSilencedHint
-        if engine.music.isMuted != quiet { engine.music.isMuted = quiet }
+        applyMusicRule(engine)
         deliverFinished(finished)
         if musicEnded { deliverMusicFinished() }
         control.wait(seconds: updatePeriod)
@@ -45,7 +43,8 @@ extension ChannelTable {
             if case .fadingIn(let until) = slots[i].fade, until <= now { slots[i].fade = .none }
             guard !voice.isAlive else { continue }
             if slots[i].loopsLeft > 0, let sound = slots[i].sound {
-                // A replay starts within one period of the end: finite loops have a gap of up to 10 ms.
+                // Only when no stream voice was left for the play (finite loops are streamed, gapless): a replay
+                // starts within one period of the end, a gap of up to 10 ms.
                 let again = engine.play(
                     sound, PlayOptions(gain: slots[i].gain, placement: slots[i].placement.placement))
                 if again != .none {

@@ -330,7 +330,8 @@ int main(int argc, char **argv) {
     Mix_FreeChunk(custom); /* halts its channel */
     CHECK(Mix_Playing(0) == 0);
 
-    /* No music loaded, effects not offered yet: refused the documented way (music: standin_music_test.c). */
+    /* No music loaded: refused the documented way (music: standin_music_test.c); a NULL effect is refused too
+     * (effects: standin_effects_test.c). */
     CHECK(Mix_LoadMUS("/nonexistent.ogg") == NULL && Mix_PlayMusic(NULL, 0) == -1 && Mix_SetMusicCMD("mpg123") == -1);
     CHECK(Mix_GetMusicType(NULL) == MUS_NONE && strcmp(Mix_GetMusicTitle(NULL), "") == 0);
     CHECK(Mix_RegisterEffect(0, NULL, NULL, NULL) == 0 && Mix_PlayingMusic() == 0 && Mix_HaltMusic() == 0);

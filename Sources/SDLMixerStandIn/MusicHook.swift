@@ -1,0 +1,138 @@
+import Ambience
+import CSDLMixerABI
+import Synchronization
+
+// Mix_HookMusic: music whose samples come from the program's function, as an engine stream voice on the music bus
+// (so the session's rule for the program's music, MusicRule.swift, silences it as it does Mix_PlayMusic's). The
+// function fills `len` bytes in the opened format (Mix_QuerySpec's), given silence, one engine block at a time, on
+// the engine's stream thread; they are converted to floats for the engine.
+//
+// Latency: what the function writes is heard two engine blocks after the block during which it was called (the
+// stream's queue of three blocks): 2 × chunksize frames, 23 ms at 44.1 kHz with 512-frame chunks, plus up to half a
+// block for the stream thread's wake-up.
+//
+// As in SDL_mixer, Mix_VolumeMusic does not reach the hook (it writes the final samples itself), and the hook stays
+// set across Mix_CloseAudio: it plays again on the next opening.
+
+/// The hook, its argument and the stream voice playing it, under `musicHook`'s lock. The voice is stopped (which
+/// waits out a call of the function under way) with no lock held: the function may call the library.
+struct MusicHook {
+    var function: standin_mix_func?
+    /// The argument's address (a plain number, so the state stays Sendable).
+    var argument: UInt = 0
+    var voice: Voice?
+    /// Counts changes, so a voice started for a hook since replaced is stopped, not kept.
+    var generation = 0
+}
+
+let musicHook = Lock<MusicHook>(MusicHook())
+/// The hook's argument, read without a lock (Mix_GetMusicHookData may be called from inside the hook).
+private let hookArgument = Atomic<UInt>(0)
+
+/// The program's function as an engine stream: silence in, the function, the bytes converted to floats.
+final class HookBridge: @unchecked Sendable {
+    private let function: standin_mix_func
+    private let argument: UnsafeMutableRawPointer?
+    private let format: SampleFormat
+    private let channels: Int
+    let streamChannels: Int
+    private let capacity: Int
+    private let bytes: UnsafeMutableRawPointer
+    private let floats: UnsafeMutablePointer<Float>
+
+    init(_ function: @escaping standin_mix_func, _ argument: UnsafeMutableRawPointer?, spec: OutputSpec, capacity: Int)
+    {
+        self.function = function
+        self.argument = argument
+        format = spec.format
+        channels = spec.channels
+        streamChannels = min(spec.channels, 2)
+        self.capacity = max(capacity, 16)
+        bytes = .allocate(byteCount: self.capacity * spec.channels * spec.format.width, alignment: 16)
+        floats = .allocate(capacity: self.capacity * spec.channels)
+    }
+
+    deinit {
+        bytes.deallocate()
+        floats.deallocate()
+    }
+
+    /// Fills `out` (frames × `streamChannels`) from the program's function; the stream never ends by itself.
+    func render(_ out: UnsafeMutableBufferPointer<Float>) -> Int {
+        guard let base = out.baseAddress else { return 0 }
+        let frames = out.count / streamChannels
+        var done = 0
+        while done < frames {
+            let piece = min(frames - done, capacity)
+            let samples = piece * channels
+            format.silence(bytes, count: samples)
+            function(argument, bytes.assumingMemoryBound(to: UInt8.self), Int32(samples * format.width))
+            format.decode(
+                UnsafeRawBufferPointer(start: bytes, count: samples * format.width), into: floats, count: samples)
+            mapFrames(floats, channels, into: base + done * streamChannels, streamChannels, frames: piece)
+            done += piece
+        }
+        return frames
+    }
+}
+
+/// Starts the hook's stream on the open device, if a hook is set and none plays. With no stream voice left the
+/// reason is in Mix_GetError.
+func startMusicHook() {
+    let (hook, generation) = musicHook.withLock { ($0, $0.generation) }
+    guard let function = hook.function, hook.voice == nil,
+        let device = StandIn.shared.state.withLock({ $0.device })
+    else { return }
+    let bridge = HookBridge(
+        function, UnsafeMutableRawPointer(bitPattern: hook.argument), spec: device.spec,
+        capacity: device.engine.configuration.blockFrames)
+    let voice: Voice
+    do {
+        voice = try device.engine.playStream(
+            sampleRate: device.spec.frequency, channels: bridge.streamChannels, PlayOptions(bus: device.engine.music)
+        ) { bridge.render($0) }
+    } catch {
+        report("Mix_HookMusic: \(error.description)")
+        return
+    }
+    let kept = musicHook.withLock { now -> Bool in
+        guard now.generation == generation, now.voice == nil else { return false }
+        now.voice = voice
+        return true
+    }
+    if !kept { voice.stop() }
+}
+
+/// Stops the hook's stream (the hook stays set); returns once the function is not running.
+func stopMusicHook() {
+    let voice = musicHook.withLock { hook in
+        defer { hook.voice = nil }
+        return hook.voice
+    }
+    voice?.stop()
+}
+
+/// Mix_HookMusic: plays the program's function as the music (NULL stops it). When it returns, the function it
+/// replaced is not running and will not be called again. Set with the device closed, it plays from the next opening.
+@_cdecl("Mix_HookMusic")
+public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutableRawPointer?) {
+    let address = function == nil ? 0 : UInt(bitPattern: argument)
+    let old = musicHook.withLock { hook -> Voice? in
+        defer {
+            hook.function = function
+            hook.argument = address
+            hook.voice = nil
+            hook.generation += 1
+        }
+        return hook.voice
+    }
+    hookArgument.store(address, ordering: .sequentiallyConsistent)
+    old?.stop()
+    startMusicHook()
+}
+
+/// Mix_GetMusicHookData: the argument Mix_HookMusic was given with the current hook; NULL when none is set.
+@_cdecl("Mix_GetMusicHookData")
+public func mixGetMusicHookData() -> UnsafeMutableRawPointer? {
+    UnsafeMutableRawPointer(bitPattern: hookArgument.load(ordering: .sequentiallyConsistent))
+}
