@@ -253,5 +253,3 @@ extension MixerState {
         return false
     }
 }
-
-// Mix_HookMusic and Mix_GetMusicHookData: MusicHook.swift.

@@ -134,8 +134,6 @@ struct MusicState {
     var volume = Int(STANDIN_MIX_MAX_VOLUME)
     /// Mix_HookMusicFinished's callback.
     var finished: standin_music_finished?
-    /// Mix_HookMusic's argument (Mix_GetMusicHookData).
-    var hookArgument: Unchecked<UnsafeMutableRawPointer?> = Unchecked(value: nil)
     /// Mix_SetSoundFonts' list (nil: none set), and the C string Mix_GetSoundFonts last handed out.
     var soundFonts: String?
     var soundFontsText: Unchecked<UnsafeMutablePointer<CChar>?> = Unchecked(value: nil)

@@ -126,23 +126,7 @@ public func mixSetMusicCMD(_ command: UnsafePointer<CChar>?) -> Int32 {
     refuse("Mix_SetMusicCMD is not supported: music plays through the engine, never an outside command")
 }
 
-/// Mix_HookMusic: refused for now (needs the engine's sound fed by a callback); NULL (unhooking) is accepted and
-/// keeps its argument, which Mix_GetMusicHookData returns.
-@_cdecl("Mix_HookMusic")
-public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutableRawPointer?) {
-    if function != nil {
-        report(notYetSupported("Mix_HookMusic"))
-        return
-    }
-    let kept = Unchecked(value: argument)
-    StandIn.shared.state.withLock { $0.music.hookArgument = kept }
-}
-
-/// Mix_GetMusicHookData: the argument of the last Mix_HookMusic that was accepted (NULL before any).
-@_cdecl("Mix_GetMusicHookData")
-public func mixGetMusicHookData() -> UnsafeMutableRawPointer? {
-    StandIn.shared.state.withLock { $0.music.hookArgument }.value
-}
+// Mix_HookMusic and Mix_GetMusicHookData: MusicHook.swift.
 
 /// Mix_HookMusicFinished: the callback run when the music ends by itself or fades out (on the stand-in's update
 /// thread, within about 10 ms) or is halted (Mix_HaltMusic, Mix_CloseAudio: on the calling thread, before the call
