@@ -361,7 +361,7 @@ int main(int argc, char **argv) {
     position = Mix_GetMusicPosition(NULL);
     CHECK(position >= 5.0 && position < 6.0 && Mix_GetMusicType(NULL) == MUS_MOD);
     CHECK(Mix_PlayMusic(midi, 0) == 0);
-    CHECK(wait_position(0.05, 2000) && Mix_PlayingMusic() == 1 && Mix_GetMusicType(NULL) == MUS_MID);
+    CHECK(wait_position(0.05, 20000) && Mix_PlayingMusic() == 1 && Mix_GetMusicType(NULL) == MUS_MID);
 
     /* Freeing the music playing halts it, without the hook; freed music is refused afterwards. */
     int ends = SDL_AtomicGet(&music_ends);

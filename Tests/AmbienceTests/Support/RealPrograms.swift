@@ -45,7 +45,7 @@ struct RealProgram: Sendable, CustomTestStringConvertible {
     var arguments: [String]
     /// Under Xvfb (`xvfb-run`); else SDL's dummy video driver.
     var needsDisplay = true
-    /// How long it runs before `timeout` ends it (status 124, the expected end).
+    /// How long it is heard for: the harness ends it once the recording holds this much past its first sound.
     var seconds: Double
 
     var testDescription: String { name }
@@ -56,17 +56,19 @@ struct RealProgram: Sendable, CustomTestStringConvertible {
         arguments: [
             "/usr/games/chocolate-doom", "-iwad", "/usr/share/games/doom/freedoom1.wad", "-playdemo", "demo1",
             "-nograbmouse"
-        ], seconds: 6)
+        ], seconds: 4)
     /// toppler's title screen, which plays its music.
-    static let toppler = RealProgram(name: "toppler", arguments: ["/usr/games/toppler"], seconds: 5)
+    static let toppler = RealProgram(name: "toppler", arguments: ["/usr/games/toppler"], seconds: 4)
 
     static let games = [chocolateDoom, toppler]
 }
 
 /// What a run of a real program showed.
 struct RealProgramRun {
-    /// Its exit status (124: ended by `timeout`, as planned); 128 + N for signal N.
+    /// Its exit status; 128 + N for signal N.
     var status: Int32
+    /// Whether the harness ended it, as planned, once it had played `seconds` past its first sound.
+    var endedAsPlanned: Bool
     var seconds: Double
     /// What the server's sink played meanwhile.
     var recording: Recording
@@ -86,6 +88,15 @@ struct Recording {
     var silentShare: Double
 
     var seconds: Double { Double(frames) / Double(Self.rate) }
+
+    /// Where the first frame above -60 dBFS starts in parec's bytes (a whole frame), or nil for silence.
+    static func firstSoundByte(in raw: Data) -> Int? {
+        raw.withUnsafeBytes { bytes -> Int? in
+            let samples = bytes.bindMemory(to: Int16.self)
+            guard let index = samples.firstIndex(where: { abs(Int($0)) > 33 }) else { return nil }
+            return index / 2 * 4
+        }
+    }
 
     init(raw: Data) {
         let samples = raw.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
@@ -118,10 +129,13 @@ struct Recording {
 
 /// Runs real programs headless on a sound server of their own and records what they play.
 enum RealPrograms {
-    /// Runs `arguments` on `mixer`: under `ambience run` for the stand-in cases, under Xvfb when `display`, ended by
-    /// `timeout` after `seconds`; from a fresh temporary home, on a PulseAudio of the run's own (so that runs in
-    /// parallel hear only themselves) whose default sink's monitor parec records meanwhile. The program's processes'
-    /// memory maps are read every 100 ms for the SDL_mixer they loaded.
+    /// Runs `arguments` on `mixer`: under `ambience run` for the stand-in cases, under Xvfb when `display`; from a
+    /// fresh temporary home, on a PulseAudio of the run's own (so that runs in parallel hear only themselves) whose
+    /// default sink's monitor parec records meanwhile, and with no session bus unless `extra` names one (another
+    /// test's player on a shared bus would be "the user's music", and the ambient rule would quiet the program). The
+    /// program is ended once the recording holds `seconds` past its first sound, which on a loaded machine can come
+    /// late (a game loading its data), or after `seconds` plus `waitBound` at most; the recording is measured from
+    /// that first sound. The program's processes' memory maps are read every 100 ms for the SDL_mixer they loaded.
     static func run(
         _ arguments: [String], on mixer: MixerUnderTest, seconds: Double, display: Bool,
         environment extra: [String: String] = [:], directory: String? = nil
@@ -135,6 +149,8 @@ enum RealPrograms {
         environment["TMPDIR"] = try fixtures.folder("tmp")
         environment["AMBIENCE_SDL_MIXER"] = ""
         environment["SDL_AUDIODRIVER"] = extra["SDL_AUDIODRIVER"] ?? "pulseaudio"
+        environment["DBUS_SESSION_BUS_ADDRESS"] =
+            extra["DBUS_SESSION_BUS_ADDRESS"] ?? "unix:path=" + fixtures.path("no-session-bus")
         var command: [String] = []
         switch mixer {
         case .debian: break
@@ -146,7 +162,7 @@ enum RealPrograms {
         case .standIn: command = [ToolRunner.executable, "run", "--"]
         }
         if display { command += ["xvfb-run", "-a", "-n", "\(nextDisplay())"] }
-        command += ["timeout", "-k", "3", "\(seconds)"] + arguments
+        command += ["timeout", "-k", "3", "\(seconds + waitBound)"] + arguments
 
         let recordingPath = fixtures.path("recording.raw"), logPath = fixtures.path("output.log")
         let recorder = try ChildProcess(
@@ -163,8 +179,15 @@ enum RealPrograms {
         defer { program.terminate() }
         var mapped: Set<String> = []
         let launcher = URL(fileURLWithPath: ToolRunner.executable).resolvingSymlinksInPath().path
+        let wanted = Int(seconds * Double(Recording.rate)) * 4
+        var endedAsPlanned = false
         while program.isRunning && monotonicSeconds() - start < seconds + waitBound {
             mapped.formUnion(mixerLibraries(under: program.pid, leavingOut: launcher))
+            let raw = (try? Data(contentsOf: URL(fileURLWithPath: recordingPath))) ?? Data()
+            if let first = Recording.firstSoundByte(in: raw), raw.count - first >= wanted {
+                endedAsPlanned = true
+                break
+            }
             usleep(100_000)
         }
         program.terminate()
@@ -172,10 +195,13 @@ enum RealPrograms {
         recorder.signalGroup(SIGINT)
         recorder.waitForExit(within: 5)
         let raw = (try? Data(contentsOf: URL(fileURLWithPath: recordingPath))) ?? Data()
+        let first = Recording.firstSoundByte(in: raw) ?? 0
+        let heard = raw.subdata(in: first..<min(first + wanted, raw.count))
         let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return RealProgramRun(
             status: program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus,
-            seconds: elapsed, recording: Recording(raw: raw), mixerLibraries: mapped, output: output)
+            endedAsPlanned: endedAsPlanned, seconds: elapsed, recording: Recording(raw: heard), mixerLibraries: mapped,
+            output: output)
     }
 
     /// The library `mixer` must put in the program's memory, given the run's copy of Debian's.
