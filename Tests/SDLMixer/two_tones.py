@@ -4,6 +4,7 @@ is a whole number of periods long, so that its loops are seamless and a Goertzel
 
 import math
 import os
+import signal
 import struct
 import sys
 import time
@@ -25,6 +26,9 @@ def tone(hz, amplitude):
     return b"".join(frames)
 
 
+# SDL turns SIGTERM into an SDL_QUIT event when no handler is set, and this program reads no events: it ends by
+# its own handler instead (`timeout` ends it so).
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 pygame.mixer.pre_init(RATE, -16, 2, 512)
 pygame.mixer.init()
 music_path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "two_tones_music.wav")

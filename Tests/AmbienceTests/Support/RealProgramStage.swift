@@ -56,6 +56,14 @@ final class RealProgramStage {
         try MPV(playing: file, busAddress: bus?.address, sink: sink, soundServer: server.environment)
     }
 
+    /// `playerctl -p mpv COMMAND` on this stage's bus, as the user pausing or playing their music.
+    func mpvCommand(_ command: String) { _ = playerctl(["-p", "mpv", command], bus: bus?.address) }
+
+    /// Whether a process running python is among `root`'s descendants: the program has started.
+    static func pythonRuns(under root: pid_t) -> Bool {
+        RealPrograms.processes(under: root).contains { $0.executable.contains("python") }
+    }
+
     /// mpv's MPRIS PlaybackStatus on this stage's bus ("Playing", "Paused"), or nil when it cannot be read.
     func mpvStatus() -> String? { playerctl(["-p", "mpv", "status"], bus: bus?.address) }
 }
@@ -80,7 +88,8 @@ struct RecordedSamples {
     }
 
     /// The level of a sine at `hz` in a piece, in dBFS of its amplitude (-infinity for none): Goertzel filters over
-    /// 100 ms blocks of the mono mix, averaged, so that the bin is 10 Hz wide and a tone of any phase is caught.
+    /// Hann-windowed 100 ms blocks of the mono mix, averaged. The window keeps a loud tone 500 Hz away out of the bin
+    /// (below -100 dB, where a plain block lets -45 dB of it in).
     func toneDecibels(hz: Double, _ times: ClosedRange<Double>) -> Double {
         let stereo = Array(piece(times))
         let block = Recording.rate / 10
@@ -90,15 +99,17 @@ struct RecordedSamples {
         while start + block * 2 <= stereo.count {
             var previous = 0.0, beforePrevious = 0.0
             for frame in 0..<block {
-                let mono = (Double(stereo[start + frame * 2]) + Double(stereo[start + frame * 2 + 1])) / 2 / 32_768
+                let window = 0.5 - 0.5 * cos(2 * Double.pi * Double(frame) / Double(block - 1))
+                let mono =
+                    window * (Double(stereo[start + frame * 2]) + Double(stereo[start + frame * 2 + 1])) / 2 / 32_768
                 let next = mono + coefficient * previous - beforePrevious
                 beforePrevious = previous
                 previous = next
             }
             let magnitude =
                 previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-            // The amplitude of a sine at the bin's centre: 2 |X| / N.
-            power += magnitude * 4 / Double(block * block)
+            // The amplitude of a sine at the bin's centre: 2 |X| / (N × 0.5, the window's mean).
+            power += magnitude * 16 / Double(block * block)
             blocks += 1
             start += block * 2
         }
