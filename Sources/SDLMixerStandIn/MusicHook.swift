@@ -36,9 +36,10 @@ final class HookBridge: @unchecked Sendable {
     private let format: SampleFormat
     private let channels: Int
     let streamChannels: Int
-    private let capacity: Int
-    private let bytes: UnsafeMutableRawPointer
-    private let floats: UnsafeMutablePointer<Float>
+    private let scratch: FormatScratch
+    private var capacity: Int { scratch.capacity }
+    private var bytes: UnsafeMutableRawPointer { scratch.bytes }
+    private var floats: UnsafeMutablePointer<Float> { scratch.floats }
 
     init(_ function: @escaping standin_mix_func, _ argument: UnsafeMutableRawPointer?, spec: OutputSpec, capacity: Int)
     {
@@ -47,14 +48,7 @@ final class HookBridge: @unchecked Sendable {
         format = spec.format
         channels = spec.channels
         streamChannels = min(spec.channels, 2)
-        self.capacity = max(capacity, 16)
-        bytes = .allocate(byteCount: self.capacity * spec.channels * spec.format.width, alignment: 16)
-        floats = .allocate(capacity: self.capacity * spec.channels)
-    }
-
-    deinit {
-        bytes.deallocate()
-        floats.deallocate()
+        scratch = FormatScratch(frames: capacity, spec: spec)
     }
 
     /// Fills `out` (frames × `streamChannels`) from the program's function; the stream never ends by itself.

@@ -29,9 +29,10 @@ final class PostProcessor: @unchecked Sendable {
     private let argument: UnsafeMutableRawPointer?
     private let format: SampleFormat
     private let channels: Int
-    private let capacity: Int
-    private let bytes: UnsafeMutableRawPointer
-    private let floats: UnsafeMutablePointer<Float>
+    private let scratch: FormatScratch
+    private var capacity: Int { scratch.capacity }
+    private var bytes: UnsafeMutableRawPointer { scratch.bytes }
+    private var floats: UnsafeMutablePointer<Float> { scratch.floats }
 
     init(_ post: PostEffects, spec: OutputSpec, capacity: Int) {
         effects = post.effects
@@ -39,14 +40,7 @@ final class PostProcessor: @unchecked Sendable {
         argument = UnsafeMutableRawPointer(bitPattern: post.argument)
         format = spec.format
         channels = spec.channels
-        self.capacity = max(capacity, 16)
-        bytes = .allocate(byteCount: self.capacity * spec.channels * spec.format.width, alignment: 16)
-        floats = .allocate(capacity: self.capacity * spec.channels)
-    }
-
-    deinit {
-        bytes.deallocate()
-        floats.deallocate()
+        scratch = FormatScratch(frames: capacity, spec: spec)
     }
 
     /// The engine's observer: the block (stereo floats) through every effect and the function, in the opened format.

@@ -25,13 +25,7 @@ extension AudioEngine {
                 throw .invalidNumber(error)
             }
         }
-        guard !bytes.isEmpty else { throw .decoding(.empty(name)) }
-        let file: MemoryFile
-        do throws(Errno) {
-            file = try MemoryFile(bytes, name: name)
-        } catch {
-            throw .decoding(.unreadable(name, errno: error.code))
-        }
+        let file = try MemoryFile.holding(bytes, name: name)
         return try withExtendedLifetime(file) { () throws(EngineError) -> PCMBuffer in
             do throws(DecodingError) {
                 var decoder = try AudioFile.open(file.path, options: configuration.decodingOptions)
@@ -42,6 +36,19 @@ extension AudioEngine {
             } catch {
                 throw .decoding(error.naming(name))
             }
+        }
+    }
+}
+
+extension MemoryFile {
+    /// An in-memory file of `bytes` for the decoders, its failures as the engine's: empty bytes are
+    /// `DecodingError.empty`, and a file the system would not make is `.unreadable`.
+    package static func holding(_ bytes: [UInt8], name: String) throws(EngineError) -> MemoryFile {
+        guard !bytes.isEmpty else { throw .decoding(.empty(name)) }
+        do throws(Errno) {
+            return try MemoryFile(bytes, name: name)
+        } catch {
+            throw .decoding(.unreadable(name, errno: error.code))
         }
     }
 }

@@ -52,13 +52,7 @@ public final class MusicFile: Sendable {
     public convenience init(bytes: [UInt8], name: String, decoding: DecoderOptions = DecoderOptions())
         throws(EngineError)
     {
-        guard !bytes.isEmpty else { throw .decoding(.empty(name)) }
-        let file: MemoryFile
-        do throws(Errno) {
-            file = try MemoryFile(bytes, name: name)
-        } catch {
-            throw .decoding(.unreadable(name, errno: error.code))
-        }
+        let file = try MemoryFile.holding(bytes, name: name)
         try self.init(opening: file.path, name: name, memory: MemoryFileHolder(file), decoding: decoding)
     }
 
