@@ -30,8 +30,7 @@ public func mixUnregisterAllEffects(_ channel: Int32) -> Int32 {
             return 0
         }
         state.channels.slots[i].placement = ChannelPlacement()
-        state.channels.slots[i].voice?.setPlacement(ChannelPlacement().placement)
-        state.channels.applyGain(i)
+        if let device = state.device { state.channels.applyPlacement(i, device: device, chunks: &state.chunks) }
         return 1
     }
 }
