@@ -45,7 +45,7 @@ with tarfile.open(path) as archive:
         if len(parts) < 2 or not member.isfile():
             continue
         inner = parts[1]
-        if inner.startswith("test/") and inner.endswith(".py") and inner.count("/") == 1:
+        if inner.startswith("test/") and inner.endswith(".py"):
             target = "pygame/tests/" + inner[len("test/"):]
         elif inner.startswith("examples/data/") and inner.count("/") == 2:
             target = "pygame/" + inner

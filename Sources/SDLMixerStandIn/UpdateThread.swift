@@ -7,7 +7,7 @@ import Glibc
 // the session's rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that could
 // not have a stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
 // callbacks), on this thread, with no lock of the stand-in's held. The same goes for the music (its end, its
-// fade-out, Mix_HookMusicFinished).
+// fade-out, Mix_HookMusicFinished). It also answers the session after a route change for the program (RouteRule.swift).
 
 /// How often the thread runs.
 let updatePeriod = 0.010
@@ -15,10 +15,11 @@ let updatePeriod = 0.010
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
     StandIn.shared.state.withLock { $0.updateThread = pthread_self() }
+    var routeRule = RouteRule()
     while !control.isStopRequested {
-        // The engine's events are not needed: each channel's voice is looked at directly below, which also
-        // covers events a full queue would have lost.
-        _ = engine.update()
+        // Of the engine's events only route changes are needed (RouteRule.swift): each channel's voice is looked at
+        // directly below, which also covers events a full queue would have lost.
+        routeRule.observe(engine.update(), engine: engine)
         let (finished, musicEnded) = StandIn.shared.state.withLock { state -> ([Int32], Bool) in
             guard let device = state.device, device.generation == generation else { return ([], false) }
             let now = monotonicNanoseconds()

@@ -361,7 +361,7 @@ int main(int argc, char **argv) {
     position = Mix_GetMusicPosition(NULL);
     CHECK(position >= 5.0 && position < 6.0 && Mix_GetMusicType(NULL) == MUS_MOD);
     CHECK(Mix_PlayMusic(midi, 0) == 0);
-    CHECK(wait_position(0.05, 2000) && Mix_PlayingMusic() == 1 && Mix_GetMusicType(NULL) == MUS_MID);
+    CHECK(wait_position(0.05, 20000) && Mix_PlayingMusic() == 1 && Mix_GetMusicType(NULL) == MUS_MID);
 
     /* Freeing the music playing halts it, without the hook; freed music is refused afterwards. */
     int ends = SDL_AtomicGet(&music_ends);
@@ -374,11 +374,11 @@ int main(int argc, char **argv) {
     Mix_FreeMusic(from_file);
     Mix_FreeMusic(NULL);
 
-    /* Hook data, the outside command. */
+    /* Hook data (unhooking forgets the argument, as Debian's SDL_mixer 2.6.2 does), the outside command. */
     int anything = 0;
     CHECK(Mix_GetMusicHookData() == NULL);
     Mix_HookMusic(NULL, &anything);
-    CHECK(Mix_GetMusicHookData() == &anything && Mix_SetMusicCMD("mpg123") == -1);
+    CHECK(Mix_GetMusicHookData() == NULL && Mix_SetMusicCMD("mpg123") == -1);
 
     /* Closing halts the music, with the hook, before it returns. */
     CHECK(Mix_PlayMusic(ogg, -1) == 0);

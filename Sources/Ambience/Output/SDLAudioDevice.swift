@@ -158,10 +158,21 @@ private final class CallbackTarget: Sendable {
 
 /// SDL's audio subsystem is process-wide: one driver for every device.
 enum SDLAudio {
-    /// Open devices, their driver, whether the engine holds a reference of its own on SDL's audio subsystem, and
-    /// whether the program shut SDL's audio down under the engine's devices (SDL_Quit).
-    private static let state = Lock<(users: Int, driver: String?, holdsAudio: Bool, shutDownUnderUs: Bool)>(
-        (0, nil, false, false))
+    /// The engine's own reference on SDL's audio subsystem.
+    private enum Reference {
+        case none
+        /// The engine started SDL's audio: kept for the life of the process (stopping and starting SDL's PulseAudio
+        /// driver again is what crashed SDL 2.26 with no sink).
+        case sole
+        /// The program had started it: one more reference while the engine has devices open, given back after the
+        /// last, so the program's own quit ends SDL's audio as it expects (pygame checks `SDL_WasInit`).
+        case onTop
+    }
+
+    /// Open devices, their driver, the engine's reference on SDL's audio, and whether the program shut SDL's audio
+    /// down under the engine's devices (SDL_Quit).
+    private static let state = Lock<(users: Int, driver: String?, reference: Reference, shutDownUnderUs: Bool)>(
+        (0, nil, .none, false))
 
     static let callback: SDL_AudioCallback = { userdata, stream, length in
         guard let userdata, let stream, length > 0 else { return }
@@ -187,21 +198,21 @@ enum SDLAudio {
             // SDL 2.26 gives the hint to PipeWire only; its pulseaudio driver takes the role from PULSE_PROP.
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_STREAM_ROLE, "game")
             // The engine's own reference on SDL's audio, even when the program started it first: a program that
-            // quits its audio subsystem (SDL counts the references) then leaves the engine's devices open. A whole
+            // quits its audio subsystem (SDL counts the references) while the engine plays leaves its devices open. A whole
             // SDL_Quit ignores the count: the engine does not start SDL again behind the program's back (it renders
             // to nothing), until the program starts SDL's audio itself.
             let started = SDL_WasInit(Uint32(SDL_INIT_AUDIO)) != 0
             if !started && state.shutDownUnderUs {
                 return .failure(.sdl("the program shut SDL's audio down (SDL_Quit)"))
             }
-            if started && state.shutDownUnderUs { (state.holdsAudio, state.shutDownUnderUs) = (false, false) }
+            if started && state.shutDownUnderUs { (state.reference, state.shutDownUnderUs) = (.none, false) }
             if !started {
                 ProcessEnvironment.addPulseProperty("media.role", "game")
                 guard startAudioOffAFrozenBus() == 0 else { return .failure(.sdl(lastError())) }
-                state.holdsAudio = true
-            } else if !state.holdsAudio {
+                state.reference = .sole
+            } else if case .none = state.reference {
                 guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
-                state.holdsAudio = true
+                state.reference = .onTop
             }
             var want = SDL_AudioSpec()
             want.freq = Int32(sampleRate)
@@ -267,7 +278,12 @@ enum SDLAudio {
         state.withLock { state in
             if shutDownUnderUs { state.shutDownUnderUs = true }
             state.users -= 1
-            if state.users == 0 { state.driver = nil }
+            guard state.users == 0 else { return }
+            state.driver = nil
+            if case .onTop = state.reference, !shutDownUnderUs {
+                SDL_QuitSubSystem(Uint32(SDL_INIT_AUDIO))
+                state.reference = .none
+            }
         }
     }
 

@@ -1,18 +1,23 @@
 import Foundation
 import Glibc
 
-/// A real mpv with the MPRIS plugin, playing a file in a loop with no audio output.
+/// A real mpv with the MPRIS plugin, playing a file in a loop, with no audio output unless given a sink.
 final class MPV {
     private let process: ChildProcess
 
-    /// `busAddress`: a session bus other than the test run's own.
-    init(playing file: String, busAddress: String? = nil) throws {
+    /// `busAddress`: a session bus other than the test run's own. `sink`: plays on that PulseAudio sink of the server
+    /// `soundServer` (a `ThrowawayService`'s environment) names, instead of no output.
+    init(
+        playing file: String, busAddress: String? = nil, sink: String? = nil, soundServer: [String: String] = [:]
+    ) throws {
+        let output = sink.map { ["--ao=pulse", "--audio-device=pulse/\($0)"] } ?? ["--ao=null"]
         process = try ChildProcess(
             [
                 "/usr/bin/mpv", "--no-config", "--script=/usr/lib/mpv-mpris/mpris.so", "--no-terminal",
-                "--no-video", "--ao=null", "--loop-file=inf", file
-            ],
-            environment: childEnvironment(["DBUS_SESSION_BUS_ADDRESS": busAddress ?? sharedSessionBus]))
+                "--no-video"
+            ] + output + ["--loop-file=inf", file],
+            environment: childEnvironment(
+                soundServer.merging(["DBUS_SESSION_BUS_ADDRESS": busAddress ?? sharedSessionBus]) { $1 }))
     }
 
     deinit { kill() }

@@ -45,7 +45,7 @@ struct RealProgram: Sendable, CustomTestStringConvertible {
     var arguments: [String]
     /// Under Xvfb (`xvfb-run`); else SDL's dummy video driver.
     var needsDisplay = true
-    /// How long it runs before `timeout` ends it (status 124, the expected end).
+    /// How long it is heard for: the harness ends it once the recording holds this much past its first sound.
     var seconds: Double
 
     var testDescription: String { name }
@@ -56,20 +56,25 @@ struct RealProgram: Sendable, CustomTestStringConvertible {
         arguments: [
             "/usr/games/chocolate-doom", "-iwad", "/usr/share/games/doom/freedoom1.wad", "-playdemo", "demo1",
             "-nograbmouse"
-        ], seconds: 6)
+        ], seconds: 4)
     /// toppler's title screen, which plays its music.
-    static let toppler = RealProgram(name: "toppler", arguments: ["/usr/games/toppler"], seconds: 5)
+    static let toppler = RealProgram(name: "toppler", arguments: ["/usr/games/toppler"], seconds: 4)
 
     static let games = [chocolateDoom, toppler]
 }
 
 /// What a run of a real program showed.
 struct RealProgramRun {
-    /// Its exit status (124: ended by `timeout`, as planned); 128 + N for signal N.
+    /// Its exit status; 128 + N for signal N.
     var status: Int32
+    /// Whether it ended as planned: by `timeout` (status 124), or, `untilHeard`, by the harness once it had played
+    /// `seconds` past its first sound.
+    var endedAsPlanned: Bool
     var seconds: Double
-    /// What the server's sink played meanwhile.
+    /// What the server's first recorded sink played meanwhile.
     var recording: Recording
+    /// What each recorded sink played, by the sink's name.
+    var recordings: [String: RecordedSamples]
     /// The files named like SDL2_mixer that the program's processes mapped (`ambience run` itself left out).
     var mixerLibraries: Set<String>
     /// Its stdout and stderr, together.
@@ -86,6 +91,15 @@ struct Recording {
     var silentShare: Double
 
     var seconds: Double { Double(frames) / Double(Self.rate) }
+
+    /// Where the first frame above -60 dBFS starts in parec's bytes (a whole frame), or nil for silence.
+    static func firstSoundByte(in raw: Data) -> Int? {
+        raw.withUnsafeBytes { bytes -> Int? in
+            let samples = bytes.bindMemory(to: Int16.self)
+            guard let index = samples.firstIndex(where: { abs(Int($0)) > 33 }) else { return nil }
+            return index / 2 * 4
+        }
+    }
 
     init(raw: Data) {
         let samples = raw.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
@@ -118,23 +132,35 @@ struct Recording {
 
 /// Runs real programs headless on a sound server of their own and records what they play.
 enum RealPrograms {
-    /// Runs `arguments` on `mixer`: under `ambience run` for the stand-in cases, under Xvfb when `display`, ended by
-    /// `timeout` after `seconds`; from a fresh temporary home, on a PulseAudio of the run's own (so that runs in
-    /// parallel hear only themselves) whose default sink's monitor parec records meanwhile. The program's processes'
-    /// memory maps are read every 100 ms for the SDL_mixer they loaded.
+    /// Runs `arguments` on `mixer`: under `ambience run` for the stand-in cases (with `category`, when given), under
+    /// Xvfb when `display`; from a fresh temporary home, on the PulseAudio of `stage` (a new one with a "speakers"
+    /// sink when nil; of the run's own, so that runs in parallel hear only themselves) whose sinks' monitors named in
+    /// `monitors` parec records meanwhile, and with no session bus unless `extra` or the stage names one (another
+    /// test's player on a shared bus would be "the user's music", and the ambient rule would quiet the program).
+    /// `timeout` ends it after `seconds`; or, `untilHeard`, the harness ends it once the first recording holds
+    /// `seconds` past its first sound (on a loaded machine a game loading its data is heard late), after `seconds`
+    /// plus `waitBound` at most, and that recording is measured from its first sound. Every 100 ms, `tick` is given
+    /// the seconds since the start and the command's process, and the program's processes' memory maps are read for
+    /// the SDL_mixer they loaded.
     static func run(
         _ arguments: [String], on mixer: MixerUnderTest, seconds: Double, display: Bool,
-        environment extra: [String: String] = [:], directory: String? = nil
+        environment extra: [String: String] = [:], directory: String? = nil, stage given: RealProgramStage? = nil,
+        category: String? = nil, recording monitors: [String] = ["speakers"], untilHeard: Bool = false,
+        tick: (_ elapsed: Double, _ command: pid_t) throws -> Void = { _, _ in }
     ) throws -> RealProgramRun {
-        let fixtures = try Fixtures()
+        let stage = try given ?? RealProgramStage()
+        let fixtures = stage.fixtures
         let home = try fixtures.folder("home")
-        let server = try ThrowawayService.pulseaudio(in: fixtures)
-        var environment = server.environment.merging(extra) { $1 }
+        var environment = stage.environment.merging(extra) { $1 }
         environment["HOME"] = home
         // Temporary files of the run's own: pygame's tests use fixed names in the temporary folder.
         environment["TMPDIR"] = try fixtures.folder("tmp")
         environment["AMBIENCE_SDL_MIXER"] = ""
         environment["SDL_AUDIODRIVER"] = extra["SDL_AUDIODRIVER"] ?? "pulseaudio"
+        if environment["DBUS_SESSION_BUS_ADDRESS"] == nil {
+            environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=" + fixtures.path("no-session-bus")
+        }
+        let run = [ToolRunner.executable, "run"] + (category.map { ["--category", $0] } ?? []) + ["--"]
         var command: [String] = []
         switch mixer {
         case .debian: break
@@ -142,20 +168,25 @@ enum RealPrograms {
             environment["AMBIENCE_SDL_MIXER"] = fixtures.path("libSDL2_mixer.so")
             try FileManager.default.copyItem(
                 atPath: MixerUnderTest.debianLibrary, toPath: fixtures.path("libSDL2_mixer.so"))
-            command = [ToolRunner.executable, "run", "--"]
-        case .standIn: command = [ToolRunner.executable, "run", "--"]
+            command = run
+        case .standIn: command = run
         }
         if display { command += ["xvfb-run", "-a", "-n", "\(nextDisplay())"] }
-        command += ["timeout", "-k", "3", "\(seconds)"] + arguments
+        command += ["timeout", "-k", "3", "\(untilHeard ? seconds + waitBound : seconds)"] + arguments
 
-        let recordingPath = fixtures.path("recording.raw"), logPath = fixtures.path("output.log")
-        let recorder = try ChildProcess(
-            [
-                "sh", "-c",
-                "exec parec -d speakers.monitor --format=s16le --rate=44100 --channels=2 --raw --latency-msec=20 > \"$0\"",
-                recordingPath
-            ], environment: childEnvironment(server.environment))
-        defer { recorder.terminate() }
+        let logPath = fixtures.path("output.log")
+        func recordedBytes(_ sink: String?) -> Data {
+            sink.flatMap { try? Data(contentsOf: URL(fileURLWithPath: fixtures.path("\($0).raw"))) } ?? Data()
+        }
+        let recorders = try monitors.map { sink in
+            try ChildProcess(
+                [
+                    "sh", "-c",
+                    "exec parec -d \"$1\" --format=s16le --rate=44100 --channels=2 --raw --latency-msec=20 > \"$0\"",
+                    fixtures.path("\(sink).raw"), sink + ".monitor"
+                ], environment: childEnvironment(stage.environment))
+        }
+        defer { for recorder in recorders { recorder.terminate() } }
         let start = monotonicSeconds()
         let program = try ChildProcess(
             ["sh", "-c", "exec \"$@\" > \"$0\" 2>&1", logPath] + command, environment: childEnvironment(environment),
@@ -163,19 +194,36 @@ enum RealPrograms {
         defer { program.terminate() }
         var mapped: Set<String> = []
         let launcher = URL(fileURLWithPath: ToolRunner.executable).resolvingSymlinksInPath().path
+        let wanted = Int(seconds * Double(Recording.rate)) * 4
+        var endedAsPlanned = false
         while program.isRunning && monotonicSeconds() - start < seconds + waitBound {
             mapped.formUnion(mixerLibraries(under: program.pid, leavingOut: launcher))
+            try tick(monotonicSeconds() - start, program.pid)
+            let heard = untilHeard ? recordedBytes(monitors.first) : Data()
+            if untilHeard, let first = Recording.firstSoundByte(in: heard), heard.count - first >= wanted {
+                endedAsPlanned = true
+                break
+            }
             usleep(100_000)
         }
         program.terminate()
+        if !untilHeard { endedAsPlanned = program.terminationReason == .exit && program.terminationStatus == 124 }
         let elapsed = monotonicSeconds() - start
-        recorder.signalGroup(SIGINT)
-        recorder.waitForExit(within: 5)
-        let raw = (try? Data(contentsOf: URL(fileURLWithPath: recordingPath))) ?? Data()
+        for recorder in recorders {
+            recorder.signalGroup(SIGINT)
+            recorder.waitForExit(within: 5)
+        }
+        var recorded: [String: Data] = [:]
+        for sink in monitors { recorded[sink] = recordedBytes(sink) }
+        var first = recorded[monitors.first ?? ""] ?? Data()
+        if untilHeard, let start = Recording.firstSoundByte(in: first) {
+            first = first.subdata(in: start..<min(start + wanted, first.count))
+        }
         let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return RealProgramRun(
             status: program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus,
-            seconds: elapsed, recording: Recording(raw: raw), mixerLibraries: mapped, output: output)
+            endedAsPlanned: endedAsPlanned, seconds: elapsed, recording: Recording(raw: first),
+            recordings: recorded.mapValues(RecordedSamples.init), mixerLibraries: mapped, output: output)
     }
 
     /// The library `mixer` must put in the program's memory, given the run's copy of Debian's.
@@ -202,6 +250,18 @@ enum RealPrograms {
 
     /// The mapped files named like SDL2_mixer of `root` and its descendants, but for processes running `leftOut`.
     static func mixerLibraries(under root: pid_t, leavingOut leftOut: String) -> Set<String> {
+        var found: Set<String> = []
+        for (pid, exe) in processes(under: root) where exe != leftOut {
+            guard let maps = procText("/proc/\(pid)/maps") else { continue }
+            for line in maps.split(separator: "\n") where line.contains("SDL2_mixer") {
+                if let slash = line.firstIndex(of: "/") { found.insert(String(line[slash...])) }
+            }
+        }
+        return found
+    }
+
+    /// `root` and its descendants, with the file each runs.
+    static func processes(under root: pid_t) -> [(pid: pid_t, executable: String)] {
         var children: [pid_t: [pid_t]] = [:]
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
             guard let pid = pid_t(entry),
@@ -211,17 +271,11 @@ enum RealPrograms {
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             if fields.count > 1, let parent = pid_t(fields[1]) { children[parent, default: []].append(pid) }
         }
-        var found: Set<String> = []
+        var found: [(pid: pid_t, executable: String)] = []
         var pending = [root]
         while let pid = pending.popLast() {
             pending += children[pid] ?? []
-            let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""
-            guard exe != leftOut, let maps = procText("/proc/\(pid)/maps") else {
-                continue
-            }
-            for line in maps.split(separator: "\n") where line.contains("SDL2_mixer") {
-                if let slash = line.firstIndex(of: "/") { found.insert(String(line[slash...])) }
-            }
+            found.append((pid, (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""))
         }
         return found
     }

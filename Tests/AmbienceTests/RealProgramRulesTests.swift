@@ -1,0 +1,232 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import Ambience
+
+/// The session rules (issue #33) kept by programs nobody here wrote, under `ambience run` on the SDL_mixer stand-in,
+/// with a real mpv as the user's player: ambient, solo-ambient, the output pulled, the screen lock. The programs are
+/// toppler (a Debian game: music on its title screen) and a small pygame program, Tests/SDLMixer/two_tones.py, whose
+/// effect (1 kHz, pygame.mixer.Sound) and music (440 Hz, pygame.mixer.music) a Goertzel filter tells apart.
+///
+/// Each case has a PulseAudio and a session bus of its own (so the cases run in parallel) and runs a few seconds.
+/// The user's mpv plays on the "headphones" sink, the program on "speakers", the default, whose monitor is recorded:
+/// the recording holds the program alone, while mpv's MPRIS state shows what the rules did to the user's music.
+@Suite(
+    .offTheCooperativePool, .timeLimit(.minutes(5)),
+    .enabled(if: PulseServer.isRunning, "needs the test services: run it through scripts/with-services.sh"))
+struct RealProgramRulesTests {
+    static let twoTones = ["/usr/bin/python3", BuildProducts.root + "/Tests/SDLMixer/two_tones.py"]
+    static let pygame = ["SDL_VIDEODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"]
+    static let effectHz = 1_000.0
+    static let musicHz = 440.0
+
+    /// A stage with the user's mpv playing on "headphones".
+    static func stageWithTheUsersMusic() throws -> (RealProgramStage, MPV) {
+        let stage = try RealProgramStage(sinks: ["speakers", "headphones"], sessionBus: true)
+        let song = try stage.fixtures.sineOgg("song.ogg", hz: 300, seconds: 5)
+        let mpv = try stage.mpv(playing: song, on: "headphones")
+        try #require(eventually { stage.mpvStatus() == "Playing" }, "mpv did not start playing")
+        return (stage, mpv)
+    }
+
+    static func report(_ name: String, _ run: RealProgramRun, _ details: String) {
+        print(
+            "RealProgramRulesTests: \(name): status \(run.status), " + String(format: "%.1f s, ", run.seconds)
+                + details)
+    }
+
+    /// The tones of two_tones.py in a piece of a recording, for the report.
+    static func tones(_ samples: RecordedSamples?, _ times: ClosedRange<Double>) -> String {
+        guard let samples else { return "no recording" }
+        return String(
+            format: "%.1f-%.1f s: effect %.1f dB, music %.1f dB, RMS %.1f dB", times.lowerBound, times.upperBound,
+            samples.toneDecibels(hz: effectHz, times), samples.toneDecibels(hz: musicHz, times),
+            samples.measures(times).rmsDecibels)
+    }
+
+    /// ambient, the default, with a Debian game: while the user's music plays, toppler's title music stays quiet (its
+    /// title screen makes no other sound: the recording is near-silent) and mpv plays on; once the user pauses mpv,
+    /// toppler's music is heard.
+    @Test func ambientKeepsTopplersMusicQuietWhileTheUsersPlays() throws {
+        try MixerUnderTest.standIn.run {
+            let (stage, mpv) = try Self.stageWithTheUsersMusic()
+            defer { mpv.kill() }
+            var states: Set<String> = []
+            var lastLook = -1.0
+            var userPausedAt: Double?
+            let run = try RealPrograms.run(
+                RealProgram.toppler.arguments, on: .standIn, seconds: 7, display: true, stage: stage
+            ) { elapsed, _ in
+                guard userPausedAt == nil, elapsed - lastLook >= 0.5 else { return }
+                lastLook = elapsed
+                states.insert(stage.mpvStatus() ?? "unreadable")
+                if elapsed >= 4 {
+                    stage.mpvCommand("pause")
+                    userPausedAt = elapsed
+                }
+            }
+            let speakers = try #require(run.recordings["speakers"])
+            let paused = try #require(userPausedAt)
+            // The recording's time, from the run's: parec's start is late by a second or so, its end is the run's.
+            let lag = run.seconds - speakers.seconds
+            let quiet = speakers.measures(1...(paused - lag - 0.3))
+            let heard = speakers.measures((paused - lag + 1)...(speakers.seconds - 0.3))
+            Self.report(
+                "toppler, ambient", run,
+                "while mpv played: \(quiet.summary); after the user paused it at "
+                    + String(format: "%.1f s: ", paused) + "\(heard.summary); mpv \(states.sorted())")
+            try #require(run.status == 124, "toppler did not run until its time was up:\n\(run.output.suffix(3000))")
+            #expect(RealPrograms.expectedLibraries(run, on: .standIn)(run.mixerLibraries), "\(run.mixerLibraries)")
+            #expect(quiet.silentShare > 0.9, "toppler's music was heard while mpv played: \(quiet.summary)")
+            #expect(heard.rmsDecibels > -45 && heard.silentShare < 0.5, "not heard once mpv paused: \(heard.summary)")
+            #expect(states == ["Playing"], "mpv was \(states.sorted()) before the user paused it")
+            #expect(run.output.contains("other music started"), "\(run.output.suffix(3000))")
+        }
+    }
+
+    /// ambient with pygame: the program's music (440 Hz) is absent while its effect (1 kHz) plays; mpv plays on.
+    @Test func ambientKeepsPygamesMusicQuietWhileItsEffectPlays() throws {
+        try MixerUnderTest.standIn.run {
+            let (stage, mpv) = try Self.stageWithTheUsersMusic()
+            defer { mpv.kill() }
+            var states: Set<String> = []
+            var lastLook = -1.0
+            let run = try RealPrograms.run(
+                Self.twoTones, on: .standIn, seconds: 4, display: false, environment: Self.pygame, stage: stage
+            ) { elapsed, _ in
+                guard elapsed - lastLook >= 0.5 else { return }
+                lastLook = elapsed
+                states.insert(stage.mpvStatus() ?? "unreadable")
+            }
+            let after = stage.mpvStatus()
+            let speakers = run.recordings["speakers"]
+            let heard = 1.5...3.5
+            Self.report(
+                "pygame, ambient", run, Self.tones(speakers, heard) + ", mpv \(states.sorted()) then \(after ?? "?")")
+            try #require(run.status == 124, "\(run.output.suffix(3000))")
+            #expect((speakers?.toneDecibels(hz: Self.effectHz, heard) ?? -.infinity) > -25, "the effect was not heard")
+            #expect((speakers?.toneDecibels(hz: Self.musicHz, heard) ?? 0) < -60, "the program's music was heard")
+            #expect(states == ["Playing"] && after == "Playing", "mpv was \(states.sorted()), then \(after ?? "?")")
+        }
+    }
+
+    /// How a solo-ambient program ends.
+    enum Ending: String, CaseIterable, CustomTestStringConvertible {
+        case timeUp = "its time up (SIGTERM)"
+        case sigkill = "SIGKILL"
+        var testDescription: String { rawValue }
+    }
+
+    /// solo-ambient: mpv, playing at launch, is paused while the program runs (whose music is heard, the control for
+    /// the ambient case), and plays again after it has ended, also when SIGKILL ended it.
+    @Test(arguments: Ending.allCases)
+    func soloAmbientPausesTheUsersMusicUntilTheProgramEnds(_ ending: Ending) throws {
+        try MixerUnderTest.standIn.run {
+            let (stage, mpv) = try Self.stageWithTheUsersMusic()
+            defer { mpv.kill() }
+            var states: Set<String> = []
+            var lastLook = -1.0
+            var killed = false
+            let run = try RealPrograms.run(
+                Self.twoTones, on: .standIn, seconds: 4, display: false, environment: Self.pygame, stage: stage,
+                category: "solo-ambient"
+            ) { elapsed, command in
+                guard RealProgramStage.pythonRuns(under: command) || killed else { return }
+                if ending == .sigkill && !killed && elapsed >= 2.8 {
+                    for (pid, executable) in RealPrograms.processes(under: command) where executable.contains("python")
+                    {
+                        kill(pid, SIGKILL)
+                        killed = true
+                    }
+                }
+                guard elapsed >= 1 && elapsed - lastLook >= 0.5 && !killed else { return }
+                lastLook = elapsed
+                states.insert(stage.mpvStatus() ?? "unreadable")
+            }
+            let resumed = eventually { stage.mpvStatus() == "Playing" }
+            let speakers = run.recordings["speakers"]
+            let heard = 0...(speakers?.seconds ?? 0)  // the whole recording: its start lags the run's by about a second
+            Self.report(
+                "pygame, solo-ambient, \(ending)", run,
+                Self.tones(speakers, heard) + ", mpv \(states.sorted()) then \(stage.mpvStatus() ?? "?")")
+            #expect(run.status == (ending == .sigkill ? 128 + SIGKILL : 124), "\(run.output.suffix(3000))")
+            #expect(ending != .sigkill || killed, "no python process was found to kill")
+            #expect(states == ["Paused"], "mpv was \(states.sorted()) while the program ran")
+            #expect(resumed, "mpv is \(stage.mpvStatus() ?? "?") after the program ended")
+            #expect((speakers?.toneDecibels(hz: Self.musicHz, heard) ?? -.infinity) > -25, "the music was not heard")
+            #expect(run.output.contains("paused the other players") && run.output.contains("resumed the other players"))
+        }
+    }
+
+    /// The output pulled: the program's sink ("speakers", the default) is removed mid-run, "headphones" remaining.
+    /// The program's sound pauses (the stream the server moved to headphones is silent) and `ambience run` and the
+    /// stand-in say so on stderr; when speakers are back, the stand-in resumes it (the program cannot answer the
+    /// session's Resume-or-Stop itself: docs/SDL_MIXER_STANDIN.md) and it is heard again.
+    @Test func theProgramsSoundPausesWhenItsOutputGoesAndResumesWhenItReturns() throws {
+        try MixerUnderTest.standIn.run {
+            let stage = try RealProgramStage(sinks: ["speakers", "headphones"], sessionBus: true)
+            var removedAt: Double?, returnedAt: Double?
+            let run = try RealPrograms.run(
+                Self.twoTones, on: .standIn, seconds: 6, display: false, environment: Self.pygame, stage: stage,
+                recording: ["speakers", "headphones"]
+            ) { elapsed, _ in
+                if removedAt == nil && elapsed >= 2 {
+                    try stage.removeSink("speakers")
+                    removedAt = elapsed
+                } else if let removed = removedAt, returnedAt == nil, elapsed >= removed + 1.5 {
+                    try stage.addSink("speakers")
+                    returnedAt = elapsed
+                }
+            }
+            let (speakers, headphones) = (run.recordings["speakers"], run.recordings["headphones"])
+            let removed = try #require(removedAt), returned = try #require(returnedAt)
+            let before = 1.0...(removed - 0.2), paused = (removed + 0.4)...(returned - 0.1)
+            let back = (returned + 0.8)...(run.seconds - 0.3)
+            Self.report(
+                "pygame, output removed at \(String(format: "%.1f", removed)) s, back at "
+                    + String(format: "%.1f", returned) + " s", run,
+                "speakers " + Self.tones(speakers, before) + "; headphones " + Self.tones(headphones, paused) + "; "
+                    + Self.tones(headphones, back))
+            try #require(run.status == 124, "\(run.output.suffix(3000))")
+            #expect((speakers?.toneDecibels(hz: Self.effectHz, before) ?? -.infinity) > -25, "not heard at first")
+            #expect((headphones?.measures(paused).rmsDecibels ?? 0) < -70, "the sound went on after the output went")
+            #expect((headphones?.toneDecibels(hz: Self.effectHz, back) ?? -.infinity) > -25, "not heard again")
+            #expect(run.output.contains("route change: oldDeviceUnavailable"), "\(run.output.suffix(3000))")
+            #expect(run.output.contains("sdl-mixer: Speakers (speakers) went away"), "\(run.output.suffix(3000))")
+            #expect(run.output.contains("sdl-mixer: Speakers (speakers) is back"), "\(run.output.suffix(3000))")
+        }
+    }
+
+    /// The screen lock: the screensaver's own `ActiveChanged(true)` (from the owner of org.freedesktop.ScreenSaver on
+    /// the program's session bus) silences an ambient program: heard before, silent after.
+    @Test func theScreenLockSilencesAnAmbientProgram() throws {
+        try MixerUnderTest.standIn.run {
+            let stage = try RealProgramStage(sessionBus: true)
+            let name = "org.freedesktop.ScreenSaver"
+            let screenSaver = try DBusConnection(address: try #require(stage.bus).address)
+            defer { screenSaver.close() }
+            try #require(try screenSaver.requestName(name))
+            var lockedAt: Double?
+            let run = try RealPrograms.run(
+                Self.twoTones, on: .standIn, seconds: 5, display: false, environment: Self.pygame, stage: stage
+            ) { elapsed, _ in
+                guard elapsed >= 2 else { return }
+                // Again every tick: the program's engine may subscribe late, and a lock is said once.
+                try screenSaver.emitSignal(
+                    path: "/org/freedesktop/ScreenSaver", interface: name, member: "ActiveChanged",
+                    arguments: [.bool(true)])
+                lockedAt = lockedAt ?? elapsed
+            }
+            let speakers = run.recordings["speakers"]
+            let locked = try #require(lockedAt)
+            let before = 1.0...(locked - 0.2), after = (locked + 1)...(run.seconds - 0.3)
+            Self.report(
+                "pygame, screen locked at " + String(format: "%.1f", locked) + " s", run,
+                Self.tones(speakers, before) + "; " + Self.tones(speakers, after))
+            try #require(run.status == 124, "\(run.output.suffix(3000))")
+            #expect((speakers?.toneDecibels(hz: Self.effectHz, before) ?? -.infinity) > -25, "not heard before")
+            #expect((speakers?.measures(after).rmsDecibels ?? 0) < -70, "heard behind the locked screen")
+        }
+    }
+}
