@@ -48,8 +48,8 @@ struct SideGains: Equatable {
 extension ChannelPlacement {
     /// The sides SDL_mixer's panning gives on a device of two channels or more: Mix_SetPanning's volumes, or
     /// Mix_SetPosition's angle (measured against Debian's SDL_mixer 2.6: from ahead, the far side falls to nothing
-    /// at 90° and is back at 180°; past 180° the sides swap), times the distance, then Mix_SetReverseStereo's
-    /// swap.
+    /// at 90° and is back at 180°; past 180° the sides swap), times the distance; and Mix_SetReverseStereo's swap,
+    /// before or after them as it was registered (`reversesAfterSides`).
     var sides: SideGains {
         var left = Int(self.left), right = Int(self.right)
         var swap = false
@@ -65,9 +65,29 @@ extension ChannelPlacement {
             right = Int(255 * Float(angle - 270) / 89)
         }
         let near = Float(255 - Int(distance)) / 255
+        let gains = (
+            left: Float(min(max(left, 0), 255)) / 255 * near, right: Float(min(max(right, 0), 255)) / 255 * near
+        )
+        // Swapping what was scaled is scaling the other side's gain after the swap.
+        let exchanged = reversed && reversesAfterSides
         return SideGains(
-            left: Float(min(max(left, 0), 255)) / 255 * near, right: Float(min(max(right, 0), 255)) / 255 * near,
+            left: exchanged ? gains.right : gains.left, right: exchanged ? gains.left : gains.right,
             swap: swap != reversed)
+    }
+
+    /// Whether SDL_mixer's positional effect is registered on the channel: a side, the angle or the distance away
+    /// from its default (set back to all of them, SDL_mixer unregisters it).
+    var positional: Bool { left != 255 || right != 255 || angle != 0 || distance != 0 }
+
+    /// Notes the order SDL_mixer's two effects now run in (a channel's effects run in registration order), after a
+    /// change from `before`: a swap switched on while the positional effect is registered swaps what it made; a
+    /// positional effect registered while the swap is on scales what was swapped.
+    mutating func noteEffectOrder(from before: ChannelPlacement) {
+        if reversed && !before.reversed {
+            reversesAfterSides = positional
+        } else if positional && !before.positional {
+            reversesAfterSides = false
+        }
     }
 
     /// Whether a stereo play needs its sides set apart (a stream): a side below full, or swapped. Distance alone is

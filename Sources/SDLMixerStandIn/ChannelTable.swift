@@ -12,6 +12,8 @@ struct ChannelPlacement: Equatable {
     /// 0 (at the listener) to 255 (far) (Mix_SetPosition, Mix_SetDistance).
     var distance: UInt8 = 0
     var reversed = false
+    /// Mix_SetReverseStereo's swap runs after the positional effect (it was switched on while that was registered).
+    var reversesAfterSides = false
 
     /// The engine's placement: a point on the unit circle around the listener (pan), or one behind it (world),
     /// mirrored left to right when reversed. The distance is a gain (`gain`), not a place: SDL_mixer's distance is

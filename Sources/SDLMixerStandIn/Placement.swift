@@ -20,7 +20,9 @@ private func place(_ function: String, _ channel: Int32, _ change: (inout Channe
             report("\(function): invalid channel \(channel)")
             return 0
         }
+        let before = state.channels.slots[i].placement
         change(&state.channels.slots[i].placement)
+        state.channels.slots[i].placement.noteEffectOrder(from: before)
         if let device = state.device { state.channels.applyPlacement(i, device: device) }
         return 1
     }

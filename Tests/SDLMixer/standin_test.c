@@ -172,14 +172,17 @@ static int loaded_from(const char *folder) {
     return ours && !theirs;
 }
 
-/* --heard plays the tone centred; --heard-left panned hard left (Mix_SetPanning(0, 255, 0)): the right side silent. */
-static int heard(int left) {
+/* --heard plays the tone centred; --heard-left panned hard left (Mix_SetPanning(0, 255, 0)): the right side silent;
+ * --heard-left-reversed then Mix_SetReverseStereo(0, 1), which SDL_mixer runs after the panning (effects run in the
+ * order they were set): the left side silent. */
+static int heard(int left, int reversed) {
     Uint32 size;
     Uint8 *wav = make_wav(44100, 440, 1.0, &size);
     if (Mix_OpenAudio(44100, AUDIO_S16SYS, 2, 512) != 0) return printf("open: %s\n", Mix_GetError()), 1;
     Mix_ChannelFinished(on_finished);
     Mix_Chunk *tone = Mix_LoadWAV_RW(SDL_RWFromConstMem(wav, (int)size), 1);
     if (left && Mix_SetPanning(0, 255, 0) != 1) return printf("panning: %s\n", Mix_GetError()), 1;
+    if (reversed && Mix_SetReverseStereo(0, 1) != 1) return printf("reversing: %s\n", Mix_GetError()), 1;
     if (!tone || Mix_PlayChannel(0, tone, 0) != 0) return printf("play: %s\n", Mix_GetError()), 1;
     int ended = wait_finished(0, 1, 3000);
     SDL_Delay(200);
@@ -192,8 +195,9 @@ static int heard(int left) {
 
 int main(int argc, char **argv) {
     main_thread = pthread_self();
-    if (argc == 2 && strcmp(argv[1], "--heard") == 0) return heard(0);
-    if (argc == 2 && strcmp(argv[1], "--heard-left") == 0) return heard(1);
+    if (argc == 2 && strcmp(argv[1], "--heard") == 0) return heard(0, 0);
+    if (argc == 2 && strcmp(argv[1], "--heard-left") == 0) return heard(1, 0);
+    if (argc == 2 && strcmp(argv[1], "--heard-left-reversed") == 0) return heard(1, 1);
     if (argc != 2) return fprintf(stderr, "usage: standin_test FOLDER | --heard\n"), 2;
 
     CHECK(loaded_from(argv[1]));
