@@ -12,6 +12,8 @@ struct ChannelPlacement: Equatable {
     /// 0 (at the listener) to 255 (far) (Mix_SetPosition, Mix_SetDistance).
     var distance: UInt8 = 0
     var reversed = false
+    /// Mix_SetReverseStereo's swap runs after the positional effect (it was switched on while that was registered).
+    var reversesAfterSides = false
 
     /// The engine's placement: a point on the unit circle around the listener (pan), or one behind it (world),
     /// mirrored left to right when reversed. The distance is a gain (`gain`), not a place: SDL_mixer's distance is
@@ -27,21 +29,51 @@ struct ChannelPlacement: Equatable {
         return .pan(mirror * (r - l) / (r + l))
     }
 
-    /// The loudness the placement adds: the louder side of the panning (out of 255) times the distance's.
-    var gain: Float { Float(max(left, right)) / 255 * (256 - Float(distance)) / 256 }
+    /// The loudness the placement adds to a voice whose stream does not scale the sides: the louder side of the panning
+    /// (out of 255) times the distance's (255 - distance out of 255, as SDL_mixer is heard to do).
+    var gain: Float { Float(max(left, right)) / 255 * (255 - Float(distance)) / 255 }
 }
 
-/// How a channel is fading, and until when (monotonic nanoseconds).
+/// How a channel is fading (monotonic nanoseconds). The stand-in fades by steps of the voice's gain on its update
+/// thread (as SDL_mixer steps a channel's volume between blocks), so a paused channel's fade waits with it.
 enum ChannelFade: Equatable {
     case none
-    case fadingIn(until: Int)
-    case fadingOut
+    case fadingIn(startedAt: Int, length: Int)
+    case fadingOut(startedAt: Int, length: Int, from: Float)
 
     var status: Mix_Fading {
         switch self {
         case .none: MIX_NO_FADING
         case .fadingIn: MIX_FADING_IN
         case .fadingOut: MIX_FADING_OUT
+        }
+    }
+
+    /// The fade's share of the channel's volume at `now` (0...1).
+    func level(at now: Int) -> Float {
+        switch self {
+        case .none: 1
+        case .fadingIn(let start, let length): min(max(Float(now - start) / Float(length), 0), 1)
+        case .fadingOut(let start, let length, let from):
+            from * (1 - min(max(Float(now - start) / Float(length), 0), 1))
+        }
+    }
+
+    /// Whether the fade is over at `now`.
+    func isOver(at now: Int) -> Bool {
+        switch self {
+        case .none: true
+        case .fadingIn(let start, let length), .fadingOut(let start, let length, _): now - start >= length
+        }
+    }
+
+    /// The same fade started `nanoseconds` later (a pause's length).
+    func delayed(by nanoseconds: Int) -> ChannelFade {
+        switch self {
+        case .none: .none
+        case .fadingIn(let start, let length): .fadingIn(startedAt: start + nanoseconds, length: length)
+        case .fadingOut(let start, let length, let from):
+            .fadingOut(startedAt: start + nanoseconds, length: length, from: from)
         }
     }
 }
@@ -51,16 +83,13 @@ struct ChannelSlot {
     /// The current play's voice; nil when no play is on the channel (a voice that ended by itself stays until the
     /// update thread, or the next play here, reports the end).
     var voice: Voice?
-    /// The sound the play uses, for the replays a finite loop count asks for.
-    var sound: Sound?
-    /// The play's stream, when it plays through a stream voice (effects, finite loops: ChannelStreams.swift).
+    /// The chunk's sound and bytes as the play started: a sound's voice plays the sound (and replays it when no
+    /// stream voice was left for a finite loop count); a stream reads the bytes (a play that moves to a stream goes
+    /// on from them).
+    var made: MadeSound?
+    /// The play's stream, when it plays through a stream voice (effects, finite loops, sides set apart:
+    /// ChannelStreams.swift); the voice is its voice.
     var stream: ChannelStream?
-    /// The chunk's samples when the play started (the copy its sound was made from), and whether the sound swapped
-    /// left and right: a play that moves to a stream goes on from these.
-    var samples: [UInt8] = []
-    var reversedSamples = false
-    /// The play loops until stopped (loops -1).
-    var forever = false
     /// The channel's effects (Mix_RegisterEffect), made on first use (`ChannelTable.chain`) so that slots copied
     /// from one another never share one; a new chain after a play ends. Its lock is never taken under the
     /// stand-in's (Effects.swift).
@@ -73,18 +102,30 @@ struct ChannelSlot {
     /// The chunk's volume when the play started, or as Mix_VolumeChunk set it since.
     var chunkVolume = Int(STANDIN_MIX_MAX_VOLUME)
     var tag: Int32 = -1
-    var paused = false
+    /// When the channel was paused (monotonic nanoseconds): its deadline and fade wait from then until it resumes.
+    var pausedAt: Int?
+    var paused: Bool { pausedAt != nil }
     /// When the play started (monotonic nanoseconds): Mix_GroupOldest and Mix_GroupNewer.
     var startedAt = 0
     /// When the play is to be halted (Mix_PlayChannelTimed, Mix_ExpireChannel).
     var expiresAt: Int?
-    /// Replays still to come (Mix_PlayChannel's loops > 0).
+    /// Plays from the start still to come after this one (Mix_PlayChannel's loops), for a sound's voice (the update
+    /// thread replays it) or a play that moves to a stream; -1 forever. 0 while a stream plays (it loops itself).
     var loopsLeft = 0
     var fade = ChannelFade.none
+    /// The fade's share of the volume as the update thread last stepped it (1 when not fading).
+    var fadeLevel: Float = 1
     var placement = ChannelPlacement()
 
-    /// The voice's gain: channel volume × chunk volume × placement.
-    var gain: Float { Float(volume) * Float(chunkVolume) / Float(128 * 128) * placement.gain }
+    /// The volume SDL_mixer reports for the channel: its own, as faded so far.
+    var fadedVolume: Int { Int((Float(volume) * fadeLevel).rounded()) }
+
+    /// The voice's gain: channel volume × fade × chunk volume × placement (a stream that scales the sides applies
+    /// the placement itself).
+    var gain: Float {
+        Float(volume) * fadeLevel * Float(chunkVolume) / Float(128 * 128)
+            * (stream?.scalesSides == true ? 1 : placement.gain)
+    }
 }
 
 /// SDL_mixer's channel table: `Mix_AllocateChannels` channels, the first `reserved` of them out of reach of
@@ -134,14 +175,13 @@ struct ChannelTable {
         // SDL_mixer drops a channel's effects when its play ends (done callbacks: `deliverFinished`).
         if slots[i].stream != nil || slots[i].effectCount > 0 { closeEffects(i) }
         slots[i].voice = nil
-        slots[i].sound = nil
+        slots[i].made = nil
         slots[i].stream = nil
-        slots[i].samples = []
-        slots[i].forever = false
-        slots[i].paused = false
+        slots[i].pausedAt = nil
         slots[i].expiresAt = nil
         slots[i].loopsLeft = 0
         slots[i].fade = .none
+        slots[i].fadeLevel = 1
         slots[i].placement = ChannelPlacement()
         return true
     }

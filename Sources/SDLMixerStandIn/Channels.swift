@@ -1,102 +1,158 @@
 import Ambience
 import CSDLMixerABI
+import Glibc
 
 // Channels: playing chunks, halting, pausing, volumes. Each channel holds at most one engine voice; the engine's
 // `sfx` bus carries them all (its gain is Mix_MasterVolume).
 
-/// Calls Mix_ChannelFinished's callback for each channel, in order, then the done callbacks of the effects the ended
-/// plays had (and of any other chain closed since), with no lock of the stand-in's held: the callbacks may call any
-/// Mix_ function, Mix_PlayChannel included. A closed chain runs no effect once `close` has returned.
-func deliverFinished(_ channels: [Int32]) {
-    let (callback, closed) = StandIn.shared.state.withLock { state in
+/// Calls Mix_ChannelFinished's callback for each channel, in order, each followed by the done callbacks of the
+/// effects its ended play had (then those of any other chain closed since), with no lock of the stand-in's held, as
+/// SDL_mixer does: the callbacks may call any Mix_ function, Mix_PlayChannel included. A closed chain runs no effect
+/// once `close` has returned. The callback is read again for each channel, so one that a callback removes or
+/// replaces (Mix_ChannelFinished) is not called for the channels after it. The update thread's ends were marked
+/// `reporting` when found; each is unmarked once its callbacks have run.
+func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
+    var chains = StandIn.shared.state.withLock { state in
         defer { state.channels.closedChains.removeAll() }
-        return (state.channelFinished, state.channels.closedChains)
+        return state.channels.closedChains
     }
-    var chains = closed
     for channel in channels {
+        let callback = StandIn.shared.state.withLock { $0.channelFinished }
         callback?(channel)
         for (k, ended) in chains.enumerated().reversed() where ended.channel == channel {
             callDone(ended.chain.close(), channel: channel)
             chains.remove(at: k)
         }
+        if reporting { StandIn.shared.state.withLock { _ = $0.reporting.remove(channel) } }
     }
     for ended in chains { callDone(ended.chain.close(), channel: ended.channel) }
 }
 
+/// What a play found under the lock, for the work done outside it.
+private struct PlayRequest {
+    let record: ChunkRecord
+    let device: OpenDevice
+    let bytes: ChunkBytes
+    let made: MadeSound?
+}
+
 /// Starts `chunk` on `channel` (-1: the first free unreserved channel). `loops` -1 (or any negative) plays forever,
 /// N plays N + 1 times; `ticks` > 0 halts it after that many milliseconds; `fadeMs` > 0 fades it in.
+///
+/// In three steps, so nothing slow holds the stand-in's lock: the chunk is looked up and checked under it (a chunk
+/// that cannot play is refused before the channel's current play is touched); its bytes are compared with the
+/// sound made from them, or converted into a new one, outside it; then the play is installed under it. A play
+/// still on the channel ends first and its finished callback runs before the new chunk is installed (with no lock
+/// held), so the callback's Mix_GetChunk is the chunk that ended, as with SDL_mixer.
 func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: Int32, fadeMs: Int32, ticks: Int32)
     -> Int32
 {
-    var finished: [Int32] = []
     let pointer = chunk.map(ChunkPointer.init)
-    let result = StandIn.shared.withOpenDevice(else: Int32(-1)) { state, device in
+    let found = StandIn.shared.withOpenDevice(else: PlayRequest?.none) { state, device -> PlayRequest? in
         let record: ChunkRecord
         switch state.chunks.record(pointer) {
-        case .success(let found): record = found
-        case .failure(let error): return refuse("Tried to play a chunk that is not there: \(error.description)")
+        case .success(let known): record = known
+        case .failure(let error):
+            refuse("Tried to play a chunk that is not there: \(error.description)")
+            return nil
         }
-        let i: Int
         if channel == -1 {
-            guard let free = state.channels.firstFree() else { return refuse("No free channels available") }
-            i = free
-        } else {
-            guard let index = state.channels.index(channel) else {
-                return refuse("Invalid channel \(channel): \(state.channels.count) are allocated")
+            guard state.channels.firstFree() != nil else {
+                refuse("No free channels available")
+                return nil
             }
-            i = index
+        } else if state.channels.index(channel) == nil {
+            refuse("Invalid channel \(channel): \(state.channels.count) are allocated")
+            return nil
         }
-        let reversed = state.channels.slots[i].placement.reversed
-        // A play still on the channel (or one that ended unnoticed) ends first, with its callback, as in SDL_mixer.
-        if state.channels.end(i) { finished.append(Int32(i)) }
-        let sound: Sound
-        switch record.sound(engine: device.engine, spec: device.spec, generation: device.generation, reversed: reversed)
-        {
-        case .success(let made): sound = made
-        case .failure(let problem): return refuse(problem.description)
+        switch record.bytes(device.spec) {
+        case .success(let bytes):
+            record.readers += 1
+            return PlayRequest(record: record, device: device, bytes: bytes, made: record.made)
+        case .failure(let problem):
+            refuse(problem.description)
+            return nil
         }
-        state.channels.slots[i].chunk = pointer
-        state.channels.slots[i].chunkVolume = Int(record.chunk.pointee.volume)
-        let fadeIn = fadeMs > 0 ? Double(fadeMs) / 1000 : 0
-        var voice = Voice.none
-        // Effects, and a finite loop count (gapless), take a stream voice; with none left, a finite loop count
-        // falls back to replays by the update thread (a gap of up to 10 ms).
-        var streamed = false
-        if let made = record.made, loops > 0 || state.channels.slots[i].effectCount > 0 {
-            switch state.channels.startStream(
-                i, device: device, samples: made.bytes, reversed: made.reversed, start: 0, loops: Int(loops),
-                fadeIn: fadeIn)
-            {
-            case .success(let started):
-                voice = started
-                streamed = true
-            case .failure(let problem):
-                if state.channels.slots[i].effectCount > 0 { return refuse(problem.description) }
-            }
-        }
-        var slot = state.channels.slots[i]
-        if !streamed {
-            let options = PlayOptions(
-                gain: slot.gain, loop: loops < 0, placement: slot.placement.placement, fadeIn: fadeIn)
-            voice = device.engine.play(sound, options)
-            guard voice != .none else { return refuse("the engine could not start a voice") }
-        }
-        slot.samples = record.made?.bytes ?? []
-        slot.reversedSamples = record.made?.reversed ?? false
-        slot.forever = loops < 0
-        let now = monotonicNanoseconds()
-        slot.voice = voice
-        slot.sound = sound
-        slot.paused = false
-        slot.startedAt = now
-        slot.expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
-        slot.loopsLeft = loops > 0 && !streamed ? Int(loops) : 0
-        slot.fade = fadeMs > 0 ? .fadingIn(until: now + Int(fadeMs) * 1_000_000) : .none
-        state.channels.slots[i] = slot
-        return Int32(i)
     }
-    deliverFinished(finished)
-    return result
+    guard let request = found else { return -1 }
+    let generation = request.device.generation
+    let prepared: Result<MadeSound, ChunkProblem> =
+        if let made = request.made, made.matches(request.bytes, generation: generation) {
+            .success(made)
+        } else {
+            MadeSound.make(
+                request.bytes, engine: request.device.engine, spec: request.device.spec, generation: generation)
+        }
+    var readDone = false
+    // Each pass ends the play found on the channel and reports it; a callback that plays there again is ended in
+    // turn, up to a few times (then its end is reported after the install).
+    for pass in 0... {
+        var finished: [Int32] = []
+        var abufToFree: UnsafeMutablePointer<UInt8>?
+        var waiting = false
+        let result = StandIn.shared.state.withLock { state -> Int32? in
+            if !readDone {
+                readDone = true
+                abufToFree = request.record.endRead()
+                if case .success(let made) = prepared, state.chunks.isLive(request.record) {
+                    request.record.made = made
+                }
+            }
+            guard let device = state.device, device.generation == generation else { return refuse(deviceNotOpen) }
+            guard state.chunks.isLive(request.record) else {
+                return refuse("Tried to play a chunk that is not there: it was freed (Mix_FreeChunk)")
+            }
+            let made: MadeSound
+            switch prepared {
+            case .success(let sound): made = sound
+            case .failure(let problem): return refuse(problem.description)
+            }
+            guard let i = channel == -1 ? state.channels.firstFree() : state.channels.index(channel) else {
+                return refuse(channel == -1 ? "No free channels available" : "Invalid channel \(channel)")
+            }
+            // An end the update thread found on this channel is reported before anything new is installed there
+            // (unless this is that thread, playing from the callback): wait for it, briefly.
+            if state.reporting.contains(Int32(i)), !state.isUpdateThread, pass < 2_000 {
+                waiting = true
+                return nil
+            }
+            if state.channels.end(i) {
+                finished.append(Int32(i))
+                if pass < 2_004 { return nil }
+            }
+            return install(i, made: made, request: request, loops: loops, fadeMs: fadeMs, ticks: ticks, in: &state)
+        }
+        if let abufToFree { SDL_free(abufToFree) }
+        deliverFinished(finished)
+        if let result { return result }
+        if waiting { usleep(1_000) }
+    }
+    return -1
+}
+
+/// Puts the play on channel `i` (its previous play ended).
+private func install(
+    _ i: Int, made: MadeSound, request: PlayRequest, loops: Int32, fadeMs: Int32, ticks: Int32,
+    in state: inout MixerState
+) -> Int32 {
+    let now = monotonicNanoseconds()
+    state.channels.slots[i].chunk = ChunkPointer(raw: request.record.chunk)
+    state.channels.slots[i].chunkVolume = Int(request.record.chunk.pointee.volume)
+    state.channels.slots[i].fade = fadeMs > 0 ? .fadingIn(startedAt: now, length: Int(fadeMs) * 1_000_000) : .none
+    state.channels.slots[i].fadeLevel = fadeMs > 0 ? 0 : 1
+    let started = state.channels.startVoice(i, device: request.device, made: made, loops: loops < 0 ? -1 : Int(loops))
+    switch started {
+    case .success(let voice):
+        state.channels.slots[i].voice = voice
+        state.channels.slots[i].pausedAt = nil
+        state.channels.slots[i].startedAt = now
+        state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
+        return Int32(i)
+    case .failure(let problem):
+        state.channels.slots[i].fade = .none
+        state.channels.slots[i].fadeLevel = 1
+        return refuse(problem.description)
+    }
 }
 
 @_cdecl("Mix_PlayChannel")
@@ -126,50 +182,50 @@ public func mixFadeInChannelTimed(
 }
 
 /// Mix_HaltChannel: ends the play on the channel (-1: every channel); the finished callbacks run before it returns,
-/// on the calling thread, as SDL_mixer documents. -1 for a channel that does not exist.
+/// on the calling thread, as SDL_mixer documents. 0, also for a channel that does not exist (as SDL_mixer).
 @_cdecl("Mix_HaltChannel")
 public func mixHaltChannel(_ channel: Int32) -> Int32 {
-    var finished: [Int32] = []
-    let result = StandIn.shared.state.withLock { state -> Int32 in
-        guard channel == -1 || state.channels.index(channel) != nil else {
-            return refuse("Mix_HaltChannel: invalid channel \(channel)")
-        }
-        for i in state.channels.indices(channel) where state.channels.end(i) { finished.append(Int32(i)) }
-        return 0
+    let finished = StandIn.shared.state.withLock { state -> [Int32] in
+        state.channels.indices(channel).filter { state.channels.end($0) }.map(Int32.init)
     }
     deliverFinished(finished)
-    return result
+    return 0
 }
 
 /// Mix_ExpireChannel: halts the channel (-1: every channel) `ticks` milliseconds from now (-1 cancels); returns how
-/// many channels with a play changed.
+/// many channels it named, playing or not, as SDL_mixer does (a channel with no play keeps no deadline: the next
+/// play sets its own). A paused channel's deadline waits while it is paused.
 @_cdecl("Mix_ExpireChannel")
 public func mixExpireChannel(_ channel: Int32, _ ticks: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        let deadline = ticks > 0 ? monotonicNanoseconds() + Int(ticks) * 1_000_000 : nil
-        var changed: Int32 = 0
-        for i in state.channels.indices(channel) where state.channels.isPlaying(i) {
-            state.channels.slots[i].expiresAt = deadline
-            changed += 1
+        let now = monotonicNanoseconds()
+        let indices = state.channels.indices(channel)
+        for i in indices where state.channels.isPlaying(i) {
+            // From the pause on, the time left waits: counted from when the channel was paused.
+            let from = state.channels.slots[i].pausedAt ?? now
+            state.channels.slots[i].expiresAt = ticks > 0 ? from + Int(ticks) * 1_000_000 : nil
         }
-        return changed
+        return Int32(indices.count)
     }
 }
 
 /// Mix_FadeOutChannel: fades the channel (-1: every channel) out over `ms` and then halts it; returns how many
-/// started fading. A channel already fading out is left as it is.
+/// started fading. A channel already fading out, or at volume 0, is left as it is (as SDL_mixer).
 @_cdecl("Mix_FadeOutChannel")
 public func mixFadeOutChannel(_ channel: Int32, _ ms: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in fadeOut(state.channels.indices(channel), ms: ms, in: &state) }
 }
 
-/// Fades the given channels out over `ms` (at least 1 ms); the update thread reports each end.
+/// Fades the given channels out over `ms` (at least 1 ms), from where a fade-in has got to; the update thread steps
+/// the gain (not while paused), halts each at the end and reports it.
 func fadeOut(_ indices: [Int], ms: Int32, in state: inout MixerState) -> Int32 {
     var started: Int32 = 0
-    for i in indices where state.channels.isPlaying(i) && state.channels.slots[i].fade != .fadingOut {
-        state.channels.slots[i].voice?.stop(fade: Double(max(ms, 1)) / 1000)
-        state.channels.slots[i].fade = .fadingOut
-        state.channels.slots[i].loopsLeft = 0
+    let now = monotonicNanoseconds()
+    for i in indices where state.channels.isPlaying(i) && state.channels.slots[i].volume > 0 {
+        if case .fadingOut = state.channels.slots[i].fade { continue }
+        state.channels.slots[i].fade = .fadingOut(
+            startedAt: state.channels.slots[i].pausedAt ?? now, length: Int(max(ms, 1)) * 1_000_000,
+            from: state.channels.slots[i].fadeLevel)
         started += 1
     }
     return started
@@ -180,19 +236,21 @@ func fadeOut(_ indices: [Int], ms: Int32, in state: inout MixerState) -> Int32 {
 public func mixFadingChannel(_ channel: Int32) -> Mix_Fading {
     StandIn.shared.state.withLock { state in
         guard let i = state.channels.index(channel), state.channels.isPlaying(i) else { return MIX_NO_FADING }
-        if case .fadingIn(let until) = state.channels.slots[i].fade, until <= monotonicNanoseconds() {
-            state.channels.slots[i].fade = .none
+        let slot = state.channels.slots[i]
+        if case .fadingIn = slot.fade, !slot.paused, slot.fade.isOver(at: monotonicNanoseconds()) {
+            return MIX_NO_FADING
         }
-        return state.channels.slots[i].fade.status
+        return slot.fade.status
     }
 }
 
 @_cdecl("Mix_Pause")
 public func mixPause(_ channel: Int32) {
     StandIn.shared.state.withLock { state in
-        for i in state.channels.indices(channel) where state.channels.isPlaying(i) {
+        let now = monotonicNanoseconds()
+        for i in state.channels.indices(channel) where state.channels.isPlaying(i) && !state.channels.slots[i].paused {
             state.channels.slots[i].voice?.pause()
-            state.channels.slots[i].paused = true
+            state.channels.slots[i].pausedAt = now
         }
     }
 }
@@ -200,9 +258,15 @@ public func mixPause(_ channel: Int32) {
 @_cdecl("Mix_Resume")
 public func mixResume(_ channel: Int32) {
     StandIn.shared.state.withLock { state in
-        for i in state.channels.indices(channel) where state.channels.slots[i].paused {
+        let now = monotonicNanoseconds()
+        for i in state.channels.indices(channel) {
+            guard let pausedAt = state.channels.slots[i].pausedAt else { continue }
+            // The deadline and the fade waited while paused: they go on from where they were.
+            let paused = now - pausedAt
+            state.channels.slots[i].expiresAt = state.channels.slots[i].expiresAt.map { $0 + paused }
+            state.channels.slots[i].fade = state.channels.slots[i].fade.delayed(by: paused)
             state.channels.slots[i].voice?.resume()
-            state.channels.slots[i].paused = false
+            state.channels.slots[i].pausedAt = nil
         }
     }
 }
@@ -225,17 +289,15 @@ public func mixPlaying(_ channel: Int32) -> Int32 {
     }
 }
 
-/// Mix_Volume: sets the channel's volume (0...128, clamped; negative only asks) and returns the previous one; for
-/// -1 sets every channel's and returns their previous average. -1 for a channel that does not exist.
+/// Mix_Volume: sets the channel's volume (0...128, clamped; negative only asks) and returns the previous one (as
+/// faded so far, during a fade); for -1 sets every channel's and returns their previous average. 0 for a channel
+/// that does not exist, as SDL_mixer.
 @_cdecl("Mix_Volume")
 public func mixVolume(_ channel: Int32, _ volume: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        guard channel == -1 || state.channels.index(channel) != nil else {
-            return refuse("Mix_Volume: invalid channel \(channel)")
-        }
         let indices = state.channels.indices(channel)
         guard !indices.isEmpty else { return 0 }
-        let previous = indices.reduce(0) { $0 + state.channels.slots[$1].volume } / indices.count
+        let previous = indices.reduce(0) { $0 + state.channels.slots[$1].fadedVolume } / indices.count
         if let volume = clampedVolume(volume) {
             for i in indices {
                 state.channels.slots[i].volume = volume

@@ -4,15 +4,62 @@ import Glibc
 
 /// The engine sound made from a chunk's bytes, and what it was made from: a program may write into `abuf` (pygame's
 /// sndarray does) or point it elsewhere, and the next play must sound like the bytes. Before each play the chunk's
-/// `abuf` pointer and `alen` are compared with these, and its bytes with `bytes` (one `memcmp`: gigabytes a second,
-/// so a one-second chunk costs tens of microseconds); any change makes a fresh sound. `bytes` is also the copy the
-/// sound was converted from, so keeping it costs no extra conversion.
-struct MadeSound {
+/// `abuf` pointer and `alen` are compared with these, and its bytes with `bytes` (one `memcmp`, outside the
+/// stand-in's lock: about 0.2 ms per MB, so a one-second chunk costs tens of microseconds and a 120 MB one about
+/// 20 ms; a sampled or hashed check would be no faster for the bytes it must read, or would miss a write). Any
+/// change makes a fresh sound.
+final class MadeSound: Sendable {
     let sound: Sound
     let generation: Int
-    let abuf: UnsafeMutablePointer<UInt8>
+    let abuf: UInt
     let bytes: [UInt8]
-    let reversed: Bool
+
+    init(sound: Sound, generation: Int, abuf: UnsafeMutablePointer<UInt8>, bytes: [UInt8]) {
+        self.sound = sound
+        self.generation = generation
+        self.abuf = UInt(bitPattern: abuf)
+        self.bytes = bytes
+    }
+
+    /// Whether the sound still plays what `chunk` holds (read outside the lock: see `ChunkRecord.readers`).
+    func matches(_ chunk: ChunkBytes, generation: Int) -> Bool {
+        self.generation == generation && abuf == UInt(bitPattern: chunk.abuf) && bytes.count == chunk.length
+            && bytes.withUnsafeBytes { memcmp($0.baseAddress!, chunk.abuf, chunk.length) == 0 }
+    }
+
+    /// A sound playing `chunk`'s bytes in `spec`, made outside the stand-in's lock (SDL converts; the engine copies).
+    /// `copy` is the chunk's bytes when the caller already holds them.
+    static func make(
+        _ chunk: ChunkBytes, engine: AudioEngine, spec: OutputSpec, generation: Int, copy: [UInt8]? = nil
+    ) -> Result<MadeSound, ChunkProblem> {
+        let source = UnsafeRawBufferPointer(start: chunk.abuf, count: chunk.length)
+        let layout = AudioLayout(format: spec.format.rawValue, channels: spec.channels)
+        guard
+            let samples = AudioConverter.floats(source, from: layout, channels: spec.channels, rate: spec.frequency)
+        else { return .failure(.engine("SDL could not convert the chunk: \(String(cString: SDL_GetError()))")) }
+        let pcm = PCMBuffer(sampleRate: spec.frequency, channels: spec.channels, samples: samples)
+        do {
+            let sound = try engine.makeSound(pcm, name: "Mix_Chunk")
+            return .success(
+                MadeSound(sound: sound, generation: generation, abuf: chunk.abuf, bytes: copy ?? copied(source)))
+        } catch {
+            return .failure(.engine(error.description))
+        }
+    }
+}
+
+/// `source`'s bytes in an array, by one copy (a byte loop is slow in a debug build).
+private func copied(_ source: UnsafeRawBufferPointer) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: source.count) { buffer, count in
+        if let base = buffer.baseAddress, let from = source.baseAddress { memcpy(base, from, source.count) }
+        count = source.count
+    }
+}
+
+/// A chunk's samples as a play reads them: `abuf` and its whole frames.
+struct ChunkBytes: @unchecked Sendable {
+    let abuf: UnsafeMutablePointer<UInt8>
+    let length: Int
 }
 
 /// A Mix_Chunk pointer, to keep in the stand-in's state (guarded by its lock, like all the state).
@@ -27,39 +74,30 @@ final class ChunkRecord: @unchecked Sendable {
     /// Mix_Chunk itself and play it, as chocolate-doom does; such a struct is read, never freed.
     let ours: Bool
     var made: MadeSound?
+    /// Plays reading the chunk's bytes outside the lock right now. Mix_FreeChunk leaves freeing our `abuf` to the
+    /// last of them (`abufToFree`), so a play never reads freed memory.
+    var readers = 0
+    var abufToFree: UnsafeMutablePointer<UInt8>?
 
     init(_ chunk: UnsafeMutablePointer<Mix_Chunk>, ours: Bool) {
         self.chunk = chunk
         self.ours = ours
     }
 
-    /// The sound that plays the chunk's bytes as they are now, in `spec`, with left and right swapped when
-    /// `reversed` (Mix_SetReverseStereo); the reason when there is none.
-    func sound(
-        engine: AudioEngine, spec: OutputSpec, generation: Int, reversed: Bool
-    ) -> Result<Sound, ChunkProblem> {
+    /// The chunk's bytes as they are now, in `spec`'s whole frames; `.badFrame` when there is not one frame.
+    func bytes(_ spec: OutputSpec) -> Result<ChunkBytes, ChunkProblem> {
         let frameBytes = spec.format.width * spec.channels
         let length = Int(chunk.pointee.alen) / frameBytes * frameBytes
         guard let abuf = chunk.pointee.abuf, length > 0 else { return .failure(.badFrame) }
-        let swap = reversed && spec.channels >= 2
-        if let made, made.generation == generation, made.abuf == abuf, made.bytes.count == length,
-            made.reversed == swap, made.bytes.withUnsafeBytes({ memcmp($0.baseAddress!, abuf, length) == 0 })
-        {
-            return .success(made.sound)
-        }
-        let bytes = Array(UnsafeRawBufferPointer(start: abuf, count: length))
-        var samples = bytes.withUnsafeBytes { spec.format.floats($0) }
-        if swap {
-            for frame in stride(from: 0, to: samples.count, by: spec.channels) { samples.swapAt(frame, frame + 1) }
-        }
-        let pcm = PCMBuffer(sampleRate: spec.frequency, channels: spec.channels, samples: samples)
-        do {
-            let sound = try engine.makeSound(pcm, name: "Mix_Chunk")
-            made = MadeSound(sound: sound, generation: generation, abuf: abuf, bytes: bytes, reversed: swap)
-            return .success(sound)
-        } catch {
-            return .failure(.engine(error.description))
-        }
+        return .success(ChunkBytes(abuf: abuf, length: length))
+    }
+
+    /// Ends one outside read (`readers`); returns the `abuf` to free when the chunk was freed meanwhile.
+    func endRead() -> UnsafeMutablePointer<UInt8>? {
+        readers -= 1
+        guard readers == 0, let abuf = abufToFree else { return nil }
+        abufToFree = nil
+        return abuf
     }
 }
 
@@ -77,19 +115,26 @@ enum ChunkProblem: Error {
     }
 }
 
-/// Every chunk pointer the stand-in has handed out or been given, and those it has freed. A freed pointer is
-/// refused, never read; a pointer never seen is a program's own struct, read as SDL_mixer reads it.
+/// Every chunk pointer the stand-in has handed out or been given, and those of its own it has freed. A freed pointer
+/// is refused, never read; a pointer never seen is a program's own struct, read as SDL_mixer reads it.
+///
+/// A freed struct of ours is not given back to the allocator at once: the last `quarantineSize` stay allocated
+/// (their bytes poisoned), so no program struct can be at a refused address, and a program's Mix_Chunk is never
+/// taken for one of ours that was freed. A struct leaving the quarantine is freed and its address forgotten: a
+/// double free that late is not caught (it is then read as a program's struct).
 struct ChunkRegistry {
     private var live: [ChunkPointer: ChunkRecord] = [:]
     private var freed: Set<ChunkPointer> = []
-    /// Freed addresses remembered at most; past this they are forgotten and counting starts again (a program that
-    /// frees a million chunks and then passes an early one back is not caught).
-    static let freedMemory = 1 << 20
+    /// Freed structs of ours, oldest first from `quarantineStart`.
+    private var quarantine: [ChunkPointer] = []
+    private var quarantineStart = 0
+    /// Freed structs kept allocated (a Mix_Chunk is 16 bytes).
+    static let quarantineSize = 4_096
 
-    /// Registers a chunk this library allocated (its address may be one freed before: it is live again).
-    mutating func add(_ chunk: ChunkPointer) -> ChunkRecord {
-        freed.remove(chunk)
+    /// Registers a chunk this library allocated.
+    mutating func add(_ chunk: ChunkPointer, made: MadeSound? = nil) -> ChunkRecord {
         let record = ChunkRecord(chunk.raw, ours: true)
+        record.made = made
         live[chunk] = record
         return record
     }
@@ -104,12 +149,26 @@ struct ChunkRegistry {
         return .success(record)
     }
 
-    /// Forgets a chunk: later uses of its pointer are refused.
-    mutating func remove(_ chunk: ChunkPointer) -> ChunkRecord? {
-        guard let record = live.removeValue(forKey: chunk) else { return nil }
-        if freed.count >= Self.freedMemory { freed.removeAll() }
+    /// Whether `record` is still the live record of its pointer.
+    func isLive(_ record: ChunkRecord) -> Bool { live[ChunkPointer(raw: record.chunk)] === record }
+
+    /// Forgets a chunk: later uses of its pointer are refused when the struct is ours (it goes into the
+    /// quarantine); a program's struct is only forgotten. Returns the record and a struct of ours leaving the
+    /// quarantine, for the caller to free.
+    mutating func remove(_ chunk: ChunkPointer) -> (record: ChunkRecord?, release: ChunkPointer?) {
+        guard let record = live.removeValue(forKey: chunk) else { return (nil, nil) }
+        guard record.ours else { return (record, nil) }
         freed.insert(chunk)
-        return record
+        quarantine.append(chunk)
+        guard quarantine.count - quarantineStart > Self.quarantineSize else { return (record, nil) }
+        let oldest = quarantine[quarantineStart]
+        quarantineStart += 1
+        if quarantineStart >= Self.quarantineSize {
+            quarantine.removeFirst(quarantineStart)
+            quarantineStart = 0
+        }
+        freed.remove(oldest)
+        return (record, oldest)
     }
 
     /// Every record (for Mix_CloseAudio, which lets go of their engine sounds).

@@ -17,34 +17,51 @@ public func mixLoadWAVRW(_ source: UnsafeMutablePointer<SDL_RWops>?, _ freeSourc
         report(deviceNotOpen)
         return nil
     }
-    let bytes: [UInt8]
-    switch RWopsReader.readAll(source, freeSource: freeSource != 0) {
-    case .success(let read): bytes = read
-    case .failure(let error):
-        report("Mix_LoadWAV_RW: \(error.description)")
-        return nil
-    }
     let spec = device.spec
-    let pcm: PCMBuffer
-    do {
-        pcm = try device.engine.decode(bytes: bytes, name: "Mix_LoadWAV_RW", sampleRate: spec.frequency)
-    } catch {
-        report(error.description)
+    let converted: [UInt8]
+    switch decodedBytes(source, freeSource: freeSource != 0, engine: device.engine, spec: spec) {
+    case .success(let bytes): converted = bytes
+    case .failure(let reason):
+        report(reason.text)
         return nil
     }
-    let converted = spec.format.bytes(remix(pcm.samples, from: pcm.channels, to: spec.channels))
     guard let chunk = makeChunk(copying: converted) else {
         report("Mix_LoadWAV_RW: out of memory for \(converted.count) bytes")
         return nil
     }
+    // The sound is made now (outside the lock), so the first play does not pay for it; `converted` is also the
+    // copy later plays compare `abuf` with.
+    let bytes = ChunkBytes(abuf: chunk.raw.pointee.abuf, length: converted.count)
+    let made = try? MadeSound.make(
+        bytes, engine: device.engine, spec: spec, generation: device.generation, copy: converted
+    ).get()
     StandIn.shared.state.withLock { state in
-        let record = state.chunks.add(chunk)
-        // The sound is made now, so the first play does not pay for it.
-        if state.device?.generation == device.generation {
-            _ = record.sound(engine: device.engine, spec: spec, generation: device.generation, reversed: false)
-        }
+        _ = state.chunks.add(chunk, made: state.device?.generation == device.generation ? made : nil)
     }
     return chunk.raw
+}
+
+/// The source's audio in `spec`'s format and channels (at its rate). The file's bytes and the decoded floats are
+/// let go on return, before the chunk's sound is made, so they are not all held at once.
+private func decodedBytes(
+    _ source: UnsafeMutablePointer<SDL_RWops>?, freeSource: Bool, engine: AudioEngine, spec: OutputSpec
+) -> Result<[UInt8], OpenRefusal> {
+    let pcm: PCMBuffer
+    switch RWopsReader.readAll(source, freeSource: freeSource) {
+    case .success(let bytes):
+        do {
+            pcm = try engine.decode(bytes: bytes, name: "Mix_LoadWAV_RW", sampleRate: spec.frequency)
+        } catch {
+            return .failure(OpenRefusal(text: error.description))
+        }
+    case .failure(let error): return .failure(OpenRefusal(text: "Mix_LoadWAV_RW: \(error.description)"))
+    }
+    let layout = AudioLayout(format: spec.format.rawValue, channels: spec.channels)
+    guard let bytes = AudioConverter.bytes(pcm.samples, channels: pcm.channels, to: layout, rate: spec.frequency)
+    else {
+        return .failure(OpenRefusal(text: "Mix_LoadWAV_RW: SDL could not convert: \(String(cString: SDL_GetError()))"))
+    }
+    return .success(bytes)
 }
 
 /// Mix_LoadWAV: a macro in older headers, a function in 2.6 (and exported): the file through an SDL_RWops.
@@ -120,22 +137,37 @@ public func mixQuickLoadRAW(_ memory: UnsafeMutablePointer<UInt8>?, _ length: UI
 @_cdecl("Mix_FreeChunk")
 public func mixFreeChunk(_ chunk: UnsafeMutablePointer<Mix_Chunk>?) {
     guard let pointer = chunk.map(ChunkPointer.init) else { return }
-    let outcome = StandIn.shared.state.withLock { state -> (record: ChunkRecord?, finished: [Int32]) in
-        var finished: [Int32] = []
+    let outcome = StandIn.shared.state.withLock { state -> ChunkRelease in
+        var release = ChunkRelease()
         for i in state.channels.slots.indices where state.channels.slots[i].chunk == pointer {
-            if state.channels.end(i) { finished.append(Int32(i)) }
+            if state.channels.end(i) { release.finished.append(Int32(i)) }
             state.channels.slots[i].chunk = nil
         }
-        return (state.chunks.remove(pointer), finished)
+        let removed = state.chunks.remove(pointer)
+        release.known = removed.record != nil
+        release.structure = removed.release
+        guard let record = removed.record, record.ours else { return release }
+        if record.chunk.pointee.allocated != 0, let abuf = record.chunk.pointee.abuf {
+            // A play converting the bytes outside the lock frees them when it is done.
+            if record.readers > 0 { record.abufToFree = abuf } else { release.abuf = abuf }
+        }
+        // Poisoned, in case a program reads it: the struct stays allocated a while (ChunkRegistry's quarantine).
+        record.chunk.pointee = Mix_Chunk(allocated: 0, abuf: nil, alen: 0, volume: 0)
+        return release
     }
     deliverFinished(outcome.finished)
-    guard let record = outcome.record else {
-        report("Mix_FreeChunk: not a chunk this library knows, or one already freed")
-        return
-    }
-    guard record.ours else { return }
-    if pointer.raw.pointee.allocated != 0 { SDL_free(pointer.raw.pointee.abuf) }
-    SDL_free(pointer.raw)
+    if let abuf = outcome.abuf { SDL_free(abuf) }
+    if let structure = outcome.structure { SDL_free(structure.raw) }
+    if !outcome.known { report("Mix_FreeChunk: not a chunk this library knows, or one already freed") }
+}
+
+/// What Mix_FreeChunk lets go of once out of the lock.
+private struct ChunkRelease {
+    var finished: [Int32] = []
+    var known = false
+    var abuf: UnsafeMutablePointer<UInt8>?
+    /// A freed struct leaving the quarantine.
+    var structure: ChunkPointer?
 }
 
 /// Mix_VolumeChunk: sets the chunk's volume (0...128, clamped; negative only asks) and returns the previous one.

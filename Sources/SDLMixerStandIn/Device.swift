@@ -110,7 +110,7 @@ public func mixOpenAudio(_ frequency: Int32, _ format: UInt16, _ channels: Int32
         Int32(SDL_AUDIO_ALLOW_FREQUENCY_CHANGE | SDL_AUDIO_ALLOW_CHANNELS_CHANGE))
 }
 
-/// Mix_OpenAudioDevice: opens the engine's output at `frequency` (0: 44,100 Hz), in blocks of `chunkSize` frames,
+/// Mix_OpenAudioDevice: opens the engine's output at `frequency` (0: 22,050 Hz), in blocks of `chunkSize` frames,
 /// for chunks in `format` and `channels`. Opened again in the same format and channels, it only counts the open;
 /// in another, it closes and opens anew. 0, or -1 with the reason.
 @_cdecl("Mix_OpenAudioDevice")
@@ -125,7 +125,45 @@ public func mixOpenAudioDevice(
     case .success(let accepted): spec = accepted
     case .failure(let reason): return refuse("Mix_OpenAudioDevice: \(reason.text)")
     }
-    let counted = StandIn.shared.state.withLock { state -> Bool in
+    // One thread opens at a time (the engine is made outside the lock, and two engines made at once would fight
+    // for the device): the others wait, then count their open on the device it opened. A callback run by a close
+    // inside the opening may open again itself.
+    let claimed = claimOpening()
+    guard claimed != .timedOut else { return refuse("Mix_OpenAudioDevice: another thread is still opening the device") }
+    defer { if claimed == .claimed { StandIn.shared.state.withLock { $0.openingThread = nil } } }
+    for _ in 0..<8 {
+        if countOpen(spec) { return 0 }
+        while StandIn.shared.state.withLock({ $0.device != nil }) { mixCloseAudio() }
+        switch openEngine(spec, device: device, chunkSize: chunkSize) {
+        case .success(true): return 0
+        case .success(false): continue
+        case .failure(let reason): return refuse("Mix_OpenAudioDevice: \(reason.text)")
+        }
+    }
+    return refuse("Mix_OpenAudioDevice: other threads kept opening the device meanwhile")
+}
+
+/// Whether this thread now opens the device (`claimed`), already was (`reentered`), or waited 10 s in vain.
+private enum OpeningClaim { case claimed, reentered, timedOut }
+
+private func claimOpening() -> OpeningClaim {
+    for _ in 0..<10_000 {
+        let claim = StandIn.shared.state.withLock { state -> OpeningClaim? in
+            guard let opener = state.openingThread else {
+                state.openingThread = pthread_self()
+                return .claimed
+            }
+            return pthread_equal(opener, pthread_self()) != 0 ? .reentered : nil
+        }
+        if let claim { return claim }
+        usleep(1_000)
+    }
+    return .timedOut
+}
+
+/// Counts one more open of the device when it is open in `spec`'s format and channels.
+private func countOpen(_ spec: OutputSpec) -> Bool {
+    StandIn.shared.state.withLock { state -> Bool in
         guard var open = state.device, open.spec.format == spec.format, open.spec.channels == spec.channels else {
             return false
         }
@@ -133,8 +171,13 @@ public func mixOpenAudioDevice(
         state.device = open
         return true
     }
-    if counted { return 0 }
-    while StandIn.shared.state.withLock({ $0.device != nil }) { mixCloseAudio() }
+}
+
+/// Makes the engine and installs it when no device is open by then (true); false when another thread opened one
+/// meanwhile (this engine is shut down).
+private func openEngine(_ spec: OutputSpec, device: UnsafePointer<CChar>?, chunkSize: Int32) -> Result<
+    Bool, OpenRefusal
+> {
     var configuration = EngineConfiguration(
         output: .device(name: device.map { String(cString: $0) }), sampleRate: spec.frequency,
         blockFrames: min(
@@ -143,10 +186,11 @@ public func mixOpenAudioDevice(
         appName: ProgramIdentity.appName)
     configuration.decoding.soundFont = StandIn.shared.state.withLock { $0.music.decoderOptions.soundFont }
     let engine: AudioEngine
-    do { engine = try AudioEngine(configuration) } catch { return refuse("Mix_OpenAudioDevice: \(error)") }
+    do { engine = try AudioEngine(configuration) } catch { return .failure(OpenRefusal(text: "\(error)")) }
     engine.session.setCategory(ProgramIdentity.category)
     engine.session.setActive(true)
-    StandIn.shared.state.withLock { state in
+    let installed = StandIn.shared.state.withLock { state -> Bool in
+        guard state.device == nil else { return false }
         state.openings += 1
         let generation = state.openings
         let updates = WorkerThread(name: "sdl-mixer-update") { control in
@@ -157,10 +201,15 @@ public func mixOpenAudioDevice(
         state.channels.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
         try? engine.sfx.setGain(gain(state.masterVolume))
         try? engine.musicPlayer.setVolume(gain(state.music.volume))
+        return true
+    }
+    guard installed else {
+        engine.shutdown()
+        return .success(false)
     }
     installPostProcessing()
     startMusicHook()
-    return 0
+    return .success(true)
 }
 
 /// Mix_CloseAudio: counts one open down; at none, halts every channel and the music (callbacks and the music's
@@ -198,13 +247,15 @@ public func mixCloseAudio() {
 }
 
 /// Mix_QuerySpec: what the program opened (the engine's rate, the program's format and channels); returns how
-/// many times the device is open, or 0 when it is not. Any pointer may be NULL.
+/// many times the device is open, or 0 when it is not (leaving the error text as it was, as SDL_mixer does). Any
+/// pointer may be NULL.
 @_cdecl("Mix_QuerySpec")
 public func mixQuerySpec(
     _ frequency: UnsafeMutablePointer<Int32>?, _ format: UnsafeMutablePointer<UInt16>?,
     _ channels: UnsafeMutablePointer<Int32>?
 ) -> Int32 {
-    StandIn.shared.withOpenDevice(else: 0) { _, device in
+    StandIn.shared.state.withLock { state in
+        guard let device = state.device else { return 0 }
         frequency?.pointee = Int32(device.engine.configuration.sampleRate)
         format?.pointee = device.spec.format.rawValue
         channels?.pointee = Int32(device.spec.channels)
@@ -223,7 +274,9 @@ extension OutputSpec {
         OutputSpec, OpenRefusal
     > {
         let rates = EngineConfiguration.sampleRates
-        var rate = frequency == 0 ? Int(STANDIN_MIX_DEFAULT_FREQUENCY) : Int(frequency)
+        // 0 asks for the defaults. SDL_mixer 2.6 passes them to SDL, which opens 22,050 Hz, AUDIO_S16 and stereo
+        // for them (as Debian's SDL_mixer 2.6.2 is seen to do), not MIX_DEFAULT_FREQUENCY.
+        var rate = frequency == 0 ? 22_050 : Int(frequency)
         if !rates.contains(rate) {
             guard allowedChanges & Int32(SDL_AUDIO_ALLOW_FREQUENCY_CHANGE) != 0 else {
                 return .failure(
@@ -231,12 +284,12 @@ extension OutputSpec {
             }
             rate = min(max(rate, rates.lowerBound), rates.upperBound)
         }
-        var sampleFormat = SampleFormat(rawValue: format)
+        var sampleFormat = format == 0 ? .s16LSB : SampleFormat(rawValue: format)
         if sampleFormat == nil && allowedChanges & Int32(SDL_AUDIO_ALLOW_FORMAT_CHANGE) != 0 { sampleFormat = .s16LSB }
         guard let sampleFormat else {
             return .failure(OpenRefusal(text: "unsupported audio format 0x\(String(format, radix: 16))"))
         }
-        var count = Int(channels)
+        var count = channels == 0 ? 2 : Int(channels)
         if !(1...8).contains(count) {
             guard allowedChanges & Int32(SDL_AUDIO_ALLOW_CHANNELS_CHANGE) != 0 else {
                 return .failure(OpenRefusal(text: "\(channels) channels: 1 to 8 are supported"))

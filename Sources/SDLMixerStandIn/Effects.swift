@@ -151,9 +151,8 @@ public func mixUnregisterAllEffects(_ channel: Int32) -> Int32 {
             return (nil, false)
         }
         state.channels.slots[i].placement = ChannelPlacement()
-        state.channels.slots[i].voice?.setPlacement(ChannelPlacement().placement)
-        state.channels.applyGain(i)
         state.channels.slots[i].effectCount = 0
+        if let device = state.device { state.channels.applyPlacement(i, device: device) }
         return (state.channels.slots[i].effects, true)
     }
     guard found.exists else { return 0 }

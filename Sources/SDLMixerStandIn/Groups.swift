@@ -33,12 +33,13 @@ public func mixAllocateChannels(_ count: Int32) -> Int32 {
 }
 
 /// Mix_ReserveChannels: keeps the first `count` channels (at most all of them) out of reach of channel -1; returns
-/// how many are reserved.
+/// `count` capped at the channel count, as SDL_mixer does (a negative count reserves none and is returned as is).
 @_cdecl("Mix_ReserveChannels")
 public func mixReserveChannels(_ count: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        state.channels.reserved = min(max(Int(count), 0), state.channels.count)
-        return Int32(state.channels.reserved)
+        let capped = min(Int(count), state.channels.count)
+        state.channels.reserved = max(capped, 0)
+        return Int32(capped)
     }
 }
 
@@ -56,13 +57,15 @@ public func mixGroupChannel(_ channel: Int32, _ tag: Int32) -> Int32 {
     }
 }
 
-/// Mix_GroupChannels: puts channels `from` through `to` in group `tag`; returns how many were (0 when the range
-/// names none).
+/// Mix_GroupChannels: puts the channels of `from` through `to` that exist in group `tag`; returns how many (0 when
+/// the range names none). SDL_mixer groups channel by channel the same way, and counts one past its table too:
+/// that one is not written here.
 @_cdecl("Mix_GroupChannels")
 public func mixGroupChannels(_ from: Int32, _ to: Int32, _ tag: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        guard from <= to, let first = state.channels.index(from), let last = state.channels.index(to) else {
-            report("Mix_GroupChannels: invalid channel range \(from)...\(to)")
+        let first = max(Int(from), 0), last = min(Int(to), state.channels.count - 1)
+        guard first <= last else {
+            report("Mix_GroupChannels: no channel in \(from)...\(to)")
             return 0
         }
         for i in first...last { state.channels.slots[i].tag = tag }

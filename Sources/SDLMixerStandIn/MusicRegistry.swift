@@ -62,6 +62,10 @@ final class MusicRecord: @unchecked Sendable {
 struct MusicRegistry {
     private var live: [MusicPointer: MusicRecord] = [:]
     private var freed: Set<MusicPointer> = []
+    /// Freed addresses remembered at most; past this they are forgotten and counting starts again (a program that
+    /// frees a million musics and then passes an early one back is not caught). A program never builds a Mix_Music
+    /// of its own (the type is opaque), so unlike a chunk's no program struct can be at a refused address.
+    static let freedMemory = 1 << 20
 
     /// Registers a new music under a fresh pointer.
     mutating func add(_ record: MusicRecord) -> MusicPointer {
@@ -81,7 +85,7 @@ struct MusicRegistry {
     /// Forgets a music and frees its block; its C strings are the caller's to free, outside the lock's users' reach.
     mutating func remove(_ pointer: MusicPointer) -> MusicRecord? {
         guard let record = live.removeValue(forKey: pointer) else { return nil }
-        if freed.count >= ChunkRegistry.freedMemory { freed.removeAll() }
+        if freed.count >= Self.freedMemory { freed.removeAll() }
         freed.insert(pointer)
         UnsafeMutableRawPointer(pointer.raw).deallocate()
         return record

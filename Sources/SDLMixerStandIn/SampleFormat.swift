@@ -1,7 +1,8 @@
 import CSDLMixerABI
 
 /// The sample formats a program may open the device in, and so the formats `Mix_Chunk.abuf` holds (SDL's AUDIO_*
-/// values). Every chunk's bytes are converted to and from the engine's 32-bit floats here.
+/// values). A block at a time is converted to and from the engine's 32-bit floats here, allocating nothing (for the
+/// stream and audio threads); whole chunks go through SDL's converter (AudioConversion.swift).
 enum SampleFormat: UInt16, CaseIterable {
     case u8 = 0x0008
     case s8 = 0x8008
@@ -17,24 +18,6 @@ enum SampleFormat: UInt16, CaseIterable {
     /// Bytes per sample.
     var width: Int { Int(rawValue & 0xFF) / 8 }
     private var bigEndian: Bool { rawValue & 0x1000 != 0 }
-
-    /// The samples in `bytes` as floats in -1...1 (a trailing partial sample is left out).
-    func floats(_ bytes: UnsafeRawBufferPointer) -> [Float] {
-        let count = bytes.count / width
-        return [Float](unsafeUninitializedCapacity: count) { out, made in
-            decode(bytes, into: out.baseAddress!, count: count)
-            made = count
-        }
-    }
-
-    /// Floats (clamped to -1...1) as bytes of this format.
-    func bytes(_ samples: [Float]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: samples.count * width)
-        samples.withUnsafeBufferPointer { floats in
-            out.withUnsafeMutableBytes { encode(floats.baseAddress!, count: floats.count, into: $0.baseAddress!) }
-        }
-        return out
-    }
 
     /// Decodes `count` samples from `bytes` into `out`, allocating nothing (for the audio and stream threads).
     func decode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<Float>, count: Int) {
@@ -102,22 +85,4 @@ enum SampleFormat: UInt16, CaseIterable {
             out[at + (bigEndian ? 3 - k : k)] = byte
         }
     }
-}
-
-/// Interleaved samples from `from` channels to `to` channels: mono is copied to every channel, wider audio is
-/// averaged down to mono, and between other counts the first channels are kept and any new ones copy them in turn
-/// (stereo to quad puts the left and right in front and behind).
-func remix(_ samples: [Float], from: Int, to: Int) -> [Float] {
-    guard from != to, from > 0, to > 0 else { return samples }
-    let frames = samples.count / from
-    var out = [Float](repeating: 0, count: frames * to)
-    for f in 0..<frames {
-        let frame = samples[(f * from)..<(f * from + from)]
-        if to == 1 {
-            out[f] = frame.reduce(0, +) / Float(from)
-        } else {
-            for c in 0..<to { out[f * to + c] = frame[f * from + (from == 1 ? 0 : c % from)] }
-        }
-    }
-    return out
 }

@@ -1,5 +1,6 @@
 import Ambience
 import CSDLMixerABI
+import Glibc
 
 /// What the program opened: the format `Mix_QuerySpec` reports and `Mix_Chunk.abuf` holds. The engine mixes at
 /// `frequency`; `format` and `channels` are the program's, converted on load.
@@ -31,8 +32,14 @@ struct MixerState {
     var chunks = ChunkRegistry()
     /// Mix_ChannelFinished's callback.
     var channelFinished: standin_channel_finished?
-    /// Channels whose play ended and whose callback the update thread has not made yet, in order.
-    var finishedChannels: [Int32] = []
+    /// Channels whose end the update thread found and has not reported yet: a play on one waits for the report, so
+    /// the callback sees the chunk that ended (SDL_mixer reports before anything else can play there).
+    var reporting: Set<Int32> = []
+    /// The thread opening the device (Mix_OpenAudioDevice): one opens at a time, the others wait for it.
+    var openingThread: pthread_t?
+    /// The update thread, which never waits for its own reports.
+    var updateThread: pthread_t?
+    var isUpdateThread: Bool { updateThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
     var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
     /// Mix_LoadMUS's music and what the music player is doing with it (MusicRegistry.swift).

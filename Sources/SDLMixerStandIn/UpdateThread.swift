@@ -1,5 +1,6 @@
 import Ambience
 import CSDLMixerABI
+import Glibc
 
 // The stand-in's update thread ("sdl-mixer-update"): SDL_mixer programs have no game loop that calls the engine's
 // `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: applies
@@ -13,6 +14,7 @@ let updatePeriod = 0.010
 
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
+    StandIn.shared.state.withLock { $0.updateThread = pthread_self() }
     var routeRule = RouteRule()
     while !control.isStopRequested {
         // Of the engine's events only route changes are needed (RouteRule.swift): each channel's voice is looked at
@@ -21,29 +23,43 @@ func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation
         let (finished, musicEnded) = StandIn.shared.state.withLock { state -> ([Int32], Bool) in
             guard let device = state.device, device.generation == generation else { return ([], false) }
             let now = monotonicNanoseconds()
-            return (state.channels.advance(engine: engine, now: now), state.advanceMusic(engine: engine, now: now))
+            let ended = state.channels.advance(engine: engine, now: now)
+            state.reporting.formUnion(ended)
+            return (ended, state.advanceMusic(engine: engine, now: now))
         }
         applyMusicRule(engine)
-        deliverFinished(finished)
+        deliverFinished(finished, reporting: true)
         if musicEnded { deliverMusicFinished() }
         control.wait(seconds: updatePeriod)
     }
 }
 
 extension ChannelTable {
-    /// One step of the channel table at `now`: channels whose voice ended replay when loops are left, else end;
-    /// timed plays past their time end; a fade-in past its time is over. Returns the channels that ended.
+    /// One step of the channel table at `now`: timed plays past their time end; fades step the voice's gain and a
+    /// faded-out play ends; channels whose voice ended replay when loops are left, else end. A paused channel's
+    /// deadline and fade wait (Mix_Resume moves them on by the pause). Returns the channels that ended.
     mutating func advance(engine: AudioEngine, now: Int) -> [Int32] {
         var ended: [Int32] = []
         for i in slots.indices {
             guard let voice = slots[i].voice else { continue }
-            if let deadline = slots[i].expiresAt, deadline <= now {
-                if end(i) { ended.append(Int32(i)) }
-                continue
+            if !slots[i].paused {
+                if let deadline = slots[i].expiresAt, deadline <= now {
+                    if end(i) { ended.append(Int32(i)) }
+                    continue
+                }
+                if slots[i].fade != .none {
+                    let over = slots[i].fade.isOver(at: now)
+                    if case .fadingOut = slots[i].fade, over {
+                        if end(i) { ended.append(Int32(i)) }
+                        continue
+                    }
+                    slots[i].fadeLevel = slots[i].fade.level(at: now)
+                    if over { slots[i].fade = .none }
+                    applyGain(i)
+                }
             }
-            if case .fadingIn(let until) = slots[i].fade, until <= now { slots[i].fade = .none }
             guard !voice.isAlive else { continue }
-            if slots[i].loopsLeft > 0, let sound = slots[i].sound {
+            if slots[i].loopsLeft > 0, let sound = slots[i].made?.sound {
                 // Only when no stream voice was left for the play (finite loops are streamed, gapless): a replay
                 // starts within one period of the end, a gap of up to 10 ms.
                 let again = engine.play(

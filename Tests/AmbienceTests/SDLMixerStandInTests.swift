@@ -49,7 +49,7 @@ struct SDLMixerStandInTests {
         #expect(!result.killedBySignal, "standin_test crashed: \(result.stderr)")
         #expect(result.status == 0, "standin_test: \(result.stdout)\n\(result.stderr)")
         let tally = CAPI.tally(result.stdout)
-        #expect(tally != nil && tally!.failed == 0 && tally!.passed >= 89, "\(result.stdout)")
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed >= 112, "\(result.stdout)")
     }
 
     /// A 440 Hz chunk played on a channel reaches the device: SDL's disk driver records what the engine gave it
@@ -74,5 +74,29 @@ struct SDLMixerStandInTests {
         // The chunk is a half-scale sine; centred, each side carries it at about half scale.
         let level = signal.amplitude(of: 440, in: window)
         #expect(level > 0.25 && level < 0.75, "440 Hz at \(level)")
+    }
+
+    /// Mix_SetPanning(0, 255, 0) on the default stereo device scales the sides as SDL_mixer does (the channel's stream,
+    /// the chunk being stereo): the left side carries the tone at its level, the right none of it. With
+    /// Mix_SetReverseStereo(0, 1) set after it, the panned sides are swapped (SDL_mixer runs the swap after the
+    /// panning registered before it): the tone is on the right.
+    @Test(arguments: [(mode: "--heard-left", toneSide: 0), (mode: "--heard-left-reversed", toneSide: 1)])
+    func panningScalesEachSide(mode: String, toneSide: Int) throws {
+        let folder = try MixerStandIn.prepare()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let recording = folder + "/device.raw"
+        let result = try MixerStandIn.run(
+            folder, [mode], environment: ["SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": recording])
+        #expect(result.status == 0, "standin_test \(mode): \(result.stdout)\n\(result.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: recording))
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let signal = Signal(samples, channels: 2, sampleRate: 44_100)
+        let first = try #require(signal.firstFrame(above: 0.05), "nothing was heard")
+        try #require(signal.frames - first > 22_050, "under half a second was recorded after the start")
+        let window = first..<(first + 22_050)
+        let tone = signal.amplitude(of: 440, in: window, channel: toneSide)
+        let other = signal.amplitude(of: 440, in: window, channel: 1 - toneSide)
+        #expect(tone > 0.4 && tone < 0.6, "side \(toneSide) at \(tone)")
+        #expect(other < 0.01, "side \(1 - toneSide) at \(other)")
     }
 }

@@ -113,8 +113,15 @@ static SDL_atomic_t finished_off_main;
 static pthread_t main_thread;
 static Mix_Chunk *replay_chunk;
 static SDL_atomic_t replay_result = {-100};
+static Mix_Chunk *seen_chunk[64]; /* Mix_GetChunk(channel) as the callback saw it */
+static SDL_atomic_t unset_in_callback, unset_calls;
 static void on_finished(int channel) {
     if (channel >= 0 && channel < 64) SDL_AtomicAdd(&finished_count[channel], 1);
+    if (channel >= 0 && channel < 64) seen_chunk[channel] = Mix_GetChunk(channel);
+    if (SDL_AtomicGet(&unset_in_callback)) {
+        SDL_AtomicAdd(&unset_calls, 1);
+        Mix_ChannelFinished(NULL); /* the channels after this one in the same batch get no call */
+    }
     if (!pthread_equal(pthread_self(), main_thread)) SDL_AtomicSet(&finished_off_main, 1);
     if (replay_chunk) {
         Mix_Chunk *chunk = replay_chunk;
@@ -132,6 +139,26 @@ static int wait_finished(int channel, int count, int ms) {
     return 0;
 }
 
+/* Two threads open the closed device at once: both opens must count (Mix_QuerySpec 2), one engine. */
+static int open_once(void *unused) {
+    (void)unused;
+    return Mix_OpenAudio(44100, AUDIO_S16LSB, 2, 1024);
+}
+
+/* A thread that times Mix_Playing while the main thread plays a big chunk: no call may wait for a conversion. */
+static SDL_atomic_t stop_timing, longest_wait_ms;
+static int time_calls(void *unused) {
+    (void)unused;
+    while (!SDL_AtomicGet(&stop_timing)) {
+        Uint32 start = SDL_GetTicks();
+        Mix_Playing(-1);
+        int waited = (int)(SDL_GetTicks() - start);
+        if (waited > SDL_AtomicGet(&longest_wait_ms)) SDL_AtomicSet(&longest_wait_ms, waited);
+        SDL_Delay(1);
+    }
+    return 0;
+}
+
 static int loaded_from(const char *folder) {
     FILE *maps = fopen("/proc/self/maps", "r");
     char line[4096];
@@ -145,12 +172,17 @@ static int loaded_from(const char *folder) {
     return ours && !theirs;
 }
 
-static int heard(void) {
+/* --heard plays the tone centred; --heard-left panned hard left (Mix_SetPanning(0, 255, 0)): the right side silent;
+ * --heard-left-reversed then Mix_SetReverseStereo(0, 1), which SDL_mixer runs after the panning (effects run in the
+ * order they were set): the left side silent. */
+static int heard(int left, int reversed) {
     Uint32 size;
     Uint8 *wav = make_wav(44100, 440, 1.0, &size);
     if (Mix_OpenAudio(44100, AUDIO_S16SYS, 2, 512) != 0) return printf("open: %s\n", Mix_GetError()), 1;
     Mix_ChannelFinished(on_finished);
     Mix_Chunk *tone = Mix_LoadWAV_RW(SDL_RWFromConstMem(wav, (int)size), 1);
+    if (left && Mix_SetPanning(0, 255, 0) != 1) return printf("panning: %s\n", Mix_GetError()), 1;
+    if (reversed && Mix_SetReverseStereo(0, 1) != 1) return printf("reversing: %s\n", Mix_GetError()), 1;
     if (!tone || Mix_PlayChannel(0, tone, 0) != 0) return printf("play: %s\n", Mix_GetError()), 1;
     int ended = wait_finished(0, 1, 3000);
     SDL_Delay(200);
@@ -163,7 +195,9 @@ static int heard(void) {
 
 int main(int argc, char **argv) {
     main_thread = pthread_self();
-    if (argc == 2 && strcmp(argv[1], "--heard") == 0) return heard();
+    if (argc == 2 && strcmp(argv[1], "--heard") == 0) return heard(0, 0);
+    if (argc == 2 && strcmp(argv[1], "--heard-left") == 0) return heard(1, 0);
+    if (argc == 2 && strcmp(argv[1], "--heard-left-reversed") == 0) return heard(1, 1);
     if (argc != 2) return fprintf(stderr, "usage: standin_test FOLDER | --heard\n"), 2;
 
     CHECK(loaded_from(argv[1]));
@@ -178,8 +212,22 @@ int main(int argc, char **argv) {
     Uint32 size;
     Uint8 *wav = make_wav(22050, 440, 0.5, &size);
     int closes = 0;
-    /* Closed device: refused, and the source still closed when asked. */
-    CHECK(Mix_QuerySpec(NULL, NULL, NULL) == 0);
+    /* Closed device: refused, and the source still closed when asked. Mix_QuerySpec leaves the error text alone. */
+    SDL_SetError("an error of the program's");
+    CHECK(Mix_QuerySpec(NULL, NULL, NULL) == 0 && strcmp(Mix_GetError(), "an error of the program's") == 0);
+    /* All zeros open at SDL's defaults, as Debian's SDL_mixer 2.6.2 does: 22,050 Hz, AUDIO_S16, stereo. */
+    int default_rate = 0, default_channels = 0;
+    Uint16 default_format = 0;
+    CHECK(Mix_OpenAudio(0, 0, 0, 0) == 0 && Mix_QuerySpec(&default_rate, &default_format, &default_channels) == 1);
+    CHECK(default_rate == 22050 && default_format == AUDIO_S16LSB && default_channels == 2);
+    Mix_CloseAudio();
+    /* Two threads opening at once: both opens count. */
+    SDL_Thread *openers[2] = {SDL_CreateThread(open_once, "open-a", NULL), SDL_CreateThread(open_once, "open-b", NULL)};
+    int open_results[2] = {-1, -1};
+    SDL_WaitThread(openers[0], &open_results[0]);
+    SDL_WaitThread(openers[1], &open_results[1]);
+    CHECK(open_results[0] == 0 && open_results[1] == 0 && Mix_QuerySpec(NULL, NULL, NULL) == 2);
+    while (Mix_QuerySpec(NULL, NULL, NULL) > 0) Mix_CloseAudio();
     CHECK(Mix_LoadWAV_RW(make_source(wav, size, -1, 0, &closes), 1) == NULL && closes == 1);
     CHECK(Mix_PlayChannel(-1, NULL, 0) == -1);
     CHECK(Mix_OpenAudio(44100, 0x7777, 2, 1024) == -1); /* no such format */
@@ -253,7 +301,7 @@ int main(int argc, char **argv) {
     CHECK(Mix_Volume(0, 1000000000) == 128 && Mix_Volume(0, -1) == 128);
     CHECK(Mix_Volume(0, 64) == 128 && Mix_Volume(0, -1) == 64);
     CHECK(Mix_Volume(-1, -1) == (64 + 15 * 128) / 16);
-    CHECK(Mix_Volume(-2, 5) == -1 && Mix_Volume(100000, 5) == -1);
+    CHECK(Mix_Volume(-2, 5) == 0 && Mix_Volume(100000, 5) == 0); /* SDL_mixer's 0 for a channel past its table */
     CHECK(Mix_VolumeChunk(tone, 1000000000) == 128 && Mix_VolumeChunk(tone, 32) == 128 && tone->volume == 32);
     CHECK(Mix_VolumeChunk(tone, -1) == 32 && Mix_VolumeChunk(NULL, 5) == -1);
     Mix_VolumeChunk(tone, MIX_MAX_VOLUME);
@@ -278,7 +326,7 @@ int main(int argc, char **argv) {
     CHECK(Mix_HaltChannel(0) == 0 && SDL_AtomicGet(&finished_count[0]) == 1);
     /* The callback's play took the channel just freed. */
     CHECK(SDL_AtomicGet(&replay_result) == 0 && Mix_GetChunk(0) == short_raw && Mix_Playing(0) == 1);
-    CHECK(Mix_HaltChannel(100000) == -1 && Mix_HaltChannel(-2) == -1);
+    CHECK(Mix_HaltChannel(100000) == 0 && Mix_HaltChannel(-2) == 0); /* SDL_mixer's 0 */
     /* The re-entrant play (0.1 s) ends by itself: reported on the update thread. */
     CHECK(wait_finished(0, 2, 2000) && SDL_AtomicGet(&finished_off_main) == 1 && Mix_Playing(0) == 0);
 
@@ -290,17 +338,72 @@ int main(int argc, char **argv) {
     /* Timed, expired, faded. */
     CHECK(Mix_PlayChannelTimed(2, tone, -1, 100) == 2 && wait_finished(2, 1, 1000));
     CHECK(Mix_PlayChannel(3, tone, -1) == 3 && Mix_ExpireChannel(3, 50) == 1 && wait_finished(3, 1, 1000));
-    CHECK(Mix_ExpireChannel(100000, 10) == 0 && Mix_ExpireChannel(3, 10) == 0);
+    /* Counted as SDL_mixer counts: every channel named, playing or not. */
+    CHECK(Mix_ExpireChannel(100000, 10) == 0 && Mix_ExpireChannel(3, 10) == 1 && Mix_ExpireChannel(-1, 0) == 16);
     CHECK(Mix_FadeInChannel(4, tone, -1, 500) == 4 && Mix_FadingChannel(4) == MIX_FADING_IN);
     CHECK(Mix_FadeOutChannel(4, 100) == 1 && Mix_FadingChannel(4) == MIX_FADING_OUT && wait_finished(4, 1, 1000));
     CHECK(Mix_FadeInChannelTimed(5, tone, 0, 10, 60) == 5 && wait_finished(5, 1, 1000));
     CHECK(Mix_FadeOutChannel(100000, 10) == 0 && Mix_FadingChannel(100000) == MIX_NO_FADING);
     CHECK(Mix_FadeInChannel(-1, NULL, 0, 10) == -1 && Mix_FadeInChannelTimed(-2, tone, 0, 10, 10) == -1);
+    /* Mix_Volume during a fade-in reports the volume as faded so far; a channel at volume 0 does not fade out. */
+    CHECK(Mix_FadeInChannel(6, tone, -1, 400) == 6);
+    SDL_Delay(200);
+    int faded = Mix_Volume(6, -1);
+    CHECK(faded > 20 && faded < 110);
+    Mix_HaltChannel(6);
+    Mix_Volume(7, 0);
+    CHECK(Mix_PlayChannel(7, tone, -1) == 7 && Mix_FadeOutChannel(7, 100) == 0 && Mix_FadingChannel(7) == MIX_NO_FADING);
+    Mix_HaltChannel(7);
+    Mix_Volume(7, MIX_MAX_VOLUME);
+    /* A paused channel's deadline and fade-out wait while it is paused, and go on when it resumes. */
+    int ends = SDL_AtomicGet(&finished_count[8]);
+    CHECK(Mix_PlayChannelTimed(8, tone, -1, 150) == 8);
+    Mix_Pause(8);
+    SDL_Delay(400);
+    CHECK(Mix_Playing(8) == 1 && Mix_Paused(8) == 1 && SDL_AtomicGet(&finished_count[8]) == ends);
+    Mix_Resume(8);
+    CHECK(Mix_Playing(8) == 1 && wait_finished(8, ends + 1, 1000));
+    ends = SDL_AtomicGet(&finished_count[9]);
+    CHECK(Mix_PlayChannel(9, tone, -1) == 9 && Mix_FadeOutChannel(9, 150) == 1);
+    Mix_Pause(9);
+    SDL_Delay(400);
+    CHECK(Mix_Playing(9) == 1 && Mix_FadingChannel(9) == MIX_FADING_OUT && SDL_AtomicGet(&finished_count[9]) == ends);
+    Mix_Resume(9);
+    CHECK(Mix_Playing(9) == 1 && wait_finished(9, ends + 1, 1000));
+    /* A play that ended by itself is reported before the next play on its channel is installed: the callback's
+       Mix_GetChunk is the chunk that ended, never the next one. */
+    int late = 0;
+    for (int k = 0; k < 10; k++) {
+        ends = SDL_AtomicGet(&finished_count[10]);
+        Mix_PlayChannel(10, short_raw, 0);
+        while (Mix_Playing(10)) SDL_Delay(0);
+        Mix_PlayChannel(10, tone, 0);
+        wait_finished(10, ends + 1, 500);
+        if (seen_chunk[10] != short_raw) late++;
+        Mix_HaltChannel(10);
+    }
+    CHECK(late == 0);
+    /* A chunk that cannot play leaves the channel's play alone: no halt, no callback. */
+    static Uint8 three_bytes[3];
+    Mix_Chunk bad_frame = {0, three_bytes, 3, MIX_MAX_VOLUME};
+    ends = SDL_AtomicGet(&finished_count[11]);
+    CHECK(Mix_PlayChannel(11, tone, -1) == 11 && Mix_PlayChannel(11, &bad_frame, 0) == -1);
+    CHECK(Mix_Playing(11) == 1 && Mix_GetChunk(11) == tone && SDL_AtomicGet(&finished_count[11]) == ends);
+    /* Mix_ChannelFinished(NULL) from a callback: the other channels halted in the same call get no call. */
+    for (int i = 12; i < 16; i++) Mix_PlayChannel(i, tone, -1);
+    SDL_AtomicSet(&unset_in_callback, 1);
+    Mix_HaltChannel(-1);
+    SDL_AtomicSet(&unset_in_callback, 0);
+    CHECK(SDL_AtomicGet(&unset_calls) == 1);
+    Mix_ChannelFinished(on_finished);
 
     /* Reserved channels and groups. */
     CHECK(Mix_ReserveChannels(2) == 2 && Mix_PlayChannel(-1, tone, -1) == 2);
     CHECK(Mix_ReserveChannels(1000) == 16 && Mix_PlayChannel(-1, tone, 0) == -1);
     CHECK(Mix_ReserveChannels(0) == 0 && Mix_HaltChannel(-1) == 0 && Mix_Playing(-1) == 0);
+    CHECK(Mix_ReserveChannels(-3) == -3 && Mix_PlayChannel(-1, short_raw, 0) == 0 && Mix_HaltChannel(0) == 0);
+    CHECK(Mix_GroupChannels(14, 20, 9) == 2 && Mix_GroupCount(9) == 2 && Mix_GroupChannels(-5, 0, 9) == 1);
+    Mix_GroupChannels(0, 15, -1);
     CHECK(Mix_GroupChannels(0, 1, 7) == 2 && Mix_GroupCount(7) == 2 && Mix_GroupCount(-1) == 16);
     CHECK(Mix_GroupAvailable(7) == 0 && Mix_GroupOldest(7) == -1 && Mix_GroupNewer(7) == -1);
     Mix_PlayChannel(0, tone, -1);
@@ -308,7 +411,7 @@ int main(int argc, char **argv) {
     Mix_PlayChannel(1, tone, -1);
     CHECK(Mix_GroupOldest(7) == 0 && Mix_GroupNewer(7) == 1 && Mix_GroupAvailable(7) == -1);
     CHECK(Mix_GroupChannel(1, -1) == 1 && Mix_GroupCount(7) == 1 && Mix_GroupChannel(100000, 7) == 0);
-    CHECK(Mix_GroupChannels(3, 1, 7) == 0 && Mix_GroupChannels(0, 100000, 7) == 0);
+    CHECK(Mix_GroupChannels(3, 1, 7) == 0 && Mix_GroupChannels(1, 100000, -1) == 15); /* the ones that exist */
     CHECK(Mix_FadeOutGroup(7, 50) == 1 && Mix_HaltGroup(-1) == 0 && Mix_Playing(-1) == 0);
     /* Shrinking halts the channels it drops. */
     int before = SDL_AtomicGet(&finished_count[10]);
@@ -320,6 +423,29 @@ int main(int argc, char **argv) {
     Mix_Chunk own = {0, (Uint8 *)raw, sizeof raw, MIX_MAX_VOLUME};
     CHECK(Mix_PlayChannel(-1, &own, 0) == 0 && Mix_Playing(0) == 1 && Mix_GetChunk(0) == &own);
     CHECK(Mix_HaltChannel(0) == 0);
+
+    /* A program's chunk at the address of one of ours that was freed plays; ours, freed, stays refused. */
+    Mix_Chunk *ours_freed = Mix_QuickLoad_RAW((Uint8 *)raw, sizeof raw);
+    Mix_FreeChunk(ours_freed);
+    Mix_Chunk *program_chunk = malloc(sizeof *program_chunk);
+    *program_chunk = (Mix_Chunk){0, (Uint8 *)raw, sizeof raw, MIX_MAX_VOLUME};
+    CHECK(Mix_PlayChannel(-1, program_chunk, 0) == 0 && Mix_HaltChannel(0) == 0);
+    CHECK((void *)program_chunk == (void *)ours_freed || Mix_PlayChannel(-1, ours_freed, 0) == -1);
+    free(program_chunk);
+    /* A big chunk written into is converted again outside the stand-in's lock: other calls never wait for it. */
+    Uint32 big_length = 32u << 20;
+    Uint8 *big = calloc(1, big_length);
+    Mix_Chunk *big_chunk = Mix_QuickLoad_RAW(big, big_length);
+    CHECK(big_chunk && Mix_PlayChannel(0, big_chunk, 0) == 0);
+    big[big_length / 2] ^= 1;
+    SDL_Thread *timer = SDL_CreateThread(time_calls, "time-calls", NULL);
+    SDL_Delay(20);
+    CHECK(Mix_PlayChannel(1, big_chunk, 0) == 1);
+    SDL_AtomicSet(&stop_timing, 1);
+    SDL_WaitThread(timer, NULL);
+    CHECK(SDL_AtomicGet(&longest_wait_ms) < 250);
+    Mix_FreeChunk(big_chunk);
+    free(big);
 
     /* Freed chunks are refused; NULL is ignored. */
     Mix_FreeChunk(from_file);
