@@ -432,7 +432,9 @@ int main(int argc, char **argv) {
     CHECK(Mix_PlayChannel(-1, program_chunk, 0) == 0 && Mix_HaltChannel(0) == 0);
     CHECK((void *)program_chunk == (void *)ours_freed || Mix_PlayChannel(-1, ours_freed, 0) == -1);
     free(program_chunk);
-    /* A big chunk written into is converted again outside the stand-in's lock: other calls never wait for it. */
+    /* A big chunk written into is converted again outside the stand-in's lock: other calls do not wait for it. The
+     * bound catches the lock held through the conversion (3 to 7 s for this chunk, before); what they wait is the
+     * engine uploading the sound, about 45 ms on a quiet machine, longer on a loaded one, so it is no timing figure. */
     Uint32 big_length = 32u << 20;
     Uint8 *big = calloc(1, big_length);
     Mix_Chunk *big_chunk = Mix_QuickLoad_RAW(big, big_length);
@@ -443,7 +445,7 @@ int main(int argc, char **argv) {
     CHECK(Mix_PlayChannel(1, big_chunk, 0) == 1);
     SDL_AtomicSet(&stop_timing, 1);
     SDL_WaitThread(timer, NULL);
-    CHECK(SDL_AtomicGet(&longest_wait_ms) < 250);
+    CHECK(SDL_AtomicGet(&longest_wait_ms) < 2000);
     Mix_FreeChunk(big_chunk);
     free(big);
 
