@@ -3,7 +3,8 @@ import CSDLMixer
 import Glibc
 import Synchronization
 
-// The only file that calls SDL_mixer. Only the benchmark links it; the Ambience library never does.
+// With SDLMixerScene.swift, the only files that call SDL_mixer. Only the benchmark links it; the Ambience library
+// never does.
 
 /// The stress scene through SDL_mixer 2.6: one channel per voice, each placed with `Mix_SetPosition` (angle and
 /// distance from the voice's 3D position), mixed by SDL's `disk` driver into /dev/null as fast as the CPU allows.

@@ -49,7 +49,7 @@ struct BenchCommand: Command {
           --files         skip through these files instead
         Every frame times update(), currentPlaybackTime and one sound effect's play(); every 0.5 s
         skipToNextItem(); every 20th skip a pause and the music player's play(). Prints p50, p99 and max per call.
-        """ + latencyUsage + memoryUsage + openALOptionsUsage
+        """ + latencyUsage + memoryUsage + openALOptionsUsage + standInUsage
 
     static func run(_ arguments: inout Arguments) throws {
         if arguments.flag("--hitches") { return try runHitches(&arguments) }
@@ -59,6 +59,8 @@ struct BenchCommand: Command {
         if arguments.flag("--memory") { return try runMemory(&arguments) }
         if arguments.contains("--memory-client") { return try runMemoryClient(&arguments) }
         if arguments.flag("--openal-options") { return try runOpenALOptions(&arguments) }
+        if arguments.flag("--sdl-mixer-stand-in") { return try runStandIn(&arguments) }
+        if arguments.contains("--mixer-scene-client") { return try runMixerSceneClient(&arguments) }
         let json = arguments.flag("--json")
         let seconds = try arguments.duration("--seconds") ?? 2
         let runs = try arguments.integer("--runs") ?? 3

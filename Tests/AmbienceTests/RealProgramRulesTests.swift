@@ -93,7 +93,7 @@ struct RealProgramRulesTests {
             var states: Set<String> = []
             var lastLook = -1.0
             let run = try RealPrograms.run(
-                Self.twoTones, on: .standIn, seconds: 4, display: false, environment: Self.pygame, stage: stage
+                Self.twoTones, on: .standIn, seconds: 8, display: false, environment: Self.pygame, stage: stage
             ) { elapsed, _ in
                 guard elapsed - lastLook >= 0.5 else { return }
                 lastLook = elapsed
@@ -101,7 +101,9 @@ struct RealProgramRulesTests {
             }
             let after = stage.mpvStatus()
             let speakers = run.recordings["speakers"]
-            let heard = 1.5...3.5
+            // Two seconds from half a second after the program is first heard (python starts late on a loaded machine).
+            let start = (speakers?.firstSound ?? 1) + 0.5
+            let heard = start...(start + 2)
             Self.report(
                 "pygame, ambient", run, Self.tones(speakers, heard) + ", mpv \(states.sorted()) then \(after ?? "?")")
             try #require(run.status == 124, "\(run.output.suffix(3000))")
@@ -133,7 +135,7 @@ struct RealProgramRulesTests {
             var lastLook = -1.0
             var killed = false
             let run = try RealPrograms.run(
-                Self.twoTones, on: .standIn, seconds: 4, display: false, environment: Self.pygame, stage: stage,
+                Self.twoTones, on: .standIn, seconds: 8, display: false, environment: Self.pygame, stage: stage,
                 category: "solo-ambient"
             ) { elapsed, command in
                 guard RealProgramStage.pythonRuns(under: command) || killed else { return }

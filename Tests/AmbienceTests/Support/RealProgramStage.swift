@@ -76,6 +76,11 @@ struct RecordedSamples {
 
     var seconds: Double { Double(samples.count / 2) / Double(Recording.rate) }
 
+    /// When the first frame above -60 dBFS is, in the recording's seconds; nil for silence.
+    var firstSound: Double? {
+        samples.firstIndex { abs(Int($0)) > 33 }.map { Double($0 / 2) / Double(Recording.rate) }
+    }
+
     /// The stereo samples between two times of the recording (clamped to it).
     func piece(_ times: ClosedRange<Double>) -> ArraySlice<Int16> {
         let frame = { (time: Double) in min(max(Int(time * Double(Recording.rate)), 0), samples.count / 2) }
