@@ -191,7 +191,10 @@ enum RealPrograms {
         let program = try ChildProcess(
             ["sh", "-c", "exec \"$@\" > \"$0\" 2>&1", logPath] + command, environment: childEnvironment(environment),
             directory: directory)
-        defer { program.terminate() }
+        defer {
+            program.terminate()
+            endStrays(of: fixtures.path(""))
+        }
         var mapped: Set<String> = []
         let launcher = URL(fileURLWithPath: ToolRunner.executable).resolvingSymlinksInPath().path
         let wanted = Int(seconds * Double(Recording.rate)) * 4
@@ -278,6 +281,21 @@ enum RealPrograms {
             found.append((pid, (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? ""))
         }
         return found
+    }
+
+    /// Ends the X server a run left behind: xvfb-run starts Xvfb in the background and a SIGTERM ends xvfb-run
+    /// without ending it, and `ambience run` gives the program a process group of its own, so ending the run's group
+    /// leaves it. Found by its command line, which names the run's own folder (its -auth file is in the run's TMPDIR).
+    static func endStrays(of folder: String) {
+        guard folder.count > 8 else { return }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(entry), pid != getpid(),
+                let arguments = procText("/proc/\(entry)/cmdline"),
+                arguments.split(separator: "\0").first?.split(separator: "/").last == "Xvfb",
+                arguments.contains(folder)
+            else { continue }
+            kill(pid, SIGKILL)
+        }
     }
 
     /// A file of /proc, read to its end: its size says 0, so it is read in chunks until read(2) says there is no more.
