@@ -48,7 +48,7 @@ final class AudioConverter {
         var at = 0
         while at < source.count {
             let count = min(step, source.count - at)
-            guard SDL_AudioStreamPut(stream, base + at, Int32(count)) == 0 else { return false }
+            guard SDL_AudioStreamPut(stream, base + at, Int32(clamping: count)) == 0 else { return false }
             at += count
             if at >= source.count { SDL_AudioStreamFlush(stream) }
             guard drain(into: &scratch, take) else { return false }

@@ -244,7 +244,8 @@ extension ChannelTable {
     > {
         guard let made = slots[i].made else { return .failure(.engine("no sound for channel \(i)")) }
         let stream = ChannelStream(
-            channel: Int32(i), made: made, spec: device.spec, effects: chain(i), sides: slots[i].placement.sides,
+            channel: Int32(clamping: i), made: made, spec: device.spec, effects: chain(i),
+            sides: slots[i].placement.sides,
             start: start, loops: loops, capacity: device.engine.configuration.blockFrames)
         slots[i].stream = stream
         let options = PlayOptions(gain: slots[i].gain, placement: slots[i].placement.placement)

@@ -188,7 +188,7 @@ struct ChannelTable {
 
     /// Gives channel `i` a new, empty chain and keeps the old one for its done callbacks.
     mutating func closeEffects(_ i: Int) {
-        if let chain = slots[i].effects { closedChains.append((Int32(i), chain)) }
+        if let chain = slots[i].effects { closedChains.append((Int32(clamping: i), chain)) }
         slots[i].effects = nil
         slots[i].effectCount = 0
     }

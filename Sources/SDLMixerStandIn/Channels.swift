@@ -112,12 +112,12 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
             }
             // An end the update thread found on this channel is reported before anything new is installed there
             // (unless this is that thread, playing from the callback): wait for it, briefly.
-            if state.reporting.contains(Int32(i)), !state.isUpdateThread, pass < 2_000 {
+            if state.reporting.contains(Int32(clamping: i)), !state.isUpdateThread, pass < 2_000 {
                 waiting = true
                 return nil
             }
             if state.channels.end(i) {
-                finished.append(Int32(i))
+                finished.append(Int32(clamping: i))
                 if pass < 2_004 { return nil }
             }
             return install(i, made: made, request: request, loops: loops, fadeMs: fadeMs, ticks: ticks, in: &state)
@@ -147,7 +147,7 @@ private func install(
         state.channels.slots[i].pausedAt = nil
         state.channels.slots[i].startedAt = now
         state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
-        return Int32(i)
+        return Int32(clamping: i)
     case .failure(let problem):
         state.channels.slots[i].fade = .none
         state.channels.slots[i].fadeLevel = 1
@@ -205,7 +205,7 @@ public func mixExpireChannel(_ channel: Int32, _ ticks: Int32) -> Int32 {
             let from = state.channels.slots[i].pausedAt ?? now
             state.channels.slots[i].expiresAt = ticks > 0 ? from + Int(ticks) * 1_000_000 : nil
         }
-        return Int32(indices.count)
+        return Int32(clamping: indices.count)
     }
 }
 

@@ -70,7 +70,9 @@ final class EffectChain: Sendable {
     func run(channel: Int32, _ block: UnsafeMutableRawPointer, length: Int) -> Bool {
         contents.withLock { chain in
             guard !chain.closed else { return false }
-            for effect in chain.effects { effect.function(channel, block, Int32(length), effect.argument) }
+            for effect in chain.effects {
+                effect.function(channel, block, Int32(clamping: length), effect.argument)
+            }
             return true
         }
     }

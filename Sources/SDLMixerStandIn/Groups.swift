@@ -39,7 +39,7 @@ public func mixReserveChannels(_ count: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
         let capped = min(Int(count), state.channels.count)
         state.channels.reserved = max(capped, 0)
-        return Int32(capped)
+        return Int32(clamping: capped)
     }
 }
 
