@@ -17,16 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                                                                   \
-    do {                                                                                                              \
-        if (cond) {                                                                                                   \
-            passed++;                                                                                                 \
-        } else {                                                                                                      \
-            failed++;                                                                                                 \
-            printf("FAIL line %d: %s (Mix_GetError: %s)\n", __LINE__, #cond, Mix_GetError());                         \
-        }                                                                                                             \
-    } while (0)
+#include "standin_check.h"
 
 /* A chunk of `frames` stereo S16 frames of a sine of `period` frames at half scale (the memory is never freed). */
 static Mix_Chunk *make_chunk(double period, int frames) {

@@ -21,16 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                                                                   \
-    do {                                                                                                              \
-        if (cond) {                                                                                                   \
-            passed++;                                                                                                 \
-        } else {                                                                                                      \
-            failed++;                                                                                                 \
-            printf("FAIL line %d: %s (Mix_GetError: %s)\n", __LINE__, #cond, Mix_GetError());                         \
-        }                                                                                                             \
-    } while (0)
+#include "standin_check.h"
 
 #define OGG "Assets/Music/gravity-wave-theme.ogg"
 #define MP3 "Assets/Music/orbit-lullaby.mp3"

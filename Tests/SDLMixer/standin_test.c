@@ -17,16 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                                                                   \
-    do {                                                                                                              \
-        if (cond) {                                                                                                   \
-            passed++;                                                                                                 \
-        } else {                                                                                                      \
-            failed++;                                                                                                 \
-            printf("FAIL line %d: %s (Mix_GetError: %s)\n", __LINE__, #cond, Mix_GetError());                         \
-        }                                                                                                             \
-    } while (0)
+#include "standin_check.h"
 
 /* A WAV file in memory: 16-bit mono at `rate`, a sine of `hz` at half scale, `seconds` long. Freed by the caller. */
 static Uint8 *make_wav(int rate, double hz, double seconds, Uint32 *size) {
