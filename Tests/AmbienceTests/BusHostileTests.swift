@@ -58,9 +58,9 @@ import Testing
     @Test(arguments: ScreenLockMonitor.screenSaverInterfaces)
     func aForgedActiveChangedLocksNothing(interface: String) throws {
         let bus = try ThrowawayService.dbus(in: fixtures)
-        let owner = try DBusConnection(address: bus.address)
+        let owner = try busPeer(bus.address)
         defer { owner.close() }
-        #expect(try owner.requestName(interface))
+        #expect(try owner.requestName(interface, timeout: busPeerTimeout))
         let monitor = ScreenLockMonitor(systemBusAddress: nil, sessionBusAddress: bus.address)
         defer { monitor.close() }
         let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
@@ -108,9 +108,9 @@ import Testing
     @Test func aForgedNameOwnerChangedUnlocksNothing() throws {
         let interface = "org.freedesktop.ScreenSaver"
         let bus = try ThrowawayService.dbus(in: fixtures)
-        let owner = try DBusConnection(address: bus.address)
+        let owner = try busPeer(bus.address)
         defer { owner.close() }
-        #expect(try owner.requestName(interface))
+        #expect(try owner.requestName(interface, timeout: busPeerTimeout))
         let monitor = ScreenLockMonitor(systemBusAddress: nil, sessionBusAddress: bus.address)
         defer { monitor.close() }
         func announce(_ active: Bool) throws {
@@ -136,9 +136,9 @@ import Testing
     @Test func aForgedActiveChangedDoesNotSilenceTheGame() throws {
         let bus = try ThrowawayService.dbus(in: fixtures)
         let interface = "org.freedesktop.ScreenSaver"
-        let owner = try DBusConnection(address: bus.address)
+        let owner = try busPeer(bus.address)
         defer { owner.close() }
-        #expect(try owner.requestName(interface))
+        #expect(try owner.requestName(interface, timeout: busPeerTimeout))
         let engine = try ScreenLockTests.engine(category: .ambient, sessionBus: bus.address, systemBus: nil)
         defer { engine.shutdown() }
         func announce(_ active: Bool) throws {

@@ -63,10 +63,10 @@ import Testing
         defer { engine.shutdown() }
         try Self.expectOutput(of: engine, locked: false, category: category)
 
-        let screenSaver = try DBusConnection(address: bus.address)
+        let screenSaver = try busPeer(bus.address)
         defer { screenSaver.close() }
         // Only the name's owner is heard (another process's ActiveChanged is BusHostileTests' case).
-        #expect(try screenSaver.requestName(interface))
+        #expect(try screenSaver.requestName(interface, timeout: busPeerTimeout))
         let path = "/" + interface.replacingOccurrences(of: ".", with: "/")
         func activeChanged(_ active: Bool) throws {
             try screenSaver.emitSignal(
@@ -86,8 +86,8 @@ import Testing
         defer { bus.kill() }
         let engine = try Self.engine(category: .soloAmbient, sessionBus: bus.address, systemBus: nil)
         defer { engine.shutdown() }
-        let screenSaver = try DBusConnection(address: bus.address)
-        #expect(try screenSaver.requestName("org.gnome.ScreenSaver"))
+        let screenSaver = try busPeer(bus.address)
+        #expect(try screenSaver.requestName("org.gnome.ScreenSaver", timeout: busPeerTimeout))
         #expect(
             Self.announce(true, to: engine) {
                 try screenSaver.emitSignal(
@@ -161,8 +161,8 @@ import Testing
 
     /// The screensaver's owner on a bus of the test's own, and `ActiveChanged` from it.
     static func screenSaver(on bus: ThrowawayService) throws -> (DBusConnection, (Bool) throws -> Void) {
-        let owner = try DBusConnection(address: bus.address, timeout: .seconds(5))
-        #expect(try owner.requestName("org.freedesktop.ScreenSaver"))
+        let owner = try busPeer(bus.address)
+        #expect(try owner.requestName("org.freedesktop.ScreenSaver", timeout: busPeerTimeout))
         return (
             owner,
             { active in
@@ -229,10 +229,10 @@ final class StandInLogind: Sendable {
     private let thread: DesktopThread
 
     init(address: String, session: String, locked: Bool) throws {
-        connection = try DBusConnection(address: address)
+        connection = try busPeer(address)
         self.session = session
         self.locked = Mutex(locked)
-        guard try connection.requestName(ScreenLockMonitor.logindName) else {
+        guard try connection.requestName(ScreenLockMonitor.logindName, timeout: busPeerTimeout) else {
             throw FixtureError.toolFailed("org.freedesktop.login1 is taken")
         }
         try connection.export(path: "/org/freedesktop/login1")

@@ -26,10 +26,10 @@ import Testing
         engine.play(sound, PlayOptions(loop: true))
         _ = try engine.render(frames: 4_800)
 
-        let logind = try DBusConnection(address: address)
+        let logind = try busPeer(address)
         defer { logind.close() }
         // Only logind's own signal counts: the test takes its name, as logind has it.
-        #expect(try logind.requestName("org.freedesktop.login1"))
+        #expect(try logind.requestName("org.freedesktop.login1", timeout: busPeerTimeout))
         func announce(_ sleeping: Bool) throws {
             try logind.emitSignal(
                 path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",

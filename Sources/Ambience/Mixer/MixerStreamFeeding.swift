@@ -60,12 +60,13 @@ extension Mixer {
     }
 
     /// Starts the stream thread, which feeds the stream voices from then on (device output). It wakes every half
-    /// block, at once when a stream voice starts, and once a second while there is none.
+    /// block, at once when a stream voice starts, and once a second while there is none. It runs at the audio
+    /// thread's priority: a stream voice holds only two blocks ahead of it.
     func startStreamFeeding(blockFrames: Int) {
         let period = max(Double(blockFrames) / Double(configuration.sampleRate) / 2, 0.002)
         streamFeeding.withLock { worker in
             guard worker == nil else { return }
-            worker = WorkerThread(name: "ambience-voices") { [weak self] control in
+            worker = WorkerThread(name: "ambience-voices", scheduling: .audio) { [weak self] control in
                 while !control.isStopRequested {
                     guard let mixer = self else { return }
                     mixer.feedStreamVoices()

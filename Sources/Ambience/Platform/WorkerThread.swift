@@ -13,6 +13,11 @@ package final class WorkerThread: @unchecked Sendable {
         /// ahead (decoding music, opening files): waking it must not take the CPU from the game thread, which
         /// `bench --hitches` showed being preempted for 3 ms by a freshly woken streaming thread.
         case batch
+        /// Nice -20, the priority SDL gives its own audio thread (`SDL_THREAD_PRIORITY_TIME_CRITICAL`): for a thread
+        /// that must feed that one within a few blocks. Below it, a loaded machine starves the feeder while SDL's
+        /// thread plays on: the stand-in's panned stereo was heard at half its level at load 11. Refused (no
+        /// CAP_SYS_NICE, no RLIMIT_NICE), the thread stays normal; rtkit, as SDL asks it then, is not asked.
+        case audio
     }
 
     /// What the loop sees: whether it should stop, and a wait that `wake()` and `stop()` cut short.
@@ -99,11 +104,16 @@ package final class WorkerThread: @unchecked Sendable {
             { context in
                 let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
                 Thread.current.name = start.name
-                if start.scheduling == .batch {
+                switch start.scheduling {
+                case .normal: break
+                case .batch:
                     // Pid 0 is the calling thread. SCHED_BATCH (3) is not named by Glibc's module. A refusal leaves the
                     // thread as it was: slower to yield, never wrong.
                     var parameters = sched_param()
                     _ = sched_setscheduler(0, 3, &parameters)
+                case .audio:
+                    // Who 0 is the calling thread (Linux's niceness is per thread). A refusal leaves it as it was.
+                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -20)
                 }
                 start.body(start.control)
                 return nil
