@@ -219,7 +219,11 @@ extension SoundServerSuites {
             #expect(engine.systemMusicPlayer.isAvailable)
             let observer = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
             defer { observer.close() }
-            #expect(observer.refresh().contains { $0.name == MPRISServer.busName(forApp: "ambience-reconnect") })
+            // Asked until seen: the observer's own first look can miss a player that is slow to answer it.
+            #expect(
+                eventually {
+                    observer.refresh().contains { $0.name == MPRISServer.busName(forApp: "ambience-reconnect") }
+                })
 
             let mpv = try MPV(playing: fixtures.sineOgg("song.ogg", hz: 330, seconds: 30), busAddress: bus.address)
             defer { mpv.kill() }

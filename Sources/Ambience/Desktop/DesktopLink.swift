@@ -104,9 +104,26 @@ final class DesktopLink: Sendable {
         reconnecting?.stop()
     }
 
-    private func connect() -> Connection? {
-        guard let address, let client = try? MPRISClient(busAddress: address) else { return nil }
-        let server = try? MPRISServer(controls: controls, appName: appName, busAddress: address)
+    /// Connects the client and the game's own player. `wholeOrNothing`: a server that could not be made for want of
+    /// the bus (no answer in time) fails the whole connect, so that it is tried again; otherwise the link goes on
+    /// without the game's player on the desktop.
+    private func connect(timeout: Duration = DesktopBus.defaultTimeout, wholeOrNothing: Bool = false) -> Connection? {
+        guard let address, let client = try? MPRISClient(busAddress: address, timeout: timeout) else { return nil }
+        let server: MPRISServer?
+        do throws(DesktopError) {
+            server = try MPRISServer(controls: controls, appName: appName, busAddress: address, timeout: timeout)
+        } catch {
+            let busMissing =
+                switch error {
+                case .busUnavailable, .timeout: true
+                default: false
+                }
+            if busMissing && wholeOrNothing {
+                client.close()
+                return nil
+            }
+            server = nil
+        }
         let players = DesktopPlayers(client: client, ownBusName: server?.busName, savedVolumes: savedVolumes)
         // Learn who is playing before the game sees the link again.
         players.flush()
@@ -128,7 +145,9 @@ final class DesktopLink: Sendable {
         while true {
             control.wait(seconds: interval)
             if control.isStopRequested { return }
-            guard let connection = connect() else { continue }
+            // Off the game thread, each step may take the retry interval; a bus that answers the client but not the
+            // server's name request in that time is tried again whole, never restored without the game's player.
+            guard let connection = connect(timeout: DesktopLink.retryInterval, wholeOrNothing: true) else { continue }
             let kept = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
                 state.restored = connection
