@@ -404,10 +404,12 @@ int main(int argc, char **argv) {
     CHECK(Mix_GroupChannel(1, -1) == 1 && Mix_GroupCount(7) == 1 && Mix_GroupChannel(100000, 7) == 0);
     CHECK(Mix_GroupChannels(3, 1, 7) == 0 && Mix_GroupChannels(1, 100000, -1) == 15); /* the ones that exist */
     CHECK(Mix_FadeOutGroup(7, 50) == 1 && Mix_HaltGroup(-1) == 0 && Mix_Playing(-1) == 0);
-    /* Shrinking halts the channels it drops. */
+    /* Shrinking halts the channels it drops; their callbacks still see the chunk that ended, as SDL_mixer's. */
     int before = SDL_AtomicGet(&finished_count[10]);
     Mix_PlayChannel(10, tone, -1);
+    seen_chunk[10] = NULL;
     CHECK(Mix_AllocateChannels(4) == 4 && SDL_AtomicGet(&finished_count[10]) == before + 1);
+    CHECK(seen_chunk[10] == tone);
     CHECK(Mix_PlayChannel(10, tone, 0) == -1 && Mix_Playing(-1) == 0);
 
     /* A chunk the program built itself plays, as chocolate-doom's do. */
