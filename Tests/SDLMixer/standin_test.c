@@ -458,11 +458,15 @@ int main(int argc, char **argv) {
     CHECK(Mix_RegisterEffect(0, NULL, NULL, NULL) == 0 && Mix_PlayingMusic() == 0 && Mix_HaltMusic() == 0);
     CHECK(Mix_VolumeMusic(1000000000) == 128 && Mix_VolumeMusic(-1) == 128);
 
+    /* Closing halts what plays; the callbacks still see the chunk that ended, as SDL_mixer's. */
+    seen_chunk[2] = NULL;
+    CHECK(Mix_PlayChannel(2, quick, -1) == 2);
+    Mix_CloseAudio();
+    CHECK(seen_chunk[2] == quick);
+    CHECK(Mix_QuerySpec(NULL, NULL, NULL) == 0 && Mix_PlayChannel(-1, tone, 0) == -1);
     Mix_FreeChunk(tone);
     Mix_FreeChunk(short_raw);
     Mix_FreeChunk(quick);
-    Mix_CloseAudio();
-    CHECK(Mix_QuerySpec(NULL, NULL, NULL) == 0 && Mix_PlayChannel(-1, tone, 0) == -1);
     free(wav);
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

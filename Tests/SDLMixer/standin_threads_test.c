@@ -120,6 +120,7 @@ typedef struct {
     void *seen_argument;
 } StreamState;
 static StreamState hook, postmix;
+static long hook_calls_total, postmix_calls_total; /* the effects thread's own */
 
 static void SDLCALL hook_fill(void *udata, Uint8 *stream, int len) {
     StreamState *state = udata;
@@ -266,6 +267,7 @@ static int SDLCALL effects_thread(void *unused) {
         }
         if (round % 20 == 5) {
             CHECK(Mix_RegisterEffect(MIX_CHANNEL_POST, halve, halve_done, &post_effect) != 0);
+            post_effect.registered = 1;
             effect_registrations++;
         }
         if (round % 20 == 15) {
@@ -276,12 +278,14 @@ static int SDLCALL effects_thread(void *unused) {
         if (round % 16 == 8) {
             Mix_HookMusic(NULL, NULL); /* from here hook_fill is not running */
             CHECK(hook.seen_argument == NULL || hook.seen_argument == &hook);
+            hook_calls_total += hook.calls;
             memset(&hook, 0, sizeof hook);
         }
         if (round % 12 == 0) Mix_SetPostMix(postmix_watch, &postmix);
         if (round % 12 == 6) {
             Mix_SetPostMix(NULL, NULL);
             CHECK(postmix.bytes % 4 == 0);
+            postmix_calls_total += postmix.calls;
             postmix.calls = postmix.bytes = 0;
         }
         round++;
@@ -314,26 +318,32 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 3; i++) SDL_WaitThread(threads[i], &rounds[i]);
     printf("rounds: game %d, settings %d, effects %d\n", rounds[0], rounds[1], rounds[2]);
 
-    /* The effects still registered go with their plays or at their unregistering; the post effect at the close. */
+    /* The program ends as games do: Mix_CloseAudio with chunks, music, effects, the hook and the post-mix going. The
+     * effects' done callbacks have run when it returns; the hook and the post-mix are kept for a next opening, but
+     * not running. */
+    Mix_CloseAudio();
     for (int channel = 0; channel < EFFECT_CHANNELS; channel++) {
         if (!effects[channel].registered) continue;
-        Mix_UnregisterEffect(channel, halve);
-        CHECK(wait_done(&effects[channel]));
+        CHECK(atomic_load(&effects[channel].done));
         collect(&effects[channel]);
     }
+    if (post_effect.registered) {
+        CHECK(atomic_load(&post_effect.done));
+        collect(&post_effect);
+    }
+    hook_calls_total += hook.calls;
+    postmix_calls_total += postmix.calls;
     Mix_HookMusic(NULL, NULL);
     Mix_SetPostMix(NULL, NULL);
-    Mix_HaltChannel(-1);
-    Mix_HaltMusic();
-    Mix_CloseAudio();
-    if (atomic_load(&post_effect.done)) collect(&post_effect);
-    printf("finished %d (replayed %d), music finished %d, effect runs %ld, effects %ld registered / %ld done\n",
+    printf("finished %d (replayed %d), music finished %d, effect runs %ld, effects %ld registered / %ld done, "
+           "hook calls %ld, post-mix calls %ld\n",
            atomic_load(&finished_calls), atomic_load(&replays), atomic_load(&music_finished_calls),
-           effect_calls_total, effect_registrations, effect_done_total);
+           effect_calls_total, effect_registrations, effect_done_total, hook_calls_total, postmix_calls_total);
     CHECK(atomic_load(&finished_calls) > 0 && atomic_load(&finished_bad) == 0);
     CHECK(atomic_load(&music_finished_calls) > 0);
     CHECK(effect_calls_total > 0 && effect_bad == 0);
     CHECK(effect_done_total == effect_registrations); /* every done callback ran, once */
+    CHECK(hook_calls_total > 0 && postmix_calls_total > 0);
     for (int i = 0; i < 3; i++) Mix_FreeChunk(chunks[i]), free(samples[i]);
     Mix_FreeMusic(music);
     Mix_Quit();
