@@ -71,18 +71,22 @@ for step in "${steps[@]}"; do
       -L"$swiftlib" -ldispatch -lBlocksRuntime -Wl,-rpath,"$PWD/.build/tsan/debug:$swiftlib" -lm -pthread -o "$log/threads_test"
     "$log/threads_test" 300 > "$log/capi.log" 2>&1 || echo "WARNING: ThreadSanitizer: (threads_test exited $?)" >> "$log/capi.log"
     tsan_check "C API from five threads" "$log/capi.log"
-    # d. The stand-in for 10 s: a game thread playing chunks and music (and shrinking the channels), one changing
-    #    volumes and placement, one registering effects and turning Mix_HookMusic and Mix_SetPostMix on and off; the
-    #    finished callbacks call back in. Each function's state is plain memory read once the call that removed it has
-    #    returned, so a broken "it is not running any more" promise is a report. Off any session bus, as the suites run it.
+    # d. The stand-in, 6 s on a stereo device (channels placed by their streams) and 4 s on a mono one (by the
+    #    engine's voices): a game thread playing chunks and music (and shrinking the channels), one changing volumes
+    #    and placement, one registering effects and turning Mix_HookMusic and Mix_SetPostMix on and off; the finished
+    #    callbacks call back in; Mix_CloseAudio while it all plays. Each function's state is plain memory read once
+    #    the call that removed it has returned, so a broken "it is not running any more" promise is a report. Off any
+    #    session bus, as the suites run it.
     mixer="$log/sdl-mixer"
     mkdir "$mixer"
     ln -s "$PWD/.build/tsan/debug/libSDL2_mixer.so" "$mixer/libSDL2_mixer-2.0.so.0"
     clang -std=c11 -fsanitize=thread -g Tests/SDLMixer/standin_threads_test.c -I/usr/include/SDL2 -D_REENTRANT \
       -L"$mixer" -l:libSDL2_mixer-2.0.so.0 -lSDL2 -L"$swiftlib" -ldispatch -lBlocksRuntime \
       -Wl,-rpath,"$mixer:$swiftlib" -lm -pthread -o "$mixer/standin_threads_test"
-    DBUS_SESSION_BUS_ADDRESS="" "$mixer/standin_threads_test" 10 > "$log/mixer.log" 2>&1 \
+    DBUS_SESSION_BUS_ADDRESS="" "$mixer/standin_threads_test" 6 > "$log/mixer.log" 2>&1 \
       || echo "WARNING: ThreadSanitizer: (standin_threads_test exited $?)" >> "$log/mixer.log"
+    DBUS_SESSION_BUS_ADDRESS="" "$mixer/standin_threads_test" 4 mono >> "$log/mixer.log" 2>&1 \
+      || echo "WARNING: ThreadSanitizer: (standin_threads_test mono exited $?)" >> "$log/mixer.log"
     tsan_check "SDL_mixer stand-in from three threads" "$log/mixer.log"
     # e. The desktop threads, through their own suites. Their assertions are test.sh's business: under TSan's
     #    slowdown a real player's timing window can be missed, so here a failed expectation is shown but only a

@@ -15,7 +15,9 @@
  *   - Mix_ChannelFinished's callback (on the update thread or a halting one) asks Mix_GetChunk and plays the chunk
  *     again on its channel now and then; Mix_HookMusicFinished's asks Mix_PlayingMusic.
  *
- *     standin_threads_test [SECONDS]      (default 5) prints "N passed, M failed"; exits 1 when anything failed
+ *     standin_threads_test [SECONDS [mono]]   (default 5 s, stereo) prints "N passed, M failed"; exits 1 when anything
+ *                                             failed. A mono device places channels through the engine's voices,
+ *                                             a stereo one scales the sides in the channels' streams.
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
@@ -39,6 +41,9 @@ static atomic_int passed, failed;
     } while (0)
 
 #define CHANNELS 16
+/* The device's channels (2, or 1 with `mono`): the chunks' and every block's frame is 2 bytes each. */
+static int device_channels = 2;
+#define FRAME_BYTES (2 * device_channels)
 /* The settings thread's channels: those that stay while the game thread shrinks to 12 and grows back. */
 #define KEPT_CHANNELS 12
 #define EFFECT_CHANNELS 8
@@ -47,14 +52,14 @@ static atomic_int running = 1;
 static Mix_Chunk *chunks[3];
 static Mix_Music *music;
 
-/* A chunk of `frames` stereo S16 frames of a sine of `period` frames at a quarter scale, in `*samples` (which the
- * program frees after the chunk, as Mix_QuickLoad_RAW's caller must). */
+/* A chunk of `frames` S16 frames (of the device's channels) of a sine of `period` frames at a quarter scale, in
+ * `*samples` (which the program frees after the chunk, as Mix_QuickLoad_RAW's caller must). */
 static Mix_Chunk *make_chunk(double period, int frames, Sint16 **samples_out) {
-    Sint16 *samples = *samples_out = malloc((size_t)frames * 4);
-    for (int i = 0; i < frames; i++) {
-        samples[2 * i] = samples[2 * i + 1] = (Sint16)(8192 * sin(2 * M_PI * i / period));
+    Sint16 *samples = *samples_out = malloc((size_t)frames * FRAME_BYTES);
+    for (int i = 0; i < frames * device_channels; i++) {
+        samples[i] = (Sint16)(8192 * sin(2 * M_PI * (i / device_channels) / period));
     }
-    return Mix_QuickLoad_RAW((Uint8 *)samples, (Uint32)frames * 4);
+    return Mix_QuickLoad_RAW((Uint8 *)samples, (Uint32)(frames * FRAME_BYTES));
 }
 
 static unsigned next_random(unsigned *state) {
@@ -226,9 +231,11 @@ static int SDLCALL settings(void *unused) {
 }
 
 /* Takes an effect's state back once it is gone: what it wrote is read here, on this thread. Each call had whole
- * S16 stereo frames. */
+ * frames. */
 static void collect(EffectState *state) {
-    if (state->bytes % 4 != 0 || state->bytes < 4 * state->calls || state->peak > 32767) effect_bad++;
+    if (state->bytes % FRAME_BYTES != 0 || state->bytes < FRAME_BYTES * state->calls || state->peak > 32767) {
+        effect_bad++;
+    }
     effect_calls_total += state->calls;
     effect_done_total++;
     state->calls = state->bytes = 0;
@@ -284,7 +291,7 @@ static int SDLCALL effects_thread(void *unused) {
         if (round % 12 == 0) Mix_SetPostMix(postmix_watch, &postmix);
         if (round % 12 == 6) {
             Mix_SetPostMix(NULL, NULL);
-            CHECK(postmix.bytes % 4 == 0);
+            CHECK(postmix.bytes % FRAME_BYTES == 0);
             postmix_calls_total += postmix.calls;
             postmix.calls = postmix.bytes = 0;
         }
@@ -296,7 +303,8 @@ static int SDLCALL effects_thread(void *unused) {
 
 int main(int argc, char **argv) {
     int seconds = argc > 1 ? atoi(argv[1]) : 5;
-    if (SDL_Init(SDL_INIT_AUDIO) != 0 || Mix_OpenAudio(44100, AUDIO_S16SYS, 2, 512) != 0) {
+    if (argc > 2 && strcmp(argv[2], "mono") == 0) device_channels = 1;
+    if (SDL_Init(SDL_INIT_AUDIO) != 0 || Mix_OpenAudio(44100, AUDIO_S16SYS, device_channels, 512) != 0) {
         return printf("open: %s\n", Mix_GetError()), 1;
     }
     CHECK(Mix_AllocateChannels(CHANNELS) == CHANNELS);
