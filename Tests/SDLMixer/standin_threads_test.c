@@ -211,9 +211,9 @@ static int SDLCALL settings(void *unused) {
         case 0: CHECK(Mix_SetPanning(channel, (Uint8)r, (Uint8)(r >> 8)) != 0); break;
         case 1: CHECK(Mix_SetPosition(channel, (Sint16)(r % 720), (Uint8)(r >> 4)) != 0); break;
         case 2: CHECK(Mix_SetDistance(channel, (Uint8)(r >> 3)) != 0); break;
-        case 3: /* turning it off when it is off is 0 in SDL_mixer ("No such effect registered") */
-            if (r & 1) CHECK(Mix_SetReverseStereo(channel, 1) != 0);
-            else (void)Mix_SetReverseStereo(channel, 0);
+        case 3: /* SDL_mixer: 0 for turning it off when it is off, and on a mono device (the stand-in pans there) */
+            if ((r & 1) && device_channels == 2) CHECK(Mix_SetReverseStereo(channel, 1) != 0);
+            else (void)Mix_SetReverseStereo(channel, (int)(r & 1));
             break;
         default: CHECK(Mix_SetPanning(channel, 255, 255) != 0); break;
         }
