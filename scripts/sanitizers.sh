@@ -112,7 +112,9 @@ for step in "${steps[@]}"; do
     # RouteChangeTests (real-time playback while sinks come and go) and the MPRIS suite (real players answering
     # within timeouts) would mostly measure ASan's slowdown; test.sh runs them, and the tsan step runs route changes
     # under the stress scene. RealProgram* run games and python, which are not instrumented: the instrumented
-    # SDL_mixer stand-in cannot load into them (ASan's runtime must come first). The stand-in's own suites (SDLMixer*)
+    # SDL_mixer stand-in cannot load into them (ASan's runtime must come first; by hand, `ambience run -- env
+    # LD_PRELOAD=<the toolchain's libclang_rt.asan-x86_64.so> python3 -m unittest pygame.tests.mixer_test …` runs
+    # pygame's 60 mixer tests on it, clean, in 52 s: not worth a CI minute). The stand-in's own suites (SDLMixer*)
     # run: their C programs are built with AMBIENCE_TEST_CC too, so the instrumented stand-in loads into an
     # instrumented program (Tests/SDLMixer/standin_threads_test.c among them: three threads at once); so does
     # BenchStandIn, whose scene children are the instrumented `ambience`. Nothing the stand-in keeps to the end (its
