@@ -197,8 +197,11 @@ private func openEngine(_ spec: OutputSpec, device: UnsafePointer<CChar>?, chunk
             runUpdates(control, engine: engine, generation: generation)
         }
         state.device = OpenDevice(engine: engine, spec: spec, openCount: 1, generation: generation, updates: updates)
-        state.channels = ChannelTable()
-        state.channels.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
+        // Chains a closing has yet to call done for are kept for it.
+        var fresh = ChannelTable()
+        fresh.closedChains = state.channels.closedChains
+        fresh.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
+        state.channels = fresh
         try? engine.sfx.setGain(gain(state.masterVolume))
         try? engine.musicPlayer.setVolume(gain(state.music.volume))
         return true
@@ -231,15 +234,24 @@ public func mixCloseAudio() {
             state.channels.closeEffects(i)
         }
         state.device = nil
-        var emptied = ChannelTable()
-        emptied.closedChains = state.channels.closedChains
-        state.channels = emptied
         for record in state.chunks.records { record.made = nil }  // the engine's sounds go with it
         return (device, finished, musicEnded)
     }
     guard let (device, finished, musicEnded) = closing else { return }
     device.updates.stop()
+    // The channels go once their callbacks have run, so a callback's Mix_GetChunk is the chunk that ended (SDL_mixer
+    // halts every channel before it frees them); effects a callback registered meanwhile go with them.
     deliverFinished(finished)
+    StandIn.shared.state.withLock { state in
+        guard state.device == nil else { return }  // opened again meanwhile: the table is that opening's
+        for i in state.channels.slots.indices where state.channels.slots[i].effects != nil {
+            state.channels.closeEffects(i)
+        }
+        var emptied = ChannelTable()
+        emptied.closedChains = state.channels.closedChains
+        state.channels = emptied
+    }
+    deliverFinished([])
     if musicEnded { deliverMusicFinished() }
     stopMusicHook()
     closePostProcessing(device.engine)

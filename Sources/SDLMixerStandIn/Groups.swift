@@ -1,35 +1,53 @@
 import Ambience
 import CSDLMixerABI
+import Glibc
 
 // The channel table's size, reserved channels, and groups (tags).
 
 /// Mix_AllocateChannels: grows or shrinks the table to `count` channels and returns the new count; a negative
 /// count only asks. Channels dropped by shrinking are halted first (their callbacks run before it returns). Over
 /// `ChannelTable.maximumCount` it fails with -1.
+///
+/// The dropped channels' callbacks run while those channels still exist, so a callback's Mix_GetChunk is the chunk
+/// that ended (SDL_mixer halts them before it reallocates); an end the update thread is reporting there is waited
+/// for, briefly. A callback that plays there again is ended in the next pass; after a few passes the channels go
+/// with what plays on them.
 @_cdecl("Mix_AllocateChannels")
 public func mixAllocateChannels(_ count: Int32) -> Int32 {
-    var finished: [Int32] = []
-    let result = StandIn.shared.state.withLock { state -> Int32 in
-        guard count >= 0 else { return Int32(state.channels.count) }
-        guard Int(count) <= ChannelTable.maximumCount else {
-            return refuse("Channel allocation failed: \(count) channels, over the \(ChannelTable.maximumCount) allowed")
-        }
-        let wanted = Int(count)
-        if wanted < state.channels.count {
-            for i in wanted..<state.channels.count where state.channels.end(i) { finished.append(Int32(i)) }
-            // A dropped channel's effects go with it (their done callbacks run below, with the finished ones).
-            for i in wanted..<state.channels.count where state.channels.slots[i].effectCount > 0 {
-                state.channels.closeEffects(i)
+    for pass in 0... {
+        var finished: [Int32] = []
+        var waiting = false
+        let result = StandIn.shared.state.withLock { state -> Int32? in
+            guard count >= 0 else { return Int32(state.channels.count) }
+            guard Int(count) <= ChannelTable.maximumCount else {
+                return refuse(
+                    "Channel allocation failed: \(count) channels, over the \(ChannelTable.maximumCount) allowed")
             }
-            state.channels.slots.removeSubrange(wanted...)
-        } else {
-            state.channels.slots += Array(repeating: ChannelSlot(), count: wanted - state.channels.count)
+            let wanted = Int(count)
+            if wanted < state.channels.count {
+                let dropped = wanted..<state.channels.count
+                if pass < 200, !state.isUpdateThread,
+                    dropped.contains(where: { state.reporting.contains(Int32(clamping: $0)) })
+                {
+                    waiting = true
+                    return nil
+                }
+                for i in dropped where state.channels.end(i) { finished.append(Int32(i)) }
+                if !finished.isEmpty, pass < 8 { return nil }
+                // A dropped channel's effects go with it (their done callbacks run below, with the finished ones).
+                for i in dropped where state.channels.slots[i].effectCount > 0 { state.channels.closeEffects(i) }
+                state.channels.slots.removeSubrange(dropped)
+            } else {
+                state.channels.slots += Array(repeating: ChannelSlot(), count: wanted - state.channels.count)
+            }
+            state.channels.reserved = min(state.channels.reserved, wanted)
+            return count
         }
-        state.channels.reserved = min(state.channels.reserved, wanted)
-        return count
+        deliverFinished(finished)
+        if let result { return result }
+        if waiting { usleep(1_000) }
     }
-    deliverFinished(finished)
-    return result
+    return -1
 }
 
 /// Mix_ReserveChannels: keeps the first `count` channels (at most all of them) out of reach of channel -1; returns

@@ -10,13 +10,13 @@ enum MixerStandIn {
     static var built: Bool { FileManager.default.fileExists(atPath: library) }
     static let missing = "libSDL2_mixer.so is not built: run `swift build --build-tests` first"
 
-    /// A scratch folder with the soname link and `Tests/SDLMixer/<program>.c` built in it.
-    static func prepare(_ program: String = "standin_test") throws -> String {
+    /// A scratch folder with the soname link and `Tests/SDLMixer/<program>.c` (in C `standard`) built in it.
+    static func prepare(_ program: String = "standin_test", standard: String = "c99") throws -> String {
         let folder = try CAPI.scratch()
         try FileManager.default.createSymbolicLink(
             atPath: folder + "/libSDL2_mixer-2.0.so.0", withDestinationPath: library)
         let build = try CAPI.run(
-            CAPI.compiler + ["-std=c99"] + CAPI.warnings + [
+            CAPI.compiler + ["-std=\(standard)"] + CAPI.warnings + [
                 "Tests/SDLMixer/\(program).c", "-I/usr/include/SDL2", "-D_REENTRANT", "-L\(folder)",
                 "-l:libSDL2_mixer-2.0.so.0", "-lSDL2", "-lm", "-pthread", "-o", folder + "/" + program
             ])
@@ -50,6 +50,22 @@ struct SDLMixerStandInTests {
         #expect(result.status == 0, "standin_test: \(result.stdout)\n\(result.stderr)")
         let tally = CAPI.tally(result.stdout)
         #expect(tally != nil && tally!.failed == 0 && tally!.passed >= 112, "\(result.stdout)")
+    }
+
+    /// Tests/SDLMixer/standin_threads_test.c for 3 s: a game thread playing chunks and music (and shrinking the
+    /// channels), another changing volumes and placement, a third registering effects and turning the music hook and
+    /// the post-mix on and off, finished callbacks playing again. Every call's result is one SDL_mixer allows, every
+    /// finished callback sees its chunk (a dropped channel's too), every effect's done callback runs once.
+    /// scripts/sanitizers.sh runs it under ThreadSanitizer as well.
+    @Test func severalThreadsAtOnce() throws {
+        let program = "standin_threads_test"
+        let folder = try MixerStandIn.prepare(program, standard: "c11")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try MixerStandIn.run(folder, ["3"], environment: ["SDL_AUDIODRIVER": "dummy"], program: program)
+        #expect(!result.killedBySignal, "\(program) crashed: \(result.stderr)")
+        #expect(result.status == 0, "\(program): \(result.stdout)\n\(result.stderr)")
+        let tally = CAPI.tally(result.stdout)
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed > 1_000, "\(result.stdout)")
     }
 
     /// A 440 Hz chunk played on a channel reaches the device: SDL's disk driver records what the engine gave it

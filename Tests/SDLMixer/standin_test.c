@@ -404,10 +404,12 @@ int main(int argc, char **argv) {
     CHECK(Mix_GroupChannel(1, -1) == 1 && Mix_GroupCount(7) == 1 && Mix_GroupChannel(100000, 7) == 0);
     CHECK(Mix_GroupChannels(3, 1, 7) == 0 && Mix_GroupChannels(1, 100000, -1) == 15); /* the ones that exist */
     CHECK(Mix_FadeOutGroup(7, 50) == 1 && Mix_HaltGroup(-1) == 0 && Mix_Playing(-1) == 0);
-    /* Shrinking halts the channels it drops. */
+    /* Shrinking halts the channels it drops; their callbacks still see the chunk that ended, as SDL_mixer's. */
     int before = SDL_AtomicGet(&finished_count[10]);
     Mix_PlayChannel(10, tone, -1);
+    seen_chunk[10] = NULL;
     CHECK(Mix_AllocateChannels(4) == 4 && SDL_AtomicGet(&finished_count[10]) == before + 1);
+    CHECK(seen_chunk[10] == tone);
     CHECK(Mix_PlayChannel(10, tone, 0) == -1 && Mix_Playing(-1) == 0);
 
     /* A chunk the program built itself plays, as chocolate-doom's do. */
@@ -456,11 +458,15 @@ int main(int argc, char **argv) {
     CHECK(Mix_RegisterEffect(0, NULL, NULL, NULL) == 0 && Mix_PlayingMusic() == 0 && Mix_HaltMusic() == 0);
     CHECK(Mix_VolumeMusic(1000000000) == 128 && Mix_VolumeMusic(-1) == 128);
 
+    /* Closing halts what plays; the callbacks still see the chunk that ended, as SDL_mixer's. */
+    seen_chunk[2] = NULL;
+    CHECK(Mix_PlayChannel(2, quick, -1) == 2);
+    Mix_CloseAudio();
+    CHECK(seen_chunk[2] == quick);
+    CHECK(Mix_QuerySpec(NULL, NULL, NULL) == 0 && Mix_PlayChannel(-1, tone, 0) == -1);
     Mix_FreeChunk(tone);
     Mix_FreeChunk(short_raw);
     Mix_FreeChunk(quick);
-    Mix_CloseAudio();
-    CHECK(Mix_QuerySpec(NULL, NULL, NULL) == 0 && Mix_PlayChannel(-1, tone, 0) == -1);
     free(wav);
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
