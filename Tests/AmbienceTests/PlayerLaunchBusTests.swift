@@ -105,12 +105,18 @@ extension MPRISTests {
         try? FileManager.default.removeItem(atPath: vlcPID)
         let slow = PlayerLauncher(
             for: engine.systemMusicPlayer, busAddress: bus, patience: 30, environment: ["PATH": folder])
-        #expect(eventually { FileManager.default.fileExists(atPath: vlcPID) })
-        let started =
-            pid_t(
-                (try? String(contentsOfFile: vlcPID, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-                    ?? "") ?? 0
-        #expect(started > 0 && kill(started, 0) == 0)
+        // The shell's redirection makes the file before `echo` writes into it: waited for until it holds a number.
+        var started: pid_t = 0
+        #expect(
+            eventually {
+                started =
+                    pid_t(
+                        (try? String(contentsOfFile: vlcPID, encoding: .utf8))?
+                            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+                return started > 0
+            })
+        try #require(started > 0)
+        #expect(kill(started, 0) == 0)
         slow.cancel()
         #expect(slow.outcome == .failed(.cancelled))
         #expect(kill(started, 0) != 0, "the player on its way was not ended")
