@@ -4,8 +4,9 @@ import Testing
 @testable import Ambience
 
 /// The SDL_mixer stand-in's music, from C (Tests/SDLMixer/standin_music_test.c, built against Debian's own
-/// SDL_mixer.h): every music function with bad input; what the device is given (SDL's disk driver) for loops, fades
-/// and seeks; and the session rule and MPRIS with a real mpv on a private session bus.
+/// SDL_mixer.h): every music function with bad input; what the device is given (SDL's disk driver) for loops, fades,
+/// seeks and Mix_HookMusic in the music's place; and the session rule and MPRIS with a real mpv on a private session
+/// bus.
 /// Each test runs its own program, recording and session bus: they run side by side.
 @Suite(
     .offTheCooperativePool, .timeLimit(.minutes(5)),
@@ -104,6 +105,39 @@ struct SDLMixerMusicTests {
         let first = found[0].lowerBound..<(found[0].lowerBound + 8_820)
         #expect(abs(signal.dominantFrequency(in: first) - 880) < 3)
         #expect(abs(Double(found[0].count) / 44_100 - 1.0) < 0.05, "\(found[0].count) frames")
+    }
+
+    /// Mix_HookMusic in the place of Mix_PlayMusic's music, as Debian's SDL_mixer 2.6.2 does it: 1.5 s of 440 Hz as
+    /// music, hooked from 0.5 s by an 880 Hz function for 1 s. The device gets the music, then the hook alone (no
+    /// 440 Hz under it: the music is not mixed), then the rest of the music from where it waited, 1.5 s of it in all,
+    /// each tone at the half scale it was written with. (The C side checks that the music waited: Mix_PlayingMusic
+    /// said 1, its position did not move, and the finished hook came only once it had ended after the hook.)
+    @Test func theHookPlaysInThePlaceOfTheMusicWhichWaits() throws {
+        let (signal, output) = try heard("--hook")
+        #expect(output.stdout.contains("heard run --hook: ok"), "\(output.stdout)")
+        // Each 50 ms window by its tone: 440 (the music alone), 880 (the hook alone), or 0 (silence, both, a seam).
+        let window = 2_205
+        let tones = stride(from: 0, to: signal.frames - window, by: window).map { start -> Int in
+            let range = start..<(start + window)
+            let music = signal.amplitude(of: 440, in: range), hook = signal.amplitude(of: 880, in: range)
+            if (0.4...0.6).contains(music) && hook < 0.01 { return 440 }
+            if (0.4...0.6).contains(hook) && music < 0.01 { return 880 }
+            return 0
+        }
+        // Runs of windows with one tone, the silences and seams between them left out.
+        var runs: [(hz: Int, windows: Int)] = []
+        for (index, hz) in tones.enumerated() where hz != 0 {
+            if let last = runs.last, last.hz == hz, tones[index - 1] == hz {
+                runs[runs.count - 1].windows += 1
+            } else {
+                runs.append((hz, 1))
+            }
+        }
+        try #require(runs.map(\.hz) == [440, 880, 440], "heard \(runs): not the music, the hook alone, the music")
+        let music = Double(runs[0].windows + runs[2].windows) * 0.05
+        // Four seams cost the music's windows up to 0.2 s.
+        #expect(music > 1.25 && music <= 1.55, "the music was heard for \(music) s of its 1.5 s")
+        #expect(Double(runs[1].windows) * 0.05 > 0.5, "the hook was heard for \(Double(runs[1].windows) * 0.05) s")
     }
 
     /// With the user's music playing (mpv on a private session bus), the ambient program's music stays quiet while
