@@ -117,27 +117,33 @@ struct SDLMixerMusicTests {
         #expect(output.stdout.contains("heard run --hook: ok"), "\(output.stdout)")
         // Each 50 ms window by its tone: 440 (the music alone), 880 (the hook alone), or 0 (silence, both, a seam).
         let window = 2_205
+        var mixed = 0
         let tones = stride(from: 0, to: signal.frames - window, by: window).map { start -> Int in
             let range = start..<(start + window)
             let music = signal.amplitude(of: 440, in: range), hook = signal.amplitude(of: 880, in: range)
+            if music > 0.05 && hook > 0.05 { mixed += 1 }
             if (0.4...0.6).contains(music) && hook < 0.01 { return 440 }
             if (0.4...0.6).contains(hook) && music < 0.01 { return 880 }
             return 0
         }
-        // Runs of windows with one tone, the silences and seams between them left out.
-        var runs: [(hz: Int, windows: Int)] = []
+        // Stretches of one tone, from its first window to its last: a stream thread starved on a loaded machine
+        // leaves a gap in a stretch, which delays what follows without losing it.
+        var stretches: [(hz: Int, windows: Range<Int>)] = []
         for (index, hz) in tones.enumerated() where hz != 0 {
-            if let last = runs.last, last.hz == hz, tones[index - 1] == hz {
-                runs[runs.count - 1].windows += 1
+            if let last = stretches.last, last.hz == hz {
+                stretches[stretches.count - 1].windows = last.windows.lowerBound..<(index + 1)
             } else {
-                runs.append((hz, 1))
+                stretches.append((hz, index..<(index + 1)))
             }
         }
-        try #require(runs.map(\.hz) == [440, 880, 440], "heard \(runs): not the music, the hook alone, the music")
-        let music = Double(runs[0].windows + runs[2].windows) * 0.05
-        // Four seams cost the music's windows up to 0.2 s.
-        #expect(music > 1.25 && music <= 1.55, "the music was heard for \(music) s of its 1.5 s")
-        #expect(Double(runs[1].windows) * 0.05 > 0.5, "the hook was heard for \(Double(runs[1].windows) * 0.05) s")
+        let heard = stretches.map { "\($0.hz) Hz for \(Double($0.windows.count) * 0.05) s" }
+        try #require(stretches.map(\.hz) == [440, 880, 440], "heard \(heard): not the music, the hook, the music")
+        // Both at once only where one gives way to the other: the two seams.
+        #expect(mixed <= 2, "\(mixed) windows held the music and the hook together")
+        let music = Double(stretches[0].windows.count + stretches[2].windows.count) * 0.05
+        // Its 1.5 s, less up to four seams' windows, plus any gaps of a starved stream thread.
+        #expect(music > 1.25 && music < 1.8, "the music was heard for \(music) s of its 1.5 s: \(heard)")
+        #expect(Double(stretches[1].windows.count) * 0.05 > 0.5, "the hook was heard for too short: \(heard)")
     }
 
     /// With the user's music playing (mpv on a private session bus), the ambient program's music stays quiet while
