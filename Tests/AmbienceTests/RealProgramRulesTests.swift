@@ -183,20 +183,21 @@ struct RealProgramRulesTests {
                 // Looked at once the program is heard: the command paused mpv before it started python, and mpv
                 // says so a moment after it is told.
                 guard killed || Self.heardFor(seconds: 0.3, on: "speakers", of: stage) else { return }
-                if ending == .sigkill && !killed && Self.heardFor(seconds: 1.5, on: "speakers", of: stage) {
+                // Looked at until the program is ended (`ambience run` then gives mpv back), and at least once before.
+                guard !killed && !timeUp else { return }
+                if elapsed - lastLook >= 0.5 {
+                    lastLook = elapsed
+                    states.insert(stage.mpvStatus() ?? "unreadable")
+                }
+                guard !states.isEmpty else { return }
+                if ending == .sigkill && Self.heardFor(seconds: 1.5, on: "speakers", of: stage) {
                     for (pid, executable) in RealPrograms.processes(under: command) where executable.contains("python")
                     {
                         kill(pid, SIGKILL)
                         killed = true
                     }
                 }
-                // Looked at until the program is ended (`ambience run` then gives mpv back).
-                guard !killed && !timeUp else { return }
-                if elapsed - lastLook >= 0.5 {
-                    lastLook = elapsed
-                    states.insert(stage.mpvStatus() ?? "unreadable")
-                }
-                if ending == .timeUp && !timeUp && Self.heardFor(seconds: 2, on: "speakers", of: stage) {
+                if ending == .timeUp && Self.heardFor(seconds: 2, on: "speakers", of: stage) {
                     timeUp = RealPrograms.endTime(under: command)
                 }
             }
