@@ -126,11 +126,13 @@ func startMusic(_ music: OpaquePointer?, loops: Int32, fadeMs: Int32, position: 
             try? device.engine.music.setGain(1)
             state.music.fade = .none
         }
-        player.play()
+        // Held by Mix_HookMusic, it starts (from `position`) once the hook is gone.
+        if !state.music.hooked { player.play() }
         state.music.current = pointer
         state.music.passes = passes
         state.music.queued = copies
         state.music.paused = false
+        if state.music.hooked { state.holdMusic() }
         return 0
     }
 }
@@ -155,6 +157,10 @@ public func mixFadeOutMusic(_ ms: Int32) -> Int32 {
     return StandIn.shared.state.withLock { state in
         guard state.music.current != nil, let device = state.device else { return 0 }
         if case .fadingOut = state.music.fade { return 0 }
+        if state.music.hooked {
+            state.holdFadeOut(nanoseconds: Int(ms) * 1_000_000)
+            return 1
+        }
         // From the level it has now (a fade-in may be under way), down to silence.
         try? device.engine.music.fade(to: 0, over: Double(ms) / 1000)
         state.music.fade = .fadingOut(until: monotonicNanoseconds() + Int(ms) * 1_000_000)
@@ -184,17 +190,21 @@ public func mixPauseMusic() {
 public func mixResumeMusic() {
     StandIn.shared.state.withLock { state in
         guard state.music.current != nil, let device = state.device else { return }
-        if device.engine.musicPlayer.playbackState != .playing { device.engine.musicPlayer.play() }
+        // Held by Mix_HookMusic, it plays once the hook is gone.
+        if !state.music.hooked && device.engine.musicPlayer.playbackState != .playing {
+            device.engine.musicPlayer.play()
+        }
         state.music.paused = false
     }
 }
 
 /// Mix_PausedMusic: 1 while the music is paused (by Mix_PauseMusic, or by the session or the desktop's media keys,
-/// which pause the same player), else 0.
+/// which pause the same player), else 0. Held by Mix_HookMusic, it is paused only if the program paused it.
 @_cdecl("Mix_PausedMusic")
 public func mixPausedMusic() -> Int32 {
     StandIn.shared.state.withLock { state in
         guard state.music.current != nil, let device = state.device else { return 0 }
+        if state.music.hooked { return state.music.paused ? 1 : 0 }
         let playerState = device.engine.musicPlayer.playbackState
         return state.music.paused || playerState == .paused || playerState == .interrupted ? 1 : 0
     }
@@ -226,14 +236,15 @@ extension MixerState {
         music.queued = 0
         music.paused = false
         music.fade = .none
+        music.heldFade = nil
         return true
     }
 
     /// One step of the music on the update thread: a fade-in past its time is over, a fade-out past its time
     /// halts, a player that stopped by itself has played its last pass, and a finite loop count's queue is topped
-    /// up. Returns whether the music ended (for the finished hook).
+    /// up. Nothing moves while Mix_HookMusic holds the music. Returns whether the music ended (for the finished hook).
     mutating func advanceMusic(engine: AudioEngine, now: Int) -> Bool {
-        guard let current = music.current, let record = try? music.registry.record(current).get() else {
+        guard !music.hooked, let current = music.current, let record = try? music.registry.record(current).get() else {
             return false
         }
         switch music.fade {
@@ -242,7 +253,8 @@ extension MixerState {
         default: break
         }
         let player = engine.musicPlayer
-        if player.playbackState == .stopped { return haltMusic() }
+        // Music the program paused while it was held has not started yet: stopped, not ended.
+        if player.playbackState == .stopped && !music.paused { return haltMusic() }
         if let passes = music.passes, music.queued < passes, let index = player.indexOfNowPlayingItem,
             music.queued - index <= musicBatch / 2
         {

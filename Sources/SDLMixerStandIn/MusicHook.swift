@@ -106,10 +106,15 @@ func stopMusicHook() {
     voice?.stop()
 }
 
-/// Mix_HookMusic: plays the program's function as the music (NULL stops it). When it returns, the function it
-/// replaced is not running and will not be called again. Set with the device closed, it plays from the next opening.
+/// Mix_HookMusic: plays the program's function in the place of the music (NULL stops it). When it returns, the
+/// function it replaced is not running and will not be called again. Set with the device closed, it plays from the
+/// next opening. As in SDL_mixer, Mix_PlayMusic's music waits meanwhile, unheard, where it is (MusicHold.swift), and
+/// goes on once the hook is removed.
 @_cdecl("Mix_HookMusic")
 public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutableRawPointer?) {
+    // The music is held before the hook plays, and let go after the hook has stopped: never both heard.
+    if function != nil { StandIn.shared.state.withLock { $0.setMusicHooked(true) } }
+    defer { if function == nil { StandIn.shared.state.withLock { $0.setMusicHooked(false) } } }
     let address = function == nil ? 0 : UInt(bitPattern: argument)
     let old = musicHook.withLock { hook -> Voice? in
         defer {

@@ -138,6 +138,11 @@ struct MusicState {
     var volume = Int(STANDIN_MIX_MAX_VOLUME)
     /// Mix_HookMusicFinished's callback.
     var finished: standin_music_finished?
+    /// Mix_HookMusic's function is set: SDL_mixer then mixes it in the music's place, and the music waits where it
+    /// is (MusicHold.swift).
+    var hooked = false
+    /// The fade the music was in when it was held, to go on with when it is let go.
+    var heldFade: HeldFade?
     /// Mix_SetSoundFonts' list (nil: none set), and the C string Mix_GetSoundFonts last handed out.
     var soundFonts: String?
     var soundFontsText: Unchecked<UnsafeMutablePointer<CChar>?> = Unchecked(value: nil)

@@ -9,31 +9,42 @@ import Testing
 /// toppler (a Debian game: music on its title screen) and a small pygame program, Tests/SDLMixer/two_tones.py, whose
 /// effect (1 kHz, pygame.mixer.Sound) and music (440 Hz, pygame.mixer.music) a Goertzel filter tells apart.
 ///
-/// Each case has a PulseAudio and a session bus of its own (so the cases run in parallel) and runs a few seconds.
-/// The user's mpv plays on the "headphones" sink, the program on "speakers", the default, whose monitor is recorded:
-/// the recording holds the program alone, while mpv's MPRIS state shows what the rules did to the user's music.
+/// Each case has a PulseAudio and a session bus of its own (so the cases run in parallel). The user's mpv plays on the
+/// "headphones" sink, the program on "speakers", the default, whose monitor is recorded: the recording holds the
+/// program alone, while mpv's MPRIS state shows what the rules did to the user's music.
+///
+/// On a machine loaded past its cores python and a game start seconds late, so no case judges by the clock: each checks
+/// its stage before the program starts (mpv's stream on headphones and mpv Playing over MPRIS), acts once the program
+/// has been heard (or, for toppler's quiet music, its MPRIS player says Playing), takes its measures in the
+/// recording's own seconds, and ends the program once the recording holds what it measures (`RealPrograms.endTime`,
+/// timeout's own ending, within a bound).
 @Suite(
     .offTheCooperativePool, .timeLimit(.minutes(5)),
-    .enabled(if: PulseServer.isRunning, "needs the test services: run it through scripts/with-services.sh"),
-    // Passed alone and beside three builds here, but not yet beside a fresh-root build: on a machine loaded past its
-    // cores python starts late and the user's mpv can start before its sink is there (and play on the program's).
-    // Until each case checks its stage is as it says before it starts, it runs when asked for (#33).
-    .enabled(
-        if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_REAL_PROGRAM_RULES"] == "1",
-        "AMBIENCE_TEST_REAL_PROGRAM_RULES=1 bash scripts/with-services.sh swift test --filter RealProgramRulesTests"))
+    .enabled(if: PulseServer.isRunning, "needs the test services: run it through scripts/with-services.sh"))
 struct RealProgramRulesTests {
     static let twoTones = ["/usr/bin/python3", BuildProducts.root + "/Tests/SDLMixer/two_tones.py"]
     static let pygame = ["SDL_VIDEODRIVER": "dummy", "PYGAME_HIDE_SUPPORT_PROMPT": "1"]
     static let effectHz = 1_000.0
     static let musicHz = 440.0
+    /// The program's time bound: a case ends it sooner, once it has heard what it measures.
+    static let bound = 10 + waitBound
 
-    /// A stage with the user's mpv playing on "headphones".
+    /// A stage with the user's mpv playing on "headphones": its stream there (not on speakers, the program's), and
+    /// Playing over MPRIS.
     static func stageWithTheUsersMusic() throws -> (RealProgramStage, MPV) {
         let stage = try RealProgramStage(sinks: ["speakers", "headphones"], sessionBus: true)
         let song = try stage.fixtures.sineOgg("song.ogg", hz: 300, seconds: 5)
         let mpv = try stage.mpv(playing: song, on: "headphones")
+        try #require(
+            eventually { stage.sinks(playedBy: [pid_t(mpv.pid)]) == ["headphones"] },
+            "mpv's stream is on \(stage.sinks(playedBy: [pid_t(mpv.pid)])), not on headphones alone")
         try #require(eventually { stage.mpvStatus() == "Playing" }, "mpv did not start playing")
         return (stage, mpv)
+    }
+
+    /// The processes of the program that `ambience run` (`command`) started: its descendants.
+    static func programProcesses(under command: pid_t) -> Set<pid_t> {
+        Set(RealPrograms.processes(under: command).map(\.pid)).subtracting([command])
     }
 
     static func report(_ name: String, _ run: RealProgramRun, _ details: String) {
@@ -53,36 +64,53 @@ struct RealProgramRulesTests {
 
     /// ambient, the default, with a Debian game: while the user's music plays, toppler's title music stays quiet (its
     /// title screen makes no other sound: the recording is near-silent) and mpv plays on; once the user pauses mpv,
-    /// toppler's music is heard.
+    /// toppler's music is heard. The quiet is judged over 3 s from when toppler's music plays (its MPRIS player says
+    /// so), on speakers (its streams are there); the user pauses mpv then, and the run ends 3.5 s later.
     @Test func ambientKeepsTopplersMusicQuietWhileTheUsersPlays() throws {
         try MixerUnderTest.standIn.run {
             let (stage, mpv) = try Self.stageWithTheUsersMusic()
             defer { mpv.kill() }
             var states: Set<String> = []
             var lastLook = -1.0
-            var userPausedAt: Double?
+            // In the recording's seconds: when the program's music was first seen playing, when the user paused.
+            var musicFrom: Double?, userPausedAt: Double?
+            var programSinks: [String] = []
+            var timeUp = false
             let run = try RealPrograms.run(
-                RealProgram.toppler.arguments, on: .standIn, seconds: 7, display: true, stage: stage
-            ) { elapsed, _ in
-                guard userPausedAt == nil, elapsed - lastLook >= 0.5 else { return }
-                lastLook = elapsed
-                states.insert(stage.mpvStatus() ?? "unreadable")
-                if elapsed >= 4 {
+                RealProgram.toppler.arguments, on: .standIn, seconds: Self.bound, display: true, stage: stage
+            ) { elapsed, command in
+                let recorded = Self.recordedSeconds(on: "speakers", of: stage)
+                if userPausedAt == nil, elapsed - lastLook >= 0.5 {
+                    lastLook = elapsed
+                    states.insert(stage.mpvStatus() ?? "unreadable")
+                }
+                if musicFrom == nil, stage.programMusicPlays() {
+                    musicFrom = Self.recordedSeconds(on: "speakers", of: stage)
+                }
+                if let from = musicFrom, userPausedAt == nil, recorded >= from + 3 {
+                    programSinks = stage.sinks(playedBy: Self.programProcesses(under: command))
+                    states.insert(stage.mpvStatus() ?? "unreadable")
                     stage.mpvCommand("pause")
-                    userPausedAt = elapsed
+                    userPausedAt = Self.recordedSeconds(on: "speakers", of: stage)
+                }
+                if let paused = userPausedAt, !timeUp, recorded >= paused + 3.5 {
+                    timeUp = RealPrograms.endTime(under: command)
                 }
             }
             let speakers = try #require(run.recordings["speakers"])
+            let from = try #require(musicFrom, "toppler's music was never seen playing:\n\(run.output.suffix(3000))")
             let paused = try #require(userPausedAt)
-            // The recording's time, from the run's: parec's start is late by a second or so, its end is the run's.
-            let lag = run.seconds - speakers.seconds
-            let quiet = speakers.measures(1...(paused - lag - 0.3))
-            let heard = speakers.measures((paused - lag + 1)...(speakers.seconds - 0.3))
+            let quiet = speakers.measures(from...(paused - 0.3))
+            let heard = speakers.measures((paused + 1)...(speakers.seconds - 0.3))
             Self.report(
                 "toppler, ambient", run,
-                "while mpv played: \(quiet.summary); after the user paused it at "
-                    + String(format: "%.1f s: ", paused) + "\(heard.summary); mpv \(states.sorted())")
+                String(format: "music from %.1f s; while mpv played: ", from) + "\(quiet.summary); after the user "
+                    + String(format: "paused it at %.1f s: ", paused)
+                    + "\(heard.summary); mpv \(states.sorted()); toppler on \(programSinks)")
             try #require(run.status == 124, "toppler did not run until its time was up:\n\(run.output.suffix(3000))")
+            #expect(
+                !programSinks.isEmpty && Set(programSinks) == ["speakers"],
+                "toppler's streams were on \(programSinks), not on speakers")
             #expect(RealPrograms.expectedLibraries(run, on: .standIn)(run.mixerLibraries), "\(run.mixerLibraries)")
             #expect(quiet.silentShare > 0.9, "toppler's music was heard while mpv played: \(quiet.summary)")
             #expect(heard.rmsDecibels > -45 && heard.silentShare < 0.5, "not heard once mpv paused: \(heard.summary)")
@@ -92,23 +120,29 @@ struct RealProgramRulesTests {
     }
 
     /// ambient with pygame: the program's music (440 Hz) is absent while its effect (1 kHz) plays; mpv plays on.
+    /// Measured over two seconds from half a second after the program is first heard; the run ends after three.
     @Test func ambientKeepsPygamesMusicQuietWhileItsEffectPlays() throws {
         try MixerUnderTest.standIn.run {
             let (stage, mpv) = try Self.stageWithTheUsersMusic()
             defer { mpv.kill() }
             var states: Set<String> = []
             var lastLook = -1.0
+            var timeUp = false
             let run = try RealPrograms.run(
-                Self.twoTones, on: .standIn, seconds: 8, display: false, environment: Self.pygame, stage: stage
-            ) { elapsed, _ in
-                guard elapsed - lastLook >= 0.5 else { return }
-                lastLook = elapsed
-                states.insert(stage.mpvStatus() ?? "unreadable")
+                Self.twoTones, on: .standIn, seconds: Self.bound, display: false, environment: Self.pygame,
+                stage: stage
+            ) { elapsed, command in
+                if elapsed - lastLook >= 0.5 {
+                    lastLook = elapsed
+                    states.insert(stage.mpvStatus() ?? "unreadable")
+                }
+                if !timeUp, Self.heardFor(seconds: 3, on: "speakers", of: stage) {
+                    timeUp = RealPrograms.endTime(under: command)
+                }
             }
             let after = stage.mpvStatus()
             let speakers = run.recordings["speakers"]
-            // Two seconds from half a second after the program is first heard (python starts late on a loaded machine).
-            let start = (speakers?.firstSound ?? 1) + 0.5
+            let start = try #require(speakers?.firstSound, "the program was never heard") + 0.5
             let heard = start...(start + 2)
             Self.report(
                 "pygame, ambient", run, Self.tones(speakers, heard) + ", mpv \(states.sorted()) then \(after ?? "?")")
@@ -131,7 +165,8 @@ struct RealProgramRulesTests {
     }
 
     /// solo-ambient: mpv, playing at launch, is paused while the program runs (whose music is heard, the control for
-    /// the ambient case), and plays again after it has ended, also when SIGKILL ended it.
+    /// the ambient case), and plays again after it has ended, also when SIGKILL ended it. The program ends once it
+    /// has been heard for 1.5 s (SIGKILL) or 2 s (its time up).
     @Test(arguments: Ending.allCases)
     func soloAmbientPausesTheUsersMusicUntilTheProgramEnds(_ ending: Ending) throws {
         try MixerUnderTest.standIn.run {
@@ -139,29 +174,38 @@ struct RealProgramRulesTests {
             defer { mpv.kill() }
             var states: Set<String> = []
             var lastLook = -1.0
-            var killed = false
+            var killed = false, timeUp = false
             let run = try RealPrograms.run(
-                Self.twoTones, on: .standIn, seconds: 8, display: false, environment: Self.pygame, stage: stage,
-                category: "solo-ambient"
+                Self.twoTones, on: .standIn, seconds: Self.bound, display: false, environment: Self.pygame,
+                stage: stage, category: "solo-ambient"
             ) { elapsed, command in
                 guard RealProgramStage.pythonRuns(under: command) || killed else { return }
                 // Looked at once the program is heard: the command paused mpv before it started python, and mpv
                 // says so a moment after it is told.
                 guard killed || Self.heardFor(seconds: 0.3, on: "speakers", of: stage) else { return }
-                if ending == .sigkill && !killed && Self.heardFor(seconds: 1.5, on: "speakers", of: stage) {
+                // Looked at until the program is ended (`ambience run` then gives mpv back), and at least once before.
+                guard !killed && !timeUp else { return }
+                if elapsed - lastLook >= 0.5 {
+                    lastLook = elapsed
+                    states.insert(stage.mpvStatus() ?? "unreadable")
+                }
+                guard !states.isEmpty else { return }
+                if ending == .sigkill && Self.heardFor(seconds: 1.5, on: "speakers", of: stage) {
                     for (pid, executable) in RealPrograms.processes(under: command) where executable.contains("python")
                     {
                         kill(pid, SIGKILL)
                         killed = true
                     }
                 }
-                guard elapsed - lastLook >= 0.5 && !killed else { return }
-                lastLook = elapsed
-                states.insert(stage.mpvStatus() ?? "unreadable")
+                if ending == .timeUp && Self.heardFor(seconds: 2, on: "speakers", of: stage) {
+                    timeUp = RealPrograms.endTime(under: command)
+                }
             }
             let resumed = eventually { stage.mpvStatus() == "Playing" }
             let speakers = run.recordings["speakers"]
-            let heard = 0...(speakers?.seconds ?? 0)  // the whole recording: its start lags the run's by about a second
+            // From its first sound: the SIGKILL case has 1.5 s of it.
+            let start = speakers?.firstSound ?? 0
+            let heard = start...(start + 1.4)
             Self.report(
                 "pygame, solo-ambient, \(ending)", run,
                 Self.tones(speakers, heard) + ", mpv \(states.sorted()) then \(stage.mpvStatus() ?? "?")")
@@ -177,37 +221,49 @@ struct RealProgramRulesTests {
     /// The output pulled: the program's sink ("speakers", the default) is removed mid-run, "headphones" remaining.
     /// The program's sound pauses (the stream the server moved to headphones is silent) and `ambience run` and the
     /// stand-in say so on stderr; when speakers are back, the stand-in resumes it (the program cannot answer the
-    /// session's Resume-or-Stop itself: docs/SDL_MIXER_STANDIN.md) and says so. The sink goes once the program is
-    /// heard on it (a loaded machine starts python late); speakers' recorder ends with its sink, so the return is
-    /// checked in the stand-in's words.
+    /// session's Resume-or-Stop itself: docs/SDL_MIXER_STANDIN.md) and says so. The sink goes once the program has
+    /// been heard on it for 1.5 s; the silence is judged from 0.3 s (what the server still held) after the stand-in
+    /// says it paused (a loaded machine takes its time to see the route change) for 2 s of headphones' recording, and
+    /// the sink then comes back; speakers' recorder ends with its sink, so the return is checked in the stand-in's
+    /// words, which end the run.
     @Test func theProgramsSoundPausesWhenItsOutputGoesAndResumesWhenItReturns() throws {
         try MixerUnderTest.standIn.run {
             let stage = try RealProgramStage(sinks: ["speakers", "headphones"], sessionBus: true)
             // Times in each recording's own seconds (a recorder starts late, by an amount a loaded machine varies).
-            var removedAt: (elapsed: Double, speakers: Double, headphones: Double)?, returnedAt: Double?
+            var removedAt: (speakers: Double, headphones: Double)?, pausedAt: Double?, returnedAt: Double?
+            var timeUp = false
             let run = try RealPrograms.run(
-                Self.twoTones, on: .standIn, seconds: 12, display: false, environment: Self.pygame, stage: stage,
-                recording: ["speakers", "headphones"]
-            ) { elapsed, _ in
+                Self.twoTones, on: .standIn, seconds: Self.bound, display: false, environment: Self.pygame,
+                stage: stage, recording: ["speakers", "headphones"]
+            ) { _, command in
                 if removedAt == nil, Self.heardFor(seconds: 1.5, on: "speakers", of: stage) {
                     removedAt = (
-                        elapsed, Self.recordedSeconds(on: "speakers", of: stage),
+                        Self.recordedSeconds(on: "speakers", of: stage),
                         Self.recordedSeconds(on: "headphones", of: stage)
                     )
                     try stage.removeSink("speakers")
-                } else if let removed = removedAt, returnedAt == nil, elapsed >= removed.elapsed + 1.5 {
+                } else if removedAt != nil, pausedAt == nil,
+                    Self.said("sdl-mixer: Speakers (speakers) went away", in: stage)
+                {
+                    pausedAt = Self.recordedSeconds(on: "headphones", of: stage)
+                } else if let paused = pausedAt, returnedAt == nil,
+                    Self.recordedSeconds(on: "headphones", of: stage) >= paused + 2.3
+                {
                     returnedAt = Self.recordedSeconds(on: "headphones", of: stage)
                     try stage.addSink("speakers")
+                } else if returnedAt != nil, !timeUp, Self.said("sdl-mixer: Speakers (speakers) is back", in: stage) {
+                    timeUp = RealPrograms.endTime(under: command)
                 }
             }
             let (speakers, headphones) = (run.recordings["speakers"], run.recordings["headphones"])
             let removedMarks = try #require(removedAt), returned = try #require(returnedAt)
-            let removed = removedMarks.headphones
+            let removed = removedMarks.headphones, pauseSaid = try #require(pausedAt)
             let before = (removedMarks.speakers - 1.2)...(removedMarks.speakers - 0.2)
-            let paused = (removed + 0.4)...(returned - 0.1)
+            let paused = (pauseSaid + 0.3)...(returned - 0.1)
             Self.report(
-                "pygame, output removed at \(String(format: "%.1f", removed)) s, back at "
-                    + String(format: "%.1f", returned) + " s", run,
+                "pygame, output removed at \(String(format: "%.1f", removed)) s, pause said at "
+                    + String(format: "%.1f", pauseSaid) + " s, back at " + String(format: "%.1f", returned) + " s",
+                run,
                 "speakers " + Self.tones(speakers, before) + "; headphones " + Self.tones(headphones, paused))
             try #require(run.status == 124, "\(run.output.suffix(3000))")
             #expect((speakers?.toneDecibels(hz: Self.effectHz, before) ?? -.infinity) > -25, "not heard at first")
@@ -219,7 +275,8 @@ struct RealProgramRulesTests {
     }
 
     /// The screen lock: the screensaver's own `ActiveChanged(true)` (from the owner of org.freedesktop.ScreenSaver on
-    /// the program's session bus) silences an ambient program: heard before, silent after.
+    /// the program's session bus) silences an ambient program: heard for 1.5 s before, silent for 2 s from a second
+    /// after.
     @Test func theScreenLockSilencesAnAmbientProgram() throws {
         try MixerUnderTest.standIn.run {
             let stage = try RealProgramStage(sessionBus: true)
@@ -228,16 +285,21 @@ struct RealProgramRulesTests {
             defer { screenSaver.close() }
             try #require(try screenSaver.requestName(name))
             var lockedAt: Double?  // in the recording's own seconds
+            var timeUp = false
             let run = try RealPrograms.run(
-                Self.twoTones, on: .standIn, seconds: 8, display: false, environment: Self.pygame, stage: stage
-            ) { elapsed, _ in
-                // Once the program has been heard for 1.5 s (a loaded machine starts python late).
+                Self.twoTones, on: .standIn, seconds: Self.bound, display: false, environment: Self.pygame,
+                stage: stage
+            ) { _, command in
                 guard lockedAt != nil || Self.heardFor(seconds: 1.5, on: "speakers", of: stage) else { return }
                 // Again every tick: the program's engine may subscribe late, and a lock is said once.
                 try screenSaver.emitSignal(
                     path: "/org/freedesktop/ScreenSaver", interface: name, member: "ActiveChanged",
                     arguments: [.bool(true)])
-                lockedAt = lockedAt ?? Self.recordedSeconds(on: "speakers", of: stage)
+                let locked = lockedAt ?? Self.recordedSeconds(on: "speakers", of: stage)
+                lockedAt = locked
+                if !timeUp, Self.recordedSeconds(on: "speakers", of: stage) >= locked + 3.3 {
+                    timeUp = RealPrograms.endTime(under: command)
+                }
             }
             let speakers = run.recordings["speakers"]
             let locked = try #require(lockedAt)
@@ -251,10 +313,14 @@ struct RealProgramRulesTests {
         }
     }
 
+    /// Whether the program's output (stdout and stderr) so far holds `text`.
+    static func said(_ text: String, in stage: RealProgramStage) -> Bool {
+        (try? String(contentsOfFile: stage.fixtures.path("output.log"), encoding: .utf8))?.contains(text) == true
+    }
+
     /// How many seconds `sink`'s recording holds so far.
     static func recordedSeconds(on sink: String, of stage: RealProgramStage) -> Double {
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: stage.fixtures.path("\(sink).raw")))?[.size]
-        return Double((bytes as? Int) ?? 0) / Double(Recording.rate * 4)
+        Double(RealPrograms.fileSize(stage.fixtures.path("\(sink).raw"))) / Double(Recording.rate * 4)
     }
 
     /// Whether `sink`'s recording so far holds `seconds` past its first sound.

@@ -4,8 +4,9 @@ import Testing
 @testable import Ambience
 
 /// The SDL_mixer stand-in's music, from C (Tests/SDLMixer/standin_music_test.c, built against Debian's own
-/// SDL_mixer.h): every music function with bad input; what the device is given (SDL's disk driver) for loops, fades
-/// and seeks; and the session rule and MPRIS with a real mpv on a private session bus.
+/// SDL_mixer.h): every music function with bad input; what the device is given (SDL's disk driver) for loops, fades,
+/// seeks and Mix_HookMusic in the music's place; and the session rule and MPRIS with a real mpv on a private session
+/// bus.
 /// Each test runs its own program, recording and session bus: they run side by side.
 @Suite(
     .offTheCooperativePool, .timeLimit(.minutes(5)),
@@ -104,6 +105,45 @@ struct SDLMixerMusicTests {
         let first = found[0].lowerBound..<(found[0].lowerBound + 8_820)
         #expect(abs(signal.dominantFrequency(in: first) - 880) < 3)
         #expect(abs(Double(found[0].count) / 44_100 - 1.0) < 0.05, "\(found[0].count) frames")
+    }
+
+    /// Mix_HookMusic in the place of Mix_PlayMusic's music, as Debian's SDL_mixer 2.6.2 does it: 1.5 s of 440 Hz as
+    /// music, hooked from 0.5 s by an 880 Hz function for 1 s. The device gets the music, then the hook alone (no
+    /// 440 Hz under it: the music is not mixed), then the rest of the music from where it waited, 1.5 s of it in all,
+    /// each tone at the half scale it was written with. (The C side checks that the music waited: Mix_PlayingMusic
+    /// said 1, its position did not move, and the finished hook came only once it had ended after the hook.)
+    @Test func theHookPlaysInThePlaceOfTheMusicWhichWaits() throws {
+        let (signal, output) = try heard("--hook")
+        #expect(output.stdout.contains("heard run --hook: ok"), "\(output.stdout)")
+        // Each 50 ms window by its tone: 440 (the music alone), 880 (the hook alone), or 0 (silence, both, a seam).
+        let window = 2_205
+        var mixed = 0
+        let tones = stride(from: 0, to: signal.frames - window, by: window).map { start -> Int in
+            let range = start..<(start + window)
+            let music = signal.amplitude(of: 440, in: range), hook = signal.amplitude(of: 880, in: range)
+            if music > 0.05 && hook > 0.05 { mixed += 1 }
+            if (0.4...0.6).contains(music) && hook < 0.01 { return 440 }
+            if (0.4...0.6).contains(hook) && music < 0.01 { return 880 }
+            return 0
+        }
+        // Stretches of one tone, from its first window to its last: a stream thread starved on a loaded machine
+        // leaves a gap in a stretch, which delays what follows without losing it.
+        var stretches: [(hz: Int, windows: Range<Int>)] = []
+        for (index, hz) in tones.enumerated() where hz != 0 {
+            if let last = stretches.last, last.hz == hz {
+                stretches[stretches.count - 1].windows = last.windows.lowerBound..<(index + 1)
+            } else {
+                stretches.append((hz, index..<(index + 1)))
+            }
+        }
+        let heard = stretches.map { "\($0.hz) Hz for \(Double($0.windows.count) * 0.05) s" }
+        try #require(stretches.map(\.hz) == [440, 880, 440], "heard \(heard): not the music, the hook, the music")
+        // Both at once only where one gives way to the other: the two seams.
+        #expect(mixed <= 2, "\(mixed) windows held the music and the hook together")
+        let music = Double(stretches[0].windows.count + stretches[2].windows.count) * 0.05
+        // Its 1.5 s, less up to four seams' windows, plus any gaps of a starved stream thread.
+        #expect(music > 1.25 && music < 1.8, "the music was heard for \(music) s of its 1.5 s: \(heard)")
+        #expect(Double(stretches[1].windows.count) * 0.05 > 0.5, "the hook was heard for too short: \(heard)")
     }
 
     /// With the user's music playing (mpv on a private session bus), the ambient program's music stays quiet while

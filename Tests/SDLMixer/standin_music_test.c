@@ -9,7 +9,8 @@
  *   standin_music_test --fade     a 3 s tone faded in over 1 s, faded out over 0.5 s from 1.5 s
  *   standin_music_test --seek     1 s of 440 Hz then 1 s of 880 Hz, played from 1.0 s
  *   standin_music_test --session  Assets/Music's Ogg as music for 2 s, and a 0.3 s 880 Hz chunk from 1.5 s
- *   The last four are run with SDL's disk driver: the test reads what the device was given.
+ *   standin_music_test --hook     1.5 s of 440 Hz as music; from 0.5 s Mix_HookMusic's 880 Hz for 1 s in its place
+ *   The last five are run with SDL's disk driver: the test reads what the device was given.
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
@@ -142,6 +143,18 @@ static int wait_position(double seconds, int ms) {
     return 0;
 }
 
+/* Mix_HookMusic's functions: silence, and a half-scale 880 Hz sine. */
+static void SDLCALL quiet_hook(void *udata, Uint8 *stream, int len) { (void)udata, (void)stream, (void)len; }
+static double hook_phase;
+static void SDLCALL sine_hook(void *udata, Uint8 *stream, int len) {
+    Sint16 *s = (Sint16 *)stream;
+    (void)udata;
+    for (int i = 0; i < len / 4; i++) {
+        s[2 * i] = s[2 * i + 1] = (Sint16)(16384 * sin(hook_phase));
+        hook_phase = fmod(hook_phase + 2 * M_PI * 880 / 44100, 2 * M_PI);
+    }
+}
+
 static int fonts_seen;
 static int on_font(const char *path, void *data) {
     (void)data;
@@ -178,6 +191,22 @@ static int heard(const char *mode) {
         wav = make_wav((double[]){440, 880}, (double[]){1, 1}, 2, &size);
         Mix_Music *music = Mix_LoadMUS_RW(SDL_RWFromConstMem(wav, (int)size), 1);
         ok = music && Mix_FadeInMusicPos(music, 1, 1, 1.0) == 0 && wait_ends(1, 3000);
+        Mix_FreeMusic(music);
+    } else if (strcmp(mode, "--hook") == 0) {
+        /* As Debian's SDL_mixer 2.6.2: the hook is mixed in the music's place, which waits where it was. */
+        wav = make_wav((double[]){440}, (double[]){1.5}, 1, &size);
+        Mix_Music *music = Mix_LoadMUS_RW(SDL_RWFromConstMem(wav, (int)size), 1);
+        ok = music && Mix_PlayMusic(music, 0) == 0;
+        SDL_Delay(500);
+        Mix_HookMusic(sine_hook, NULL);
+        double held_at = Mix_GetMusicPosition(NULL);
+        SDL_Delay(1000);
+        int playing = Mix_PlayingMusic(), ends = SDL_AtomicGet(&music_ends);
+        double moved = Mix_GetMusicPosition(NULL) - held_at;
+        printf("hooked for 1 s: playing music %d, moved %.3f s, finished %d\n", playing, moved, ends);
+        ok = ok && playing == 1 && fabs(moved) < 0.02 && ends == 0;
+        Mix_HookMusic(NULL, NULL);
+        ok = ok && wait_ends(1, 3000);
         Mix_FreeMusic(music);
     } else {
         wav = make_wav((double[]){880}, (double[]){0.3}, 1, &size);
@@ -364,6 +393,41 @@ int main(int argc, char **argv) {
     CHECK(Mix_GetMusicVolume(from_file) == -1 && Mix_GetMusicPosition(from_file) == -1);
     Mix_FreeMusic(from_file);
     Mix_FreeMusic(NULL);
+
+    /* Mix_HookMusic holds the music playing, as Debian's SDL_mixer 2.6.2 does (it mixes the hook instead): still
+       playing and not paused, its position and a fade unmoved, no finished hook; without the hook it goes on from
+       where it was, the fade too. Pause and resume act on it. Music started while hooked waits at its start;
+       halted, it ends with the finished hook. */
+    ends = SDL_AtomicGet(&music_ends);
+    CHECK(Mix_PlayMusic(ogg, -1) == 0);
+    SDL_Delay(300);
+    Mix_HookMusic(quiet_hook, NULL);
+    double held_at = Mix_GetMusicPosition(NULL);
+    CHECK(held_at > 0.1 && Mix_FadeOutMusic(100) == 1 && Mix_FadingMusic() == MIX_FADING_OUT);
+    SDL_Delay(300);
+    CHECK(Mix_PlayingMusic() == 1 && Mix_PausedMusic() == 0 && SDL_AtomicGet(&music_ends) == ends);
+    CHECK(fabs(Mix_GetMusicPosition(NULL) - held_at) < 0.02 && Mix_FadingMusic() == MIX_FADING_OUT);
+    Mix_HookMusic(NULL, NULL);
+    CHECK(wait_ends(ends + 1, 1000) && Mix_PlayingMusic() == 0); /* the fade went on, and ended the music */
+    CHECK(Mix_PlayMusic(ogg, -1) == 0);
+    SDL_Delay(300);
+    Mix_HookMusic(quiet_hook, NULL);
+    held_at = Mix_GetMusicPosition(NULL);
+    Mix_PauseMusic();
+    CHECK(Mix_PausedMusic() == 1);
+    Mix_HookMusic(NULL, NULL);
+    SDL_Delay(200);
+    CHECK(Mix_PlayingMusic() == 1 && fabs(Mix_GetMusicPosition(NULL) - held_at) < 0.02); /* still paused */
+    Mix_ResumeMusic();
+    SDL_Delay(200);
+    CHECK(Mix_PausedMusic() == 0 && Mix_GetMusicPosition(NULL) > held_at + 0.05);
+    Mix_HookMusic(quiet_hook, NULL);
+    CHECK(Mix_FadeInMusicPos(mp3, -1, 100, 5.0) == 0 && SDL_AtomicGet(&music_ends) == ends + 1);
+    SDL_Delay(300);
+    position = Mix_GetMusicPosition(NULL);
+    CHECK(Mix_PlayingMusic() == 1 && position >= 5.0 && position < 5.02 && Mix_FadingMusic() == MIX_FADING_IN);
+    CHECK(Mix_HaltMusic() == 0 && SDL_AtomicGet(&music_ends) == ends + 2 && Mix_PlayingMusic() == 0);
+    Mix_HookMusic(NULL, NULL);
 
     /* Hook data (unhooking forgets the argument, as Debian's SDL_mixer 2.6.2 does), the outside command. */
     int anything = 0;

@@ -4,7 +4,8 @@ import Glibc
 @testable import Ambience
 
 /// Where a real program runs (`RealPrograms.run`): a PulseAudio of its own with null sinks, the first the default,
-/// and, when asked, a session bus of its own for MPRIS (a real mpv) and the screensaver.
+/// and, when asked, a session bus of its own for MPRIS (a real mpv) and the screensaver. Ready once every sink is
+/// listed: a player started before its sink is there plays on the default one.
 final class RealProgramStage {
     let fixtures: Fixtures
     let server: ThrowawayService
@@ -14,6 +15,9 @@ final class RealProgramStage {
         fixtures = try Fixtures()
         server = try ThrowawayService.pulseaudio(in: fixtures, sinks: sinks)
         bus = sessionBus ? try ThrowawayService.dbus(in: fixtures) : nil
+        guard eventually({ Set(sinkNames().values).isSuperset(of: sinks) }) else {
+            throw FixtureError.toolFailed("the server lists \(sinkNames().values.sorted()), not all of \(sinks)")
+        }
     }
 
     deinit {
@@ -41,6 +45,44 @@ final class RealProgramStage {
             throw FixtureError.toolFailed("no module-null-sink for \(name) in:\n\(modules.joined(separator: "\n"))")
         }
         try pactl(["unload-module", String(index)])
+    }
+
+    /// `pactl --format=json ARGS` on this server, decoded; nil when pactl fails or says something else.
+    private func pactlJSON(_ arguments: [String]) -> [[String: Any]]? {
+        guard let text = try? pactl(["--format=json"] + arguments) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [[String: Any]]
+    }
+
+    /// The server's sinks' names, by index.
+    func sinkNames() -> [Int: String] {
+        var names: [Int: String] = [:]
+        for sink in pactlJSON(["list", "short", "sinks"]) ?? [] {
+            if let index = sink["index"] as? Int, let name = sink["name"] as? String { names[index] = name }
+        }
+        return names
+    }
+
+    /// The sinks that the streams (sink inputs) of the processes `pids` play on, by name, one per stream.
+    func sinks(playedBy pids: Set<pid_t>) -> [String] {
+        let names = sinkNames()
+        return (pactlJSON(["list", "sink-inputs"]) ?? []).compactMap { input in
+            guard let properties = input["properties"] as? [String: Any],
+                let pid = (properties["application.process.id"] as? String).flatMap({ pid_t($0) }),
+                pids.contains(pid), let sink = input["sink"] as? Int
+            else { return nil }
+            return names[sink] ?? "sink #\(sink)"
+        }
+    }
+
+    /// Whether the program's music plays: an MPRIS player of a stand-in's engine (`ambience.*`, but `ambience run`'s
+    /// own) on this stage's bus says Playing. It does while the session rule keeps the music quiet (the player runs on
+    /// under the muted bus), so this tells when a program whose music is all it plays has started it.
+    func programMusicPlays() -> Bool {
+        guard let names = playerctl(["-l"], bus: bus?.address) else { return false }
+        return names.split(separator: "\n").contains { name in
+            name.hasPrefix("ambience.") && !name.hasPrefix("ambience.ambience_run")
+                && playerctl(["-p", String(name), "status"], bus: bus?.address) == "Playing"
+        }
     }
 
     /// Loads a null sink `name` again: the output is back.

@@ -187,6 +187,12 @@ enum RealPrograms {
                 ], environment: childEnvironment(stage.environment))
         }
         defer { for recorder in recorders { recorder.terminate() } }
+        // The program starts once every recorder records (a loaded machine starts parec late): the recordings' time
+        // is then the run's, give or take parec's latency.
+        let recordingFiles = monitors.map { fixtures.path("\($0).raw") }
+        guard eventually({ recordingFiles.allSatisfy { fileSize($0) > 0 } }) else {
+            throw FixtureError.toolFailed("parec did not start recording \(monitors)")
+        }
         let start = monotonicSeconds()
         let program = try ChildProcess(
             ["sh", "-c", "exec \"$@\" > \"$0\" 2>&1", logPath] + command, environment: childEnvironment(environment),
@@ -227,6 +233,24 @@ enum RealPrograms {
             status: program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus,
             endedAsPlanned: endedAsPlanned, seconds: elapsed, recording: Recording(raw: first),
             recordings: recorded.mapValues(RecordedSamples.init), mixerLibraries: mapped, output: output)
+    }
+
+    /// Ends a run now as its `timeout` would when its time is up: SIGALRM, the signal of timeout's own timer, to
+    /// the `timeout` processes under `root`. timeout then does what it does on time (the program gets SIGTERM, the
+    /// status is 124), so a case whose program is given a bound of time can end it once what it waits for has been
+    /// heard. Returns whether there was one to signal. Once only: a second SIGALRM is timeout's `-k` timer, SIGKILL.
+    static func endTime(under root: pid_t) -> Bool {
+        var found = false
+        for (pid, executable) in processes(under: root) where executable.hasSuffix("/timeout") {
+            found = kill(pid, SIGALRM) == 0 || found
+        }
+        return found
+    }
+
+    /// A file's size in bytes, 0 when it is not there.
+    static func fileSize(_ path: String) -> Int {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int(status.st_size) : 0
     }
 
     /// The library `mixer` must put in the program's memory, given the run's copy of Debian's.
