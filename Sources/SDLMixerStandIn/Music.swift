@@ -157,7 +157,7 @@ public func mixFadeOutMusic(_ ms: Int32) -> Int32 {
     return StandIn.shared.state.withLock { state in
         guard state.music.current != nil, let device = state.device else { return 0 }
         if case .fadingOut = state.music.fade { return 0 }
-        if state.music.hooked {
+        if state.musicFadeHeld {
             state.holdFadeOut(nanoseconds: Int(ms) * 1_000_000)
             return 1
         }
@@ -182,6 +182,12 @@ public func mixPauseMusic() {
     StandIn.shared.state.withLock { state in
         guard state.music.current != nil, let device = state.device else { return }
         device.engine.musicPlayer.pause()
+        // A fade waits with the music (SDL_mixer steps it only as it mixes the music).
+        if !state.music.hooked {
+            let gain = device.engine.music.gain
+            state.freezeFade(gain: gain)
+            try? device.engine.music.setGain(gain)
+        }
         state.music.paused = true
     }
 }
@@ -191,10 +197,11 @@ public func mixResumeMusic() {
     StandIn.shared.state.withLock { state in
         guard state.music.current != nil, let device = state.device else { return }
         // Held by Mix_HookMusic, it plays once the hook is gone.
+        state.music.paused = false
+        state.thawFade()
         if !state.music.hooked && device.engine.musicPlayer.playbackState != .playing {
             device.engine.musicPlayer.play()
         }
-        state.music.paused = false
     }
 }
 

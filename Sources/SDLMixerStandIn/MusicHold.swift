@@ -25,13 +25,23 @@ extension MixerState {
     }
 
     /// The music playing waits where it is, unheard: the player pauses (music started while held has not been
-    /// started on it); a fade under way stops where it is (its state frozen: the update thread leaves held music
-    /// alone) and the bus is at full gain for the hook.
+    /// started on it), a fade under way stops where it is, and the bus is at full gain for the hook.
     mutating func holdMusic() {
         guard music.current != nil, let device else { return }
         device.engine.musicPlayer.pause()
+        freezeFade(gain: device.engine.music.gain)
+        try? device.engine.music.setGain(1)
+    }
+
+    /// Whether a fade of the music stands still: while the hook holds the music, or the program paused it (SDL_mixer
+    /// steps a fade only as it mixes the music).
+    var musicFadeHeld: Bool { music.hooked || music.paused }
+
+    /// A fade under way stops at `gain`, the bus's level now, keeping the time it had left (its state frozen: the
+    /// update thread leaves a held fade alone). A fade already held stays as it was.
+    mutating func freezeFade(gain: Float) {
+        guard music.heldFade == nil else { return }
         let now = monotonicNanoseconds()
-        let gain = device.engine.music.gain
         switch music.fade {
         case .fadingIn(let until) where until > now:
             music.heldFade = HeldFade(gain: gain, target: 1, left: until - now)
@@ -42,13 +52,22 @@ extension MixerState {
         case .fadingIn: music.fade = .none
         default: break
         }
-        try? device.engine.music.setGain(1)
     }
 
-    /// Mix_FadeOutMusic while the music is held: the fade starts when the music is let go, from the level the music
+    /// A held fade goes on from the level it had, over the time it had left, once nothing holds it.
+    mutating func thawFade() {
+        guard !musicFadeHeld, let held = music.heldFade, let device else { return }
+        try? device.engine.music.setGain(held.gain)
+        try? device.engine.music.fade(to: held.target, over: Double(held.left) / 1e9)
+        let now = monotonicNanoseconds()
+        music.fade = held.target > 0 ? .fadingIn(until: now + held.left) : .fadingOut(until: now + held.left)
+        music.heldFade = nil
+    }
+
+    /// Mix_FadeOutMusic while the music is held or paused: the fade starts when the music goes on, from the level it
     /// had.
     mutating func holdFadeOut(nanoseconds: Int) {
-        let gain = music.heldFade?.gain ?? 1
+        let gain = music.heldFade?.gain ?? (music.hooked ? 1 : device?.engine.music.gain ?? 1)
         music.heldFade = HeldFade(gain: gain, target: 0, left: nanoseconds)
         music.fade = .fadingOut(until: .max)
     }
@@ -57,13 +76,7 @@ extension MixerState {
     /// level it had, over the time it had left.
     mutating func releaseMusic() {
         guard music.current != nil, let device else { return }
-        let now = monotonicNanoseconds()
-        if let held = music.heldFade {
-            try? device.engine.music.setGain(held.gain)
-            try? device.engine.music.fade(to: held.target, over: Double(held.left) / 1e9)
-            music.fade = held.target > 0 ? .fadingIn(until: now + held.left) : .fadingOut(until: now + held.left)
-            music.heldFade = nil
-        }
+        thawFade()
         if !music.paused { device.engine.musicPlayer.play() }
     }
 }

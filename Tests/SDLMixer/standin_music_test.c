@@ -435,6 +435,16 @@ int main(int argc, char **argv) {
     Mix_HookMusic(NULL, &anything);
     CHECK(Mix_GetMusicHookData() == NULL && Mix_SetMusicCMD("mpg123") == -1);
 
+    /* A fade waits while the music is paused (SDL_mixer steps it only as it mixes the music), and goes on after. */
+    CHECK(Mix_PlayMusic(ogg, -1) == 0);
+    ends = SDL_AtomicGet(&music_ends);
+    CHECK(Mix_FadeOutMusic(150) == 1);
+    Mix_PauseMusic();
+    SDL_Delay(400);
+    CHECK(Mix_PlayingMusic() == 1 && Mix_FadingMusic() == MIX_FADING_OUT && SDL_AtomicGet(&music_ends) == ends);
+    Mix_ResumeMusic();
+    CHECK(wait_ends(ends + 1, 30000) && Mix_PlayingMusic() == 0);
+
     /* Closing halts the music, with the hook, before it returns. */
     CHECK(Mix_PlayMusic(ogg, -1) == 0);
     ends = SDL_AtomicGet(&music_ends);
