@@ -1,4 +1,5 @@
 import CSDLMixerABI
+import Glibc
 
 // SDL_mixer reports failure by a return value (-1, NULL or 0, function by function) and the reason in SDL's error
 // text, which programs read with Mix_GetError (a macro for SDL_GetError). These set that text.
@@ -22,3 +23,12 @@ func notYetSupported(_ function: String) -> String {
 
 /// The words for a call that needs the device open.
 let deviceNotOpen = "Audio device hasn't been opened"
+
+/// What the session's rules did for the program, as one line on stderr, `ambience: sdl-mixer: …`, with control
+/// characters (from a device's name) shown as `?`: the program cannot say it, and its user should know.
+func announce(_ text: String) {
+    let shown = String(
+        String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0 == "\u{7F}" ? "?" : $0 }))
+    let line = Array("ambience: sdl-mixer: \(shown)\n".utf8)
+    line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}

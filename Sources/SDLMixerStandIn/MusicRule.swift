@@ -6,15 +6,18 @@ import Ambience
 // player) and Mix_HookMusic's (a stream voice), so the rule mutes that bus. Muting is apart from the bus's gain,
 // which Mix_FadeInMusic and Mix_FadeOutMusic ramp: the music keeps running underneath (Mix_PlayingMusic says 1, the
 // position moves, a fade goes on), and is heard again where it has got to when the user's music stops. In
-// solo-ambient and playback the program's music plays. The update thread applies the rule every tick.
+// solo-ambient and playback the program's music plays. The update thread applies the rule every tick, and says each
+// change on stderr.
 
 /// Whether the program's music is to be silent now: an ambient program while the user's music plays.
 func programMusicSilenced(_ session: AudioSession) -> Bool {
     session.category == .ambient && session.secondaryAudioShouldBeSilencedHint
 }
 
-/// Applies the rule to the music bus.
+/// Applies the rule to the music bus; each change is one line on stderr.
 func applyMusicRule(_ engine: AudioEngine) {
     let quiet = programMusicSilenced(engine.session)
-    if engine.music.isMuted != quiet { engine.music.isMuted = quiet }
+    guard engine.music.isMuted != quiet else { return }
+    engine.music.isMuted = quiet
+    announce(quiet ? "the user's music plays: the program's music is quiet" : "the program's music is heard again")
 }

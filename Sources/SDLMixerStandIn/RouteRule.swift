@@ -41,12 +41,4 @@ struct RouteRule {
             }
         }
     }
-
-    /// One line on stderr, `ambience: sdl-mixer: …`, with control characters (from a device's name) shown as `?`.
-    private func announce(_ text: String) {
-        let shown = String(
-            String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0 == "\u{7F}" ? "?" : $0 }))
-        let line = Array("ambience: sdl-mixer: \(shown)\n".utf8)
-        line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    }
 }
