@@ -150,6 +150,14 @@ struct ChannelTable {
         return index(channel).map { [$0] } ?? []
     }
 
+    /// How many of the channels a call names (`indices`) pass `test`, with no list made: a game loop asks
+    /// Mix_Playing of each channel every frame.
+    func count(_ channel: Int32, where test: (Int) -> Bool) -> Int32 {
+        if channel == -1 { return Int32(slots.indices.count(where: test)) }
+        guard let i = index(channel) else { return 0 }
+        return test(i) ? 1 : 0
+    }
+
     /// Whether a play is on the channel: its voice lives (playing or paused), or it has replays to come.
     func isPlaying(_ i: Int) -> Bool {
         guard let voice = slots[i].voice else { return false }

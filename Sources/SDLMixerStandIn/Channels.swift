@@ -275,18 +275,14 @@ public func mixResume(_ channel: Int32) {
 @_cdecl("Mix_Paused")
 public func mixPaused(_ channel: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        Int32(
-            state.channels.indices(channel).filter { state.channels.slots[$0].paused && state.channels.isPlaying($0) }
-                .count)
+        state.channels.count(channel) { state.channels.slots[$0].paused && state.channels.isPlaying($0) }
     }
 }
 
 /// Mix_Playing: 1 when a play is on the channel (paused ones count), else 0; for -1 the number of such channels.
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
-    StandIn.shared.state.withLock { state in
-        Int32(state.channels.indices(channel).filter { state.channels.isPlaying($0) }.count)
-    }
+    StandIn.shared.state.withLock { state in state.channels.count(channel) { state.channels.isPlaying($0) } }
 }
 
 /// Mix_Volume: sets the channel's volume (0...128, clamped; negative only asks) and returns the previous one (as

@@ -40,8 +40,11 @@ extension ChannelTable {
     /// deadline and fade wait (Mix_Resume moves them on by the pause). Returns the channels that ended.
     mutating func advance(engine: AudioEngine, now: Int) -> [Int32] {
         var ended: [Int32] = []
+        // Asked of the engine at once: one voice at a time (a lock and an OpenAL context switch each) was 4 % of the
+        // stand-in's CPU with 32 channels playing.
+        let alive = engine.areAlive(slots.map { $0.voice ?? .none })
         for i in slots.indices {
-            guard let voice = slots[i].voice else { continue }
+            guard slots[i].voice != nil else { continue }
             if !slots[i].paused {
                 if let deadline = slots[i].expiresAt, deadline <= now {
                     if end(i) { ended.append(Int32(i)) }
@@ -58,7 +61,7 @@ extension ChannelTable {
                     applyGain(i)
                 }
             }
-            guard !voice.isAlive else { continue }
+            guard !alive[i] else { continue }
             if slots[i].loopsLeft > 0, let sound = slots[i].made?.sound {
                 // Only when no stream voice was left for the play (finite loops are streamed, gapless): a replay
                 // starts within one period of the end, a gap of up to 10 ms.

@@ -391,10 +391,16 @@ final class DBusConnection: @unchecked Sendable {
         wake()
     }
 
+    /// `poll`'s timeout for `duration`, rounded up: rounded down, the last fraction of a millisecond before a
+    /// deadline would be polls with timeout 0, a busy loop on the desktop thread until the deadline passes.
     static func milliseconds(_ duration: Duration) -> Int32 {
         let (seconds, attoseconds) = duration.components
-        let ms = seconds * 1_000 + attoseconds / 1_000_000_000_000_000
-        return Int32(clamping: max(ms, 0))
+        guard seconds >= 0, attoseconds >= 0, seconds < Int64(Int32.max) / 1_000 else {
+            return seconds < 0 || attoseconds < 0 ? 0 : Int32.max
+        }
+        let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
+        let ms = seconds * 1_000 + (attoseconds + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond
+        return Int32(clamping: ms)
     }
 
     /// Bytes in D-Bus's wire format, taken in as the filter takes a message: the header, then the arguments within

@@ -124,6 +124,9 @@ final class ServerCore: @unchecked Sendable {
     // Desktop thread only.
     private var published: Published?
     private var sample: PositionSample?
+    /// The last item path turned into a file URL, and the URL: making one reads the file system, and the metadata is
+    /// looked at ten times a second.
+    private var lastFileURL: (path: String, url: String)?
 
     init(connection: DBusConnection, controls: any MPRISPlayerControls, identity: String, pollInterval: Duration) {
         self.connection = connection
@@ -227,11 +230,17 @@ final class ServerCore: @unchecked Sendable {
             metadata["mpris:length"] = .int64(ServerCore.microseconds(item.playbackDuration))
         }
         if !item.url.isEmpty {
-            metadata["xesam:url"] = .string(
-                item.url.contains("://") ? item.url : URL(fileURLWithPath: item.url).absoluteString)
+            metadata["xesam:url"] = .string(item.url.contains("://") ? item.url : fileURL(item.url))
         }
         if let art = controls.artworkURL(for: item) { metadata["mpris:artUrl"] = .string(art) }
         return metadata
+    }
+
+    private func fileURL(_ path: String) -> String {
+        if let last = lastFileURL, last.path == path { return last.url }
+        let url = URL(fileURLWithPath: path).absoluteString
+        lastFileURL = (path, url)
+        return url
     }
 
     private func properties(of interface: String) -> [String: DBusValue]? {

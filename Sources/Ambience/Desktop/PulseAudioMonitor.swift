@@ -69,10 +69,9 @@ final class PulseAudioMonitor: Sendable {
     func sinkOfOurStream(pid: pid_t = getpid()) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
 
     /// The events since the last call, oldest first.
-    func drainEvents() -> [PulseEvent] {
-        connection.shared.withLock { $0.pending.drain() }
-    }
-
+    func drainEvents() -> [PulseEvent] { connection.shared.withLock { $0.pending.drain() } }
+    /// Whether events wait for `drainEvents()`.
+    var hasPendingEvents: Bool { connection.shared.withLock { !$0.pending.isEmpty } }
     /// Events dropped because nobody drained them in time.
     var droppedEvents: Int { connection.shared.withLock { $0.pending.dropped } }
 

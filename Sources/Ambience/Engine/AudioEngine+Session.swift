@@ -63,6 +63,12 @@ extension AudioEngine: SessionOutput {
         return routes?.route(driver: device.driver) ?? device.route
     }
 
+    /// How often `update()` looks at the desktop players, the sound server's streams and SDL's device when the
+    /// sound server has sent nothing new: a look costs more than the rest of `update()`, which a game (or the
+    /// SDL_mixer stand-in's update thread) calls every 10–17 ms. The server's events (a sink gone, a port switched,
+    /// a cork request) are answered at the next `update()` whatever this is.
+    static let deviceLookIntervalNanoseconds = 50_000_000
+
     /// Feeds the session what the sleep and screen-lock monitors, the sound server (or SDL) and the desktop players
     /// report.
     func watchOutputDevice() {
@@ -70,6 +76,7 @@ extension AudioEngine: SessionOutput {
         for sleeping in sleepMonitor?.drain() ?? [] {
             if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
         }
+        guard isDeviceLookDue() else { return }
         // While the session bus is gone, what the players were last seen doing stands.
         let desktop = desktopLink?.connection
         let seen = state.withLock { state in
@@ -89,6 +96,18 @@ extension AudioEngine: SessionOutput {
                 music: seen.music(streamWithoutPlayer: routes.isOtherMusicStreamPlaying(besides: seen.processes)))
         } else if desktop != nil {
             session.otherAudioChanged(streamsPlaying: false, music: seen.music(streamWithoutPlayer: false))
+        }
+    }
+
+    /// Whether `watchOutputDevice` looks at the players and the output now: the server has news, or the last look
+    /// is `deviceLookIntervalNanoseconds` old.
+    private func isDeviceLookDue() -> Bool {
+        let now = monotonicNanoseconds()
+        let news = state.withLock { $0.routes }?.hasPendingEvents ?? false
+        return state.withLock { state in
+            if !news, let last = state.lastDeviceLook, now - last < Self.deviceLookIntervalNanoseconds { return false }
+            state.lastDeviceLook = now
+            return true
         }
     }
 

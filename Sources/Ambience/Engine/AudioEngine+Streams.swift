@@ -1,6 +1,10 @@
 // MARK: Sound made by the game's code: stream voices and the post-mix observer
 
 extension AudioEngine {
+    /// `Voice.isAlive` of each voice, asked of the mixer at once (one hold of its lock instead of one per voice): for
+    /// a caller that looks at many voices every few milliseconds, as the SDL_mixer stand-in's update thread does.
+    package func areAlive(_ voices: [Voice]) -> [Bool] { mixer.areAlive(voices) }
+
     /// The stream formats `playStream` takes: its rates (as the engine's own) and 1 or 2 channels.
     public static let streamChannelCounts = 1...2
 

@@ -170,6 +170,8 @@ public final class AudioEngine: @unchecked Sendable {
         var musicPausedBySession = false
         /// What the desktop players were doing when last seen (it stands while the session bus is gone).
         var playersLastSeen = PlayersSeen()
+        /// When `update()` last looked at the desktop players and the output (`watchOutputDevice`).
+        var lastDeviceLook: Int?
         var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
         /// This engine's place in the process's exit (`ProcessExit`), until it is shut down.

@@ -69,6 +69,16 @@ extension Mixer {
         if voice.isStream { return isStreamAlive(voice) }
         return withLock { isCurrent(voice) }
     }
+    /// `isAlive` of each voice, under one hold of the lock; false for another mixer's voices and `Voice.none`.
+    func areAlive(_ handles: [Voice]) -> [Bool] {
+        withLock {
+            handles.map { voice in
+                guard voice.mixer === self else { return false }
+                if voice.isStream { return streamVoices.isCurrent(slot: voice.slot, generation: voice.generation) }
+                return isCurrent(voice)
+            }
+        }
+    }
     func isPlaying(_ voice: Voice) -> Bool {
         if voice.isStream { return isStreamPlaying(voice) }
         return withLock { isCurrent(voice) && !voices.slots[Int(voice.slot)].paused }

@@ -42,9 +42,11 @@ final class MusicFeeder {
 
     init(ahead: AheadOpener) { self.ahead = ahead }
 
-    /// One round: take up a new generation, fill every free buffer, then open the next item ahead.
-    func step(_ player: MusicPlayer) {
-        guard let orders = player.beginFeederStep(generation: generation, hasFeed: feed != nil) else { return }
+    /// One round: take up a new generation, fill every free buffer, then open the next item ahead. Returns whether
+    /// every buffer was full already, so that nothing is due before one plays out.
+    @discardableResult
+    func step(_ player: MusicPlayer) -> Bool {
+        guard let orders = player.beginFeederStep(generation: generation, hasFeed: feed != nil) else { return false }
         if orders.generation != generation {
             generation = orders.generation
             feed = nil
@@ -62,6 +64,7 @@ final class MusicFeeder {
             guard feed != nil, fillBlock(player, crossfade: orders.crossfade) else { break }
         }
         prepareNext(player)
+        return orders.freeBuffers == 0 && orders.start == nil
     }
 
     /// Opens the item the game asked for, skipping (and reporting) unplayable ones, and seeks it.

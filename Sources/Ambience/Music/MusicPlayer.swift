@@ -128,11 +128,13 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
             guard worker == nil else { return }
-            // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full.
+            // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full, and notices an
+            // item's end or a seam within 10 ms. While all of them are queued, the next frees only when one has played
+            // out (at least 21 ms away, even at 192 kHz), so the next round waits 30 ms: two thirds fewer wake-ups
+            // while music plays, with still 5 buffers queued when a refill comes 30 ms late.
             worker = WorkerThread(name: "ambience-stream", scheduling: .batch) { [self] control in
                 while !control.isStopRequested {
-                    pump()
-                    control.wait(seconds: 0.01)
+                    control.wait(seconds: pump() ? 0.03 : 0.01)
                 }
             }
         }
@@ -149,8 +151,10 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.stopThread() }
     }
 
-    /// One round of the feeder: on the streaming thread, or per block when offline.
-    func pump() { feeding.withLock { $0.step(self) } }
+    /// One round of the feeder: on the streaming thread, or per block when offline. Returns whether every buffer was
+    /// already full (`MusicFeeder.step`).
+    @discardableResult
+    func pump() -> Bool { feeding.withLock { $0.step(self) } }
 
     /// Pumps, unless a streaming thread does it (an offline render calls this once per block).
     func pumpUnlessThreaded() {

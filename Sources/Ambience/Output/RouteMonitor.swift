@@ -149,6 +149,9 @@ final class RouteMonitor: @unchecked Sendable {
     /// A shut-down engine hears no more cork requests and leaves no stream on the server. Any thread.
     func stopCorkListener() { view.withLock { $0.pulse }?.stopCorkListener() }
 
+    /// Whether the sound server has sent events that the next poll would turn into session events. Game thread.
+    var hasPendingEvents: Bool { pulse?.hasPendingEvents ?? false }
+
     /// What changed since the last poll, as session events, oldest first. `appAudioPlaying` is asked only when a
     /// cork request needs it.
     func poll(device: DeviceOutput, appAudioPlaying: () -> Bool = { false }) -> [SessionEvent] {
