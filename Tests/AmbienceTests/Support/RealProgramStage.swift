@@ -138,10 +138,17 @@ struct RecordedSamples {
     /// Hann-windowed 100 ms blocks of the mono mix, averaged. The window keeps a loud tone 500 Hz away out of the bin
     /// (below -100 dB, where a plain block lets -45 dB of it in).
     func toneDecibels(hz: Double, _ times: ClosedRange<Double>) -> Double {
+        let powers = tonePowers(hz: hz, times)
+        return powers.isEmpty ? -.infinity : 10 * log10(powers.reduce(0, +) / Double(powers.count))
+    }
+
+    /// The power of a sine at `hz` in each Hann-windowed 100 ms block of a piece (the squared amplitude, full scale
+    /// 1), in order: what `toneDecibels` averages.
+    func tonePowers(hz: Double, _ times: ClosedRange<Double>) -> [Double] {
         let stereo = Array(piece(times))
         let block = Recording.rate / 10
         let coefficient = 2 * cos(2 * Double.pi * hz / Double(Recording.rate))
-        var power = 0.0, blocks = 0
+        var powers: [Double] = []
         var start = 0
         while start + block * 2 <= stereo.count {
             var previous = 0.0, beforePrevious = 0.0
@@ -156,10 +163,9 @@ struct RecordedSamples {
             let magnitude =
                 previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
             // The amplitude of a sine at the bin's centre: 2 |X| / (N × 0.5, the window's mean).
-            power += magnitude * 16 / Double(block * block)
-            blocks += 1
+            powers.append(magnitude * 16 / Double(block * block))
             start += block * 2
         }
-        return blocks == 0 ? -.infinity : 10 * log10(power / Double(blocks))
+        return powers
     }
 }
