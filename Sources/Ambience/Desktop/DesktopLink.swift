@@ -98,20 +98,24 @@ final class DesktopLink: Sendable {
         }
         current?.close()
         restored?.close()
-        // A connect in flight is a handful of calls, each bounded by the desktop timeout (plus one per player
-        // that does not answer), so the join is bounded too; the thread closes what it made when it finds the
-        // link closed.
+        // A connect in flight is a handful of calls, each bounded by the desktop timeout (the server's by the retry
+        // interval; plus one per player that does not answer), so the join is bounded too; the thread closes what it
+        // made when it finds the link closed.
         reconnecting?.stop()
     }
 
-    /// Connects the client and the game's own player. `wholeOrNothing`: a server that could not be made for want of
-    /// the bus (no answer in time) fails the whole connect, so that it is tried again; otherwise the link goes on
-    /// without the game's player on the desktop.
-    private func connect(timeout: Duration = DesktopBus.defaultTimeout, wholeOrNothing: Bool = false) -> Connection? {
-        guard let address, let client = try? MPRISClient(busAddress: address, timeout: timeout) else { return nil }
+    /// Connects the client and the game's own player. The client keeps the desktop timeout for every call it makes
+    /// later (the game's 250 ms); `serverTimeout` bounds only the server's connect and name request.
+    /// `wholeOrNothing`: a server that could not be made for want of the bus (no answer in time) fails the whole
+    /// connect, so that it is tried again; otherwise the link goes on without the game's player on the desktop.
+    private func connect(serverTimeout: Duration = DesktopBus.defaultTimeout, wholeOrNothing: Bool = false)
+        -> Connection?
+    {
+        guard let address, let client = try? MPRISClient(busAddress: address) else { return nil }
         let server: MPRISServer?
         do throws(DesktopError) {
-            server = try MPRISServer(controls: controls, appName: appName, busAddress: address, timeout: timeout)
+            server = try MPRISServer(
+                controls: controls, appName: appName, busAddress: address, timeout: serverTimeout)
         } catch {
             let busMissing =
                 switch error {
@@ -145,9 +149,11 @@ final class DesktopLink: Sendable {
         while true {
             control.wait(seconds: interval)
             if control.isStopRequested { return }
-            // Off the game thread, each step may take the retry interval; a bus that answers the client but not the
-            // server's name request in that time is tried again whole, never restored without the game's player.
-            guard let connection = connect(timeout: DesktopLink.retryInterval, wholeOrNothing: true) else { continue }
+            // Off the game thread, the server's name request may take the retry interval; a bus that answers the
+            // client but not that request in time is tried again whole, never restored without the game's player.
+            guard let connection = connect(serverTimeout: DesktopLink.retryInterval, wholeOrNothing: true) else {
+                continue
+            }
             let kept = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
                 state.restored = connection

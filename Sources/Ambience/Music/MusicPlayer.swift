@@ -128,10 +128,11 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
             guard worker == nil else { return }
-            // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full, and notices an
-            // item's end or a seam within 10 ms. While all of them are queued, the next frees only when one has played
-            // out (at least 21 ms away, even at 192 kHz), so the next round waits 30 ms: two thirds fewer wake-ups
-            // while music plays, with still 5 buffers queued when a refill comes 30 ms late.
+            // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full while one is
+            // free, and notices an item's end or a seam within 10 ms (30 ms while all are queued). While all of them
+            // are queued, the next frees only as the playing one ends, so the next round waits 30 ms: two thirds fewer
+            // wake-ups while music plays, and a refill 30 ms late still finds 4 of the 6 queued (at 192 kHz, where a
+            // buffer lasts 21 ms; 5 at 48 kHz).
             worker = WorkerThread(name: "ambience-stream", scheduling: .batch) { [self] control in
                 while !control.isStopRequested {
                     control.wait(seconds: pump() ? 0.03 : 0.01)

@@ -150,7 +150,7 @@ public final class AudioSession: @unchecked Sendable {
                     SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications)
                 )
             }
-            // Only events that change something: some (other apps' music) are observed every update.
+            // Only events that change something: some (other apps' music) are observed at each look, every 50 ms.
             if !actions.isEmpty { Log.debug("session: \(next) -> \(actions.count) actions") }
             for action in actions {
                 for revealed in executor.perform(action) { pending.push(revealed) }

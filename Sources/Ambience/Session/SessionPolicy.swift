@@ -45,7 +45,7 @@ package enum SessionEvent: Sendable, Equatable {
     /// The user answered it with Stop: what the route change paused is stopped (effects rewound to their start and
     /// held, the music stopped) and stays so; what the game starts afterwards plays.
     case stopAfterRouteChange
-    /// What other programs' music is doing now, observed every update; the hint follows from it.
+    /// What other programs' music is doing now, observed at each look (every 50 ms of updates, or at once when the sound server has news); the hint follows from it.
     case otherMusicChanged(OtherMusic)
     /// Whether the desktop players can be reached (the session bus is there). While they cannot, the resumes and
     /// unducks decided for them are owed, and sent when they can be reached again.
