@@ -89,7 +89,8 @@ public enum MixerScene {
         defer { SDL_Quit() }
         _ = Mix_Init(Int32(MIX_INIT_OGG.rawValue))
         defer { Mix_Quit() }
-        guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_S16SYS), 2, Int32(periodFrames)) == 0 else {
+        guard Mix_OpenAudio(Int32(clamping: sampleRate), Uint16(AUDIO_S16SYS), 2, Int32(clamping: periodFrames)) == 0
+        else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
         defer { Mix_CloseAudio() }
@@ -117,7 +118,7 @@ public enum MixerScene {
             throw .sdlMixer("Mix_LoadMUS: \(sdlError())")
         }
         defer { Mix_FreeMusic(music) }
-        let clickChannel = Int32(effectChannels)
+        let clickChannel = Int32(clamping: effectChannels)
         guard Mix_AllocateChannels(clickChannel + 1) == clickChannel + 1 else {
             throw .sdlMixer("Mix_AllocateChannels: \(sdlError())")
         }
@@ -134,7 +135,7 @@ public enum MixerScene {
         let start = monotonicNanoseconds()
         let plan = LatencyClient.schedule(
             clicks: clicks, start: start + LatencyClient.leadNanoseconds, gaps: gaps, seed: seed)
-        let end = plan.last.map { $0 + LatencyClient.tailNanoseconds } ?? start + Int(seconds * 1e9)
+        let end = plan.last.map { $0 + LatencyClient.tailNanoseconds } ?? start + (seconds * 1e9).saturated(Int.self)
         let cpuStart = ProcessUsage.cpuSeconds
         let frame = 16_666_667
         var next = 0

@@ -153,7 +153,7 @@ struct ChannelTable {
     /// How many of the channels a call names (`indices`) pass `test`, with no list made: a game loop asks
     /// Mix_Playing of each channel every frame.
     func count(_ channel: Int32, where test: (Int) -> Bool) -> Int32 {
-        if channel == -1 { return Int32(slots.indices.count(where: test)) }
+        if channel == -1 { return Int32(clamping: slots.indices.count(where: test)) }
         guard let i = index(channel) else { return 0 }
         return test(i) ? 1 : 0
     }

@@ -140,7 +140,7 @@ public func mixFreeChunk(_ chunk: UnsafeMutablePointer<Mix_Chunk>?) {
     let outcome = StandIn.shared.state.withLock { state -> ChunkRelease in
         var release = ChunkRelease()
         for i in state.channels.slots.indices where state.channels.slots[i].chunk == pointer {
-            if state.channels.end(i) { release.finished.append(Int32(i)) }
+            if state.channels.end(i) { release.finished.append(Int32(clamping: i)) }
             state.channels.slots[i].chunk = nil
         }
         let removed = state.chunks.remove(pointer)

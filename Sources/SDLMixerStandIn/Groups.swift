@@ -18,7 +18,7 @@ public func mixAllocateChannels(_ count: Int32) -> Int32 {
         var finished: [Int32] = []
         var waiting = false
         let result = StandIn.shared.state.withLock { state -> Int32? in
-            guard count >= 0 else { return Int32(state.channels.count) }
+            guard count >= 0 else { return Int32(clamping: state.channels.count) }
             guard Int(count) <= ChannelTable.maximumCount else {
                 return refuse(
                     "Channel allocation failed: \(count) channels, over the \(ChannelTable.maximumCount) allowed")

@@ -47,13 +47,13 @@ extension ChannelTable {
             guard slots[i].voice != nil else { continue }
             if !slots[i].paused {
                 if let deadline = slots[i].expiresAt, deadline <= now {
-                    if end(i) { ended.append(Int32(i)) }
+                    if end(i) { ended.append(Int32(clamping: i)) }
                     continue
                 }
                 if slots[i].fade != .none {
                     let over = slots[i].fade.isOver(at: now)
                     if case .fadingOut = slots[i].fade, over {
-                        if end(i) { ended.append(Int32(i)) }
+                        if end(i) { ended.append(Int32(clamping: i)) }
                         continue
                     }
                     slots[i].fadeLevel = slots[i].fade.level(at: now)
@@ -73,7 +73,7 @@ extension ChannelTable {
                     continue
                 }
             }
-            if end(i) { ended.append(Int32(i)) }
+            if end(i) { ended.append(Int32(clamping: i)) }
         }
         return ended
     }
