@@ -62,6 +62,7 @@ extension SoundServerSuites {
         @Test func changingTheDefaultIsFollowed() throws {
             let player = try startPlaying()
             defer { player.stop() }
+            #expect(try ourStream()?.sink == "speakers")
             let before = player.events.count
             try PulseServer.pactl("set-default-sink", "headphones")
             let change = try #require(

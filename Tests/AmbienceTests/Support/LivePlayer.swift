@@ -177,5 +177,12 @@ enum PulseServer {
                 "sink_properties=device.description=\(name.capitalized)")
         }
         try pactl("set-default-sink", "speakers")
+        // PipeWire's session manager settles the default a moment after it is asked (wireplumber follows the
+        // configured sink once it has seen the new node); a test that starts before then finds headphones default.
+        let settled = eventually {
+            (try? pactl("get-default-sink").trimmingCharacters(in: .whitespacesAndNewlines)) == "speakers"
+                && (try? moduleID(ofSink: "headphones")) != nil
+        }
+        if !settled { throw FixtureError.toolFailed("pactl: the default sink did not become speakers") }
     }
 }
