@@ -277,7 +277,8 @@ extension BusHostileTests {
     /// A client beside a player that never answers and signals at 20 Hz: the player is asked once (one `GetAll`
     /// batch, seen by `dbus-monitor`), marked not responding, and its 160 signals in the next eight seconds do not
     /// make the client ask again before its retry (a minute here); each time it did would be one more `GetAll` and
-    /// half a second. Then `close()` returns at once: no backlog of reads is worked through first.
+    /// half a second. What the signals carry is applied all the same. Then `close()` returns at once: no backlog of
+    /// reads is worked through first.
     @Test func aMutePlayersSignalsDoNotMakeTheClientAskAgain() throws {
         let bus = try ThrowawayService.dbus(in: fixtures)
         let name = "org.mpris.MediaPlayer2.mute"
@@ -297,6 +298,11 @@ extension BusHostileTests {
         #expect(eventually(within: 10) { client.player(named: name)?.isResponding == false })
         usleep(8_000_000)
         let asked = watcher.calls(to: "GetAll")
+        // What its signals carry is applied all the same: the title it announces moves on while it stays silent.
+        let title = client.player(named: name)?.title
+        #expect(title?.hasPrefix("Track ") == true, "\(String(describing: title))")
+        #expect(eventually(within: 10) { client.player(named: name).map { $0.title != title } == true })
+        #expect(client.player(named: name)?.isResponding == false)
         let closing = timed(within: 60) { client.close() }
         let closed = closing.map { "\($0) s" } ?? "over 60 s"
         print("BusHostile: a mute player at 20 Hz was asked GetAll \(asked) times in 8 s; close() took \(closed)")

@@ -3,7 +3,8 @@
 /// Every read is a batch: the calls to all the players it concerns go out at once and share one deadline, so players
 /// that do not answer cost one timeout between them, not one each (30 silent names once cost 7 s at start). A player
 /// that let a read go unanswered is silent until `silentUntil`: its signals do not make it be read again before then,
-/// so a player that never answers but signals at 20 Hz costs one timeout per `retryInterval`, not a backlog.
+/// so a player that never answers but signals at 20 Hz costs one timeout per `retryInterval`, not a backlog. What its
+/// signals carry (changed values, a seek) is applied at once all the same.
 extension ClientCore {
     static let matches = [
         SignalMatch.ownerChanges(of: "org.mpris.MediaPlayer2", namespace: true),
@@ -136,14 +137,17 @@ extension ClientCore {
             let changed = args[1].dict ?? [:]
             let invalidated = args.count > 2 ? args[2].strings ?? [] : []
             for name in names(ownedBy: sender) {
-                guard var info = players[name], info.isResponding, invalidated.isEmpty else {
+                guard var info = players[name] else { continue }
+                if !info.isResponding || !invalidated.isEmpty {
                     // A silent player that signals is alive again, once its silence is over; invalidated
                     // properties must be fetched.
                     if silentUntil[name].map({ $0 <= .now }) ?? true, toRead[name] == nil { toRead[name] = .none }
-                    continue
                 }
+                // The values a signal carries are the player's own word, silent or not: one slow answer on a
+                // loaded machine must not hide a change for the whole retry interval.
                 apply(changed, to: &info)
-                if changed["PlaybackStatus"] != nil, changed["Position"] == nil {
+                // A silent player is asked nothing more here: its signals must not each cost a timeout.
+                if info.isResponding, changed["PlaybackStatus"] != nil, changed["Position"] == nil {
                     do throws(DesktopError) {
                         if let position = try position(of: name) { info.position = position }
                     } catch {
