@@ -13,6 +13,10 @@ package struct MixerConfiguration: Sendable {
     /// OpenAL Soft's output limiter.
     package var outputLimiter = false
 
+    /// The voice counts a mixer may be asked for; the engine's limits (`EngineConfiguration.maxVoiceCounts`) are
+    /// these, and voice slots are `Int32`.
+    package static let maxVoiceCounts = 1...(1 << 20)
+
     package init(
         sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false,
         resampler: Resampler = .linear, outputLimiter: Bool = false
