@@ -83,9 +83,11 @@ public final class MusicPlayer: @unchecked Sendable {
 
     init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
         self.mixer = mixer
-        guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
+        guard let channel = mixer.makeStreamChannel(bus: bus, bufferCount: MusicPlayer.bufferCount) else {
+            throw .outOfMixerMemory("music stream")
+        }
         self.channel = channel
-        stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
+        stream = StreamQueue(buffers: channel.buffers)
         let shared = SharedDecoderOptions(decoding)
         self.decoding = shared
         ahead = AheadOpener(opener: { item, loops throws(DecodingError) in
@@ -99,11 +101,7 @@ public final class MusicPlayer: @unchecked Sendable {
     func close() {
         stopStreamingThread()
         lock.withLock { _ in
-            mixer.withStream {
-                channel.source.stop()
-                channel.source.setBuffer(nil)
-                for buffer in stream.allBuffers { buffer.delete() }
-            }
+            channel.locked { $0.stop() }
             stream.reclaimAll()
             generation += 1
         }
@@ -350,10 +348,7 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// Empties the stream and starts a new generation; nothing sounds until the feeder fills it.
     func stopStream() {
-        mixer.withStream {
-            channel.source.stop()
-            channel.source.setBuffer(nil)
-        }
+        channel.locked { $0.stop() }
         stream.reclaimAll()
         generation &+= 1
         startOrder = nil
@@ -388,7 +383,7 @@ public final class MusicPlayer: @unchecked Sendable {
     /// Seconds into the now-playing item.
     func playheadTime() -> Double {
         guard !stream.queued.isEmpty else { return resumeTime }
-        let offset = mixer.withStream { channel.source.sampleOffset }
+        let offset = channel.locked { $0.sampleOffset }
         guard let (segment, within) = stream.segment(at: offset) else { return resumeTime }
         return Double(segment.startFrame + Int64(within)) / Double(stream.sampleRate)
     }

@@ -10,12 +10,9 @@ extension MusicPlayer {
             let isNew = feederGeneration != generation
             guard isNew || hasFeed || !stream.queued.isEmpty else { return nil }
             if !stream.queued.isEmpty {
-                let (stopped, offset) = mixer.withStream {
-                    while let buffer = channel.source.unqueueProcessed() { stream.reclaim(buffer) }
-                    return (
-                        channel.source.state == .stopped || channel.source.state == .initial,
-                        channel.source.sampleOffset
-                    )
+                let (stopped, offset) = channel.locked { locked in
+                    for buffer in locked.reclaimPlayed() { stream.reclaim(buffer) }
+                    return (locked.state == .stopped || locked.state == .initial, locked.sampleOffset)
                 }
                 followPlayhead(offset)
                 if state == .playing && stopped && stream.queued.isEmpty && streamEnded {
@@ -81,16 +78,16 @@ extension MusicPlayer {
             fed = feeding
             streamEnded = ended
             guard block.frames > 0 else { return true }
-            let sourceState = mixer.withStream {
+            let sourceState = channel.locked { locked in
                 if stream.queued.isEmpty { stream.sampleRate = rate }
-                stream.queue(block, on: channel.source)
-                return channel.source.state
+                stream.queue(block, on: locked)
+                return locked.state
             }
             if currentPlayID == 0, let first = block.segments.first { currentPlayID = first.playID }
             if state == .playing && sourceState != .playing {
                 // A stream that had started and ran dry is an underrun; the generation's first block is not.
                 if !awaitingFirstBlock { mixer.underruns.add(1, ordering: .relaxed) }
-                mixer.withStream { channel.source.play() }
+                channel.locked { $0.play() }
             }
             awaitingFirstBlock = false
             // The queue was edited while the block was decoded: what it holds ahead must still be next. (Checked

@@ -12,7 +12,7 @@ extension MusicPlayer {
             switch state {
             case .playing: return
             case .paused where !stream.queued.isEmpty:
-                mixer.withStream { channel.source.play() }
+                channel.locked { $0.play() }
             default:
                 if position == nil { position = order.isEmpty ? nil : 0 }
                 guard let p = position else { return }
@@ -31,7 +31,7 @@ extension MusicPlayer {
         lock.withLock { _ in
             guard state == .playing || state == .interrupted else { return }
             resumeTime = playheadTime()
-            mixer.withStream { channel.source.pause() }
+            channel.locked { $0.pause() }
             setState(.paused)
         }
     }
@@ -50,7 +50,7 @@ extension MusicPlayer {
         lock.withLock { _ in
             guard state == .playing else { return }
             resumeTime = playheadTime()
-            mixer.withStream { channel.source.pause() }
+            channel.locked { $0.pause() }
             setState(.interrupted)
         }
     }
