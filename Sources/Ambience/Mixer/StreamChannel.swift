@@ -16,8 +16,10 @@ package final class StreamChannel: @unchecked Sendable {
     var gain: Float = 1
     /// The buffers made with the channel and deleted with it (`Mixer.removeStreamChannel`).
     package let buffers: [StreamBuffer]
-    /// Strong: the mixer holds the channel until `removeStreamChannel`, which breaks the cycle.
-    private let mixer: Mixer
+    /// Unowned: the mixer holds the channel (`streams`), and a strong reference back would keep a mixer whose player
+    /// was never closed (an engine whose init failed late) alive for good. Whoever drives the channel holds the mixer
+    /// (the music player does), so it outlives every call.
+    private unowned let mixer: Mixer
 
     fileprivate init(mixer: Mixer, source: ALSource, bus: Int, buffers: [StreamBuffer]) {
         self.mixer = mixer
