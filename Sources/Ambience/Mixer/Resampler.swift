@@ -3,7 +3,7 @@
 /// --openal-options`; README, "OpenAL Soft's options"): against the best resampler's render, `linear` is about
 /// 23 dB SNR at the lowest cost, `sinc12` about 33 dB at some three times its mixing cost, and `sinc24` about
 /// 4.5 times; `cubic` costs about twice as much and sounds like `linear`; `point` is 10 dB worse and no cheaper.
-/// The whole engine uses one, chosen with `EngineConfiguration.resampler`.
+/// Every voice's source (sounds and stream voices) uses one, chosen with `EngineConfiguration.resampler`.
 public enum Resampler: String, Sendable, CaseIterable {
     /// The nearest sample: aliased and gritty, for a deliberately lo-fi sound.
     case point

@@ -5,7 +5,8 @@ package struct StreamBuffer: Hashable, Sendable {
 }
 
 /// A stream played through a bus (the music): an OpenAL source and the buffers queued on it, both owned by the mixer,
-/// which applies the bus's gain and ducking to it. The player drives it only through `locked(_:)`.
+/// which applies the bus's gain and ducking to it. The player drives it through `locked(_:)`, and its gain
+/// through `Mixer.setStreamGain`.
 package final class StreamChannel: @unchecked Sendable {
     /// Where the stream is, as OpenAL's source state says.
     package enum State: Sendable, Equatable { case initial, playing, paused, stopped }

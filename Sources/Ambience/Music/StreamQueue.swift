@@ -1,5 +1,5 @@
-/// The buffers of the music stream (its `StreamChannel`'s) and what each holds, so the playhead can be mapped back to an item and
-/// a time. Guarded by the player's lock; it never decodes (`StereoBlock`, on the streaming side, does).
+/// The buffers of the music stream (its `StreamChannel`'s) and what each holds, so the playhead can be mapped back to
+/// an item and a time. Guarded by the player's lock; it never decodes (`StereoBlock`, on the streaming side, does).
 struct StreamQueue {
     /// A run of one item's frames inside a buffer.
     struct Segment {
