@@ -76,6 +76,11 @@ import Testing
         engine.mixer.removeStreamChannel(old)
         #expect(Self.queue(Self.stereoTone(hz: 440, seconds: 0.2), into: new.buffers[0], on: new))
         new.locked { $0.play() }
+        // A player closed twice drives its old channel once more: that reaches nothing (OpenAL Soft gives the
+        // deleted names to the next channel, whose stream would stop).
+        old.locked { $0.stop() }
+        #expect(old.locked { $0.state } == .stopped && old.locked { $0.reclaimPlayed() }.isEmpty)
+        #expect(!Self.queue(Self.stereoTone(hz: 440, seconds: 0.2), into: old.buffers[0], on: old))
         let out = Signal(try engine.render(frames: 4_800))
         #expect(abs(out.dominantFrequency(in: 256..<4_800) - 440) < 1)
     }

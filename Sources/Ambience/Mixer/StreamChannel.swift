@@ -11,10 +11,13 @@ package final class StreamChannel: @unchecked Sendable {
     /// Where the stream is, as OpenAL's source state says.
     package enum State: Sendable, Equatable { case initial, playing, paused, stopped }
 
-    // Unchecked Sendable: `gain` is read and written only under the mixer's lock; the rest is constant.
+    // Unchecked Sendable: `gain` and `isRemoved` are read and written only under the mixer's lock; the rest is
+    // constant.
     let source: ALSource
     let bus: Int
     var gain: Float = 1
+    /// Set when the mixer deleted the source and buffers: OpenAL may since have given their names to another.
+    var isRemoved = false
     /// The buffers made with the channel and deleted with it (`Mixer.removeStreamChannel`).
     package let buffers: [StreamBuffer]
     /// Unowned: the mixer holds the channel (`streams`), and a strong reference back would keep a mixer whose player
@@ -32,15 +35,17 @@ package final class StreamChannel: @unchecked Sendable {
     /// Runs `body` under the mixer's lock with its OpenAL context current, so that several calls (take back the
     /// played buffers, read the state and the playhead) see one moment of the stream.
     package func locked<R>(_ body: (borrowing Locked) -> R) -> R {
-        mixer.withLock { body(Locked(source: source)) }
+        mixer.withLock { body(Locked(source: isRemoved ? nil : source)) }
     }
 
-    /// The stream's calls, which exist only inside `locked(_:)`: a view that cannot be kept.
+    /// The stream's calls, which exist only inside `locked(_:)`: a view that cannot be kept. Once the channel is
+    /// removed they touch nothing (a stopped stream with nothing queued): a player closed twice, or pumped while
+    /// closing, must not drive names OpenAL may have handed out again.
     package struct Locked: ~Copyable {
-        fileprivate let source: ALSource
+        fileprivate let source: ALSource?
 
         package var state: State {
-            switch source.state {
+            switch source?.state ?? .stopped {
             case .initial: .initial
             case .playing: .playing
             case .paused: .paused
@@ -49,28 +54,30 @@ package final class StreamChannel: @unchecked Sendable {
         }
 
         /// The playhead, in frames from the start of the first buffer still queued.
-        package var sampleOffset: Int { source.sampleOffset }
+        package var sampleOffset: Int { source?.sampleOffset ?? 0 }
 
-        package func play() { source.play() }
-        package func pause() { source.pause() }
+        package func play() { source?.play() }
+        package func pause() { source?.pause() }
 
         /// Stops the stream and takes every buffer off it.
         package func stop() {
-            source.stop()
-            source.setBuffer(nil)
+            source?.stop()
+            source?.setBuffer(nil)
         }
 
         /// The buffers the stream has played to their end, taken off its queue, oldest first.
         package func reclaimPlayed() -> [StreamBuffer] {
+            guard let source else { return [] }
             var played: [StreamBuffer] = []
             while let buffer = source.unqueueProcessed() { played.append(StreamBuffer(buffer: buffer)) }
             return played
         }
 
         /// Fills `buffer` with interleaved stereo frames at `rate` and queues it after the others. False when OpenAL
-        /// refuses them (then nothing is queued); every buffer of a queue must have the same rate.
+        /// refuses them (then nothing is queued) or the channel is removed; every buffer of a queue must have the
+        /// same rate.
         package func queue(_ buffer: StreamBuffer, stereo samples: UnsafeBufferPointer<Float>, rate: Int) -> Bool {
-            guard buffer.buffer.fill(samples: samples, channels: 2, sampleRate: rate) else { return false }
+            guard let source, buffer.buffer.fill(samples: samples, channels: 2, sampleRate: rate) else { return false }
             source.queue(buffer.buffer)
             return true
         }
@@ -101,6 +108,7 @@ extension Mixer {
         withLock {
             guard let index = streams.firstIndex(where: { $0 === channel }) else { return }
             streams.remove(at: index)
+            channel.isRemoved = true
             channel.source.stop()
             channel.source.setBuffer(nil)
             channel.source.delete()
@@ -111,7 +119,7 @@ extension Mixer {
     package func setStreamGain(_ channel: StreamChannel, _ gain: Float) {
         withLock {
             channel.gain = gain
-            applyStreamGain(channel)
+            if !channel.isRemoved { applyStreamGain(channel) }
         }
     }
 
