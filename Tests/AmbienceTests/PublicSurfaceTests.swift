@@ -7,19 +7,21 @@ import Testing
     static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
 
     /// Every `public` class, struct, enum, protocol, actor or typealias declared under Sources/Ambience, nested ones
-    /// included.
-    static func declaredPublicTypes() throws -> [String] {
+    /// included, each with whether it is a typealias.
+    static func declaredPublicTypes() throws -> [(name: String, isAlias: Bool)] {
         let folder = BuildProducts.root + "/Sources/Ambience"
         let files = try #require(FileManager.default.enumerator(atPath: folder)).compactMap { $0 as? String }
             .filter { $0.hasSuffix(".swift") }
         let declaration = try Regex(
-            #"(?m)^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:indirect\s+)?(?:class|struct|enum|protocol|actor|typealias)\s+(\w+)"#
+            #"(?m)^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:indirect\s+)?(class|struct|enum|protocol|actor|typealias)\s+(\w+)"#
         )
-        var names: [String] = []
+        var names: [(name: String, isAlias: Bool)] = []
         for file in files {
             let text = try read(folder + "/" + file)
             for match in text.matches(of: declaration) {
-                if let name = match.output[1].substring { names.append(String(name)) }
+                if let kind = match.output[1].substring, let name = match.output[2].substring {
+                    names.append((String(name), kind == "typealias"))
+                }
             }
         }
         return names
@@ -40,11 +42,17 @@ import Testing
     }
 
     @Test func thePublicTypesAreTheDocumentedOnes() throws {
-        let declared = try Self.declaredPublicTypes()
+        let declarations = try Self.declaredPublicTypes()
+        let declared = declarations.map(\.name)
+        // An alias keeps an old spelling working (`EngineConfiguration.Resampler` for `Resampler`): it may share the
+        // name of the type it stands for, which the document lists once.
+        let types = declarations.filter { !$0.isAlias }.map(\.name)
         let documented = try Self.documentedTypes()
         #expect(declared.count > 40, "the scan found only \(declared.count) public types: is the pattern still right?")
         #expect(Set(declared).subtracting(documented).sorted() == [], "public but not in docs/ARCHITECTURE.md")
         #expect(Set(documented).subtracting(declared).sorted() == [], "in docs/ARCHITECTURE.md but not public")
-        #expect(Set(declared).count == declared.count, "two public types share a name")
+        #expect(Set(types).count == types.count, "two public types share a name")
+        let aliases = declarations.filter(\.isAlias).map(\.name)
+        #expect(Set(aliases).count == aliases.count, "two public typealiases share a name")
     }
 }

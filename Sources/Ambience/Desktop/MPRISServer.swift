@@ -2,7 +2,8 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// What `MPRISServer` needs from the player it puts on the desktop. `MusicPlayer` conforms as it is.
+/// What `MPRISServer` needs from the player it puts on the desktop. `MusicPlayer` conforms as it is (in the engine,
+/// which knows both).
 ///
 /// The server calls these from its own desktop thread, so they must be thread-safe.
 package protocol MPRISPlayerControls: AnyObject, Sendable {
@@ -24,8 +25,6 @@ package protocol MPRISPlayerControls: AnyObject, Sendable {
 extension MPRISPlayerControls {
     package func artworkURL(for item: MediaItem) -> String? { nil }
 }
-
-extension MusicPlayer: MPRISPlayerControls {}
 
 /// Puts an application music player on the session bus as an MPRIS player, so the desktop (media keys, panels,
 /// `playerctl`) can show and drive it: `org.mpris.MediaPlayer2.ambience.<app>` serving `/org/mpris/MediaPlayer2`.

@@ -2,19 +2,6 @@
 // (PulseAudioMonitor, DBusConnection, MediaItemArtwork, ModuleDecoder, MIDIDecoder); this file only asks them how it went.
 
 extension AudioCapabilities {
-    /// A system library the engine opens at run time rather than links, so that a game starts without it.
-    public struct SystemLibrary: Sendable, Equatable {
-        /// The name it is opened by (its soname, such as `libpulse.so.0`).
-        public var name: String
-        /// What the engine does with it, and so does without when it is missing.
-        public var feature: String
-        /// Why it could not be used (the dynamic loader's message, or the function it lacks); nil when it loaded.
-        public var unavailableReason: String?
-
-        /// True when the library loaded with every function the engine calls.
-        public var isAvailable: Bool { unavailableReason == nil }
-    }
-
     /// libpulse, libdbus-1, SDL2_image, libopenmpt and libfluidsynth, each opened now if nothing needed it yet.
     static var systemLibraryReport: [SystemLibrary] {
         func report<Table>(_ library: OptionalLibrary<Table>) -> SystemLibrary {

@@ -76,3 +76,25 @@ public struct AudioCapabilities: Sendable, Equatable {
     /// whether it could be.
     public var systemLibraries: [SystemLibrary] = []
 }
+
+extension AudioCapabilities {
+    /// A system library the engine opens at run time rather than links, so that a game starts without it.
+    public struct SystemLibrary: Sendable, Equatable {
+        /// The name it is opened by (its soname, such as `libpulse.so.0`).
+        public var name: String
+        /// What the engine does with it, and so does without when it is missing.
+        public var feature: String
+        /// Why it could not be used (the dynamic loader's message, or the function it lacks); nil when it loaded.
+        public var unavailableReason: String?
+
+        /// One library's line of the report; the engine's `systemLibraryReport` asks each wrapper for it.
+        package init(name: String, feature: String, unavailableReason: String?) {
+            self.name = name
+            self.feature = feature
+            self.unavailableReason = unavailableReason
+        }
+
+        /// True when the library loaded with every function the engine calls.
+        public var isAvailable: Bool { unavailableReason == nil }
+    }
+}

@@ -65,7 +65,7 @@ package final class Mixer: @unchecked Sendable {
         configuration.realVoices = min(max(configuration.realVoices, 1), 4096)
         // The engine refuses counts past these; a mixer made directly is held to them too (slots are Int32).
         configuration.maxVoices = min(
-            max(configuration.maxVoices, configuration.realVoices), EngineConfiguration.maxVoiceCounts.upperBound)
+            max(configuration.maxVoices, configuration.realVoices), MixerConfiguration.maxVoiceCounts.upperBound)
         self.configuration = configuration
         // Leave room for music streams and stream voices beside the voice pool.
         device = try LoopbackDevice(

@@ -226,46 +226,6 @@ extension Mixer {
         for index in streamVoices.slots.indices { applyStreamVoiceGain(Int32(index)) }
     }
 
-    // MARK: Streams (music)
-
-    /// Registers an OpenAL source that plays a stream on `bus`, so bus gains and ducking reach it.
-    func makeStreamChannel(bus: Bus) -> StreamChannel? {
-        withLock {
-            guard let source = ALSource.make(count: 1).first else { return nil }
-            source.setRelative(true)
-            source.setRolloff(0)
-            source.setPosition(0, 0, 0)
-            source.setDirectChannels(true)
-            let channel = StreamChannel(source: source, bus: bus.index)
-            streams.append(channel)
-            applyStreamGain(channel)
-            return channel
-        }
-    }
-
-    func removeStreamChannel(_ channel: StreamChannel) {
-        withLock {
-            streams.removeAll { $0 === channel }
-            channel.source.stop()
-            channel.source.setBuffer(nil)
-            channel.source.delete()
-        }
-    }
-
-    func setStreamGain(_ channel: StreamChannel, _ gain: Float) {
-        withLock {
-            channel.gain = gain
-            applyStreamGain(channel)
-        }
-    }
-
-    /// Runs stream work (queueing buffers) under the mixer's lock with the context current.
-    func withStream<R>(_ body: () -> R) -> R { withLock(body) }
-
-    func applyStreamGain(_ channel: StreamChannel) {
-        channel.source.setGain(channel.gain * buses.effective[channel.bus])
-    }
-
     // MARK: Counters
 
     var stats: MixerStats {
@@ -292,16 +252,4 @@ extension Mixer {
 
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { voices.active.count } }
-}
-
-/// An OpenAL source that plays a stream through a bus.
-final class StreamChannel: @unchecked Sendable {
-    let source: ALSource
-    let bus: Int
-    var gain: Float = 1
-
-    init(source: ALSource, bus: Int) {
-        self.source = source
-        self.bus = bus
-    }
 }

@@ -9,13 +9,17 @@ package struct MixerConfiguration: Sendable {
     /// Head-related transfer function for 3D voices (headphone listening).
     package var hrtf = false
     /// The resampler set on every voice's source.
-    package var resampler = EngineConfiguration.Resampler.linear
+    package var resampler = Resampler.linear
     /// OpenAL Soft's output limiter.
     package var outputLimiter = false
 
+    /// The voice counts a mixer may be asked for; the engine's limits (`EngineConfiguration.maxVoiceCounts`) are
+    /// these, and voice slots are `Int32`.
+    package static let maxVoiceCounts = 1...(1 << 20)
+
     package init(
         sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false,
-        resampler: EngineConfiguration.Resampler = .linear, outputLimiter: Bool = false
+        resampler: Resampler = .linear, outputLimiter: Bool = false
     ) {
         self.sampleRate = sampleRate
         self.realVoices = realVoices

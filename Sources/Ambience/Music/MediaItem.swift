@@ -66,25 +66,6 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
         self.hasArtwork = hasArtwork
     }
 
-    /// An item for a file, with its tags when they can be read. A file that cannot be read still makes an item:
-    /// playing it reports a `playbackError` and the player moves on.
-    public init(path: String) {
-        self.init(persistentID: MediaItem.stableID(path), url: path)
-        if let info = try? AudioFile.info(path) {
-            title = info.tags.title
-            artist = info.tags.artist
-            albumTitle = info.tags.album
-            albumArtist = info.tags.albumArtist
-            genre = info.tags.genre
-            composer = info.tags.composer
-            trackNumber = info.tags.trackNumber
-            discNumber = info.tags.discNumber
-            playbackDuration = info.duration
-            hasArtwork = info.tags.hasArtwork
-        }
-        if title == nil { title = path.split(separator: "/").last.map(String.init) }
-    }
-
     /// Whether `other` is from the same album: the library's album ID when both have one, else the same album title
     /// by the same album artist (or artist).
     func isSameAlbum(as other: MediaItem) -> Bool {

@@ -8,7 +8,8 @@ import Synchronization
 /// `AudioEngine.update()`. Music never depends on how often the game calls `update()`.
 public final class MusicPlayer: @unchecked Sendable {
     let mixer: Mixer
-    let channel: StreamChannel
+    /// The stream half: the mixer's channel and what is queued on it. Guarded by `lock`.
+    let stream: MusicStream
     let lock = Lock<Void>(())
     /// The streaming side; only the thread that pumps takes it, and the game never waits on it.
     private let feeding: Lock<MusicFeeder>
@@ -34,18 +35,6 @@ public final class MusicPlayer: @unchecked Sendable {
     /// says how the player is now.
     private var events = EventQueue<MusicEvent>(capacity: MusicPlayer.notificationCapacity, overflow: .dropOldest)
     private var nextEntryID: UInt64 = 1
-    var stream: StreamQueue
-    /// Bumped whenever the stream is emptied: a block decoded for an older generation is refused.
-    var generation: UInt64 = 0
-    /// What the feeder should open when it takes up `generation`.
-    var startOrder: StartOrder?
-    /// The play-through heard now (0 before the generation's first block).
-    var currentPlayID: UInt64 = 0
-    /// The item the feeder is decoding, which may be ahead of the one heard.
-    var fed: (entryID: UInt64, playID: UInt64)?
-    /// The feeder has reached the end of the queue in this generation.
-    var streamEnded = false
-    var awaitingFirstBlock = true
     /// Counts queue edits; `feederChoseAt` is the count when the feeder last chose the item to follow.
     var queueEdits: UInt64 = 0
     var feederChoseAt: UInt64 = 0
@@ -83,9 +72,10 @@ public final class MusicPlayer: @unchecked Sendable {
 
     init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
         self.mixer = mixer
-        guard let channel = mixer.makeStreamChannel(bus: bus) else { throw .outOfMixerMemory("music stream") }
-        self.channel = channel
-        stream = StreamQueue(buffers: mixer.withStream { ALBuffer.makeEmpty(count: MusicPlayer.bufferCount) })
+        guard let channel = mixer.makeStreamChannel(bus: bus, bufferCount: MusicPlayer.bufferCount) else {
+            throw .outOfMixerMemory("music stream")
+        }
+        stream = MusicStream(channel: channel)
         let shared = SharedDecoderOptions(decoding)
         self.decoding = shared
         ahead = AheadOpener(opener: { item, loops throws(DecodingError) in
@@ -98,16 +88,8 @@ public final class MusicPlayer: @unchecked Sendable {
 
     func close() {
         stopStreamingThread()
-        lock.withLock { _ in
-            mixer.withStream {
-                channel.source.stop()
-                channel.source.setBuffer(nil)
-                for buffer in stream.allBuffers { buffer.delete() }
-            }
-            stream.reclaimAll()
-            generation += 1
-        }
-        mixer.removeStreamChannel(channel)
+        lock.withLock { _ in stream.restart() }
+        mixer.removeStreamChannel(stream.channel)
     }
 
     /// The General MIDI SoundFont (an SF2 file) MIDI items are played with, from the next item opened on (one playing
@@ -197,7 +179,7 @@ public final class MusicPlayer: @unchecked Sendable {
     public func setQueue(with collection: MediaItemCollection) {
         lock.withLock { _ in
             let wasPlaying = state == .playing
-            stopStream()
+            stream.restart()
             queue = collection.items.map(makeEntry)
             rebuildOrder(keepingCurrent: nil)
             resumeTime = 0
@@ -251,7 +233,7 @@ public final class MusicPlayer: @unchecked Sendable {
             post(.queueDidChange)
             if removingCurrent {
                 let playing = state == .playing
-                stopStream()
+                stream.restart()
                 resumeTime = 0
                 if orderIndex < order.count {
                     setPosition(orderIndex, force: true)
@@ -291,15 +273,11 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// If the stream already decoded ahead into an item that is no longer next, re-feed from the playhead.
     func restartIfUpcomingChanged() {
-        guard let p = position, currentPlayID != 0 else { return }
-        let ahead =
-            stream.firstSegment(after: currentPlayID)?.entryID
-            ?? fed.flatMap { $0.playID > currentPlayID ? $0.entryID : nil }
-        guard let ahead else { return }
+        guard let p = position, let ahead = stream.entryAhead else { return }
         let expected = nextOrderIndex(after: p, natural: true).map { queue[order[$0]].id }
         guard ahead != expected else { return }
         let time = playheadTime()
-        stopStream()
+        stream.restart()
         requestStart(at: p, time: time)
     }
 
@@ -348,36 +326,14 @@ public final class MusicPlayer: @unchecked Sendable {
 
     // MARK: The stream (game side)
 
-    /// Empties the stream and starts a new generation; nothing sounds until the feeder fills it.
-    func stopStream() {
-        mixer.withStream {
-            channel.source.stop()
-            channel.source.setBuffer(nil)
-        }
-        stream.reclaimAll()
-        generation &+= 1
-        startOrder = nil
-        fed = nil
-        streamEnded = false
-        awaitingFirstBlock = true
-        currentPlayID = 0
-    }
-
-    /// Asks the feeder to open the item at `orderIndex` at `time` (after `stopStream`); it plays if the player is
+    /// Asks the feeder to open the item at `orderIndex` at `time` (after `stream.restart()`); it plays if the player is
     /// playing by then. An item that cannot be opened is reported and skipped by `startFailed`.
     func requestStart(at orderIndex: Int, time: Double) {
         let entry = queue[order[orderIndex]]
         resumeTime = time
-        startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time, loops: _repeatMode == .one)
+        stream.startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time, loops: _repeatMode == .one)
         setPosition(orderIndex)
         worker?.wake()
-    }
-
-    /// Moves `position` to the item at the playhead, announcing a natural change of item.
-    func followPlayhead(_ offset: Int) {
-        guard let segment = stream.segment(at: offset)?.segment, segment.playID != currentPlayID else { return }
-        currentPlayID = segment.playID
-        if let o = orderIndex(ofEntry: segment.entryID) { setPosition(o, force: true) }
     }
 
     func orderIndex(ofEntry id: UInt64) -> Int? {
@@ -387,10 +343,7 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// Seconds into the now-playing item.
     func playheadTime() -> Double {
-        guard !stream.queued.isEmpty else { return resumeTime }
-        let offset = mixer.withStream { channel.source.sampleOffset }
-        guard let (segment, within) = stream.segment(at: offset) else { return resumeTime }
-        return Double(segment.startFrame + Int64(within)) / Double(stream.sampleRate)
+        stream.playheadTime() ?? resumeTime
     }
 }
 

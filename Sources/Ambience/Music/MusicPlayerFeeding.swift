@@ -7,24 +7,19 @@ extension MusicPlayer {
     /// Nil when there is nothing to do.
     func beginFeederStep(generation feederGeneration: UInt64, hasFeed: Bool) -> FeederOrders? {
         lock.withLock { _ in
-            let isNew = feederGeneration != generation
-            guard isNew || hasFeed || !stream.queued.isEmpty else { return nil }
-            if !stream.queued.isEmpty {
-                let (stopped, offset) = mixer.withStream {
-                    while let buffer = channel.source.unqueueProcessed() { stream.reclaim(buffer) }
-                    return (
-                        channel.source.state == .stopped || channel.source.state == .initial,
-                        channel.source.sampleOffset
-                    )
-                }
-                followPlayhead(offset)
-                if state == .playing && stopped && stream.queued.isEmpty && streamEnded {
+            let isNew = feederGeneration != stream.generation
+            guard isNew || hasFeed || !stream.isEmpty else { return nil }
+            if !stream.isEmpty {
+                let (stopped, heard) = stream.reclaimPlayed()
+                // The playhead entered another item: a natural change of item, announced.
+                if let heard, let o = orderIndex(ofEntry: heard.entryID) { setPosition(o, force: true) }
+                if state == .playing && stopped && stream.isEmpty && stream.ended {
                     endOfQueue()
                     return nil
                 }
             }
             return FeederOrders(
-                generation: generation, start: isNew ? startOrder : nil,
+                generation: stream.generation, start: isNew ? stream.startOrder : nil,
                 freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration, repeatsOne: _repeatMode == .one)
         }
     }
@@ -37,7 +32,7 @@ extension MusicPlayer {
     {
         lock.withLock { _ in
             feederChoseAt = queueEdits
-            guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID),
+            guard feederGeneration == stream.generation, let o = orderIndex(ofEntry: entryID),
                 let next = nextOrderIndex(after: o, natural: natural)
             else { return nil }
             let entry = queue[order[next]]
@@ -45,7 +40,7 @@ extension MusicPlayer {
         }
     }
 
-    func isCurrent(_ feederGeneration: UInt64) -> Bool { lock.withLock { _ in feederGeneration == generation } }
+    func isCurrent(_ feederGeneration: UInt64) -> Bool { lock.withLock { _ in feederGeneration == stream.generation } }
 
     var queueCount: Int { lock.withLock { _ in order.count } }
 
@@ -55,14 +50,16 @@ extension MusicPlayer {
         -> StartOrder?
     {
         let (restart, reported) = lock.withLock { _ -> (StartOrder?, Bool) in
-            guard feederGeneration == generation, let o = orderIndex(ofEntry: entryID) else { return (nil, false) }
+            guard feederGeneration == stream.generation, let o = orderIndex(ofEntry: entryID) else {
+                return (nil, false)
+            }
             post(.playbackError(queue[order[o]].item, error))
             guard tried < order.count, let next = nextOrderIndex(after: o, natural: false) else {
                 endOfQueue()
                 return (nil, true)
             }
             requestStart(at: next, time: 0)
-            return (startOrder, true)
+            return (stream.startOrder, true)
         }
         if reported { Self.logSkipped(error) }
         return restart
@@ -76,26 +73,13 @@ extension MusicPlayer {
         errors: [(MediaItem, DecodingError)]
     ) -> Bool {
         let published = lock.withLock { _ in
-            guard feederGeneration == generation else { return false }
+            guard feederGeneration == stream.generation else { return false }
             for (item, error) in errors { post(.playbackError(item, error)) }
-            fed = feeding
-            streamEnded = ended
-            guard block.frames > 0 else { return true }
-            let sourceState = mixer.withStream {
-                if stream.queued.isEmpty { stream.sampleRate = rate }
-                stream.queue(block, on: channel.source)
-                return channel.source.state
-            }
-            if currentPlayID == 0, let first = block.segments.first { currentPlayID = first.playID }
-            if state == .playing && sourceState != .playing {
-                // A stream that had started and ran dry is an underrun; the generation's first block is not.
-                if !awaitingFirstBlock { mixer.underruns.add(1, ordering: .relaxed) }
-                mixer.withStream { channel.source.play() }
-            }
-            awaitingFirstBlock = false
+            let underran = stream.queue(block, rate: rate, fed: feeding, ended: ended, playing: state == .playing)
+            if underran { mixer.underruns.add(1, ordering: .relaxed) }
             // The queue was edited while the block was decoded: what it holds ahead must still be next. (Checked
             // only then: the feeder skips unplayable items, which the queue alone cannot tell.)
-            if feederChoseAt != queueEdits && block.segments.contains(where: { $0.playID > currentPlayID }) {
+            if feederChoseAt != queueEdits && stream.reachesAhead(block) {
                 restartIfUpcomingChanged()
             }
             return true

@@ -11,12 +11,12 @@ extension MusicPlayer {
         lock.withLock { _ in
             switch state {
             case .playing: return
-            case .paused where !stream.queued.isEmpty:
-                mixer.withStream { channel.source.play() }
+            case .paused where !stream.isEmpty:
+                stream.resume()
             default:
                 if position == nil { position = order.isEmpty ? nil : 0 }
                 guard let p = position else { return }
-                stopStream()
+                stream.restart()
                 requestStart(at: p, time: resumeTime)
                 // As on iOS: the item that starts is announced, even if it became the now-playing item (by
                 // setQueue) before notifications began.
@@ -31,7 +31,7 @@ extension MusicPlayer {
         lock.withLock { _ in
             guard state == .playing || state == .interrupted else { return }
             resumeTime = playheadTime()
-            mixer.withStream { channel.source.pause() }
+            stream.pause()
             setState(.paused)
         }
     }
@@ -39,7 +39,7 @@ extension MusicPlayer {
     /// Stops playback; the now-playing item stays, and `play()` starts it again from the beginning.
     public func stop() {
         lock.withLock { _ in
-            stopStream()
+            stream.restart()
             resumeTime = 0
             setState(.stopped)
         }
@@ -50,7 +50,7 @@ extension MusicPlayer {
         lock.withLock { _ in
             guard state == .playing else { return }
             resumeTime = playheadTime()
-            mixer.withStream { channel.source.pause() }
+            stream.pause()
             setState(.interrupted)
         }
     }
@@ -80,12 +80,12 @@ extension MusicPlayer {
 
     private func jump(to orderIndex: Int?) {
         guard let target = orderIndex else {
-            stopStream()
+            stream.restart()
             endOfQueue()
             return
         }
         let playing = state == .playing
-        stopStream()
+        stream.restart()
         resumeTime = 0
         setPosition(target, force: true)
         if playing { requestStart(at: target, time: 0) }
@@ -106,7 +106,7 @@ extension MusicPlayer {
             guard let p = position else { return }
             let length = queue[order[p]].item.playbackDuration
             let time = length > 0 ? min(max(requested, 0), length) : max(requested, 0)
-            stopStream()
+            stream.restart()
             if state == .playing || state == .paused {
                 requestStart(at: p, time: time)  // paused: filled, and heard on play()
             } else {
@@ -183,7 +183,7 @@ extension MusicPlayer {
         lock.withLock { _ in
             guard clamped != _volume else { return }
             _volume = clamped
-            mixer.setStreamGain(channel, clamped)
+            mixer.setStreamGain(stream.channel, clamped)
             post(.volumeDidChange(clamped))
         }
     }
@@ -200,7 +200,7 @@ extension MusicPlayer {
                 _loudnessMatching = newValue
                 guard let p = position, state == .playing || state == .paused else { return }
                 let time = playheadTime()
-                stopStream()
+                stream.restart()
                 requestStart(at: p, time: time)
             }
         }

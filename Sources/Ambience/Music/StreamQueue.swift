@@ -1,5 +1,5 @@
-/// The OpenAL buffers of the music stream and what each holds, so the playhead can be mapped back to an item and
-/// a time. Guarded by the player's lock; it never decodes (`StereoBlock`, on the streaming side, does).
+/// The buffers of the music stream (its `StreamChannel`'s) and what each holds, so the playhead can be mapped back to
+/// an item and a time. Guarded by the player's lock; it never decodes (`StereoBlock`, on the streaming side, does).
 struct StreamQueue {
     /// A run of one item's frames inside a buffer.
     struct Segment {
@@ -12,25 +12,25 @@ struct StreamQueue {
     }
 
     struct Queued {
-        let buffer: ALBuffer
+        let buffer: StreamBuffer
         let frames: Int
         let segments: [Segment]
     }
 
-    let allBuffers: [ALBuffer]
+    let allBuffers: [StreamBuffer]
     private(set) var queued: [Queued] = []
-    private var free: [ALBuffer]
+    private var free: [StreamBuffer]
     /// The rate of every buffer in the queue (OpenAL needs one rate per queue).
     var sampleRate = 48_000
 
-    init(buffers: [ALBuffer]) {
+    init(buffers: [StreamBuffer]) {
         allBuffers = buffers
         free = buffers
     }
 
     var freeBufferCount: Int { free.count }
 
-    mutating func reclaim(_ buffer: ALBuffer) {
+    mutating func reclaim(_ buffer: StreamBuffer) {
         if let i = queued.firstIndex(where: { $0.buffer == buffer }) { queued.remove(at: i) }
         free.append(buffer)
     }
@@ -59,14 +59,13 @@ struct StreamQueue {
         queued.lazy.flatMap(\.segments).first { $0.playID > playID }
     }
 
-    /// Uploads a decoded block into a free buffer and queues it on `source`. Call with the mixer's lock held.
-    mutating func queue(_ block: StereoBlock, on source: ALSource) {
+    /// Uploads a decoded block into a free buffer and queues it on the stream (inside `StreamChannel.locked`).
+    mutating func queue(_ block: StereoBlock, on stream: borrowing StreamChannel.Locked) {
         guard let buffer = free.popLast() else { return }
-        guard block.withFrames({ buffer.fill(samples: $0, channels: 2, sampleRate: sampleRate) }) else {
+        guard block.withFrames({ stream.queue(buffer, stereo: $0, rate: sampleRate) }) else {
             free.append(buffer)
             return
         }
-        source.queue(buffer)
         queued.append(Queued(buffer: buffer, frames: block.frames, segments: block.segments))
     }
 }

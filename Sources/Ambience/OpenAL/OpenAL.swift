@@ -56,7 +56,7 @@ final class LoopbackDevice: @unchecked Sendable {
     private let outputLimiter: Bool
 
     init(
-        sampleRate: Int, sources: Int, hrtf: Bool = false, resampler: EngineConfiguration.Resampler = .linear,
+        sampleRate: Int, sources: Int, hrtf: Bool = false, resampler: Resampler = .linear,
         outputLimiter: Bool = false
     ) throws(MixerSetupError) {
         OpenALSoft.startWithoutBackends()
@@ -101,7 +101,7 @@ final class LoopbackDevice: @unchecked Sendable {
 
     /// The index of OpenAL Soft's resampler by its 1.19 name ("Linear", "11th order Sinc"…), or one whose name
     /// begins so in a later version; nil when it is OpenAL Soft's default anyway, or not there.
-    private static func resamplerIndex(_ resampler: EngineConfiguration.Resampler) -> ALint? {
+    private static func resamplerIndex(_ resampler: Resampler) -> ALint? {
         guard alIsExtensionPresent("AL_SOFT_source_resampler") != 0 else { return nil }
         let wanted =
             switch resampler {
