@@ -186,6 +186,16 @@ package final class FileDescriptor {
         }
     }
 
+    /// One `pread` of up to `count` bytes at `offset`: what the file had there, 0 at its end.
+    package func readSome(into destination: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws(Errno) -> Int
+    {
+        while true {
+            let got = pread(raw, destination, count, off_t(offset))
+            if got >= 0 { return got }
+            if errno != EINTR { throw .current }
+        }
+    }
+
     /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
     package func read(into destination: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws(Errno) -> Int {
         var done = 0

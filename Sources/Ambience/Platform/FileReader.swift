@@ -17,10 +17,11 @@ package final class FileReader {
         self.size = size
     }
 
-    /// Reads up to `count` bytes at the position and moves past them; fewer only at the end of the file, 0 there.
+    /// Reads up to `count` bytes at the position (one `pread`, as `fread` would make one `read`: fewer may come
+    /// before the end) and moves past them; 0 only at the end of the file.
     package func read(into destination: UnsafeMutableRawPointer, count: Int) throws(Errno) -> Int {
         guard count > 0 else { return 0 }
-        let got = try file.read(into: destination, count: count, at: position)
+        let got = try file.readSome(into: destination, count: count, at: position)
         position += Int64(got)
         return got
     }
