@@ -398,20 +398,32 @@ private func snr(_ a: [Float], _ b: [Float]) -> Double {
 
 /// A read error in the middle of a FLAC file (a USB disk pulled mid-read) is an error, not a hang. libFLAC answers
 /// "went on" to every call once it has aborted, so a decoder that trusted the answer spun forever. The error is
-/// made real: an `LD_PRELOAD` shim makes `fread` fail with EIO where it would reach the end of the file.
+/// made real: an `LD_PRELOAD` shim makes `pread` (how the decoder's `FileReader` reads) return short reads, and fail
+/// with EIO where it would reach the end of the file.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct FLACReadErrorTests {
     static let shim = """
         #define _GNU_SOURCE
         #include <dlfcn.h>
         #include <errno.h>
-        #include <stdio.h>
-        size_t fread(void *p, size_t size, size_t n, FILE *f) {
-            static size_t (*real)(void *, size_t, size_t, FILE *);
-            if (!real) real = (size_t (*)(void *, size_t, size_t, FILE *))dlsym(RTLD_NEXT, "fread");
-            size_t got = real(p, size, n, f);
-            /* The end of the file is never seen as such: the read that would reach it fails (_IO_ERR_SEEN, EIO). */
-            if (feof(f)) { clearerr(f); if (got == 0) { f->_flags |= 0x20; errno = EIO; } }
+        #include <unistd.h>
+        /* Reads come 64 bytes at a time (short reads are allowed), and the one that would reach the end of the file
+           fails (EIO) instead: the end is never seen as such. */
+        typedef ssize_t (*Read)(int, void *, size_t, off_t);
+        static ssize_t failingAtTheEnd(Read real, int fd, void *p, size_t n, off_t at) {
+            size_t want = n < 64 ? n : 64;
+            ssize_t got = real(fd, p, want, at);
+            if (got >= 0 && (size_t)got < want) { errno = EIO; return -1; }
             return got;
+        }
+        ssize_t pread(int fd, void *p, size_t n, off_t offset) {
+            static Read real;
+            if (!real) real = (Read)dlsym(RTLD_NEXT, "pread");
+            return failingAtTheEnd(real, fd, p, n, offset);
+        }
+        ssize_t pread64(int fd, void *p, size_t n, off64_t offset) {
+            static Read real;
+            if (!real) real = (Read)dlsym(RTLD_NEXT, "pread64");
+            return failingAtTheEnd(real, fd, p, n, offset);
         }
         """
 

@@ -215,7 +215,7 @@ import Testing
     @Test func ffmpegReadsStopAtTheDeadline() throws {
         let path = try fixtures.write("bytes.bin", bytes: Array(0..<100))
         let (file, size) = try AudioFile.openRegularFile(path)
-        let state = MP4Decoder.IOState(descriptor: file.descriptor, size: size)
+        let state = MP4Decoder.IOState(file: file, size: size)
         var buffer = [UInt8](repeating: 0, count: 64)
         state.startCall()
         #expect(state.seek(90, SEEK_SET) == 90)

@@ -66,17 +66,16 @@ public struct DecoderOptions: Sendable, Equatable {
     /// the message names the Debian packages that provide one (a game's configured path is often a guess at theirs).
     package func resolvedSoundFont(for path: String) throws(DecodingError) -> String {
         let install = "install Debian's timgm6mb-soundfont or fluid-soundfont-gm"
-        guard let font = Self.soundFont(configured: soundFont, exists: { access($0, R_OK) == 0 }) else {
+        guard let font = Self.soundFont(configured: soundFont, exists: FilePaths.isReadable) else {
             throw .unavailable(
                 path,
                 reason: "no General MIDI SoundFont: \(install), "
                     + "or name an SF2 file in EngineConfiguration.decoding.soundFont")
         }
-        guard access(font, R_OK) == 0 else {
+        do throws(Errno) { try FilePaths.checkReadable(font) } catch {
             throw .unavailable(
                 path,
-                reason: "the SoundFont \(font) cannot be read (\(String(cString: strerror(errno)))): \(install), "
-                    + "or name another SF2 file")
+                reason: "the SoundFont \(font) cannot be read (\(error)): \(install), or name another SF2 file")
         }
         return font
     }

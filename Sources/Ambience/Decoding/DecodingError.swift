@@ -48,7 +48,7 @@ public enum DecodingError: Error, CustomStringConvertible, Equatable, Sendable {
         case .empty:
             "empty file"
         case .unreadable(_, let code):
-            "cannot read (\(String(cString: strerror(code))))"
+            "cannot read (\(Errno(code)))"
         case .unsupportedFormat:
             "not a WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4 (AAC, ALAC), tracker module or MIDI file"
         case .corrupt(_, let reason), .unavailable(_, let reason):

@@ -1,8 +1,8 @@
 import CFLAC
 import Glibc
 
-/// An open native FLAC stream (`fLaC`), 4 to 32 bits per sample. Owns the libFLAC stream decoder and its `FILE*`;
-/// nothing else in the project touches libFLAC.
+/// An open native FLAC stream (`fLaC`), 4 to 32 bits per sample. Owns the libFLAC stream decoder and the file it
+/// reads; nothing else in the project touches libFLAC.
 ///
 /// The length is STREAMINFO's exact sample count. When STREAMINFO says 0 (unknown: a stream encoded to a pipe), the
 /// file is decoded once when opened to count its samples, up to `AudioInfo.maximumFrames`. A file cut short is
@@ -24,9 +24,7 @@ final class FLACDecoder: AudioDecoder {
 
     init(path: String) throws(DecodingError) {
         let opened = try AudioFile.openRegularFile(path)
-        guard let file = fdopen(opened.file.descriptor, "rb") else { throw .unreadable(path, errno: errno) }
-        _ = opened.file.release()  // the FILE* closes the descriptor from now on
-        let stream = FLACStream(file: file, size: opened.size)
+        let stream = FLACStream(file: FileReader(opened.file, size: opened.size))
         guard let decoder = FLAC__stream_decoder_new() else {
             throw .corrupt(path, reason: "libFLAC could not allocate a decoder (out of memory)")
         }
@@ -43,7 +41,7 @@ final class FLACDecoder: AudioDecoder {
         do throws(DecodingError) {
             info = try Self.readInfo(decoder, stream, path: path)
         } catch {
-            FLAC__stream_decoder_delete(decoder)  // finishes it; the FILE* is the stream's, closed in its deinit
+            FLAC__stream_decoder_delete(decoder)  // finishes it; the file is the stream's, closed with it
             throw error
         }
         // Nothing throws from here on: once every property is set, a throw would run deinit as well.
@@ -252,7 +250,7 @@ final class FLACDecoder: AudioDecoder {
     }
 }
 
-/// What libFLAC's callbacks read and write: the `FILE*`, STREAMINFO, tags and pictures as the metadata goes by, and
+/// What libFLAC's callbacks read and write: the file, STREAMINFO, tags and pictures as the metadata goes by, and
 /// the samples of the last decoded frame as floats. Owned by its `FLACDecoder`; used on that decoder's thread only.
 private final class FLACStream {
     struct StreamInfo {
@@ -262,8 +260,8 @@ private final class FLACStream {
         var totalSamples: UInt64
     }
 
-    let file: UnsafeMutablePointer<FILE>
-    let size: Int64
+    let file: FileReader
+    var size: Int64 { file.size }
     var streamInfo: StreamInfo?
     var comments: [(key: String, value: [UInt8])] = []
     var frontCover: EmbeddedPicture?
@@ -287,16 +285,12 @@ private final class FLACStream {
     /// FLAC's largest block.
     static let maximumBlockFrames = 65_535
 
-    init(file: UnsafeMutablePointer<FILE>, size: Int64) {
+    init(file: FileReader) {
         self.file = file
-        self.size = size
         pending = .allocate(capacity: Self.maximumBlockFrames * AudioInfo.maximumChannels)
     }
 
-    deinit {
-        fclose(file)
-        pending.deallocate()
-    }
+    deinit { pending.deallocate() }
 
     static func of(_ client: UnsafeMutableRawPointer?) -> FLACStream? {
         client.map { Unmanaged<FLACStream>.fromOpaque($0).takeUnretainedValue() }
@@ -307,15 +301,17 @@ private final class FLACStream {
     static let read: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, client in
         guard let stream = of(client), let buffer, let bytes else { return FLAC__STREAM_DECODER_READ_STATUS_ABORT }
         guard bytes.pointee > 0 else { return FLAC__STREAM_DECODER_READ_STATUS_ABORT }
-        let got = fread(buffer, 1, bytes.pointee, stream.file)
+        let read = Result { () throws(Errno) in try stream.file.read(into: buffer, count: bytes.pointee) }
+        guard case .success(let got) = read else {
+            bytes.pointee = 0
+            return FLAC__STREAM_DECODER_READ_STATUS_ABORT
+        }
         bytes.pointee = got
-        if got > 0 { return FLAC__STREAM_DECODER_READ_STATUS_CONTINUE }
-        return ferror(stream.file) != 0
-            ? FLAC__STREAM_DECODER_READ_STATUS_ABORT : FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
+        return got > 0 ? FLAC__STREAM_DECODER_READ_STATUS_CONTINUE : FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
     }
 
     static let seek: FLAC__StreamDecoderSeekCallback = { _, offset, client in
-        guard let stream = of(client), let to = off_t(exactly: offset), fseeko(stream.file, to, SEEK_SET) == 0 else {
+        guard let stream = of(client), let to = Int64(exactly: offset), stream.file.seek(to: to, from: SEEK_SET) else {
             return FLAC__STREAM_DECODER_SEEK_STATUS_ERROR
         }
         return FLAC__STREAM_DECODER_SEEK_STATUS_OK
@@ -323,9 +319,7 @@ private final class FLACStream {
 
     static let tell: FLAC__StreamDecoderTellCallback = { _, offset, client in
         guard let stream = of(client), let offset else { return FLAC__STREAM_DECODER_TELL_STATUS_ERROR }
-        let at = ftello(stream.file)
-        guard at >= 0 else { return FLAC__STREAM_DECODER_TELL_STATUS_ERROR }
-        offset.pointee = UInt64(at)
+        offset.pointee = UInt64(stream.file.position)
         return FLAC__STREAM_DECODER_TELL_STATUS_OK
     }
 
@@ -337,7 +331,7 @@ private final class FLACStream {
 
     static let endOfFile: FLAC__StreamDecoderEofCallback = { _, client in
         guard let stream = of(client) else { return 1 }
-        return feof(stream.file) != 0 ? 1 : 0
+        return stream.file.isAtEnd ? 1 : 0
     }
 
     // MARK: Decoded frames and metadata

@@ -353,7 +353,7 @@ extension MP4Decoder {
 
         init(file: FileDescriptor, size: Int64, path: String, ignoreEditList: Bool) throws(DecodingError) {
             self.path = path
-            state = IOState(descriptor: file.descriptor, size: size)
+            state = IOState(file: file, size: size)
             guard let buffer = av_malloc(Self.bufferSize)?.assumingMemoryBound(to: UInt8.self) else {
                 throw .corrupt(path, reason: "out of memory")
             }
@@ -427,7 +427,7 @@ extension MP4Decoder {
             if state.pastDeadline {
                 return "reading took over \(MP4Decoder.timeLimit / 1_000_000_000) s and was stopped"
             }
-            if state.readError != 0 { return "cannot read (\(String(cString: strerror(state.readError))))" }
+            if let readError = state.readError { return "cannot read (\(readError))" }
             return Self.describe(status)
         }
 
@@ -443,32 +443,28 @@ extension MP4Decoder {
 
     /// The read position and clock of one `Input`; FFmpeg's callbacks reach it through their opaque pointer.
     final class IOState {
-        let descriptor: Int32
+        let file: FileDescriptor
         let size: Int64
         var offset: Int64 = 0
         var deadline: Int64 = .max
-        var readError: Int32 = 0
+        var readError: Errno?
 
-        init(descriptor: Int32, size: Int64) {
-            self.descriptor = descriptor
+        init(file: FileDescriptor, size: Int64) {
+            self.file = file
             self.size = size
         }
 
-        static func now() -> Int64 {
-            var time = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &time)
-            return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-        }
+        static func now() -> Int64 { Int64(monotonicNanoseconds()) }
 
         func startCall() { deadline = Self.now() + MP4Decoder.timeLimit }
         var pastDeadline: Bool { Self.now() > deadline }
 
         func read(_ buffer: UnsafeMutablePointer<UInt8>, _ count: Int) -> Int32 {
             guard count > 0, !pastDeadline else { return Input.endOfFile }
-            let got = pread(descriptor, buffer, count, off_t(offset))
-            if got < 0 {
-                readError = errno
-                return -readError
+            let got: Int
+            do throws(Errno) { got = try file.readSome(into: buffer, count: count, at: offset) } catch {
+                readError = error
+                return -error.code
             }
             guard got > 0 else { return Input.endOfFile }
             offset += Int64(got)

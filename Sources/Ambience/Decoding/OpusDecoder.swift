@@ -1,7 +1,8 @@
 import COpusFile
 import Glibc
 
-/// An open Ogg Opus stream. Owns the `OggOpusFile` and its `FILE*`; nothing else in the project touches libopusfile.
+/// An open Ogg Opus stream. Owns the `OggOpusFile` and the file it reads; nothing else in the project touches
+/// libopusfile.
 ///
 /// Output is always 48 kHz, Opus's own rate, whatever rate the encoder was fed. libopusfile trims the pre-skip and
 /// the end (from the last page's granule position) exactly, so `info.frames` is the original length.
@@ -25,24 +26,17 @@ final class OpusDecoder: AudioDecoder {
 
     init(path: String) throws(DecodingError) {
         let stream = try VorbisDecoder.openRegularFile(path)
-        do throws(DecodingError) {
-            try VorbisDecoder.verifyPages(of: stream, path: path)
-        } catch {
-            fclose(stream)
-            throw error
-        }
-        guard fseeko(stream, 0, SEEK_SET) == 0 else {
-            let code = errno
-            fclose(stream)
-            throw .unreadable(path, errno: code)
-        }
+        try VorbisDecoder.verifyPages(of: stream, path: path)
+        _ = stream.seek(to: 0, from: SEEK_SET)
         var callbacks = OpusFileCallbacks(
             read: Self.readStream, seek: Self.seekStream, tell: Self.tellStream,
             close: Self.closeStream)
         var status: Int32 = 0
-        guard let file = op_open_callbacks(stream, &callbacks, nil, 0, &status) else {
-            // After a failed op_open_callbacks the stream is still ours.
-            fclose(stream)
+        // libopusfile holds the reader (one reference, let go by `closeStream` in `op_free`).
+        let source = Unmanaged.passRetained(stream)
+        guard let file = op_open_callbacks(source.toOpaque(), &callbacks, nil, 0, &status) else {
+            // After a failed op_open_callbacks the reader is still ours.
+            source.release()
             throw .corrupt(path, reason: Self.describe(status))
         }
         let info: AudioInfo
@@ -178,26 +172,27 @@ final class OpusDecoder: AudioDecoder {
             count: tags.pointee.comments)
     }
 
-    // MARK: - The FILE* behind libopusfile
+    // MARK: - The file behind libopusfile
 
-    // libopusfile reads through these, on the FILE* this decoder opened on a checked regular file.
-    private static let readStream: op_read_func = { stream, bytes, count in
-        guard let stream, let bytes, count > 0 else { return 0 }
-        let file = stream.assumingMemoryBound(to: FILE.self)
-        let got = fread(bytes, 1, Int(count), file)
-        return got == 0 && ferror(file) != 0 ? -1 : Int32(clamping: got)
+    // libopusfile reads through these, on the reader this decoder opened on a checked regular file.
+    private static let readStream: op_read_func = { source, bytes, count in
+        guard let source, let bytes, count > 0 else { return 0 }
+        let stream = Unmanaged<FileReader>.fromOpaque(source).takeUnretainedValue()
+        let read = Result { () throws(Errno) in try stream.read(into: bytes, count: Int(count)) }
+        guard case .success(let got) = read else { return -1 }
+        return Int32(clamping: got)
     }
-    private static let seekStream: op_seek_func = { stream, offset, whence in
-        guard let stream, let to = off_t(exactly: offset) else { return -1 }
-        return fseeko(stream.assumingMemoryBound(to: FILE.self), to, whence)
+    private static let seekStream: op_seek_func = { source, offset, whence in
+        guard let source else { return -1 }
+        return Unmanaged<FileReader>.fromOpaque(source).takeUnretainedValue().seek(to: offset, from: whence) ? 0 : -1
     }
-    private static let tellStream: op_tell_func = { stream in
-        guard let stream else { return -1 }
-        return Int64(ftello(stream.assumingMemoryBound(to: FILE.self)))
+    private static let tellStream: op_tell_func = { source in
+        guard let source else { return -1 }
+        return Unmanaged<FileReader>.fromOpaque(source).takeUnretainedValue().position
     }
-    private static let closeStream: op_close_func = { stream in
-        guard let stream else { return 0 }
-        return fclose(stream.assumingMemoryBound(to: FILE.self))
+    private static let closeStream: op_close_func = { source in
+        if let source { Unmanaged<FileReader>.fromOpaque(source).release() }
+        return 0
     }
 
     // MARK: - Errors

@@ -1,7 +1,7 @@
 import CVorbisFile
 import Glibc
 
-/// An open Ogg Vorbis stream. Owns the `OggVorbis_File` and its `FILE*`; nothing else in the project touches
+/// An open Ogg Vorbis stream. Owns the `OggVorbis_File` and the file it reads; nothing else in the project touches
 /// libvorbisfile or libogg.
 ///
 /// Before libvorbisfile sees the file, every Ogg page is checked with libogg: libvorbisfile resynchronises past
@@ -9,28 +9,21 @@ import Glibc
 final class VorbisDecoder: AudioDecoder {
     let info: AudioInfo
     private let path: String
-    /// Points into itself: allocated once, never copied. `ov_clear` closes the `FILE*` it was opened with.
+    /// Points into itself: allocated once, never copied. `ov_clear` lets go of the reader it was opened with.
     private let file: UnsafeMutablePointer<OggVorbis_File>
 
     init(path: String) throws(DecodingError) {
         let stream = try Self.openRegularFile(path)
-        do throws(DecodingError) {
-            try Self.verifyPages(of: stream, path: path)
-        } catch {
-            fclose(stream)
-            throw error
-        }
-        guard fseek(stream, 0, SEEK_SET) == 0 else {
-            let code = errno
-            fclose(stream)
-            throw .unreadable(path, errno: code)
-        }
+        try Self.verifyPages(of: stream, path: path)
+        _ = stream.seek(to: 0, from: SEEK_SET)
 
         let file = UnsafeMutablePointer<OggVorbis_File>.allocate(capacity: 1)
-        let status = ov_open(stream, file, nil, 0)
+        // libvorbisfile holds the reader (one reference, let go by `closeStream` in `ov_clear`).
+        let source = Unmanaged.passRetained(stream)
+        let status = ov_open_callbacks(source.toOpaque(), file, nil, 0, Self.callbacks)
         guard status == 0 else {
-            // After a failed ov_open the FILE* is still ours, and the OggVorbis_File holds nothing to clear.
-            fclose(stream)
+            // After a failed open the reader is still ours, and the OggVorbis_File holds nothing to clear.
+            source.release()
             file.deallocate()
             throw .corrupt(path, reason: Self.describe(status))
         }
@@ -110,19 +103,44 @@ final class VorbisDecoder: AudioDecoder {
 
     // MARK: - Opening
 
-    /// A `FILE*` on a regular file (see `AudioFile.openRegularFile`).
-    static func openRegularFile(_ path: String) throws(DecodingError) -> UnsafeMutablePointer<FILE> {
-        let file = try AudioFile.openRegularFile(path).file
-        guard let stream = fdopen(file.descriptor, "rb") else { throw .unreadable(path, errno: errno) }
-        // The stream closes the descriptor from now on.
-        _ = file.release()
-        return stream
+    /// A reader on a regular file (see `AudioFile.openRegularFile`).
+    static func openRegularFile(_ path: String) throws(DecodingError) -> FileReader {
+        let opened = try AudioFile.openRegularFile(path)
+        return FileReader(opened.file, size: opened.size)
+    }
+
+    /// libvorbisfile reads through these, on the reader this decoder opened on a checked regular file. A failed
+    /// read returns 0 with `errno` left set by the failed `pread`, which is how libvorbisfile tells it from the end.
+    private static var callbacks: ov_callbacks {
+        ov_callbacks(
+            read_func: { bytes, size, count, source in
+                guard let bytes, let source, size > 0 else { return 0 }
+                let stream = Unmanaged<FileReader>.fromOpaque(source).takeUnretainedValue()
+                let wanted = size.multipliedReportingOverflow(by: count)
+                guard !wanted.overflow else { return 0 }
+                let read = Result { () throws(Errno) in try stream.read(into: bytes, count: wanted.partialValue) }
+                guard case .success(let got) = read else { return 0 }
+                return got / size
+            },
+            seek_func: { source, offset, whence in
+                guard let source else { return -1 }
+                return Unmanaged<FileReader>.fromOpaque(source).takeUnretainedValue().seek(to: offset, from: whence)
+                    ? 0 : -1
+            },
+            close_func: { source in
+                if let source { Unmanaged<FileReader>.fromOpaque(source).release() }
+                return 0
+            },
+            tell_func: { source in
+                guard let source else { return -1 }
+                return Int(Unmanaged<FileReader>.fromOpaque(source).takeUnretainedValue().position)
+            })
     }
 
     /// Walks every Ogg page with libogg (OpusDecoder checks its files the same way). A page is found only when its CRC matches, so any skipped byte means a
     /// damaged page or bytes that are no page at all; a stream that stops before a page with the end-of-stream
     /// flag was cut short.
-    static func verifyPages(of stream: UnsafeMutablePointer<FILE>, path: String) throws(DecodingError) {
+    static func verifyPages(of stream: FileReader, path: String) throws(DecodingError) {
         var sync = ogg_sync_state()
         ogg_sync_init(&sync)
         defer { ogg_sync_clear(&sync) }
@@ -136,11 +154,11 @@ final class VorbisDecoder: AudioDecoder {
             guard let buffer = ogg_sync_buffer(&sync, chunk) else {
                 throw .corrupt(path, reason: "out of memory while checking Ogg pages")
             }
-            let got = fread(buffer, 1, chunk, stream)
-            if got == 0 {
-                if ferror(stream) != 0 { throw .unreadable(path, errno: errno) }
-                break
+            let got: Int
+            do throws(Errno) { got = try stream.read(into: buffer, count: chunk) } catch {
+                throw .unreadable(path, errno: error.code)
             }
+            if got == 0 { break }
             ogg_sync_wrote(&sync, got)
             fileSize += got
 

@@ -37,8 +37,8 @@ final class DBusConnection: @unchecked Sendable {
     private var exportedPaths: Set<String> = []
     /// The signals `follow` asked for, as interface and member: no other signal is decoded.
     private var followedSignals: Set<SignalMatch.Key> = []
-    /// A pipe that interrupts `receive`'s wait: [read end, write end], both non-blocking.
-    private let wakePipe: (read: Int32, write: Int32)
+    /// Interrupts `receive`'s wait.
+    private let waker: Waker
     /// libdbus's functions (a connection exists only once they loaded).
     let libdbus: LibDBus
 
@@ -90,16 +90,10 @@ final class DBusConnection: @unchecked Sendable {
             DBusConnection.release(raw, libdbus)
             throw .busUnavailable("\(address): \(error)")
         }
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else {
+        do throws(Errno) { waker = try Waker() } catch {
             DBusConnection.release(raw, libdbus)
-            throw .busUnavailable("cannot make a wake-up pipe (errno \(errno))")
+            throw .busUnavailable("cannot make a waker (\(error))")
         }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        wakePipe = (fds[0], fds[1])
         self.libdbus = libdbus
         uniqueName = name
         connection = raw
@@ -109,8 +103,6 @@ final class DBusConnection: @unchecked Sendable {
 
     deinit {
         if let connection { DBusConnection.release(connection, libdbus) }
-        Glibc.close(wakePipe.read)
-        Glibc.close(wakePipe.write)
     }
 
     /// Closes the connection, without waiting. Later calls throw `busClosed`; `receive` returns nothing.
@@ -128,12 +120,12 @@ final class DBusConnection: @unchecked Sendable {
     /// then that thread waits, not the caller.
     private static func release(_ raw: OpaquePointer, _ libdbus: LibDBus) {
         let box = ConnectionBox(raw)
-        let closer = Thread {
+        let close: @Sendable () -> Void = {
             libdbus.dbus_connection_close(box.pointer)
             libdbus.dbus_connection_unref(box.pointer)
         }
-        closer.name = "ambience.dbus-close"
-        closer.start()
+        // With no thread to spare, closing here is all that is left, even though it may wait as said above.
+        if !WorkerThread.detached(name: "ambience.dbus-close", close) { close() }
     }
 
     var isConnected: Bool {
@@ -297,15 +289,8 @@ final class DBusConnection: @unchecked Sendable {
         else { return [] }
         if !queued.isEmpty || busFD < 0 { return queued }
 
-        var fds = [
-            pollfd(fd: busFD, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), revents: 0),
-            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)
-        ]
-        _ = poll(&fds, nfds_t(fds.count), DBusConnection.milliseconds(timeout))
-        if fds[1].revents != 0 {
-            var sink = [UInt8](repeating: 0, count: 64)
-            while Glibc.read(wakePipe.read, &sink, sink.count) > 0 {}
-        }
+        _ = waker.wait(
+            alongside: busFD, events: Int16(POLLIN) | (wantsWrite ? Int16(POLLOUT) : 0), timeout: timeout)
         return lock.withLock { _ in
             guard let connection else { return [] }
             // reads what is there, writes what is pending; never waits
@@ -315,10 +300,7 @@ final class DBusConnection: @unchecked Sendable {
     }
 
     /// Interrupts a `receive` that is waiting. Any thread; takes no lock.
-    func wake() {
-        var byte: UInt8 = 1
-        _ = Glibc.write(wakePipe.write, &byte, 1)
-    }
+    func wake() { waker.wake() }
 
     /// Runs libdbus's dispatch until its queue is empty; the filter collects into `inbox`. Call with the lock held.
     private func dispatchAll(_ connection: OpaquePointer) -> [DBusMessage] {
@@ -393,15 +375,7 @@ final class DBusConnection: @unchecked Sendable {
 
     /// `poll`'s timeout for `duration`, rounded up: rounded down, the last fraction of a millisecond before a
     /// deadline would be polls with timeout 0, a busy loop on the desktop thread until the deadline passes.
-    static func milliseconds(_ duration: Duration) -> Int32 {
-        let (seconds, attoseconds) = duration.components
-        guard seconds >= 0, attoseconds >= 0, seconds < Int64(Int32.max) / 1_000 else {
-            return seconds < 0 || attoseconds < 0 ? 0 : Int32.max
-        }
-        let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
-        let ms = seconds * 1_000 + (attoseconds + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond
-        return Int32(clamping: ms)
-    }
+    static func milliseconds(_ duration: Duration) -> Int32 { Waker.milliseconds(duration) }
 
     /// Bytes in D-Bus's wire format, taken in as the filter takes a message: the header, then the arguments within
     /// `DBusLimits` (nil over them). Nil when libdbus refuses the bytes. For the bus fuzz target.

@@ -33,11 +33,14 @@ extension DBusConnection {
             if ahead.isAbandoned {
                 throw .busUnavailable("\(address): an earlier connect there has not returned")
             }
-            usleep(5_000)
+            sleep(milliseconds: 5)
         }
-        let thread = Thread { attempt.run() }
-        thread.name = "ambience.dbus-connect"
-        thread.start()
+        guard WorkerThread.detached(name: "ambience.dbus-connect", { attempt.run() }) else {
+            OpenAttempt.lanes.withLock { lanes in
+                if lanes[address] === attempt { lanes[address] = nil }
+            }
+            throw .busUnavailable("\(address): no thread to connect on")
+        }
         let left = max(deadline - monotonicNanoseconds(), 0)
         _ = attempt.done.wait(timeout: .now() + .nanoseconds(left))
         switch attempt.take() {

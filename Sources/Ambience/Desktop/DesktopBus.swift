@@ -33,11 +33,10 @@ package enum DesktopBus {
     package static var sessionAddress: String? {
         let environment = ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"].reduce(into: [String: String]()) {
             found, name in
-            if let value = getenv(name) { found[name] = String(cString: value) }
+            if let value = ProcessEnvironment.value(name) { found[name] = value }
         }
         return sessionAddress(environment: environment) { path in
-            var status = stat()
-            return stat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
+            (try? FileStatus(path: path))?.kind == .socket
         }
     }
 

@@ -66,7 +66,7 @@ final class PulseAudioMonitor: Sendable {
     /// The cork listener's stream on the server, once the server has it (nil without one, or before it is ready).
     var corkListenerIndex: UInt32? { snapshot.corkListenerIndex }
     func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] { snapshot.otherAppsPlaying(excludingPID: pid) }
-    func sinkOfOurStream(pid: pid_t = getpid()) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
+    func sinkOfOurStream(pid: pid_t = ProcessIdentity.current) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
 
     /// The events since the last call, oldest first.
     func drainEvents() -> [PulseEvent] { connection.shared.withLock { $0.pending.drain() } }
@@ -148,7 +148,7 @@ final class PulseConnection: @unchecked Sendable {
         appName: String, server: String?, timeout: Duration, corkRole: String?, library: OptionalLibrary<LibPulse>
     ) throws(DesktopError) {
         self.corkRole = corkRole
-        serverLabel = server ?? getenv("PULSE_SERVER").map { String(cString: $0) } ?? "the default PulseAudio server"
+        serverLabel = server ?? ProcessEnvironment.value("PULSE_SERVER") ?? "the default PulseAudio server"
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             throw .libraryUnavailable("\(serverLabel): \(error)")
         }

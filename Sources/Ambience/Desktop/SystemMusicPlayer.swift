@@ -242,10 +242,10 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     /// Writes `uris` as an M3U file (atomically: a player never reads half of one) and returns its `file://` URI.
     private func writePlaylist(_ uris: [String], for player: MPRISPlayerInfo) throws(DesktopError) -> String {
-        let folder = NSTemporaryDirectory() + "ambience-\(getpid())"
+        let folder = NSTemporaryDirectory() + "ambience-\(ProcessIdentity.current)"
         let path = folder + "/\(player.shortName).m3u"
         do throws(AtomicFileError) {
-            if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw .failed(Errno.current) }
+            do throws(Errno) { try FilePaths.makeFolder(folder) } catch { throw .failed(error) }
             let text =
                 "#EXTM3U\n"
                 + uris.map { $0.hasPrefix("file://") ? String($0.dropFirst(7)) : $0 }.joined(separator: "\n") + "\n"

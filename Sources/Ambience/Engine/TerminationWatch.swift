@@ -34,10 +34,8 @@ final class TerminationWatch: @unchecked Sendable {
         engines.removeAll { $0.engine == nil }
         engines.append(WeakEngine(engine: engine))
         if !watching {
-            watching = true
-            let thread = Thread { [self] in watch() }
-            thread.name = "ambience.signals"
-            thread.start()
+            // Never joined: it lives as long as the process, blocked in its wait.
+            watching = WorkerThread.detached(name: "ambience.signals") { [self] in watch() }
         }
         return true
     }
@@ -58,7 +56,7 @@ final class TerminationWatch: @unchecked Sendable {
         finish(signo)
     }
 
-    /// The watcher thread: lives as long as the process, blocked in `poll` on the signal pipe.
+    /// The watcher thread: lives as long as the process, blocked waiting for a signal.
     private func watch() {
         while true {
             guard let signo = TerminationSignals.wait(milliseconds: -1) else { continue }

@@ -120,19 +120,8 @@ enum Outcome<Value> {
     case failure(String)
 }
 
-/// Device and inode: what makes a file itself, whatever path reached it.
 /// The file-system side of `RawPath` (its text operations are in Playlist.swift).
 extension RawPath {
-    struct Status {
-        var mode: UInt32
-        var size: Int64
-        /// Nanoseconds since the epoch.
-        var mtime: Int64
-        var identity: FileIdentity
-        var isDirectory: Bool { mode & S_IFMT == S_IFDIR }
-        var isRegularFile: Bool { mode & S_IFMT == S_IFREG }
-    }
-
     enum EntryKind { case folder, file, symlink, unknown, other }
 
     struct Entry {
@@ -146,50 +135,30 @@ extension RawPath {
         }
     }
 
-    /// `stat` (following symlinks), or nil with `errno` set.
-    static func fileStatus(_ path: [UInt8], followSymlinks: Bool = true) -> Status? {
-        var status = stat()
-        let result = withCString(path) { followSymlinks ? stat($0, &status) : lstat($0, &status) }
-        guard result == 0 else { return nil }
-        return Status(
-            mode: status.st_mode, size: Int64(status.st_size), mtime: nanoseconds(status.st_mtim),
-            identity: FileIdentity(status))
-    }
-
-    /// A file time in nanoseconds since the epoch, saturating at `Int64`'s ends: a file system may store any 64-bit
-    /// second count (a file from a card whose clock said the year 2300), and only changes of it matter here.
-    static func nanoseconds(_ time: timespec) -> Int64 {
-        let (seconds, overflow) = Int64(time.tv_sec).multipliedReportingOverflow(by: 1_000_000_000)
-        let (total, overflow2) = seconds.addingReportingOverflow(Int64(time.tv_nsec))
-        guard overflow || overflow2 else { return total }
-        return time.tv_sec < 0 ? .min : .max
+    /// The status of `path` (following symlinks unless asked not to), or nil: for callers to whom every failure
+    /// means the same. Those that tell a missing file from an unreadable one use `FileStatus(rawPath:)`.
+    static func fileStatus(_ path: [UInt8], followSymlinks: Bool = true) -> FileStatus? {
+        try? FileStatus(rawPath: path, followingLinks: followSymlinks)
     }
 
     /// The names in a folder (without `.` and `..`), sorted by bytes.
     static func listFolder(_ path: [UInt8]) -> Result<[Entry], Errno> {
-        guard let dir = withCString(path, { opendir($0) }) else { return .failure(.current) }
-        defer { closedir(dir) }
-        var entries: [Entry] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(dir) else {
-                if errno != 0 { return .failure(.current) }
-                break
-            }
-            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-            if name == [UInt8(ascii: ".")] || name == [UInt8(ascii: "."), UInt8(ascii: ".")] { continue }
-            let kind: EntryKind
-            switch Int32(entry.pointee.d_type) {
-            case Int32(DT_DIR): kind = .folder
-            case Int32(DT_REG): kind = .file
-            case Int32(DT_LNK): kind = .symlink
-            case Int32(DT_UNKNOWN): kind = .unknown
-            default: kind = .other
-            }
-            entries.append(Entry(name: name, kind: kind))
+        do throws(Errno) {
+            return .success(
+                try Directory.entries(rawPath: path).map { entry in
+                    let kind: EntryKind =
+                        switch entry.kind {
+                        case .directory: .folder
+                        case .regular: .file
+                        case .symbolicLink: .symlink
+                        case nil: .unknown
+                        default: .other
+                        }
+                    return Entry(name: entry.name, kind: kind)
+                })
+        } catch {
+            return .failure(error)
         }
-        entries.sort { $0.name.lexicographicallyPrecedes($1.name) }
-        return .success(entries)
     }
 
     /// A whole regular file of at most `limit` bytes, or a reason.

@@ -6,7 +6,7 @@ extension MediaLibrary {
     /// The connection for queries, read-only. Before any scan has written the index there is nothing to read: an
     /// empty index in memory answers instead (not kept, so the file is opened once a scan has made it).
     static func openReader(path: String, busyTimeout: Double) throws(SQLiteError) -> (SQLiteDatabase, Bool) {
-        guard access(path, F_OK) == 0 else { return (try emptyIndex(), false) }
+        guard FilePaths.exists(path) else { return (try emptyIndex(), false) }
         let database = try SQLiteDatabase.openForReading(path: path, busyTimeout: busyTimeout, cacheBytes: 32 << 20)
         let version = try database.integer("PRAGMA user_version") ?? 0
         if version == 0 { return (try emptyIndex(), false) }  // created, no schema yet

@@ -24,7 +24,7 @@ public enum LibraryError: Error, CustomStringConvertible, Equatable, Sendable {
         switch self {
         case .database(let error): "\(error)"
         case .noIndex(let path): "\(path): no library index here yet (run 'ambience library scan DIR' first)"
-        case .folderUnreadable(let path, let code): "\(path): cannot read folder (\(String(cString: strerror(code))))"
+        case .folderUnreadable(let path, let code): "\(path): cannot read folder (\(Errno(code)))"
         case .cancelled: "scan cancelled"
         case .invalidNumber(let number): "\(number)"
         }

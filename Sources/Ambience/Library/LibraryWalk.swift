@@ -38,17 +38,17 @@ struct LibraryWalk {
 
     /// Walks `folder` (a missing folder has no files), and with `recursive` every folder below it.
     mutating func walk(_ folder: [UInt8], recursive: Bool) {
-        guard let status = RawPath.fileStatus(folder) else {
-            let code = errno
-            if code != ENOENT && code != ENOTDIR { couldNotLookAt(folder, errno: code, isFolder: true) }
+        let status: FileStatus
+        do throws(Errno) { status = try FileStatus(rawPath: folder) } catch {
+            if error.code != ENOENT && error.code != ENOTDIR { couldNotLookAt(folder, error, isFolder: true) }
             return
         }
         guard status.isDirectory else { return }
         var pending: [[UInt8]] = [folder]
         while let current = pending.popLast() {
-            guard let status = RawPath.fileStatus(current) else {
-                let code = errno
-                if code != ENOENT { couldNotLookAt(current, errno: code, isFolder: true) }
+            let status: FileStatus
+            do throws(Errno) { status = try FileStatus(rawPath: current) } catch {
+                if error.code != ENOENT { couldNotLookAt(current, error, isFolder: true) }
                 continue
             }
             if let first = visited[status.identity] {
@@ -96,13 +96,14 @@ struct LibraryWalk {
             let mayBeFolder = entry.kind == .folder || entry.kind == .symlink || entry.kind == .unknown
             guard isAudio || isPlaylist || coverRank != nil || mayBeFolder else { continue }
 
-            guard let status = RawPath.fileStatus(path) else {
-                let code = errno
+            let status: FileStatus
+            do throws(Errno) { status = try FileStatus(rawPath: path) } catch {
+                let code = error.code
                 if code != ENOENT && code != ELOOP {
                     // Not seen to be gone: kept in the index, and said (a folder too, which was once skipped
                     // without a word when its path was longer than PATH_MAX).
                     if isAudio || isPlaylist || mayBeFolder {
-                        couldNotLookAt(path, errno: code, isFolder: !(isAudio || isPlaylist))
+                        couldNotLookAt(path, error, isFolder: !(isAudio || isPlaylist))
                     }
                     continue
                 }
@@ -112,7 +113,7 @@ struct LibraryWalk {
                         ? "symlink loop (too many levels of symbolic links)"
                         : code == ENOENT && entry.kind == .symlink
                             ? "broken symlink (its target does not exist)"
-                            : "cannot read (\(String(cString: strerror(code))))"
+                            : "cannot read (\(error))"
                     failed.append(ScanIssue(path: RawPath.display(path), reason: reason))
                 } else if code == ELOOP {
                     warnings.append(
@@ -126,7 +127,7 @@ struct LibraryWalk {
                 subfolders.append(path)
                 continue
             }
-            let file = File(path: path, folder: folder, size: status.size, mtime: status.mtime)
+            let file = File(path: path, folder: folder, size: status.size, mtime: status.modified)
             if isAudio {
                 audioFiles.append(file)
             } else if isPlaylist {
@@ -152,12 +153,12 @@ struct LibraryWalk {
 
     /// Records a path `stat` or `opendir` refused for a reason other than its absence: kept in the index, reported
     /// (a failed file, a warning for a folder) and logged.
-    private mutating func couldNotLookAt(_ path: [UInt8], errno code: Int32, isFolder: Bool) {
+    private mutating func couldNotLookAt(_ path: [UInt8], _ error: Errno, isFolder: Bool) {
         unseen.append(path)
         let why =
-            code == ENAMETOOLONG
+            error.code == ENAMETOOLONG
             ? "path longer than the system allows (PATH_MAX, \(PATH_MAX) bytes)"
-            : "cannot read (\(String(cString: strerror(code))))"
+            : "cannot read (\(error))"
         if isFolder {
             report(path, "\(why); not scanned, what the index holds under it is kept")
         } else {

@@ -13,13 +13,13 @@ struct LibraryWatcherError: Error, CustomStringConvertible, Sendable {
 /// change), and only those that can change the library count: audio files, playlists and cover images written,
 /// moved or deleted, and folders created, moved or deleted.
 ///
-/// Owns the inotify descriptor, the stop pipe and the thread; nothing else in the project calls inotify. The thread
-/// sleeps in `poll` on both descriptors, so `stop()` writes to the pipe to wake it, then joins it.
+/// Owns the inotify instance, the waker and the thread. The thread waits on the inotify descriptor alongside the
+/// waker, so `stop()` wakes it, then joins it.
 final class LibraryWatcher: @unchecked Sendable {
     typealias Scope = MediaLibrary.ScanScope
 
-    private let inotify: FileDescriptor
-    private let stopPipe: (read: FileDescriptor, write: FileDescriptor)
+    private let inotify: Inotify
+    private let waker: Waker
     private let onChange: @Sendable ([Scope]) -> Void
     private let roots: [[UInt8]]
     private let quietPeriod: Double
@@ -36,18 +36,12 @@ final class LibraryWatcher: @unchecked Sendable {
     init(roots: [[UInt8]], quietPeriod: Double = 0.2, onChange: @escaping @Sendable ([Scope]) -> Void)
         throws(LibraryWatcherError)
     {
-        let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard fd >= 0 else { throw LibraryWatcherError(description: "inotify unavailable (\(Errno.current))") }
-        inotify = FileDescriptor(adopting: fd)
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
-            throw LibraryWatcherError(description: "cannot make the watcher's stop pipe (\(Errno.current))")
+        do throws(Errno) { inotify = try Inotify() } catch {
+            throw LibraryWatcherError(description: "inotify unavailable (\(error))")
         }
-        for end in pipeEnds {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        do throws(Errno) { waker = try Waker() } catch {
+            throw LibraryWatcherError(description: "cannot make the watcher's waker (\(error))")
         }
-        stopPipe = (FileDescriptor(adopting: pipeEnds[0]), FileDescriptor(adopting: pipeEnds[1]))
         self.roots = roots
         self.quietPeriod = quietPeriod
         self.onChange = onChange
@@ -65,7 +59,7 @@ final class LibraryWatcher: @unchecked Sendable {
                 defer { worker = nil }; return worker
             })
         else { return }
-        _ = [UInt8(1)].withUnsafeBytes { raw in Result { () throws(Errno) in try stopPipe.write.write(raw) } }
+        waker.wake()
         thread.stop()
     }
 
@@ -83,12 +77,11 @@ final class LibraryWatcher: @unchecked Sendable {
             guard let status = RawPath.fileStatus(current), status.isDirectory,
                 visited.insert(status.identity).inserted
             else { continue }
-            let wd = RawPath.withCString(current) { inotify_add_watch(inotify.descriptor, $0, Self.mask) }
-            guard wd >= 0 else {
-                let code = errno
+            let wd: Int32
+            do throws(Errno) { wd = try inotify.addWatch(rawPath: current, mask: Self.mask) } catch {
                 failure =
-                    "\(RawPath.display(current)): cannot watch (\(String(cString: strerror(code))))"
-                    + (code == ENOSPC ? "; raise fs.inotify.max_user_watches" : "")
+                    "\(RawPath.display(current)): cannot watch (\(error))"
+                    + (error.code == ENOSPC ? "; raise fs.inotify.max_user_watches" : "")
                 continue
             }
             folders[wd] = current
@@ -108,25 +101,21 @@ final class LibraryWatcher: @unchecked Sendable {
         var pending: Set<Scope> = []
         var quietDeadline = 0
         var firstPending = 0
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            var descriptors = [
-                pollfd(fd: inotify.descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: stopPipe.read.descriptor, events: Int16(POLLIN), revents: 0)
-            ]
             let now = monotonicNanoseconds()
-            var timeout: Int32 = -1
+            var timeout: Duration?
             if !pending.isEmpty {
                 // Quiet for `quietPeriod`, but never held back more than a second by a steady trickle of events.
                 let due = min(quietDeadline, firstPending + 1_000_000_000)
-                timeout = due > now ? Int32((due - now) / 1_000_000) + 1 : 0
+                timeout = .nanoseconds(max(due - now, 0))
             }
-            let ready = poll(&descriptors, 2, timeout)
-            if ready < 0 && errno != EINTR { break }
-            if descriptors[1].revents != 0 || control.isStopRequested { break }
-            if descriptors[0].revents & Int16(POLLIN) != 0 {
+            let outcome = waker.wait(alongside: inotify.descriptor, timeout: timeout)
+            if outcome.failure != nil || outcome.woken || control.isStopRequested { break }
+            if outcome.ready {
                 let before = pending.count
-                readEvents(into: &pending, buffer: &buffer)
+                for event in inotify.readEvents() {
+                    handle(wd: event.watch, mask: event.mask, name: event.name, into: &pending)
+                }
                 if pending.count > 0 {
                     if before == 0 { firstPending = monotonicNanoseconds() }
                     quietDeadline = monotonicDeadline(afterSeconds: quietPeriod)
@@ -136,33 +125,6 @@ final class LibraryWatcher: @unchecked Sendable {
                 let scopes = Array(pending)
                 pending.removeAll()
                 onChange(scopes)
-            }
-        }
-    }
-
-    /// Reads every queued event and records the folders that need a new look.
-    private func readEvents(into pending: inout Set<Scope>, buffer: inout [UInt8]) {
-        while true {
-            // Until EAGAIN: the descriptor is non-blocking.
-            let read = buffer.withUnsafeMutableBytes { raw in
-                Result { () throws(Errno) in try inotify.read(into: raw.baseAddress!, count: raw.count) }
-            }
-            guard case .success(let got) = read, got > 0 else { return }
-            var offset = 0
-            let headerSize = MemoryLayout<inotify_event>.size
-            while offset + headerSize <= got {
-                let (wd, mask, length) = buffer.withUnsafeBytes { raw in
-                    (
-                        raw.loadUnaligned(fromByteOffset: offset, as: Int32.self),
-                        raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                        Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                    )
-                }
-                let nameStart = offset + headerSize
-                let nameBytes = buffer[nameStart..<min(nameStart + length, got)]
-                let name = Array(nameBytes.prefix { $0 != 0 })
-                offset = nameStart + length
-                handle(wd: wd, mask: mask, name: name, into: &pending)
             }
         }
     }
@@ -200,7 +162,7 @@ final class LibraryWatcher: @unchecked Sendable {
             } ?? false
         if mask & UInt32(IN_CREATE) != 0 {
             // A file being created is looked at when it is closed; a symlink is never written, so it counts now.
-            guard let link = RawPath.fileStatus(path, followSymlinks: false), link.mode & S_IFMT == S_IFLNK else {
+            guard let link = RawPath.fileStatus(path, followSymlinks: false), link.kind == .symbolicLink else {
                 return
             }
             if let target = RawPath.fileStatus(path), target.isDirectory {

@@ -71,14 +71,14 @@ public final class MediaLibrary: @unchecked Sendable {
         let dbPath = databasePath ?? Self.defaultDatabasePath(environment: environment)
         self.databasePath = dbPath
 
-        if !createIfMissing && access(dbPath, F_OK) != 0 { throw .noIndex(dbPath) }
+        if !createIfMissing && !FilePaths.exists(dbPath) { throw .noIndex(dbPath) }
         pendingWarnings = Lock([])
         writer = GuardedDatabase()
         reader = GuardedDatabase()
         reader.opener = { () throws(SQLiteError) in try Self.openReader(path: dbPath, busyTimeout: busyTimeout) }
         writer.opener = { [unowned self] () throws(SQLiteError) in (try openWriter(busyTimeout: busyTimeout), true) }
         // A missing index is made now, so that a path where none can be is an error here, not at the first scan.
-        guard access(dbPath, F_OK) != 0 else { return }
+        guard !FilePaths.exists(dbPath) else { return }
         do throws(SQLiteError) { try writer.use { _ in } } catch { throw .database(error) }
     }
 
@@ -160,16 +160,12 @@ public final class MediaLibrary: @unchecked Sendable {
 
     private static func homeFolder(environment: [String: String]) -> String {
         if let home = environment["HOME"], !home.isEmpty { return home }
-        if let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir { return String(cString: dir) }
-        return "/"
+        return ProcessEnvironment.homeFolderOfUser ?? "/"
     }
 
     /// Absolute, with symlinks resolved when the folder exists (so paths in the index are stable).
     private static func canonicalFolder(_ folder: String) -> String {
-        if let resolved = realpath(folder, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
+        if let resolved = FilePaths.resolved(folder) { return resolved }
         if folder.hasPrefix("/") { return folder }
         return FileManager.default.currentDirectoryPath + "/" + folder
     }
@@ -181,7 +177,7 @@ public final class MediaLibrary: @unchecked Sendable {
             missing.append(parent)
             parent = RawPath.parent(parent)
         }
-        for folder in missing.reversed() { RawPath.withCString(folder) { _ = mkdir($0, 0o755) } }
+        for folder in missing.reversed() { try? FilePaths.makeFolder(rawPath: folder) }
     }
 
     // MARK: - Opening the index
@@ -262,7 +258,10 @@ public final class MediaLibrary: @unchecked Sendable {
     @discardableResult
     public func scan(progress: ((ScanProgress) -> Void)? = nil) throws(LibraryError) -> ScanReport {
         for (folder, root) in zip(folders, roots) {
-            guard let status = RawPath.fileStatus(root) else { throw .folderUnreadable(folder, errno: errno) }
+            let status: FileStatus
+            do throws(Errno) { status = try FileStatus(rawPath: root) } catch {
+                throw .folderUnreadable(folder, errno: error.code)
+            }
             guard status.isDirectory else { throw .folderUnreadable(folder, errno: ENOTDIR) }
         }
         var report = try scan(

@@ -234,8 +234,7 @@ final class SQLiteDatabase {
             )
         } catch {
             // Only a regular file is moved aside: a folder or device at the path is the caller's mistake.
-            var status = stat()
-            let isFile = lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+            let isFile = (try? FileStatus(path: path, followingLinks: false))?.isRegularFile ?? false
             guard isFile, error.isDamage, let aside = moveAside(path) else { throw error }
             let database = try openChecked(
                 path: path, busyTimeout: busyTimeout, cacheBytes: cacheBytes, prepare: prepare)
@@ -267,22 +266,26 @@ final class SQLiteDatabase {
     /// replaces), and the old names are removed only once every link is made. Returns nil, having moved nothing,
     /// when that cannot be done: the damaged file is then kept, and the caller reports the damage.
     private static func moveAside(_ path: String) -> String? {
-        let present = companionSuffixes.filter { access(path + $0, F_OK) == 0 }
+        let present = companionSuffixes.filter { FilePaths.exists(path + $0) }
         for attempt in 1...1000 {
             let aside = path + ".broken" + (attempt == 1 ? "" : ".\(attempt)")
-            guard companionSuffixes.allSatisfy({ access(aside + $0, F_OK) != 0 }) else { continue }
+            guard companionSuffixes.allSatisfy({ !FilePaths.exists(aside + $0) }) else { continue }
             var linked: [String] = []
+            var failure: Errno?
             for suffix in present {
-                guard link(path + suffix, aside + suffix) == 0 else { break }
+                do throws(Errno) { try FilePaths.link(path + suffix, to: aside + suffix) } catch {
+                    failure = error
+                    break
+                }
                 linked.append(suffix)
             }
-            guard linked.count == present.count else {
-                let code = errno
-                for suffix in linked { unlink(aside + suffix) }  // still linked at the old name: nothing is lost
-                if code == EEXIST { continue }  // another process took this name just now
+            if let failure {
+                // Still linked at the old name: nothing is lost.
+                for suffix in linked { try? FilePaths.remove(aside + suffix) }
+                if failure.code == EEXIST { continue }  // another process took this name just now
                 return nil
             }
-            for suffix in present.reversed() { unlink(path + suffix) }  // the main file last
+            for suffix in present.reversed() { try? FilePaths.remove(path + suffix) }  // the main file last
             return aside
         }
         return nil
@@ -387,7 +390,7 @@ private final class SQLiteStatement {
             default:
                 guard !hasRows, database.isRetryable(status, since: started) else { throw database.error(status) }
                 sqlite3_reset(handle)  // keeps the bindings
-                usleep(2_000)
+                sleep(milliseconds: 2)
             }
         }
     }

@@ -157,7 +157,7 @@ package enum ChildProgram {
         }()
 
     /// `pipe2` (which Swift's Glibc module does not declare without _GNU_SOURCE), looked up once.
-    private static let pipe2: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32)? = {
+    static let pipe2: (@convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32)? = {
         guard let libc = try? SharedLibrary("libc.so.6"), let address = try? libc.address(of: "pipe2") else {
             return nil
         }

@@ -13,13 +13,13 @@ package struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Which file a node is, whatever its names: its device and inode.
-struct FileIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
 }
 
 extension FileIdentity {
-    init(_ status: stat) { self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) }
+    package init(_ status: stat) { self.init(device: UInt64(status.st_dev), inode: UInt64(status.st_ino)) }
 }
 
 /// An open file descriptor, closed exactly once: by `close()`, by `release()` handing it to C code that closes it,
@@ -181,6 +181,16 @@ package final class FileDescriptor {
     package func read(into destination: UnsafeMutableRawPointer, count: Int) throws(Errno) -> Int {
         while true {
             let got = Glibc.read(raw, destination, count)
+            if got >= 0 { return got }
+            if errno != EINTR { throw .current }
+        }
+    }
+
+    /// One `pread` of up to `count` bytes at `offset`: what the file had there, 0 at its end.
+    package func readSome(into destination: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws(Errno) -> Int
+    {
+        while true {
+            let got = pread(raw, destination, count, off_t(offset))
             if got >= 0 { return got }
             if errno != EINTR { throw .current }
         }

@@ -22,3 +22,12 @@ package func monotonicDeadline(afterSeconds seconds: Double) -> Int {
     let wait = seconds.isNaN ? 0 : min(max(seconds, 0), 3.15e9)
     return monotonicNanoseconds() + (wait * 1e9).saturated(Int.self)
 }
+
+/// Sleeps `milliseconds` on the monotonic clock (a negative count does not sleep): for a short pause between retries.
+/// A thread that must stop on request waits on its `WorkerThread` instead.
+package func sleep(milliseconds: Int) {
+    guard milliseconds > 0 else { return }
+    let (nanoseconds, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000_000)
+    let (deadline, overflow2) = monotonicNanoseconds().addingReportingOverflow(overflow ? .max : nanoseconds)
+    sleepUntil(monotonicNanoseconds: overflow2 ? .max : deadline)
+}

@@ -1,7 +1,20 @@
 import Glibc
 
-/// Changes to the process's environment that libraries read when they start.
+/// The process's environment: what it says, and changes to it that libraries read when they start.
 package enum ProcessEnvironment {
+    /// The variable `name`, or nil when it is not set (an empty value is returned as it is).
+    package static func value(_ name: String) -> String? {
+        guard !name.utf8.contains(0) else { return nil }
+        return getenv(name).map { String(cString: $0) }
+    }
+
+    /// The user's home folder from the password database (`getpwuid`), for when `HOME` is not set; nil when the
+    /// database has no entry for this user.
+    package static var homeFolderOfUser: String? {
+        guard let entry = getpwuid(getuid()), let folder = entry.pointee.pw_dir else { return nil }
+        return String(cString: folder)
+    }
+
     /// Adds `key=value` to `PULSE_PROP`, which libpulse reads into every client's properties (and so into every
     /// stream's) when the client connects, unless the variable already names `key`: the program's own word stands.
     /// Call before the library connects (SDL's pulseaudio driver connects when SDL's audio starts).

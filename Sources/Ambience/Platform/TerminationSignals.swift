@@ -1,34 +1,31 @@
 import Glibc
 import Synchronization
 
-/// SIGTERM, SIGINT and SIGHUP turned into bytes on a pipe, so that the process can finish what it must (the exit
+/// SIGTERM, SIGINT and SIGHUP turned into wakes of a `Waker`, so that the process can finish what it must (the exit
 /// rule) on an ordinary thread before it ends the way it was asked to.
 ///
-/// The handler does only async-signal-safe work: it writes the signal's number to a non-blocking pipe (saving and
-/// restoring `errno`). Everything else happens on the thread that reads the pipe.
+/// The handler does only async-signal-safe work: `Waker.signalSafeWake` writes the signal's number to the waker's
+/// non-blocking pipe (saving and restoring `errno`). Everything else happens on the thread that waits on it.
 package enum TerminationSignals {
     /// The signals that ask a process to end and can be caught.
     package static let handled: [Int32] = [SIGTERM, SIGINT, SIGHUP]
 
-    /// The pipe's ends; -1 until `install()` made it. Read by the handler, so atomics, not a lock.
+    /// The waker's write end; -1 until `install()` made it. Read by the handler, so an atomic, not a lock.
     private static let writeEnd = Atomic<Int32>(-1)
-    private static let readEnd = Atomic<Int32>(-1)
-    private static let setUp = Mutex<Bool>(false)
+    /// The waker, made once and kept for the life of the process (the handler may write to it at any time), and the
+    /// signals a wait drained beyond the one it returned.
+    private static let state = Lock<(waker: Waker?, pending: [Int32])>((nil, []))
 
-    /// Makes the pipe (once) and installs the handler for every handled signal whose disposition is still the
+    /// Makes the waker (once) and installs the handler for every handled signal whose disposition is still the
     /// default: a handler the program installed itself (or an ignored signal) is left alone. Returns the signals
     /// taken now or earlier.
     package static func install() throws(Errno) -> [Int32] {
-        try setUp.withLock { (made: inout Bool) throws(Errno) -> [Int32] in
-            if !made {
-                var ends: [Int32] = [-1, -1]
-                guard pipe(&ends) == 0 else { throw Errno.current }
-                for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                // A flood of signals must never block the handler: a full pipe drops the byte (one is enough).
-                _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
-                readEnd.store(ends[0], ordering: .sequentiallyConsistent)
-                writeEnd.store(ends[1], ordering: .sequentiallyConsistent)
-                made = true
+        try state.withLock { (state: inout (waker: Waker?, pending: [Int32])) throws(Errno) -> [Int32] in
+            if state.waker == nil {
+                // A flood of signals never blocks the handler: a full pipe drops the byte (one is enough).
+                let waker = try Waker()
+                writeEnd.store(waker.signalWriteEnd, ordering: .sequentiallyConsistent)
+                state.waker = waker
             }
             var taken: [Int32] = []
             for signo in handled {
@@ -52,16 +49,19 @@ package enum TerminationSignals {
         }
     }
 
-    /// Waits up to `milliseconds` (-1: for ever) for a signal; returns its number, or nil.
+    /// Waits up to `milliseconds` (-1: for ever) for a signal; returns its number, or nil. Signals that came
+    /// together are returned one per call, in order.
     package static func wait(milliseconds: Int32) -> Int32? {
-        let fd = readEnd.load(ordering: .sequentiallyConsistent)
-        guard fd >= 0 else { return nil }
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let ready = poll(&entry, 1, milliseconds)
-        guard ready > 0 else { return nil }
-        var byte: UInt8 = 0
-        let count = read(fd, &byte, 1)
-        return count == 1 ? Int32(byte) : nil
+        let (queued, waker) = state.withLock { state -> (Int32?, Waker?) in
+            state.pending.isEmpty ? (nil, state.waker) : (state.pending.removeFirst(), nil)
+        }
+        if let queued { return queued }
+        guard let waker else { return nil }
+        let timeout: Duration? = milliseconds < 0 ? nil : .milliseconds(milliseconds)
+        let signals = waker.wait(timeout: timeout).wakeBytes.map(Int32.init)
+        guard let first = signals.first else { return nil }
+        state.withLock { $0.pending += signals.dropFirst() }
+        return first
     }
 
     /// Ends the process as `signo` would have with its default disposition, so the parent sees the usual status
@@ -79,11 +79,9 @@ package enum TerminationSignals {
         _exit(128 + signo)
     }
 
-    /// The handler: one byte on the pipe. Async-signal-safe: an atomic load, `write`, and `errno` put back.
+    /// The handler: one wake, with the signal's number. Async-signal-safe: an atomic load, `write`, and `errno` put back.
     private static let onSignal: @convention(c) (Int32) -> Void = { signo in
-        let saved = errno
-        var byte = UInt8(truncatingIfNeeded: signo)
-        _ = write(TerminationSignals.writeEnd.load(ordering: .relaxed), &byte, 1)
-        errno = saved
+        Waker.signalSafeWake(
+            TerminationSignals.writeEnd.load(ordering: .relaxed), byte: UInt8(truncatingIfNeeded: signo))
     }
 }

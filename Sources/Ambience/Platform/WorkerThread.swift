@@ -78,26 +78,45 @@ package final class WorkerThread: @unchecked Sendable {
         }
     }
 
-    private let control = Control()
+    private let control: Control
     private let thread: pthread_t?
     private let joined = Lock<Bool>(false)
 
     /// Starts `body` on a new thread named `name` (the system keeps its first 15 bytes). If the system refuses a thread,
     /// `isRunning` is false and `body` never runs.
     package init(name: String, scheduling: Scheduling = .normal, body: @escaping @Sendable (Control) -> Void) {
+        let control = Control()
+        self.control = control
+        thread = Self.start(name: name, scheduling: scheduling) { body(control) }
+    }
+
+    /// Runs `body` once on a new thread that nobody joins: for work that must be free to outlive its caller (a close
+    /// that may wait for a lock someone else holds, a connect that may hang, a watcher that lives as long as the
+    /// process). Returns false, and `body` never runs, when the system refuses a thread.
+    @discardableResult
+    package static func detached(
+        name: String, scheduling: Scheduling = .normal, _ body: @escaping @Sendable () -> Void
+    ) -> Bool {
+        guard let thread = start(name: name, scheduling: scheduling, body) else { return false }
+        pthread_detach(thread)
+        return true
+    }
+
+    /// The one `pthread_create` of the engine: names the new thread, sets its scheduling and runs `body`.
+    private static func start(
+        name: String, scheduling: Scheduling, _ body: @escaping @Sendable () -> Void
+    ) -> pthread_t? {
         final class Start {
             let name: String
             let scheduling: Scheduling
-            let control: Control
-            let body: @Sendable (Control) -> Void
-            init(name: String, scheduling: Scheduling, control: Control, body: @escaping @Sendable (Control) -> Void) {
+            let body: @Sendable () -> Void
+            init(name: String, scheduling: Scheduling, body: @escaping @Sendable () -> Void) {
                 self.name = name
                 self.scheduling = scheduling
-                self.control = control
                 self.body = body
             }
         }
-        let start = Unmanaged.passRetained(Start(name: name, scheduling: scheduling, control: control, body: body))
+        let start = Unmanaged.passRetained(Start(name: name, scheduling: scheduling, body: body))
         var handle = pthread_t()
         let status = pthread_create(
             &handle, nil,
@@ -115,15 +134,14 @@ package final class WorkerThread: @unchecked Sendable {
                     // Who 0 is the calling thread (Linux's niceness is per thread). A refusal leaves it as it was.
                     _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -20)
                 }
-                start.body(start.control)
+                start.body()
                 return nil
             }, start.toOpaque())
-        if status == 0 {
-            thread = handle
-        } else {
+        guard status == 0 else {
             start.release()
-            thread = nil
+            return nil
         }
+        return handle
     }
 
     deinit { stop() }
