@@ -88,11 +88,7 @@ final class SoundCache: Sendable {
     }
 
     /// Paths name the same file however they are spelled.
-    private static func key(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
-    }
+    private static func key(_ path: String) -> String { FilePaths.resolved(path) ?? path }
 }
 
 extension Sound {
