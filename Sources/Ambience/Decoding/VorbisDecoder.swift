@@ -110,7 +110,7 @@ final class VorbisDecoder: AudioDecoder {
     }
 
     /// libvorbisfile reads through these, on the reader this decoder opened on a checked regular file. A failed
-    /// read returns 0 with `errno` left set by the failed `pread`, which is how libvorbisfile tells it from the end.
+    /// read returns 0 with `errno` set (`FileReader.read` sets it), which is how libvorbisfile tells it from the end.
     private static var callbacks: ov_callbacks {
         ov_callbacks(
             read_func: { bytes, size, count, source in

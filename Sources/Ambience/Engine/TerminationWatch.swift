@@ -36,6 +36,12 @@ final class TerminationWatch: @unchecked Sendable {
         if !watching {
             // Never joined: it lives as long as the process, blocked in its wait.
             watching = WorkerThread.detached(name: "ambience.signals") { [self] in watch() }
+            guard watching else {
+                // No thread to carry out the rule: the signals must still end the process, as they did before.
+                engines.removeAll()
+                TerminationSignals.uninstall()
+                return false
+            }
         }
         return true
     }

@@ -18,12 +18,18 @@ package final class FileReader {
     }
 
     /// Reads up to `count` bytes at the position (one `pread`, as `fread` would make one `read`: fewer may come
-    /// before the end) and moves past them; 0 only at the end of the file.
+    /// before the end) and moves past them; 0 only at the end of the file. On failure `errno` holds the error as
+    /// well: libvorbisfile tells a failed read from the end only by `errno` after its callback returned 0.
     package func read(into destination: UnsafeMutableRawPointer, count: Int) throws(Errno) -> Int {
         guard count > 0 else { return 0 }
-        let got = try file.readSome(into: destination, count: count, at: position)
-        position += Int64(got)
-        return got
+        do throws(Errno) {
+            let got = try file.readSome(into: destination, count: count, at: position)
+            position += Int64(got)
+            return got
+        } catch {
+            errno = error.code
+            throw error
+        }
     }
 
     /// Moves the position to `offset` from the start (`SEEK_SET`), the position (`SEEK_CUR`) or the end

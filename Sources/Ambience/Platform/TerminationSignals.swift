@@ -49,6 +49,21 @@ package enum TerminationSignals {
         }
     }
 
+    /// Puts the default disposition back for every handled signal whose handler is ours: for when nothing could be
+    /// started to wait on them, so that they end the process as before instead of waking nobody.
+    package static func uninstall() {
+        for signo in handled {
+            var current = sigaction()
+            guard sigaction(signo, nil, &current) == 0, let handler = current.__sigaction_handler.sa_handler,
+                unsafeBitCast(handler, to: Int.self) == unsafeBitCast(onSignal, to: Int.self)
+            else { continue }
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = nil  // SIG_DFL
+            sigemptyset(&action.sa_mask)
+            _ = sigaction(signo, &action, nil)
+        }
+    }
+
     /// Waits up to `milliseconds` (-1: for ever) for a signal; returns its number, or nil. Signals that came
     /// together are returned one per call, in order.
     package static func wait(milliseconds: Int32) -> Int32? {
