@@ -68,6 +68,37 @@ struct SDLMixerStandInTests {
         #expect(tally != nil && tally!.failed == 0 && tally!.passed > 1_000, "\(result.stdout)")
     }
 
+    /// Tests/SDLMixer/standin_races_test.c: Mix_HookMusic set and cleared by two threads at once leaves the music held
+    /// exactly when a hook is set (40 rounds); Mix_AllocateChannels shrinking while the update thread's callback for
+    /// a dropped channel waits on a lock the shrinking thread holds returns at once, and every dropped channel's end
+    /// is reported once, its callback seeing its chunk.
+    @Test func hookAndShrinkRaces() throws {
+        try runRaces([], driver: "dummy", passing: 10)
+    }
+
+    /// Tests/SDLMixer/standin_races_test.c --reopen: an effect registered by a finished callback of Mix_CloseAudio
+    /// that then opens the device again gets its done callback once, with the closed device. On the private sound
+    /// server: SDL's dummy and disk drivers open one device at a time, and the closing one is still open then.
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1",
+            "needs the private PulseAudio of scripts/with-services.sh"))
+    func anEffectRegisteredWhileClosingIsDoneOnce() throws {
+        try runRaces(["--reopen"], driver: "pulseaudio", passing: 5)
+    }
+
+    private func runRaces(_ arguments: [String], driver: String, passing: Int) throws {
+        let program = "standin_races_test"
+        let folder = try MixerStandIn.prepare(program, standard: "c11")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try MixerStandIn.run(
+            folder, arguments, environment: ["SDL_AUDIODRIVER": driver], program: program)
+        #expect(!result.killedBySignal, "\(program) crashed: \(result.stderr)")
+        #expect(result.status == 0, "\(program): \(result.stdout)\n\(result.stderr)")
+        let tally = CAPI.tally(result.stdout)
+        #expect(tally != nil && tally!.failed == 0 && tally!.passed >= passing, "\(result.stdout)")
+    }
+
     /// A 440 Hz chunk played on a channel reaches the device: SDL's disk driver records what the engine gave it
     /// (32-bit float stereo at the opened 44.1 kHz), and the recording holds one second of a 440 Hz tone at the
     /// chunk's level.
