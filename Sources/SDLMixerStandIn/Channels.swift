@@ -160,6 +160,7 @@ private func install(
         state.channels.slots[i].pausedAt = nil
         state.channels.slots[i].startedAt = now
         state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
+        state.wakeUpdates()
         return Int32(clamping: i)
     case .failure(let problem):
         state.channels.slots[i].fade = .none

@@ -193,7 +193,7 @@ private func openEngine(_ spec: OutputSpec, device: UnsafePointer<CChar>?, chunk
         guard state.device == nil else { return false }
         state.openings += 1
         let generation = state.openings
-        let updates = WorkerThread(name: "sdl-mixer-update") { control in
+        let updates = WorkerThread(name: "sdlmixer-update") { control in
             runUpdates(control, engine: engine, generation: generation)
         }
         state.device = OpenDevice(engine: engine, spec: spec, openCount: 1, generation: generation, updates: updates)

@@ -124,7 +124,10 @@ public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutabl
     // the hook it replaced has stopped, if no hook is set by then: never both heard, never a hook with the music
     // let go.
     let old = StandIn.shared.state.withLock { state -> Voice? in
-        if function != nil { state.setMusicHooked(true) }
+        if function != nil {
+            state.setMusicHooked(true)
+            state.wakeUpdates()
+        }
         let old = state.hook.voice
         if old != nil { state.hook.stopping += 1 }
         state.hook.function = function

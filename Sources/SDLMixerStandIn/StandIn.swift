@@ -43,6 +43,8 @@ struct MixerState {
     var openingThread: pthread_t?
     /// The update thread, which never waits for its own reports.
     var updateThread: pthread_t?
+    /// Whether the update thread waits its idle period (nothing plays): a play wakes it (`wakeUpdates`).
+    var updatesIdle = false
     var isUpdateThread: Bool { updateThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
     var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
@@ -50,6 +52,16 @@ struct MixerState {
     var music = MusicState()
     /// Mix_HookMusic's function and the stream playing it (MusicHook.swift), under this lock with the music it holds.
     var hook = MusicHook()
+}
+
+extension MixerState {
+    /// Gets an idle update thread going at once, for a play that has just started (its end, fades and deadlines
+    /// are the thread's to find). A thread already ticking is left alone.
+    mutating func wakeUpdates() {
+        guard updatesIdle, let device else { return }
+        updatesIdle = false
+        device.updates.wake()
+    }
 }
 
 /// The stand-in's one state, shared by every exported function and the update thread.
