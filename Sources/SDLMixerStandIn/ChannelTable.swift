@@ -158,11 +158,14 @@ struct ChannelTable {
         return test(i) ? 1 : 0
     }
 
-    /// Whether a play is on the channel: its voice lives (playing or paused), or it has replays to come.
-    func isPlaying(_ i: Int) -> Bool {
-        guard let voice = slots[i].voice else { return false }
-        return voice.isAlive || slots[i].loopsLeft > 0
-    }
+    /// Whether a play is on the channel (playing, paused, or with replays to come), from the table alone: no call
+    /// into the engine (a lock and an OpenAL context switch), since a game loop asks Mix_Playing of each channel every
+    /// frame. A play that ended by itself counts until the update thread ends it here (within a tick), as SDL_mixer's
+    /// count changes only as it mixes a block.
+    func isPlaying(_ i: Int) -> Bool { slots[i].voice != nil }
+
+    /// Whether no play is on any channel: the update thread then has nothing to end or step.
+    var isSilent: Bool { slots.allSatisfy { $0.voice == nil } }
 
     /// The first channel past the reserved ones with no play on it.
     func firstFree() -> Int? { slots.indices.first { $0 >= reserved && !isPlaying($0) } }

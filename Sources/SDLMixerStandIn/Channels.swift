@@ -10,20 +10,33 @@ import Glibc
 /// SDL_mixer does: the callbacks may call any Mix_ function, Mix_PlayChannel included. A closed chain runs no effect
 /// once `close` has returned. The callback is read again for each channel, so one that a callback removes or
 /// replaces (Mix_ChannelFinished) is not called for the channels after it. The update thread's ends were marked
-/// `reporting` when found; each is unmarked once its callbacks have run.
+/// `reporting` when found; each is `reportingNow` while its callbacks run and unmarked after. One no longer marked
+/// was reported by a shrink that dropped the channel (its chains are done with the rest, at the end).
 func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
     var chains = StandIn.shared.state.withLock { state in
         defer { state.channels.closedChains.removeAll() }
         return state.channels.closedChains
     }
     for channel in channels {
-        let callback = StandIn.shared.state.withLock { $0.channelFinished }
+        let claimed = StandIn.shared.state.withLock { state -> standin_channel_finished?? in
+            if reporting {
+                guard state.reporting.contains(channel) else { return .none }
+                state.reportingNow = (channel, state.channels.index(channel).flatMap { state.channels.slots[$0].chunk })
+            }
+            return .some(state.channelFinished)
+        }
+        guard let callback = claimed else { continue }
         callback?(channel)
         for (k, ended) in chains.enumerated().reversed() where ended.channel == channel {
             callDone(ended.chain.close(), channel: channel)
             chains.remove(at: k)
         }
-        if reporting { StandIn.shared.state.withLock { _ = $0.reporting.remove(channel) } }
+        if reporting {
+            StandIn.shared.state.withLock { state in
+                state.reporting.remove(channel)
+                state.reportingNow = nil
+            }
+        }
     }
     for ended in chains { callDone(ended.chain.close(), channel: ended.channel) }
 }
@@ -147,6 +160,7 @@ private func install(
         state.channels.slots[i].pausedAt = nil
         state.channels.slots[i].startedAt = now
         state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
+        state.wakeUpdates()
         return Int32(clamping: i)
     case .failure(let problem):
         state.channels.slots[i].fade = .none
@@ -324,6 +338,8 @@ public func mixMasterVolume(_ volume: Int32) -> Int32 {
 public func mixGetChunk(_ channel: Int32) -> UnsafeMutablePointer<Mix_Chunk>? {
     StandIn.shared.state.withLock { state -> ChunkPointer? in
         guard let i = state.channels.index(channel) else {
+            // The update thread's callback for a channel a shrink dropped meanwhile: the chunk that ended.
+            if let now = state.reportingNow, now.channel == channel, state.isUpdateThread { return now.chunk }
             report("Mix_GetChunk: invalid channel \(channel)")
             return nil
         }

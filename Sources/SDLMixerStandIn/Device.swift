@@ -193,11 +193,16 @@ private func openEngine(_ spec: OutputSpec, device: UnsafePointer<CChar>?, chunk
         guard state.device == nil else { return false }
         state.openings += 1
         let generation = state.openings
-        let updates = WorkerThread(name: "sdl-mixer-update") { control in
+        let updates = WorkerThread(name: "sdlmixer-update") { control in
             runUpdates(control, engine: engine, generation: generation)
         }
         state.device = OpenDevice(engine: engine, spec: spec, openCount: 1, generation: generation, updates: updates)
-        // Chains a closing has yet to call done for are kept for it.
+        // Chains a closing has yet to call done for are kept, with those of effects registered on the closed
+        // device's channels meanwhile (by its finished callbacks, before they opened this one): they go with that
+        // device, their done callbacks below.
+        for i in state.channels.slots.indices where state.channels.slots[i].effects != nil {
+            state.channels.closeEffects(i)
+        }
         var fresh = ChannelTable()
         fresh.closedChains = state.channels.closedChains
         fresh.slots = Array(repeating: ChannelSlot(), count: Int(STANDIN_MIX_CHANNELS))
@@ -210,6 +215,7 @@ private func openEngine(_ spec: OutputSpec, device: UnsafePointer<CChar>?, chunk
         engine.shutdown()
         return .success(false)
     }
+    deliverFinished([])
     installPostProcessing()
     startMusicHook()
     return .success(true)

@@ -9,14 +9,14 @@ import Glibc
 /// `ChannelTable.maximumCount` it fails with -1.
 ///
 /// The dropped channels' callbacks run while those channels still exist, so a callback's Mix_GetChunk is the chunk
-/// that ended (SDL_mixer halts them before it reallocates); an end the update thread is reporting there is waited
-/// for, briefly. A callback that plays there again is ended in the next pass; after a few passes the channels go
-/// with what plays on them.
+/// that ended (SDL_mixer halts them before it reallocates). An end the update thread found there and has not begun
+/// to report is reported here instead, with the halts; one it is reporting now is not waited for (its callback may
+/// wait on a lock the caller holds), and still sees its chunk (`MixerState.reportingNow`). A callback that plays
+/// there again is ended in the next pass; after a few passes the channels go with what plays on them.
 @_cdecl("Mix_AllocateChannels")
 public func mixAllocateChannels(_ count: Int32) -> Int32 {
     for pass in 0... {
         var finished: [Int32] = []
-        var waiting = false
         let result = StandIn.shared.state.withLock { state -> Int32? in
             guard count >= 0 else { return Int32(clamping: state.channels.count) }
             guard Int(count) <= ChannelTable.maximumCount else {
@@ -26,13 +26,15 @@ public func mixAllocateChannels(_ count: Int32) -> Int32 {
             let wanted = Int(count)
             if wanted < state.channels.count {
                 let dropped = wanted..<state.channels.count
-                if pass < 200, !state.isUpdateThread,
-                    dropped.contains(where: { state.reporting.contains(Int32(clamping: $0)) })
-                {
-                    waiting = true
-                    return nil
+                for i in dropped {
+                    let channel = Int32(clamping: i)
+                    if state.reporting.contains(channel) && state.reportingNow?.channel != channel {
+                        state.reporting.remove(channel)
+                        finished.append(channel)
+                    } else if state.channels.end(i) {
+                        finished.append(channel)
+                    }
                 }
-                for i in dropped where state.channels.end(i) { finished.append(Int32(i)) }
                 if !finished.isEmpty, pass < 8 { return nil }
                 // A dropped channel's effects go with it (their done callbacks run below, with the finished ones).
                 for i in dropped where state.channels.slots[i].effectCount > 0 { state.channels.closeEffects(i) }
@@ -45,7 +47,6 @@ public func mixAllocateChannels(_ count: Int32) -> Int32 {
         }
         deliverFinished(finished)
         if let result { return result }
-        if waiting { usleep(1_000) }
     }
     return -1
 }

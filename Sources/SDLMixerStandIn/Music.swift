@@ -133,6 +133,7 @@ func startMusic(_ music: OpaquePointer?, loops: Int32, fadeMs: Int32, position: 
         state.music.queued = copies
         state.music.paused = false
         if state.music.hooked { state.holdMusic() }
+        state.wakeUpdates()
         return 0
     }
 }

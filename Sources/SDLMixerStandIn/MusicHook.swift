@@ -14,8 +14,10 @@ import Synchronization
 // As in SDL_mixer, Mix_VolumeMusic does not reach the hook (it writes the final samples itself), and the hook stays
 // set across Mix_CloseAudio: it plays again on the next opening.
 
-/// The hook, its argument and the stream voice playing it, under `musicHook`'s lock. The voice is stopped (which
-/// waits out a call of the function under way) with no lock held: the function may call the library.
+/// The hook, its argument and the stream voice playing it, in the stand-in's state (`MixerState.hook`): one lock for
+/// the hook and the music's hold, so a hook set on one thread while another clears it ends as one of the two calls
+/// left it, the music held exactly when a hook is set. A voice is stopped (which waits out a call of the function
+/// under way) with no lock held: the function may call the library.
 struct MusicHook {
     var function: standin_mix_func?
     /// The argument's address (a plain number, so the state stays Sendable).
@@ -23,10 +25,12 @@ struct MusicHook {
     var voice: Voice?
     /// Counts changes, so a voice started for a hook since replaced is stopped, not kept.
     var generation = 0
+    /// Voices of replaced hooks being stopped: the music is let go only once none is heard.
+    var stopping = 0
 }
 
-let musicHook = Lock<MusicHook>(MusicHook())
-/// The hook's argument, read without a lock (Mix_GetMusicHookData may be called from inside the hook).
+/// The hook's argument, read without a lock (Mix_GetMusicHookData may be called from inside the hook, while a thread
+/// holding the stand-in's lock waits for that call to end); written under the stand-in's lock with the hook.
 private let hookArgument = Atomic<UInt>(0)
 
 /// The program's function as an engine stream: silence in, the function, the bytes converted to floats.
@@ -73,10 +77,11 @@ final class HookBridge: @unchecked Sendable {
 /// Starts the hook's stream on the open device, if a hook is set and none plays. With no stream voice left the
 /// reason is in Mix_GetError.
 func startMusicHook() {
-    let (hook, generation) = musicHook.withLock { ($0, $0.generation) }
-    guard let function = hook.function, hook.voice == nil,
-        let device = StandIn.shared.state.withLock({ $0.device })
-    else { return }
+    let found = StandIn.shared.state.withLock { state -> (MusicHook, OpenDevice)? in
+        guard state.hook.function != nil, state.hook.voice == nil, let device = state.device else { return nil }
+        return (state.hook, device)
+    }
+    guard let (hook, device) = found, let function = hook.function else { return }
     let bridge = HookBridge(
         function, UnsafeMutableRawPointer(bitPattern: hook.argument), spec: device.spec,
         capacity: device.engine.configuration.blockFrames)
@@ -89,9 +94,11 @@ func startMusicHook() {
         report("Mix_HookMusic: \(error.description)")
         return
     }
-    let kept = musicHook.withLock { now -> Bool in
-        guard now.generation == generation, now.voice == nil else { return false }
-        now.voice = voice
+    let kept = StandIn.shared.state.withLock { now -> Bool in
+        guard now.hook.generation == hook.generation, now.hook.voice == nil,
+            now.device?.generation == device.generation
+        else { return false }
+        now.hook.voice = voice
         return true
     }
     if !kept { voice.stop() }
@@ -99,9 +106,9 @@ func startMusicHook() {
 
 /// Stops the hook's stream (the hook stays set); returns once the function is not running.
 func stopMusicHook() {
-    let voice = musicHook.withLock { hook in
-        defer { hook.voice = nil }
-        return hook.voice
+    let voice = StandIn.shared.state.withLock { state in
+        defer { state.hook.voice = nil }
+        return state.hook.voice
     }
     voice?.stop()
 }
@@ -112,21 +119,29 @@ func stopMusicHook() {
 /// goes on once the hook is removed.
 @_cdecl("Mix_HookMusic")
 public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutableRawPointer?) {
-    // The music is held before the hook plays, and let go after the hook has stopped: never both heard.
-    if function != nil { StandIn.shared.state.withLock { $0.setMusicHooked(true) } }
-    defer { if function == nil { StandIn.shared.state.withLock { $0.setMusicHooked(false) } } }
     let address = function == nil ? 0 : UInt(bitPattern: argument)
-    let old = musicHook.withLock { hook -> Voice? in
-        defer {
-            hook.function = function
-            hook.argument = address
-            hook.voice = nil
-            hook.generation += 1
+    // The music is held before the hook plays (in the same step as the hook is set), and let go after the voice of
+    // the hook it replaced has stopped, if no hook is set by then: never both heard, never a hook with the music
+    // let go.
+    let old = StandIn.shared.state.withLock { state -> Voice? in
+        if function != nil {
+            state.setMusicHooked(true)
+            state.wakeUpdates()
         }
-        return hook.voice
+        let old = state.hook.voice
+        if old != nil { state.hook.stopping += 1 }
+        state.hook.function = function
+        state.hook.argument = address
+        state.hook.voice = nil
+        state.hook.generation += 1
+        hookArgument.store(address, ordering: .sequentiallyConsistent)
+        return old
     }
-    hookArgument.store(address, ordering: .sequentiallyConsistent)
     old?.stop()
+    StandIn.shared.state.withLock { state in
+        if old != nil { state.hook.stopping -= 1 }
+        if state.hook.function == nil && state.hook.stopping == 0 { state.setMusicHooked(false) }
+    }
     startMusicHook()
 }
 

@@ -33,17 +33,35 @@ struct MixerState {
     /// Mix_ChannelFinished's callback.
     var channelFinished: standin_channel_finished?
     /// Channels whose end the update thread found and has not reported yet: a play on one waits for the report, so
-    /// the callback sees the chunk that ended (SDL_mixer reports before anything else can play there).
+    /// the callback sees the chunk that ended (SDL_mixer reports before anything else can play there). A shrink
+    /// that drops one reports it itself, unless the update thread has begun to (`reportingNow`).
     var reporting: Set<Int32> = []
+    /// The channel whose end the update thread is reporting now, and its chunk: Mix_GetChunk in that callback still
+    /// gives it if a shrink dropped the channel meanwhile (a shrink does not wait for the callback).
+    var reportingNow: (channel: Int32, chunk: ChunkPointer?)?
     /// The thread opening the device (Mix_OpenAudioDevice): one opens at a time, the others wait for it.
     var openingThread: pthread_t?
     /// The update thread, which never waits for its own reports.
     var updateThread: pthread_t?
+    /// Whether the update thread waits its idle period (nothing plays): a play wakes it (`wakeUpdates`).
+    var updatesIdle = false
     var isUpdateThread: Bool { updateThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
     var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
     /// Mix_LoadMUS's music and what the music player is doing with it (MusicRegistry.swift).
     var music = MusicState()
+    /// Mix_HookMusic's function and the stream playing it (MusicHook.swift), under this lock with the music it holds.
+    var hook = MusicHook()
+}
+
+extension MixerState {
+    /// Gets an idle update thread going at once, for a play that has just started (its end, fades and deadlines
+    /// are the thread's to find). A thread already ticking is left alone.
+    mutating func wakeUpdates() {
+        guard updatesIdle, let device else { return }
+        updatesIdle = false
+        device.updates.wake()
+    }
 }
 
 /// The stand-in's one state, shared by every exported function and the update thread.

@@ -2,15 +2,19 @@ import Ambience
 import CSDLMixerABI
 import Glibc
 
-// The stand-in's update thread ("sdl-mixer-update"): SDL_mixer programs have no game loop that calls the engine's
-// `update()`, so this thread does, every 10 ms, and then does what SDL_mixer's mixer does between blocks: applies
-// the session's rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that could
-// not have a stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
+// The stand-in's update thread ("sdlmixer-update": the system keeps 15 bytes of a thread's name, and refuses a
+// longer one): SDL_mixer programs have no game loop that calls the engine's `update()`, so this thread does, every
+// 10 ms (100 ms while nothing plays), and then does what SDL_mixer's mixer does between blocks: applies the session's
+// rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that could not have a
+// stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
 // callbacks), on this thread, with no lock of the stand-in's held. The same goes for the music (its end, its
 // fade-out, Mix_HookMusicFinished). It also answers the session after a route change for the program (RouteRule.swift).
 
 /// How often the thread runs.
 let updatePeriod = 0.010
+/// How often it runs while nothing plays (no channel, no music, no hook): nothing can end then, and a play wakes it
+/// (`MixerState.wakeUpdates`). The engine's update (the session, the output, the desktop's players) still runs.
+let idleUpdatePeriod = 0.100
 
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
@@ -30,7 +34,12 @@ func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation
         applyMusicRule(engine)
         deliverFinished(finished, reporting: true)
         if musicEnded { deliverMusicFinished() }
-        control.wait(seconds: updatePeriod)
+        // Decided after the callbacks, which may have played again.
+        let idle = StandIn.shared.state.withLock { state in
+            state.updatesIdle = state.channels.isSilent && state.music.current == nil && state.hook.function == nil
+            return state.updatesIdle
+        }
+        control.wait(seconds: idle ? idleUpdatePeriod : updatePeriod)
     }
 }
 

@@ -207,12 +207,8 @@ static int checks(void) {
 /* --heard: the parts the Swift test listens to. */
 static double hook_phase;
 static void SDLCALL sine_hook(void *udata, Uint8 *stream, int len) {
-    Sint16 *s = (Sint16 *)stream;
     (void)udata;
-    for (int i = 0; i < len / 4; i++) {
-        s[2 * i] = s[2 * i + 1] = (Sint16)(16384 * sin(hook_phase));
-        hook_phase = fmod(hook_phase + 2 * M_PI * 440 / 44100, 2 * M_PI);
-    }
+    fill_sine(stream, len, 440, &hook_phase);
 }
 static void SDLCALL zero_left_post(void *udata, Uint8 *stream, int len) {
     Sint16 *s = (Sint16 *)stream;

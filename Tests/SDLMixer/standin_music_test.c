@@ -147,12 +147,8 @@ static int wait_position(double seconds, int ms) {
 static void SDLCALL quiet_hook(void *udata, Uint8 *stream, int len) { (void)udata, (void)stream, (void)len; }
 static double hook_phase;
 static void SDLCALL sine_hook(void *udata, Uint8 *stream, int len) {
-    Sint16 *s = (Sint16 *)stream;
     (void)udata;
-    for (int i = 0; i < len / 4; i++) {
-        s[2 * i] = s[2 * i + 1] = (Sint16)(16384 * sin(hook_phase));
-        hook_phase = fmod(hook_phase + 2 * M_PI * 880 / 44100, 2 * M_PI);
-    }
+    fill_sine(stream, len, 880, &hook_phase);
 }
 
 static int fonts_seen;
