@@ -72,8 +72,8 @@ public struct EngineConfiguration: Sendable {
     public static let sampleRates = 8_000...192_000
     /// The values `realVoices` may take.
     public static let realVoiceCounts = 1...4096
-    /// `maxVoices` must also be at least `realVoices`.
-    public static let maxVoiceCounts = 1...(1 << 20)
+    /// `maxVoices` must also be at least `realVoices`. The mixer's own limit: one number, kept in one place.
+    public static let maxVoiceCounts = MixerConfiguration.maxVoiceCounts
     /// The values `blockFrames` may take.
     public static let blockFrameCounts = 16...16_384
 
