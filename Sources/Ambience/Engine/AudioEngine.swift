@@ -118,13 +118,16 @@ public final class AudioEngine: @unchecked Sendable {
     /// The application music player, streaming through the `music` bus.
     public let musicPlayer: MusicPlayer
     /// The audio session: category, activation, interruptions and route changes.
-    public let session = AudioSession()
+    public let session: AudioSession
     /// The desktop's own music player, driven over MPRIS.
     public let systemMusicPlayer: SystemMusicPlayer
     /// The session bus and what rides on it; nil without desktop integration.
     let desktopLink: DesktopLink?
-    let sleepMonitor: SleepMonitor?
-    let screenLock: ScreenLockMonitor?
+    /// Where the output goes, as the sound server (or SDL) says; nil for an offline engine.
+    let routes: RouteMonitor?
+    /// What the session hears from outside the game, polled by `update()` in this order: the session bus, the screen
+    /// lock, sleep, the output.
+    let monitors: [any SessionMonitor]
     let cache: SoundCache
     let state = Lock<EngineState>(EngineState())
     /// The game's log handler and the diagnostics waiting for it (EngineLog.swift).
@@ -140,9 +143,8 @@ public final class AudioEngine: @unchecked Sendable {
         var musicPausedBySession = false
         /// What the desktop players were doing when last seen (it stands while the session bus is gone).
         var playersLastSeen = PlayersSeen()
-        /// When `update()` last looked at the desktop players and the output (`watchOutputDevice`).
+        /// When `update()` last looked at the desktop players and the output (`pollMonitors`).
         var lastDeviceLook: Int?
-        var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
         /// This engine's place in the process's exit (`ProcessExit`), until it is shut down.
         var exitToken: Int?
@@ -164,45 +166,48 @@ public final class AudioEngine: @unchecked Sendable {
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget, decoding: configuration.decodingOptions)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music), decoding: configuration.decodingOptions)
+        let (session, systemMusicPlayer) = (AudioSession(), SystemMusicPlayer())
+        self.session = session
+        self.systemMusicPlayer = systemMusicPlayer
         // No bus (or none reachable within 250 ms) means no desktop integration until one appears.
         desktopLink =
             configuration.desktopIntegration
             ? DesktopLink(
-                address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
+                address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer,
+                onConnectionChanged: { Self.use($0, session: session, systemMusicPlayer: systemMusicPlayer) })
             : nil
-        systemMusicPlayer = SystemMusicPlayer()
         // No system bus (containers, CI) or no logind simply means no sleep notifications.
+        var sleepMonitor: SleepMonitor?
         if configuration.desktopIntegration, let address = configuration.systemBusAddress {
             do {
                 sleepMonitor = try SleepMonitor(address: address)
             } catch {
                 Log.info("desktop: no sleep and wake notifications: \(error)")
-                sleepMonitor = nil
             }
-        } else {
-            sleepMonitor = nil
         }
-        screenLock =
+        let screenLock =
             configuration.desktopIntegration
             ? ScreenLockMonitor(
                 systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
             : nil
+        var device: DeviceOutput?
         if case .device(let name) = configuration.output {
             // Always: SDL's own handlers would swallow SIGTERM and SIGINT into an SDL_QUIT that a game without an SDL
             // event loop never reads, so even a game that opts out of the engine's handling could not be ended.
             SDLAudio.leaveTerminationSignalsToTheEngine()
             do {
-                let device = try DeviceOutput(
+                device = try DeviceOutput(
                     mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                     deviceName: name, appName: configuration.appName)
-                let routes = RouteMonitor(appName: configuration.appName)
-                state.withLock { state in
-                    state.device = device
-                    state.routes = routes
-                }
             } catch {
                 throw .output(error)
             }
+        }
+        routes = device.map { RouteMonitor(appName: configuration.appName, device: $0) }
+        let watched: [(any SessionMonitor)?] = [desktopLink, screenLock, sleepMonitor, routes]
+        monitors = watched.compactMap { $0 }
+        if let device {
+            state.withLock { $0.device = device }
             musicPlayer.startStreamingThread()
         }
         session.attach(output: self)
@@ -218,7 +223,7 @@ public final class AudioEngine: @unchecked Sendable {
                 shutDown: { [weak self] in self?.shutdown() }, waitOutCallers: { [mixer] in mixer.waitOutCallers() }))
         state.withLock { $0.exitToken = exitToken }
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
-        useDesktopConnection()
+        Self.use(desktopLink?.connection, session: session, systemMusicPlayer: systemMusicPlayer)
         Log.info(
             "engine: \(outputDriver) output at \(configuration.sampleRate) Hz, \(mixer.capabilities.realVoices) real voices"
         )
@@ -239,9 +244,8 @@ public final class AudioEngine: @unchecked Sendable {
             TerminationWatch.shared.unregister(self)
             session.handle(.appWillTerminate(systemMusicStartedByGame: systemMusicPlayer.playersStartedByGame))
             desktopLink?.connection?.players.flush()
-            desktopLink?.close()
-            sleepMonitor?.close()
-            screenLock?.close()
+            // The output's monitor among them ends our streams on no sink, before the device closes below.
+            for monitor in monitors { monitor.close() }
         }
         let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
@@ -250,9 +254,6 @@ public final class AudioEngine: @unchecked Sendable {
             state.device = nil
             return device
         }
-        let routes = state.withLock { $0.routes }
-        routes?.stopCorkListener()
-        routes?.endOurStreamsWithoutSink()
         device?.close()
         musicPlayer.close()
         mixer.close()
@@ -331,7 +332,7 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// The output devices the system offers (empty for an offline engine).
-    public var outputDevices: [AudioRoute] { state.withLock { $0.routes }?.devices ?? [] }
+    public var outputDevices: [AudioRoute] { routes?.devices ?? [] }
 
     /// What this machine's OpenAL Soft and optional system libraries support, and what is missing. Asking opens
     /// the optional libraries not yet needed, so the answer is the whole of it.
@@ -397,13 +398,12 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Each bounded event queue's losses, by a name for people.
     private var droppedEventsByQueue: [(queue: String, count: Int)] {
-        [
+        let own: [(queue: String, count: Int)] = [
             ("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
-            ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
-            ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0),
-            ("sleep monitor", sleepMonitor?.droppedEvents ?? 0),
-            ("screen lock", screenLock?.droppedEvents ?? 0), ("MPRIS client", desktopLink?.droppedEvents ?? 0)
+            ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents)
         ]
+        // The monitors from the output up, as the warning has always named the first queue to lose an event.
+        return own + monitors.reversed().map { ($0.name, $0.droppedEvents) }
     }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
@@ -424,8 +424,7 @@ public final class AudioEngine: @unchecked Sendable {
     @discardableResult
     public func update() -> [AudioEvent] {
         TerminationWatch.shared.finishIfSignalled()
-        followSessionBus()
-        watchOutputDevice()
+        pollMonitors()
         if !isOffline {
             let now = mixer.framesRendered.load(ordering: .relaxed)
             let delta = state.withLock { state in
