@@ -260,7 +260,7 @@ extension StressScene {
         crowd.start()
         let chaos = options.chaos ? StressChaos(engine: engine, sounds: crowd.sounds) : nil
 
-        let framesStart = engine.mixer.framesRendered.load(ordering: .relaxed)
+        let framesStart = engine.renderedFrames
         let wallStart = monotonicNanoseconds()
         let cpuStart = ProcessUsage.cpuSeconds
         let frameNanos = 1_000_000_000 / 60
@@ -276,7 +276,7 @@ extension StressScene {
             chaos?.step()
             crowd.handle(engine.update())
             // The output's pace counts from its first block on: how long the stream takes to start is not an underrun.
-            if flowingSince == nil, case let frames = engine.mixer.framesRendered.load(ordering: .relaxed),
+            if flowingSince == nil, case let frames = engine.renderedFrames,
                 frames > framesStart
             {
                 flowingSince = (monotonicNanoseconds(), frames)
@@ -285,7 +285,7 @@ extension StressScene {
         if let (at, frames) = flowingSince {
             report.startupSeconds = Double(at - wallStart) / 1e9
             let flowing = Double(monotonicNanoseconds() - at) / 1e9
-            let rendered = Double(engine.mixer.framesRendered.load(ordering: .relaxed) - frames) / Double(sampleRate)
+            let rendered = Double(engine.renderedFrames - frames) / Double(sampleRate)
             report.missingSeconds = max(flowing - rendered, 0)
         }
         report.chaos = chaos?.counts
@@ -293,9 +293,9 @@ extension StressScene {
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = report.wallSeconds
         report.renderedSeconds =
-            Double(engine.mixer.framesRendered.load(ordering: .relaxed) - framesStart) / Double(sampleRate)
+            Double(engine.renderedFrames - framesStart) / Double(sampleRate)
         crowd.fill(&report, stats: engine.stats)
-        let times = engine.mixer.renderTimes.snapshot()
+        let times = engine.renderTimeCounts()
         report.callbackP50Microseconds = RenderTimes.quantile(0.5, of: times)
         report.callbackP99Microseconds = RenderTimes.quantile(0.99, of: times)
         report.periodMicroseconds = Double(options.blockFrames) * 1e6 / Double(sampleRate)

@@ -88,7 +88,7 @@ import Testing
         func listener(_ index: UInt32) -> SinkInput {
             SinkInput(
                 index: index, sinkIndex: 0, isCorked: true, isMuted: false, applicationName: "game-monitor",
-                processID: 42, mediaRole: "game", mediaName: PulseConnection.corkStreamName)
+                processID: 42, mediaRole: "game", mediaName: PulseSnapshot.corkStreamName)
         }
         let game = SinkInput(
             index: 7, sinkIndex: 1, isCorked: true, isMuted: false, applicationName: "game", processID: 42)

@@ -75,4 +75,32 @@ import Testing
         #expect(Date().timeIntervalSince(start) < 2)
         #expect(engine.update().isEmpty)
     }
+
+    /// The one monitor shape: each signal comes out of `poll` as the session's event, oldest first, carrying what the
+    /// context says at that poll (whether the game makes sound, where the output goes).
+    @Test func pollTurnsEachSignalIntoTheSessionsEvent() throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let monitor = try SleepMonitor(address: bus.address)
+        defer { monitor.close() }
+        let logind = try busPeer(bus.address)
+        defer { logind.close() }
+        #expect(try logind.requestName("org.freedesktop.login1", timeout: busPeerTimeout))
+        for sleeping in [true, false] {
+            try logind.emitSignal(
+                path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                member: "PrepareForSleep", arguments: [.bool(sleeping)])
+        }
+        let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
+        let context = MonitorContext(appAudioPlaying: { true }, currentRoute: { speakers }, isLookDue: false)
+        var events: [SessionEvent] = []
+        #expect(
+            eventually {
+                events += monitor.poll(context)
+                return events.count >= 2
+            })
+        #expect(events == [.prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers)])
+        #expect(monitor.name == "sleep monitor" && monitor.droppedEvents == 0)
+    }
 }

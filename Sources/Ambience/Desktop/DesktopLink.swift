@@ -5,8 +5,8 @@ import Foundation
 ///
 /// When the bus goes away (the daemon crashed, the user's session restarted it) everything on it is closed and a
 /// reconnect thread tries the same address every `retryInterval`, so the game thread never waits on a dead or hung
-/// bus. `poll()` (from `update()`) reports the loss and, later, hands over the new connection.
-final class DesktopLink: Sendable {
+/// bus. `poll(_:)` (from `update()`) reports the loss and, later, hands over the new connection.
+final class DesktopLink: SessionMonitor {
     /// What rides on one connection to the bus.
     struct Connection: Sendable {
         let client: MPRISClient
@@ -19,7 +19,7 @@ final class DesktopLink: Sendable {
         }
     }
 
-    enum Change: Equatable {
+    private enum Change: Equatable {
         case lost
         case restored
     }
@@ -40,21 +40,30 @@ final class DesktopLink: Sendable {
     private let address: String?
     private let appName: String
     private let controls: any MPRISPlayerControls
+    private let onConnectionChanged: @Sendable (Connection?) -> Void
     private let state = Lock<State>(State())
     private let savedVolumes = SavedVolumes()
 
     /// Connects to the bus at `address` now (at most the desktop timeout). With no bus there, the link starts out
-    /// disconnected and keeps trying in the background; with no address at all it never tries.
-    init(address: String?, appName: String, controls: any MPRISPlayerControls) {
+    /// disconnected and keeps trying in the background; with no address at all it never tries. A poll that finds the
+    /// connection lost or restored calls `onConnectionChanged` with the live one (nil while the bus is gone) before
+    /// it returns the event, so whatever rides on the link is moved before the session hears of it.
+    init(
+        address: String?, appName: String, controls: any MPRISPlayerControls,
+        onConnectionChanged: @escaping @Sendable (Connection?) -> Void
+    ) {
         self.address = address
         self.appName = appName
         self.controls = controls
+        self.onConnectionChanged = onConnectionChanged
         if let connection = connect() {
             state.withLock { $0.current = connection }
         } else if address != nil {
             startReconnecting()
         }
     }
+
+    var name: String { "MPRIS client" }
 
     /// MPRIS events dropped because nobody drained them, over every connection this link has had.
     var droppedEvents: Int {
@@ -64,9 +73,20 @@ final class DesktopLink: Sendable {
     /// The live connection, if the bus is there.
     var connection: Connection? { state.withLock { $0.current } }
 
+    /// The bus lost (`mediaServicesLost(.sessionBus)`) or back (`mediaServicesReset(.sessionBus)`), after
+    /// `onConnectionChanged` has been told. Call from the game thread.
+    func poll(_ context: MonitorContext) -> [SessionEvent] {
+        guard let change = takeChange() else { return [] }
+        onConnectionChanged(connection)
+        switch change {
+        case .lost: return [.mediaServicesLost(.sessionBus)]
+        case .restored: return [.mediaServicesReset(.sessionBus)]
+        }
+    }
+
     /// Notices a lost bus (closing what was on it and starting to reconnect) and hands over a connection the
-    /// reconnect thread made. Call from the game thread.
-    func poll() -> Change? {
+    /// reconnect thread made.
+    private func takeChange() -> Change? {
         let (lost, restored, finished) = state.withLock { state -> (Connection?, Connection?, WorkerThread?) in
             if let current = state.current, !current.client.isConnected {
                 state.current = nil

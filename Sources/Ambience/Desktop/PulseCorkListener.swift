@@ -19,9 +19,6 @@ import CPulse
 // PipeWire's PulseAudio server has no module-role-cork and sends no stream events (ARCHITECTURE.md, "Cork requests").
 
 extension PulseConnection {
-    /// The name the cork listener's stream shows in `pactl list sink-inputs` and mixers.
-    static let corkStreamName = "Interruptions (silent)"
-
     /// Opens the cork listener's stream, if this connection has a role for it and has none now. Asynchronous: the
     /// server makes it ready later, which `corkStreamStateChanged` records. Main-loop thread or lock only.
     func openCorkStream() {
@@ -29,7 +26,7 @@ extension PulseConnection {
         var spec = pa_sample_spec(format: PA_SAMPLE_S16LE, rate: 8_000, channels: 1)
         let properties = pulse.pa_proplist_new()
         _ = pulse.pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, corkRole)
-        let stream = pulse.pa_stream_new_with_proplist(context, Self.corkStreamName, &spec, nil, properties)
+        let stream = pulse.pa_stream_new_with_proplist(context, PulseSnapshot.corkStreamName, &spec, nil, properties)
         pulse.pa_proplist_free(properties)
         guard let stream else {
             Log.info(

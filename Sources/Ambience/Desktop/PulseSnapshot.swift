@@ -128,6 +128,10 @@ struct PulseSnapshot: Sendable, Equatable {
     /// stream the game plays on.
     var corkListenerIndex: UInt32?
 
+    /// The name the cork listener's stream shows in `pactl list sink-inputs` and mixers (PulseCorkListener.swift
+    /// names its stream so): how a snapshot tells another monitor's listener from a stream the game plays on.
+    static let corkStreamName = "Interruptions (silent)"
+
     var sinks: [SinkInfo] { sinksByIndex.values.sorted { $0.index < $1.index } }
     var sinkInputs: [SinkInput] { sinkInputsByIndex.values.sorted { $0.index < $1.index } }
     var defaultSink: SinkInfo? { defaultSinkName.flatMap { sink(named: $0) } }
@@ -143,7 +147,7 @@ struct PulseSnapshot: Sendable, Equatable {
     /// Whether `input` is a cork listener's silent stream: this monitor's, or another monitor's in the same process
     /// (a second engine), which the index alone does not tell.
     func isCorkListener(_ input: SinkInput) -> Bool {
-        input.index == corkListenerIndex || input.mediaName == PulseConnection.corkStreamName
+        input.index == corkListenerIndex || input.mediaName == Self.corkStreamName
     }
 
     /// The sink that process `pid` plays on: its newest uncorked stream's, else its newest stream's.

@@ -23,7 +23,7 @@ struct ScreenLockState: Sendable, Equatable {
     }
 }
 
-/// Follows the screen lock and reports it, deciding nothing: `true` when the screen locked, `false` when it unlocked.
+/// Follows the screen lock and reports it as `screenLockChanged`, deciding nothing: locked, or unlocked.
 /// The session's policy turns that into silence for the categories that are silenced in the background.
 ///
 /// Two sources, each on a thread of its own that owns its bus connection (as `SleepMonitor` does):
@@ -37,7 +37,7 @@ struct ScreenLockState: Sendable, Equatable {
 /// screensaver whose name loses its owner (it crashed or was restarted while active) counts as no longer locking the
 /// screen. Only the owner of a source's name is heard:
 /// a signal from any other connection (`BusNameOwners`) changes nothing.
-final class ScreenLockMonitor: Sendable {
+final class ScreenLockMonitor: SessionMonitor {
     static let logindName = "org.freedesktop.login1"
     static let sessionInterface = "org.freedesktop.login1.Session"
     static let screenSaverInterfaces = ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"]
@@ -64,13 +64,19 @@ final class ScreenLockMonitor: Sendable {
 
     deinit { close() }
 
+    var name: String { "screen lock" }
+
+    /// Each change of the combined state since the last poll, oldest first.
+    func poll(_ context: MonitorContext) -> [SessionEvent] { drain().map { .screenLockChanged(isLocked: $0) } }
+
     /// `true` for "locked", `false` for "unlocked", oldest first: only changes of the combined state.
     func drain() -> [Bool] { shared.withLock { $0.pending.drain() } }
 
     /// Changes that gave way to newer ones because nobody drained them.
     var droppedEvents: Int { shared.withLock { $0.pending.dropped } }
 
-    /// Stops the threads (each waits at most for the bounded call it is in) and closes the connections.
+    /// Stops the threads (each waits at most for the bounded call it is in) and closes the connections. Changes
+    /// already queued are still polled.
     func close() { for thread in threads { thread.stop() } }
 
     private func report(_ locked: Bool, from source: ScreenLockState.Source) {

@@ -1,9 +1,10 @@
 import Foundation
 import Synchronization
 
-/// Follows logind's `PrepareForSleep` on the system bus, where there is one: `true` before the machine sleeps,
-/// `false` after it wakes. The session turns these into an interruption and a `wakeFromSleep` route change.
-final class SleepMonitor: Sendable {
+/// Follows logind's `PrepareForSleep` on the system bus, where there is one, and reports it as the session's
+/// `prepareForSleep` before the machine sleeps and `wokeFromSleep` after it wakes. The session's policy turns these
+/// into an interruption and a `wakeFromSleep` route change.
+final class SleepMonitor: SessionMonitor {
     /// `DBUS_SYSTEM_BUS_ADDRESS`, else the standard system bus socket when it exists.
     static var systemBusAddress: String? {
         if let address = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"], !address.isEmpty {
@@ -52,11 +53,23 @@ final class SleepMonitor: Sendable {
         }
     }
 
+    var name: String { "sleep monitor" }
+
+    /// Each signal since the last poll, oldest first: a sleep carries whether the game made sound, a wake the route.
+    func poll(_ context: MonitorContext) -> [SessionEvent] {
+        drain().map { sleeping in
+            sleeping
+                ? .prepareForSleep(appAudioPlaying: context.appAudioPlaying())
+                : .wokeFromSleep(current: context.currentRoute())
+        }
+    }
+
     /// `true` for "going to sleep", `false` for "woke up", oldest first.
-    func drain() -> [Bool] { signals.withLock { $0.drain() } }
+    private func drain() -> [Bool] { signals.withLock { $0.drain() } }
 
     /// Signals lost to a full queue.
     var droppedEvents: Int { signals.withLock { $0.dropped } }
 
+    /// Stops the thread and closes the connection. Signals already queued are still polled.
     func close() { thread.stop() }
 }

@@ -1,6 +1,15 @@
+import Synchronization
+
 // MARK: Offline rendering
 
 extension AudioEngine {
+    /// Frames the mix has rendered since the engine started, on the device or offline: the bench's clock, read
+    /// without reaching into the mixer.
+    package var renderedFrames: Int { mixer.framesRendered.load(ordering: .relaxed) }
+
+    /// How many mix blocks took each bucket of time (`RenderTimes`), for the bench.
+    package func renderTimeCounts() -> [Int] { mixer.renderTimes.snapshot() }
+
     /// Renders the next `frames` frames of the mix (stereo, interleaved) and advances time by as much.
     public func render(frames requested: Int) throws(EngineError) -> PCMBuffer {
         guard isOffline else { throw .notOffline }

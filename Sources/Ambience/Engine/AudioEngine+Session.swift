@@ -35,7 +35,7 @@ extension AudioEngine: SessionOutput {
     }
 
     func moveStream(toSink sink: String) {
-        guard let (server, ours) = state.withLock({ $0.routes })?.ourStream() else { return }
+        guard let (server, ours) = routes?.ourStream() else { return }
         // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
         // put it; the next default change moves it again.
         do {
@@ -48,7 +48,7 @@ extension AudioEngine: SessionOutput {
     }
 
     func renderToNullDevice() {
-        let (device, routes) = state.withLock { ($0.device, $0.routes) }
+        let device = state.withLock { $0.device }
         routes?.endOurStreamsWithoutSink()  // else, on PipeWire, closing the SDL device can wait forever
         device?.renderToNull()
     }
@@ -57,90 +57,8 @@ extension AudioEngine: SessionOutput {
 
     var currentRoute: AudioRoute {
         if isOffline { return AudioRoute(name: "offline", driver: "offline") }
-        let (device, routes) = state.withLock { ($0.device, $0.routes) }
-        guard let device else { return .none }
+        guard let device = state.withLock({ $0.device }) else { return .none }
         if device.isNull { return .none }
         return routes?.route(driver: device.driver) ?? device.route
-    }
-
-    /// How often `update()` looks at the desktop players, the sound server's streams and SDL's device when the
-    /// sound server has sent nothing new: a look costs more than the rest of `update()`, which a game (or the
-    /// SDL_mixer stand-in's update thread) calls every 10–17 ms. The server's events (a sink gone, a port switched,
-    /// a cork request) are answered at the next `update()` whatever this is.
-    static let deviceLookIntervalNanoseconds = 50_000_000
-
-    /// Feeds the session what the sleep and screen-lock monitors, the sound server (or SDL) and the desktop players
-    /// report.
-    func watchOutputDevice() {
-        for locked in screenLock?.drain() ?? [] { session.handle(.screenLockChanged(isLocked: locked)) }
-        for sleeping in sleepMonitor?.drain() ?? [] {
-            if sleeping { session.systemWillSleep() } else { session.handle(.wokeFromSleep(current: currentRoute)) }
-        }
-        guard isDeviceLookDue() else { return }
-        // While the session bus is gone, what the players were last seen doing stands.
-        let desktop = desktopLink?.connection
-        let seen = state.withLock { state in
-            if let desktop {
-                state.playersLastSeen = PlayersSeen(
-                    playing: desktop.players.playingPlayers(),
-                    processes: Set(desktop.client.players.compactMap(\.processID)),
-                    gameDriven: systemMusicPlayer.gameDrivenPlayer?.name)
-            }
-            return state.playersLastSeen
-        }
-        if let (device, routes) = state.withLock({ state in state.device.flatMap { d in state.routes.map { (d, $0) } } }
-        ) {
-            for event in routes.poll(device: device, appAudioPlaying: { isAppAudioPlaying }) { session.handle(event) }
-            session.otherAudioChanged(
-                streamsPlaying: routes.isOtherAudioPlaying,
-                music: seen.music(streamWithoutPlayer: routes.isOtherMusicStreamPlaying(besides: seen.processes)))
-        } else if desktop != nil {
-            session.otherAudioChanged(streamsPlaying: false, music: seen.music(streamWithoutPlayer: false))
-        }
-    }
-
-    /// Whether `watchOutputDevice` looks at the players and the output now: the server has news, or the last look
-    /// is `deviceLookIntervalNanoseconds` old.
-    private func isDeviceLookDue() -> Bool {
-        let now = monotonicNanoseconds()
-        let news = state.withLock { $0.routes }?.hasPendingEvents ?? false
-        return state.withLock { state in
-            if !news, let last = state.lastDeviceLook, now - last < Self.deviceLookIntervalNanoseconds { return false }
-            state.lastDeviceLook = now
-            return true
-        }
-    }
-
-    /// Notices the session bus going away and coming back, and moves the desktop integration onto the new
-    /// connection: other players for the session, the system music player, the game's own MPRIS player.
-    func followSessionBus() {
-        guard let change = desktopLink?.poll() else { return }
-        useDesktopConnection()
-        switch change {
-        case .lost: session.handle(.mediaServicesLost(.sessionBus))
-        case .restored: session.handle(.mediaServicesReset(.sessionBus))
-        }
-    }
-
-    /// Points the session and the system music player at the session bus's current connection (none while it is
-    /// gone).
-    func useDesktopConnection() {
-        let desktop = desktopLink?.connection
-        session.attach(otherPlayers: desktop?.players)
-        systemMusicPlayer.use(client: desktop?.client, ownBusName: desktop?.server?.busName)
-    }
-}
-
-/// What the desktop players were doing when last seen.
-struct PlayersSeen {
-    /// The bus names of those playing.
-    var playing: [String] = []
-    /// The processes that have a player on the bus: their music streams are those players' music.
-    var processes: Set<Int> = []
-    /// The player the game drives as its music (`SystemMusicPlayer.gameDrivenPlayer`).
-    var gameDriven: String?
-
-    func music(streamWithoutPlayer: Bool) -> OtherMusic {
-        OtherMusic(playingPlayers: playing, musicStreamWithoutPlayer: streamWithoutPlayer, gameDrivenPlayer: gameDriven)
     }
 }

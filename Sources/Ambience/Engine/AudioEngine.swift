@@ -1,142 +1,5 @@
 import Synchronization
 
-/// How to build an engine.
-public struct EngineConfiguration: Sendable {
-    /// Where the mix goes.
-    public enum Output: Sendable, Equatable {
-        /// Real-time output through SDL: the named device, or the system default (which follows the user's choice).
-        case device(name: String? = nil)
-        /// No device: audio is produced only by `AudioEngine.render`, as fast as the CPU allows.
-        case offline
-    }
-
-    /// Real-time output on a device (the default), or offline rendering.
-    public var output: Output = .device()
-    /// The mix's rate, 8–192 kHz. Below 11,025 Hz effects (reverb, occlusion) are off: OpenAL Soft's do not work there.
-    public var sampleRate = 48_000
-    /// Voices mixed for real (OpenAL sources), up to 4096.
-    public var realVoices = 256
-    /// Voices tracked in all; beyond the real ones they are virtual.
-    public var maxVoices = 16_384
-    /// Render through head-related transfer functions, for headphones (when OpenAL Soft has them).
-    public var hrtf = false
-    /// The resampler every voice's source uses (`Resampler`); `linear` by default, the cheapest that sounds clean.
-    public var resampler = Resampler.linear
-    /// OpenAL Soft's output limiter (ALC_SOFT_output_limiter): a mix louder than full scale is turned down smoothly
-    /// instead of clipped further on. Off by default: it costs a little mixing time and delays all output by its
-    /// 1 ms look-ahead, and a game whose mix stays below full scale gains nothing from it.
-    public var outputLimiter = false
-    /// Frames per mix block: the device callback size and the offline render step.
-    public var blockFrames = 512
-    /// Shown to the sound server and on the session bus.
-    public var appName = "ambience"
-    /// Talk to the desktop: other players over MPRIS (session rules, the system music player) and expose the
-    /// application music player as an MPRIS player. On by default for device output, off for offline engines:
-    /// a render-to-memory engine should not pause the user's music or announce itself on the bus.
-    public var desktopIntegration: Bool
-    /// The session bus for desktop integration (`DesktopBus.sessionAddress` by default). When it goes away the
-    /// engine reports `mediaServicesWereLost(.sessionBus)` and reconnects when it is back.
-    public var sessionBusAddress: String? = DesktopBus.sessionAddress
-    /// Where logind announces sleep and wake and the screen lock (the system bus); nil turns that off.
-    public var systemBusAddress: String? = SleepMonitor.systemBusAddress
-    /// Bytes of decoded sounds the cache keeps before it evicts sounds nobody holds (held sounds may go past it).
-    public var soundMemoryBudget = 256 << 20
-    /// With desktop integration: on SIGTERM, SIGINT or SIGHUP the engine carries out the exit rule (resumes the
-    /// players the session paused, pauses the system music the game started) in the next `update()`, or on its own
-    /// thread if `update()` is not called within half a second, then ends the process as the signal would have.
-    /// A signal whose handler the program installed itself is left to it. False: the engine installs nothing.
-    public var handlesTerminationSignals = true
-    /// How tracker modules and MIDI files are rendered (interpolation, stereo separation, the SoundFont). Their rate
-    /// is always the engine's `sampleRate`.
-    public var decoding = DecoderOptions()
-
-    /// A configuration; `validated()` checks its numbers, and `AudioEngine.init(_:)` does so before anything opens.
-    /// `desktopIntegration` nil means on for device output and off for offline.
-    public init(
-        output: Output = .device(), sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384,
-        hrtf: Bool = false, blockFrames: Int = 512, appName: String = "ambience", soundMemoryBudget: Int = 256 << 20,
-        desktopIntegration: Bool? = nil
-    ) {
-        self.output = output
-        self.desktopIntegration = desktopIntegration ?? (output != .offline)
-        self.sampleRate = sampleRate
-        self.realVoices = realVoices
-        self.maxVoices = maxVoices
-        self.hrtf = hrtf
-        self.blockFrames = blockFrames
-        self.appName = appName
-        self.soundMemoryBudget = soundMemoryBudget
-    }
-
-    /// The limits every entry point checks a configuration against, Swift and C alike (`validated()`).
-    public static let sampleRates = 8_000...192_000
-    /// The values `realVoices` may take.
-    public static let realVoiceCounts = 1...4096
-    /// `maxVoices` must also be at least `realVoices`.
-    public static let maxVoiceCounts = 1...(1 << 20)
-    /// The values `blockFrames` may take.
-    public static let blockFrameCounts = 16...16_384
-
-    /// The configuration when every number is within its limits, else a refusal that names the first one that is
-    /// not. `AudioEngine.init` and `ambience_engine_create` both call this, so Swift and C accept the same values.
-    public func validated() throws(EngineError) -> EngineConfiguration {
-        do {
-            _ = try sampleRate.checked(Int.self, in: Self.sampleRates, "sampleRate")
-            _ = try realVoices.checked(Int.self, in: Self.realVoiceCounts, "realVoices")
-            _ = try maxVoices.checked(Int.self, in: max(realVoices, 1)...Self.maxVoiceCounts.upperBound, "maxVoices")
-            _ = try blockFrames.checked(Int.self, in: Self.blockFrameCounts, "blockFrames")
-            _ = try soundMemoryBudget.checked(Int.self, in: 0...Int.max, "soundMemoryBudget")
-            _ = try decoding.moduleStereoSeparation.checked(
-                Int.self, in: DecoderOptions.stereoSeparations, "decoding.moduleStereoSeparation")
-        } catch {
-            throw .invalidNumber(error)
-        }
-        return self
-    }
-
-    /// `decoding` at the engine's rate.
-    var decodingOptions: DecoderOptions {
-        var options = decoding
-        options.sampleRate = sampleRate
-        return options
-    }
-
-    /// Offline rendering at `sampleRate`, with no desktop integration.
-    public static func offline(sampleRate: Int = 48_000, realVoices: Int = 256) -> EngineConfiguration {
-        EngineConfiguration(output: .offline, sampleRate: sampleRate, realVoices: realVoices)
-    }
-}
-
-/// Why an engine call failed.
-public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// OpenAL Soft could not set up the mixer.
-    case mixer(MixerSetupError)
-    /// Real-time output could not start.
-    case output(OutputError)
-    /// A sound's file could not be read.
-    case decoding(DecodingError)
-    /// The mixer could not hold the named sound (OpenAL refused the buffer).
-    case outOfMixerMemory(String)
-    /// `render` is for offline engines; a device engine renders on its own.
-    case notOffline
-    /// A number from the caller was NaN, infinite or outside what it configures; nothing was changed.
-    case invalidNumber(InvalidNumber)
-    /// `exit()` is running on another thread: no engine starts while the process ends.
-    case processExiting
-
-    public var description: String {
-        switch self {
-        case .mixer(let e): e.description
-        case .output(let e): e.description
-        case .decoding(let e): e.description
-        case .outOfMixerMemory(let name): "\(name): the mixer has no room for this sound"
-        case .notOffline: "render() needs an engine created with output: .offline"
-        case .invalidNumber(let e): e.description
-        case .processExiting: "the process is exiting: no engine starts"
-        }
-    }
-}
-
 /// The game's audio engine: sounds and voices, buses, the listener, and the output.
 ///
 /// Call `update()` once per game frame: it advances fades, ducking and virtual voices, and returns every event since
@@ -148,13 +11,16 @@ public final class AudioEngine: @unchecked Sendable {
     /// The application music player, streaming through the `music` bus.
     public let musicPlayer: MusicPlayer
     /// The audio session: category, activation, interruptions and route changes.
-    public let session = AudioSession()
+    public let session: AudioSession
     /// The desktop's own music player, driven over MPRIS.
     public let systemMusicPlayer: SystemMusicPlayer
     /// The session bus and what rides on it; nil without desktop integration.
     let desktopLink: DesktopLink?
-    let sleepMonitor: SleepMonitor?
-    let screenLock: ScreenLockMonitor?
+    /// Where the output goes, as the sound server (or SDL) says; nil for an offline engine.
+    let routes: RouteMonitor?
+    /// What the session hears from outside the game, polled by `update()` in this order: the session bus, the screen
+    /// lock, sleep, the output.
+    let monitors: [any SessionMonitor]
     let cache: SoundCache
     let state = Lock<EngineState>(EngineState())
     /// The game's log handler and the diagnostics waiting for it (EngineLog.swift).
@@ -170,9 +36,8 @@ public final class AudioEngine: @unchecked Sendable {
         var musicPausedBySession = false
         /// What the desktop players were doing when last seen (it stands while the session bus is gone).
         var playersLastSeen = PlayersSeen()
-        /// When `update()` last looked at the desktop players and the output (`watchOutputDevice`).
+        /// When `update()` last looked at the desktop players and the output (`pollMonitors`).
         var lastDeviceLook: Int?
-        var routes: RouteMonitor?
         var libraries: [MediaLibrary] = []
         /// This engine's place in the process's exit (`ProcessExit`), until it is shut down.
         var exitToken: Int?
@@ -194,45 +59,48 @@ public final class AudioEngine: @unchecked Sendable {
         }
         cache = SoundCache(budget: configuration.soundMemoryBudget, decoding: configuration.decodingOptions)
         musicPlayer = try MusicPlayer(mixer: mixer, bus: mixer.bus(.music), decoding: configuration.decodingOptions)
+        let (session, systemMusicPlayer) = (AudioSession(), SystemMusicPlayer())
+        self.session = session
+        self.systemMusicPlayer = systemMusicPlayer
         // No bus (or none reachable within 250 ms) means no desktop integration until one appears.
         desktopLink =
             configuration.desktopIntegration
             ? DesktopLink(
-                address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer)
+                address: configuration.sessionBusAddress, appName: configuration.appName, controls: musicPlayer,
+                onConnectionChanged: { Self.use($0, session: session, systemMusicPlayer: systemMusicPlayer) })
             : nil
-        systemMusicPlayer = SystemMusicPlayer()
         // No system bus (containers, CI) or no logind simply means no sleep notifications.
+        var sleepMonitor: SleepMonitor?
         if configuration.desktopIntegration, let address = configuration.systemBusAddress {
             do {
                 sleepMonitor = try SleepMonitor(address: address)
             } catch {
                 Log.info("desktop: no sleep and wake notifications: \(error)")
-                sleepMonitor = nil
             }
-        } else {
-            sleepMonitor = nil
         }
-        screenLock =
+        let screenLock =
             configuration.desktopIntegration
             ? ScreenLockMonitor(
                 systemBusAddress: configuration.systemBusAddress, sessionBusAddress: configuration.sessionBusAddress)
             : nil
+        var device: DeviceOutput?
         if case .device(let name) = configuration.output {
             // Always: SDL's own handlers would swallow SIGTERM and SIGINT into an SDL_QUIT that a game without an SDL
             // event loop never reads, so even a game that opts out of the engine's handling could not be ended.
             SDLAudio.leaveTerminationSignalsToTheEngine()
             do {
-                let device = try DeviceOutput(
+                device = try DeviceOutput(
                     mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                     deviceName: name, appName: configuration.appName)
-                let routes = RouteMonitor(appName: configuration.appName)
-                state.withLock { state in
-                    state.device = device
-                    state.routes = routes
-                }
             } catch {
                 throw .output(error)
             }
+        }
+        routes = device.map { RouteMonitor(appName: configuration.appName, device: $0) }
+        let watched: [(any SessionMonitor)?] = [desktopLink, screenLock, sleepMonitor, routes]
+        monitors = watched.compactMap { $0 }
+        if let device {
+            state.withLock { $0.device = device }
             musicPlayer.startStreamingThread()
         }
         session.attach(output: self)
@@ -248,7 +116,7 @@ public final class AudioEngine: @unchecked Sendable {
                 shutDown: { [weak self] in self?.shutdown() }, waitOutCallers: { [mixer] in mixer.waitOutCallers() }))
         state.withLock { $0.exitToken = exitToken }
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
-        useDesktopConnection()
+        Self.use(desktopLink?.connection, session: session, systemMusicPlayer: systemMusicPlayer)
         Log.info(
             "engine: \(outputDriver) output at \(configuration.sampleRate) Hz, \(mixer.capabilities.realVoices) real voices"
         )
@@ -269,9 +137,8 @@ public final class AudioEngine: @unchecked Sendable {
             TerminationWatch.shared.unregister(self)
             session.handle(.appWillTerminate(systemMusicStartedByGame: systemMusicPlayer.playersStartedByGame))
             desktopLink?.connection?.players.flush()
-            desktopLink?.close()
-            sleepMonitor?.close()
-            screenLock?.close()
+            // The output's monitor among them ends our streams on no sink, before the device closes below.
+            for monitor in monitors { monitor.close() }
         }
         let device = state.withLock { state -> DeviceOutput? in
             if state.isShutDown { return nil }
@@ -280,9 +147,6 @@ public final class AudioEngine: @unchecked Sendable {
             state.device = nil
             return device
         }
-        let routes = state.withLock { $0.routes }
-        routes?.stopCorkListener()
-        routes?.endOurStreamsWithoutSink()
         device?.close()
         musicPlayer.close()
         mixer.close()
@@ -361,7 +225,7 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     /// The output devices the system offers (empty for an offline engine).
-    public var outputDevices: [AudioRoute] { state.withLock { $0.routes }?.devices ?? [] }
+    public var outputDevices: [AudioRoute] { routes?.devices ?? [] }
 
     /// What this machine's OpenAL Soft and optional system libraries support, and what is missing. Asking opens
     /// the optional libraries not yet needed, so the answer is the whole of it.
@@ -427,13 +291,12 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Each bounded event queue's losses, by a name for people.
     private var droppedEventsByQueue: [(queue: String, count: Int)] {
-        [
+        let own: [(queue: String, count: Int)] = [
             ("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
-            ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents),
-            ("sound server", state.withLock { $0.routes }?.droppedEvents ?? 0),
-            ("sleep monitor", sleepMonitor?.droppedEvents ?? 0),
-            ("screen lock", screenLock?.droppedEvents ?? 0), ("MPRIS client", desktopLink?.droppedEvents ?? 0)
+            ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents)
         ]
+        // The monitors from the output up, as the warning has always named the first queue to lose an event.
+        return own + monitors.reversed().map { ($0.name, $0.droppedEvents) }
     }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
@@ -454,8 +317,7 @@ public final class AudioEngine: @unchecked Sendable {
     @discardableResult
     public func update() -> [AudioEvent] {
         TerminationWatch.shared.finishIfSignalled()
-        followSessionBus()
-        watchOutputDevice()
+        pollMonitors()
         if !isOffline {
             let now = mixer.framesRendered.load(ordering: .relaxed)
             let delta = state.withLock { state in

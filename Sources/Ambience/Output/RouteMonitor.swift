@@ -8,8 +8,9 @@ import Synchronization
 /// stream silently when its sink goes away, so the monitor watches the sink our own stream is on. Without one it
 /// relies on SDL, which marks a dead device stopped, and on SDL's device list. Polls on the game thread, inside
 /// `update()`; what other threads may read (`devices`, `route(driver:)`, `isOtherAudioPlaying`, `ourStream()`) is
-/// published under a lock after every change.
-final class RouteMonitor: @unchecked Sendable {
+/// published under a lock after every change. The server's cork requests come over the same connection and queue,
+/// so this monitor reports them too, in their order among the sink events.
+final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     /// How often the device list is read while nothing is open (reading it costs milliseconds).
     static let listingIntervalNanoseconds = 500_000_000
     /// How often a lost sound server is tried again.
@@ -24,6 +25,10 @@ final class RouteMonitor: @unchecked Sendable {
     static let corkRole = "game"
 
     private let appName: String
+    /// The game's output, whose stream (or SDL device) this monitor follows.
+    private let device: DeviceOutput
+    /// Set by `close()`: the engine is shutting down and its device closing, so polls look at nothing.
+    private let isClosed = Atomic<Bool>(false)
     // Game thread only (poll), published to `view`.
     private var pulse: PulseAudioMonitor? { didSet { publish() } }
     private var tracker: RouteTracker { didSet { publish() } }
@@ -60,8 +65,9 @@ final class RouteMonitor: @unchecked Sendable {
     }
     private let view: Lock<View>
 
-    init(appName: String) {
+    init(appName: String, device: DeviceOutput) {
         self.appName = appName
+        self.device = device
         tracker = RouteTracker(processID: getpid(), appName: appName)
         view = Lock(View(tracker: tracker))
         do {
@@ -107,6 +113,8 @@ final class RouteMonitor: @unchecked Sendable {
         return tracker.ourSink.map { tracker.route(of: $0, driver: driver) } ?? AudioRoute.none
     }
 
+    var name: String { "sound server" }
+
     /// Sound-server events lost to a full queue, over every connection this monitor has had.
     var droppedEvents: Int {
         let current = view.withLock { $0.pulse }?.droppedEvents ?? 0
@@ -146,17 +154,27 @@ final class RouteMonitor: @unchecked Sendable {
         }
     }
 
-    /// A shut-down engine hears no more cork requests and leaves no stream on the server. Any thread.
-    func stopCorkListener() { view.withLock { $0.pulse }?.stopCorkListener() }
+    /// A shut-down engine hears no more cork requests and leaves no stream on the server: stops the cork listener
+    /// and ends the game's streams on no sink (before the engine closes the device), and later polls look at
+    /// nothing. The server's connection stays, so `devices` still answers. Any thread.
+    func close() {
+        isClosed.store(true, ordering: .relaxed)
+        view.withLock { $0.pulse }?.stopCorkListener()
+        endOurStreamsWithoutSink()
+    }
 
     /// Whether the sound server has sent events that the next poll would turn into session events. Game thread.
     var hasPendingEvents: Bool { pulse?.hasPendingEvents ?? false }
 
-    /// What changed since the last poll, as session events, oldest first. `appAudioPlaying` is asked only when a
+    /// What changed since the last look, as session events, oldest first; nothing when no look is due
+    /// (`MonitorContext.isLookDue`: the server's news always makes one due). `appAudioPlaying` is asked only when a
     /// cork request needs it.
-    func poll(device: DeviceOutput, appAudioPlaying: () -> Bool = { false }) -> [SessionEvent] {
+    func poll(_ context: MonitorContext) -> [SessionEvent] {
+        guard context.isLookDue, !isClosed.load(ordering: .relaxed) else { return [] }
         let now = monotonicNanoseconds()
-        if let pulse { return observeServer(pulse, device: device, now: now, appAudioPlaying: appAudioPlaying) }
+        if let pulse {
+            return observeServer(pulse, device: device, now: now, appAudioPlaying: context.appAudioPlaying)
+        }
         return reconnectIfDue(now: now) + observeSDL(device, now: now)
     }
 

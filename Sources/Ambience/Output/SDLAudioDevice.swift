@@ -3,26 +3,6 @@ import Synchronization
 
 // The only file that calls SDL's audio API.
 
-/// Why real-time output could not start.
-public enum OutputError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// SDL refused to start or open the device; its message.
-    case sdl(String)
-    /// No SDL audio driver would start; `tried` lists the drivers tried.
-    case noDriver(tried: [String])
-    /// Opening the device did not finish within `seconds`: the sound server (or the session bus SDL registers on)
-    /// accepted the connection but never answered, as a frozen server does. SDL would have waited for ever.
-    case notAnswering(seconds: Double)
-
-    public var description: String {
-        switch self {
-        case .sdl(let message): "SDL audio: \(message)"
-        case .noDriver(let tried): "SDL audio: no driver could open a device (tried \(tried.joined(separator: ", ")))"
-        case .notAnswering(let seconds):
-            "SDL audio: the sound server did not answer within \(seconds) s (is it frozen?); no device was opened"
-        }
-    }
-}
-
 /// Something that fills audio blocks on the audio thread.
 protocol AudioRenderCallback: AnyObject, Sendable {
     func renderAudio(into buffer: UnsafeMutablePointer<Float>, frames: Int)

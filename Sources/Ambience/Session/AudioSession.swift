@@ -120,8 +120,6 @@ public final class AudioSession: @unchecked Sendable {
 
     // MARK: Events from the system
 
-    func systemWillSleep() { handle(.prepareForSleep(appAudioPlaying: isAppAudioPlaying)) }
-
     func otherAudioChanged(streamsPlaying: Bool, music: OtherMusic) {
         lock.withLock { _ in otherStreamsPlaying = streamsPlaying }
         handle(.otherMusicChanged(music))
