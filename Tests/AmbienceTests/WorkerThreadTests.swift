@@ -35,6 +35,21 @@ import Testing
         #expect(name.withLock { $0 } == "test-named")
     }
 
+    /// Linux takes at most 15 bytes of a thread's name: a longer one is cut, not refused (which left it unnamed).
+    @Test func aLongNameIsCutToWhatLinuxTakes() throws {
+        let name = Lock<String?>(nil)
+        let waker = try Waker()
+        WorkerThread.detached(name: "ambience.library-watcher") {
+            var buffer = [CChar](repeating: 0, count: 32)
+            if pthread_getname_np(pthread_self(), &buffer, buffer.count) == 0 {
+                name.withLock { $0 = String(cString: buffer) }
+            }
+            waker.wake()
+        }
+        #expect(waker.wait(timeout: .seconds(waitBound)).woken)
+        #expect(name.withLock { $0 } == "ambience.librar")
+    }
+
     @Test func sleepingForMillisecondsWaitsAtLeastThatLong() {
         let started = monotonicNanoseconds()
         sleep(milliseconds: 30)

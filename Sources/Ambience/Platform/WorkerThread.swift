@@ -122,7 +122,8 @@ package final class WorkerThread: @unchecked Sendable {
             &handle, nil,
             { context in
                 let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-                Thread.current.name = start.name
+                // Linux refuses a name over 15 bytes outright: cut it, so a long name still tells the thread apart.
+                Thread.current.name = String(decoding: start.name.utf8.prefix(15), as: UTF8.self)
                 switch start.scheduling {
                 case .normal: break
                 case .batch:
