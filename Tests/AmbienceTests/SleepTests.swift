@@ -103,4 +103,42 @@ import Testing
         #expect(events == [.prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers)])
         #expect(monitor.name == "sleep monitor" && monitor.droppedEvents == 0)
     }
+
+    /// Sleep, wake, sleep, wake in one go: each poll ends with a wake, so the second sleep is judged after the session
+    /// handled the first wake (here the game is silent by then, and the second sleep must say so).
+    @Test func aSleepAfterAWakeIsJudgedAtTheNextPoll() throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let monitor = try SleepMonitor(address: bus.address)
+        defer { monitor.close() }
+        let logind = try busPeer(bus.address)
+        defer { logind.close() }
+        #expect(try logind.requestName("org.freedesktop.login1", timeout: busPeerTimeout))
+        for sleeping in [true, false, true, false] {
+            try logind.emitSignal(
+                path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                member: "PrepareForSleep", arguments: [.bool(sleeping)])
+        }
+        usleep(500_000)  // all four queued, as when update() was not called meanwhile
+        let playing = Lock(true)
+        let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
+        let context = MonitorContext(
+            appAudioPlaying: { playing.withLock { $0 } }, currentRoute: { speakers }, isLookDue: false)
+        var events: [SessionEvent] = []
+        #expect(
+            eventually {
+                let batch = monitor.poll(context)
+                // At most one wake in a poll, and only at its end.
+                #expect(batch.dropLast().allSatisfy { $0 != .wokeFromSleep(current: speakers) })
+                events += batch
+                if batch.last == .wokeFromSleep(current: speakers) { playing.withLock { $0 = false } }
+                return events.count >= 4
+            })
+        #expect(
+            events == [
+                .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers),
+                .prepareForSleep(appAudioPlaying: false), .wokeFromSleep(current: speakers)
+            ])
+    }
 }

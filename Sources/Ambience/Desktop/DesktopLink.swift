@@ -28,7 +28,7 @@ final class DesktopLink: SessionMonitor {
 
     private struct State {
         var current: Connection?
-        /// Made by the reconnect thread, not yet handed over by `poll()`.
+        /// Made by the reconnect thread, not yet handed over by `poll(_:)`.
         var restored: Connection?
         /// The reconnect thread, while the bus is gone and the link open.
         var reconnecting: WorkerThread?

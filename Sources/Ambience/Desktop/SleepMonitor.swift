@@ -23,6 +23,8 @@ final class SleepMonitor: SessionMonitor {
     /// machine is asleep now.
     static let signalCapacity = 64
     private let signals = Lock(EventQueue<Bool>(capacity: signalCapacity, overflow: .dropOldest))
+    /// Signals after a wake, kept for the next poll (see `poll`).
+    private let carried = Lock<[Bool]>([])
 
     init(address: String) throws(DesktopError) {
         let connection = try DBusConnection(address: address)
@@ -56,8 +58,16 @@ final class SleepMonitor: SessionMonitor {
     var name: String { "sleep monitor" }
 
     /// Each signal since the last poll, oldest first: a sleep carries whether the game made sound, a wake the route.
+    /// A poll ends with the first wake: a sleep after it must be judged once the session has handled that wake (it
+    /// may resume the audio the earlier sleep paused), so it waits for the next poll.
     func poll(_ context: MonitorContext) -> [SessionEvent] {
-        drain().map { sleeping in
+        let due = carried.withLock { carried in
+            let all = carried + drain()
+            let end = all.firstIndex(of: false).map { $0 + 1 } ?? all.count
+            carried = Array(all[end...])
+            return Array(all[..<end])
+        }
+        return due.map { sleeping in
             sleeping
                 ? .prepareForSleep(appAudioPlaying: context.appAudioPlaying())
                 : .wokeFromSleep(current: context.currentRoute())

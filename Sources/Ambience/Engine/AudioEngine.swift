@@ -295,7 +295,8 @@ public final class AudioEngine: @unchecked Sendable {
             ("mixer", mixer.droppedEvents), ("music player", musicPlayer.droppedEvents),
             ("system music player", systemMusicPlayer.droppedEvents), ("session", session.droppedEvents)
         ]
-        // The monitors from the output up, as the warning has always named the first queue to lose an event.
+        // The monitors from the output up: the warning names the first queue in this list that lost any, as it did
+        // before the monitors were one list (reordering `monitors` changes which one it names).
         return own + monitors.reversed().map { ($0.name, $0.droppedEvents) }
     }
     /// Bytes held by cached sounds.

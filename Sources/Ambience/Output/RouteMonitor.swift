@@ -161,6 +161,14 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
         isClosed.store(true, ordering: .relaxed)
         view.withLock { $0.pulse }?.stopCorkListener()
         endOurStreamsWithoutSink()
+        // A reconnect still under way would otherwise keep its new connection, and its cork stream, on the server
+        // until the engine is freed: no poll takes it up any more.
+        let late = reconnection.state.withLock { state in
+            state.closed = true
+            defer { state.monitor = nil }
+            return state.monitor
+        }
+        late?.close()
     }
 
     /// Whether the sound server has sent events that the next poll would turn into session events. Game thread.

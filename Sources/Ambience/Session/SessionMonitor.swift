@@ -5,11 +5,12 @@ package protocol SessionMonitor: AnyObject, Sendable {
     /// Names its queue in `AudioEvent.eventsDropped` and the dropped-events warning ("sound server", "sleep
     /// monitor", …).
     var name: String { get }
-    /// What happened since the last poll, oldest first. Called by `update()` on the game thread; never blocks.
+    /// What happened since the last poll, oldest first. Called by `update()` on the game thread. Usually it only
+    /// drains a queue; a lost connection is closed here, each call bounded by the desktop's timeout.
     func poll(_ context: MonitorContext) -> [SessionEvent]
     /// Observations lost to a full queue because `update()` came too rarely.
     var droppedEvents: Int { get }
-    /// Stops listening; later polls return nothing. Idempotent; any thread.
+    /// Stops listening; what was already queued may still be polled. Idempotent; any thread.
     func close()
 }
 
