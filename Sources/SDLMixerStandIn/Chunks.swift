@@ -143,6 +143,8 @@ public func mixFreeChunk(_ chunk: UnsafeMutablePointer<Mix_Chunk>?) {
             if state.channels.end(i) { release.finished.append(Int32(clamping: i)) }
             state.channels.slots[i].chunk = nil
         }
+        // A callback under way for a channel a shrink dropped gets its chunk from here: NULL once freed, as for a slot.
+        if state.reportingNow?.chunk == pointer { state.reportingNow?.chunk = nil }
         let removed = state.chunks.remove(pointer)
         release.known = removed.record != nil
         release.structure = removed.release
