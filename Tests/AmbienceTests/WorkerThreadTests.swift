@@ -40,10 +40,8 @@ import Testing
         let name = Lock<String?>(nil)
         let waker = try Waker()
         WorkerThread.detached(name: "ambience.library-watcher") {
-            var buffer = [CChar](repeating: 0, count: 32)
-            if pthread_getname_np(pthread_self(), &buffer, buffer.count) == 0 {
-                name.withLock { $0 = String(cString: buffer) }
-            }
+            let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+            name.withLock { $0 = comm?.trimmingCharacters(in: .newlines) }
             waker.wake()
         }
         #expect(waker.wait(timeout: .seconds(waitBound)).woken)
