@@ -79,19 +79,9 @@ import Testing
     /// The one monitor shape: each signal comes out of `poll` as the session's event, oldest first, carrying what the
     /// context says at that poll (whether the game makes sound, where the output goes).
     @Test func pollTurnsEachSignalIntoTheSessionsEvent() throws {
-        let fixtures = try Fixtures()
-        let bus = try ThrowawayService.dbus(in: fixtures)
-        defer { bus.kill() }
-        let monitor = try SleepMonitor(address: bus.address)
-        defer { monitor.close() }
-        let logind = try busPeer(bus.address)
+        let logind = try FakeLogind(sending: [true, false])
         defer { logind.close() }
-        #expect(try logind.requestName("org.freedesktop.login1", timeout: busPeerTimeout))
-        for sleeping in [true, false] {
-            try logind.emitSignal(
-                path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-                member: "PrepareForSleep", arguments: [.bool(sleeping)])
-        }
+        let monitor = logind.monitor
         let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
         let context = MonitorContext(appAudioPlaying: { true }, currentRoute: { speakers }, isLookDue: false)
         var events: [SessionEvent] = []
@@ -107,19 +97,9 @@ import Testing
     /// Sleep, wake, sleep, wake in one go: each poll ends with a wake, so the second sleep is judged after the session
     /// handled the first wake (here the game is silent by then, and the second sleep must say so).
     @Test func aSleepAfterAWakeIsJudgedAtTheNextPoll() throws {
-        let fixtures = try Fixtures()
-        let bus = try ThrowawayService.dbus(in: fixtures)
-        defer { bus.kill() }
-        let monitor = try SleepMonitor(address: bus.address)
-        defer { monitor.close() }
-        let logind = try busPeer(bus.address)
+        let logind = try FakeLogind(sending: [true, false, true, false])
         defer { logind.close() }
-        #expect(try logind.requestName("org.freedesktop.login1", timeout: busPeerTimeout))
-        for sleeping in [true, false, true, false] {
-            try logind.emitSignal(
-                path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-                member: "PrepareForSleep", arguments: [.bool(sleeping)])
-        }
+        let monitor = logind.monitor
         usleep(500_000)  // all four queued, as when update() was not called meanwhile
         let playing = Lock(true)
         let speakers = AudioRoute(name: "Speakers", driver: "pulseaudio", sink: "speakers")
@@ -142,5 +122,40 @@ import Testing
                 .prepareForSleep(appAudioPlaying: true), .wokeFromSleep(current: speakers),
                 .prepareForSleep(appAudioPlaying: false), .wokeFromSleep(current: speakers)
             ])
+    }
+}
+
+/// A sleep monitor on a bus of its own, where a stand-in for logind has sent `PrepareForSleep` for each of `signals`
+/// (true: going to sleep; false: woken).
+private struct FakeLogind {
+    let fixtures: Fixtures  // holds the bus's folder
+    let bus: ThrowawayService
+    let monitor: SleepMonitor
+    let connection: DBusConnection
+
+    init(sending signals: [Bool]) throws {
+        fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        do {
+            monitor = try SleepMonitor(address: bus.address)
+            let connection = try busPeer(bus.address)
+            self.connection = connection
+            #expect(try connection.requestName("org.freedesktop.login1", timeout: busPeerTimeout))
+            for sleeping in signals {
+                try connection.emitSignal(
+                    path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
+                    member: "PrepareForSleep", arguments: [.bool(sleeping)])
+            }
+        } catch {
+            bus.kill()
+            throw error
+        }
+        self.bus = bus
+    }
+
+    func close() {
+        connection.close()
+        monitor.close()
+        bus.kill()
     }
 }
