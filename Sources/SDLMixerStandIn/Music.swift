@@ -207,21 +207,17 @@ public func mixResumeMusic() {
 }
 
 /// Mix_PausedMusic: 1 while the music is paused (by Mix_PauseMusic, or by the session or the desktop's media keys,
-/// which pause the same player), else 0. Held by Mix_HookMusic, it is paused only if the program paused it.
+/// which pause the same player), else 0. Held by Mix_HookMusic, it is paused only if the program paused it. Never
+/// waits: safe in an audio callback (`GuardedMixerState`).
 @_cdecl("Mix_PausedMusic")
 public func mixPausedMusic() -> Int32 {
-    StandIn.shared.state.withLock { state in
-        guard state.music.current != nil, let device = state.device else { return 0 }
-        if state.music.hooked { return state.music.paused ? 1 : 0 }
-        let playerState = device.engine.musicPlayer.playbackState
-        return state.music.paused || playerState == .paused || playerState == .interrupted ? 1 : 0
-    }
+    StandIn.shared.state.musicAnswers.contains(.paused) ? 1 : 0
 }
 
-/// Mix_PlayingMusic: 1 while music is on (paused or silenced by the session too), else 0.
+/// Mix_PlayingMusic: 1 while music is on (paused or silenced by the session too), else 0. Never waits.
 @_cdecl("Mix_PlayingMusic")
 public func mixPlayingMusic() -> Int32 {
-    StandIn.shared.state.withLock { $0.music.current != nil ? 1 : 0 }
+    StandIn.shared.state.musicAnswers.contains(.playing) ? 1 : 0
 }
 
 /// Calls Mix_HookMusicFinished's callback, with no lock of the stand-in's held: it may play music again.

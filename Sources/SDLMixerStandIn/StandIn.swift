@@ -1,6 +1,7 @@
 import Ambience
 import CSDLMixerABI
 import Glibc
+import Synchronization
 
 /// What the program opened: the format `Mix_QuerySpec` reports and `Mix_Chunk.abuf` holds. The engine mixes at
 /// `frequency`; `format` and `channels` are the program's, converted on load.
@@ -67,7 +68,7 @@ extension MixerState {
 /// The stand-in's one state, shared by every exported function and the update thread.
 final class StandIn: Sendable {
     static let shared = StandIn()
-    let state = Lock<MixerState>(MixerState())
+    let state = GuardedMixerState()
 
     /// Runs `body` with the state, when the device is open; otherwise sets SDL_mixer's "not opened" error and
     /// returns `closed`.
@@ -88,4 +89,48 @@ func gain(_ volume: Int) -> Float { Float(volume) / Float(STANDIN_MIX_MAX_VOLUME
 /// A caller's volume as SDL_mixer takes it: negative means "leave it", above 128 is 128.
 func clampedVolume(_ volume: Int32) -> Int? {
     volume < 0 ? nil : Int(min(volume, STANDIN_MIX_MAX_VOLUME))
+}
+
+/// `MixerState` under its lock. Whoever holds the lock publishes, as it lets go, what Mix_PlayingMusic and
+/// Mix_PausedMusic answer, so those two never take it: programs call them from their audio callbacks (pygame's
+/// post-mix function calls Mix_PausedMusic every block), and there a wait on the lock, held by a thread the
+/// scheduler has put aside, stretches the output's clock (pygame's one second of music took up to 2.9 s under load).
+/// A pause by the session reaches the answer at the update thread's next tick, which takes the lock.
+final class GuardedMixerState: Sendable {
+    private let lock = Lock<MixerState>(MixerState())
+    /// `MusicAnswers` as last published.
+    private let answers = Atomic<UInt8>(0)
+
+    func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending MixerState) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        try lock.withLock { (state: inout sending MixerState) throws(E) -> sending Result in
+            defer { answers.store(state.musicAnswers.rawValue, ordering: .releasing) }
+            return try body(&state)
+        }
+    }
+
+    /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.
+    var musicAnswers: MusicAnswers { MusicAnswers(rawValue: answers.load(ordering: .acquiring)) }
+}
+
+/// Mix_PlayingMusic's and Mix_PausedMusic's answers.
+struct MusicAnswers: OptionSet {
+    let rawValue: UInt8
+    /// Music is on: playing, paused, or silenced by the session.
+    static let playing = MusicAnswers(rawValue: 1)
+    /// Paused by Mix_PauseMusic, or by the session or the desktop's media keys, which pause the same player. Held by
+    /// Mix_HookMusic, it is paused only if the program paused it.
+    static let paused = MusicAnswers(rawValue: 2)
+}
+
+extension MixerState {
+    var musicAnswers: MusicAnswers {
+        guard music.current != nil else { return [] }
+        guard let device else { return .playing }
+        if music.paused { return [.playing, .paused] }
+        if music.hooked { return .playing }
+        let playerState = device.engine.musicPlayer.playbackState
+        return playerState == .paused || playerState == .interrupted ? [.playing, .paused] : .playing
+    }
 }

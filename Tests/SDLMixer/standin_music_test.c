@@ -8,7 +8,8 @@
  *   standin_music_test --loops    a 0.2 s tone then 0.2 s of silence, played 3 times at music volume 64
  *   standin_music_test --fade     a 3 s tone faded in over 1 s, faded out over 0.5 s from 1.5 s
  *   standin_music_test --seek     1 s of 440 Hz then 1 s of 880 Hz, played from 1.0 s
- *   standin_music_test --session  Assets/Music's Ogg as music for 2 s, and a 0.3 s 880 Hz chunk from 1.5 s
+ *   standin_music_test --session  Assets/Music's Ogg as music for 2 s (longer, until the file STANDIN_SEEN_FILE names
+ *                                 exists, for up to 10 s), and a 0.3 s 880 Hz chunk from 1.5 s
  *   standin_music_test --hook     1.5 s of 440 Hz as music; from 0.5 s Mix_HookMusic's 880 Hz for 1 s in its place
  *   The last five are run with SDL's disk driver: the test reads what the device was given.
  */
@@ -215,6 +216,9 @@ static int heard(const char *mode) {
         SDL_Delay(500);
         ok = ok && Mix_PlayingMusic() == 1;
         printf("playing music: %d\n", Mix_PlayingMusic());
+        /* The test's MPRIS watcher says when it has seen the music's title (up to 10 s on a loaded machine). */
+        const char *seen = getenv("STANDIN_SEEN_FILE");
+        for (int waited = 0; seen && access(seen, F_OK) != 0 && waited < 10000; waited += 50) SDL_Delay(50);
         Mix_HaltMusic();
         Mix_FreeMusic(music);
         Mix_FreeChunk(beep);
