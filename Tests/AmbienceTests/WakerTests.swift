@@ -1,9 +1,9 @@
-import AmbiencePlatform
 import Foundation
 import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbiencePlatform
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WakerTests {
     @Test func aWakeBeforeTheWaitEndsItAtOnce() throws {
