@@ -45,9 +45,12 @@ let package = Package(
         .systemLibrary(name: "CIntl", providers: [.apt(["libc6-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
         .systemLibrary(name: "CSDLMixer", providers: [.apt(["libsdl2-mixer-dev"])]),
+        // The one gateway to the OS (libc, threads, files, processes): no C target of ours, so an arrow from it
+        // back up into the engine is a compile error.
+        .target(name: "AmbiencePlatform"),
         .target(
             name: "Ambience",
-            dependencies: ["CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
+            dependencies: ["AmbiencePlatform", "CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
                            "CFLAC",
                            "COpusFile",
                            "CSndFile",
@@ -59,30 +62,30 @@ let package = Package(
                            "CAmbience",
             ]
         ),
-        .target(name: "AmbienceBench", dependencies: ["Ambience", "COpenAL", "CSDLMixer", "CSDL2"]),
-        .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceBench"]),
+        .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbiencePlatform", "COpenAL", "CSDLMixer", "CSDL2"]),
+        .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceBench"]),
         .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool"]),
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
         .systemLibrary(name: "CAmbience", path: "include"),
-        .target(name: "AmbienceC", dependencies: ["Ambience", "CAmbience"]),
+        .target(name: "AmbienceC", dependencies: ["Ambience", "AmbiencePlatform", "CAmbience"]),
         // SDL_mixer's public types and constants, declared from its documentation (not its header).
         .systemLibrary(name: "CSDLMixerABI"),
         // The test target must not depend on this: the soname flag would reach the test binary. Tests load the built
         // library from C programs instead (Tests/SDLMixer).
         .target(
-            name: "SDLMixerStandIn", dependencies: ["Ambience", "CSDLMixerABI", "CSDL2"],
+            name: "SDLMixerStandIn", dependencies: ["Ambience", "AmbiencePlatform", "CSDLMixerABI", "CSDL2"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libSDL2_mixer-2.0.so.0"])]),
-        .executableTarget(name: "MixerStress", dependencies: ["Ambience", "AmbienceBench"], path: "Demos/MixerStress"),
+        .executableTarget(name: "MixerStress", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceBench"], path: "Demos/MixerStress"),
         // The README's thirty seconds of Swift, word for word (ReadmeTests compares them and runs it).
         .executableTarget(name: "ReadmeExample", dependencies: ["Ambience"], path: "Demos/ReadmeExample"),
         // The SDL2 game loop: window, events -> session, fixed time step, engine.update() once per frame.
-        .target(name: "AmbienceHost", dependencies: ["Ambience", "CSDL2", "CSDLTTF", "CSDLImage"]),
+        .target(name: "AmbienceHost", dependencies: ["Ambience", "AmbiencePlatform", "CSDL2", "CSDLTTF", "CSDLImage"]),
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
-        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbienceHost", "CIntl"], path: "Demos/GravityWave/Core"),
+        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceHost", "CIntl"], path: "Demos/GravityWave/Core"),
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
         // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
         .testTarget(name: "AmbienceTests",
-                    dependencies: ["Ambience", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
+                    dependencies: ["Ambience", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Documentation coverage of a module's public API, from its symbol graph.
 
-    doc-coverage.py SYMBOL_GRAPH_DIR MODULE
+    doc-coverage.py SYMBOL_GRAPH_DIR MODULE [REEXPORTED,...]
 
 Reads MODULE.symbols.json and MODULE@*.symbols.json (extensions of other modules' types) as
-`swift package dump-symbol-graph --skip-synthesized-members` writes them: public and open symbols only, without the
-members a type only inherits from a protocol's default implementation. A symbol is documented when it has a doc comment
-of its own. An implementation of another module's protocol requirement that has none (`description`,
+`swift-symbolgraph-extract -skip-synthesized-members` writes them (scripts/docs.sh): public and open symbols only,
+without the members a type only inherits from a protocol's default implementation. A symbol is documented when it has
+a doc comment of its own. An implementation of another module's protocol requirement that has none (`description`,
 `init(rawValue:)`, `==`, `hash(into:)`) shows the requirement's comment, which the compiler copies into the graph
-with that module's name: it is counted apart, as inherited, and not as missing.
+with that module's name: it is counted apart, as inherited, and not as missing. The modules MODULE re-exports
+(`@_exported import`, their symbols extracted with `-experimental-allowed-reexported-modules`) are its own: a comment
+written in one of them counts as the symbol's own.
 
 Prints the totals, by kind, and every undocumented symbol with its file and line; exits 1 below 100 %.
 """
@@ -25,7 +27,7 @@ def load(directory, module):
     symbols = {}
     for path in paths:
         if not os.path.exists(path):
-            sys.exit(f"doc-coverage: {path}: no symbol graph (run swift package dump-symbol-graph)")
+            sys.exit(f"doc-coverage: {path}: no symbol graph (run scripts/docs.sh)")
         with open(path, encoding="utf-8") as f:
             graph = json.load(f)
         for symbol in graph.get("symbols", []):
@@ -38,16 +40,17 @@ def has_text(doc):
 
 
 def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: doc-coverage.py SYMBOL_GRAPH_DIR MODULE")
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: doc-coverage.py SYMBOL_GRAPH_DIR MODULE [REEXPORTED,...]")
     directory, module = sys.argv[1], sys.argv[2]
+    own_modules = {module} | set(filter(None, sys.argv[3].split(","))) if len(sys.argv) == 4 else {module}
     symbols = load(directory, module)
     if not symbols:
         sys.exit(f"doc-coverage: {module}: the symbol graph holds no public symbols")
     own, inherited, missing = [], [], []
     for symbol in symbols.values():
         doc = symbol.get("docComment")
-        if doc and has_text(doc) and doc.get("module", module) == module:
+        if doc and has_text(doc) and doc.get("module", module) in own_modules:
             own.append(symbol)
         elif doc and has_text(doc):
             inherited.append(symbol)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The API documentation of the Ambience module, built and checked (CI runs it after test.sh, whose build it reuses):
-#   1. the module's symbol graph, public symbols only (swift package dump-symbol-graph: a debug build, then
-#      swift-symbolgraph-extract);
+#   1. the module's symbol graph, public symbols only, with those of the engine targets it re-exports
+#      (Sources/Ambience/Exports.swift: what `import Ambience` brings is the API) (a debug build, then
+#      swift-symbolgraph-extract; `swift package dump-symbol-graph` has no option for re-exported modules);
 #   2. its documentation coverage (scripts/doc-coverage.py): every public symbol needs a doc comment, else it fails
 #      and lists the ones without;
 #   3. the articles' Swift examples, type-checked against the module (scripts/doc-snippets.py);
@@ -24,35 +25,40 @@ if [ -z "$docc" ]; then
   docc=$(dirname "$(readlink -f "$(command -v swift)")")/docc
 fi
 [ -x "$docc" ] || { echo "docs.sh: no docc in this toolchain (looked beside $(command -v swift))" >&2; exit 1; }
+extract=$(command -v swift-symbolgraph-extract || true)
+[ -n "$extract" ] || extract=$(dirname "$(readlink -f "$(command -v swift)")")/swift-symbolgraph-extract
 
-# 1. The symbol graph. dump-symbol-graph writes every module's; only Ambience's is documented here.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-if ! swift package dump-symbol-graph --skip-synthesized-members >"$log" 2>&1; then
-  cat "$log" >&2
-  echo "docs.sh: the symbol graph could not be made" >&2
-  exit 1
-fi
-written=$(sed -n 's/^Files written to //p' "$log" | tail -n 1)
-[ -n "$written" ] && [ -f "$written/Ambience.symbols.json" ] \
-  || { cat "$log" >&2; echo "docs.sh: no Ambience.symbols.json in the symbol graph output" >&2; exit 1; }
-rm -rf "$graphs"
-mkdir -p "$graphs"
-cp "$written"/Ambience.symbols.json "$graphs"/
-cp "$written"/Ambience@*.symbols.json "$graphs"/ 2>/dev/null || true   # extensions of other modules' types, if any
-
-# 2. Coverage: fails below 100 %.
-python3 scripts/doc-coverage.py "$graphs" Ambience
-
-# 3. The articles' Swift examples, type-checked against the module just built, warnings as errors. The module
-# imports the C system-library targets, so their module maps and the include folders of the libraries SwiftPM finds
-# with pkg-config come along.
-examples=$out/examples.swift
-python3 scripts/doc-snippets.py Sources/Ambience/Ambience.docc "$examples"
-modules=$(swift build --show-bin-path)/Modules
+# The modules a compiler needs beside the build's: Ambience imports the C system-library targets, so their module
+# maps and the include folders of the libraries SwiftPM finds with pkg-config come along (steps 1 and 3).
 clang_flags=()
 for map in Sources/C*/module.modulemap include/module.modulemap; do clang_flags+=(-Xcc "-fmodule-map-file=$PWD/$map"); done
 for include in $(pkg-config --cflags-only-I libmpg123 dbus-1 flac opusfile); do clang_flags+=(-Xcc "$include"); done
+
+# 1. The symbol graph. The engine targets below the facade whose public types games use through `import Ambience`.
+reexported=AmbiencePlatform
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! swift build >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "docs.sh: the build for the symbol graph failed" >&2
+  exit 1
+fi
+bin=$(swift build --show-bin-path)
+modules=$bin/Modules
+triple=$(basename "$(dirname "$bin")")   # .build/<triple>/debug
+rm -rf "$graphs"
+mkdir -p "$graphs"
+"$extract" -module-name Ambience -target "$triple" -I "$modules" "${clang_flags[@]}" \
+  -minimum-access-level public -skip-synthesized-members -experimental-allowed-reexported-modules="$reexported" \
+  -output-dir "$graphs"
+[ -f "$graphs/Ambience.symbols.json" ] || { echo "docs.sh: no Ambience.symbols.json in $graphs" >&2; exit 1; }
+
+# 2. Coverage: fails below 100 %.
+python3 scripts/doc-coverage.py "$graphs" Ambience "$reexported"
+
+# 3. The articles' Swift examples, type-checked against the module just built, warnings as errors.
+examples=$out/examples.swift
+python3 scripts/doc-snippets.py Sources/Ambience/Ambience.docc "$examples"
 swiftc -typecheck -swift-version 6 -warnings-as-errors -I "$modules" "${clang_flags[@]}" "$examples"
 
 # 4. The catalog. The render template (the HTML and JavaScript the archive is browsed with) comes with the toolchain

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Raw libc calls outside Platform/: the lint that keeps Sources/Ambience/Platform the one gateway to the OS.
+"""Raw libc calls outside AmbiencePlatform: the lint that keeps Sources/AmbiencePlatform the one gateway to the OS.
 
 A call is an identifier followed by `(` that libc.so.6 or libm.so.6 exports (`nm -D --defined-only`), written
 bare or as `Glibc.name(` / `Foundation.name(`; a read or write of `errno` counts too. The module-prefixed form
@@ -11,7 +11,7 @@ C function takes (a trailing closure counts as one). `errno:` right after `(` or
 use. Comments (block comments nest) and the text of string literals (`"..."`, `\"\"\"...\"\"\"`, raw `#"..."#`) are
 not code; an interpolation `\\( ... )` in a string is.
 
-Scope: every Swift file under Sources/ except Sources/Ambience/Platform/ (the gateway) and the C targets. A hit
+Scope: every Swift file under Sources/ except Sources/AmbiencePlatform/ (the gateway) and the C targets. A hit
 listed in scripts/raw-libc-allowed.txt (`path: call`, one a line) is tolerated: the list names what is left in
 files not converted yet, and may only shrink. Any other hit is printed as `path:line: call` and fails (exit 1);
 so does an allowed entry that is no longer called (remove it from the list).
@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GATEWAY = "Sources/Ambience/Platform/"
+GATEWAY = "Sources/AmbiencePlatform/"
 ALLOWED = os.path.join(ROOT, "scripts", "raw-libc-allowed.txt")
 LIBRARIES = ["libc.so.6", "libm.so.6"]
 FOLDERS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64"]

@@ -28,7 +28,7 @@ for step in "${steps[@]}"; do
     #   e. the suites whose threads are the desktop's and the music stream's: the MPRIS client and server, the PulseAudio monitor, the
     #      sleep monitor, the system music player and the library watcher.
     # Any report fails the run. Tests/Sanitizers/tsan.supp holds the suppressions, each with its reason (races
-    # inside C libraries we cannot fix). The engine's locks are `Lock` (Sources/Ambience/Platform/Lock.swift), which
+    # inside C libraries we cannot fix). The engine's locks are `Lock` (Sources/AmbiencePlatform/Lock.swift), which
     # TSan can see; a bare `Mutex` would drown the run in false reports.
     start=$(seconds)
     swift build -c debug --sanitize=thread --scratch-path .build/tsan --build-tests

@@ -6,6 +6,7 @@
 // bundled theme streaming beside it. It renders offline, as fast as the CPU allows: no sound card is needed.
 import Ambience
 import AmbienceBench
+import AmbiencePlatform
 import Glibc
 
 /// One line on stderr, shown through `TerminalText`: an error's file name cannot act on the terminal.

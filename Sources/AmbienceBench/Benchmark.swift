@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 /// Why one system's run failed. A failed system is reported in its cell; the other systems still run.
 public enum BenchError: Error, CustomStringConvertible, Sendable {

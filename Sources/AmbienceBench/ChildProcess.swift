@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// A child process of a benchmark, usually this executable again, run to its end or to a deadline. Benchmarks run a

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// One test file per format, made by the reference encoders from the same music-like source (a sweep under pink

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// `ambience bench --hitches`: how long the game's own calls take while the music player skips through long files.

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CPulse
 import Synchronization
 

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import COpenAL
 
 // The benchmark's own, separate use of OpenAL Soft: the stress scene with no engine in between. Only the benchmark

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDL2
 import CSDLMixer
 import Glibc

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Glibc
 
 /// The scene's sounds and voices in one engine: starts the crowd, and starts each one-shot again when it finishes.

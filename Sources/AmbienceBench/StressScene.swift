@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Glibc
 
 /// A reproducible crowd of 3D voices, for the stress test (`ambience stress`, `Demos/MixerStress`) and the side-by-side

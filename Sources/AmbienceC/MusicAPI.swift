@@ -1,6 +1,7 @@
 // ambience.h: the application music player.
 
 import Ambience
+import AmbiencePlatform
 import CAmbience
 
 /// Runs a music-player call on a running engine.

@@ -12,6 +12,7 @@
 // a destroyed engine) is "stale".
 
 import Ambience
+import AmbiencePlatform
 import CAmbience
 import Glibc
 import Synchronization

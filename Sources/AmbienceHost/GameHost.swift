@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Glibc
 
 /// How a `GameHost` runs.

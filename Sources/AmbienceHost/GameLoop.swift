@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// A fixed-time-step accumulator: the game updates in steps of exactly `step` seconds, however long frames take,
 /// and draws with `alpha`, the fraction of a step since the last update, to interpolate between two states.
 ///

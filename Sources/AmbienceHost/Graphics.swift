@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 /// An 8-bit RGBA colour.
 public struct Color: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 /// A failed operation: the command prints `ambience: <description>` and exits 1.
 struct ToolFailure: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceBench
+import AmbiencePlatform
 
 struct BenchCommand: Command {
     static let name = "bench"

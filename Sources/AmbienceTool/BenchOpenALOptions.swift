@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceBench
+import AmbiencePlatform
 
 extension BenchCommand {
     static let openALOptionsUsage = """

@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceBench
+import AmbiencePlatform
 
 extension BenchCommand {
     /// Writes the latency distributions (p50 to p99, and the max, per period and system) to `path` as SVG.

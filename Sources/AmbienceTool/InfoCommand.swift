@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 struct InfoCommand: Command {
     static let name = "info"

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 /// A JSON value with keys kept in the order written, so output is stable and readable.
 public indirect enum JSON: Sendable, Equatable {

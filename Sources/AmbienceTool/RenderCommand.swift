@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 struct RenderCommand: Command {
     static let name = "render"

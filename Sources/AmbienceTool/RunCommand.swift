@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Glibc
 
 /// `ambience run`: an unmodified SDL_mixer program (a Debian game, a pygame program) on the engine, through the

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 /// One `--sfx FILE@T[,gain=G][,pan=P][,pitch=X]` of `ambience render`.
 public struct SFXCue: Equatable, Sendable {

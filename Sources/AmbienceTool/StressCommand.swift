@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceBench
+import AmbiencePlatform
 
 struct StressCommand: Command {
     static let name = "stress"

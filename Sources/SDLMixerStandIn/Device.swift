@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDLMixerABI
 import Foundation
 

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDLMixerABI
 
 // Mix_RegisterEffect and its kin: the program's functions run on one channel's samples before they are mixed, in the

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 
 // Mix_HookMusic and Mix_PlayMusic's music (issue #33). SDL_mixer mixes the hook instead of the music while a hook is
 // set, and the music waits: Mix_PlayingMusic says 1, its position and a fade do not move, it does not end (so no

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDLMixerABI
 
 // The final mix: effects registered on MIX_CHANNEL_POST (in registration order) and then Mix_SetPostMix's function,

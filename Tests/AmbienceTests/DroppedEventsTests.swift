@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import CAmbience
 import Foundation
 import Testing

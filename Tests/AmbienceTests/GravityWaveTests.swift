@@ -1,4 +1,5 @@
 import AmbienceHost
+import AmbiencePlatform
 import Foundation
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import AmbienceC
+import AmbiencePlatform
 import CAmbience
 import Foundation
 import Glibc

@@ -1,23 +1,29 @@
 import Foundation
 import Testing
 
-/// The `Ambience` module's public types are exactly those docs/ARCHITECTURE.md lists under "The public surface":
-/// a type made public by accident, or one the document forgets, fails here.
+/// The public types `import Ambience` brings (the facade's and those of the engine targets it re-exports) are exactly
+/// those docs/ARCHITECTURE.md lists under "The public surface": a type made public by accident, or one the document
+/// forgets, fails here.
 @Suite(.offTheCooperativePool) struct PublicSurfaceTests {
     static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
 
-    /// Every `public` class, struct, enum, protocol, actor or typealias declared under Sources/Ambience, nested ones
+    /// The engine's targets under Sources/: the facade and the layers it re-exports (Sources/Ambience/Exports.swift).
+    static let engineFolders = ["Ambience", "AmbiencePlatform"]
+
+    /// Every `public` class, struct, enum, protocol, actor or typealias declared in the engine's targets, nested ones
     /// included, each with whether it is a typealias.
     static func declaredPublicTypes() throws -> [(name: String, isAlias: Bool)] {
-        let folder = BuildProducts.root + "/Sources/Ambience"
-        let files = try #require(FileManager.default.enumerator(atPath: folder)).compactMap { $0 as? String }
-            .filter { $0.hasSuffix(".swift") }
+        let folders = engineFolders.map { BuildProducts.root + "/Sources/" + $0 }
+        let files = try folders.flatMap { folder in
+            try #require(FileManager.default.enumerator(atPath: folder)).compactMap { $0 as? String }
+                .filter { $0.hasSuffix(".swift") }.map { folder + "/" + $0 }
+        }
         let declaration = try Regex(
             #"(?m)^\s*(?:@\w+\s+)*public\s+(?:final\s+)?(?:indirect\s+)?(class|struct|enum|protocol|actor|typealias)\s+(\w+)"#
         )
         var names: [(name: String, isAlias: Bool)] = []
         for file in files {
-            let text = try read(folder + "/" + file)
+            let text = try read(file)
             for match in text.matches(of: declaration) {
                 if let kind = match.output[1].substring, let name = match.output[2].substring {
                     names.append((String(name), kind == "typealias"))

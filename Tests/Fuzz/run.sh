@@ -40,6 +40,7 @@ module() {  # NAME SOURCES...: compiles one module into $build/NAME.o and NAME.s
   swiftc "${flags[@]}" -module-name "$name" -emit-module-path "$build/$name.swiftmodule" -c -o "$build/$name.o" "$@" \
     2> "$work/build-$name.log" || { cat "$work/build-$name.log" >&2; exit 1; }
 }
+module AmbiencePlatform Sources/AmbiencePlatform/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift

@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceHost
+import AmbiencePlatform
 import Dispatch
 
 /// The now-playing item's cover, read and scaled on a background queue: the game thread never waits on the disk (a

@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceHost
+import AmbiencePlatform
 import Glibc
 
 /// One run of the game: an engine, a host, the game, and (headless) a recording. `main` builds one; so do tests.

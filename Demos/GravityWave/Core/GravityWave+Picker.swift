@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceHost
+import AmbiencePlatform
 
 // The picker screen's behaviour: opening it, its actions (browse, select, add all, jump), its keys and mouse, and
 // what its outcome does. Its drawing is GameScreen+Picker.swift's.

@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceHost
+import AmbiencePlatform
 
 /// What a run did: the sounds it played, the voices, the music, the session, and how long `engine.update()` took.
 public struct RunSummary: Sendable {

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// The container and codec of an audio file, detected from its bytes.
 package enum AudioFileFormat: String, Sendable, CaseIterable {
     case wav, ogg, mp3

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Glibc
 
 /// Opens audio files by what their bytes say they are, never by their names.

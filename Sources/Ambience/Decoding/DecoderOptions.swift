@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Glibc
 
 /// How the decoders that synthesize their audio render it: tracker modules (libopenmpt) and MIDI (libfluidsynth).

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Glibc
 
 /// Why a file could not be decoded. Every case names the file, and `description` reads as one line a person can act on.

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// A picture embedded in an audio file's tags, usually the front cover.
 package struct EmbeddedPicture: Sendable, Equatable {
     /// For example `image/png` or `image/jpeg`.

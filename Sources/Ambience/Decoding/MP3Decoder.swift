@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import CMPG123
 import Glibc
 

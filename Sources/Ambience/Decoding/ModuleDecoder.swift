@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import COpenMPT
 import Glibc
 

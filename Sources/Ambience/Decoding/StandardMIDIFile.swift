@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// A Standard MIDI File's structure, read and checked before libfluidsynth sees the bytes: its format, time
 /// division, tracks and tempo map. Pure: bytes in, a summary or a reason out.
 ///

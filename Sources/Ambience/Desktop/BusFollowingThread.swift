@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// A thread that listens on a bus it connects to itself, and connects again whenever the bus goes or does not

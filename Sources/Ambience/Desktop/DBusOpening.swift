@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import CDBus
 import Dispatch
 import Foundation

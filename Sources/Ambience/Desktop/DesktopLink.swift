@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Foundation
 
 /// The engine's hold on the session bus and everything that rides on it: the MPRIS client (other players and the

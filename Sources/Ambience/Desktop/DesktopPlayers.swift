@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The desktop's music players (MPRIS) as the session needs them: who is playing, pause, resume, duck.

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Foundation
 
 /// The queue commands: several calls to one player, each depending on what the last one did, carried out on the

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Glibc
 import Synchronization
 

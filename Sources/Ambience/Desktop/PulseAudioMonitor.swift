@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import CPulse
 import Glibc
 import Synchronization

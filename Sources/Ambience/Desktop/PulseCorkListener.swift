@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import CPulse
 
 // Part of the libpulse wrapper (PulseAudioMonitor.swift), split for length: the cork listener.

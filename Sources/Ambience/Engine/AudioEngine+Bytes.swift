@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 extension AudioEngine {
     /// Loads audio held in memory (a whole file's bytes: WAV, Ogg Vorbis, Ogg Opus, FLAC, MP3, MP4, a tracker module
     /// or MIDI, told apart by its content as `load(_:)` does) as a `Sound`.

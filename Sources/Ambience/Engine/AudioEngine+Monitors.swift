@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 // MARK: What the session hears from outside
 
 extension AudioEngine {

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 // MARK: Offline rendering

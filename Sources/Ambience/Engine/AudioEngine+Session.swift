@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 // MARK: Session effects
 
 extension AudioEngine: SessionOutput {

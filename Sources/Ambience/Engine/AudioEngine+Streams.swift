@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 // MARK: Sound made by the game's code: stream voices and the post-mix observer
 
 extension AudioEngine {

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The game's audio engine: sounds and voices, buses, the listener, and the output.

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// How to build an engine.
 public struct EngineConfiguration: Sendable {
     /// Where the mix goes.

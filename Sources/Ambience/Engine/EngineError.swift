@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// Why an engine call failed.
 public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
     /// OpenAL Soft could not set up the mixer.

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 extension AudioEngine {
     /// Takes the engine's diagnostics over from stderr.
     ///

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Dispatch
 import Glibc
 import Synchronization

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 // The capabilities report's account of the optional libraries. Each is opened by its own wrapper file
 // (PulseAudioMonitor, DBusConnection, MediaItemArtwork, ModuleDecoder, MIDIDecoder); this file only asks them how it went.
 

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// What one loudness analysis did.

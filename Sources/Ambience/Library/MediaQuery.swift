@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Foundation
 
 /// A property of a media item that a query can filter on (the iOS `MPMediaItemProperty…` names).

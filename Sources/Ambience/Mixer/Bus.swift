@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// A mixing bus: a gain stage that voices (and the music stream) play through.
 ///
 /// Buses form a tree under `master`; a voice's effective gain is its own gain times every bus gain up the chain.

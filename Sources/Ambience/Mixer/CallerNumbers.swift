@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// What the mixer accepts from a caller, in one place for Swift and C alike.
 ///
 /// NaN and infinities are refused: the call does nothing and says so (`VoiceResult.invalid`, `EngineError.invalidNumber`,

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The engine's mixer: OpenAL Soft's loopback device and the parts that decide what it plays. `VoicePool` (every

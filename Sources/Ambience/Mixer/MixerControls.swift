@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// The mixer's controls that are not voices: sounds, effects, the listener, buses, music streams and counters. Each takes the
 /// mixer's lock and works through its parts (Mixer.swift).
 extension Mixer {

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// Refilling the stream voices' queues (the stream thread, or an offline render), and what the mixer's tick and the
 /// session do to stream voices.
 extension Mixer {

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// A stream voice's settings and state, under the mixer's lock: what `VoiceSlot` is to a sound's voice.
 struct StreamVoiceSlot {
     var feed: StreamFeed?

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// The mixer's controls of voices: play, stop, pause, settings, fades and queries. Each takes the mixer's lock and
 /// works through its parts (Mixer.swift).
 extension Mixer {

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The game's post-mix observer (`AudioEngine.setPostMix(_:)`): a callback that sees, and may change, every mixed

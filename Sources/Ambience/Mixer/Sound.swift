@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// A decoded sound asset held in the mixer's memory: the record, not the playhead.

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Glibc
 
 /// The mixer's real OpenAL sources: which are free, which voice slot each carries, what each was last told (so a

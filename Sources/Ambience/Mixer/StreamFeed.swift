@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The game's callback behind a stream voice (`AudioEngine.playStream`): fills the buffer it is given (its frames ×

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// Where a voice sounds: panned in 2D (head-relative) or placed in the 3D world.
 public enum Placement: Sendable, Equatable {
     /// -1 is hard left, 0 centre, 1 hard right.

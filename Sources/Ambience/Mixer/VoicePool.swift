@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// Every voice the mixer tracks, real and virtual, as values: slots and generations, the free and active lists,
 /// the voice clock and virtual playheads, the heap of virtual endings, the fading list, and ranking by priority ×
 /// audibility. Pure: no OpenAL, no locks. A slot's `source` is only a number here; `SourcePool` owns what it names.

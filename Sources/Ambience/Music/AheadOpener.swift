@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Foundation
 
 /// Opens the item that will follow the current one, on a thread of its own, so that neither the game nor the

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// The streaming side of the music player: it opens, probes, seeks and decodes, and nothing else does.
 ///
 /// It runs on the streaming thread (or, offline, inside `render`), one step at a time, and owns every decoder. It

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// A piece of music checked for playing, from a file on disk or from a file's bytes held in memory: the format its
 /// bytes show, its tags and length, and the `MediaItem` that plays it through the `MusicPlayer`.
 ///

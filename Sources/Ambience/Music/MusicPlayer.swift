@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The application music player: a queue of items streamed gaplessly through the `music` bus.

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 extension MusicPlayer {
     // MARK: Transport
 

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import COpenAL
 import Synchronization
 

@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// Real-time output: an SDL audio device pulling blocks from the mixer, or, when no device is left, a null output
 /// that renders at real-time pace into nothing so that time (music, voices) still advances.
 ///

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import CSDL2
 import Synchronization
 

@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Glibc
 
 /// Why a WAV file could not be written. Every case names the file the caller asked for.

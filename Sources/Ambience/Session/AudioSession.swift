@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Synchronization
 
 /// The game's audio session: its category, activation, interruptions and route changes, with the rules mobile

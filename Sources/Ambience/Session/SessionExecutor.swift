@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// Other apps' music players, as the session needs them. The desktop layer (MPRIS) provides the real one.
 protocol OtherPlayers: AnyObject, Sendable {
     /// Names of the players playing right now.

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// Measurements that tests make on rendered or decoded audio. Interleaved float samples throughout.

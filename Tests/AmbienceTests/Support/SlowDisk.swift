@@ -1,3 +1,4 @@
+import AmbiencePlatform
 import Foundation
 
 @testable import Ambience

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// A stream voice's callback for tests: a sine per channel (or silence until `arm()`), that can end after a number

@@ -1,7 +1,8 @@
 /// A number the engine refuses: not finite, or outside what it is going into.
 ///
 /// Every count, size, time or gain that comes from a file, a caller or arithmetic on them passes through one of the
-/// helpers below before it reaches C, an allocation or an index. None of them can trap.
+/// helpers below before it reaches C, an allocation or an index. None of them can trap. They are `@inlinable`: every
+/// API number passes one, from the modules above.
 public struct InvalidNumber: Error, Equatable, Sendable, CustomStringConvertible {
     /// What the number is ("gain", "frames in the fmt chunk").
     public let what: String
@@ -10,7 +11,7 @@ public struct InvalidNumber: Error, Equatable, Sendable, CustomStringConvertible
     /// What was expected ("a finite number", "at most 2147483647").
     public let expected: String
 
-    package init(_ what: String, value: String, expected: String) {
+    @usableFromInline package init(_ what: String, value: String, expected: String) {
         self.what = what
         self.value = value
         self.expected = expected
@@ -24,7 +25,8 @@ public struct InvalidNumber: Error, Equatable, Sendable, CustomStringConvertible
 extension BinaryInteger {
     /// The value as `I` exactly, or a refusal that names it: the way a size or count reaches `Int32`, `ALsizei`,
     /// `UInt32` and friends.
-    package func exactly<I: FixedWidthInteger>(_: I.Type, _ what: @autoclosure () -> String) throws(InvalidNumber) -> I
+    @inlinable package func exactly<I: FixedWidthInteger>(_: I.Type, _ what: @autoclosure () -> String)
+        throws(InvalidNumber) -> I
     {
         guard let converted = I(exactly: self) else {
             throw InvalidNumber(what(), value: "\(self)", expected: "within \(I.min)...\(I.max)")
@@ -33,7 +35,7 @@ extension BinaryInteger {
     }
 
     /// The value as `I` when it is in `range`, else a refusal.
-    package func checked<I: FixedWidthInteger>(
+    @inlinable package func checked<I: FixedWidthInteger>(
         _: I.Type, in range: ClosedRange<I>,
         _ what: @autoclosure () -> String
     ) throws(InvalidNumber) -> I {
@@ -48,20 +50,22 @@ extension BinaryInteger {
 
 extension BinaryFloatingPoint {
     /// The value when it is finite, else a refusal that names it. NaN and infinities never reach the mixer.
-    package func finite(_ what: @autoclosure () -> String) throws(InvalidNumber) -> Self {
+    @inlinable package func finite(_ what: @autoclosure () -> String) throws(InvalidNumber) -> Self {
         guard isFinite else { throw InvalidNumber(what(), value: "\(Double(self))", expected: "a finite number") }
         return self
     }
 
     /// The value clamped into `range` when it is finite, else a refusal. Out-of-range values are the caller's
     /// choice taken as far as it goes (a gain of 40 is loud, not an error); NaN and infinities say nothing.
-    package func clamped(to range: ClosedRange<Self>, _ what: @autoclosure () -> String) throws(InvalidNumber) -> Self {
+    @inlinable package func clamped(to range: ClosedRange<Self>, _ what: @autoclosure () -> String)
+        throws(InvalidNumber) -> Self
+    {
         min(max(try finite(what()), range.lowerBound), range.upperBound)
     }
 
     /// The value rounded by `rule` into `I`, or a refusal when it is not finite or does not fit. Never traps, unlike
     /// `Int(double)` or `Int64(double)`.
-    package func integer<I: FixedWidthInteger>(
+    @inlinable package func integer<I: FixedWidthInteger>(
         _: I.Type, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero,
         _ what: @autoclosure () -> String
     ) throws(InvalidNumber) -> I {
@@ -74,7 +78,7 @@ extension BinaryFloatingPoint {
 
     /// The value rounded by `rule` into `I`, saturating at `I`'s ends; NaN becomes zero. For numbers the engine
     /// produced itself and only needs to bound (a progress bar, a statistic), never for a caller's input.
-    package func saturated<I: FixedWidthInteger>(
+    @inlinable package func saturated<I: FixedWidthInteger>(
         _: I.Type, rounding rule: FloatingPointRoundingRule = .toNearestOrAwayFromZero
     ) -> I {
         let rounded = self.rounded(rule)

@@ -4,10 +4,12 @@
 /// A value, with no lock of its own: a queue shared across threads lives inside its site's existing lock
 /// (`Lock<EventQueue<…>>`, or state the owner already guards), so ThreadSanitizer sees every access. The storage is
 /// a ring that grows by doubling up to `capacity`, so a queue that never fills costs little; `push` and `pop` are
-/// O(1) amortised and `drain` is linear only in what it returns.
-package struct EventQueue<Event> {
+/// O(1) amortised and `drain` is linear only in what it returns. Its hot calls are `@inlinable`: the queue is generic
+/// and used from the modules above, where an unspecialized call would box every event (the type is
+/// `@usableFromInline` so that they are inlined at all: see `Lock`).
+@usableFromInline package struct EventQueue<Event> {
     /// Which end gives way when the queue is full.
-    package enum Overflow: Sendable, Equatable {
+    @usableFromInline package enum Overflow: Sendable, Equatable {
         /// The new event is refused: the consumer sees every event up to the first one lost. For events that are
         /// each a fact of their own (a voice finished or was stolen), where the earliest keep their meaning.
         case dropNewest
@@ -17,15 +19,15 @@ package struct EventQueue<Event> {
     }
 
     /// The most events the queue holds (at least 1).
-    package let capacity: Int
-    package let overflow: Overflow
+    @usableFromInline package let capacity: Int
+    @usableFromInline package let overflow: Overflow
     /// Events lost to overflow since the queue was made (saturating; draining does not reset it).
-    package private(set) var dropped = 0
+    @usableFromInline package internal(set) var dropped = 0
     /// Events waiting.
-    package private(set) var count = 0
-    private var ring: [Event?] = []
+    @usableFromInline package internal(set) var count = 0
+    @usableFromInline var ring: [Event?] = []
     /// Index in `ring` of the oldest waiting event.
-    private var head = 0
+    @usableFromInline var head = 0
 
     /// A queue of at most `capacity` events (an engine constant; anything below 1 is taken as 1).
     package init(capacity: Int, overflow: Overflow) {
@@ -33,12 +35,12 @@ package struct EventQueue<Event> {
         self.overflow = overflow
     }
 
-    package var isEmpty: Bool { count == 0 }
+    @inlinable package var isEmpty: Bool { count == 0 }
 
     /// Adds `event` at the end. Returns whether the event itself was kept: false only when the queue is full and
     /// drops the newest. A full `.dropOldest` queue keeps it and drops its oldest instead; both count in `dropped`.
     @discardableResult
-    package mutating func push(_ event: Event) -> Bool {
+    @inlinable package mutating func push(_ event: Event) -> Bool {
         if count == capacity {
             if dropped < Int.max { dropped += 1 }
             switch overflow {
@@ -60,7 +62,7 @@ package struct EventQueue<Event> {
     }
 
     /// Takes the oldest waiting event, or nil when there is none.
-    package mutating func pop() -> Event? {
+    @inlinable package mutating func pop() -> Event? {
         guard count > 0 else { return nil }
         let event = ring[head].take()
         head = successor(of: head)
@@ -70,7 +72,7 @@ package struct EventQueue<Event> {
     }
 
     /// Takes every waiting event, oldest first. The storage is kept for the next ones.
-    package mutating func drain() -> [Event] {
+    @inlinable package mutating func drain() -> [Event] {
         var events: [Event] = []
         events.reserveCapacity(count)
         var index = head
@@ -83,10 +85,10 @@ package struct EventQueue<Event> {
         return events
     }
 
-    private func successor(of index: Int) -> Int { index + 1 == ring.count ? 0 : index + 1 }
+    @inlinable func successor(of index: Int) -> Int { index + 1 == ring.count ? 0 : index + 1 }
 
     /// Doubles the ring (from 16, up to `capacity`), the waiting events moved to its start in order.
-    private mutating func grow() {
+    @usableFromInline mutating func grow() {
         let size = min(max(ring.count * 2, 16), capacity)
         var larger = [Event?](repeating: nil, count: size)
         var index = head
@@ -103,7 +105,7 @@ extension EventQueue: Sendable where Event: Sendable {}
 
 extension Int {
     /// `self + other` that stops at `Int.max`: for totals of counters that only grow (drops summed over queues).
-    func addingSaturated(_ other: Int) -> Int {
+    @inlinable package func addingSaturated(_ other: Int) -> Int {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other < 0 ? Int.min : Int.max) : sum
     }

@@ -38,5 +38,5 @@ package enum ProcessUsage {
     }
 
     /// A monotonic clock in nanoseconds.
-    package static var monotonicNanoseconds: Int { Ambience.monotonicNanoseconds() }
+    package static var monotonicNanoseconds: Int { AmbiencePlatform.monotonicNanoseconds() }
 }
