@@ -22,6 +22,8 @@ public final class MusicPlayer: @unchecked Sendable {
     /// Index into `order` of the item at the playhead (or the one that will play next when stopped).
     var position: Int?
     var state = PlaybackState.stopped
+    /// Held (`isHeld`): the stream is paused whatever `state` says; `state` is what it does once let go.
+    var held = false
     /// Where the now-playing item resumes, and the playhead until the stream has something queued.
     var resumeTime: Double = 0
     var _shuffleMode = ShuffleMode.off

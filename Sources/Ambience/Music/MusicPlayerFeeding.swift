@@ -75,7 +75,8 @@ extension MusicPlayer {
         let published = lock.withLock { _ in
             guard feederGeneration == stream.generation else { return false }
             for (item, error) in errors { post(.playbackError(item, error)) }
-            let underran = stream.queue(block, rate: rate, fed: feeding, ended: ended, playing: state == .playing)
+            let underran = stream.queue(
+                block, rate: rate, fed: feeding, ended: ended, playing: state == .playing && !held)
             if underran { mixer.underruns.add(1, ordering: .relaxed) }
             // The queue was edited while the block was decoded: what it holds ahead must still be next. (Checked
             // only then: the feeder skips unplayable items, which the queue alone cannot tell.)
