@@ -7,6 +7,9 @@ extension MusicPlayer {
     /// Nil when there is nothing to do.
     func beginFeederStep(generation feederGeneration: UInt64, hasFeed: Bool) -> FeederOrders? {
         lock.withLock { _ in
+            // Held, the queue stands still: a restarted stream's source is stopped, and OpenAL counts every buffer
+            // queued on a stopped source as played, so blocks fed now would be taken back unheard.
+            guard !held && !waitsForPlay else { return nil }
             let isNew = feederGeneration != stream.generation
             guard isNew || hasFeed || !stream.isEmpty else { return nil }
             if !stream.isEmpty {

@@ -5,7 +5,8 @@ extension MusicPlayer {
     ///
     /// A hold is for a game that puts music of its own in the place of the player's for a while (a cutscene's score,
     /// a stream it synthesises; the SDL_mixer stand-in's `Mix_HookMusic`): unlike `pause()`, nothing but the game
-    /// lets it go. While held the player outputs nothing, and its playhead, its crossfade and its queue stand still.
+    /// lets it go. While held the player outputs nothing, and its playhead, its crossfade and its queue stand still
+    /// (nothing is decoded meanwhile: a seek or a skip made while held is taken up once let go).
     /// `play()` and `pause()`, from the game, the session (an interruption and its end) or the desktop (MPRIS, the
     /// media keys), only record what the player is to do once let go, and `playbackState` reports that.
     ///
@@ -26,11 +27,13 @@ extension MusicPlayer {
                 if state == .playing { stream.pause() }
                 return
             }
+            wakeFeeder()  // it stood still while held
             guard state == .playing else { return }
             if mixer.isSuspended {
                 // The session paused the app's audio and took the player's `play()` as recorded: as it would have
                 // paused the player, so its resume plays it.
                 resumeTime = playheadTime()
+                waitsForPlay = true
                 setState(.interrupted)
             } else if !stream.isEmpty {
                 stream.resume()

@@ -9,6 +9,7 @@ extension MusicPlayer {
     /// block. While the player is held (`isHeld`) it only records that it is to play once let go.
     public func play() {
         lock.withLock { _ in
+            waitsForPlay = false
             switch state {
             case .playing: return
             case .paused where !stream.isEmpty:
