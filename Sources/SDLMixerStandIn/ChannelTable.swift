@@ -133,8 +133,9 @@ struct ChannelSlot {
 struct ChannelTable {
     var slots: [ChannelSlot] = []
     var reserved = 0
-    /// Effect chains of plays that ended, for their done callbacks (`deliverFinished`, with no lock held).
-    var closedChains: [(channel: Int32, chain: EffectChain)] = []
+    /// Effect chains closed, for their done callbacks (`deliverFinished`, with no lock held). Those of a play that
+    /// ended (`awaitsFinished`) are done only after the channel's finished callback, by whoever calls it.
+    var closedChains: [ClosedChain] = []
 
     /// The most channels `Mix_AllocateChannels` gives: past this it fails, as SDL_mixer does when memory runs out.
     static let maximumCount = 65_536
@@ -184,7 +185,7 @@ struct ChannelTable {
             voice.stop()
         }
         // SDL_mixer drops a channel's effects when its play ends (done callbacks: `deliverFinished`).
-        if slots[i].stream != nil || slots[i].effectCount > 0 { closeEffects(i) }
+        if slots[i].stream != nil || slots[i].effectCount > 0 { closeEffects(i, awaitingFinished: true) }
         slots[i].voice = nil
         slots[i].made = nil
         slots[i].stream = nil
@@ -197,11 +198,24 @@ struct ChannelTable {
         return true
     }
 
-    /// Gives channel `i` a new, empty chain and keeps the old one for its done callbacks.
-    mutating func closeEffects(_ i: Int) {
-        if let chain = slots[i].effects { closedChains.append((Int32(clamping: i), chain)) }
+    /// Gives channel `i` a new, empty chain and keeps the old one for its done callbacks; `awaitingFinished` when its
+    /// play ended, so that they wait for the finished callback.
+    mutating func closeEffects(_ i: Int, awaitingFinished: Bool = false) {
+        if let chain = slots[i].effects {
+            closedChains.append(
+                ClosedChain(channel: Int32(clamping: i), chain: chain, awaitsFinished: awaitingFinished))
+        }
         slots[i].effects = nil
         slots[i].effectCount = 0
+    }
+
+    /// Takes the closed chains of `channel` (its finished callback has run), or with nil those that wait for no
+    /// finished callback.
+    mutating func takeClosedChains(of channel: Int32?) -> [ClosedChain] {
+        let belongs = { (closed: ClosedChain) in channel.map { closed.channel == $0 } ?? !closed.awaitsFinished }
+        let taken = closedChains.filter(belongs)
+        closedChains.removeAll(where: belongs)
+        return taken
     }
 
     /// Channel `i`'s effect chain, made if it has none.
@@ -216,4 +230,12 @@ struct ChannelTable {
     func applyGain(_ i: Int) {
         slots[i].voice?.setGain(slots[i].gain)
     }
+}
+
+/// An effect chain taken off a channel, for its done callbacks.
+struct ClosedChain {
+    let channel: Int32
+    let chain: EffectChain
+    /// Closed by the end of the channel's play: done after that end's finished callback.
+    let awaitsFinished: Bool
 }

@@ -7,17 +7,15 @@ import Glibc
 // `sfx` bus carries them all (its gain is Mix_MasterVolume).
 
 /// Calls Mix_ChannelFinished's callback for each channel, in order, each followed by the done callbacks of the
-/// effects its ended play had (then those of any other chain closed since), with no lock of the stand-in's held, as
-/// SDL_mixer does: the callbacks may call any Mix_ function, Mix_PlayChannel included. A closed chain runs no effect
-/// once `close` has returned. The callback is read again for each channel, so one that a callback removes or
-/// replaces (Mix_ChannelFinished) is not called for the channels after it. The update thread's ends were marked
-/// `reporting` when found; each is `reportingNow` while its callbacks run and unmarked after. One no longer marked
-/// was reported by a shrink that dropped the channel (its chains are done with the rest, at the end).
+/// effects its ended play had (then those of any other chain closed since that waits for no finished callback), with
+/// no lock of the stand-in's held, as SDL_mixer does: the callbacks may call any Mix_ function, Mix_PlayChannel
+/// included. A closed chain runs no effect once `close` has returned. The callback is read again for each channel, so
+/// one that a callback removes or replaces (Mix_ChannelFinished) is not called for the channels after it. The update
+/// thread's ends were marked `reporting` when found; each is `reportingNow` while its callbacks run and unmarked
+/// after. One no longer marked was claimed by a shrink that dropped the channel, which reports it, done callbacks
+/// included: a chain of an ended play waits for its finished callback, whichever thread calls it (SDL_mixer calls
+/// the finished callback, then the effects' done callbacks; each once).
 func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
-    var chains = StandIn.shared.state.withLock { state in
-        defer { state.channels.closedChains.removeAll() }
-        return state.channels.closedChains
-    }
     for channel in channels {
         let claimed = StandIn.shared.state.withLock { state -> standin_channel_finished?? in
             if reporting {
@@ -28,10 +26,8 @@ func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
         }
         guard let callback = claimed else { continue }
         callback?(channel)
-        for (k, ended) in chains.enumerated().reversed() where ended.channel == channel {
-            callDone(ended.chain.close(), channel: channel)
-            chains.remove(at: k)
-        }
+        let chains = StandIn.shared.state.withLock { $0.channels.takeClosedChains(of: channel) }
+        for ended in chains { callDone(ended.chain.close(), channel: channel) }
         if reporting {
             StandIn.shared.state.withLock { state in
                 state.reporting.remove(channel)
@@ -39,7 +35,8 @@ func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
             }
         }
     }
-    for ended in chains { callDone(ended.chain.close(), channel: ended.channel) }
+    let rest = StandIn.shared.state.withLock { $0.channels.takeClosedChains(of: nil) }
+    for ended in rest { callDone(ended.chain.close(), channel: ended.channel) }
 }
 
 /// What a play found under the lock, for the work done outside it.

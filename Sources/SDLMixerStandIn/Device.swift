@@ -227,7 +227,7 @@ private func openEngine(_ spec: OutputSpec, device: UnsafePointer<CChar>?, chunk
 /// runs then). Loaded music stays loaded, to play when a device opens again.
 @_cdecl("Mix_CloseAudio")
 public func mixCloseAudio() {
-    let closing = StandIn.shared.state.withLock { state -> (OpenDevice, [Int32], Bool)? in
+    let closing = StandIn.shared.state.withLock { state -> (OpenDevice, [Int32], Bool, Voice?)? in
         guard var device = state.device else { return nil }
         device.openCount -= 1
         if device.openCount > 0 {
@@ -242,10 +242,15 @@ public func mixCloseAudio() {
         }
         state.device = nil
         for record in state.chunks.records { record.made = nil }  // the engine's sounds go with it
-        return (device, finished, musicEnded)
+        // The hook's voice goes with the device now, so that a device opened again by a callback below starts the
+        // hook anew on itself (the hook stays set).
+        let hookVoice = state.hook.voice
+        state.hook.voice = nil
+        return (device, finished, musicEnded, hookVoice)
     }
-    guard let (device, finished, musicEnded) = closing else { return }
+    guard let (device, finished, musicEnded, hookVoice) = closing else { return }
     device.updates.stop()
+    hookVoice?.stop()
     // The channels go once their callbacks have run, so a callback's Mix_GetChunk is the chunk that ended (SDL_mixer
     // halts every channel before it frees them); effects a callback registered meanwhile go with them.
     deliverFinished(finished)
@@ -260,7 +265,6 @@ public func mixCloseAudio() {
     }
     deliverFinished([])
     if musicEnded { deliverMusicFinished() }
-    stopMusicHook()
     closePostProcessing(device.engine)
     device.engine.shutdown()
 }

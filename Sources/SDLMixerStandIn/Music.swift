@@ -112,6 +112,8 @@ func startMusic(_ music: OpaquePointer?, loops: Int32, fadeMs: Int32, position: 
         }
         _ = state.haltMusic()
         let player = device.engine.musicPlayer
+        // Held by Mix_HookMusic, it starts (from `position`) once the hook is gone.
+        player.isHeld = state.music.hooked
         let passes: Int? = loops < 0 ? nil : max(Int(loops), 1)
         let copies = min(passes ?? 1, musicBatch)
         player.soundFont = state.music.decoderOptions.soundFont
@@ -127,8 +129,7 @@ func startMusic(_ music: OpaquePointer?, loops: Int32, fadeMs: Int32, position: 
             try? device.engine.music.setGain(1)
             state.music.fade = .none
         }
-        // Held by Mix_HookMusic, it starts (from `position`) once the hook is gone.
-        if !state.music.hooked { player.play() }
+        player.play()
         state.music.current = pointer
         state.music.passes = passes
         state.music.queued = copies
@@ -201,9 +202,7 @@ public func mixResumeMusic() {
         // Held by Mix_HookMusic, it plays once the hook is gone.
         state.music.paused = false
         state.thawFade()
-        if !state.music.hooked && device.engine.musicPlayer.playbackState != .playing {
-            device.engine.musicPlayer.play()
-        }
+        device.engine.musicPlayer.play()
     }
 }
 
@@ -258,7 +257,8 @@ extension MixerState {
         default: break
         }
         let player = engine.musicPlayer
-        // Music the program paused while it was held has not started yet: stopped, not ended.
+        // The player stops by itself only at the end of its queue (a pause, the program's or the session's, is
+        // `.paused` or `.interrupted`).
         if player.playbackState == .stopped && !music.paused { return haltMusic() }
         if let passes = music.passes, music.queued < passes, let index = player.indexOfNowPlayingItem,
             music.queued - index <= musicBatch / 2

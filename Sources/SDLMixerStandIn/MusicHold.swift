@@ -5,9 +5,10 @@ import AmbiencePlatform
 // set, and the music waits: Mix_PlayingMusic says 1, its position and a fade do not move, it does not end (so no
 // finished hook), pause and resume act on it, and Mix_HaltMusic ends it with the finished hook. Once the hook is
 // removed it goes on from where it was. (Seen on Debian's libSDL2_mixer 2.6.2 from C; its documentation: "while a
-// callback is set through this function, SDL_mixer will not mix any playing music".) Here the player pauses, and a
-// fade under way is kept as its level and the time it had left; the music bus goes back to full gain meanwhile, as
-// the hook plays on it and SDL_mixer does not fade the hook.
+// callback is set through this function, SDL_mixer will not mix any playing music".) Here the engine's player is held
+// (`MusicPlayer.isHeld`), never paused: the program's pause and resume, the session's and the desktop's media keys
+// only record whether it is to play once the hook is gone. A fade under way is kept as its level and the time it had
+// left; the music bus goes back to full gain meanwhile, as the hook plays on it and SDL_mixer does not fade the hook.
 
 /// A fade of the music held by Mix_HookMusic: the music bus's gain when it was held, the gain it was going to, and
 /// the nanoseconds it had left.
@@ -25,11 +26,12 @@ extension MixerState {
         if hooked { holdMusic() } else { releaseMusic() }
     }
 
-    /// The music playing waits where it is, unheard: the player pauses (music started while held has not been
-    /// started on it), a fade under way stops where it is, and the bus is at full gain for the hook.
+    /// The music playing waits where it is, unheard: the player is held (music started while held starts once let
+    /// go), a fade under way stops where it is, and the bus is at full gain for the hook.
     mutating func holdMusic() {
-        guard music.current != nil, let device else { return }
-        device.engine.musicPlayer.pause()
+        guard let device else { return }
+        device.engine.musicPlayer.isHeld = true
+        guard music.current != nil else { return }
         freezeFade(gain: device.engine.music.gain)
         try? device.engine.music.setGain(1)
     }
@@ -73,11 +75,11 @@ extension MixerState {
         music.fade = .fadingOut(until: .max)
     }
 
-    /// The held music goes on from where it was (unless the program paused it meanwhile), and a held fade from the
-    /// level it had, over the time it had left.
+    /// The held music goes on from where it was (unless it was paused meanwhile, by the program, the session or the
+    /// media keys), and a held fade from the level it had, over the time it had left.
     mutating func releaseMusic() {
-        guard music.current != nil, let device else { return }
+        guard let device else { return }
         thawFade()
-        if !music.paused { device.engine.musicPlayer.play() }
+        device.engine.musicPlayer.isHeld = false
     }
 }

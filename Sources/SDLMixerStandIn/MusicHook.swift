@@ -37,6 +37,8 @@ private let hookArgument = Atomic<UInt>(0)
 final class HookBridge: @unchecked Sendable {
     private let function: standin_mix_func
     private let argument: UnsafeMutableRawPointer?
+    /// The hook's `MusicHook.generation`: once it is replaced, `hookGate` calls the function no more.
+    private let generation: Int
     private let format: SampleFormat
     private let channels: Int
     let streamChannels: Int
@@ -45,17 +47,21 @@ final class HookBridge: @unchecked Sendable {
     private var bytes: UnsafeMutableRawPointer { scratch.bytes }
     private var floats: UnsafeMutablePointer<Float> { scratch.floats }
 
-    init(_ function: @escaping standin_mix_func, _ argument: UnsafeMutableRawPointer?, spec: OutputSpec, capacity: Int)
-    {
+    init(
+        _ function: @escaping standin_mix_func, _ argument: UnsafeMutableRawPointer?, generation: Int, spec: OutputSpec,
+        capacity: Int
+    ) {
         self.function = function
         self.argument = argument
+        self.generation = generation
         format = spec.format
         channels = spec.channels
         streamChannels = min(spec.channels, 2)
         scratch = FormatScratch(frames: capacity, spec: spec)
     }
 
-    /// Fills `out` (frames × `streamChannels`) from the program's function; the stream never ends by itself.
+    /// Fills `out` (frames × `streamChannels`) from the program's function (silence once the hook is replaced); the
+    /// stream never ends by itself.
     func render(_ out: UnsafeMutableBufferPointer<Float>) -> Int {
         guard let base = out.baseAddress else { return 0 }
         let frames = out.count / streamChannels
@@ -64,7 +70,9 @@ final class HookBridge: @unchecked Sendable {
             let piece = min(frames - done, capacity)
             let samples = piece * channels
             format.silence(bytes, count: samples)
-            function(argument, bytes.assumingMemoryBound(to: UInt8.self), Int32(samples * format.width))
+            _ = hookGate.call(generation) {
+                function(argument, bytes.assumingMemoryBound(to: UInt8.self), Int32(samples * format.width))
+            }
             format.decode(
                 UnsafeRawBufferPointer(start: bytes, count: samples * format.width), into: floats, count: samples)
             mapFrames(floats, channels, into: base + done * streamChannels, streamChannels, frames: piece)
@@ -83,7 +91,7 @@ func startMusicHook() {
     }
     guard let (hook, device) = found, let function = hook.function else { return }
     let bridge = HookBridge(
-        function, UnsafeMutableRawPointer(bitPattern: hook.argument), spec: device.spec,
+        function, UnsafeMutableRawPointer(bitPattern: hook.argument), generation: hook.generation, spec: device.spec,
         capacity: device.engine.configuration.blockFrames)
     let voice: Voice
     do {
@@ -102,15 +110,6 @@ func startMusicHook() {
         return true
     }
     if !kept { voice.stop() }
-}
-
-/// Stops the hook's stream (the hook stays set); returns once the function is not running.
-func stopMusicHook() {
-    let voice = StandIn.shared.state.withLock { state in
-        defer { state.hook.voice = nil }
-        return state.hook.voice
-    }
-    voice?.stop()
 }
 
 /// Mix_HookMusic: plays the program's function in the place of the music (NULL stops it). When it returns, the
@@ -134,10 +133,13 @@ public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutabl
         state.hook.argument = address
         state.hook.voice = nil
         state.hook.generation += 1
+        hookGate.admit(state.hook.generation)
         hookArgument.store(address, ordering: .sequentiallyConsistent)
         return old
     }
     old?.stop()
+    // A voice of the replaced hook that was still starting (not yet in the state) may be in a call: waited out.
+    hookGate.waitOutReplaced()
     StandIn.shared.state.withLock { state in
         if old != nil { state.hook.stopping -= 1 }
         if state.hook.function == nil && state.hook.stopping == 0 { state.setMusicHooked(false) }

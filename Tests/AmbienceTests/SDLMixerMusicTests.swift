@@ -147,6 +147,24 @@ struct SDLMixerMusicTests {
         #expect(Double(stretches[1].windows.count) * 0.05 > 0.5, "the hook was heard for too short: \(heard)")
     }
 
+    /// The desktop's Play (MPRIS, as the media keys press it) while Mix_HookMusic holds the music: the music stays held
+    /// (its position does not move: it is the engine player's hold, not a pause that Play undoes), and goes on once
+    /// the hook is removed. Only the hook's 880 Hz is heard meanwhile.
+    @Test func theDesktopsPlayLeavesHookedMusicHeld() throws {
+        let fixtures = try Fixtures()
+        let bus = try ThrowawayService.dbus(in: fixtures)
+        defer { bus.kill() }
+        let (signal, output) = try heard(
+            "--hook-play",
+            environment: [
+                "DBUS_SESSION_BUS_ADDRESS": bus.address, "AMBIENCE_APP_NAME": "Hold Test", "PLAYER": "Hold_Test"
+            ])
+        #expect(output.stdout.contains("heard run --hook-play: ok"), "\(output.stdout)")
+        // From 0.5 s into the hook until it ends, 1 s later: the hook alone.
+        let hooked = 33_075..<(33_075 + 22_050)
+        #expect(signal.amplitude(of: 880, in: hooked) > 0.3 && signal.amplitude(of: 440, in: hooked) < 0.01)
+    }
+
     /// With the user's music playing (mpv on a private session bus), the ambient program's music stays quiet while
     /// Mix_PlayingMusic says 1, and its effect (880 Hz) is heard; the program is on MPRIS under its name with its
     /// music's tags. In solo-ambient the music is heard.

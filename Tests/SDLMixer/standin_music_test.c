@@ -11,7 +11,9 @@
  *   standin_music_test --session  Assets/Music's Ogg as music for 2 s (longer, until the file STANDIN_SEEN_FILE names
  *                                 exists, for up to 10 s), and a 0.3 s 880 Hz chunk from 1.5 s
  *   standin_music_test --hook     1.5 s of 440 Hz as music; from 0.5 s Mix_HookMusic's 880 Hz for 1 s in its place
- *   The last five are run with SDL's disk driver: the test reads what the device was given.
+ *   standin_music_test --hook-play  as --hook, and the desktop's Play (`playerctl -p ambience.$PLAYER play`, as the
+ *                                   media keys) while hooked: the music stays held, and goes on once the hook is gone
+ *   The last six are run with SDL's disk driver: the test reads what the device was given.
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
@@ -188,6 +190,27 @@ static int heard(const char *mode) {
         wav = make_wav((double[]){440, 880}, (double[]){1, 1}, 2, &size);
         Mix_Music *music = Mix_LoadMUS_RW(SDL_RWFromConstMem(wav, (int)size), 1);
         ok = music && Mix_FadeInMusicPos(music, 1, 1, 1.0) == 0 && wait_ends(1, 3000);
+        Mix_FreeMusic(music);
+    } else if (strcmp(mode, "--hook-play") == 0) {
+        wav = make_wav((double[]){440}, (double[]){3}, 1, &size);
+        Mix_Music *music = Mix_LoadMUS_RW(SDL_RWFromConstMem(wav, (int)size), 1);
+        ok = music && Mix_PlayMusic(music, 0) == 0;
+        SDL_Delay(500);
+        Mix_HookMusic(sine_hook, NULL);
+        double held_at = Mix_GetMusicPosition(NULL);
+        char command[200];
+        snprintf(command, sizeof command, "playerctl -p ambience.%s play", getenv("PLAYER") ? getenv("PLAYER") : "");
+        int played = system(command) == 0;
+        SDL_Delay(1000);
+        double moved = Mix_GetMusicPosition(NULL) - held_at;
+        printf("hooked, then Play from the desktop (%s): moved %.3f s\n", played ? "done" : "failed", moved);
+        ok = ok && played && fabs(moved) < 0.02;
+        Mix_HookMusic(NULL, NULL);
+        double released_at = Mix_GetMusicPosition(NULL);
+        SDL_Delay(700);
+        printf("after the hook: moved %.3f s\n", Mix_GetMusicPosition(NULL) - released_at);
+        ok = ok && Mix_GetMusicPosition(NULL) - released_at > 0.3;
+        Mix_HaltMusic();
         Mix_FreeMusic(music);
     } else if (strcmp(mode, "--hook") == 0) {
         /* As Debian's SDL_mixer 2.6.2: the hook is mixed in the music's place, which waits where it was. */

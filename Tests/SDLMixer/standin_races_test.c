@@ -6,12 +6,14 @@
  *   standin_races_test --reopen  the reopening (a driver that opens two devices at once, as pulseaudio does: the
  *                                closing device is still open while its callbacks run)
  *   - Mix_HookMusic set on one thread while another clears it: afterwards the music is held exactly when a hook is
- *     set (never a hook set with the music let go).
+ *     set (never a hook set with the music let go), and when the clearing came last the hook never runs once it has
+ *     returned (not even from a voice of the racing set that was still starting).
  *   - A finished callback of Mix_CloseAudio that registers an effect and opens the device again: the effect's done
- *     callback runs once, with the device it was registered on.
+ *     callback runs once, with the device it was registered on, and the hook set before plays on the new device.
  *   - Mix_AllocateChannels shrinking while the update thread's finished callback for a dropped channel waits for a
  *     lock the shrinking thread holds: it returns at once, reports the other dropped channel's end itself, once, and
- *     the waiting callback still sees its chunk.
+ *     the waiting callback still sees its chunk; that channel's effect is done once, after its finished callback,
+ *     though the update thread goes on meanwhile.
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
@@ -50,10 +52,16 @@ static Mix_Chunk *make_chunk(int frames) {
 
 /* ---- Mix_HookMusic set and cleared at once ---- */
 
+/* Set once the clearer's Mix_HookMusic(NULL) has returned; the hook counts each call that sees it set, at its
+   start or its end. */
+static SDL_atomic_t cleared_returned, calls_after_clearing;
+
 /* Silence, slowly: a clearing waits for a call under way, which widens the window a racing set can fall in. */
 static void SDLCALL slow_hook(void *udata, Uint8 *stream, int len) {
     (void)udata, (void)stream, (void)len;
+    if (SDL_AtomicGet(&cleared_returned)) SDL_AtomicAdd(&calls_after_clearing, 1);
     usleep(4000);
+    if (SDL_AtomicGet(&cleared_returned)) SDL_AtomicAdd(&calls_after_clearing, 1);
 }
 static pthread_barrier_t round_start, round_end;
 static int rounds_left;
@@ -63,8 +71,9 @@ static void *setter(void *unused) {
     for (;;) {
         pthread_barrier_wait(&round_start);
         if (rounds_left == 0) return NULL;
-        /* From 0 to 3 ms after the clearer, so that some rounds set the hook while the clearing is under way. */
-        usleep((useconds_t)(rounds_left % 4) * 1000);
+        /* In half the rounds from 0 to 3 ms after the clearer, so that some set the hook while the clearing is
+           under way. */
+        if ((rounds_left / 4) % 2 == 0) usleep((useconds_t)(rounds_left % 4) * 1000);
         Mix_HookMusic(slow_hook, &marker);
         pthread_barrier_wait(&round_end);
     }
@@ -74,7 +83,11 @@ static void *clearer(void *unused) {
     for (;;) {
         pthread_barrier_wait(&round_start);
         if (rounds_left == 0) return NULL;
+        /* In the other half from 0 to 1.5 ms after the setter, so that some clear the hook while the setter's voice
+           is still starting. */
+        if ((rounds_left / 4) % 2 == 1) usleep((useconds_t)(rounds_left % 4) * 500);
         Mix_HookMusic(NULL, NULL);
+        SDL_AtomicSet(&cleared_returned, 1);
         pthread_barrier_wait(&round_end);
     }
 }
@@ -101,8 +114,15 @@ static void hook_race(void) {
     for (rounds_left = 40; rounds_left > 0; rounds_left--) {
         /* Every other round starts from a hook set (the music held), the others from none. */
         Mix_HookMusic(rounds_left % 2 ? slow_hook : NULL, rounds_left % 2 ? &marker : NULL);
+        SDL_AtomicSet(&cleared_returned, 0);
+        SDL_AtomicSet(&calls_after_clearing, 0);
         pthread_barrier_wait(&round_start);
         pthread_barrier_wait(&round_end);
+        SDL_Delay(50); /* a voice of the setter's hook that was still starting has had its time */
+        if (Mix_GetMusicHookData() == NULL && SDL_AtomicGet(&calls_after_clearing) > 0) {
+            /* The clearing came last: once it returned, the hook it replaced was never to run again. */
+            wrong++, printf("round %d: the hook ran after Mix_HookMusic(NULL) returned\n", rounds_left);
+        }
         if (Mix_GetMusicHookData() == &marker) {
             held++;
             if (music_moves(300)) wrong++, printf("round %d: a hook is set and the music plays\n", rounds_left);
@@ -140,12 +160,24 @@ static void SDLCALL reopen_when_closed(int channel) {
     registered_after_open = Mix_RegisterEffect(2, nothing, count_done, &done_after_open);
 }
 
+static SDL_atomic_t hook_calls;
+static void SDLCALL counting_hook(void *udata, Uint8 *stream, int len) {
+    (void)udata, (void)stream, (void)len;
+    SDL_AtomicAdd(&hook_calls, 1);
+}
+
 static void reopen_in_close(Mix_Chunk *chunk) {
     Mix_ChannelFinished(reopen_when_closed);
+    Mix_HookMusic(counting_hook, NULL);
     CHECK(Mix_PlayChannel(1, chunk, -1) == 1);
     SDL_AtomicSet(&reopen_armed, 1);
     Mix_CloseAudio();
     CHECK(reopened && registered_before_open && registered_after_open && Mix_QuerySpec(NULL, NULL, NULL) == 1);
+    /* The hook stays set across the closing and plays on the device its callback opened (before, it was set with
+       nothing playing it). */
+    int calls = SDL_AtomicGet(&hook_calls);
+    CHECK(wait_for(&hook_calls, calls + 10));
+    Mix_HookMusic(NULL, NULL);
     /* The effect registered with the closing device went with it; the one registered after the opening stays. */
     CHECK(SDL_AtomicGet(&done_before_open) == 1 && SDL_AtomicGet(&done_after_open) == 0);
     Mix_ChannelFinished(NULL);
@@ -157,13 +189,30 @@ static void reopen_in_close(Mix_Chunk *chunk) {
 /* ---- Mix_AllocateChannels shrinking while a dropped channel's end is being reported ---- */
 
 static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
-static SDL_atomic_t in_callback, chunk_seen, dropped_reports, reports_on_main, chunk_on_main;
+static SDL_atomic_t in_callback, chunk_seen, dropped_reports, reports_on_main, chunk_on_main, gate_open;
+/* The order of channel 6's callbacks: its finished callback and its effect's done callback take a ticket each. */
+static SDL_atomic_t tickets, finished_ticket, done_ticket, done_calls;
 static Mix_Chunk *blip;
+static Uint64 shrink_start, shrink_reached_6;
+static void SDLCALL done_in_order(int chan, void *udata) {
+    (void)chan, (void)udata;
+    SDL_AtomicAdd(&done_calls, 1);
+    SDL_AtomicSet(&done_ticket, SDL_AtomicAdd(&tickets, 1) + 1);
+}
 static void SDLCALL wait_at_gate(int channel) {
     if (channel != 5 && channel != 6) return;
     if (pthread_equal(pthread_self(), main_thread)) {
         SDL_AtomicAdd(&reports_on_main, 1);
         if (Mix_GetChunk(channel) == blip) SDL_AtomicAdd(&chunk_on_main, 1);
+        if (channel == 6) {
+            shrink_reached_6 = SDL_GetPerformanceCounter();
+            /* The update thread goes on (its report of 5, then what it would do with 6) before this callback ends:
+               channel 6's done callback must still come after it. */
+            SDL_AtomicSet(&gate_open, 1);
+            pthread_mutex_unlock(&gate);
+            SDL_Delay(150);
+            SDL_AtomicSet(&finished_ticket, SDL_AtomicAdd(&tickets, 1) + 1);
+        }
     } else if (channel == 5) {
         SDL_AtomicSet(&in_callback, 1);
         pthread_mutex_lock(&gate);
@@ -179,15 +228,22 @@ static void shrink_while_reporting(void) {
     Mix_ChannelFinished(wait_at_gate);
     pthread_mutex_lock(&gate);
     CHECK(Mix_PlayChannel(5, blip, 0) == 5 && Mix_PlayChannel(6, blip, 0) == 6);
+    /* Both through stream voices (an effect each), so that they end in the same tick of the update thread. */
+    CHECK(Mix_RegisterEffect(5, nothing, NULL, NULL) != 0 && Mix_RegisterEffect(6, nothing, done_in_order, NULL) != 0);
     CHECK(wait_for(&in_callback, 1));
-    Uint64 start = SDL_GetPerformanceCounter();
+    shrink_start = SDL_GetPerformanceCounter();
     CHECK(Mix_AllocateChannels(4) == 4);
-    double ms = (double)(SDL_GetPerformanceCounter() - start) * 1000 / (double)SDL_GetPerformanceFrequency();
+    double ms = (double)(shrink_reached_6 - shrink_start) * 1000 / (double)SDL_GetPerformanceFrequency();
     int on_main = SDL_AtomicGet(&reports_on_main);
-    pthread_mutex_unlock(&gate);
-    printf("shrinking took %.1f ms\n", ms);
+    if (!SDL_AtomicGet(&gate_open)) pthread_mutex_unlock(&gate);
+    printf("the shrink reached channel 6's report after %.1f ms\n", ms);
     /* Before, the shrink waited 200 ms for the update thread's report, then dropped the channel under it. */
-    CHECK(ms < 190);
+    CHECK(shrink_reached_6 != 0 && ms < 190);
+    /* Channel 6's effect was done once, after its finished callback (before, the update thread ran it meanwhile). */
+    CHECK(wait_for(&done_calls, 1) && SDL_AtomicGet(&done_calls) == 1);
+    printf("channel 6: finished callback ticket %d, effect done ticket %d\n", SDL_AtomicGet(&finished_ticket),
+           SDL_AtomicGet(&done_ticket));
+    CHECK(SDL_AtomicGet(&finished_ticket) == 1 && SDL_AtomicGet(&done_ticket) == 2);
     /* Channel 6 ended too: the shrink reported it, on this thread, before it returned, with its chunk. */
     CHECK(on_main == 1 && SDL_AtomicGet(&chunk_on_main) == 1);
     CHECK(wait_for(&dropped_reports, 2) && SDL_AtomicGet(&chunk_seen) == 1);

@@ -23,6 +23,10 @@ public final class MusicPlayer: @unchecked Sendable {
     /// Index into `order` of the item at the playhead (or the one that will play next when stopped).
     var position: Int?
     var state = PlaybackState.stopped
+    /// Held (`isHeld`): the stream is paused whatever `state` says; `state` is what it does once let go.
+    var held = false
+    /// Let go while the session held the app's audio: the stream stays as the hold left it until `play()`.
+    var waitsForPlay = false
     /// Where the now-playing item resumes, and the playhead until the stream has something queued.
     var resumeTime: Double = 0
     var _shuffleMode = ShuffleMode.off
@@ -139,6 +143,9 @@ public final class MusicPlayer: @unchecked Sendable {
     /// already full (`MusicFeeder.step`).
     @discardableResult
     func pump() -> Bool { feeding.withLock { $0.step(self) } }
+
+    /// Wakes the streaming thread for a round now (under `lock`).
+    func wakeFeeder() { worker?.wake() }
 
     /// Pumps, unless a streaming thread does it (an offline render calls this once per block).
     func pumpUnlessThreaded() {

@@ -7,6 +7,9 @@ extension MusicPlayer {
     /// Nil when there is nothing to do.
     func beginFeederStep(generation feederGeneration: UInt64, hasFeed: Bool) -> FeederOrders? {
         lock.withLock { _ in
+            // Held, the queue stands still: a restarted stream's source is stopped, and OpenAL counts every buffer
+            // queued on a stopped source as played, so blocks fed now would be taken back unheard.
+            guard !held && !waitsForPlay else { return nil }
             let isNew = feederGeneration != stream.generation
             guard isNew || hasFeed || !stream.isEmpty else { return nil }
             if !stream.isEmpty {
@@ -75,7 +78,8 @@ extension MusicPlayer {
         let published = lock.withLock { _ in
             guard feederGeneration == stream.generation else { return false }
             for (item, error) in errors { post(.playbackError(item, error)) }
-            let underran = stream.queue(block, rate: rate, fed: feeding, ended: ended, playing: state == .playing)
+            let underran = stream.queue(
+                block, rate: rate, fed: feeding, ended: ended, playing: state == .playing && !held)
             if underran { mixer.underruns.add(1, ordering: .relaxed) }
             // The queue was edited while the block was decoded: what it holds ahead must still be next. (Checked
             // only then: the feeder skips unplayable items, which the queue alone cannot tell.)

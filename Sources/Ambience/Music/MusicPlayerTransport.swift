@@ -8,13 +8,14 @@ extension MusicPlayer {
 
     /// Plays the now-playing item (the queue's first when none): a paused item goes on where it paused, a stopped one
     /// starts from the beginning. Returns at once; the music is heard once the streaming thread has decoded its first
-    /// block.
+    /// block. While the player is held (`isHeld`) it only records that it is to play once let go.
     public func play() {
         lock.withLock { _ in
+            waitsForPlay = false
             switch state {
             case .playing: return
             case .paused where !stream.isEmpty:
-                stream.resume()
+                if !held { stream.resume() }
             default:
                 if position == nil { position = order.isEmpty ? nil : 0 }
                 guard let p = position else { return }
@@ -28,7 +29,8 @@ extension MusicPlayer {
         }
     }
 
-    /// Pauses where the music is; `play()` resumes there.
+    /// Pauses where the music is; `play()` resumes there. While the player is held, it records that it is to stay
+    /// paused once let go.
     public func pause() {
         lock.withLock { _ in
             guard state == .playing || state == .interrupted else { return }
