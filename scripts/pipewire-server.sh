@@ -91,7 +91,7 @@ export DBUS_SESSION_BUS_ADDRESS="unix:path=$root/server-bus.sock"
 pipewire > "$root/pipewire.log" 2>&1 &
 pids+=($!)
 # Answering, not just a socket: a killed server leaves its socket behind, and wireplumber started against that one
-# fails ("Failed to connect to PipeWire") and takes the whole server down with it (1 restart in 40 under load).
+# fails ("Failed to connect to PipeWire") and takes the whole server down with it (4 restarts in 120 under load).
 ready timeout 2 pw-cli info 0 || fail pipewire
 wireplumber > "$root/wireplumber.log" 2>&1 &
 pids+=($!)
