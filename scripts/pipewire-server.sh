@@ -16,7 +16,7 @@ set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: pipewire-server.sh ROOT SINK..." >&2; exit 2; }
 root=$1
 shift
-for command in dbus-daemon pipewire wireplumber pipewire-pulse pactl; do
+for command in dbus-daemon pipewire pw-cli wireplumber pipewire-pulse pactl; do
   command -v "$command" >/dev/null || { echo "pipewire-server: $command is not installed (bash scripts/install-deps.sh)" >&2; exit 1; }
 done
 
@@ -90,7 +90,9 @@ export DBUS_SESSION_BUS_ADDRESS="unix:path=$root/server-bus.sock"
 
 pipewire > "$root/pipewire.log" 2>&1 &
 pids+=($!)
-ready test -S "$XDG_RUNTIME_DIR/pipewire-0" || fail pipewire
+# Answering, not just a socket: a killed server leaves its socket behind, and wireplumber started against that one
+# fails ("Failed to connect to PipeWire") and takes the whole server down with it (4 restarts in 120 under load).
+ready timeout 2 pw-cli info 0 || fail pipewire
 wireplumber > "$root/wireplumber.log" 2>&1 &
 pids+=($!)
 pipewire-pulse > "$root/pipewire-pulse.log" 2>&1 &

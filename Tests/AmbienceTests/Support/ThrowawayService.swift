@@ -11,15 +11,23 @@ final class ThrowawayService {
     let address: String
     let environment: [String: String]
     private let arguments: [String]
+    /// The service's own environment: `environment`, and what only its start needs.
+    private let serviceEnvironment: [String: String]
+    /// Removes what a killed instance left that `isReady` would take for the new one's (a socket, a marker file).
+    private let clearLeftovers: () -> Void
     private let isReady: () -> Bool
     private var process: ChildProcess?
 
-    private init(arguments: [String], address: String, environment: [String: String], isReady: @escaping () -> Bool)
-        throws
-    {
+    private init(
+        arguments: [String], address: String, environment: [String: String],
+        serviceEnvironment: [String: String] = [:], clearLeftovers: @escaping () -> Void = {},
+        isReady: @escaping () -> Bool
+    ) throws {
         self.arguments = arguments
         self.address = address
         self.environment = environment
+        self.serviceEnvironment = environment.merging(serviceEnvironment) { $1 }
+        self.clearLeftovers = clearLeftovers
         self.isReady = isReady
         try start()
     }
@@ -66,14 +74,34 @@ final class ThrowawayService {
     /// pipewire, wireplumber and pipewire-pulse (scripts/pipewire-server.sh) with null sinks named `sinks`, the first
     /// the default; ready once the script says so (wireplumber has made it the default, and every sink is listed).
     /// Killing it kills the script's process group.
-    static func pipewire(in fixtures: Fixtures, sinks: [String] = ["speakers"]) throws -> ThrowawayService {
+    /// `coreDelay`: the pipewire daemon starts that many seconds late (a wrapper on the script's PATH), as on a
+    /// loaded machine, while the killed one's socket is still there: the order in which its other parts used to
+    /// start before it answered.
+    static func pipewire(in fixtures: Fixtures, sinks: [String] = ["speakers"], coreDelay: Double = 0) throws
+        -> ThrowawayService
+    {
         let root = fixtures.path("pipewire")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let address = "unix:" + root + "/native"
         let environment = ["PULSE_SERVER": address]
+        var serviceEnvironment: [String: String] = [:]
+        if coreDelay > 0 {
+            let wrappers = fixtures.path("slow-pipewire")
+            try FileManager.default.createDirectory(atPath: wrappers, withIntermediateDirectories: true)
+            let real = try fixtures.run("bash", ["-c", "command -v pipewire"])
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            try "#!/bin/sh\nsleep \(coreDelay)\nexec \(real) \"$@\"\n".write(
+                toFile: wrappers + "/pipewire", atomically: true, encoding: .utf8)
+            chmod(wrappers + "/pipewire", 0o755)
+            let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+            serviceEnvironment["PATH"] = wrappers + ":" + path
+        }
         return try ThrowawayService(
             arguments: ["bash", BuildProducts.root + "/scripts/pipewire-server.sh", root] + sinks,
-            address: address, environment: environment,
+            address: address, environment: environment, serviceEnvironment: serviceEnvironment,
+            // The killed script's marker: seen before the new script removes it, it made `start()` return at once,
+            // and the test waited on a server that had not come back (or had failed to).
+            clearLeftovers: { unlink(root + "/ready") },
             isReady: { access(root + "/ready", F_OK) == 0 })
     }
 
@@ -83,6 +111,7 @@ final class ThrowawayService {
         return try ThrowawayService(
             arguments: ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--address=\(address)"],
             address: address, environment: ["DBUS_SESSION_BUS_ADDRESS": address],
+            clearLeftovers: { unlink(socket) },
             isReady: {
                 access(socket, F_OK) == 0
                     && (try? MPRISClient(busAddress: address, timeout: .milliseconds(500)))?.isConnected == true
@@ -92,8 +121,8 @@ final class ThrowawayService {
     /// Starts the service (again) and waits until it answers, at most `waitBound`.
     func start() throws {
         kill()
-        if arguments[0] == "dbus-daemon", let path = address.split(separator: "=").last { unlink(String(path)) }
-        let process = try ChildProcess(arguments, environment: childEnvironment(environment))
+        clearLeftovers()
+        let process = try ChildProcess(arguments, environment: childEnvironment(serviceEnvironment))
         self.process = process
         guard eventually(within: waitBound, { !process.isRunning || isReady() }), process.isRunning else {
             kill()
