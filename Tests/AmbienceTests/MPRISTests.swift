@@ -82,8 +82,9 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
     }
 
     /// No address, a socket nobody listens on, and a socket that accepts but never answers: each is
-    /// `busUnavailable`, and within 300 ms.
-    @Test func withoutABusTheClientIsUnavailableWithin300ms() throws {
+    /// `busUnavailable`, within the client's timeout (250 ms), not libdbus's 25 s. Checked with 1 s of slack: on a
+    /// loaded machine the thread that gave up can wait that long for a processor (0.39 s at load 20).
+    @Test func withoutABusTheClientIsUnavailableWithinItsTimeout() throws {
         let folder = try Fixtures()
         let hung = try HungSocket(path: folder.path("hung.sock"))
         for address in [nil, "unix:path=\(folder.path("nobody.sock"))", "unix:path=\(hung.path)"] as [String?] {
@@ -96,7 +97,7 @@ private let needsBus: Comment = "needs the private session bus: bash scripts/wit
                 guard case .busUnavailable = error else { Issue.record("\(address ?? "nil"): \(error)"); continue }
             }
             let elapsed = clock.now - start
-            #expect(elapsed < .milliseconds(300), "\(address ?? "nil"): \(elapsed)")
+            #expect(elapsed < DesktopBus.defaultTimeout + .seconds(1), "\(address ?? "nil"): \(elapsed)")
         }
     }
 }
@@ -364,7 +365,8 @@ extension SoundServerSuites {
                         if case .seeked(server.busName, let at) = $0 { abs(at - 80) < 0.5 } else { false }
                     }
                     return changed && seeked
-                })
+                },
+                "the client saw \(events), and knows \(String(describing: watcher.player(named: server.busName)))")
             let seen = try #require(watcher.player(named: server.busName))
             #expect(
                 seen.identity == "MPRIS Test" && seen.processID == Int(getpid()) && seen.volume == 0.25
