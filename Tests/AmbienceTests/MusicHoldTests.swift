@@ -59,23 +59,13 @@ extension SoundServerSuites {
             song = try fixtures.sineWAV("song.wav", seconds: 30, rate: 48_000, channels: 2)
         }
 
-        /// An engine on the sound server's default sink with its MPRIS player on `bus`. SDL's audio is process-wide:
-        /// while another suite's engine holds it, wait for it to be free.
+        /// An engine on the sound server's default sink with its MPRIS player on `bus`.
         func engine(bus: String) throws -> AudioEngine {
             var configuration = EngineConfiguration(output: .device(), appName: "hold-test", desktopIntegration: true)
             configuration.sessionBusAddress = bus
             configuration.systemBusAddress = nil
             configuration.handlesTerminationSignals = false
-            let previous = getenv("SDL_AUDIODRIVER").map { String(cString: $0) }
-            setenv("SDL_AUDIODRIVER", "pulseaudio", 1)
-            defer { if let previous { setenv("SDL_AUDIODRIVER", previous, 1) } else { unsetenv("SDL_AUDIODRIVER") } }
-            let start = monotonicSeconds()
-            while true {
-                let engine = try AudioEngine(configuration)
-                if engine.outputDriver == "pulseaudio" || monotonicSeconds() - start > 20 { return engine }
-                engine.shutdown()
-                usleep(100_000)
-            }
+            return try engineOnPulseAudio(configuration)
         }
 
         /// Whether the player is heard: its stream plays on the device and its playhead moves (0.15 s within the

@@ -10,22 +10,12 @@ import Testing
 extension SoundServerSuites.RouteChangeTests {
     enum Answer: String, CaseIterable { case resume, stop }
 
-    /// An engine on SDL's PulseAudio driver with desktop integration on `bus`. SDL's audio is process-wide: while
-    /// another suite's engine holds it (on the dummy driver), wait for it to be free.
+    /// An engine on SDL's PulseAudio driver with desktop integration on `bus`.
     func engineOnPulseAudio(bus: VLCBus, appName: String) throws -> AudioEngine {
         var configuration = EngineConfiguration(output: .device(), appName: appName, desktopIntegration: true)
         configuration.sessionBusAddress = bus.address
         configuration.handlesTerminationSignals = false
-        let previous = getenv("SDL_AUDIODRIVER").map { String(cString: $0) }
-        setenv("SDL_AUDIODRIVER", "pulseaudio", 1)
-        defer { if let previous { setenv("SDL_AUDIODRIVER", previous, 1) } else { unsetenv("SDL_AUDIODRIVER") } }
-        let start = monotonicSeconds()
-        while true {
-            let engine = try AudioEngine(configuration)
-            if engine.outputDriver == "pulseaudio" || monotonicSeconds() - start > 20 { return engine }
-            engine.shutdown()
-            usleep(100_000)
-        }
+        return try AmbienceTests.engineOnPulseAudio(configuration)
     }
 
     /// A playing mpv on a bus of its own, and an engine on the speakers that has seen it play.
