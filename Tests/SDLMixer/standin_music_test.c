@@ -199,7 +199,11 @@ static int heard(const char *mode) {
         Mix_HookMusic(sine_hook, NULL);
         double held_at = Mix_GetMusicPosition(NULL);
         char command[200];
-        snprintf(command, sizeof command, "playerctl -p ambience.%s play", getenv("PLAYER") ? getenv("PLAYER") : "");
+        const char *player = getenv("PLAYER") ? getenv("PLAYER") : "";
+        /* The player is on MPRIS once the session bus has it: up to 10 s on a loaded machine. */
+        snprintf(command, sizeof command, "playerctl -p ambience.%s status > /dev/null 2>&1", player);
+        for (int waited = 0; system(command) != 0 && waited < 10000; waited += 100) SDL_Delay(100);
+        snprintf(command, sizeof command, "playerctl -p ambience.%s play", player);
         int played = system(command) == 0;
         SDL_Delay(1000);
         double moved = Mix_GetMusicPosition(NULL) - held_at;
@@ -207,7 +211,8 @@ static int heard(const char *mode) {
         ok = ok && played && fabs(moved) < 0.02;
         Mix_HookMusic(NULL, NULL);
         double released_at = Mix_GetMusicPosition(NULL);
-        SDL_Delay(700);
+        /* It goes on: 0.3 s of it within 10 s (0.7 s of wall time on a quiet machine). */
+        for (int waited = 0; Mix_GetMusicPosition(NULL) - released_at <= 0.3 && waited < 10000; waited += 50) SDL_Delay(50);
         printf("after the hook: moved %.3f s\n", Mix_GetMusicPosition(NULL) - released_at);
         ok = ok && Mix_GetMusicPosition(NULL) - released_at > 0.3;
         Mix_HaltMusic();
