@@ -71,7 +71,7 @@ final class HookBridge: @unchecked Sendable {
             let samples = piece * channels
             format.silence(bytes, count: samples)
             _ = hookGate.call(generation) {
-                function(argument, bytes.assumingMemoryBound(to: UInt8.self), Int32(samples * format.width))
+                function(argument, bytes.assumingMemoryBound(to: UInt8.self), Int32(clamping: samples * format.width))
             }
             format.decode(
                 UnsafeRawBufferPointer(start: bytes, count: samples * format.width), into: floats, count: samples)

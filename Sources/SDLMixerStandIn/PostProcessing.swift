@@ -51,7 +51,7 @@ final class PostProcessor: @unchecked Sendable {
         while done < frames {
             let piece = min(frames - done, capacity)
             let samples = piece * channels
-            let length = Int32(samples * format.width)
+            let length = Int32(clamping: samples * format.width)
             mapFrames(base + done * 2, 2, into: floats, channels, frames: piece)
             format.encode(floats, count: samples, into: bytes)
             for effect in effects { effect.function(STANDIN_MIX_CHANNEL_POST, bytes, length, effect.argument) }
