@@ -202,9 +202,12 @@ import Testing
         defer { gate.open() }  // first: a feeder waiting at the gate could not be stopped
         player.play()
         #expect(eventually { player.stream.freeBufferCount == 0 }, "the stream never filled")
-        _ = try engine.render(frames: 48_000)  // more than the disk gave: the stream runs dry and stops
+        // More than the disk gave: the stream runs dry and stops. (A stopped source's playhead reads 0: where it ran
+        // dry is where its sound ends.)
+        let before = Signal(try engine.render(frames: 48_000))
         #expect(player.stream.channel.locked { $0.state } == .stopped)
-        let dry = player.currentPlaybackTime
+        let heard = try #require((0..<before.frames).last { abs(before.samples[$0 * 2]) > 1e-3 })
+        let dry = Double(heard + 1) / 48_000
         #expect(dry > 0.4 && dry < 0.6, "ran dry at \(dry) s")
         #expect(engine.stats.underruns == 0)
 
