@@ -162,13 +162,16 @@ import Testing
         try player.setQueue(paths: try tones(2, seconds: 5))
         player.startStreamingThread()
         defer { player.stopStreamingThread() }
+        // The source has played once: stopping it leaves it stopped (a source never played stays initial).
+        player.play()
+        #expect(eventually { player.stream.channel.locked { $0.state } == .playing })
+        _ = try engine.render(frames: 4_800)
         if playThenPause {
+            player.stop()
             player.currentPlaybackTime = 2  // stopped: where play() is to start
             player.play()
             player.pause()
         } else {
-            player.play()
-            _ = try engine.render(frames: 4_800)
             player.pause()
             player.currentPlaybackTime = 2
         }
