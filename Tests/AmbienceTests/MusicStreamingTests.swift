@@ -150,6 +150,78 @@ import Testing
         try expectPlayedAtPaceWithoutAGap(engine, once + once, join: once.count)
     }
 
+    /// A stream restarted while the player is not playing (a seek while paused; a play paused at once) stands still
+    /// where it was put, however long the streaming thread runs meanwhile, and plays on from there. (Its source was
+    /// left stopped, and OpenAL counts every buffer queued on a stopped source as played: the feeder took them back
+    /// and decoded on, and the song ran out unheard.)
+    @Test(arguments: [false, true])
+    func aStreamRestartedWhileNotPlayingStandsStill(playThenPause: Bool) throws {
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let player = engine.musicPlayer
+        try player.setQueue(paths: try tones(2, seconds: 5))
+        player.startStreamingThread()
+        defer { player.stopStreamingThread() }
+        // The source has played once: stopping it leaves it stopped (a source never played stays initial).
+        player.play()
+        #expect(eventually { player.stream.channel.locked { $0.state } == .playing })
+        _ = try engine.render(frames: 4_800)
+        if playThenPause {
+            player.stop()
+            player.currentPlaybackTime = 2  // stopped: where play() is to start
+            player.play()
+            player.pause()
+        } else {
+            player.pause()
+            player.currentPlaybackTime = 2
+        }
+        #expect(eventually { player.stream.channel.locked { $0.sampleOffset } == 0 && !player.stream.isEmpty })
+        Thread.sleep(forTimeInterval: 2)
+        #expect(player.playbackState == .paused)
+        #expect(player.indexOfNowPlayingItem == 0)
+        #expect(abs(player.currentPlaybackTime - 2) < 0.001, "the playhead moved while paused")
+
+        player.play()
+        let out = Signal(try engine.render(frames: 9_600))
+        #expect(player.playbackState == .playing)
+        #expect(player.indexOfNowPlayingItem == 0)
+        #expect(abs(player.currentPlaybackTime - (2 + 9_600.0 / 48_000)) < 0.001)
+        #expect(abs(out.dominantFrequency(in: 1_000..<9_600) - 300) < 1)
+    }
+
+    /// A stream that runs dry while playing (the disk stopped answering) is counted as an underrun and, once the
+    /// disk answers, plays on from where it ran dry: what it had played is not played again.
+    @Test func aStreamThatRanDryPlaysOnFromWhereItStopped() throws {
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let player = engine.musicPlayer
+        let gate = DiskGate()
+        player.setItemOpener { item throws(DecodingError) in
+            GatedDecoder(try AudioFile.open(item.url), gate: gate, from: 24_000)
+        }
+        try player.setQueue(paths: try tones(1, seconds: 3))
+        player.startStreamingThread()
+        defer { player.stopStreamingThread() }
+        defer { gate.open() }  // first: a feeder waiting at the gate could not be stopped
+        player.play()
+        #expect(eventually { player.stream.freeBufferCount == 0 }, "the stream never filled")
+        // More than the disk gave: the stream runs dry and stops. (A stopped source's playhead reads 0: where it ran
+        // dry is where its sound ends.)
+        let before = Signal(try engine.render(frames: 48_000))
+        #expect(player.stream.channel.locked { $0.state } == .stopped)
+        let heard = try #require((0..<before.frames).last { abs(before.samples[$0 * 2]) > 1e-3 })
+        let dry = Double(heard + 1) / 48_000
+        #expect(dry > 0.4 && dry < 0.6, "ran dry at \(dry) s")
+        #expect(engine.stats.underruns == 0)
+
+        gate.open()
+        #expect(eventually { engine.stats.underruns == 1 && player.stream.freeBufferCount == 0 })
+        let out = Signal(try engine.render(frames: 9_600))
+        #expect(player.playbackState == .playing)
+        #expect(abs(player.currentPlaybackTime - (dry + 9_600.0 / 48_000)) < 0.001)
+        #expect(abs(out.dominantFrequency(in: 1_000..<9_600) - 300) < 1)
+    }
+
     @Test func aWorkerThreadWakesAtOnceAndStopsByJoining() {
         let rounds = Lock<Int>(0), left = Lock<Bool>(false)
         let worker = WorkerThread(name: "test-worker") { control in
@@ -168,4 +240,27 @@ import Testing
         #expect(!worker.isRunning)
         worker.stop()  // a second stop is harmless
     }
+}
+
+/// A real decoder whose reads from frame `from` on wait at `gate`: a disk that stops answering mid-song.
+private final class GatedDecoder: AudioDecoder {
+    private let decoder: any AudioDecoder
+    private let gate: DiskGate
+    private let from: Int64
+
+    init(_ decoder: any AudioDecoder, gate: DiskGate, from: Int64) {
+        self.decoder = decoder
+        self.gate = gate
+        self.from = from
+    }
+
+    var info: AudioInfo { decoder.info }
+    var position: Int64 { decoder.position }
+
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+        if decoder.position >= from { gate.pass() }
+        return try decoder.read(into: buffer, frames: frames)
+    }
+
+    func seek(toFrame frame: Int64) throws(DecodingError) { try decoder.seek(toFrame: frame) }
 }

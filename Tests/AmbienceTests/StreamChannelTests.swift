@@ -56,12 +56,37 @@ import Testing
         #expect((4_000...5_600).contains(channel.locked { $0.sampleOffset }))
         channel.locked { $0.stop() }
         let (state, offset, played) = channel.locked { ($0.state, $0.sampleOffset, $0.reclaimPlayed()) }
-        #expect(state == .stopped && offset == 0 && played.isEmpty)
+        #expect(state == .initial && offset == 0 && played.isEmpty)
         #expect(Signal(try engine.render(frames: 4_800)).rms() < 0.001)
-        // Both buffers are free again: each can be filled and queued anew.
+        // Both buffers are free again: each can be filled and queued anew, and waits to be played (OpenAL would count
+        // a buffer queued on a stopped source as played at once; the stream is rewound).
         for buffer in channel.buffers {
-            #expect(Self.queue(Self.stereoTone(hz: 300, seconds: 0.1), into: buffer, on: channel))
+            #expect(Self.queue(Self.stereoTone(hz: 400, seconds: 0.1), into: buffer, on: channel))
         }
+        #expect(channel.locked { $0.reclaimPlayed() }.isEmpty, "buffers queued after stop() counted as played")
+        channel.locked { $0.play() }
+        #expect(abs(Signal(try engine.render(frames: 4_800)).dominantFrequency(in: 256..<4_800) - 400) < 1)
+    }
+
+    /// A stream that played out what it held (stopped by itself: run dry, or at the end) gives it back and is
+    /// rewound before more is queued, so that what is queued next waits to be played.
+    @Test func aStreamThatPlayedOutIsRewoundBeforeMoreIsQueued() throws {
+        let engine = try AudioEngine(.offline(sampleRate: 48_000))
+        defer { engine.shutdown() }
+        let channel = try #require(engine.mixer.makeStreamChannel(bus: engine.music, bufferCount: 2))
+        defer { engine.mixer.removeStreamChannel(channel) }
+        #expect(Self.queue(Self.stereoTone(hz: 300, seconds: 0.1), into: channel.buffers[0], on: channel))
+        channel.locked { $0.play() }
+        _ = try engine.render(frames: 9_600)
+        #expect(channel.locked { $0.state } == .stopped)
+        #expect(channel.locked { $0.rewindIfStopped() } == [channel.buffers[0]])
+        #expect(channel.locked { $0.state } == .initial)
+
+        #expect(Self.queue(Self.stereoTone(hz: 440, seconds: 0.1), into: channel.buffers[1], on: channel))
+        #expect(channel.locked { $0.reclaimPlayed() }.isEmpty, "a buffer not yet played came back as played")
+        #expect(channel.locked { $0.rewindIfStopped() }.isEmpty, "a stream that is not stopped is left alone")
+        channel.locked { $0.play() }
+        #expect(abs(Signal(try engine.render(frames: 4_800)).dominantFrequency(in: 256..<4_800) - 440) < 1)
     }
 
     /// A second removal (an engine shut down twice closes its player twice) must not delete OpenAL names that a

@@ -59,10 +59,23 @@ package final class StreamChannel: @unchecked Sendable {
         package func play() { source?.play() }
         package func pause() { source?.pause() }
 
-        /// Stops the stream and takes every buffer off it.
+        /// Stops the stream, takes every buffer off it and rewinds it (OpenAL's initial state), so that what is
+        /// queued next waits to be played: OpenAL counts every buffer queued on a stopped source as processed, played
+        /// or not, and none on an initial one.
         package func stop() {
             source?.stop()
             source?.setBuffer(nil)
+            source?.rewind()
+        }
+
+        /// Readies a stream that stopped by itself (it ran dry, or reached the end) for more buffers: takes back the
+        /// buffers it played, every one it holds, oldest first, and rewinds it, so that the buffers queued next are
+        /// not counted as played before it plays them (see `stop()`). Nothing to do on a stream that is not stopped.
+        package func rewindIfStopped() -> [StreamBuffer] {
+            guard let source, source.state == .stopped else { return [] }
+            let played = reclaimPlayed()
+            source.rewind()
+            return played
         }
 
         /// The buffers the stream has played to their end, taken off its queue, oldest first.

@@ -7,8 +7,8 @@ extension MusicPlayer {
     /// Nil when there is nothing to do.
     func beginFeederStep(generation feederGeneration: UInt64, hasFeed: Bool) -> FeederOrders? {
         lock.withLock { _ in
-            // Held, the queue stands still: a restarted stream's source is stopped, and OpenAL counts every buffer
-            // queued on a stopped source as played, so blocks fed now would be taken back unheard.
+            // Held, the queue stands still: nothing is decoded until let go (a seek made while held is taken up
+            // then), nor after a release that waits for `play()`.
             guard !held && !waitsForPlay else { return nil }
             let isNew = feederGeneration != stream.generation
             guard isNew || hasFeed || !stream.isEmpty else { return nil }

@@ -41,8 +41,14 @@ final class MusicStream {
         currentPlayID = 0
     }
 
-    /// Resumes a paused stream where it paused.
-    func resume() { channel.locked { $0.play() } }
+    /// Resumes a paused stream where it paused. One that ran dry before it was paused has played what it holds: that
+    /// is taken back rather than played again (OpenAL plays a stopped source from the head of its queue).
+    func resume() {
+        channel.locked { locked in
+            for buffer in locked.rewindIfStopped() { buffers.reclaim(buffer) }
+            locked.play()
+        }
+    }
     func pause() { channel.locked { $0.pause() } }
 
     /// Takes back the buffers played out. Returns whether the channel has stopped, and the segment under the playhead
@@ -70,6 +76,9 @@ final class MusicStream {
         ended = hasEnded
         guard block.frames > 0 else { return false }
         let wasPlaying = channel.locked { locked in
+            // A stopped source (restarted, run dry or ended) would count the block as played at once: it is rewound
+            // first, whether the player plays it now or later.
+            for buffer in locked.rewindIfStopped() { buffers.reclaim(buffer) }
             if buffers.queued.isEmpty { buffers.sampleRate = rate }
             buffers.queue(block, on: locked)
             let wasPlaying = locked.state == .playing
