@@ -4,8 +4,8 @@ import CSDLMixer
 import Glibc
 import Synchronization
 
-// With SDLMixerScene.swift, the only files that call SDL_mixer. Only the benchmark links it; the Ambience library
-// never does.
+// With SDLMixerScene.swift, the only files that call SDL_mixer, through the table `SDLMixer.functions()` opens at
+// run time: nothing links it.
 
 /// The stress scene through SDL_mixer 2.6: one channel per voice, each placed with `Mix_SetPosition` (angle and
 /// distance from the voice's 3D position), mixed by SDL's `disk` driver into /dev/null as fast as the CPU allows.
@@ -16,18 +16,33 @@ enum SDLMixer {
     /// Bytes the mixer has produced, counted by the post-mix callback on SDL's audio thread.
     private static let mixedBytes = Atomic<Int>(0)
 
+    /// SDL_mixer, opened the first time a comparison runs (by its soname, so a stand-in that is first on the library
+    /// path is the one opened). The `ambience` command and the test binary do not link it.
+    static let library = OptionalLibrary<ambience_sdl_mixer_functions>(
+        name: "libSDL2_mixer-2.0.so.0", feature: "the benchmark's comparison with SDL_mixer",
+        names: String(cString: ambience_sdl_mixer_function_names()))
+
+    /// SDL_mixer's functions, or `sdlMixer` naming the library and the Debian package.
+    static func functions() throws(BenchError) -> ambience_sdl_mixer_functions {
+        do throws(SharedLibraryError) { return try library.functions() } catch {
+            throw .sdlMixer("\(error.description); install Debian's libsdl2-mixer-2.0-0 to compare with SDL_mixer")
+        }
+    }
+
     static func run(
         _ scene: StressScene, seconds: Double, blockFrames: Int = 1024,
         isCancelled: () -> Bool = { false }
     ) throws(BenchError) -> SystemMeasurement {
+        let mix = try functions()
         let disk = try DiskAudio()
         defer { disk.close() }
-        guard Mix_OpenAudio(Int32(scene.sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
+        guard mix.Mix_OpenAudio(Int32(scene.sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
-        defer { Mix_CloseAudio() }
+        defer { mix.Mix_CloseAudio() }
         var rate: Int32 = 0, format: Uint16 = 0, channels: Int32 = 0
-        guard Mix_QuerySpec(&rate, &format, &channels) != 0, rate == scene.sampleRate, format == Uint16(AUDIO_F32SYS),
+        guard mix.Mix_QuerySpec(&rate, &format, &channels) != 0, rate == scene.sampleRate,
+            format == Uint16(AUDIO_F32SYS),
             channels == 2
         else {
             throw .sdlMixer(
@@ -43,34 +58,34 @@ enum SDLMixer {
         }
         defer { for s in samples { s.deallocate() } }
         var chunks: [UnsafeMutablePointer<Mix_Chunk>] = []
-        defer { for chunk in chunks { Mix_FreeChunk(chunk) } }
+        defer { for chunk in chunks { mix.Mix_FreeChunk(chunk) } }
         for s in samples {
             let bytes = UnsafeMutableRawPointer(s.baseAddress!).assumingMemoryBound(to: Uint8.self)
-            guard let chunk = Mix_QuickLoad_RAW(bytes, Uint32(s.count * MemoryLayout<Float>.size)) else {
+            guard let chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(s.count * MemoryLayout<Float>.size)) else {
                 throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())")
             }
             chunks.append(chunk)
         }
 
-        let count = Int(Mix_AllocateChannels(Int32(clamping: scene.voices.count)))
+        let count = Int(mix.Mix_AllocateChannels(Int32(clamping: scene.voices.count)))
         guard count == scene.voices.count else {
             throw .sdlMixer("Mix_AllocateChannels gave \(count) channels, not \(scene.voices.count)")
         }
-        defer { Mix_HaltChannel(-1) }
+        defer { _ = mix.Mix_HaltChannel(-1) }
         let placement = scene.voices.map(position)
         var oneShots: [Int32] = []
         for (i, voice) in scene.voices.enumerated() {
             let channel = Int32(i)
-            Mix_SetPosition(channel, placement[i].angle, placement[i].distance)
-            guard Mix_PlayChannel(channel, chunks[voice.sound], voice.loop ? -1 : 0) == channel else {
+            _ = mix.Mix_SetPosition(channel, placement[i].angle, placement[i].distance)
+            guard mix.Mix_PlayChannel(channel, chunks[voice.sound], voice.loop ? -1 : 0) == channel else {
                 throw .sdlMixer("Mix_PlayChannel(\(channel)): \(sdlError())")
             }
             if !voice.loop { oneShots.append(channel) }
         }
 
         mixedBytes.store(0, ordering: .relaxed)
-        Mix_SetPostMix({ _, _, length in SDLMixer.mixedBytes.add(Int(length), ordering: .relaxed) }, nil)
-        defer { Mix_SetPostMix(nil, nil) }
+        mix.Mix_SetPostMix({ _, _, length in SDLMixer.mixedBytes.add(Int(length), ordering: .relaxed) }, nil)
+        defer { mix.Mix_SetPostMix(nil, nil) }
         let bytesPerFrame = 2 * MemoryLayout<Float>.size
         let targetBytes = Int((seconds * Double(scene.sampleRate)).rounded()) * bytesPerFrame
         let startBytes = mixedBytes.load(ordering: .relaxed)
@@ -93,10 +108,10 @@ enum SDLMixer {
             // lock away from the mixing thread.
             guard bytes - polledBytes >= blockBytes else { continue }
             polledBytes = bytes
-            for channel in oneShots where Mix_Playing(channel) == 0 {
+            for channel in oneShots where mix.Mix_Playing(channel) == 0 {
                 let voice = scene.voices[Int(channel)]
-                Mix_SetPosition(channel, placement[Int(channel)].angle, placement[Int(channel)].distance)
-                Mix_PlayChannel(channel, chunks[voice.sound], 0)
+                _ = mix.Mix_SetPosition(channel, placement[Int(channel)].angle, placement[Int(channel)].distance)
+                _ = mix.Mix_PlayChannel(channel, chunks[voice.sound], 0)
                 restarted += 1
             }
         }
@@ -129,39 +144,40 @@ enum SDLMixer {
         _ path: String?, silenceSeconds: Double = 0, sampleRate: Int = 48_000,
         blockFrames: Int = 4096
     ) throws(BenchError) -> MusicCost? {
+        let mix = try functions()
         let disk = try DiskAudio()
         defer { disk.close() }
-        _ = Mix_Init(
+        _ = mix.Mix_Init(
             Int32(
                 MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue
                     | MIX_INIT_MOD.rawValue | MIX_INIT_MID.rawValue))
         // MIDI with the SoundFont the engine picks when none is configured, so both play the same instruments.
         if let font = DecoderOptions.defaultSoundFonts.first(where: { access($0, R_OK) == 0 }) {
-            _ = Mix_SetSoundFonts(font)
+            _ = mix.Mix_SetSoundFonts(font)
         }
-        defer { Mix_Quit() }
-        guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
+        defer { mix.Mix_Quit() }
+        guard mix.Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
-        defer { Mix_CloseAudio() }
+        defer { mix.Mix_CloseAudio() }
         mixedBytes.store(0, ordering: .relaxed)
-        Mix_SetPostMix({ _, _, length in SDLMixer.mixedBytes.add(Int(length), ordering: .relaxed) }, nil)
-        defer { Mix_SetPostMix(nil, nil) }
+        mix.Mix_SetPostMix({ _, _, length in SDLMixer.mixedBytes.add(Int(length), ordering: .relaxed) }, nil)
+        defer { mix.Mix_SetPostMix(nil, nil) }
         let bytesPerFrame = 2 * MemoryLayout<Float>.size
         let cpuStart = ProcessUsage.cpuSeconds
         let startBytes = mixedBytes.load(ordering: .relaxed)
         var finished: () -> Bool
         var music: OpaquePointer?
         if let path {
-            guard let loaded = Mix_LoadMUS(path) else { return nil }
+            guard let loaded = mix.Mix_LoadMUS(path) else { return nil }
             music = loaded
-            guard Mix_PlayMusic(loaded, 0) == 0 else { throw .sdlMixer("Mix_PlayMusic(\(path)): \(sdlError())") }
-            finished = { Mix_PlayingMusic() == 0 }
+            guard mix.Mix_PlayMusic(loaded, 0) == 0 else { throw .sdlMixer("Mix_PlayMusic(\(path)): \(sdlError())") }
+            finished = { mix.Mix_PlayingMusic() == 0 }
         } else {
             let target = Int(silenceSeconds * Double(sampleRate)) * bytesPerFrame
             finished = { SDLMixer.mixedBytes.load(ordering: .relaxed) - startBytes >= target }
         }
-        defer { if let music { Mix_FreeMusic(music) } }
+        defer { if let music { mix.Mix_FreeMusic(music) } }
         let wallStart = ProcessUsage.monotonicNanoseconds
         while !finished() {
             sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 200_000)
@@ -240,6 +256,7 @@ extension SDLMixer {
     static func latencyClient(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError)
         -> LatencyClientResult
     {
+        let mix = try functions()
         guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) == 0 else {
             throw .sdlMixer("SDL audio is already in use in this process")
         }
@@ -251,24 +268,24 @@ extension SDLMixer {
         guard driver == "pulseaudio" else {
             throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'pulseaudio'")
         }
-        guard Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(periodFrames)) == 0 else {
+        guard mix.Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(periodFrames)) == 0 else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
-        defer { Mix_CloseAudio() }
+        defer { mix.Mix_CloseAudio() }
         let stereo = UnsafeMutableBufferPointer<Float>.allocate(capacity: click.count * 2)
         defer { stereo.deallocate() }
         for (i, v) in click.enumerated() { stereo[2 * i] = v; stereo[2 * i + 1] = v }
         let bytes = UnsafeMutableRawPointer(stereo.baseAddress!).assumingMemoryBound(to: Uint8.self)
-        guard let chunk = Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Float>.size)) else {
+        guard let chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Float>.size)) else {
             throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())")
         }
-        defer { Mix_FreeChunk(chunk) }
-        defer { Mix_HaltChannel(-1) }
+        defer { mix.Mix_FreeChunk(chunk) }
+        defer { _ = mix.Mix_HaltChannel(-1) }
         periodNanos.store(periodFrames * 1_000_000_000 / sampleRate, ordering: .relaxed)
         callbacks.store(0, ordering: .relaxed)
         lateCallbacks.store(0, ordering: .relaxed)
         lastCallback.store(0, ordering: .relaxed)
-        Mix_SetPostMix(
+        mix.Mix_SetPostMix(
             { _, _, _ in
                 let now = monotonicNanoseconds()
                 let last = SDLMixer.lastCallback.exchange(now, ordering: .relaxed)
@@ -277,12 +294,12 @@ extension SDLMixer {
                 }
                 SDLMixer.callbacks.add(1, ordering: .relaxed)
             }, nil)
-        defer { Mix_SetPostMix(nil, nil) }
+        defer { mix.Mix_SetPostMix(nil, nil) }
         var result = LatencyClientResult(driver: "SDL_mixer on SDL \(driver)")
         for due in plan() {
             sleepUntil(monotonicNanoseconds: due)
             let now = monotonicNanoseconds()
-            guard Mix_PlayChannel(0, chunk, 0) == 0 else { throw .sdlMixer("Mix_PlayChannel: \(sdlError())") }
+            guard mix.Mix_PlayChannel(0, chunk, 0) == 0 else { throw .sdlMixer("Mix_PlayChannel: \(sdlError())") }
             result.triggers.append(now)
         }
         sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + LatencyClient.tailNanoseconds)

@@ -78,6 +78,7 @@ public enum MixerScene {
     public static func run(
         driver: MixerSceneDriver, seconds: Double, periodFrames: Int, clicks: Int, gaps: ClosedRange<Int>, seed: UInt64
     ) throws(BenchError) -> MixerSceneResult {
+        let mix = try SDLMixer.functions()
         setenv("SDL_AUDIODRIVER", driver.rawValue, 1)
         if driver == .disk {
             setenv("SDL_DISKAUDIOFILE", "/dev/null", 1)
@@ -88,47 +89,48 @@ public enum MixerScene {
         }
         guard SDL_Init(Uint32(SDL_INIT_AUDIO)) == 0 else { throw .sdlMixer("SDL_Init: \(sdlError())") }
         defer { SDL_Quit() }
-        _ = Mix_Init(Int32(MIX_INIT_OGG.rawValue))
-        defer { Mix_Quit() }
-        guard Mix_OpenAudio(Int32(clamping: sampleRate), Uint16(AUDIO_S16SYS), 2, Int32(clamping: periodFrames)) == 0
+        _ = mix.Mix_Init(Int32(MIX_INIT_OGG.rawValue))
+        defer { mix.Mix_Quit() }
+        guard
+            mix.Mix_OpenAudio(Int32(clamping: sampleRate), Uint16(AUDIO_S16SYS), 2, Int32(clamping: periodFrames)) == 0
         else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
-        defer { Mix_CloseAudio() }
+        defer { mix.Mix_CloseAudio() }
         var result = MixerSceneResult()
         result.library = mappedMixer() ?? ""
-        if let v = Mix_Linked_Version()?.pointee { result.version = "\(v.major).\(v.minor).\(v.patch)" }
+        if let v = mix.Mix_Linked_Version()?.pointee { result.version = "\(v.major).\(v.minor).\(v.patch)" }
         result.driver = SDL_GetCurrentAudioDriver().map { String(cString: $0) } ?? "none"
         guard result.driver == driver.rawValue else {
             throw .sdlMixer("SDL chose the '\(result.driver)' audio driver, not '\(driver.rawValue)'")
         }
 
         var chunks: [UnsafeMutablePointer<Mix_Chunk>] = []
-        defer { for chunk in chunks { Mix_FreeChunk(chunk) } }
+        defer { for chunk in chunks { mix.Mix_FreeChunk(chunk) } }
         for name in ["explosion", "laser", "pickup", "thrust-loop", "ui-click"] {
-            guard let chunk = Mix_LoadWAV(assets + "/SFX/\(name).wav") else {
+            guard let chunk = mix.Mix_LoadWAV(assets + "/SFX/\(name).wav") else {
                 throw .sdlMixer("Mix_LoadWAV(\(name).wav): \(sdlError())")
             }
-            Mix_VolumeChunk(chunk, effectVolume)
+            _ = mix.Mix_VolumeChunk(chunk, effectVolume)
             chunks.append(chunk)
         }
-        let click = ClickChunk()
+        let click = ClickChunk(mix)
         defer { click.free() }
         guard let clickChunk = click.chunk else { throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())") }
-        guard let music = Mix_LoadMUS(assets + "/Music/gravity-wave-theme.ogg") else {
+        guard let music = mix.Mix_LoadMUS(assets + "/Music/gravity-wave-theme.ogg") else {
             throw .sdlMixer("Mix_LoadMUS: \(sdlError())")
         }
-        defer { Mix_FreeMusic(music) }
+        defer { mix.Mix_FreeMusic(music) }
         let clickChannel = Int32(clamping: effectChannels)
-        guard Mix_AllocateChannels(clickChannel + 1) == clickChannel + 1 else {
+        guard mix.Mix_AllocateChannels(clickChannel + 1) == clickChannel + 1 else {
             throw .sdlMixer("Mix_AllocateChannels: \(sdlError())")
         }
-        defer { Mix_HaltChannel(-1) }
-        Mix_VolumeMusic(musicVolume)
-        guard Mix_PlayMusic(music, -1) == 0 else { throw .sdlMixer("Mix_PlayMusic: \(sdlError())") }
-        defer { Mix_HaltMusic() }
+        defer { _ = mix.Mix_HaltChannel(-1) }
+        _ = mix.Mix_VolumeMusic(musicVolume)
+        guard mix.Mix_PlayMusic(music, -1) == 0 else { throw .sdlMixer("Mix_PlayMusic: \(sdlError())") }
+        defer { _ = mix.Mix_HaltMusic() }
         for channel in 0..<clickChannel {
-            guard Mix_PlayChannel(channel, chunks[Int(channel) % chunks.count], 0) == channel else {
+            guard mix.Mix_PlayChannel(channel, chunks[Int(channel) % chunks.count], 0) == channel else {
                 throw .sdlMixer("Mix_PlayChannel(\(channel)): \(sdlError())")
             }
         }
@@ -146,7 +148,7 @@ public enum MixerScene {
             if next < plan.count, plan[next] <= now + frame {
                 sleepUntil(monotonicNanoseconds: plan[next])
                 let at = monotonicNanoseconds()
-                guard Mix_PlayChannel(clickChannel, clickChunk, 0) == clickChannel else {
+                guard mix.Mix_PlayChannel(clickChannel, clickChunk, 0) == clickChannel else {
                     throw .sdlMixer("Mix_PlayChannel(click): \(sdlError())")
                 }
                 result.triggers.append(at)
@@ -154,8 +156,8 @@ public enum MixerScene {
             } else {
                 sleepUntil(monotonicNanoseconds: min(now + frame, end))
             }
-            for channel in 0..<clickChannel where Mix_Playing(channel) == 0 {
-                Mix_PlayChannel(channel, chunks[Int(channel) % chunks.count], 0)
+            for channel in 0..<clickChannel where mix.Mix_Playing(channel) == 0 {
+                _ = mix.Mix_PlayChannel(channel, chunks[Int(channel) % chunks.count], 0)
                 result.retriggers += 1
             }
         }
@@ -196,8 +198,10 @@ public enum MixerScene {
     private struct ClickChunk {
         let samples: UnsafeMutableBufferPointer<Int16>
         let chunk: UnsafeMutablePointer<Mix_Chunk>?
+        let mix: ambience_sdl_mixer_functions
 
-        init() {
+        init(_ mix: ambience_sdl_mixer_functions) {
+            self.mix = mix
             let click = LatencyClient.click(sampleRate: MixerScene.sampleRate)
             let stereo = UnsafeMutableBufferPointer<Int16>.allocate(capacity: click.count * 2)
             for (i, v) in click.enumerated() {
@@ -207,11 +211,11 @@ public enum MixerScene {
             }
             samples = stereo
             let bytes = UnsafeMutableRawPointer(stereo.baseAddress!).assumingMemoryBound(to: Uint8.self)
-            chunk = Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Int16>.size))
+            chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Int16>.size))
         }
 
         func free() {
-            if let chunk { Mix_FreeChunk(chunk) }
+            if let chunk { mix.Mix_FreeChunk(chunk) }
             samples.deallocate()
         }
     }
