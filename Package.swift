@@ -48,9 +48,12 @@ let package = Package(
         // The one gateway to the OS (libc, threads, files, processes): no C target of ours, so an arrow from it
         // back up into the engine is a compile error.
         .target(name: "AmbiencePlatform"),
+        // The vocabulary the layers share (decoded audio, media items, the session, the sound server's model) and the
+        // pure rules over it: no C at all, so the session and route tables build and test without any library.
+        .target(name: "AmbienceCore", dependencies: ["AmbiencePlatform"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbiencePlatform", "CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
+            dependencies: ["AmbienceCore", "AmbiencePlatform", "CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
                            "CFLAC",
                            "COpusFile",
                            "CSndFile",
@@ -85,7 +88,7 @@ let package = Package(
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
         // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
         .testTarget(name: "AmbienceTests",
-                    dependencies: ["Ambience", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
+                    dependencies: ["Ambience", "AmbienceCore", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
     ],
     swiftLanguageModes: [.v6]
 )

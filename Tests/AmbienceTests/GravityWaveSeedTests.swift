@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 @testable import GravityWaveCore
 
 /// The seed app's behaviours (AddMusic), each shown by driving the game: its keys and clicks, the engine's events in

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// Loudness tags and the gain decision, as pure logic (no OpenAL).
 @Suite(.offTheCooperativePool) struct LoudnessRuleTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// Tracker modules (libopenmpt) and MIDI (libfluidsynth), against their libraries' own command-line tools as
 /// references: `openmpt123 --render` and `fluidsynth -F`, with the same rate, interpolation, stereo separation and

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// Interleaved float samples of a whole file, decoded by our decoder for `path`.
 func decodedSamples(_ path: String) throws(DecodingError) -> (info: AudioInfo, samples: [Float]) {

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVWriterTests {
     static func testSignal(frames: Int, channels: Int) -> [Float] {

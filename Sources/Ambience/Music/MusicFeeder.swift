@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 
 /// The streaming side of the music player: it opens, probes, seeks and decodes, and nothing else does.

@@ -9,6 +9,7 @@ import Synchronization
 
 @testable import Ambience
 @testable import AmbienceC
+@testable import AmbienceCore
 @testable import AmbienceTool
 
 enum FuzzTarget: String, CaseIterable, Sendable {
