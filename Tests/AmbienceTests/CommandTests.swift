@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDecoding
 @testable import AmbienceTool
 
 /// The `ambience` command as a black box: outputs, exit statuses, and one clear line for every bad input.

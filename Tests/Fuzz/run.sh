@@ -42,6 +42,7 @@ module() {  # NAME SOURCES...: compiles one module into $build/NAME.o and NAME.s
 }
 module AmbiencePlatform Sources/AmbiencePlatform/*.swift
 module AmbienceCore $(find Sources/AmbienceCore -name '*.swift')
+module AmbienceDecoding Sources/AmbienceDecoding/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift

@@ -1,4 +1,5 @@
 import AmbienceCore
+import AmbienceDecoding
 import AmbiencePlatform
 import Synchronization
 

@@ -1,4 +1,5 @@
 import AmbienceCore
+import AmbienceDecoding
 
 // Reading a file's tags needs the decoders; the item itself does not, so this initializer lives apart from it.
 extension MediaItem {
