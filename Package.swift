@@ -48,26 +48,30 @@ let package = Package(
         // The one gateway to the OS (libc, threads, files, processes): no C target of ours, so an arrow from it
         // back up into the engine is a compile error.
         .target(name: "AmbiencePlatform"),
+        // The vocabulary the layers share (decoded audio, media items, the session, the sound server's model) and the
+        // pure rules over it: no C at all, so the session and route tables build and test without any library.
+        .target(name: "AmbienceCore", dependencies: ["AmbiencePlatform"]),
+        // Files to audio: the format sniffing, the eight decoders (each the only file of its C library; libopenmpt
+        // and libfluidsynth opened at run time), the tag readers and the loudness meter. A layer that only mixes
+        // PCMBuffers does not need it.
+        .target(
+            name: "AmbienceDecoding",
+            dependencies: ["AmbienceCore", "AmbiencePlatform", "CSndFile", "CVorbisFile", "CMPG123", "CFLAC", "COpusFile",
+                           "CFFmpeg", "CEBUR128", "COpenMPT", "CFluidSynth"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbiencePlatform", "CSDL2", "COpenAL", "CVorbisFile", "CMPG123", "CPulse", "CDBus", "CSQLite", "CSDLImage", "CZlib",
-                           "CFLAC",
-                           "COpusFile",
-                           "CSndFile",
-                           "CFFmpeg",
-                           "CEBUR128",
-                           "COpenMPT",
-                           "CFluidSynth",
+            dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "COpenAL", "CPulse", "CDBus",
+                           "CSQLite", "CSDLImage", "CZlib",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
             ]
         ),
-        .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbiencePlatform", "COpenAL", "CSDLMixer", "CSDL2"]),
-        .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceBench"]),
+        .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "COpenAL", "CSDLMixer", "CSDL2"]),
+        .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "AmbienceBench"]),
         .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool"]),
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
         .systemLibrary(name: "CAmbience", path: "include"),
-        .target(name: "AmbienceC", dependencies: ["Ambience", "AmbiencePlatform", "CAmbience"]),
+        .target(name: "AmbienceC", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "CAmbience"]),
         // SDL_mixer's public types and constants, declared from its documentation (not its header).
         .systemLibrary(name: "CSDLMixerABI"),
         // The test target must not depend on this: the soname flag would reach the test binary. Tests load the built
@@ -85,7 +89,7 @@ let package = Package(
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
         // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
         .testTarget(name: "AmbienceTests",
-                    dependencies: ["Ambience", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
+                    dependencies: ["Ambience", "AmbienceCore", "AmbienceDecoding", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 // ambience.h: sounds, voices and the listener.
 
 import Ambience
+import AmbienceDecoding
 import AmbiencePlatform
 import CAmbience
 import Glibc

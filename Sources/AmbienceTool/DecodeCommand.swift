@@ -1,4 +1,5 @@
 import Ambience
+import AmbienceDecoding
 
 struct DecodeCommand: Command {
     static let name = "decode"

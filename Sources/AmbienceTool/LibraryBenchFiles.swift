@@ -1,4 +1,5 @@
 import Ambience
+import AmbienceDecoding
 import Foundation
 import Glibc
 

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceDecoding
 
 /// Numbers from callers and files: the checked conversions, the one duration formatter, and every API edge that
 /// takes a number refusing NaN and infinities (and clamping the rest) while the rest of the engine plays on.

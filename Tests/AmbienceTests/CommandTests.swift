@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 @testable import AmbienceTool
 
 /// The `ambience` command as a black box: outputs, exit statuses, and one clear line for every bad input.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// The sound server's cork requests as the session's rules see them: no audio, no services.
 @Suite(.offTheCooperativePool) struct CorkRequestPolicyTests {

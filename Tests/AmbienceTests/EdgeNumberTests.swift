@@ -5,6 +5,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 @testable import AmbienceTool
 
 /// Numbers at the edges the first pass of the reliability work left out: audio made in memory, the SDL host's

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 @Suite(.offTheCooperativePool) struct EngineRenderTests {
     let block = 512

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// FLAC (libFLAC) and Ogg Opus (libopusfile), against files made by the reference encoders (`flac`, `metaflac`,
 /// `opusenc`) and compared with the reference decoders (`flac -d`, `opusdec`): lengths, samples, exact seeks, gapless

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 // Fault runs: each fault must not crash anything, must show up as a clear event or error, and must leave
 // everything else playing. Faults in files and disks run here; faults of the sound server and the session bus

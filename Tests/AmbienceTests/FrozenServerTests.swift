@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceDecoding
 
 extension SoundServerSuites {
     /// A sound server that accepts connections and never answers (SIGSTOP): OpenAL Soft's and SDL's PulseAudio code

@@ -2,6 +2,7 @@ import AmbienceHost
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 @testable import GravityWaveCore
 
 /// The route-change alert, as AddMusic shows it: only when app sound (the app sound, or the game's music) was

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 @testable import GravityWaveCore
 
 /// The seed app's behaviours (AddMusic), each shown by driving the game: its keys and clicks, the engine's events in

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 @testable import GravityWaveCore
 
 /// Gravity Wave in System mode beside a real mpv on the private session bus: the user's player is the game's music,

@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// Header fields are claims, not facts: files that lie about their rate, channels, length or size, pictures that
 /// claim billions of pixels, and parsers fed inputs far longer than any real one. Each gets a typed error (or a

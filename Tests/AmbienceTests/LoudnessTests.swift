@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// Loudness tags and the gain decision, as pure logic (no OpenAL).
 @Suite(.offTheCooperativePool) struct LoudnessRuleTests {

@@ -3,6 +3,8 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// AAC and ALAC in MP4/M4A, made by ffmpeg, decoded through FFmpeg's libraries and checked against the ffmpeg
 /// command, against the source they were encoded from, across gapless joins, and in the library.

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// The media library against folders of real files made by oggenc and lame: tags in several scripts, albums and a
 /// compilation, playlists, artwork from every source, incremental rescans, inotify notifications, every kind of bad

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// The mixer's pure parts, tested directly: no OpenAL, no device. `MixerTests` and `EngineRenderTests` keep
 /// listening to the whole.

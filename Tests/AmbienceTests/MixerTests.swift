@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// The effects mixer, heard through offline renders.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MixerTests {

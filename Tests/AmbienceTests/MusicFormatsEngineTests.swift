@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// Modules and MIDI everywhere music goes: the music player streams them (rendered on the streaming thread), `Sound`
 /// loads them whole, the library reads their tags and length, and `ambience info` shows them.

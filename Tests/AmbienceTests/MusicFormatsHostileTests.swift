@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// Hostile modules and MIDI files: each is refused with a typed error that says why, or (a module libopenmpt
 /// repairs) decodes to a bounded, finite stream; none crashes, hangs or allocates what its header claims.

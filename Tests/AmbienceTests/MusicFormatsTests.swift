@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// Tracker modules (libopenmpt) and MIDI (libfluidsynth), against their libraries' own command-line tools as
 /// references: `openmpt123 --render` and `fluidsynth -F`, with the same rate, interpolation, stereo separation and

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// `MusicPlayer.isHeld` against what else drives the player: the session's pause and resume (an interruption) and the
 /// desktop's Play and Pause (MPRIS, through `playerctl` on a session bus of the test's own), on a real device of the

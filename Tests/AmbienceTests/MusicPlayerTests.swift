@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// The application music player, heard through offline renders.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MusicPlayerTests {

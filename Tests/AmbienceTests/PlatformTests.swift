@@ -4,6 +4,8 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// A fresh folder under the temporary directory, removed by `body`'s end.
 private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// The play order as a pure value: tables of queue edits and what follows what, without a player.
 @Suite(.offTheCooperativePool) struct PlayOrderTests {

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 @testable import GravityWaveCore
 
 /// No player running: the launcher starts the user's player (a real mpv, chosen through gio from the desktop's

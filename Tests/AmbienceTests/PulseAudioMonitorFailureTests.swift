@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct PulseAudioMonitorFailureTests {

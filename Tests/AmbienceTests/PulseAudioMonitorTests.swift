@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
 

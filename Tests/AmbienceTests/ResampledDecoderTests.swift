@@ -2,6 +2,8 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// The music player's bridge between items at different rates.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct ResampledDecoderTests {

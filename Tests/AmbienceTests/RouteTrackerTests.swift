@@ -2,6 +2,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 extension RouteTableTests {
     /// The server reports our stream on its new sink a moment after the default changes: until it does (or a

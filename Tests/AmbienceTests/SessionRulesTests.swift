@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// The session rules carried out on real rendered audio (offline engine).
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SessionRulesTests {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// System sleep and wake: logind's `PrepareForSleep` signal on a system bus. The bus and the signal are real; the
 /// sender stands in for logind, which does not run here.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SoundCacheTests {
     let fixtures: Fixtures

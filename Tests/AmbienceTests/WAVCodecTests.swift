@@ -3,6 +3,8 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 /// Interleaved float samples of a whole file, decoded by our decoder for `path`.
 func decodedSamples(_ path: String) throws(DecodingError) -> (info: AudioInfo, samples: [Float]) {

@@ -3,6 +3,8 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 // MARK: - Helpers
 

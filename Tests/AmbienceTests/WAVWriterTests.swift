@@ -4,6 +4,8 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVWriterTests {
     static func testSignal(frames: Int, channels: Int) -> [Float] {

@@ -41,6 +41,8 @@ module() {  # NAME SOURCES...: compiles one module into $build/NAME.o and NAME.s
     2> "$work/build-$name.log" || { cat "$work/build-$name.log" >&2; exit 1; }
 }
 module AmbiencePlatform Sources/AmbiencePlatform/*.swift
+module AmbienceCore $(find Sources/AmbienceCore -name '*.swift')
+module AmbienceDecoding Sources/AmbienceDecoding/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift

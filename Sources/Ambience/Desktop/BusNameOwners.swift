@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// The signals a connection follows: the bus routes them to it by `rule()`, and its filter decodes only signals
 /// whose interface and member some followed match names.
 struct SignalMatch: Sendable {

@@ -1,3 +1,4 @@
+import AmbienceCore
 import CDBus
 
 /// One method call of a batch (`DBusConnection.callAll`).

@@ -1,3 +1,4 @@
+import AmbienceCore
 import CDBus
 import Glibc
 

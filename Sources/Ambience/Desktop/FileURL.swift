@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// `file://` URLs as desktop players give them (`xesam:url`, `mpris:artUrl`): pure parsing, no I/O.
 enum FileURL {
     /// The path of a `file://` URL, percent-decoded, as raw bytes (a path need not be UTF-8); nil for any other

@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// How the client learns about players: reading them, and following their signals. Desktop thread only.
 ///
 /// Every read is a batch: the calls to all the players it concerns go out at once and share one deadline, so players

@@ -1,3 +1,4 @@
+import AmbienceCore
 import Foundation
 
 /// An MPRIS player on the desktop (mpv, a browser, Spotify…), as last read from the session bus.

@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 
 // MARK: What the session hears from outside

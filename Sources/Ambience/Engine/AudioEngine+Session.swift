@@ -1,21 +1,22 @@
+import AmbienceCore
 import AmbiencePlatform
 
 // MARK: Session effects
 
 extension AudioEngine: SessionOutput {
-    func pauseAppAudio(_ reason: SessionAction.PauseReason) {
+    package func pauseAppAudio(_ reason: SessionAction.PauseReason) {
         mixer.setSuspended(true)
         guard musicPlayer.playbackState == .playing else { return }
         state.withLock { $0.musicPausedBySession = true }
         if reason == .interruption { musicPlayer.interrupt() } else { musicPlayer.pause() }
     }
 
-    func resumeAppAudio() {
+    package func resumeAppAudio() {
         mixer.setSuspended(false)
         if takeMusicPausedBySession() { musicPlayer.play() }
     }
 
-    func stopAppAudio() {
+    package func stopAppAudio() {
         mixer.rewindAndHoldUnpausedVoices()
         if takeMusicPausedBySession() { musicPlayer.stop() }
     }
@@ -27,16 +28,16 @@ extension AudioEngine: SessionOutput {
         }
     }
 
-    func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
+    package func setOutputSilenced(_ silenced: Bool) { mixer.setOutputSilenced(silenced) }
 
-    func followDefaultDevice() -> Bool {
+    package func followDefaultDevice() -> Bool {
         guard let device = state.withLock({ $0.device }) else { return true }  // offline: no device to follow
         // A live stream already plays where the server sends it; only a closed or dead one is reopened.
         guard device.isNull || !device.isDeviceAlive else { return true }
         return device.followDefaultDevice()
     }
 
-    func moveStream(toSink sink: String) {
+    package func moveStream(toSink sink: String) {
         guard let (server, ours) = routes?.ourStream() else { return }
         // A move that fails (the stream or the sink went meanwhile, no answer) leaves the stream where the server
         // put it; the next default change moves it again.
@@ -49,15 +50,15 @@ extension AudioEngine: SessionOutput {
         if let listener = server.corkListenerIndex { try? server.moveSinkInput(index: listener, toSink: sink) }
     }
 
-    func renderToNullDevice() {
+    package func renderToNullDevice() {
         let device = state.withLock { $0.device }
         routes?.endOurStreamsWithoutSink()  // else, on PipeWire, closing the SDL device can wait forever
         device?.renderToNull()
     }
 
-    var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
+    package var isAppAudioPlaying: Bool { musicPlayer.playbackState == .playing || mixer.hasPlayingVoices }
 
-    var currentRoute: AudioRoute {
+    package var currentRoute: AudioRoute {
         if isOffline { return AudioRoute(name: "offline", driver: "offline") }
         guard let device = state.withLock({ $0.device }) else { return .none }
         if device.isNull { return .none }

@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// Everything the engine tells the game. Delivered in order by `AudioEngine.update()`, on the thread that calls it.
 public enum AudioEvent: Sendable, Equatable {
     /// A one-shot voice played to its end.

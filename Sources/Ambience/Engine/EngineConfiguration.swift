@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 
 /// How to build an engine.

@@ -1,3 +1,5 @@
+import AmbienceCore
+import AmbienceDecoding
 import AmbiencePlatform
 import Dispatch
 import Glibc

@@ -1,3 +1,4 @@
+import AmbienceDecoding
 import AmbiencePlatform
 
 // The capabilities report's account of the optional libraries. Each is opened by its own wrapper file

@@ -1,3 +1,4 @@
+import AmbienceDecoding
 import AmbiencePlatform
 import Foundation
 import Glibc

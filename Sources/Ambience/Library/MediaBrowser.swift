@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// The iPod picker's way through a library: tabs for playlists, artists, albums and songs, and a drill-down from each
 /// (artist → its albums → an album's songs; album → songs; playlist → songs) with a way back. The filter and the
 /// A–Z index work on whatever list is in front, and every list can hand over all the songs under it ("add all").

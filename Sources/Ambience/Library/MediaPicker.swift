@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// How a picker session ended.
 public enum MediaPickerResult: Sendable, Equatable {
     /// The items picked, in the order they were selected.

@@ -1,3 +1,4 @@
+import AmbienceCore
 import Foundation  // trimmingCharacters(in:) for the #PLAYLIST: name
 
 /// An `.m3u`/`.m3u8` playlist: one entry per line, `#` lines are comments or `#EXT…` directives.

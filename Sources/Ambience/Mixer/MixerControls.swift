@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 
 /// The mixer's controls that are not voices: sounds, effects, the listener, buses, music streams and counters. Each takes the

@@ -1,3 +1,6 @@
+import AmbienceCore
+import AmbienceDecoding
+
 // Reading a file's tags needs the decoders; the item itself does not, so this initializer lives apart from it.
 extension MediaItem {
     /// An item for a file, with its tags when they can be read. A file that cannot be read still makes an item:

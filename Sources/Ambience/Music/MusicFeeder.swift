@@ -1,3 +1,5 @@
+import AmbienceCore
+import AmbienceDecoding
 import AmbiencePlatform
 
 /// The streaming side of the music player: it opens, probes, seeks and decodes, and nothing else does.

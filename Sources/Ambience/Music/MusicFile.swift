@@ -1,3 +1,5 @@
+import AmbienceCore
+import AmbienceDecoding
 import AmbiencePlatform
 
 /// A piece of music checked for playing, from a file on disk or from a file's bytes held in memory: the format its

@@ -1,3 +1,4 @@
+import AmbienceCore
 import Synchronization
 
 extension MusicPlayer {

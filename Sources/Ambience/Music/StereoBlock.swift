@@ -1,3 +1,4 @@
+import AmbienceCore
 import Glibc
 
 /// One stream buffer's worth of music, decoded and folded to stereo on the streaming side before it is queued:

@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 
 /// Real-time output: an SDL audio device pulling blocks from the mixer, or, when no device is left, a null output

@@ -6,6 +6,7 @@ import Foundation
 import Synchronization
 
 @testable import Ambience
+@testable import AmbienceCore
 
 extension FuzzDrivers {
     static func bus(_ bytes: [UInt8]) -> [String] {

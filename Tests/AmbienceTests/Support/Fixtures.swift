@@ -1,5 +1,6 @@
 import Ambience
 import Foundation
+@testable import AmbienceDecoding
 
 /// Makes test audio with the same tools a person would use (sox, oggenc, lame), in a private temporary folder.
 final class Fixtures {

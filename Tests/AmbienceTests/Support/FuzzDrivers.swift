@@ -9,6 +9,8 @@ import Synchronization
 
 @testable import Ambience
 @testable import AmbienceC
+@testable import AmbienceCore
+@testable import AmbienceDecoding
 @testable import AmbienceTool
 
 enum FuzzTarget: String, CaseIterable, Sendable {

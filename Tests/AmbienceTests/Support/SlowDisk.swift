@@ -2,6 +2,7 @@ import AmbiencePlatform
 import Foundation
 
 @testable import Ambience
+@testable import AmbienceCore
 
 /// Test doubles of the disk under the music player: it opens items through them (`MusicPlayer.setItemOpener`).
 

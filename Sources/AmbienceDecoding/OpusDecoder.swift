@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import COpusFile
 import Glibc
@@ -15,8 +16,8 @@ import Glibc
 /// As with Ogg Vorbis, every page is checked with libogg before libopusfile sees the file (libopusfile resynchronises
 /// past damaged pages and takes a cut-off file's last granule as its length): a damaged or truncated file is refused
 /// when opened, not heard as a glitch.
-final class OpusDecoder: AudioDecoder {
-    let info: AudioInfo
+package final class OpusDecoder: AudioDecoder {
+    package let info: AudioInfo
     private let path: String
     private let file: OpaquePointer
     /// After a seek to the very end, which libopusfile refuses: nothing is left to read.
@@ -58,9 +59,9 @@ final class OpusDecoder: AudioDecoder {
 
     deinit { op_free(file) }
 
-    var position: Int64 { atEnd ? info.frames : max(op_pcm_tell(file), 0) }
+    package var position: Int64 { atEnd ? info.frames : max(op_pcm_tell(file), 0) }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
         // Never past the stated length, which is what a caller sized its memory for.
         let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
@@ -87,7 +88,7 @@ final class OpusDecoder: AudioDecoder {
         return written
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         atEnd = target == info.frames && target > 0
         if atEnd { return }
@@ -99,7 +100,7 @@ final class OpusDecoder: AudioDecoder {
 
     /// The embedded cover from the first link's OpusTags: a `METADATA_BLOCK_PICTURE` parsed by libopusfile (the front
     /// cover when there are several), else a legacy `COVERART`. Nil when absent, malformed or over 16 MiB.
-    var embeddedPicture: EmbeddedPicture? {
+    package var embeddedPicture: EmbeddedPicture? {
         guard let tags = op_tags(file, 0) else { return nil }
         // base64 takes 4 bytes per 3; a block is its image plus a small header.
         let longestBlockText = (EmbeddedPicture.maximumSize + 64 * 1024) / 3 * 4 + 4

@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 
 /// A Standard MIDI File's structure, read and checked before libfluidsynth sees the bytes: its format, time

@@ -44,6 +44,18 @@ package struct AudioInfo: Sendable, Equatable {
     /// Things that were wrong but could be worked around, for example a WAV data chunk longer than the file.
     package var warnings: [String] = []
 
+    package init(
+        format: AudioFileFormat, sampleRate: Int, channels: Int, frames: Int64, tags: AudioTags,
+        warnings: [String] = []
+    ) {
+        self.format = format
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.frames = frames
+        self.tags = tags
+        self.warnings = warnings
+    }
+
     package var duration: Double { sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0 }
 
     /// Bytes the whole stream takes decoded: `frames × channels` 32-bit floats (saturating, never trapping).
@@ -67,7 +79,7 @@ extension AudioInfo {
     package static let maximumFrames: Int64 = 1 << 40
 
     /// A header's sample rate and channel count as the engine's integers, or why they are refused.
-    static func checkedFormat(
+    package static func checkedFormat(
         sampleRate: some BinaryInteger, channels: some BinaryInteger,
         path: String
     ) throws(DecodingError) -> (sampleRate: Int, channels: Int) {
@@ -96,7 +108,7 @@ extension AudioInfo {
     }
 
     /// A stream length the decoder worked out or read, refused when it is negative or over `maximumFrames`.
-    static func checkedLength(_ frames: Int64, path: String) throws(DecodingError) -> Int64 {
+    package static func checkedLength(_ frames: Int64, path: String) throws(DecodingError) -> Int64 {
         guard frames >= 0 else { throw .corrupt(path, reason: "negative length (\(frames) frames)") }
         guard frames <= maximumFrames else {
             throw .corrupt(path, reason: "claims \(frames) frames, more than the \(maximumFrames) a stream may have")

@@ -1,8 +1,9 @@
+import AmbienceCore
 import AmbiencePlatform
 import CFluidSynth
 import Glibc
 
-typealias LibFluidSynth = ambience_fluidsynth_functions
+package typealias LibFluidSynth = ambience_fluidsynth_functions
 
 /// A Standard MIDI File (type 0 or 1) rendered by libfluidsynth with a General MIDI SoundFont. Nothing else in the
 /// project touches libfluidsynth, which it opens at run time.
@@ -14,8 +15,8 @@ typealias LibFluidSynth = ambience_fluidsynth_functions
 ///
 /// The file is checked by `StandardMIDIFile` before libfluidsynth sees it. Its exact length is counted when it opens
 /// (`countFrames`), since the player ends only once the last notes have died away, which depends on the SoundFont.
-final class MIDIDecoder: AudioDecoder {
-    let info: AudioInfo
+package final class MIDIDecoder: AudioDecoder {
+    package let info: AudioInfo
     private let path: String
     private let file: StandardMIDIFile
     private let bytes: [UInt8]
@@ -25,13 +26,13 @@ final class MIDIDecoder: AudioDecoder {
     private var loopsForever: Bool
     /// Frames in one pass of the file.
     private let songFrames: Int64
-    private(set) var position: Int64 = 0
+    package private(set) var position: Int64 = 0
     /// The block the synth rendered last, and how much of it is still to be handed out.
     private var block = [Float](repeating: 0, count: MIDIDecoder.blockFrames * 2)
     private var blockLeft = 0
 
     /// libfluidsynth, opened the first time a MIDI file is; its log is silenced (it writes to stderr by default).
-    static let library = OptionalLibrary<LibFluidSynth>(
+    package static let library = OptionalLibrary<LibFluidSynth>(
         name: "libfluidsynth.so.3", feature: "MIDI (General MIDI through a SoundFont)",
         names: String(cString: ambience_fluidsynth_function_names())
     ) { fluid in
@@ -85,7 +86,7 @@ final class MIDIDecoder: AudioDecoder {
             frames: options.loopsForever ? AudioInfo.maximumFrames : song, tags: file.text.tags)
     }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         guard let synth else { throw .corrupt(path, reason: "opened for its information only") }
         let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
         var written = 0
@@ -117,7 +118,7 @@ final class MIDIDecoder: AudioDecoder {
 
     /// libfluidsynth's loop count, set to 0 mid-file, ends the player at the file's end; what it rendered up to
     /// there is the stream's end.
-    func endLoopAfterThisPass() {
+    package func endLoopAfterThisPass() {
         guard loopsForever, let synth else { return }
         loopsForever = false
         synth.setLoops(false)
@@ -125,7 +126,7 @@ final class MIDIDecoder: AudioDecoder {
 
     /// Silences what sounds, starts the file again and seeks its player to the tick at `frame` (through the tempo
     /// map); libfluidsynth replays the events before it (programs, controllers) without their notes.
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         guard let synth else { throw .corrupt(path, reason: "opened for its information only") }
         let target = min(max(frame, 0), songFrames)
         synth.silence()

@@ -17,15 +17,15 @@ import Glibc
 /// - our sink removed by its card's profile switch (Bluetooth A2DP to headset, analog to HDMI), which replaces it
 ///   with a new sink of the same card: the removal, then `defaultDeviceChanged` to the card's new sink, whether that
 ///   sink is reported before the removal or up to a second after it.
-struct RouteTracker: Sendable, Equatable {
+package struct RouteTracker: Sendable, Equatable {
     /// After the default changes, the server's report of our stream lags the move: trust the new default this long
     /// (or until the report agrees).
-    static let moveTrustNanoseconds = 1_000_000_000
+    package static let moveTrustNanoseconds = 1_000_000_000
 
-    let processID: pid_t
-    let appName: String
+    package let processID: pid_t
+    package let appName: String
     /// The sink our stream was last seen on (nil: none, or not known yet).
-    private(set) var ourSink: SinkInfo?
+    package private(set) var ourSink: SinkInfo?
     private var trustMoveUntil = 0
     /// A port of our sink that became available without being switched to yet, and until when a switch to it counts
     /// as the port taking over.
@@ -45,19 +45,21 @@ struct RouteTracker: Sendable, Equatable {
         var until: Int
     }
 
-    init(processID: pid_t, appName: String) {
+    package init(processID: pid_t, appName: String) {
         self.processID = processID
         self.appName = appName
     }
 
     /// The game's own output stream: this process's, under the app's name (a process can hold other streams).
-    func isOurStream(_ stream: SinkInput) -> Bool {
+    package func isOurStream(_ stream: SinkInput) -> Bool {
         stream.processID == processID && stream.applicationName == appName
     }
 
     /// The session events one server event means. `snapshot` is the server as it is now (newer than the event);
     /// `driver` names the output in the routes; `now` is monotonic nanoseconds.
-    mutating func observe(_ event: PulseEvent, in snapshot: PulseSnapshot, driver: String, now: Int) -> [SessionEvent] {
+    package mutating func observe(_ event: PulseEvent, in snapshot: PulseSnapshot, driver: String, now: Int)
+        -> [SessionEvent]
+    {
         switch event {
         case .sinkRemoved(let sink, let streams)
         where streams.contains(where: isOurStream) || sink.name == ourSink?.name:
@@ -161,7 +163,7 @@ struct RouteTracker: Sendable, Equatable {
     }
 
     /// Catches up with where the server says our stream is (after the events, once per poll).
-    mutating func refresh(_ snapshot: PulseSnapshot, now: Int) {
+    package mutating func refresh(_ snapshot: PulseSnapshot, now: Int) {
         if let awaited = awaitedReplacement, now >= awaited.until { awaitedReplacement = nil }
         if let plug = recentPlug, now >= plug.until { recentPlug = nil }
         if let sink = snapshot.sinkOfStream(pid: processID) {
@@ -172,7 +174,7 @@ struct RouteTracker: Sendable, Equatable {
         }
     }
 
-    func route(of sink: SinkInfo, driver: String) -> AudioRoute {
+    package func route(of sink: SinkInfo, driver: String) -> AudioRoute {
         AudioRoute(name: sink.routeName, driver: driver, sink: sink.name, port: sink.activePort?.name)
     }
 }

@@ -1,3 +1,4 @@
+import AmbienceCore
 import CEBUR128
 import Glibc
 

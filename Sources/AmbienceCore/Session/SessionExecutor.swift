@@ -1,7 +1,7 @@
 import AmbiencePlatform
 
 /// Other apps' music players, as the session needs them. The desktop layer (MPRIS) provides the real one.
-protocol OtherPlayers: AnyObject, Sendable {
+package protocol OtherPlayers: AnyObject, Sendable {
     /// Names of the players playing right now.
     func playingPlayers() -> [String]
     /// Those of `players` that say they cannot be paused, played or controlled: the session leaves them alone.
@@ -16,7 +16,7 @@ protocol OtherPlayers: AnyObject, Sendable {
 /// The game's own audio and its output device, as the session's executor drives them. The engine provides it.
 /// Each method carries out one action the policy decided; what it may skip is only what is already so (a live
 /// stream needs no reopening, music the session did not stop needs no restart).
-protocol SessionOutput: AnyObject, Sendable {
+package protocol SessionOutput: AnyObject, Sendable {
     /// Suspends every voice and stops the music player (`interrupt()` or `pause()` after `reason`).
     func pauseAppAudio(_ reason: SessionAction.PauseReason)
     /// Resumes the voices, and the music player when the session was what stopped it.

@@ -1,20 +1,22 @@
 /// The order the queue plays in, as queue indices: the queue's own order, or shuffled by songs or by albums. Pure
 /// (no locks, no I/O): the player keeps one under its lock, and `PlayOrderTests` test it by tables.
-struct PlayOrder: RandomAccessCollection, Equatable {
+package struct PlayOrder: RandomAccessCollection, Equatable {
     /// Order index → queue index.
-    private(set) var queueIndices: [Int]
+    package private(set) var queueIndices: [Int]
 
     /// An order as given: empty for a new player; tests build their own.
-    init(queueIndices: [Int] = []) { self.queueIndices = queueIndices }
+    package init(queueIndices: [Int] = []) { self.queueIndices = queueIndices }
 
-    var startIndex: Int { 0 }
-    var endIndex: Int { queueIndices.count }
-    subscript(orderIndex: Int) -> Int { queueIndices[orderIndex] }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { queueIndices.count }
+    package subscript(orderIndex: Int) -> Int { queueIndices[orderIndex] }
 
     /// Builds the order for `items`. A shuffle is seeded, so it is the same each time; albums keep their disc and
     /// track order. The item at queue index `current`, if given, keeps playing: a shuffled order starts with it, as
     /// on iOS. Returns `current`'s new order index.
-    mutating func rebuild(for items: [MediaItem], shuffle: ShuffleMode, seed: UInt64, keeping current: Int?) -> Int? {
+    package mutating func rebuild(for items: [MediaItem], shuffle: ShuffleMode, seed: UInt64, keeping current: Int?)
+        -> Int?
+    {
         var rng = SplitMix64(seed: seed)
         switch shuffle {
         case .off:
@@ -48,7 +50,7 @@ struct PlayOrder: RandomAccessCollection, Equatable {
 
     /// After `count` items were inserted into the queue at `at`: they play right after order index `next` when it is
     /// given ("play next"), else in queue order when `inQueueOrder` (no shuffle), else last.
-    mutating func insert(queueIndex at: Int, count: Int, after next: Int?, inQueueOrder: Bool) {
+    package mutating func insert(queueIndex at: Int, count: Int, after next: Int?, inQueueOrder: Bool) {
         guard count > 0 else { return }
         for i in queueIndices.indices where queueIndices[i] >= at { queueIndices[i] += count }
         let added = Array(at..<(at + count))
@@ -63,7 +65,7 @@ struct PlayOrder: RandomAccessCollection, Equatable {
     }
 
     /// After the queue lost its item at `queueIndex`: returns the order index it had.
-    mutating func remove(queueIndex: Int) -> Int? {
+    package mutating func remove(queueIndex: Int) -> Int? {
         guard let orderIndex = queueIndices.firstIndex(of: queueIndex) else { return nil }
         queueIndices.remove(at: orderIndex)
         for i in queueIndices.indices where queueIndices[i] > queueIndex { queueIndices[i] -= 1 }
@@ -71,7 +73,7 @@ struct PlayOrder: RandomAccessCollection, Equatable {
     }
 
     /// The order index that follows `p`; `natural` means the item ended by itself (so repeat-one replays it).
-    func next(after p: Int, natural: Bool, repeating mode: RepeatMode) -> Int? {
+    package func next(after p: Int, natural: Bool, repeating mode: RepeatMode) -> Int? {
         if natural && mode == .one { return p }
         if p + 1 < count { return p + 1 }
         return mode == .all && !isEmpty ? 0 : nil

@@ -1,8 +1,9 @@
+import AmbienceCore
 import AmbiencePlatform
 import COpenMPT
 import Glibc
 
-typealias LibOpenMPT = ambience_openmpt_functions
+package typealias LibOpenMPT = ambience_openmpt_functions
 
 /// An open tracker module (MOD, XM, S3M, IT and every other format libopenmpt reads), rendered by libopenmpt. Owns
 /// the `openmpt_module`; nothing else in the project touches libopenmpt, which it opens at run time.
@@ -12,8 +13,8 @@ typealias LibOpenMPT = ambience_openmpt_functions
 /// settings. The length is exact: libopenmpt states the song's duration in seconds and renders a little past it
 /// (the last row's ticks), so the decoder seeks to the song's last seconds once when it opens and counts what is
 /// rendered from there; a whole render gives the same count (checked against `openmpt123` by the tests).
-final class ModuleDecoder: AudioDecoder {
-    let info: AudioInfo
+package final class ModuleDecoder: AudioDecoder {
+    package let info: AudioInfo
     private let path: String
     private let module: OpaquePointer
     private let openmpt: LibOpenMPT
@@ -21,13 +22,13 @@ final class ModuleDecoder: AudioDecoder {
     private let loopsForever: Bool
     /// Frames in one pass of the song (also when it loops forever).
     private let songFrames: Int64
-    private(set) var position: Int64 = 0
+    package private(set) var position: Int64 = 0
     private var scratch = [Float](repeating: 0, count: ModuleDecoder.chunkFrames * 2)
     /// Where libopenmpt's log goes: the module keeps the pointer for its life, so this lives as long as it does.
     private let messages: LoadMessages
 
     /// libopenmpt, opened the first time a module is. Without it, modules are `DecodingError.unavailable`.
-    static let library = OptionalLibrary<LibOpenMPT>(
+    package static let library = OptionalLibrary<LibOpenMPT>(
         name: "libopenmpt.so.0", feature: "tracker modules (MOD, XM, S3M, IT)",
         names: String(cString: ambience_openmpt_function_names()))
 
@@ -113,7 +114,7 @@ final class ModuleDecoder: AudioDecoder {
 
     deinit { openmpt.openmpt_module_destroy(module) }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
         var written = 0
         while written < wanted {
@@ -139,7 +140,7 @@ final class ModuleDecoder: AudioDecoder {
 
     /// libopenmpt's repeat count, set to 0 mid-song, ends the song the next time it reaches its end (where its order
     /// list would jump back).
-    func endLoopAfterThisPass() {
+    package func endLoopAfterThisPass() {
         guard loopsForever else { return }
         _ = openmpt.openmpt_module_set_repeat_count(module, 0)
     }
@@ -148,7 +149,7 @@ final class ModuleDecoder: AudioDecoder {
     /// at least a quarter of a second earlier (earlier still until it lands at or before `frame`), and the frames
     /// from there to `frame` are rendered and dropped: the position is exact, and the samples converge to those of
     /// a render from the start within the first second (measured in `MusicFormatsTests.moduleSeekIsExact`).
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), songFrames)
         let seconds = Double(target) / Double(rate)
         var back = min(0.25, seconds)
@@ -194,7 +195,7 @@ final class ModuleDecoder: AudioDecoder {
 
     /// The file extensions libopenmpt opens ("mod", "xm", "s3m", "it", "mptm" and some forty more), lower case;
     /// none when the library is missing. The library's scan and watcher index files by them.
-    static let fileExtensions: Set<String> = {
+    package static let fileExtensions: Set<String> = {
         guard let openmpt = try? library.functions(), let list = openmpt.openmpt_get_supported_extensions() else {
             return []
         }

@@ -17,13 +17,13 @@ public final class AudioSession: @unchecked Sendable {
     private let notifications = SessionNotifications()
     private let droppedFeedback = Atomic<Int>(0)
 
-    init() {}
+    package init() {}
 
-    func attach(output: SessionOutput) { lock.withLock { _ in self.output = output } }
+    package func attach(output: SessionOutput) { lock.withLock { _ in self.output = output } }
 
     /// Sets (or clears, while the session bus is gone) the desktop players. The policy then sends them what it owed
     /// them meanwhile: a resume or an unduck decided while they could not be reached.
-    func attach(otherPlayers: OtherPlayers?) {
+    package func attach(otherPlayers: OtherPlayers?) {
         lock.withLock { _ in self.otherPlayers = otherPlayers }
         handle(.otherPlayersReachable(otherPlayers != nil))
     }
@@ -121,7 +121,7 @@ public final class AudioSession: @unchecked Sendable {
 
     // MARK: Events from the system
 
-    func otherAudioChanged(streamsPlaying: Bool, music: OtherMusic) {
+    package func otherAudioChanged(streamsPlaying: Bool, music: OtherMusic) {
         lock.withLock { _ in otherStreamsPlaying = streamsPlaying }
         handle(.otherMusicChanged(music))
     }
@@ -158,10 +158,10 @@ public final class AudioSession: @unchecked Sendable {
         if pending.dropped > 0 { droppedFeedback.add(pending.dropped, ordering: .relaxed) }
     }
 
-    func drainNotifications() -> [SessionNotification] { notifications.drain() }
+    package func drainNotifications() -> [SessionNotification] { notifications.drain() }
 
     /// Notifications lost to a full queue, and fed-back events refused by a full one.
-    var droppedEvents: Int { notifications.dropped.addingSaturated(droppedFeedback.load(ordering: .relaxed)) }
+    package var droppedEvents: Int { notifications.dropped.addingSaturated(droppedFeedback.load(ordering: .relaxed)) }
 
     private var isAppAudioPlaying: Bool { lock.withLock { _ in output }?.isAppAudioPlaying ?? false }
 

@@ -84,30 +84,30 @@ package enum LoudnessGain {
     private static func finite(_ value: Double?) -> Double? { value.flatMap { $0.isFinite ? $0 : nil } }
 
     /// 10^x without Foundation.
-    static func pow10(_ x: Double) -> Double { exp(x * 2.302585092994046) }
+    package static func pow10(_ x: Double) -> Double { exp(x * 2.302585092994046) }
 }
 
 /// Another decoder's samples times a fixed gain: how the music player applies a loudness-matching gain, before the
 /// samples reach the stream (and before any resampling or crossfade, so both see the matched levels).
-final class GainedDecoder: AudioDecoder {
+package final class GainedDecoder: AudioDecoder {
     private let source: any AudioDecoder
-    let gain: Float
+    package let gain: Float
 
-    init(_ source: any AudioDecoder, gain: Float) {
+    package init(_ source: any AudioDecoder, gain: Float) {
         self.source = source
         self.gain = gain
     }
 
-    var info: AudioInfo { source.info }
-    var position: Int64 { source.position }
+    package var info: AudioInfo { source.info }
+    package var position: Int64 { source.position }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let got = try source.read(into: buffer, frames: frames)
         let samples = got * max(source.info.channels, 1)
         for index in 0..<samples { buffer[index] *= gain }
         return got
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) { try source.seek(toFrame: frame) }
-    func endLoopAfterThisPass() { source.endLoopAfterThisPass() }
+    package func seek(toFrame frame: Int64) throws(DecodingError) { try source.seek(toFrame: frame) }
+    package func endLoopAfterThisPass() { source.endLoopAfterThisPass() }
 }

@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import CSndFile
 import Glibc
@@ -9,11 +10,11 @@ import Glibc
 /// IMA ADPCM, A-law, µ-law, GSM 6.10, plain or WAVE_FORMAT_EXTENSIBLE. Tags come from LIST/INFO (`sf_get_string`)
 /// and, when the file has one, from the ID3v2 tag in its `id3 ` chunk: libsndfile finds the chunk, libmpg123 reads
 /// the tag (`MP3Decoder.id3v2Tags`), so no RIFF walking or tag parsing is done here.
-final class WAVDecoder: AudioDecoder {
-    let info: AudioInfo
+package final class WAVDecoder: AudioDecoder {
+    package let info: AudioInfo
     /// The ID3v2 picture of the `id3 ` chunk: the front cover when there are several; nil when absent.
-    let embeddedPicture: EmbeddedPicture?
-    private(set) var position: Int64 = 0
+    package let embeddedPicture: EmbeddedPicture?
+    package private(set) var position: Int64 = 0
 
     private let path: String
     private let sound: OpaquePointer  // SNDFILE *, which owns the descriptor it reads (see `init(file:size:path:)`)
@@ -66,7 +67,7 @@ final class WAVDecoder: AudioDecoder {
 
     deinit { sf_close(sound) }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
         guard wanted > 0 else { return 0 }
         let got = Int(sf_readf_float(sound, buffer, sf_count_t(wanted)))
@@ -87,7 +88,7 @@ final class WAVDecoder: AudioDecoder {
         return got
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         let reached = sf_seek(sound, sf_count_t(target), SEEK_SET)
         guard reached == target else {

@@ -68,7 +68,7 @@ public struct MediaItem: Sendable, Hashable, Identifiable {
 
     /// Whether `other` is from the same album: the library's album ID when both have one, else the same album title
     /// by the same album artist (or artist).
-    func isSameAlbum(as other: MediaItem) -> Bool {
+    package func isSameAlbum(as other: MediaItem) -> Bool {
         if albumPersistentID != 0 && other.albumPersistentID != 0 {
             return albumPersistentID == other.albumPersistentID
         }

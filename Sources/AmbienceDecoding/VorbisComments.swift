@@ -1,3 +1,5 @@
+import AmbienceCore
+
 /// Vorbis comments (`KEY=value`, UTF-8), the tag format of Ogg Vorbis, Ogg Opus (OpusTags) and FLAC alike. Each
 /// library hands over the raw entries; the mapping to `AudioTags` and the choice of cover are the same for all three.
 enum VorbisComments {

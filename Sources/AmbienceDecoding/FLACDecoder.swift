@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import CFLAC
 import Glibc
@@ -10,11 +11,11 @@ import Glibc
 /// found when opened: the last sample STREAMINFO claims must decode. Seeks are libFLAC's sample-exact
 /// `seek_absolute`. A frame with a bad CRC or lost sync is an error, not silence: a game would rather hear about a
 /// damaged asset when loading it than as a glitch while playing.
-final class FLACDecoder: AudioDecoder {
-    let info: AudioInfo
+package final class FLACDecoder: AudioDecoder {
+    package let info: AudioInfo
     /// The front cover (picture type 3) when the file has one, else its first PICTURE block, else a
     /// METADATA_BLOCK_PICTURE or COVERART comment. Nil when absent, malformed or over 16 MiB.
-    let embeddedPicture: EmbeddedPicture?
+    package let embeddedPicture: EmbeddedPicture?
     private let path: String
     private let decoder: UnsafeMutablePointer<FLAC__StreamDecoder>
     private let stream: FLACStream
@@ -58,9 +59,9 @@ final class FLACDecoder: AudioDecoder {
 
     deinit { FLAC__stream_decoder_delete(decoder) }
 
-    var position: Int64 { stream.position }
+    package var position: Int64 { stream.position }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
         // Never past the stated length, which is what a caller sized its memory for.
         let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - stream.position, 0)))
@@ -90,7 +91,7 @@ final class FLACDecoder: AudioDecoder {
         return written
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         stream.pendingFrames = 0
         stream.pendingStart = 0

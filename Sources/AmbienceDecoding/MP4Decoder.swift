@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import CFFmpeg
 import Glibc
@@ -11,11 +12,11 @@ import Glibc
 /// Seeks land on the exact frame: FFmpeg seeks to a packet before the target and the frames before it are decoded
 /// and dropped. FFmpeg reads only through this decoder's descriptor (no protocols, no other demuxers), never logs,
 /// allocates at most `maximumAllocation` at a time, and gives up on any call that takes more than `timeLimit`.
-final class MP4Decoder: AudioDecoder {
-    let info: AudioInfo
+package final class MP4Decoder: AudioDecoder {
+    package let info: AudioInfo
     /// The `covr` picture (FFmpeg's attached picture stream); nil when absent or over 16 MiB.
-    let embeddedPicture: EmbeddedPicture?
-    private(set) var position: Int64 = 0
+    package let embeddedPicture: EmbeddedPicture?
+    package private(set) var position: Int64 = 0
 
     private let path: String
     private let file: FileDescriptor  // FFmpeg reads it through `Input`; closed after the decoder is gone
@@ -129,7 +130,7 @@ final class MP4Decoder: AudioDecoder {
         av_frame_free(&frame)
     }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
         let wanted = Int(min(Int64(max(frames, 0)), max(info.frames - position, 0)))
         var written = 0
@@ -151,7 +152,7 @@ final class MP4Decoder: AudioDecoder {
         return written
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         // One AAC frame of overlap (up to 2048 samples with SBR) must be decoded before the target sounds right.
         let preroll: Int64 = 4096

@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import CMPG123
 import Glibc
@@ -7,12 +8,12 @@ import Glibc
 ///
 /// Decoding is gapless: with the LAME/Xing header, the encoder delay and padding are trimmed, so a lame-encoded
 /// file decodes to exactly the frames that were encoded. Output is always 32-bit float in the file's own rate.
-final class MP3Decoder: AudioDecoder {
-    let info: AudioInfo
+package final class MP3Decoder: AudioDecoder {
+    package let info: AudioInfo
     /// The ID3v2 picture (APIC): the front cover when there are several; nil when absent or over 16 MiB.
     /// Copied when the file is opened, since libmpg123 may replace its tag storage on any later call.
-    let embeddedPicture: EmbeddedPicture?
-    private(set) var position: Int64 = 0
+    package let embeddedPicture: EmbeddedPicture?
+    package private(set) var position: Int64 = 0
     private let path: String
     private let handle: OpaquePointer  // mpg123_handle *
     private let file: FileDescriptor  // mpg123_close leaves a descriptor from mpg123_open_fd open
@@ -52,7 +53,7 @@ final class MP3Decoder: AudioDecoder {
         mpg123_delete(handle)
     }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
         let bytesPerFrame = channels * MemoryLayout<Float>.size
         // Never past the scanned length: bytes after the last real frame (an APE or Lyrics3 tag, garbage) can
@@ -87,7 +88,7 @@ final class MP3Decoder: AudioDecoder {
         return written
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         let reached = mpg123_seek(handle, Int(target), SEEK_SET)
         guard reached >= 0 else {

@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import CVorbisFile
 import Glibc
@@ -7,8 +8,8 @@ import Glibc
 ///
 /// Before libvorbisfile sees the file, every Ogg page is checked with libogg: libvorbisfile resynchronises past
 /// damaged pages, and a game would rather hear about a damaged asset when loading it than as a glitch while playing.
-final class VorbisDecoder: AudioDecoder {
-    let info: AudioInfo
+package final class VorbisDecoder: AudioDecoder {
+    package let info: AudioInfo
     private let path: String
     /// Points into itself: allocated once, never copied. `ov_clear` lets go of the reader it was opened with.
     private let file: UnsafeMutablePointer<OggVorbis_File>
@@ -54,9 +55,9 @@ final class VorbisDecoder: AudioDecoder {
         file.deallocate()
     }
 
-    var position: Int64 { max(ov_pcm_tell(file), 0) }
+    package var position: Int64 { max(ov_pcm_tell(file), 0) }
 
-    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
+    package func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(DecodingError) -> Int {
         let channels = info.channels
         // Never past the stated length, which is what a caller sized its memory for: a stream whose pages claim
         // less than its packets decode to ends where the claim does.
@@ -91,7 +92,7 @@ final class VorbisDecoder: AudioDecoder {
         return written
     }
 
-    func seek(toFrame frame: Int64) throws(DecodingError) {
+    package func seek(toFrame frame: Int64) throws(DecodingError) {
         let target = min(max(frame, 0), info.frames)
         let status = ov_pcm_seek(file, target)
         guard status == 0 else {
@@ -100,7 +101,7 @@ final class VorbisDecoder: AudioDecoder {
     }
 
     /// The embedded cover (see `VorbisComments.picture`). Decoded from the comments on each access.
-    var embeddedPicture: EmbeddedPicture? { VorbisComments.picture(from: comments(link: 0)) }
+    package var embeddedPicture: EmbeddedPicture? { VorbisComments.picture(from: comments(link: 0)) }
 
     // MARK: - Opening
 
