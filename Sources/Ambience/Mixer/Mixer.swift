@@ -347,7 +347,7 @@ package final class Mixer: @unchecked Sendable {
     }
 
     /// Takes a real voice off its source, remembering where it was.
-    func takeOffSource(_ slot: Int32) {
+    private func takeOffSource(_ slot: Int32) {
         let source = voices.slots[Int(slot)].source
         let al = sources[source]
         // A stopped source has played its one-shot to the end.
