@@ -66,6 +66,66 @@ import Testing
         #expect(abs(elapsed - 0.35) < 0.03, "the ambience's playhead: \(elapsed) s")
     }
 
+    /// A crowd under a window with fewer sources than voices (the ranked path): the culled voices are the first
+    /// made virtual, and the loudest keep their sources, whatever the priorities say.
+    @Test func aCrowdUnderAWindowKeepsTheLoudestRealAndTheCulledVirtual() throws {
+        let engine = try AudioEngine(.offline(realVoices: 4))
+        try engine.sfx.setHDR(HDRSettings(width: 30, threshold: 0, attack: 0, release: 0))
+        let hum = try engine.makeSound(tone(hz: 400, seconds: 1), name: "hum")
+        // Twelve voices at 10…120 dB, the quietest with the highest priority.
+        var crowd: [Voice] = []
+        for i in 1...12 {
+            let options = PlayOptions(loop: true, priority: UInt8(255 - i * 10), loudness: Float(i * 10))
+            crowd.append(engine.play(hum, options))
+        }
+        _ = try engine.render(frames: 9_600)  // several ranks (every 40 ms while voices compete)
+        #expect(engine.sfx.hdrWindowTop == 120)
+        // Bottom 90: 100, 110 and 120 are heard; 90 is at the bottom, not under it; the rest are culled.
+        let realAtFirst: [Bool] = crowd.map { $0.isReal }
+        #expect(realAtFirst == Array(repeating: false, count: 8) + Array(repeating: true, count: 4))
+        crowd[11].stop()
+        crowd[10].stop()
+        _ = try engine.render(frames: 9_600)
+        // The top falls to 100 at once (no release): 70 and 80 come back where their time says; 10…60 stay culled.
+        #expect(engine.sfx.hdrWindowTop == 100)
+        let realAfter: [Bool] = crowd[0..<10].map { $0.isReal }
+        #expect(realAfter == Array(repeating: false, count: 6) + Array(repeating: true, count: 4))
+        #expect(engine.stats.realVoices == 4)
+    }
+
+    /// Hostile numbers through a whole render: loudness ±200, gain 64 and 0, a voice a billion metres away, a window
+    /// 0 dB wide down to -200 and one 200 dB wide, settings changed while voices play. Nothing traps, every sample
+    /// is finite, no voice under the window plays above full scale, and refused settings change nothing.
+    @Test func hostileNumbersUnderAWindowRenderFiniteSamples() throws {
+        let engine = try AudioEngine(.offline())
+        let world = engine.makeBus(named: "world", parent: engine.sfx)
+        try world.setHDR(HDRSettings(width: 0, threshold: -200, attack: 0, release: 0))
+        let loud = try engine.makeSound(tone(hz: 700, seconds: 0.5), name: "loud")
+        loud.loudness = 1e30
+        #expect(loud.loudness == 200)
+        loud.loudness = .nan
+        #expect(loud.loudness == 200)
+        #expect(throws: InvalidNumber.self) { try loud.setLoudness(-.infinity) }
+        let quiet = try engine.makeSound(tone(hz: 300, seconds: 0.5), name: "quiet")
+        quiet.loudness = -1e30
+        engine.play(loud, PlayOptions(gain: 64, loop: true, bus: world))
+        engine.play(loud, PlayOptions(gain: 0, loop: true, bus: world))
+        engine.play(quiet, PlayOptions(loop: true, bus: world, placement: .world(x: 1e9, y: -1e9, z: 1e9)))
+        #expect(engine.play(quiet, PlayOptions(bus: world, loudness: .nan)) == .none)
+        #expect(engine.play(quiet, PlayOptions(bus: world, loudness: .infinity)) == .none)
+        var samples = try engine.render(frames: 4_800).samples
+        world.hdr = HDRSettings(width: .nan)
+        #expect(world.hdr == HDRSettings(width: 0, threshold: -200, attack: 0, release: 0))
+        world.hdr = HDRSettings(width: 1e30, threshold: 1e30, attack: 1e300, release: -1)
+        #expect(world.hdr == HDRSettings(width: 200, threshold: 200, attack: 86_400, release: 0))
+        samples += try engine.render(frames: 4_800).samples
+        world.hdr = nil
+        samples += try engine.render(frames: 4_800).samples
+        let finite = samples.allSatisfy { $0.isFinite }
+        #expect(finite)
+        #expect(Signal(Array(samples[0..<9_600]), channels: 2, sampleRate: 48_000).peak() <= 1.5)
+    }
+
     /// HDR off is unchanged to the sample, against the build before HDR existed: `ambience render` of five of the
     /// game's sounds (gains, pans, a pitch, overlapping) gave these 144,000 float samples at de9bdba (FNV-1a 64 of
     /// their little-endian bytes, twice the same). This build must give the same bytes.
