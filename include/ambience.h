@@ -308,6 +308,14 @@ ambience_status ambience_sound_create_pcm(ambience_engine *engine, const char *n
                                           size_t frames, int32_t channels, int32_t sample_rate,
                                           ambience_sound **out_sound);
 
+/*
+ * How loud the sound is in the world, in the game's decibels (docs/HDR.md; dB SPL works): every later play of it
+ * has this loudness, heard only under a bus with an HDR window. Default 0; clamped to -200..200; NaN and infinities
+ * give AMBIENCE_ERROR_INVALID_ARGUMENT and change nothing.
+ */
+ambience_status ambience_sound_set_loudness(ambience_sound *sound, float loudness_db);
+ambience_status ambience_sound_get_loudness(ambience_sound *sound, float *out_loudness_db);
+
 /* Decodes files on a background thread so later ambience_sound_load calls return at once. Paths are copied. */
 ambience_status ambience_preload(ambience_engine *engine, const char *const *paths, size_t count);
 
@@ -487,6 +495,21 @@ ambience_status ambience_bus_set_muted(ambience_bus *bus, bool muted);
 ambience_status ambience_bus_get_muted(ambience_bus *bus, bool *out_muted);
 /* The gain that reaches the output: own gain x ducking x every parent's; 0 when any of them is muted. */
 ambience_status ambience_bus_get_effective_gain(ambience_bus *bus, float *out_gain);
+
+/*
+ * HDR mixing (docs/HDR.md). A bus's HDR window: the window's top follows the loudest voice under the bus (by its
+ * loudness, gain and distance), never below threshold_db; every voice under it plays at (its level - the top) dB,
+ * and those more than width_db under the top are culled (virtual, keeping their time, back when the window falls).
+ * The top reaches a louder voice attack_seconds after it starts and falls back over release_seconds. width_db is
+ * clamped to 0..200, threshold_db to -200..200, the times to 0..86400; NaN and infinities give
+ * AMBIENCE_ERROR_INVALID_ARGUMENT and change nothing. Off by default.
+ */
+ambience_status ambience_bus_set_hdr(ambience_bus *bus, float width_db, float threshold_db, double attack_seconds,
+                                     double release_seconds);
+/* Takes the bus's HDR window off (nothing to do when it has none). */
+ambience_status ambience_bus_clear_hdr(ambience_bus *bus);
+/* Whether the bus has an HDR window, and where its top stands now (0 without one). Either pointer may be NULL. */
+ambience_status ambience_bus_get_hdr_top(ambience_bus *bus, bool *out_has_window, float *out_top_db);
 
 typedef enum ambience_reverb_preset {
     AMBIENCE_REVERB_NONE = 0,  /* removes the bus's reverb */

@@ -5,7 +5,8 @@ import AmbiencePlatform
 struct RenderCommand: Command {
     static let name = "render"
     static let usage = """
-        render --out OUT.wav --seconds S [--rate R] [--music FILE]... [--sfx FILE@T[,gain=G][,pan=P][,pitch=X]]...
+        render --out OUT.wav --seconds S [--rate R] [--music FILE]...
+               [--sfx FILE@T[,gain=G][,pan=P][,pitch=X][,loudness=DB]]... [--hdr BUS=WIDTH,ATTACK,RELEASE]...
                                             an offline mix through the full engine
           --out      the WAV to write (32-bit float stereo; a file is written whole or not at all, a device
                      or a FIFO such as /dev/null or /dev/stdout straight through)
@@ -13,7 +14,10 @@ struct RenderCommand: Command {
           --rate     output rate in Hz (default 48000)
           --music    a music file; several play one after another, gaplessly, in the order given (one that
                      cannot be read fails the render, as a bad --sfx does)
-          --sfx      a sound effect starting at T seconds, with optional gain, pan (-1…1) and pitch
+          --sfx      a sound effect starting at T seconds, with optional gain, pan (-1…1), pitch and loudness
+                     (dB, heard under an HDR window; docs/HDR.md)
+          --hdr      an HDR window on a built-in bus (master, music, sfx, ui, dialogue): WIDTH dB, its top
+                     rising in ATTACK seconds and falling in RELEASE (the sound effects play on sfx)
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -24,6 +28,7 @@ struct RenderCommand: Command {
         guard (8_000...192_000).contains(rate) else { throw UsageError("--rate must be from 8000 to 192000 Hz") }
         let music = try arguments.options("--music")
         let cues = try arguments.options("--sfx").map { (text) throws(UsageError) in try SFXCue(parsing: text) }
+        let windows = try arguments.options("--hdr").map { (text) throws(UsageError) in try HDROption(parsing: text) }
         guard try arguments.finish().isEmpty else { throw UsageError("render takes no positional arguments") }
 
         // Each music file is opened here as the player will open it, so a missing, unreadable or foreign one fails
@@ -32,6 +37,7 @@ struct RenderCommand: Command {
         let engine = try AudioEngine(.offline(sampleRate: rate))
         defer { engine.shutdown() }
         engine.musicPlayer.beginGeneratingPlaybackNotifications()
+        for window in windows { try window.bus(of: engine).setHDR(window.settings) }
         // Load everything first, so a bad file fails before any output exists.
         let sounds = try cues.map { cue in try engine.load(cue.path) }
         if !music.isEmpty {
@@ -48,7 +54,9 @@ struct RenderCommand: Command {
                 // Start each cue at its exact frame by ending the chunk there.
                 while next < schedule.count, Int((schedule[next].0.time * Double(rate)).rounded()) <= frame {
                     let (cue, sound) = schedule[next]
-                    engine.play(sound, PlayOptions(gain: cue.gain, pitch: cue.pitch, placement: .pan(cue.pan)))
+                    engine.play(
+                        sound,
+                        PlayOptions(gain: cue.gain, pitch: cue.pitch, placement: .pan(cue.pan), loudness: cue.loudness))
                     next += 1
                 }
                 var chunkEnd = min(frame + 4096, totalFrames)

@@ -1,7 +1,7 @@
 import Ambience
 import AmbiencePlatform
 
-/// One `--sfx FILE@T[,gain=G][,pan=P][,pitch=X]` of `ambience render`.
+/// One `--sfx FILE@T[,gain=G][,pan=P][,pitch=X][,loudness=DB]` of `ambience render`.
 public struct SFXCue: Equatable, Sendable {
     public var path: String
     /// Seconds from the start of the render.
@@ -9,6 +9,8 @@ public struct SFXCue: Equatable, Sendable {
     public var gain: Float = 1
     public var pan: Float = 0
     public var pitch: Float = 1
+    /// The play's loudness in dB (docs/HDR.md), heard under an `--hdr` window; nil takes the sound's (0).
+    public var loudness: Float? = nil
 
     /// Parses a cue. The file name may itself contain `@` or `,`: the last `@` starts the timing part.
     public init(parsing text: String) throws(UsageError) {
@@ -31,11 +33,13 @@ public struct SFXCue: Equatable, Sendable {
             case "gain" where value >= 0 && value <= 16: gain = value
             case "pan" where value >= -1 && value <= 1: pan = value
             case "pitch" where value > 0 && value <= 16: pitch = value
-            case "gain", "pan", "pitch":
+            case "loudness" where MixerLimits.loudness.contains(value): loudness = value
+            case "gain", "pan", "pitch", "loudness":
                 throw UsageError(
-                    "--sfx '\(text)': \(pair[0])=\(pair[1]) is out of range (gain 0…16, pan -1…1, pitch 0…16)")
+                    "--sfx '\(text)': \(pair[0])=\(pair[1]) is out of range (gain 0…16, pan -1…1, pitch 0…16, loudness -200…200)"
+                )
             default:
-                throw UsageError("--sfx '\(text)': unknown key '\(pair[0])' (use gain, pan or pitch)")
+                throw UsageError("--sfx '\(text)': unknown key '\(pair[0])' (use gain, pan, pitch or loudness)")
             }
         }
     }

@@ -46,6 +46,22 @@ public struct Bus: Hashable, Sendable, CustomStringConvertible {
     /// The gain that reaches the output: own gain × ducking × every parent's, 0 when any of them is muted.
     public var effectiveGain: Float { mixer?.busEffectiveGain(index) ?? 0 }
 
+    /// The bus's HDR window (docs/HDR.md), nil when it has none (the default). Voices on the bus and under it (down
+    /// to a bus with a window of its own) are heard by their loudness under the window: the loudest at full scale,
+    /// the others (their level − the window's top) dB down, and those below its bottom culled (virtual, keeping
+    /// their time). Setting it checks the numbers as `setHDR(_:)` does, and ignores settings it refuses.
+    public var hdr: HDRSettings? {
+        get { mixer?.busHDR(index) }
+        nonmutating set { try? mixer?.setBusHDR(index, newValue) }
+    }
+
+    /// Puts an HDR window on the bus, or takes it off (nil). Its numbers are clamped to `MixerLimits`; NaN and
+    /// infinities are refused and the bus keeps what it had. A window put on again keeps where its top stands.
+    public func setHDR(_ settings: HDRSettings?) throws(InvalidNumber) { try mixer?.setBusHDR(index, settings) }
+
+    /// Where the bus's HDR window's top stands now, in the loudness scale; nil without a window.
+    public var hdrWindowTop: Float? { mixer?.busHDRTop(index) }
+
     /// Ramps the bus gain to `gain` over `seconds`, both clamped to `MixerLimits`; NaN and infinities are refused
     /// and the bus keeps its gain.
     public func fade(to gain: Float, over seconds: Double) throws(InvalidNumber) {

@@ -30,11 +30,25 @@ struct BusGraph {
     /// Own gain × ducking × every parent's, 0 under a mute: what reaches the output. Kept apart from `nodes` so that
     /// ranking thousands of voices reads a dense array of floats.
     private(set) var effective: [Float]
+    /// HDR windows by bus (nil: off, the default), and the linear factors that ranking and gains read of them
+    /// (`HDRWindow.topScale`, `bottomLevel`) kept in dense arrays beside them. docs/HDR.md.
+    private(set) var hdr: [HDRWindow?]
+    private(set) var hdrScale: [Float]
+    private(set) var hdrFloor: [Float]
+    /// The bus whose HDR window a bus's voices answer to: the nearest up the chain with one (itself included), or
+    /// -1.
+    private(set) var hdrOwner: [Int]
+    /// Whether any bus has an HDR window: without one the mixer does exactly what it did before HDR existed.
+    private(set) var hasHDR = false
 
     /// A tree of `names`, the first the root and every other its child.
     init(root: String, children: [String]) {
         nodes = [Node(name: root, parent: nil)] + children.map { Node(name: $0, parent: 0) }
         effective = Array(repeating: 1, count: nodes.count)
+        hdr = Array(repeating: nil, count: nodes.count)
+        hdrScale = Array(repeating: 1, count: nodes.count)
+        hdrFloor = Array(repeating: 0, count: nodes.count)
+        hdrOwner = Array(repeating: -1, count: nodes.count)
     }
 
     var count: Int { nodes.count }
@@ -43,6 +57,10 @@ struct BusGraph {
     mutating func add(named name: String, parent: Int?) -> Int {
         nodes.append(Node(name: name, parent: parent ?? 0))
         effective.append(1)
+        hdr.append(nil)
+        hdrScale.append(1)
+        hdrFloor.append(0)
+        hdrOwner.append(hdrOwner[parent ?? 0])
         recompute()
         return nodes.count - 1
     }
@@ -102,6 +120,66 @@ struct BusGraph {
         }
         if changed { recompute() }
         return changed
+    }
+
+    // MARK: HDR
+
+    /// Puts an HDR window on a bus (nil takes it off). A window already there keeps where its top stands.
+    mutating func setHDR(_ bus: Int, _ settings: HDRSettings?) {
+        if let settings {
+            if hdr[bus] == nil { hdr[bus] = HDRWindow(settings) } else { hdr[bus]!.change(to: settings) }
+        } else {
+            hdr[bus] = nil
+        }
+        hasHDR = hdr.contains { $0 != nil }
+        for i in nodes.indices {
+            hdrOwner[i] = hdr[i] != nil ? i : nodes[i].parent.map { hdrOwner[$0] } ?? -1
+        }
+        refreshHDRLevels(bus)
+    }
+
+    /// Aims each window at the loudest linear level under it (`peaks`, by bus; 0 when nothing plays there).
+    /// Returns whether a top moved already (a window with no attack or release jumps).
+    mutating func followHDR(peaks: [Float]) -> Bool {
+        var moved = false
+        for i in hdr.indices where hdr[i] != nil {
+            let top = hdr[i]!.top
+            hdr[i]!.follow(loudest: HDRWindow.decibels(peaks[i]))
+            if hdr[i]!.top != top {
+                refreshHDRLevels(i)
+                moved = true
+            }
+        }
+        return moved
+    }
+
+    /// Aims a window at a new voice's linear level if it is louder than what the window aims at, so that the
+    /// attack starts with the voice rather than at the next measure. Returns whether the top moved already.
+    mutating func raiseHDR(_ bus: Int, toLevel level: Float) -> Bool {
+        guard let window = hdr[bus] else { return false }
+        let decibels = HDRWindow.decibels(level)
+        guard decibels > window.target else { return false }
+        hdr[bus]!.follow(loudest: decibels)
+        guard hdr[bus]!.top != window.top else { return false }
+        refreshHDRLevels(bus)
+        return true
+    }
+
+    /// Moves every window on by `seconds`; returns whether any top moved.
+    mutating func advanceHDR(_ seconds: Double) -> Bool {
+        var moved = false
+        for i in hdr.indices where hdr[i] != nil {
+            if hdr[i]!.advance(seconds) {
+                refreshHDRLevels(i)
+                moved = true
+            }
+        }
+        return moved
+    }
+
+    private mutating func refreshHDRLevels(_ bus: Int) {
+        hdrScale[bus] = hdr[bus]?.topScale ?? 1
+        hdrFloor[bus] = hdr[bus]?.bottomLevel ?? 0
     }
 
     /// Whether `bus` is `ancestor` or lies under it.

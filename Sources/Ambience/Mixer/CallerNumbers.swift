@@ -28,6 +28,11 @@ public enum MixerLimits {
     public static let volume: ClosedRange<Float> = 0...1
     /// The music player's crossfade, in seconds.
     public static let crossfade: ClosedRange<Double> = 0...60
+    /// A sound's or a voice's loudness, and an HDR window's threshold, in the game's decibels (docs/HDR.md): wide
+    /// enough for any reference (dB SPL runs from about 0 to 194).
+    public static let loudness: ClosedRange<Float> = -200...200
+    /// An HDR window's width, in dB.
+    public static let hdrWidth: ClosedRange<Float> = 0...200
     /// How much a caller may render in one call, in seconds (an hour).
     public static let renderSeconds: ClosedRange<Double> = 0...3600
 }
@@ -62,6 +67,9 @@ extension PlayOptions {
         checked.gain = try gain.clamped(to: MixerLimits.gain, "gain")
         checked.pitch = try pitch.clamped(to: MixerLimits.pitch, "pitch")
         checked.fadeIn = try fadeIn.clamped(to: MixerLimits.seconds, "fadeIn")
+        checked.loudness = try loudness.map { value throws(InvalidNumber) in
+            try value.clamped(to: MixerLimits.loudness, "loudness")
+        }
         checked.placement = try placement.validated()
         return checked
     }

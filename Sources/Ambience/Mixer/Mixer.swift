@@ -20,6 +20,10 @@ package final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) var buses: BusGraph
     @exclusivity(unchecked) var effects: EffectRack
     var listener = ListenerState()
+    /// The loudest level under each HDR window, by bus (MixerHDR.swift): reused every measure, never reallocated
+    /// in a tick.
+    var hdrPeaks: [Float] = []
+    var framesSinceHDRMeasure = 0
     /// Whether this tick has deferred OpenAL's property updates (see `deferUpdates`).
     private var deferring = false
     /// Frames of the latest tick: the block the mixer is rendered in.
@@ -85,6 +89,7 @@ package final class Mixer: @unchecked Sendable {
                 depth: 9, attack: 0.08, release: 0.5)
         ])
         voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count)
+        hdrPeaks = Array(repeating: 0, count: buses.count)
         device.withCurrentContext { ALListener.useInverseDistanceClamped() }
         owner.bind(self)
     }
@@ -178,7 +183,11 @@ package final class Mixer: @unchecked Sendable {
             deleteRetiredBuffers()
             let seconds = Double(frames) / Double(configuration.sampleRate)
             tickFrames = frames
-            let busesChanged = buses.advance(seconds) { bus, graph in voices.hasAudibleVoices(under: bus, in: graph) }
+            var busesChanged = buses.advance(seconds) { bus, graph in voices.hasAudibleVoices(under: bus, in: graph) }
+            if buses.hasHDR && advanceHDR(seconds, frames: frames) {
+                busesChanged = true
+                voices.needsRank = true  // voices cross the window's bottom
+            }
             if !suspended { voices.advanceClock(by: frames) }
             if busesChanged || !voices.fading.isEmpty { deferUpdates() }
             advanceFades(seconds, busesChanged: busesChanged)
@@ -241,12 +250,21 @@ package final class Mixer: @unchecked Sendable {
 
     // MARK: Real and virtual voices
 
-    var audibility: Audibility { Audibility(busGains: buses.effective, listener: listener) }
+    var audibility: Audibility {
+        guard buses.hasHDR else { return Audibility(busGains: buses.effective, listener: listener) }
+        return Audibility(
+            busGains: buses.effective, listener: listener, hdrOwner: buses.hdrOwner, hdrScale: buses.hdrScale,
+            hdrFloor: buses.hdrFloor)
+    }
 
     /// Gives the real sources to the most important voices; the rest keep time virtually.
     private func rebalance() {
         voices.ranked()
         let capacity = sources.count
+        if voices.active.count <= capacity && buses.hasHDR {
+            rebalanceUnderHDR()
+            return
+        }
         if voices.active.count <= capacity {
             for slot in voices.active where voices.slots[Int(slot)].source < 0 && !voices.slots[Int(slot)].paused {
                 guard let source = takeSource(for: slot) else { break }
@@ -259,7 +277,9 @@ package final class Mixer: @unchecked Sendable {
         // Only real voices can lose their source: visit the sources, not the crowd.
         for source in 0..<sources.count {
             let slot = sources.owners[source]
-            if slot >= 0 && voices.rankScore(of: slot) < threshold { demote(slot) }
+            if slot >= 0 && (voices.rankScore(of: slot) < threshold || voices.rankScore(of: slot) == VoicePool.culled) {
+                demote(slot)
+            }
         }
         var weakest: (slot: Int32, importance: Float) = (-1, .infinity)
         for i in 0..<voices.active.count {
@@ -364,9 +384,9 @@ package final class Mixer: @unchecked Sendable {
         let index = Int(slot)
         let source = voices.slots[index].source
         guard source >= 0 else { return }
-        sources.setGain(
-            Int(source),
-            voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus])
+        var gain = voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus]
+        if buses.hasHDR { gain *= hdrGain(slot) }
+        sources.setGain(Int(source), gain)
     }
 
     // MARK: Rendering

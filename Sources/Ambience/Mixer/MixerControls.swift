@@ -195,6 +195,7 @@ extension Mixer {
         withLock {
             let index = buses.add(named: name, parent: parent.flatMap { $0.owner === owner ? $0.index : nil })
             voices.addBus()
+            hdrPeaks.append(0)
             return Bus(owner: owner, index: index)
         }
     }

@@ -22,6 +22,7 @@ extension Mixer {
                 fresh.fadeGain = 0
                 fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
             }
+            prepareHDR(&fresh, loudness: options.loudness ?? sound.loudness)
             let audibility = self.audibility
             let importance = VoicePool.importance(of: fresh, audibility)
             if voices.isFull {
@@ -38,7 +39,10 @@ extension Mixer {
             counters.started += 1
 
             let weakest = voices.weakestReal
-            if let source = takeSource(for: slot) {
+            if importance == VoicePool.culled {
+                // Under its window's bottom: it keeps time virtually until the window falls.
+                voices.scheduleEnding(slot)
+            } else if let source = takeSource(for: slot) {
                 attach(slot, to: source)
             } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
                 // The new voice beats the weakest real one: it takes that source now, not at the next rank.

@@ -22,11 +22,29 @@ public final class Sound: @unchecked Sendable {
     /// Seconds: `frames` at `sampleRate`.
     public var duration: Double { Double(frames) / Double(sampleRate) }
 
+    /// The loudness every play of the sound is given unless its `PlayOptions.loudness` says otherwise: how loud the
+    /// sound is in the world, in the game's decibels (docs/HDR.md). 0 by default; heard only on a bus with an HDR
+    /// window (`Bus.hdr`). A change applies to later plays. Clamped to `MixerLimits.loudness`; a NaN or infinite
+    /// value is ignored (`setLoudness(_:)` says so instead).
+    public var loudness: Float {
+        get { Float(bitPattern: loudnessBits.load(ordering: .relaxed)) }
+        set { try? setLoudness(newValue) }
+    }
+
+    /// Sets `loudness`, clamped to `MixerLimits.loudness`; NaN and infinities are refused and the sound keeps its
+    /// loudness.
+    public func setLoudness(_ decibels: Float) throws(InvalidNumber) {
+        let checked = try decibels.clamped(to: MixerLimits.loudness, "loudness")
+        loudnessBits.store(checked.bitPattern, ordering: .relaxed)
+    }
+
     let buffer: ALBuffer
     /// Where the buffer goes when the sound is freed while still loaded: the mixer deletes it at its next tick.
     private let retired: RetiredBuffers
     /// Atomic because the last reference may drop on any thread, and `deinit` reads it there.
     private let loaded = Atomic<Bool>(true)
+    /// `loudness`'s bits: the game may set it on any thread while a play reads it.
+    private let loudnessBits = Atomic<UInt32>(Float(0).bitPattern)
     var isLoaded: Bool { loaded.load(ordering: .acquiring) }
     // Guarded by the owning mixer's lock.
     var playingVoices = 0

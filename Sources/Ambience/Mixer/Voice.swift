@@ -29,11 +29,14 @@ public struct PlayOptions: Sendable {
     public var placement: Placement = .pan(0)
     /// Starts the voice silent and fades it in over this many seconds.
     public var fadeIn: Double = 0
+    /// How loud this play is in the world, in the game's decibels (`MixerLimits.loudness`); nil takes the sound's
+    /// `Sound.loudness`. Heard only on a bus with an HDR window (`Bus.hdr`): see docs/HDR.md.
+    public var loudness: Float? = nil
 
     /// Options for `AudioEngine.play(_:_:)`, checked by `PlayOptions.validated()` when the voice starts.
     public init(
         gain: Float = 1, pitch: Float = 1, loop: Bool = false, bus: Bus? = nil, priority: UInt8 = 128,
-        placement: Placement = .pan(0), fadeIn: Double = 0
+        placement: Placement = .pan(0), fadeIn: Double = 0, loudness: Float? = nil
     ) {
         self.gain = gain
         self.pitch = pitch
@@ -42,6 +45,7 @@ public struct PlayOptions: Sendable {
         self.priority = priority
         self.placement = placement
         self.fadeIn = fadeIn
+        self.loudness = loudness
     }
 }
 

@@ -278,6 +278,8 @@ struct VoicePool {
     /// How much a voice matters: priority first, then how loud it would be at the listener.
     static func importance(of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility) -> Float {
         if slot.pointee.paused { return -1 }
+        let window = audibility.hdrOwner.isEmpty ? -1 : audibility.hdrOwner[slot.pointee.bus]
+        if window >= 0 { return hdrImportance(of: slot, window: window, audibility) }
         var audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus]
         if case .world(let position, _) = slot.pointee.placement {
             audible *= audibility.listener.attenuation(position)
@@ -330,7 +332,7 @@ struct VoicePool {
                     scratch.withUnsafeMutableBufferPointer { scratch in
                         func score(_ slot: UnsafePointer<VoiceSlot>) {
                             var score = VoicePool.importance(of: slot, audibility)
-                            if slot.pointee.source >= 0 { score += 0.25 }
+                            if slot.pointee.source >= 0 && score != VoicePool.culled { score += 0.25 }
                             let i = Int(slot.pointee.activeIndex)
                             scores[i] = score
                             scratch[i] = score
@@ -374,10 +376,14 @@ struct VoicePool {
     }
 }
 
-/// What ranking needs besides the voices: the buses' effective gains and the listener.
+/// What ranking needs besides the voices: the buses' effective gains and the listener, and the HDR windows'
+/// levels by bus (`BusGraph.hdrOwner`, `hdrScale`, `hdrFloor`; empty when no bus has a window).
 struct Audibility {
     var busGains: [Float]
     var listener: ListenerState
+    var hdrOwner: [Int] = []
+    var hdrScale: [Float] = []
+    var hdrFloor: [Float] = []
 }
 
 /// A voice slot in the pool. `generation` changes whenever the slot is freed, which makes old handles stale.
@@ -387,6 +393,8 @@ struct VoiceSlot {
     var placement: Placement = .pan(0)
     var gain: Float = 1
     var fadeGain: Float = 1
+    /// 10^(loudness/20): the voice's loudness (docs/HDR.md) as a linear factor, so a rank needs no logarithm.
+    var loudnessGain: Float = 1
     var bus = 0
     /// Index into the mixer's sources, or -1 while virtual.
     var source: Int32 = -1

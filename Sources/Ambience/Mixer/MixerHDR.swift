@@ -1,0 +1,70 @@
+/// The mixer's part of HDR mixing (docs/HDR.md): measuring the loudest voice under each window, moving the windows,
+/// the gain a window gives a real voice, and keeping culled voices virtual. Under the mixer's lock, as the rest.
+extension Mixer {
+    /// Measures the loudest voices (every block while the pool is small, else every 40 ms: a crowd costs in
+    /// proportion to its size) and moves the windows on by `seconds`. Returns whether a window's top moved.
+    func advanceHDR(_ seconds: Double, frames: Int) -> Bool {
+        framesSinceHDRMeasure += frames
+        var jumped = false
+        if voices.active.count <= sources.count || framesSinceHDRMeasure * 25 >= configuration.sampleRate {
+            framesSinceHDRMeasure = 0
+            voices.loudestLevels(into: &hdrPeaks, audibility)
+            jumped = buses.followHDR(peaks: hdrPeaks)
+        }
+        return buses.advanceHDR(seconds) || jumped
+    }
+
+    /// What a real voice's window multiplies its gain by (1 outside any window).
+    func hdrGain(_ slot: Int32) -> Float {
+        let index = Int(slot)
+        let owner = buses.hdrOwner[voices.slots[index].bus]
+        guard owner >= 0, let window = buses.hdr[owner] else { return 1 }
+        let heard = voices.slots.withUnsafeBufferPointer { VoicePool.heard($0.baseAddress! + index, listener) }
+        return window.gain(loudnessGain: voices.slots[index].loudnessGain, heard: heard)
+    }
+
+    /// With a source for every voice: the culled real voices go virtual, and every other unpaused one is real.
+    func rebalanceUnderHDR() {
+        let audibility = self.audibility
+        var i = voices.active.count - 1
+        while i >= 0 {
+            let slot = voices.active[i]
+            i -= 1
+            let culled = voices.isCulled(slot, audibility)
+            if voices.slots[Int(slot)].source >= 0 {
+                if culled { demote(slot) }
+            } else if !culled && !voices.slots[Int(slot)].paused, let source = takeSource(for: slot) {
+                attach(slot, to: source)
+            }
+        }
+        voices.weakestReal = (-1, .infinity)
+    }
+
+    /// Gives a new voice on bus `bus` its loudness and lets its window aim at it at once when it is the loudest.
+    func prepareHDR(_ fresh: inout VoiceSlot, loudness: Float) {
+        fresh.loudnessGain = HDRWindow.linear(loudness)
+        guard buses.hasHDR else { return }
+        let owner = buses.hdrOwner[fresh.bus]
+        guard owner >= 0 else { return }
+        let heard = withUnsafePointer(to: fresh) { VoicePool.heard($0, listener) }
+        if buses.raiseHDR(owner, toLevel: heard * fresh.loudnessGain) {
+            // No attack: the others drop now, and those under the new bottom go virtual at the next tick.
+            refreshGains()
+            voices.needsRank = true
+        }
+    }
+
+    // MARK: Buses
+
+    func busHDR(_ index: Int) -> HDRSettings? { withLock { buses.hdr[index]?.settings } }
+    func busHDRTop(_ index: Int) -> Float? { withLock { buses.hdr[index]?.top } }
+
+    func setBusHDR(_ index: Int, _ requested: HDRSettings?) throws(InvalidNumber) {
+        let settings = try requested.map { settings throws(InvalidNumber) in try settings.validated() }
+        withLock {
+            buses.setHDR(index, settings)
+            voices.needsRank = true
+            refreshGains()
+        }
+    }
+}
