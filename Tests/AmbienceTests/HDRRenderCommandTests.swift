@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceDecoding
 @testable import AmbienceTool
 
 /// `ambience render --sfx FILE@T,loudness=DB --hdr BUS=WIDTH,ATTACK,RELEASE` (docs/HDR.md), heard in the WAV it
