@@ -109,6 +109,9 @@ struct ChannelSlot {
     var startedAt = 0
     /// When the play is to be halted (Mix_PlayChannelTimed, Mix_ExpireChannel).
     var expiresAt: Int?
+    /// When a sound's voice playing its last (or only) pass reaches the sound's end (monotonic nanoseconds; moved on
+    /// by a pause's length): the update thread looks then (UpdateSchedule.swift) instead of every tick.
+    var endsAt: Int?
     /// Plays from the start still to come after this one (Mix_PlayChannel's loops), for a sound's voice (the update
     /// thread replays it) or a play that moves to a stream; -1 forever. 0 while a stream plays (it loops itself).
     var loopsLeft = 0
@@ -165,9 +168,6 @@ struct ChannelTable {
     /// count changes only as it mixes a block.
     func isPlaying(_ i: Int) -> Bool { slots[i].voice != nil }
 
-    /// Whether no play is on any channel: the update thread then has nothing to end or step.
-    var isSilent: Bool { slots.allSatisfy { $0.voice == nil } }
-
     /// The first channel past the reserved ones with no play on it.
     func firstFree() -> Int? { slots.indices.first { $0 >= reserved && !isPlaying($0) } }
 
@@ -191,6 +191,7 @@ struct ChannelTable {
         slots[i].stream = nil
         slots[i].pausedAt = nil
         slots[i].expiresAt = nil
+        slots[i].endsAt = nil
         slots[i].loopsLeft = 0
         slots[i].fade = .none
         slots[i].fadeLevel = 1
