@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDLMixerABI
 import Glibc
 
@@ -139,6 +140,10 @@ struct ChannelTable {
     /// Effect chains closed, for their done callbacks (`deliverFinished`, with no lock held). Those of a play that
     /// ended (`awaitsFinished`) are done only after the channel's finished callback, by whoever calls it.
     var closedChains: [ClosedChain] = []
+    /// When a streamed play was last halted (monotonic nanoseconds): its voice, silenced, fades for 1 ms and is let
+    /// go by an engine update after that, so the update thread ticks for two periods after it (`deliverFinished`,
+    /// which every halt calls, wakes it).
+    var streamStoppedAt: Int?
 
     /// The most channels `Mix_AllocateChannels` gives: past this it fails, as SDL_mixer does when memory runs out.
     static let maximumCount = 65_536
@@ -181,6 +186,7 @@ struct ChannelTable {
             stream.halt()
             voice.setGain(0)
             voice.stop(fade: 0.001)
+            streamStoppedAt = monotonicNanoseconds()
         } else {
             voice.stop()
         }

@@ -35,7 +35,11 @@ func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
             }
         }
     }
-    let rest = StandIn.shared.state.withLock { $0.channels.takeClosedChains(of: nil) }
+    let rest = StandIn.shared.state.withLock { state in
+        // A streamed play the caller halted is let go by the engine's next update: within a tick.
+        if state.channels.streamStoppedAt != nil { state.wakeUpdates() }
+        return state.channels.takeClosedChains(of: nil)
+    }
     for ended in rest { callDone(ended.chain.close(), channel: ended.channel) }
 }
 

@@ -21,9 +21,6 @@ struct OpenDevice {
     /// Tells one opening's engine from the next, so sounds made for an engine that is gone are made again.
     let generation: Int
     let updates: WorkerThread
-
-    /// One engine block, in nanoseconds: ends are rendered, and so become visible, a block at a time.
-    var blockNanoseconds: Int { engine.configuration.blockFrames * 1_000_000_000 / engine.configuration.sampleRate }
 }
 
 /// Everything the stand-in knows, under one lock (`StandIn.state`). Engine calls are made under it (the engine never
@@ -79,10 +76,7 @@ extension MixerState {
 
     /// Wakes the update thread for channel `i`'s play when it must look at it before its planned wake.
     mutating func wakeUpdates(for i: Int) {
-        guard let device else { return }
-        if let look = channels.nextLook(i, now: monotonicNanoseconds(), block: device.blockNanoseconds) {
-            wakeUpdates(by: look)
-        }
+        if let look = channels.nextLook(i, now: monotonicNanoseconds()) { wakeUpdates(by: look) }
     }
 }
 

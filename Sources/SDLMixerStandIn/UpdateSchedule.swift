@@ -3,10 +3,10 @@ import Ambience
 // When the update thread runs next (UpdateThread.swift). It used to step every 10 ms while anything played; its
 // wake-ups were a third of the stand-in's CPU in `bench --sdl-mixer-stand-in` (each one a context switch, the
 // engine's update and the channel table's step). Now it wakes when something can have changed: a one-shot's end (its
-// sound's length after the play started, plus a block for the engine to render it), a deadline, every tick only while
-// a fade steps, a stream or replay plays, or finite music plays, and at the latest every 50 ms while music or a hook
-// plays (the session's music rule) or 100 ms otherwise (the session, the output, an end nobody foresaw: a voice the
-// engine stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
+// sound's length after the play started, at the output's pace), a deadline, every tick only while a fade steps, a
+// stream or replay plays, or finite music plays, and at the latest every 50 ms while music or a hook plays (the
+// session's music rule) or 100 ms otherwise (the session, the output, an end nobody foresaw: a voice the engine
+// stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
 
 /// The update period, in nanoseconds.
 let updatePeriodNanoseconds = Int(updatePeriod * 1e9)
@@ -46,26 +46,27 @@ struct RenderClock {
 extension ChannelTable {
     /// When the update thread must next look at channel `i` (monotonic nanoseconds), or nil when nothing there can
     /// change by itself: no play, a paused one (its deadline and fade wait), or a sound looping forever. A one-shot is
-    /// looked at a block after its sound's end, when the engine has rendered it (a tick later, and every tick after,
-    /// if it still sounds: a session's pause holds it); fades, streams and replays every tick, as before.
-    func nextLook(_ i: Int, now: Int, block: Int) -> Int? {
+    /// looked at when its sound's end is due: the engine renders a block ahead, so the end is there by then unless
+    /// the play started late in a block (then a tick later, and every tick after while it still sounds: a session's
+    /// pause holds it); fades, streams and replays every tick, as before.
+    func nextLook(_ i: Int, now: Int) -> Int? {
         let slot = slots[i]
         guard slot.voice != nil, !slot.paused else { return nil }
         var look = slot.expiresAt ?? .max
         if slot.fade != .none || slot.stream != nil || slot.loopsLeft > 0 {
             look = min(look, now + updatePeriodNanoseconds)
         } else if slot.loopsLeft == 0 {
-            let seen = (slot.endsAt ?? now) + block
-            look = min(look, seen > now ? seen : now + updatePeriodNanoseconds)
+            let due = slot.endsAt ?? now
+            look = min(look, due > now ? due : now + updatePeriodNanoseconds)
         }
         return look == .max ? nil : look
     }
 
     /// The earliest `nextLook` of every channel.
-    func nextLook(now: Int, block: Int) -> Int? {
+    func nextLook(now: Int) -> Int? {
         var earliest: Int?
         for i in slots.indices {
-            guard let look = nextLook(i, now: now, block: block) else { continue }
+            guard let look = nextLook(i, now: now) else { continue }
             earliest = min(earliest ?? look, look)
         }
         return earliest
@@ -78,8 +79,9 @@ extension MixerState {
     func nextUpdate(now: Int) -> Int {
         let musicOn = music.current != nil || hook.function != nil
         var next = now + Int((musicOn ? musicUpdatePeriod : idleUpdatePeriod) * 1e9)
-        guard let device else { return next }
-        if let look = channels.nextLook(now: now, block: device.blockNanoseconds) { next = min(next, look) }
+        guard device != nil else { return next }
+        if let look = channels.nextLook(now: now) { next = min(next, look) }
+        if channels.streamStoppedAt != nil { next = min(next, now + updatePeriodNanoseconds) }
         if music.current != nil, !music.hooked, music.fade != .none || music.passes != nil {
             next = min(next, now + updatePeriodNanoseconds)
         }

@@ -36,6 +36,10 @@ func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation
         let (finished, musicEnded) = StandIn.shared.state.withLock { state -> ([Int32], Bool) in
             guard let device = state.device, device.generation == generation else { return ([], false) }
             let now = monotonicNanoseconds()
+            // Two periods after a streamed play's halt, the engine has let its voice go.
+            if let halted = state.channels.streamStoppedAt, now - halted >= 2 * updatePeriodNanoseconds {
+                state.channels.streamStoppedAt = nil
+            }
             if let measured = renderClock.pace(engine: engine, now: now) { state.renderPace = measured }
             let ended = state.channels.advance(engine: engine, now: now, pace: state.renderPace)
             state.reporting.formUnion(ended)

@@ -9,9 +9,9 @@
  *     reported in a median under 50 ms of 7 tries; with no wake it waits for the rest of the 100 ms, about 80 ms.
  *   - While one long chunk plays, or one loops forever, and nothing else can change, the thread does not tick every
  *     10 ms: under 40 waits in 1 s (100 when it ticked while anything played).
- *   - With the tick gone, an end is still seen in time: the thread wakes when the chunk's sound ends (plus a block
- *     for the engine to render it). A 200 ms chunk is reported a median under 45 ms after its length, of 7 tries
- *     (about 12 to 24 ms at 512 frames; the 100 ms wait alone would make it about 60).
+ *   - With the tick gone, an end is still seen in time: the thread wakes when the chunk's sound is due to end. A
+ *     200 ms chunk is reported a median under 45 ms after its length, of 7 tries (0 to 14 ms seen; the 100 ms wait
+ *     alone would make it about 60).
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
