@@ -48,9 +48,9 @@ struct MixerState {
     /// When the update thread's wait ends (monotonic nanoseconds; in the past while it runs a step): a change that
     /// needs it sooner wakes it (`wakeUpdates`).
     var updatesWakeAt = 0
-    /// How much faster than its rate the output renders against the monotonic clock (1: not faster), as the update
+    /// How fast the output renders against the monotonic clock (1: its rate; 0.97 at the slowest), as the update
     /// thread measures it (`RenderClock`): SDL's dummy driver sleeps whole milliseconds per block, up to 5 % fast at
-    /// 512 frames, and a one-shot's end is foreseen from it (`endOfPlay`).
+    /// 512 frames, its disk driver about 1 % slow, and a one-shot's end is foreseen from it (`endOfPlay`).
     var renderPace = 1.0
     var isUpdateThread: Bool { updateThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.

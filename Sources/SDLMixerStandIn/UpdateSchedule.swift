@@ -24,13 +24,14 @@ extension MixerState {
     func endOfPlay(_ sound: Sound, from now: Int) -> Int { now + Int(Double(sound.durationNanoseconds) / renderPace) }
 }
 
-/// The output's pace: frames rendered over a second or more of the monotonic clock, against the engine's rate, when
-/// it runs fast. A slow one is taken at its rate: a second with a stall in it would otherwise put every end foreseen
-/// after it late by as much; at the rate, an end that comes later is looked for every tick (`nextLook`).
+/// The output's pace: frames rendered over a second or more of the monotonic clock, against the engine's rate. Taken
+/// at most 3 % slow: SDL's disk driver runs about 1 % slow (its sleeps overshoot), and looking at its ends at the rate
+/// would miss most and look again a tick later; but a second with a stall in it would put every end foreseen after
+/// it late by as much, so a slower one is looked for every tick from there on (`nextLook`).
 struct RenderClock {
     private var anchor: (time: Int, frames: Int)?
 
-    /// A new measure when a second has passed since the last one (nil otherwise), from 1 to 2.
+    /// A new measure when a second has passed since the last one (nil otherwise), from 0.97 to 2.
     mutating func pace(engine: AudioEngine, now: Int) -> Double? {
         let frames = engine.renderedFrames
         guard let anchor, now - anchor.time >= 1_000_000_000 else {
@@ -41,7 +42,7 @@ struct RenderClock {
         let expected = Double(now - anchor.time) * Double(engine.configuration.sampleRate) / 1e9
         // No frames at all: the output is paused or stalled; its ends wait, and are looked for every tick.
         guard frames > anchor.frames else { return nil }
-        return min(max(Double(frames - anchor.frames) / expected, 1), 2)
+        return min(max(Double(frames - anchor.frames) / expected, 0.97), 2)
     }
 }
 
