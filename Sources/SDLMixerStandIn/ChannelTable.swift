@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDLMixerABI
 import Glibc
 
@@ -109,6 +110,9 @@ struct ChannelSlot {
     var startedAt = 0
     /// When the play is to be halted (Mix_PlayChannelTimed, Mix_ExpireChannel).
     var expiresAt: Int?
+    /// When a sound's voice playing its last (or only) pass reaches the sound's end (monotonic nanoseconds; moved on
+    /// by a pause's length): the update thread looks then (UpdateSchedule.swift) instead of every tick.
+    var endsAt: Int?
     /// Plays from the start still to come after this one (Mix_PlayChannel's loops), for a sound's voice (the update
     /// thread replays it) or a play that moves to a stream; -1 forever. 0 while a stream plays (it loops itself).
     var loopsLeft = 0
@@ -136,6 +140,10 @@ struct ChannelTable {
     /// Effect chains closed, for their done callbacks (`deliverFinished`, with no lock held). Those of a play that
     /// ended (`awaitsFinished`) are done only after the channel's finished callback, by whoever calls it.
     var closedChains: [ClosedChain] = []
+    /// When a streamed play was last halted (monotonic nanoseconds): its voice, silenced, fades for 1 ms and is let
+    /// go by an engine update after that, so the update thread ticks for two periods after it (`deliverFinished`,
+    /// which every halt calls, wakes it).
+    var streamStoppedAt: Int?
 
     /// The most channels `Mix_AllocateChannels` gives: past this it fails, as SDL_mixer does when memory runs out.
     static let maximumCount = 65_536
@@ -165,9 +173,6 @@ struct ChannelTable {
     /// count changes only as it mixes a block.
     func isPlaying(_ i: Int) -> Bool { slots[i].voice != nil }
 
-    /// Whether no play is on any channel: the update thread then has nothing to end or step.
-    var isSilent: Bool { slots.allSatisfy { $0.voice == nil } }
-
     /// The first channel past the reserved ones with no play on it.
     func firstFree() -> Int? { slots.indices.first { $0 >= reserved && !isPlaying($0) } }
 
@@ -181,6 +186,7 @@ struct ChannelTable {
             stream.halt()
             voice.setGain(0)
             voice.stop(fade: 0.001)
+            streamStoppedAt = monotonicNanoseconds()
         } else {
             voice.stop()
         }
@@ -191,6 +197,7 @@ struct ChannelTable {
         slots[i].stream = nil
         slots[i].pausedAt = nil
         slots[i].expiresAt = nil
+        slots[i].endsAt = nil
         slots[i].loopsLeft = 0
         slots[i].fade = .none
         slots[i].fadeLevel = 1

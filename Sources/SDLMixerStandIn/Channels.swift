@@ -35,7 +35,11 @@ func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
             }
         }
     }
-    let rest = StandIn.shared.state.withLock { $0.channels.takeClosedChains(of: nil) }
+    let rest = StandIn.shared.state.withLock { state in
+        // A streamed play the caller halted is let go by the engine's next update: within a tick.
+        if state.channels.streamStoppedAt != nil { state.wakeUpdates() }
+        return state.channels.takeClosedChains(of: nil)
+    }
     for ended in rest { callDone(ended.chain.close(), channel: ended.channel) }
 }
 
@@ -158,7 +162,8 @@ private func install(
         state.channels.slots[i].pausedAt = nil
         state.channels.slots[i].startedAt = now
         state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
-        state.wakeUpdates()
+        state.channels.slots[i].endsAt = state.endOfPlay(made.sound, from: now)
+        state.wakeUpdates(for: i)
         return Int32(clamping: i)
     case .failure(let problem):
         state.channels.slots[i].fade = .none
@@ -216,6 +221,7 @@ public func mixExpireChannel(_ channel: Int32, _ ticks: Int32) -> Int32 {
             // From the pause on, the time left waits: counted from when the channel was paused.
             let from = state.channels.slots[i].pausedAt ?? now
             state.channels.slots[i].expiresAt = ticks > 0 ? from + Int(ticks) * 1_000_000 : nil
+            state.wakeUpdates(for: i)
         }
         return Int32(clamping: indices.count)
     }
@@ -238,6 +244,7 @@ func fadeOut(_ indices: [Int], ms: Int32, in state: inout MixerState) -> Int32 {
         state.channels.slots[i].fade = .fadingOut(
             startedAt: state.channels.slots[i].pausedAt ?? now, length: Int(max(ms, 1)) * 1_000_000,
             from: state.channels.slots[i].fadeLevel)
+        state.wakeUpdates(for: i)
         started += 1
     }
     return started
@@ -276,9 +283,11 @@ public func mixResume(_ channel: Int32) {
             // The deadline and the fade waited while paused: they go on from where they were.
             let paused = now - pausedAt
             state.channels.slots[i].expiresAt = state.channels.slots[i].expiresAt.map { $0 + paused }
+            state.channels.slots[i].endsAt = state.channels.slots[i].endsAt.map { $0 + paused }
             state.channels.slots[i].fade = state.channels.slots[i].fade.delayed(by: paused)
             state.channels.slots[i].voice?.resume()
             state.channels.slots[i].pausedAt = nil
+            state.wakeUpdates(for: i)
         }
     }
 }

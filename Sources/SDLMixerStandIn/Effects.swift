@@ -105,6 +105,7 @@ public func mixRegisterEffect(
             guard let i = state.channels.index(channel), state.channels.slots[i].effects === chain else { return }
             state.channels.slots[i].effectCount += 1
             if let device = state.device { state.channels.moveToStream(i, device: device) }
+            state.wakeUpdates(for: i)
         }
         return 1
     }
@@ -156,6 +157,7 @@ public func mixUnregisterAllEffects(_ channel: Int32) -> Int32 {
         state.channels.slots[i].placement = ChannelPlacement()
         state.channels.slots[i].effectCount = 0
         if let device = state.device { state.channels.applyPlacement(i, device: device) }
+        state.wakeUpdates(for: i)
         return (state.channels.slots[i].effects, true)
     }
     guard found.exists else { return 0 }

@@ -167,6 +167,7 @@ public func mixFadeOutMusic(_ ms: Int32) -> Int32 {
         // From the level it has now (a fade-in may be under way), down to silence.
         try? device.engine.music.fade(to: 0, over: Double(ms) / 1000)
         state.music.fade = .fadingOut(until: monotonicNanoseconds() + Int(ms) * 1_000_000)
+        state.wakeUpdates()
         return 1
     }
 }

@@ -24,6 +24,7 @@ extension MixerState {
         guard music.hooked != hooked else { return }
         music.hooked = hooked
         if hooked { holdMusic() } else { releaseMusic() }
+        wakeUpdates()
     }
 
     /// The music playing waits where it is, unheard: the player is held (music started while held starts once let

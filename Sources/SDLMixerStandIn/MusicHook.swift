@@ -125,7 +125,6 @@ public func mixHookMusic(_ function: standin_mix_func?, _ argument: UnsafeMutabl
     let old = StandIn.shared.state.withLock { state -> Voice? in
         if function != nil {
             state.setMusicHooked(true)
-            state.wakeUpdates()
         }
         let old = state.hook.voice
         if old != nil { state.hook.stopping += 1 }

@@ -24,6 +24,7 @@ private func place(_ function: String, _ channel: Int32, _ change: (inout Channe
         change(&state.channels.slots[i].placement)
         state.channels.slots[i].placement.noteEffectOrder(from: before)
         if let device = state.device { state.channels.applyPlacement(i, device: device) }
+        state.wakeUpdates(for: i)
         return 1
     }
 }

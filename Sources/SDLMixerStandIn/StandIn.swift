@@ -45,8 +45,13 @@ struct MixerState {
     var openingThread: pthread_t?
     /// The update thread, which never waits for its own reports.
     var updateThread: pthread_t?
-    /// Whether the update thread waits its idle period (nothing plays): a play wakes it (`wakeUpdates`).
-    var updatesIdle = false
+    /// When the update thread's wait ends (monotonic nanoseconds; in the past while it runs a step): a change that
+    /// needs it sooner wakes it (`wakeUpdates`).
+    var updatesWakeAt = 0
+    /// How fast the output renders against the monotonic clock (1: its rate; 0.97 at the slowest), as the update
+    /// thread measures it (`RenderClock`): SDL's dummy driver sleeps whole milliseconds per block, up to 5 % fast at
+    /// 512 frames, its disk driver about 1 % slow, and a one-shot's end is foreseen from it (`endOfPlay`).
+    var renderPace = 1.0
     var isUpdateThread: Bool { updateThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
     var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
@@ -57,12 +62,21 @@ struct MixerState {
 }
 
 extension MixerState {
-    /// Gets an idle update thread going at once, for a play that has just started (its end, fades and deadlines
-    /// are the thread's to find). A thread already ticking is left alone.
-    mutating func wakeUpdates() {
-        guard updatesIdle, let device else { return }
-        updatesIdle = false
+    /// Gets the update thread going at once when it waits past `time` (monotonic nanoseconds; nil: a tick from
+    /// now), for a change it must act on by then: a play's end, a fade's step, a deadline (their ends, steps and
+    /// deadlines are the thread's to find). A thread that wakes by then anyway is left alone: it sees the change
+    /// when it plans its next wait (`nextUpdate`).
+    mutating func wakeUpdates(by time: Int? = nil) {
+        guard let device else { return }
+        let time = time ?? monotonicNanoseconds() + updatePeriodNanoseconds
+        guard updatesWakeAt > time else { return }
+        updatesWakeAt = 0
         device.updates.wake()
+    }
+
+    /// Wakes the update thread for channel `i`'s play when it must look at it before its planned wake.
+    mutating func wakeUpdates(for i: Int) {
+        if let look = channels.nextLook(i, now: monotonicNanoseconds()) { wakeUpdates(by: look) }
     }
 }
 

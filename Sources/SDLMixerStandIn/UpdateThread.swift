@@ -4,43 +4,61 @@ import CSDLMixerABI
 import Glibc
 
 // The stand-in's update thread ("sdlmixer-update": the system keeps 15 bytes of a thread's name, and refuses a
-// longer one): SDL_mixer programs have no game loop that calls the engine's `update()`, so this thread does, every
-// 10 ms (100 ms while nothing plays), and then does what SDL_mixer's mixer does between blocks: applies the session's
-// rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that could not have a
-// stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
+// longer one): SDL_mixer programs have no game loop that calls the engine's `update()`, so this thread does, when
+// something can have changed (UpdateSchedule.swift), and then does what SDL_mixer's mixer does between blocks:
+// applies the session's rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that
+// could not have a stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
 // callbacks), on this thread, with no lock of the stand-in's held. The same goes for the music (its end, its
 // fade-out, Mix_HookMusicFinished). It also answers the session after a route change for the program (RouteRule.swift).
 
-/// How often the thread runs.
+/// How often the thread runs while a fade steps, or a play whose end it cannot foresee plays (UpdateSchedule.swift).
 let updatePeriod = 0.010
-/// How often it runs while nothing plays (no channel, no music, no hook): nothing can end then, and a play wakes it
-/// (`MixerState.wakeUpdates`). The engine's update (the session, the output, the desktop's players) still runs.
+/// The longest wait while no music or hook plays: the engine's update (the session, the output, the desktop's
+/// players) still runs that often. A change that needs the thread sooner wakes it (`MixerState.wakeUpdates`).
 let idleUpdatePeriod = 0.100
 
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
     StandIn.shared.state.withLock { $0.updateThread = pthread_self() }
     var routeRule = RouteRule()
+    var renderClock = RenderClock()
+    var plannedWake = 0
     while !control.isStopRequested {
+        // Woken before its time by a change (`wakeUpdates`): only the wait is planned again, with the change in it.
+        if monotonicNanoseconds() < plannedWake - 1_000_000 {
+            plannedWake = planWake()
+            control.wait(seconds: Double(max(plannedWake - monotonicNanoseconds(), 0)) / 1e9)
+            continue
+        }
         // Of the engine's events only route changes are needed (RouteRule.swift): each channel's voice is looked at
         // directly below, which also covers events a full queue would have lost.
         routeRule.observe(engine.update(), engine: engine)
         let (finished, musicEnded) = StandIn.shared.state.withLock { state -> ([Int32], Bool) in
             guard let device = state.device, device.generation == generation else { return ([], false) }
             let now = monotonicNanoseconds()
-            let ended = state.channels.advance(engine: engine, now: now)
+            // Two periods after a streamed play's halt, the engine has let its voice go.
+            if let halted = state.channels.streamStoppedAt, now - halted >= 2 * updatePeriodNanoseconds {
+                state.channels.streamStoppedAt = nil
+            }
+            if let measured = renderClock.pace(engine: engine, now: now) { state.renderPace = measured }
+            let ended = state.channels.advance(engine: engine, now: now, pace: state.renderPace)
             state.reporting.formUnion(ended)
             return (ended, state.advanceMusic(engine: engine, now: now))
         }
         applyMusicRule(engine)
         deliverFinished(finished, reporting: true)
         if musicEnded { deliverMusicFinished() }
-        // Decided after the callbacks, which may have played again.
-        let idle = StandIn.shared.state.withLock { state in
-            state.updatesIdle = state.channels.isSilent && state.music.current == nil && state.hook.function == nil
-            return state.updatesIdle
-        }
-        control.wait(seconds: idle ? idleUpdatePeriod : updatePeriod)
+        // Planned after the callbacks, which may have played again.
+        plannedWake = planWake()
+        control.wait(seconds: Double(max(plannedWake - monotonicNanoseconds(), 0)) / 1e9)
+    }
+}
+
+/// When the thread wakes next, kept in the state so that a change that needs it sooner wakes it.
+private func planWake() -> Int {
+    StandIn.shared.state.withLock { state in
+        state.updatesWakeAt = state.nextUpdate(now: monotonicNanoseconds())
+        return state.updatesWakeAt
     }
 }
 
@@ -48,7 +66,7 @@ extension ChannelTable {
     /// One step of the channel table at `now`: timed plays past their time end; fades step the voice's gain and a
     /// faded-out play ends; channels whose voice ended replay when loops are left, else end. A paused channel's
     /// deadline and fade wait (Mix_Resume moves them on by the pause). Returns the channels that ended.
-    mutating func advance(engine: AudioEngine, now: Int) -> [Int32] {
+    mutating func advance(engine: AudioEngine, now: Int, pace: Double) -> [Int32] {
         var ended: [Int32] = []
         // Asked of the engine at once: one voice at a time (a lock and an OpenAL context switch each) was 4 % of the
         // stand-in's CPU with 32 channels playing.
@@ -79,6 +97,7 @@ extension ChannelTable {
                     sound, PlayOptions(gain: slots[i].gain, placement: slots[i].placement.placement))
                 if again != .none {
                     slots[i].voice = again
+                    slots[i].endsAt = now + Int(Double(sound.durationNanoseconds) / pace)
                     slots[i].loopsLeft -= 1
                     continue
                 }

@@ -7,6 +7,11 @@
  *   - A chunk played then is still reported as it ends (the play wakes the thread), within its length and a tick.
  *   - The play wakes the thread: a 5 ms chunk played 20 ms into an idle wait (the thread's switches just moved) is
  *     reported in a median under 50 ms of 7 tries; with no wake it waits for the rest of the 100 ms, about 80 ms.
+ *   - While one long chunk plays, or one loops forever, and nothing else can change, the thread does not tick every
+ *     10 ms: under 40 waits in 1 s (100 when it ticked while anything played).
+ *   - With the tick gone, an end is still seen in time: the thread wakes when the chunk's sound is due to end. A
+ *     200 ms chunk is reported a median under 45 ms after its length, of 7 tries (0 to 14 ms seen; the 100 ms wait
+ *     alone would make it about 60).
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
@@ -98,6 +103,56 @@ int main(void) {
            times[0], times[6]);
     CHECK(short_chunk && times[3] < 50);
     Mix_FreeChunk(short_chunk);
+
+    /* Two seconds of silence, alone: the thread waits for its end, not 10 ms at a time. */
+    static Sint16 long_silence[2 * 88200];
+    Mix_Chunk *long_chunk = Mix_QuickLoad_RAW((Uint8 *)long_silence, sizeof long_silence);
+    SDL_AtomicSet(&ended, 0);
+    start = SDL_GetTicks();
+    CHECK(long_chunk && Mix_PlayChannel(0, long_chunk, 0) == 0);
+    SDL_Delay(300);
+    before = update_thread_switches();
+    SDL_Delay(1000);
+    after = update_thread_switches();
+    printf("update thread: %ld waits in 1 s while a 2 s chunk plays\n", after - before);
+    CHECK(before >= 0 && after - before < 40);
+    while (!SDL_AtomicGet(&ended) && SDL_GetTicks() - start < 30000) SDL_Delay(1);
+    took = SDL_GetTicks() - start;
+    printf("the 2 s chunk was reported ended after %u ms\n", took);
+    /* SDL's dummy driver sleeps 11 ms per 11.6 ms block: the chunk plays about 5 % fast, and ends near 1.9 s. */
+    CHECK(SDL_AtomicGet(&ended) == 1 && took >= 1800 && took < 2150 && Mix_Playing(0) == 0);
+
+    /* Looping forever, it never ends by itself: no tick either. */
+    CHECK(Mix_PlayChannel(0, long_chunk, -1) == 0);
+    SDL_Delay(300);
+    before = update_thread_switches();
+    SDL_Delay(1000);
+    after = update_thread_switches();
+    printf("update thread: %ld waits in 1 s while a chunk loops forever\n", after - before);
+    CHECK(before >= 0 && after - before < 40 && Mix_Playing(0) == 1);
+    Mix_HaltChannel(0);
+    Mix_FreeChunk(long_chunk);
+
+    /* 200 ms chunks: each end seen soon after the sound's length, though no tick looks every 10 ms. */
+    static Sint16 fifth[2 * 8820];
+    Mix_Chunk *fifth_chunk = Mix_QuickLoad_RAW((Uint8 *)fifth, sizeof fifth);
+    for (int i = 0; i < 7; i++) {
+        SDL_Delay(50);
+        SDL_AtomicSet(&ended, 0);
+        Uint32 at = SDL_GetTicks();
+        if (!fifth_chunk || Mix_PlayChannel(0, fifth_chunk, 0) != 0) {
+            times[i] = 30000;
+            continue;
+        }
+        while (!SDL_AtomicGet(&ended) && SDL_GetTicks() - at < 30000) SDL_Delay(1);
+        Uint32 reported = SDL_GetTicks() - at;
+        times[i] = reported > 200 ? reported - 200 : 0;
+    }
+    qsort(times, 7, sizeof times[0], by_value);
+    printf("a 200 ms chunk: its end reported %u ms after its length (median; %u to %u)\n", times[3], times[0],
+           times[6]);
+    CHECK(fifth_chunk && times[3] < 45);
+    Mix_FreeChunk(fifth_chunk);
     Mix_CloseAudio();
     printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;

@@ -1,0 +1,94 @@
+import Ambience
+
+// When the update thread runs next (UpdateThread.swift). It used to step every 10 ms while anything played; its
+// wake-ups were a third of the stand-in's CPU in `bench --sdl-mixer-stand-in` (each one a context switch, the
+// engine's update and the channel table's step). Now it wakes when something can have changed: a one-shot's end (its
+// sound's length after the play started, at the output's pace), a deadline, every tick only while a fade steps, a
+// stream or replay plays, or finite music plays, and at the latest every 50 ms while music or a hook plays (the
+// session's music rule) or 100 ms otherwise (the session, the output, an end nobody foresaw: a voice the engine
+// stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
+
+/// The update period, in nanoseconds.
+let updatePeriodNanoseconds = Int(updatePeriod * 1e9)
+/// The longest wait while music or a hook plays: the session's music rule (MusicRule.swift) is applied then, and the
+/// engine looks at the desktop's players every 50 ms.
+let musicUpdatePeriod = 0.050
+
+extension Sound {
+    /// How long the sound plays once, in nanoseconds.
+    var durationNanoseconds: Int { frames * 1_000_000_000 / max(sampleRate, 1) }
+}
+
+extension MixerState {
+    /// When a play of `sound` started at `now` reaches the sound's end, at the output's pace.
+    func endOfPlay(_ sound: Sound, from now: Int) -> Int { now + Int(Double(sound.durationNanoseconds) / renderPace) }
+}
+
+/// The output's pace: frames rendered over a second or more of the monotonic clock, against the engine's rate. Taken
+/// at most 3 % slow: SDL's disk driver runs about 1 % slow (its sleeps overshoot), and looking at its ends at the rate
+/// would miss most and look again a tick later; but a second with a stall in it would put every end foreseen after
+/// it late by as much, so a slower one is looked for every tick from there on (`nextLook`).
+struct RenderClock {
+    private var anchor: (time: Int, frames: Int)?
+
+    /// A new measure when a second has passed since the last one (nil otherwise), from 0.97 to 2.
+    mutating func pace(engine: AudioEngine, now: Int) -> Double? {
+        let frames = engine.renderedFrames
+        guard let anchor, now - anchor.time >= 1_000_000_000 else {
+            if anchor == nil { self.anchor = (now, frames) }
+            return nil
+        }
+        self.anchor = (now, frames)
+        let expected = Double(now - anchor.time) * Double(engine.configuration.sampleRate) / 1e9
+        // No frames at all: the output is paused or stalled; its ends wait, and are looked for every tick.
+        guard frames > anchor.frames else { return nil }
+        return min(max(Double(frames - anchor.frames) / expected, 0.97), 2)
+    }
+}
+
+extension ChannelTable {
+    /// When the update thread must next look at channel `i` (monotonic nanoseconds), or nil when nothing there can
+    /// change by itself: no play, a paused one (its deadline and fade wait), or a sound looping forever. A one-shot is
+    /// looked at when its sound's end is due: the engine renders a block ahead, so the end is there by then unless
+    /// the play started late in a block (then a tick later, and every tick after while it still sounds: a session's
+    /// pause holds it); fades, streams and replays every tick, as before.
+    func nextLook(_ i: Int, now: Int) -> Int? {
+        let slot = slots[i]
+        guard slot.voice != nil, !slot.paused else { return nil }
+        var look = slot.expiresAt ?? .max
+        if slot.fade != .none || slot.stream != nil || slot.loopsLeft > 0 {
+            look = min(look, now + updatePeriodNanoseconds)
+        } else if slot.loopsLeft == 0 {
+            let due = slot.endsAt ?? now
+            look = min(look, due > now ? due : now + updatePeriodNanoseconds)
+        }
+        return look == .max ? nil : look
+    }
+
+    /// The earliest `nextLook` of every channel.
+    func nextLook(now: Int) -> Int? {
+        var earliest: Int?
+        for i in slots.indices {
+            guard let look = nextLook(i, now: now) else { continue }
+            earliest = min(earliest ?? look, look)
+        }
+        return earliest
+    }
+}
+
+extension MixerState {
+    /// When the update thread wakes next, after a step at `now`: the channels' next look, a tick while the music fades
+    /// or plays a finite number of times (its end and its queue's top-up), else the longest wait.
+    func nextUpdate(now: Int) -> Int {
+        let musicOn = music.current != nil || hook.function != nil
+        var next = now + Int((musicOn ? musicUpdatePeriod : idleUpdatePeriod) * 1e9)
+        guard device != nil else { return next }
+        if let look = channels.nextLook(now: now) { next = min(next, look) }
+        if channels.streamStoppedAt != nil { next = min(next, now + updatePeriodNanoseconds) }
+        if music.current != nil, !music.hooked, music.fade != .none || music.passes != nil {
+            next = min(next, now + updatePeriodNanoseconds)
+        }
+        // Never a busy loop, whatever a clock or a deadline says.
+        return max(next, now + 1_000_000)
+    }
+}
