@@ -11,23 +11,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ambience.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passed, failed;
-
-static void check(int ok, int line, const char *what) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL formats_test.c:%d: %s (last error: \"%s\")\n", line, what, ambience_last_error());
-    }
-}
-#define CHECK(cond) check((cond) ? 1 : 0, __LINE__, #cond)
-#define OK(call) check((call) == AMBIENCE_OK, __LINE__, #call)
 
 enum { RATE = 48000, BLOCK = 4800 }; /* a tenth of a second */
 static float mix[2 * BLOCK];
@@ -159,6 +147,5 @@ int main(int argc, char **argv) {
     CHECK(level > 0.01);
     OK(ambience_engine_destroy(engine));
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return tally();
 }

@@ -9,23 +9,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ambience.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static int passed, failed;
-
-static void check(int ok, int line, const char *what) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL hdr_test.c:%d: %s (last error: \"%s\")\n", line, what, ambience_last_error());
-    }
-}
-#define CHECK(cond) check((cond) ? 1 : 0, __LINE__, #cond)
-#define OK(call) check((call) == AMBIENCE_OK, __LINE__, #call)
 
 /* A tenth of a second holds a whole number of cycles of every tone here: no band leaks into another. */
 enum { RATE = 48000, BLOCK = 4800 };
@@ -156,6 +144,5 @@ int main(void) {
     CHECK(render(engine, 2, 0));
     OK(ambience_engine_destroy(engine));
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return tally();
 }

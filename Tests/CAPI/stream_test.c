@@ -9,23 +9,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ambience.h"
+#include "check.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-static int passed, failed;
-
-static void check(int ok, int line, const char *what) {
-    if (ok) {
-        passed++;
-    } else {
-        failed++;
-        fprintf(stderr, "FAIL stream_test.c:%d: %s (last error: \"%s\")\n", line, what, ambience_last_error());
-    }
-}
-#define CHECK(cond) check((cond) ? 1 : 0, __LINE__, #cond)
-#define OK(call) check((call) == AMBIENCE_OK, __LINE__, #call)
 
 enum { RATE = 48000, FRAMES = 9600 };
 static float mix[2 * FRAMES];
@@ -165,6 +153,5 @@ int main(void) {
     CHECK(short_one.frame == 6000);
 
     OK(ambience_engine_destroy(engine));
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed == 0 ? 0 : 1;
+    return tally();
 }
