@@ -19,7 +19,11 @@ let idleUpdatePeriod = 0.100
 
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
-    StandIn.shared.state.withLock { $0.updateThread = pthread_self() }
+    // A new opening is a new output: its pace is measured afresh, not taken from the device before.
+    StandIn.shared.state.withLock { state in
+        state.updateThread = pthread_self()
+        state.renderPace = 1
+    }
     var routeRule = RouteRule()
     var renderClock = RenderClock()
     var plannedWake = 0

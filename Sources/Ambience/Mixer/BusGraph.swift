@@ -155,6 +155,13 @@ struct BusGraph {
 
     /// Aims a window at a new voice's linear level if it is louder than what the window aims at, so that the
     /// attack starts with the voice rather than at the next measure. Returns whether the top moved already.
+    /// Puts a window back as it was (a play refused after it raised the window).
+    mutating func restoreHDR(_ bus: Int, _ window: HDRWindow) {
+        guard hdr.indices.contains(bus), hdr[bus] != nil else { return }
+        hdr[bus] = window
+        refreshHDRLevels(bus)
+    }
+
     mutating func raiseHDR(_ bus: Int, toLevel level: Float) -> Bool {
         guard let window = hdr[bus] else { return false }
         let decibels = HDRWindow.decibels(level)

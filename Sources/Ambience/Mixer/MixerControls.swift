@@ -141,6 +141,7 @@ extension Mixer {
         withLock {
             let before = listener
             listener = checked
+            if buses.hasHDR { voices.needsRank = true }  // distances move levels under a window
             ALListener.setPosition(listener.position.x, listener.position.y, listener.position.z)
             ALListener.setVelocity(listener.velocity.x, listener.velocity.y, listener.velocity.z)
             ALListener.setOrientation(at: listener.forward, up: listener.up)

@@ -40,18 +40,30 @@ extension Mixer {
         voices.weakestReal = (-1, .infinity)
     }
 
-    /// Gives a new voice on bus `bus` its loudness and lets its window aim at it at once when it is the loudest.
-    func prepareHDR(_ fresh: inout VoiceSlot, loudness: Float) {
+    /// Gives a new voice on bus `bus` its loudness and lets its window aim at it at once when it is the loudest, so
+    /// that the voices it pushes under the bottom are culled, and the first it may take a slot from. Returns the
+    /// window as it was, for `undoHDR` if the play is refused all the same.
+    func prepareHDR(_ fresh: inout VoiceSlot, loudness: Float) -> (bus: Int, window: HDRWindow)? {
         fresh.loudnessGain = HDRWindow.linear(loudness)
-        guard buses.hasHDR else { return }
+        guard buses.hasHDR else { return nil }
         let owner = buses.hdrOwner[fresh.bus]
-        guard owner >= 0 else { return }
+        guard owner >= 0, let before = buses.hdr[owner] else { return nil }
         let heard = withUnsafePointer(to: fresh) { VoicePool.heard($0, listener) }
         if buses.raiseHDR(owner, toLevel: heard * fresh.loudnessGain) {
             // No attack: the others drop now, and those under the new bottom go virtual at the next tick.
             refreshGains()
             voices.needsRank = true
         }
+        return (owner, before)
+    }
+
+    /// Puts a window back as `prepareHDR` found it, when the play was refused after all: a voice that never played
+    /// moves no window (it would have pushed the others down for the whole release).
+    func undoHDR(_ before: (bus: Int, window: HDRWindow)?) {
+        guard let before, buses.hdr[before.bus] != before.window else { return }
+        buses.restoreHDR(before.bus, before.window)
+        refreshGains()
+        voices.needsRank = true
     }
 
     // MARK: Buses

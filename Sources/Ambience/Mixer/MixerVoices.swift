@@ -22,17 +22,26 @@ extension Mixer {
                 fresh.fadeGain = 0
                 fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
             }
-            prepareHDR(&fresh, loudness: options.loudness ?? sound.loudness)
+            let hdrBefore = prepareHDR(&fresh, loudness: options.loudness ?? sound.loudness)
             let audibility = self.audibility
             let importance = VoicePool.importance(of: fresh, audibility)
             if voices.isFull {
-                guard let victim = voices.leastImportantVoice(audibility), victim.importance <= importance else {
+                // Equals give way to the newcomer, except culled ones: every culled voice scores the same, and a
+                // silent newcomer must not end a culled voice that would have come back when the window fell.
+                guard let victim = voices.leastImportantVoice(audibility),
+                    victim.importance < importance
+                        || (victim.importance == importance && importance != VoicePool.culled)
+                else {
+                    undoHDR(hdrBefore)
                     counters.stolen += 1
                     return .none
                 }
                 release(victim.slot, event: .stolen)
             }
-            guard let slot = voices.occupy(fresh) else { return .none }
+            guard let slot = voices.occupy(fresh) else {
+                undoHDR(hdrBefore)
+                return .none
+            }
             sound.playingVoices += 1
             useCounter &+= 1
             sound.lastUsed = useCounter
@@ -120,6 +129,8 @@ extension Mixer {
         return withLiveSlot(voice) { slot in
             voices.slots[Int(slot)].gain = gain
             applyGain(slot)
+            // Under a window a quieter voice may now be under its bottom, or a louder one above it.
+            if buses.hasHDR { voices.needsRank = true }
         }
     }
 
@@ -151,6 +162,7 @@ extension Mixer {
         do { placement = try requested.validated() } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
             voices.slots[Int(slot)].placement = placement
+            if buses.hasHDR { voices.needsRank = true }  // its distance moves its level under a window
             let source = voices.slots[Int(slot)].source
             guard source >= 0 else { return }
             sources.place(Int(source), placement, listener: listener)
