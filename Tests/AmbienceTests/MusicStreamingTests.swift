@@ -177,7 +177,12 @@ import Testing
             player.pause()
             player.currentPlaybackTime = 2
         }
-        #expect(eventually { player.stream.channel.locked { $0.sampleOffset } == 0 && !player.stream.isEmpty })
+        #expect(
+            eventually {
+                player.lock.withLock { _ in
+                    player.stream.channel.locked { $0.sampleOffset } == 0 && !player.stream.isEmpty
+                }
+            })
         Thread.sleep(forTimeInterval: 2)
         #expect(player.playbackState == .paused)
         #expect(player.indexOfNowPlayingItem == 0)
@@ -206,7 +211,9 @@ import Testing
         defer { player.stopStreamingThread() }
         defer { gate.open() }  // first: a feeder waiting at the gate could not be stopped
         player.play()
-        #expect(eventually { player.stream.freeBufferCount == 0 }, "the stream never filled")
+        #expect(
+            eventually { player.lock.withLock { _ in player.stream.freeBufferCount == 0 } },
+            "the stream never filled")
         // More than the disk gave: the stream runs dry and stops. (A stopped source's playhead reads 0: where it ran
         // dry is where its sound ends.)
         let before = Signal(try engine.render(frames: 48_000))
@@ -217,7 +224,10 @@ import Testing
         #expect(engine.stats.underruns == 0)
 
         gate.open()
-        #expect(eventually { engine.stats.underruns == 1 && player.stream.freeBufferCount == 0 })
+        #expect(
+            eventually {
+                engine.stats.underruns == 1 && player.lock.withLock { _ in player.stream.freeBufferCount == 0 }
+            })
         let out = Signal(try engine.render(frames: 9_600))
         #expect(player.playbackState == .playing)
         #expect(abs(player.currentPlaybackTime - (dry + 9_600.0 / 48_000)) < 0.001)
