@@ -36,7 +36,10 @@ enum SDLMixer {
         let mix = try functions()
         let disk = try DiskAudio()
         defer { disk.close() }
-        guard mix.Mix_OpenAudio(Int32(scene.sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
+        guard
+            mix.Mix_OpenAudio(Int32(clamping: scene.sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(clamping: blockFrames))
+                == 0
+        else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
         defer { mix.Mix_CloseAudio() }
@@ -61,7 +64,7 @@ enum SDLMixer {
         defer { for chunk in chunks { mix.Mix_FreeChunk(chunk) } }
         for s in samples {
             let bytes = UnsafeMutableRawPointer(s.baseAddress!).assumingMemoryBound(to: Uint8.self)
-            guard let chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(s.count * MemoryLayout<Float>.size)) else {
+            guard let chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(clamping: s.count * MemoryLayout<Float>.size)) else {
                 throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())")
             }
             chunks.append(chunk)
@@ -156,7 +159,8 @@ enum SDLMixer {
             _ = mix.Mix_SetSoundFonts(font)
         }
         defer { mix.Mix_Quit() }
-        guard mix.Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(blockFrames)) == 0 else {
+        guard mix.Mix_OpenAudio(Int32(clamping: sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(clamping: blockFrames)) == 0
+        else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
         defer { mix.Mix_CloseAudio() }
@@ -268,7 +272,9 @@ extension SDLMixer {
         guard driver == "pulseaudio" else {
             throw .sdlMixer("SDL chose the '\(driver)' audio driver, not 'pulseaudio'")
         }
-        guard mix.Mix_OpenAudio(Int32(sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(periodFrames)) == 0 else {
+        guard
+            mix.Mix_OpenAudio(Int32(clamping: sampleRate), Uint16(AUDIO_F32SYS), 2, Int32(clamping: periodFrames)) == 0
+        else {
             throw .sdlMixer("Mix_OpenAudio: \(sdlError())")
         }
         defer { mix.Mix_CloseAudio() }
@@ -276,7 +282,7 @@ extension SDLMixer {
         defer { stereo.deallocate() }
         for (i, v) in click.enumerated() { stereo[2 * i] = v; stereo[2 * i + 1] = v }
         let bytes = UnsafeMutableRawPointer(stereo.baseAddress!).assumingMemoryBound(to: Uint8.self)
-        guard let chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Float>.size)) else {
+        guard let chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(clamping: stereo.count * MemoryLayout<Float>.size)) else {
             throw .sdlMixer("Mix_QuickLoad_RAW: \(sdlError())")
         }
         defer { mix.Mix_FreeChunk(chunk) }

@@ -211,7 +211,7 @@ public enum MixerScene {
             }
             samples = stereo
             let bytes = UnsafeMutableRawPointer(stereo.baseAddress!).assumingMemoryBound(to: Uint8.self)
-            chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(stereo.count * MemoryLayout<Int16>.size))
+            chunk = mix.Mix_QuickLoad_RAW(bytes, Uint32(clamping: stereo.count * MemoryLayout<Int16>.size))
         }
 
         func free() {
