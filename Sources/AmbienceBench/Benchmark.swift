@@ -69,6 +69,8 @@ public struct SystemMeasurement: Sendable {
     public var outputRMS: Double? = nil
     /// One-shots started again after finishing.
     public var restarts = 0
+    /// Ambience only: voices moved between real and virtual by its ranking (`StressReport.sourceMoves`).
+    public var sourceMoves = 0
     /// Average wall time of one 1024-frame mix block inside the mixer (Ambience and raw OpenAL: `alcRenderSamplesSOFT`).
     public var renderMicroseconds: Double? = nil
     /// Median cost of starting a voice: Ambience's `play`, raw OpenAL's `alSourcePlay` of a finished one-shot.
@@ -134,6 +136,8 @@ public struct BenchOptions: Sendable {
     public var music: String?
     /// Seconds of audio for the streaming-cost measurement.
     public var musicSeconds: Double
+    /// The mixer's rank margin in dB for the Ambience runs, or nil for the engine's default.
+    package var rankMargin: Float? = nil
 
     public init(
         seconds: Double = 2, runs: Int = 3, voiceCounts: [Int] = [256, 1024, 4096, 10_000],
@@ -206,7 +210,8 @@ public enum Benchmark {
             if sceneSystems.contains(where: \.playsRealSet) {
                 progress("\(result.title): the voices Ambience keeps real")
                 realSet = Result { () throws(EngineError) in
-                    let indices = try scene.realSet(realVoices: real)
+                    let indices = try scene.realSet(
+                        realVoices: real, blockFrames: 1024, blocks: 4, rankMargin: options.rankMargin)
                     result.realSet = indices
                     return scene.subset(indices)
                 }
@@ -278,10 +283,10 @@ public enum Benchmark {
         case .ambience, .ambienceMusic, .ambienceRealSet:
             let music = system == .ambienceMusic ? options.music : nil
             let r: StressReport
+            var stress = StressOptions(seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music)
+            stress.rankMargin = options.rankMargin
             do {
-                r = try scene.run(
-                    StressOptions(seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music),
-                    isCancelled: isCancelled)
+                r = try scene.run(stress, isCancelled: isCancelled)
             } catch {
                 throw .engine(error)
             }
@@ -294,6 +299,7 @@ public enum Benchmark {
             m.voicesMixed = r.realVoices
             m.outputRMS = r.outputRMS
             m.restarts = r.retriggers
+            m.sourceMoves = r.sourceMoves
             m.playCallNs = r.playCallNs
             m.renderMicroseconds = r.averageRenderMicroseconds
             return m

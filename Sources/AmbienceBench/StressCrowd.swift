@@ -77,6 +77,7 @@ final class StressCrowd {
         report.underruns = stats.underruns
         report.retriggers = retriggers
         report.stolen = stats.stolen
+        report.sourceMoves = stats.madeReal + stats.madeVirtual
         report.renderedBlocks = stats.renderedBlocks
         report.averageRenderMicroseconds = stats.averageRenderMicroseconds
         report.maxRenderMicroseconds = stats.maxRenderMicroseconds

@@ -23,6 +23,9 @@ public struct StressReport: Sendable {
     public var retriggers = 0
     /// Voices lost to stealing (none while the pool holds the whole crowd).
     public var stolen = 0
+    /// Voices moved between real and virtual by the mixer's ranking (`MixerStats.madeReal` + `madeVirtual`): how
+    /// much the real set moves.
+    public var sourceMoves = 0
     /// RMS of the rendered mix over both channels (offline only).
     public var outputRMS: Double? = nil
     /// The music file streamed, if any.

@@ -154,6 +154,8 @@ public struct StressOptions: Sendable {
     /// Real time only: every ~0.3 s the music player seeks or skips (through `music` and the other bundled track),
     /// and every game frame extra voices start, fade and stop, so the game, streaming and audio threads all race.
     public var chaos: Bool
+    /// The mixer's rank margin in dB (`EngineConfiguration.rankMargin`), or nil for the engine's default.
+    package var rankMargin: Float? = nil
 
     public init(
         seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024,
@@ -186,10 +188,11 @@ extension StressScene {
     public func run(_ requested: StressOptions, isCancelled: () -> Bool = { false }) throws(EngineError) -> StressReport
     {
         let options = try requested.validated()
-        let engine = try AudioEngine(
-            EngineConfiguration(
-                output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
-                maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames))
+        var configuration = EngineConfiguration(
+            output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
+            maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames)
+        if let margin = options.rankMargin { configuration.rankMargin = margin }
+        let engine = try AudioEngine(configuration)
         defer { engine.shutdown() }
         let crowd = try StressCrowd(scene: self, engine: engine)
         var report = StressReport()
@@ -228,10 +231,18 @@ extension StressScene {
     /// the whole crowd: the scene started as `run` starts it, then `blocks` blocks of `blockFrames` rendered (the
     /// mixer ranks a crowded pool every 40 ms, so the default covers two ranks at 48 kHz).
     public func realSet(realVoices: Int, blockFrames: Int = 1024, blocks: Int = 4) throws(EngineError) -> [Int] {
-        let engine = try AudioEngine(
-            EngineConfiguration(
-                output: .offline, sampleRate: sampleRate, realVoices: realVoices,
-                maxVoices: max(voices.count, realVoices, 1), blockFrames: blockFrames))
+        try realSet(realVoices: realVoices, blockFrames: blockFrames, blocks: blocks, rankMargin: nil)
+    }
+
+    /// `realSet` with the mixer's rank margin in dB, or nil for the default.
+    package func realSet(realVoices: Int, blockFrames: Int, blocks: Int, rankMargin: Float?) throws(EngineError)
+        -> [Int]
+    {
+        var configuration = EngineConfiguration(
+            output: .offline, sampleRate: sampleRate, realVoices: realVoices,
+            maxVoices: max(voices.count, realVoices, 1), blockFrames: blockFrames)
+        if let rankMargin { configuration.rankMargin = rankMargin }
+        let engine = try AudioEngine(configuration)
         defer { engine.shutdown() }
         let crowd = try StressCrowd(scene: self, engine: engine)
         crowd.start()

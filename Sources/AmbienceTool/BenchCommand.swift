@@ -18,6 +18,8 @@ struct BenchCommand: Command {
                      ambienceRealSet and openalRealSet run only where Ambience keeps some voices virtual: the voices
                      it keeps real after its first rank, alone through Ambience and through raw OpenAL Soft (the
                      same sounds, positions, pitches and restarts)
+          --rank-margin  how much louder (dB, 0 to 40) a virtual voice must be than the weakest real one to take its
+                     source at a rank (default 3): for choosing the default; JSON's "sourceMoves" counts the moves
           --json     one JSON object: {"scenes":[{"voices":N,"unitPitch":B,"systems":{"ambience":{"rtf":…},"openal":{…},
                      "sdlMixer":{…}},"ratios":{"ambienceOverOpenAL":…,"ambienceOverSDLMixer":…,
                      "ambienceOverOpenALRealSet":…,"ambienceOverAmbienceRealSet":…}},…],
@@ -81,6 +83,12 @@ struct BenchCommand: Command {
                         + "comma-separated, not '\(text)'")
             }
             options.systems = systems.map { $0! }
+        }
+        if let margin = try arguments.option("--rank-margin") {
+            guard let decibels = Float(margin), decibels.isFinite, (0...40).contains(decibels) else {
+                throw UsageError("--rank-margin takes decibels from 0 to 40, not '\(margin)'")
+            }
+            options.rankMargin = decibels
         }
         let plot = try arguments.option("--plot")
         guard try arguments.finish().isEmpty else { throw UsageError("bench takes no positional arguments") }
@@ -254,6 +262,7 @@ struct BenchCommand: Command {
         var pairs: [(String, JSON)] = [
             ("rtf", .double(m.rtf)), ("cpuSeconds", .double(m.cpuSeconds)), ("seconds", .double(m.seconds)),
             ("voicesMixed", .int(m.voicesMixed)), ("frames", .int(m.frames)), ("restarts", .int(m.restarts)),
+            ("sourceMoves", .int(m.sourceMoves)),
             ("runs", .array(m.runs.map(JSON.double)))
         ]
         if let rms = m.outputRMS { pairs.append(("outputRMS", .double(rms))) }

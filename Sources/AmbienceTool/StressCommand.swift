@@ -73,6 +73,7 @@ struct StressCommand: Command {
             ("underruns", .int(r.underruns)),
             ("mode", .string(realtime ? "realtime" : "offline")), ("driver", .string(r.driver)),
             ("playCalls", .int(r.playCalls)), ("retriggers", .int(r.retriggers)), ("stolen", .int(r.stolen)),
+            ("sourceMoves", .int(r.sourceMoves)),
             ("music", .optional(r.music)), ("wallSeconds", .double(r.wallSeconds)),
             ("renderedSeconds", .double(r.renderedSeconds)),
             ("renderedBlocks", .int(r.renderedBlocks)),

@@ -56,7 +56,8 @@ public final class AudioEngine: @unchecked Sendable {
                 MixerConfiguration(
                     sampleRate: configuration.sampleRate, realVoices: configuration.realVoices,
                     maxVoices: configuration.maxVoices, hrtf: configuration.hrtf,
-                    resampler: configuration.resampler, outputLimiter: configuration.outputLimiter))
+                    resampler: configuration.resampler, outputLimiter: configuration.outputLimiter,
+                    rankMargin: configuration.rankMargin))
         } catch {
             throw .mixer(error)
         }

@@ -27,6 +27,9 @@ public struct EngineConfiguration: Sendable {
     /// instead of clipped further on. Off by default: it costs a little mixing time and delays all output by its
     /// 1 ms look-ahead, and a game whose mix stays below full scale gains nothing from it.
     public var outputLimiter = false
+    /// How much louder (dB) a virtual voice must be than the weakest real one to take its source at a rank: the
+    /// bench's knob for choosing the default (`ambience bench --rank-margin`); clamped to 0…40 dB.
+    package var rankMargin = VoicePool.defaultRankMargin
     /// Frames per mix block: the device callback size and the offline render step.
     public var blockFrames = 512
     /// Shown to the sound server and on the session bus.

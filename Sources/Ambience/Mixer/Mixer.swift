@@ -88,7 +88,7 @@ package final class Mixer: @unchecked Sendable {
                 trigger: BuiltinBus.dialogue.rawValue, target: BuiltinBus.music.rawValue,
                 depth: 9, attack: 0.08, release: 0.5)
         ])
-        voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count)
+        voices = VoicePool(capacity: configuration.maxVoices, buses: buses.count, rankMargin: configuration.rankMargin)
         hdrPeaks = Array(repeating: 0, count: buses.count)
         device.withCurrentContext { ALListener.useInverseDistanceClamped() }
         owner.bind(self)
@@ -269,8 +269,9 @@ package final class Mixer: @unchecked Sendable {
             for slot in voices.active where voices.slots[Int(slot)].source < 0 && !voices.slots[Int(slot)].paused {
                 guard let source = takeSource(for: slot) else { break }
                 attach(slot, to: source)
+                counters.madeReal += 1
             }
-            voices.weakestReal = (-1, .infinity)
+            voices.forgetRank()
             return
         }
         let threshold = voices.rank(keep: capacity, audibility)
@@ -289,6 +290,7 @@ package final class Mixer: @unchecked Sendable {
             if voices.slots[Int(slot)].source < 0 {
                 guard let source = takeSource(for: slot) else { continue }
                 attach(slot, to: source)
+                counters.madeReal += 1
             }
             if score < weakest.importance { weakest = (slot, score) }
         }
@@ -342,6 +344,7 @@ package final class Mixer: @unchecked Sendable {
 
     /// Takes a voice off its source and makes it virtual where it was; the source goes back to the pool.
     func demote(_ slot: Int32) {
+        counters.madeVirtual += 1
         takeOffSource(slot)
         voices.scheduleEnding(slot)
     }

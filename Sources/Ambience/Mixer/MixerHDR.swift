@@ -35,6 +35,7 @@ extension Mixer {
                 if culled { demote(slot) }
             } else if !culled && !voices.slots[Int(slot)].paused, let source = takeSource(for: slot) {
                 attach(slot, to: source)
+                counters.madeReal += 1
             }
         }
         voices.weakestReal = (-1, .infinity)

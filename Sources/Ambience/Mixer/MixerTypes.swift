@@ -12,6 +12,8 @@ package struct MixerConfiguration: Sendable {
     package var resampler = Resampler.linear
     /// OpenAL Soft's output limiter.
     package var outputLimiter = false
+    /// How much louder, in dB, a virtual voice must be than the weakest real one to take its source at a rank.
+    package var rankMargin = VoicePool.defaultRankMargin
 
     /// The voice counts a mixer may be asked for; the engine's limits (`EngineConfiguration.maxVoiceCounts`) are
     /// these, and voice slots are `Int32`.
@@ -19,7 +21,7 @@ package struct MixerConfiguration: Sendable {
 
     package init(
         sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false,
-        resampler: Resampler = .linear, outputLimiter: Bool = false
+        resampler: Resampler = .linear, outputLimiter: Bool = false, rankMargin: Float = VoicePool.defaultRankMargin
     ) {
         self.sampleRate = sampleRate
         self.realVoices = realVoices
@@ -27,6 +29,7 @@ package struct MixerConfiguration: Sendable {
         self.hrtf = hrtf
         self.resampler = resampler
         self.outputLimiter = outputLimiter
+        self.rankMargin = rankMargin
     }
 }
 
@@ -40,6 +43,11 @@ public struct MixerStats: Sendable, Equatable {
     public var started = 0
     /// Voices stolen by more important ones since the engine was made.
     public var stolen = 0
+    /// Real voices that gave their source to a more important one and played on virtually, since the engine was
+    /// made: with `madeReal`, how much the real set moves in a crowd (each move sets an OpenAL source up again).
+    public var madeVirtual = 0
+    /// Virtual voices given a source at a rank (they had become important enough), since the engine was made.
+    public var madeReal = 0
     /// One-shot voices that played to their end since the engine was made.
     public var finished = 0
     /// Mix blocks rendered so far.

@@ -51,7 +51,11 @@ extension Mixer {
             if importance == VoicePool.culled {
                 // Under its window's bottom: it keeps time virtually until the window falls.
                 voices.scheduleEnding(slot)
-            } else if let source = takeSource(for: slot) {
+            } else if voices.active.count <= sources.count || voices.wouldStayReal(importance, priority: fresh.priority),
+                let source = takeSource(for: slot)
+            {
+                // In a crowd a free source goes only to a voice the next rank would keep real: a weaker one would
+                // be set up on it, then moved off at that rank, and the source is the rank's to give.
                 attach(slot, to: source)
             } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
                 // The new voice beats the weakest real one: it takes that source now, not at the next rank.

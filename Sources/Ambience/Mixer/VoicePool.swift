@@ -33,8 +33,15 @@ struct VoicePool {
     /// A rank is owed (a voice started, paused or lost its source) and how long since the last one.
     var needsRank = false
     private(set) var framesSinceRank = 0
+    /// What a real voice's audibility is multiplied by in a rank (`rankMargin` dB, linear): a virtual voice must be
+    /// that much louder than the weakest real one to take its source, so near-equals do not swap at every rank.
+    private(set) var realMargin: Float
 
-    init(capacity: Int, buses: Int) {
+    /// The margin by default, in dB (see `rank`); a margin asked for is clamped to 0…40 dB, NaN taken as this.
+    static let defaultRankMargin: Float = 3
+
+    init(capacity: Int, buses: Int, rankMargin: Float = VoicePool.defaultRankMargin) {
+        realMargin = HDRWindow.linear(rankMargin.isFinite ? min(max(rankMargin, 0), 40) : VoicePool.defaultRankMargin)
         slots = Array(repeating: VoiceSlot(), count: capacity)
         freeSlots = (0..<Int32(capacity)).reversed()
         active.reserveCapacity(capacity)
@@ -316,23 +323,46 @@ struct VoicePool {
         return (needsRank || waiting) && !competing || competing && framesSinceRank * 25 >= sampleRate
     }
 
+    /// Forgets the last rank: every voice that wants a source has one, so none is weakest and no score is needed.
+    mutating func forgetRank() {
+        weakestReal = (-1, .infinity)
+        lastThreshold = .nan
+    }
+
     /// Marks a rank done.
     mutating func ranked() {
         needsRank = false
         framesSinceRank = 0
     }
 
-    /// Scores every live voice (a real one gets a small bonus, so near-equals do not swap every tick) and returns
-    /// the score a voice needs to be among the `keep` most important: the real ones are those at or above it.
+    /// A real voice's score in a rank: its audibility (not its priority) raised by the margin, so a virtual voice of
+    /// the same priority takes its place only when more than `realMargin` louder (docs/ARCHITECTURE.md, "The
+    /// crowd"). Culled and paused voices get nothing: they are to lose their source.
+    static func realScore(_ score: Float, priority: UInt8, margin: Float) -> Float {
+        guard score >= 0 else { return score }
+        let base = Float(priority) * 16
+        return base + min((score - base) * margin, 15)
+    }
+
+    /// The score a new voice of importance `importance` would have once real: what `play` compares with the last
+    /// rank's threshold to decide whether it may take a free source between ranks.
+    func wouldStayReal(_ importance: Float, priority: UInt8) -> Bool {
+        lastThreshold.isNaN || VoicePool.realScore(importance, priority: priority, margin: realMargin) >= lastThreshold
+    }
+
+    /// Scores every live voice (a real one's audibility raised by the margin, so near-equals do not swap every
+    /// rank) and returns the score a voice needs to be among the `keep` most important: the real ones are those at
+    /// or above it.
     mutating func rank(keep: Int, _ audibility: Audibility) -> Float {
         let count = active.count
+        let margin = realMargin
         slots.withUnsafeBufferPointer { pool in
             active.withUnsafeBufferPointer { live in
                 scores.withUnsafeMutableBufferPointer { scores in
                     scratch.withUnsafeMutableBufferPointer { scratch in
                         func score(_ slot: UnsafePointer<VoiceSlot>) {
                             var score = VoicePool.importance(of: slot, audibility)
-                            if slot.pointee.source >= 0 && score != VoicePool.culled { score += 0.25 }
+                            if slot.pointee.source >= 0 { score = VoicePool.realScore(score, priority: slot.pointee.priority, margin: margin) }
                             let i = Int(slot.pointee.activeIndex)
                             scores[i] = score
                             scratch[i] = score
