@@ -283,7 +283,8 @@ public enum Benchmark {
         case .ambience, .ambienceMusic, .ambienceRealSet:
             let music = system == .ambienceMusic ? options.music : nil
             let r: StressReport
-            var stress = StressOptions(seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music)
+            var stress = StressOptions(
+                seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music)
             stress.rankMargin = options.rankMargin
             do {
                 r = try scene.run(stress, isCancelled: isCancelled)

@@ -51,7 +51,8 @@ extension Mixer {
             if importance == VoicePool.culled {
                 // Under its window's bottom: it keeps time virtually until the window falls.
                 voices.scheduleEnding(slot)
-            } else if voices.active.count <= sources.count || voices.wouldStayReal(importance, priority: fresh.priority),
+            } else if voices.active.count <= sources.count
+                || voices.wouldStayReal(importance, priority: fresh.priority),
                 let source = takeSource(for: slot)
             {
                 // In a crowd a free source goes only to a voice the next rank would keep real: a weaker one would

@@ -362,7 +362,9 @@ struct VoicePool {
                     scratch.withUnsafeMutableBufferPointer { scratch in
                         func score(_ slot: UnsafePointer<VoiceSlot>) {
                             var score = VoicePool.importance(of: slot, audibility)
-                            if slot.pointee.source >= 0 { score = VoicePool.realScore(score, priority: slot.pointee.priority, margin: margin) }
+                            if slot.pointee.source >= 0 {
+                                score = VoicePool.realScore(score, priority: slot.pointee.priority, margin: margin)
+                            }
                             let i = Int(slot.pointee.activeIndex)
                             scores[i] = score
                             scratch[i] = score
