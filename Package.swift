@@ -58,9 +58,12 @@ let package = Package(
             name: "AmbienceDecoding",
             dependencies: ["AmbienceCore", "AmbiencePlatform", "CSndFile", "CVorbisFile", "CMPG123", "CFLAC", "COpusFile",
                            "CFFmpeg", "CEBUR128", "COpenMPT", "CFluidSynth"]),
+        // The mixer: the OpenAL Soft wrapper (the only file calling it) and what mixes on it (sounds, voices, buses,
+        // effects, HDR, streams, the listener), rendered through a loopback device. No decoder, server or database.
+        .target(name: "AmbienceMixer", dependencies: ["AmbienceCore", "AmbiencePlatform", "COpenAL"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "COpenAL", "CPulse", "CDBus",
+            dependencies: ["AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "COpenAL", "CPulse", "CDBus",
                            "CSQLite", "CSDLImage", "CZlib",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",

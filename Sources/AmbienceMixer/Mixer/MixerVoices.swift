@@ -3,7 +3,7 @@ import AmbiencePlatform
 /// The mixer's controls of voices: play, stop, pause, settings, fades and queries. Each takes the mixer's lock and
 /// works through its parts (Mixer.swift).
 extension Mixer {
-    func play(_ sound: Sound, _ options: PlayOptions) -> Voice {
+    package func play(_ sound: Sound, _ options: PlayOptions) -> Voice {
         guard let options = try? options.validated() else { return .none }
         return withLock {
             guard sound.isLoaded else { return .none }
@@ -85,7 +85,7 @@ extension Mixer {
         return withLock { isCurrent(voice) }
     }
     /// `isAlive` of each voice, under one hold of the lock; false for another mixer's voices and `Voice.none`.
-    func areAlive(_ handles: [Voice]) -> [Bool] {
+    package func areAlive(_ handles: [Voice]) -> [Bool] {
         withLock {
             handles.map { voice in
                 guard voice.mixer === self else { return false }
