@@ -5,6 +5,9 @@ let package = Package(
     name: "Ambience",
     products: [
         .library(name: "Ambience", targets: ["Ambience"]),
+        // The mixer alone (with Core and Platform): for a game that only mixes, which links OpenAL Soft and nothing
+        // of the engine's other libraries (Tests/ConsumerPackages/MixerOnly).
+        .library(name: "AmbienceMixer", targets: ["AmbienceMixer"]),
         .executable(name: "ambience", targets: ["AmbienceCLI"]),
         // The C API (include/ambience.h) as .build/<config>/libambience-c.so. Not "ambience": SwiftPM drops one of
         // two products with the same name, and the command already has it.
@@ -63,7 +66,7 @@ let package = Package(
         .target(name: "AmbienceMixer", dependencies: ["AmbienceCore", "AmbiencePlatform", "COpenAL"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "COpenAL", "CPulse", "CDBus",
+            dependencies: ["AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "CPulse", "CDBus",
                            "CSQLite", "CSDLImage", "CZlib",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",

@@ -6,8 +6,11 @@ import Synchronization
 /// `SourcePool` (the real sources) and `EffectRack` (reverbs and filters) hold the OpenAL objects. The mixer
 /// coordinates them under its lock and turns their decisions into OpenAL calls.
 ///
+/// The engine's `AudioEngine` drives one; a game that only mixes makes its own (`init(sampleRate:realVoices:)`), plays
+/// sounds on it and renders it offline (`render(frames:)`), with `import AmbienceMixer` alone.
+///
 /// Thread-safety: all mutable state is guarded by `lock`; the audio thread touches only `render` and atomics.
-package final class Mixer: @unchecked Sendable {
+public final class Mixer: @unchecked Sendable {
     let device: LoopbackDevice
     package let configuration: MixerConfiguration
     private let lock = Lock<Void>(())

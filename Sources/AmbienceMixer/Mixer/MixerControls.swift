@@ -11,8 +11,9 @@ extension Mixer {
 
     // MARK: Sounds
 
-    /// Uploads decoded audio as a `Sound`.
-    package func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
+    /// Uploads decoded audio as a `Sound` (more than two channels are folded to stereo); nil when OpenAL has no
+    /// room for it. `name` is what logs and stale voices call it.
+    public func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
         let folded = pcm.foldedToStereo()
         return withLock {
             folded.samples.withUnsafeBufferPointer { samples in
