@@ -64,10 +64,15 @@ let package = Package(
         // The mixer: the OpenAL Soft wrapper (the only file calling it) and what mixes on it (sounds, voices, buses,
         // effects, HDR, streams, the listener), rendered through a loopback device. No decoder, server or database.
         .target(name: "AmbienceMixer", dependencies: ["AmbienceCore", "AmbiencePlatform", "COpenAL"]),
+        // The music library: the index (SQLite), the folder walk and watch, queries, the picker and browser,
+        // artwork (SDL_image, opened at run time; zlib's CRC32) and playlists. SQLite, zlib and SDL_image are its alone.
+        .target(
+            name: "AmbienceLibrary",
+            dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSQLite", "CSDLImage", "CZlib"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "CPulse", "CDBus",
-                           "CSQLite", "CSDLImage", "CZlib",
+            dependencies: ["AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2",
+                           "CPulse", "CDBus",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
             ]

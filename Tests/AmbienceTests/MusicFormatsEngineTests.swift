@@ -4,6 +4,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 @testable import AmbienceMixer
 
 /// Modules and MIDI everywhere music goes: the music player streams them (rendered on the streaming thread), `Sound`

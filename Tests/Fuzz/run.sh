@@ -44,6 +44,7 @@ module AmbiencePlatform Sources/AmbiencePlatform/*.swift
 module AmbienceCore $(find Sources/AmbienceCore -name '*.swift')
 module AmbienceDecoding Sources/AmbienceDecoding/*.swift
 module AmbienceMixer $(find Sources/AmbienceMixer -name '*.swift')
+module AmbienceLibrary Sources/AmbienceLibrary/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift
