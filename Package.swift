@@ -5,6 +5,9 @@ let package = Package(
     name: "Ambience",
     products: [
         .library(name: "Ambience", targets: ["Ambience"]),
+        // The mixer alone (with Core and Platform): for a game that only mixes, which links OpenAL Soft and nothing
+        // of the engine's other libraries (Tests/ConsumerPackages/MixerOnly).
+        .library(name: "AmbienceMixer", targets: ["AmbienceMixer"]),
         .executable(name: "ambience", targets: ["AmbienceCLI"]),
         // The C API (include/ambience.h) as .build/<config>/libambience-c.so. Not "ambience": SwiftPM drops one of
         // two products with the same name, and the command already has it.
@@ -58,10 +61,18 @@ let package = Package(
             name: "AmbienceDecoding",
             dependencies: ["AmbienceCore", "AmbiencePlatform", "CSndFile", "CVorbisFile", "CMPG123", "CFLAC", "COpusFile",
                            "CFFmpeg", "CEBUR128", "COpenMPT", "CFluidSynth"]),
+        // The mixer: the OpenAL Soft wrapper (the only file calling it) and what mixes on it (sounds, voices, buses,
+        // effects, HDR, streams, the listener), rendered through a loopback device. No decoder, server or database.
+        .target(name: "AmbienceMixer", dependencies: ["AmbienceCore", "AmbiencePlatform", "COpenAL"]),
+        // The music library: the index (SQLite), the folder walk and watch, queries, the picker and browser,
+        // artwork (SDL_image, opened at run time; zlib's CRC32) and playlists. SQLite, zlib and SDL_image are its alone.
+        .target(
+            name: "AmbienceLibrary",
+            dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSQLite", "CSDLImage", "CZlib"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2", "COpenAL", "CPulse", "CDBus",
-                           "CSQLite", "CSDLImage", "CZlib",
+            dependencies: ["AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2",
+                           "CPulse", "CDBus",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
             ]

@@ -11,6 +11,8 @@ bash scripts/fetch-pygame-tests.sh
 # No sound card here: device tests use SDL's dummy driver unless a test chooses otherwise.
 export SDL_AUDIODRIVER="${SDL_AUDIODRIVER:-dummy}"
 swift build --build-tests
+# The consumer packages (Tests/ConsumerPackages: a game that depends on the mixer alone), built apart from the tests.
+bash scripts/build-consumer-packages.sh
 # A private sound server (PulseAudio unless AMBIENCE_SOUND_SERVER=pipewire) and D-Bus session bus
 # (scripts/with-services.sh) for the session and desktop tests.
 status=0

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceDecoding
+@testable import AmbienceMixer
 
 /// Numbers from callers and files: the checked conversions, the one duration formatter, and every API edge that
 /// takes a number refusing NaN and infinities (and clamping the rest) while the rest of the engine plays on.

@@ -6,6 +6,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMixer
 @testable import AmbienceTool
 
 /// Numbers at the edges the first pass of the reliability work left out: audio made in memory, the SDL host's

@@ -4,6 +4,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 /// FLAC (libFLAC) and Ogg Opus (libopusfile), against files made by the reference encoders (`flac`, `metaflac`,
 /// `opusenc`) and compared with the reference decoders (`flac -d`, `opusdec`): lengths, samples, exact seeks, gapless

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 
 /// Every input the fuzzers ever found (and the known crash classes of the reliability work), replayed through the
 /// very code the fuzz targets run: each must pass, in the suite and not only in Tests/Fuzz/run.sh.

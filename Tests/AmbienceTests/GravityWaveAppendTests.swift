@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 @testable import GravityWaveCore
 
 /// Gravity Wave in System mode adds picked songs through `SystemMusicPlayer.append`: the song playing and its place

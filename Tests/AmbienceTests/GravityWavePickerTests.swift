@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 @testable import GravityWaveCore
 
 /// The game's picker browses like the iPod's: tabs, drill-down and back, "add all", the filter and the A–Z index,

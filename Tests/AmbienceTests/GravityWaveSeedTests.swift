@@ -5,6 +5,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 @testable import GravityWaveCore
 
 /// The seed app's behaviours (AddMusic), each shown by driving the game: its keys and clicks, the engine's events in

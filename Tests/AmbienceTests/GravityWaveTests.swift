@@ -7,6 +7,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 @testable import GravityWaveCore
 
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceDecoding
+@testable import AmbienceMixer
 @testable import AmbienceTool
 
 /// `ambience render --sfx FILE@T,loudness=DB --hdr BUS=WIDTH,ATTACK,RELEASE` (docs/HDR.md), heard in the WAV it

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// The HDR window as a value (docs/HDR.md): stepped by hand, no OpenAL, no device.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HDRWindowTests {

@@ -5,6 +5,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 /// Header fields are claims, not facts: files that lie about their rate, channels, length or size, pictures that
 /// claim billions of pixels, and parsers fed inputs far longer than any real one. Each gets a typed error (or a

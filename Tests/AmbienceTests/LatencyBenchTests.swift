@@ -5,6 +5,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceBench
 @testable import AmbienceCore
+@testable import AmbienceMixer
 @testable import AmbienceTool
 
 // The pure parts of `bench --latency` and the plots, and one short run on the private server. No timing threshold:

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 
 /// The index under contention and against the file system: another process holding its lock (the `sqlite3` command),
 /// a query in the middle of a rescan, folders that cannot be listed, two libraries sharing one index, a read-only

@@ -4,6 +4,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 /// Loudness tags and the gain decision, as pure logic (no OpenAL).
 @Suite(.offTheCooperativePool) struct LoudnessRuleTests {

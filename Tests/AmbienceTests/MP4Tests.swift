@@ -5,6 +5,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 /// AAC and ALAC in MP4/M4A, made by ffmpeg, decoded through FFmpeg's libraries and checked against the ffmpeg
 /// command, against the source they were encoded from, across gapless joins, and in the library.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 
 /// The iPod picker's browsing over a real scanned library: the tabs, the drill-down and back, each list's filter,
 /// the A–Z jumps and "add all", without SDL.

@@ -4,6 +4,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 
 extension MediaLibraryTests {
     // MARK: - Incremental rescans

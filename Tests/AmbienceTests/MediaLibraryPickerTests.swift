@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceLibrary
 
 extension MediaLibraryTests {
     // MARK: - Picker

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceLibrary
 
 /// The media library against folders of real files made by oggenc and lame: tags in several scripts, albums and a
 /// compilation, playlists, artwork from every source, incremental rescans, inotify notifications, every kind of bad

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMixer
 
 /// The mixer's pure parts, tested directly: no OpenAL, no device. `MixerTests` and `EngineRenderTests` keep
 /// listening to the whole.

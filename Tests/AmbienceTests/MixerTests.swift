@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMixer
 
 /// The effects mixer, heard through offline renders.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MixerTests {

@@ -4,6 +4,8 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
+@testable import AmbienceMixer
 
 /// Modules and MIDI everywhere music goes: the music player streams them (rendered on the streaming thread), `Sound`
 /// loads them whole, the library reads their tags and length, and `ambience info` shows them.

@@ -4,6 +4,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 /// The application music player, heard through offline renders.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MusicPlayerTests {

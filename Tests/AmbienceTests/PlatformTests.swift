@@ -6,6 +6,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 /// A fresh folder under the temporary directory, removed by `body`'s end.
 private func withScratchFolder<R>(_ body: (String) throws -> R) throws -> R {

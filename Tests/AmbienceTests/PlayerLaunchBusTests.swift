@@ -5,6 +5,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceLibrary
 @testable import GravityWaveCore
 
 /// No player running: the launcher starts the user's player (a real mpv, chosen through gio from the desktop's

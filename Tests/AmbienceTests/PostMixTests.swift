@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// The post-mix observer (`AudioEngine.setPostMix`): it sees and may change every mixed block, and once its setter
 /// has returned a replaced observer is never called again, even while another thread renders.

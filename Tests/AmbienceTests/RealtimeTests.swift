@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// Real-time output through SDL (the dummy driver on machines with no sound card: it runs the callback at real-time pace).
 extension SoundServerSuites {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// Route changes against a real PulseAudio server (scripts/with-services.sh), through `ambience play --events-json`.
 extension SoundServerSuites {

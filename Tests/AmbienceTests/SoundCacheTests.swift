@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMixer
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SoundCacheTests {
     let fixtures: Fixtures

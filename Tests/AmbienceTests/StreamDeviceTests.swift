@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// Stream voices and the post-mix observer on real-time output (SDL's dummy driver, which runs the callback at
 /// real-time pace): the stream is fed on the engine's `ambience-voices` thread, never on the audio thread, and the

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// Stream voices (`AudioEngine.playStream`): a sound fed by the game's callback, heard through offline renders of the
 /// real OpenAL Soft, where `render` feeds the stream before each block.

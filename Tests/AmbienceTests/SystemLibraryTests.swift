@@ -8,6 +8,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 
 // The optional libraries (libpulse, libdbus-1, SDL2_image, libopenmpt, libfluidsynth) are opened at run time. These tests check the loader on
 // its own, that nothing we build links them, and that the engine runs without each one: in a private mount namespace

@@ -7,6 +7,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceC
 @testable import AmbienceCore
+@testable import AmbienceLibrary
 @testable import GravityWaveCore
 
 /// The system music player's now-playing item carries the player's cover (`mpris:artUrl`) and file (`xesam:url`):

@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceLibrary
 @testable import AmbiencePlatform
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WakerTests {

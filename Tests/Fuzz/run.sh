@@ -43,6 +43,8 @@ module() {  # NAME SOURCES...: compiles one module into $build/NAME.o and NAME.s
 module AmbiencePlatform Sources/AmbiencePlatform/*.swift
 module AmbienceCore $(find Sources/AmbienceCore -name '*.swift')
 module AmbienceDecoding Sources/AmbienceDecoding/*.swift
+module AmbienceMixer $(find Sources/AmbienceMixer -name '*.swift')
+module AmbienceLibrary Sources/AmbienceLibrary/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift

@@ -34,17 +34,7 @@ extension AudioEngine {
     }
 
     private func mix(into buffer: UnsafeMutableBufferPointer<Float>) {
-        let frames = buffer.count / 2
-        var done = 0
-        while done < frames {
-            let block = min(configuration.blockFrames, frames - done)
-            musicPlayer.pumpUnlessThreaded()
-            // Offline, stream voices are fed here, before each block, so a render is the same every time.
-            mixer.feedStreamVoices()
-            mixer.tick(frames: block)
-            mixer.render(into: buffer.baseAddress! + done * 2, frames: block)
-            done += block
-        }
+        mixer.mixBlocks(into: buffer, blockFrames: configuration.blockFrames) { musicPlayer.pumpUnlessThreaded() }
     }
 
     /// Renders `seconds` of the mix (offline engines only), rounded to whole frames. Clamped to

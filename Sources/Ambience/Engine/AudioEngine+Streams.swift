@@ -61,7 +61,7 @@ extension AudioEngine {
         return try mixer.playStream(
             sampleRate: sampleRate, channels: channels, blockFrames: configuration.blockFrames,
             options: checkedOptions, render: render
-        ).get()
+        ).mapError { EngineError.outOfMixerMemory($0.what) }.get()
     }
 
     /// Sets the post-mix observer (nil removes it): a callback that sees, and may change, every mixed block after

@@ -73,7 +73,7 @@ public struct EngineConfiguration: Sendable {
     }
 
     /// The limits every entry point checks a configuration against, Swift and C alike (`validated()`).
-    public static let sampleRates = 8_000...192_000
+    public static let sampleRates = MixerLimits.sampleRates
     /// The values `realVoices` may take.
     public static let realVoiceCounts = 1...4096
     /// `maxVoices` must also be at least `realVoices`. The mixer's own limit: one number, kept in one place.

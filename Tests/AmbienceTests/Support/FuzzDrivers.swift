@@ -11,6 +11,7 @@ import Synchronization
 @testable import AmbienceC
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceLibrary
 @testable import AmbienceTool
 
 enum FuzzTarget: String, CaseIterable, Sendable {

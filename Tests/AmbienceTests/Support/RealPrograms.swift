@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceMixer
 
 /// Which SDL_mixer a real program runs on: the harness's one switch.
 enum MixerUnderTest: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -5,14 +5,15 @@ import AmbiencePlatform
 /// mixer's lock and works through its parts (Mixer.swift).
 extension Mixer {
     /// Silences the whole mix (voices and streams) from the next block, without stopping anything.
-    func setOutputSilenced(_ on: Bool) {
+    package func setOutputSilenced(_ on: Bool) {
         withLock { ALListener.setGain(on ? 0 : 1) }
     }
 
     // MARK: Sounds
 
-    /// Uploads decoded audio as a `Sound`.
-    func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
+    /// Uploads decoded audio as a `Sound` (more than two channels are folded to stereo); nil when OpenAL has no
+    /// room for it. `name` is what logs and stale voices call it.
+    public func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
         let folded = pcm.foldedToStereo()
         return withLock {
             folded.samples.withUnsafeBufferPointer { samples in
@@ -27,7 +28,7 @@ extension Mixer {
     }
 
     /// Stops every voice of `sound` and frees its memory. Later plays of it return stale voices.
-    func unload(_ sound: Sound) {
+    package func unload(_ sound: Sound) {
         withLock {
             guard sound.isLoaded else { return }
             for i in voices.active.indices.reversed() where i < voices.active.count {
@@ -39,7 +40,7 @@ extension Mixer {
     }
 
     /// Unloads the sound only if no voice plays it.
-    func unloadIfIdle(_ sound: Sound) -> Bool {
+    package func unloadIfIdle(_ sound: Sound) -> Bool {
         withLock {
             guard sound.isLoaded, sound.playingVoices == 0 else { return false }
             deleteBuffer(of: sound)
@@ -53,7 +54,7 @@ extension Mixer {
         sound.buffer.delete()
     }
 
-    func isLoaded(_ sound: Sound) -> Bool { sound.isLoaded }
+    package func isLoaded(_ sound: Sound) -> Bool { sound.isLoaded }
     func exists(_ buffer: ALBuffer) -> Bool { withLock { buffer.exists } }
 
     /// Deletes the buffers of sounds freed while loaded (see `RetiredBuffers`). Under the lock.
@@ -64,9 +65,9 @@ extension Mixer {
         }
     }
 
-    func lastUsed(_ sound: Sound) -> UInt64 { withLock { sound.lastUsed } }
+    package func lastUsed(_ sound: Sound) -> UInt64 { withLock { sound.lastUsed } }
 
-    func touch(_ sound: Sound) {
+    package func touch(_ sound: Sound) {
         withLock {
             useCounter &+= 1
             sound.lastUsed = useCounter
@@ -89,7 +90,7 @@ extension Mixer {
     }
 
     /// Puts a reverb on a bus (nil removes it). Returns false when effects are unavailable.
-    func setReverb(_ parameters: ReverbParameters?, bus: Int) -> Bool {
+    package func setReverb(_ parameters: ReverbParameters?, bus: Int) -> Bool {
         if let parameters, (try? parameters.validated()) == nil { return false }
         return withLock {
             guard effectsAvailable, effects.setReverb(parameters, bus: bus, sources: &sources) else { return false }
@@ -98,7 +99,7 @@ extension Mixer {
         }
     }
 
-    func setReverbZones(_ requested: [ReverbZone]) -> Bool {
+    package func setReverbZones(_ requested: [ReverbZone]) -> Bool {
         guard let newZones = try? requested.map({ zone throws(InvalidNumber) in try zone.validated() }) else {
             return false
         }
@@ -110,7 +111,7 @@ extension Mixer {
         }
     }
 
-    func setHRTF(_ on: Bool) -> Bool {
+    package func setHRTF(_ on: Bool) -> Bool {
         withLock {
             let done = device.setHRTF(on) && device.hrtfEnabled == on
             // Resetting the device can stop sources (OpenAL Soft stops them when the reset fails): ask them all.
@@ -119,7 +120,7 @@ extension Mixer {
         }
     }
 
-    var capabilities: AudioCapabilities {
+    package var capabilities: AudioCapabilities {
         withLock {
             let hrtf = device.hasDeviceExtension("ALC_SOFT_HRTF")
             var missing: [String] = []
@@ -136,7 +137,7 @@ extension Mixer {
 
     // MARK: Listener
 
-    func setListener(_ requested: ListenerState) throws(InvalidNumber) {
+    package func setListener(_ requested: ListenerState) throws(InvalidNumber) {
         let checked = try requested.validated()
         withLock {
             let before = listener
@@ -167,7 +168,7 @@ extension Mixer {
         }
     }
 
-    func listenerState() -> ListenerState { withLock { listener } }
+    package func listenerState() -> ListenerState { withLock { listener } }
 
     // MARK: Buses
 
@@ -192,7 +193,7 @@ extension Mixer {
     }
 
     /// A new bus under `parent` (master when nil, or when `parent` belongs to another engine).
-    func makeBus(named name: String, parent: Bus?) -> Bus {
+    package func makeBus(named name: String, parent: Bus?) -> Bus {
         withLock {
             let index = buses.add(named: name, parent: parent.flatMap { $0.owner === owner ? $0.index : nil })
             voices.addBus()
@@ -201,7 +202,7 @@ extension Mixer {
         }
     }
 
-    func setDuckingRules(_ requested: [DuckingRule]) throws(InvalidNumber) {
+    package func setDuckingRules(_ requested: [DuckingRule]) throws(InvalidNumber) {
         var rules: [DuckingRule] = []
         for rule in requested { rules.append(try rule.validated()) }
         withLock {
@@ -215,7 +216,7 @@ extension Mixer {
         }
     }
 
-    func currentDuckingRules() -> [DuckingRule] {
+    package func currentDuckingRules() -> [DuckingRule] {
         withLock {
             buses.ducking.map {
                 DuckingRule(
@@ -233,7 +234,7 @@ extension Mixer {
 
     // MARK: Counters
 
-    var stats: MixerStats {
+    package var stats: MixerStats {
         withLock {
             var s = counters
             s.realVoices = sources.inUse
@@ -253,7 +254,7 @@ extension Mixer {
     var freeSlotCount: Int { withLock { voices.freeCount } }
     var pendingEventCount: Int { withLock { events.count } }
     /// Voice events lost to a full queue.
-    var droppedEvents: Int { withLock { events.dropped } }
+    package var droppedEvents: Int { withLock { events.dropped } }
 
     /// How many voices are alive (real and virtual).
     var liveVoices: Int { withLock { voices.active.count } }

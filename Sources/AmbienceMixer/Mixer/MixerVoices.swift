@@ -3,7 +3,10 @@ import AmbiencePlatform
 /// The mixer's controls of voices: play, stop, pause, settings, fades and queries. Each takes the mixer's lock and
 /// works through its parts (Mixer.swift).
 extension Mixer {
-    func play(_ sound: Sound, _ options: PlayOptions) -> Voice {
+    /// Starts a voice of `sound` with `options`, and returns its handle: `Voice.none` (whose calls do nothing) when
+    /// the options hold a NaN or infinite number or the sound is unloaded. When every voice slot is taken, the least
+    /// important voice is stolen for it, or it is refused if it is the least important itself.
+    public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice {
         guard let options = try? options.validated() else { return .none }
         return withLock {
             guard sound.isLoaded else { return .none }
@@ -90,7 +93,7 @@ extension Mixer {
         return withLock { isCurrent(voice) }
     }
     /// `isAlive` of each voice, under one hold of the lock; false for another mixer's voices and `Voice.none`.
-    func areAlive(_ handles: [Voice]) -> [Bool] {
+    package func areAlive(_ handles: [Voice]) -> [Bool] {
         withLock {
             handles.map { voice in
                 guard voice.mixer === self else { return false }

@@ -2,7 +2,7 @@
 /// weakly, so handles kept by the game (or waiting in the event queue) never keep a shut-down mixer alive, and copying
 /// a handle costs a retain rather than a weak-reference copy (which dominated games that keep thousands of handles in
 /// collections).
-final class HandleOwner: @unchecked Sendable {
+package final class HandleOwner: @unchecked Sendable {
     // Set once, in the mixer's init, before any handle exists.
     private(set) weak var mixer: Mixer?
 

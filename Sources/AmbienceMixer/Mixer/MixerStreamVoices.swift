@@ -51,27 +51,33 @@ struct StreamVoiceTable {
     }
 }
 
+/// The mixer could not start a stream voice: `what` it lacked room for. The engine throws it as
+/// `EngineError.outOfMixerMemory` (the mixer stands below the engine's errors).
+package struct MixerNoRoom: Error, Equatable {
+    package let what: String
+}
+
 /// The mixer's stream voices: a sound fed by a game's callback, played through a queue of OpenAL buffers that the
 /// stream thread (`ambience-voices`) or an offline render refills (`StreamFeed`).
 extension Mixer {
     /// Starts a stream voice. `options` are already validated; `blockFrames` is the engine's block, the size of
     /// each buffer at the stream's rate.
-    func playStream(
+    package func playStream(
         sampleRate: Int, channels: Int, blockFrames: Int, options: PlayOptions, render: @escaping StreamRender
-    ) -> Result<Voice, EngineError> {
+    ) -> Result<Voice, MixerNoRoom> {
         let framesPerBuffer = max(blockFrames * sampleRate / configuration.sampleRate, 16)
-        let result: Result<Voice, EngineError> = withLock {
+        let result: Result<Voice, MixerNoRoom> = withLock {
             guard streamVoices.hasRoom else {
-                return .failure(.outOfMixerMemory("stream voice (at most \(StreamVoiceTable.capacity) at once)"))
+                return .failure(MixerNoRoom(what: "stream voice (at most \(StreamVoiceTable.capacity) at once)"))
             }
             guard let source = ALSource.make(count: 1).first else {
-                return .failure(.outOfMixerMemory("stream voice (no OpenAL source left)"))
+                return .failure(MixerNoRoom(what: "stream voice (no OpenAL source left)"))
             }
             let buffers = ALBuffer.makeEmpty(count: StreamFeed.bufferCount)
             guard buffers.count == StreamFeed.bufferCount else {
                 for buffer in buffers { buffer.delete() }
                 source.delete()
-                return .failure(.outOfMixerMemory("stream voice (no OpenAL buffers left)"))
+                return .failure(MixerNoRoom(what: "stream voice (no OpenAL buffers left)"))
             }
             device.applyResampler(to: [source])
             // Stereo plays to the output's channels as it is, like the music stream; mono is placed like a sound.

@@ -6,10 +6,13 @@ import Synchronization
 /// `SourcePool` (the real sources) and `EffectRack` (reverbs and filters) hold the OpenAL objects. The mixer
 /// coordinates them under its lock and turns their decisions into OpenAL calls.
 ///
+/// The engine's `AudioEngine` drives one; a game that only mixes makes its own (`init(sampleRate:realVoices:)`), plays
+/// sounds on it and renders it offline (`render(frames:)`), with `import AmbienceMixer` alone.
+///
 /// Thread-safety: all mutable state is guarded by `lock`; the audio thread touches only `render` and atomics.
-package final class Mixer: @unchecked Sendable {
+public final class Mixer: @unchecked Sendable {
     let device: LoopbackDevice
-    let configuration: MixerConfiguration
+    package let configuration: MixerConfiguration
     private let lock = Lock<Void>(())
 
     // The parts. Every access happens under `lock`, no part is copied, and none is held across a call that touches
@@ -31,7 +34,7 @@ package final class Mixer: @unchecked Sendable {
     /// The session paused every voice (an interruption, a lost device); user pauses are kept apart.
     var suspended = false
     /// Shared by every `Voice` and `Bus` handle of this mixer.
-    let owner = HandleOwner()
+    package let owner = HandleOwner()
 
     /// Effects exist only where ALC_EXT_EFX does; everything else works without them.
     let effectsAvailable: Bool
@@ -46,7 +49,7 @@ package final class Mixer: @unchecked Sendable {
     var streamVoices = StreamVoiceTable()
     let streamFeeding = Lock<WorkerThread?>(nil)
     /// The game's post-mix observer, run by `render` on each mixed block.
-    let postMix = PostMix()
+    package let postMix = PostMix()
     /// Voice endings and steals for `update()`. A game that never calls it must not grow the mixer without bound;
     /// past the cap the newest are dropped (each is a fact of its own: the earliest keep their meaning) and counted.
     var events = EventQueue<MixerEvent>(capacity: Mixer.pendingEventCapacity, overflow: .dropNewest)
@@ -58,11 +61,11 @@ package final class Mixer: @unchecked Sendable {
     let renderBlocks = Atomic<Int>(0)
     let renderNanosTotal = Atomic<Int>(0)
     let renderNanosMax = Atomic<Int>(0)
-    let underruns = Atomic<Int>(0)
+    package let underruns = Atomic<Int>(0)
     package let renderTimes = RenderTimes()
 
     /// Index of the built-in buses.
-    enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
+    package enum BuiltinBus: Int, CaseIterable { case master, music, sfx, ui, dialogue }
     static let pendingEventCapacity = 8192
 
     package init(_ configuration: MixerConfiguration = MixerConfiguration()) throws(MixerSetupError) {
@@ -103,11 +106,11 @@ package final class Mixer: @unchecked Sendable {
         }
     }
 
-    func bus(_ builtin: BuiltinBus) -> Bus { Bus(owner: owner, index: builtin.rawValue) }
+    package func bus(_ builtin: BuiltinBus) -> Bus { Bus(owner: owner, index: builtin.rawValue) }
 
     /// Frees every OpenAL object and closes the device. Later calls do nothing audible. Called by
     /// `AudioEngine.shutdown()` once nothing renders any more.
-    func close() {
+    package func close() {
         closeStreamVoices()
         withLock { sources.stopAll() }
         withLock { device.close() }
@@ -129,12 +132,12 @@ package final class Mixer: @unchecked Sendable {
     }
 
     /// Takes the lock and gives it back: whoever was inside has left (the exit's seal).
-    func waitOutCallers() { lock.withLock { _ in } }
+    package func waitOutCallers() { lock.withLock { _ in } }
 
     // MARK: Session control
 
     /// Pauses (or resumes) every voice at its position, leaving each voice's own paused state alone.
-    func setSuspended(_ on: Bool) {
+    package func setSuspended(_ on: Bool) {
         withLock {
             guard suspended != on else { return }
             suspended = on
@@ -145,12 +148,12 @@ package final class Mixer: @unchecked Sendable {
         }
     }
 
-    var isSuspended: Bool { withLock { suspended } }
+    package var isSuspended: Bool { withLock { suspended } }
 
     /// Stops, for good, every voice the game has not paused itself (the session's Stop after a route change): each is
     /// rewound to its start and left paused and virtual, so lifting the suspension plays none of them, while
     /// `Voice.resume()` plays one again from the top. A voice fading out to its stop is released, as the fade would.
-    func rewindAndHoldUnpausedVoices() {
+    package func rewindAndHoldUnpausedVoices() {
         withLock {
             for slot in voices.active where !voices.slots[Int(slot)].paused {
                 if voices.slots[Int(slot)].stopAfterFade && voices.slots[Int(slot)].fade != nil {
@@ -166,7 +169,7 @@ package final class Mixer: @unchecked Sendable {
     }
 
     /// Whether any voice is audible-in-principle: alive, not paused, not suspended.
-    var hasPlayingVoices: Bool {
+    package var hasPlayingVoices: Bool {
         withLock {
             !suspended && (voices.hasUnpausedVoices || streamVoices.slots.contains { $0.feed != nil && !$0.paused })
         }
@@ -178,7 +181,7 @@ package final class Mixer: @unchecked Sendable {
     ///
     /// Visits only the real voices, the fading ones and the virtual one-shots that end now: a crowd of virtual
     /// voices costs nothing here, apart from the periodic rank.
-    func tick(frames: Int) {
+    package func tick(frames: Int) {
         withLock {
             deleteRetiredBuffers()
             let seconds = Double(frames) / Double(configuration.sampleRate)
@@ -379,7 +382,7 @@ package final class Mixer: @unchecked Sendable {
     /// Queues `event` for `update()`; the counters count it even when the queue is full.
     func post(_ event: MixerEvent) { events.push(event) }
 
-    func drainEvents() -> [MixerEvent] { withLock { events.drain() } }
+    package func drainEvents() -> [MixerEvent] { withLock { events.drain() } }
 
     // MARK: Gains
 
@@ -395,7 +398,7 @@ package final class Mixer: @unchecked Sendable {
     // MARK: Rendering
 
     /// Mixes one block. Called by the audio thread or by an offline render; never blocks on the game thread.
-    func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
+    package func render(into buffer: UnsafeMutablePointer<Float>, frames: Int) {
         guard ProcessExit.beginRender() else {
             buffer.initialize(repeating: 0, count: frames * 2)  // the process is exiting: silence, no OpenAL
             return

@@ -9,8 +9,8 @@ import AmbiencePlatform
 /// outlives its engine is harmless (`isStale`): every call does nothing, and it reads as an empty name, gain 0 and
 /// not muted.
 public struct Bus: Hashable, Sendable, CustomStringConvertible {
-    let owner: HandleOwner
-    let index: Int
+    package let owner: HandleOwner
+    package let index: Int
 
     init(owner: HandleOwner, index: Int) {
         self.owner = owner

@@ -6,7 +6,7 @@ extension Mixer {
     /// One round: takes back the buffers each stream has played, ends the streams that have played out, and calls
     /// each live stream's callback once per free buffer. Called with no lock held; each callback runs with none of
     /// the mixer's locks held.
-    func feedStreamVoices() {
+    package func feedStreamVoices() {
         let due: [(slot: Int32, feed: StreamFeed, count: Int)] = withLock {
             guard streamVoices.live > 0 else { return [] }
             var due: [(slot: Int32, feed: StreamFeed, count: Int)] = []
@@ -64,7 +64,7 @@ extension Mixer {
     /// Starts the stream thread, which feeds the stream voices from then on (device output). It wakes every half
     /// block, at once when a stream voice starts, and once a second while there is none. It runs at the audio
     /// thread's priority: a stream voice holds only two blocks ahead of it.
-    func startStreamFeeding(blockFrames: Int) {
+    package func startStreamFeeding(blockFrames: Int) {
         let period = max(Double(blockFrames) / Double(configuration.sampleRate) / 2, 0.002)
         streamFeeding.withLock { worker in
             guard worker == nil else { return }

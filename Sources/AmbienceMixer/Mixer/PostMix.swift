@@ -11,8 +11,8 @@ import Synchronization
 /// the renders in flight, at most one block each, and only then releases the old box: a cleared observer is never
 /// called once `set` has returned. Called from inside the observer itself, `set` cannot wait for its own call: the
 /// old box is kept aside and released by the next `set` from another thread, or with the mixer.
-final class PostMix: @unchecked Sendable {
-    typealias Observer = @Sendable (UnsafeMutableBufferPointer<Float>, Int) -> Void
+package final class PostMix: @unchecked Sendable {
+    package typealias Observer = @Sendable (UnsafeMutableBufferPointer<Float>, Int) -> Void
 
     private final class Box {
         let observer: Observer
@@ -39,7 +39,7 @@ final class PostMix: @unchecked Sendable {
 
     /// Replaces the observer (nil removes it). When it returns, the observer it replaced is not running and will never
     /// be called again, unless `set` was called from inside that observer, whose call then ends with the block.
-    func set(_ observer: Observer?) {
+    package func set(_ observer: Observer?) {
         let fresh = observer.map { UInt(bitPattern: Unmanaged.passRetained(Box($0)).toOpaque()) } ?? 0
         setting.withLock { _ in
             let old = current.exchange(fresh, ordering: .sequentiallyConsistent)

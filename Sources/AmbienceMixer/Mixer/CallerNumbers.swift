@@ -33,6 +33,8 @@ public enum MixerLimits {
     public static let loudness: ClosedRange<Float> = -200...200
     /// An HDR window's width, in dB.
     public static let hdrWidth: ClosedRange<Float> = 0...200
+    /// The rates a mix renders at, in Hz (`EngineConfiguration.sampleRates`, `Mixer.init(sampleRate:realVoices:)`).
+    public static let sampleRates = 8_000...192_000
     /// How much a caller may render in one call, in seconds (an hour).
     public static let renderSeconds: ClosedRange<Double> = 0...3600
 }
