@@ -2,6 +2,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMixer
 
 /// The crowd's real set (issue #34, docs/ARCHITECTURE.md "The crowd"), rendered through the real OpenAL Soft: a
 /// virtual voice takes a real one's source only when it is more than the rank margin (3 dB) louder, and then within
@@ -12,7 +13,7 @@ import Testing
     /// A crowded pool is ranked every 40 ms, at the end of the block that reaches it: every 4th block of 512 at
     /// 48 kHz (42.7 ms).
     static let rankBlocks = 4
-    static let margin = HDRWindow.linear(VoicePool.defaultRankMargin)
+    static let margin = HDRWindow.linear(MixerConfiguration.defaultRankMargin)
 
     /// 40 looping voices of one priority on 8 sources; every 10 blocks six get a new gain (0.02…1), two stop and two
     /// start. After every block: no virtual voice is more than 3 dB louder than the weakest real one for longer than

@@ -29,7 +29,7 @@ public struct EngineConfiguration: Sendable {
     public var outputLimiter = false
     /// How much louder (dB) a virtual voice must be than the weakest real one to take its source at a rank: the
     /// bench's knob for choosing the default (`ambience bench --rank-margin`); clamped to 0…40 dB.
-    package var rankMargin = VoicePool.defaultRankMargin
+    package var rankMargin = MixerConfiguration.defaultRankMargin
     /// Frames per mix block: the device callback size and the offline render step.
     public var blockFrames = 512
     /// Shown to the sound server and on the session bus.

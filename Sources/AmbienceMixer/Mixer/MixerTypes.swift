@@ -13,7 +13,9 @@ package struct MixerConfiguration: Sendable {
     /// OpenAL Soft's output limiter.
     package var outputLimiter = false
     /// How much louder, in dB, a virtual voice must be than the weakest real one to take its source at a rank.
-    package var rankMargin = VoicePool.defaultRankMargin
+    package var rankMargin = MixerConfiguration.defaultRankMargin
+    /// The rank margin by default, in dB (docs/ARCHITECTURE.md, "The crowd").
+    package static let defaultRankMargin: Float = 3
 
     /// The voice counts a mixer may be asked for; the engine's limits (`EngineConfiguration.maxVoiceCounts`) are
     /// these, and voice slots are `Int32`.
@@ -21,7 +23,8 @@ package struct MixerConfiguration: Sendable {
 
     package init(
         sampleRate: Int = 48_000, realVoices: Int = 256, maxVoices: Int = 16_384, hrtf: Bool = false,
-        resampler: Resampler = .linear, outputLimiter: Bool = false, rankMargin: Float = VoicePool.defaultRankMargin
+        resampler: Resampler = .linear, outputLimiter: Bool = false,
+        rankMargin: Float = MixerConfiguration.defaultRankMargin
     ) {
         self.sampleRate = sampleRate
         self.realVoices = realVoices

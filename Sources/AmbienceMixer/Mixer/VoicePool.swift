@@ -37,11 +37,10 @@ struct VoicePool {
     /// that much louder than the weakest real one to take its source, so near-equals do not swap at every rank.
     private(set) var realMargin: Float
 
-    /// The margin by default, in dB (see `rank`); a margin asked for is clamped to 0…40 dB, NaN taken as this.
-    static let defaultRankMargin: Float = 3
-
-    init(capacity: Int, buses: Int, rankMargin: Float = VoicePool.defaultRankMargin) {
-        realMargin = HDRWindow.linear(rankMargin.isFinite ? min(max(rankMargin, 0), 40) : VoicePool.defaultRankMargin)
+    /// `rankMargin` in dB is clamped to 0…40; NaN and infinities take the default.
+    init(capacity: Int, buses: Int, rankMargin: Float = MixerConfiguration.defaultRankMargin) {
+        let decibels = rankMargin.isFinite ? min(max(rankMargin, 0), 40) : MixerConfiguration.defaultRankMargin
+        realMargin = HDRWindow.linear(decibels)
         slots = Array(repeating: VoiceSlot(), count: capacity)
         freeSlots = (0..<Int32(capacity)).reversed()
         active.reserveCapacity(capacity)
