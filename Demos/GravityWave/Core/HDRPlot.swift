@@ -26,8 +26,8 @@ public struct HDRPlot: Sendable {
     /// The whole SVG document: the top over time above, the culled voices below.
     public func document() -> String {
         let endTime = max(samples.last?.time ?? 1, 1)
-        // Scales of whole multiples of 5 dB and 4 voices, so that the five grid lines fall on round labels.
-        let topMax = 5 * (Double(max(samples.map(\.top).max() ?? 0, 10)) / 5).rounded(.up)
+        // Scales of whole multiples of 20 dB and 4 voices, so that the five grid lines fall on round labels.
+        let topMax = 20 * (Double(max(samples.map(\.top).max() ?? 0, 20)) / 20).rounded(.up)
         let culledMax = 4 * (Double(max(samples.map(\.culled).max() ?? 0, 4)) / 4).rounded(.up)
         var svg =
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" "
