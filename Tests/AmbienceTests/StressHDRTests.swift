@@ -47,3 +47,32 @@ extension StressBenchTests {
         #expect(refused.status == 2 && refused.stderr.contains("--hdr renders offline"), "\(refused.stderr)")
     }
 }
+
+extension StressBenchTests {
+    /// The crowd under a window beside the same crowd without one, in one run: the voices culled, both costs and
+    /// their paired ratio. Whether the window saves is the bench's figure (README), not a threshold here.
+    @Test func benchRunsTheCrowdUnderAWindowBesideItWithoutOne() throws {
+        let result = try ToolRunner.run([
+            "bench", "--voices", "1024", "--unit-pitch", "none", "--seconds", "1.5", "--runs", "2",
+            "--systems", "ambience,ambienceHDR", "--json"
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let scene = try #require((json["scenes"] as? [[String: Any]])?.first)
+        let systems = try #require(scene["systems"] as? [String: [String: Any]])
+        #expect(Set(systems.keys) == ["ambience", "ambienceHDR"])
+        let plain = try #require(systems["ambience"]), hdr = try #require(systems["ambienceHDR"])
+        #expect(plain["culledMax"] == nil && plain["voicesMixed"] as? Int == 1024)
+        #expect((hdr["culledMax"] as? Int ?? 0) > 512 && (hdr["culledMean"] as? Double ?? 0) > 0)
+        #expect((hdr["runs"] as? [Double])?.count == 2 && (plain["runs"] as? [Double])?.count == 2)
+        let ratios = try #require(scene["ratios"] as? [String: Any])
+        #expect((ratios["ambienceHDROverAmbience"] as? Double ?? 0) > 0)
+
+        let table = try ToolRunner.run([
+            "bench", "--voices", "1024", "--unit-pitch", "none", "--seconds", "1.5", "--runs", "1",
+            "--systems", "ambience,ambienceHDR"
+        ])
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("1024 voices under an HDR window (a loud event every 2 s): culled mean "))
+    }
+}
