@@ -308,7 +308,9 @@ struct BenchCommand: Command {
                     + "\(scene.ratio(ambienceOver: .ambienceRealSet).map { fixed($0, 2) } ?? "-")")
         }
         for scene in report.scenes {
-            guard let hdr = scene.measurement(.ambienceHDR), hdr.error == nil, let mean = hdr.culledMean else { continue }
+            guard let hdr = scene.measurement(.ambienceHDR), hdr.error == nil, let mean = hdr.culledMean else {
+                continue
+            }
             Output.print(
                 "\(scene.title) under an HDR window (a loud event every 2 s): culled mean \(fixed(mean, 1)), max "
                     + "\(hdr.culledMax ?? 0); its rtf over the same crowd without one "

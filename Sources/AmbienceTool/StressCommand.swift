@@ -55,7 +55,8 @@ struct StressCommand: Command {
         }
 
         let scene = StressScene(voices: voices)
-        let options = StressOptions(seconds: seconds, realVoices: real, blockFrames: period ?? 1024, chaos: chaos, hdr: hdr)
+        let options = StressOptions(
+            seconds: seconds, realVoices: real, blockFrames: period ?? 1024, chaos: chaos, hdr: hdr)
         let report =
             realtime
             ? try scene.runRealtime(options, isCancelled: { Interrupt.requested })

@@ -72,7 +72,9 @@ public final class GameRun {
             throw error
         }
         if headless || launch.pilot { game.pilot = Pilot() }
-        for path in [launch.record, launch.screenshot, launch.hdrPlot].compactMap({ $0 }) + Self.scriptShots(launch).map(\.path) {
+        for path in [launch.record, launch.screenshot, launch.hdrPlot].compactMap({ $0 })
+            + Self.scriptShots(launch).map(\.path)
+        {
             if let problem = makeParentFolders(of: path) {
                 host.shutdown()
                 throw .output("\(path): cannot create its folder (\(problem))")

@@ -33,9 +33,10 @@ public struct HDRPlot: Sendable {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" "
             + "height=\"\(Int(2 * Self.panelHeight))\" font-family=\"sans-serif\" font-size=\"12\">\n"
             + "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        let loudness = Int(GameAudio.explosionLoudness)
         svg += panel(
-            at: 0, title: "Gravity Wave: the effects' HDR window top, dB (explosions dashed, +\(Int(GameAudio.explosionLoudness)) dB)", yMax: topMax,
-            endTime: endTime, values: samples.map { ($0.time, Double($0.top)) }, colour: "#1f77b4")
+            at: 0, title: "Gravity Wave: the effects' HDR window top, dB (explosions dashed, +\(loudness) dB)",
+            yMax: topMax, endTime: endTime, values: samples.map { ($0.time, Double($0.top)) }, colour: "#1f77b4")
         svg += panel(
             at: Self.panelHeight, title: "Voices culled by the window", yMax: culledMax, endTime: endTime,
             values: samples.map { ($0.time, Double($0.culled)) }, colour: "#d62728")
