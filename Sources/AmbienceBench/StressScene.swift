@@ -229,7 +229,7 @@ extension StressScene {
             crowd.handle(engine.update())
             loudEvents?.step(at: Double(done) / Double(sampleRate))
         }
-        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
+        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart - (loudEvents?.countingCPUSeconds ?? 0)
         report.hdr = loudEvents?.counts
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = Double(done) / Double(sampleRate)

@@ -184,18 +184,20 @@ func startVoice(
         }
     }
     let voice = engine.engine.play(box.sound, settings)
-    let id: UInt64 =
-        voice == .none
-        ? 0
-        : registry.withLock { state in
-            // The engine may have been destroyed meanwhile: then the voice is stale from the start.
-            guard state.engines[engine.handle] != nil else {
-                defer { state.nextVoice += 1 }
-                return state.nextVoice
-            }
-            return state.addVoice(voice, owner: engine, placement: settings.placement)
+    outVoice?.pointee = register(voice, owner: engine, placement: settings.placement)
+}
+
+/// The C id of a voice just started (`ambience_play`, `ambience_play_stream`): 0 for a refused one.
+func register(_ voice: Voice, owner engine: EngineBox, placement: Placement) -> UInt64 {
+    guard voice != .none else { return 0 }
+    return registry.withLock { state in
+        // The engine may have been destroyed meanwhile: then the voice is stale from the start.
+        guard state.engines[engine.handle] != nil else {
+            defer { state.nextVoice += 1 }
+            return state.nextVoice
         }
-    outVoice?.pointee = id
+        return state.addVoice(voice, owner: engine, placement: placement)
+    }
 }
 
 // MARK: - Voices

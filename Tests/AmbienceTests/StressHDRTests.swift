@@ -52,14 +52,8 @@ extension StressBenchTests {
     /// The crowd under a window beside the same crowd without one, in one run: the voices culled, both costs and
     /// their paired ratio. Whether the window saves is the bench's figure (README), not a threshold here.
     @Test func benchRunsTheCrowdUnderAWindowBesideItWithoutOne() throws {
-        let result = try ToolRunner.run([
-            "bench", "--voices", "1024", "--unit-pitch", "none", "--seconds", "1.5", "--runs", "2",
-            "--systems", "ambience,ambienceHDR", "--json"
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        let scene = try #require((json["scenes"] as? [[String: Any]])?.first)
-        let systems = try #require(scene["systems"] as? [String: [String: Any]])
+        let (scene, systems) = try benchScene(
+            "--voices", "1024", "--seconds", "1.5", "--runs", "2", "--systems", "ambience,ambienceHDR")
         #expect(Set(systems.keys) == ["ambience", "ambienceHDR"])
         let plain = try #require(systems["ambience"]), hdr = try #require(systems["ambienceHDR"])
         #expect(plain["culledMax"] == nil && plain["voicesMixed"] as? Int == 1024)
