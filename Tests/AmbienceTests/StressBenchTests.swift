@@ -168,13 +168,10 @@ import Testing
         #expect((ratios["ambienceOverOpenALRealSet"] as? Double ?? 0) > 0)
         #expect((ratios["ambienceOverAmbienceRealSet"] as? Double ?? 0) > 0)
         // The table names them too.
-        let table = try ToolRunner.run([
-            "bench", "--voices", "5000", "--unit-pitch", "none", "--seconds", "0.1", "--runs", "1",
-            "--systems", "ambience,openalRealSet"
-        ])
-        #expect(table.status == 0, "\(table.stderr)")
-        #expect(table.stdout.contains("the 256 voices Ambience keeps real"))
-        #expect(table.stdout.contains("Ambience's whole crowd over raw OpenAL Soft on its real set"))
+        let table = try benchTable(
+            "--voices", "5000", "--seconds", "0.1", "--runs", "1", "--systems", "ambience,openalRealSet")
+        #expect(table.contains("the 256 voices Ambience keeps real"))
+        #expect(table.contains("Ambience's whole crowd over raw OpenAL Soft on its real set"))
     }
 
     /// `ambience bench ARGUMENTS --unit-pitch none --json`'s first scene, and its systems by name.
@@ -184,6 +181,13 @@ import Testing
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         let scene = try #require((json["scenes"] as? [[String: Any]])?.first)
         return (scene, try #require(scene["systems"] as? [String: [String: Any]]))
+    }
+
+    /// `ambience bench ARGUMENTS --unit-pitch none`'s table.
+    func benchTable(_ arguments: String...) throws -> String {
+        let result = try ToolRunner.run(["bench"] + arguments + ["--unit-pitch", "none"])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout
     }
 
     @Test func ratiosAndMediansComeFromTheRightRuns() {

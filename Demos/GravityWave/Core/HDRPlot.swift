@@ -17,6 +17,7 @@ public struct HDRPlot: Sendable {
         public var culled: Int
     }
 
+    /// The window at the end of every frame, in order.
     public var samples: [Sample] = []
     /// Seconds at which explosions started.
     public var explosions: [Double] = []
