@@ -56,8 +56,9 @@ final class StressLoudEvents {
 public struct HDRCounts: Sendable, Equatable {
     /// Loud events started.
     public var loudEvents = 0
-    /// Voices the window culled, on average and at most over the counts (ten a second of audio).
+    /// Voices the window culled, on average over the counts (ten a second of audio).
     public var culledMean = 0.0
+    /// The most voices the window culled at one count.
     public var culledMax = 0
     /// How many counts were taken.
     public var samples = 0

@@ -81,6 +81,16 @@ import Testing
         jumped.follow(loudest: 8)
         _ = jumped.advance(0.5)
         #expect(abs(jumped.top - 16.5) < 0.01)
+        // Re-aimed a microsecond before the ramp's end: the rest of it is that microsecond, no jump anywhere.
+        var late = window(threshold: -100, attack: 0, release: 1)
+        late.follow(loudest: 40)
+        late.follow(loudest: 10)
+        _ = late.advance(0.999_999)
+        late.follow(loudest: 9.5)
+        _ = late.advance(0.000_000_5)
+        #expect(late.top.isFinite && late.top >= 9.5 && late.top <= 10, "top \(late.top)")
+        _ = late.advance(0.01)
+        #expect(late.top == 9.5)
     }
 
     /// The threshold is the lowest the top goes: quiet scenes are not normalised up.

@@ -105,9 +105,10 @@ struct HDRWindow: Equatable {
         if top != target, rampElapsed < rampDuration, abs(wanted - target) <= HDRWindow.retargetTolerance,
             (wanted > top) == (target > top)
         {
-            let done = rampElapsed / rampDuration
             target = wanted
-            rampFrom = Float((Double(top) - Double(wanted) * done) / (1 - done))
+            rampFrom = top
+            rampDuration -= rampElapsed
+            rampElapsed = 0
             return
         }
         target = wanted
