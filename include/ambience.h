@@ -366,6 +366,16 @@ ambience_status ambience_play_options_init(ambience_play_options *options);
  */
 ambience_status ambience_play(ambience_sound *sound, const ambience_play_options *options, ambience_voice *out_voice);
 
+/*
+ * ambience_play with a loudness for this play alone, in the game's decibels (docs/HDR.md), in place of the sound's
+ * (ambience_sound_set_loudness); heard only under a bus with an HDR window. Clamped to -200..200; NaN and
+ * infinities give AMBIENCE_ERROR_INVALID_ARGUMENT and start nothing. A call of its own, not a field of
+ * ambience_play_options: programs allocate that struct, so a new field would change its size under them.
+ * *out_voice is AMBIENCE_VOICE_NONE on any error.
+ */
+ambience_status ambience_play_with_loudness(ambience_sound *sound, const ambience_play_options *options,
+                                            float loudness_db, ambience_voice *out_voice);
+
 /* Stops the voice at once (fade_seconds == 0) or after fading out. */
 ambience_status ambience_voice_stop(ambience_voice voice, double fade_seconds);
 ambience_status ambience_voice_pause(ambience_voice voice);

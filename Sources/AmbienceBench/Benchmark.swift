@@ -38,6 +38,9 @@ public enum BenchSystem: String, CaseIterable, Sendable {
     /// Scenes where Ambience keeps only some voices real: raw OpenAL Soft playing exactly those voices (the same
     /// sounds, positions, pitches and restarts), the like-for-like peer of Ambience's full scene.
     case openalRealSet
+    /// The scene through the engine under an HDR window, lifted every 2 s by a loud event (`stress --hdr`): beside
+    /// `ambience`, what the window saves or costs.
+    case ambienceHDR
 
     public var title: String {
         switch self {
@@ -47,6 +50,7 @@ public enum BenchSystem: String, CaseIterable, Sendable {
         case .sdlMixer: "SDL_mixer"
         case .ambienceRealSet: "Ambience, real set alone"
         case .openalRealSet: "raw OpenAL, real set"
+        case .ambienceHDR: "Ambience, HDR"
         }
     }
 
@@ -75,6 +79,9 @@ public struct SystemMeasurement: Sendable {
     public var renderMicroseconds: Double? = nil
     /// Median cost of starting a voice: Ambience's `play`, raw OpenAL's `alSourcePlay` of a finished one-shot.
     public var playCallNs: Double? = nil
+    /// Under an HDR window (`ambienceHDR`): the voices it culled, on average and at most, in the median run.
+    public var culledMean: Double? = nil
+    public var culledMax: Int? = nil
     /// The rtf of every run, in the order run.
     public var runs: [Double] = []
     /// Set when the system could not run; the numbers are then zero.
@@ -280,11 +287,12 @@ public enum Benchmark {
         isCancelled: () -> Bool
     ) throws(BenchError) -> SystemMeasurement {
         switch system {
-        case .ambience, .ambienceMusic, .ambienceRealSet:
+        case .ambience, .ambienceMusic, .ambienceRealSet, .ambienceHDR:
             let music = system == .ambienceMusic ? options.music : nil
             let r: StressReport
             var stress = StressOptions(
-                seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music)
+                seconds: options.seconds, realVoices: realVoices, blockFrames: 1024, music: music,
+                hdr: system == .ambienceHDR)
             stress.rankMargin = options.rankMargin
             do {
                 r = try scene.run(stress, isCancelled: isCancelled)
@@ -303,6 +311,8 @@ public enum Benchmark {
             m.sourceMoves = r.sourceMoves
             m.playCallNs = r.playCallNs
             m.renderMicroseconds = r.averageRenderMicroseconds
+            m.culledMean = r.hdr?.culledMean
+            m.culledMax = r.hdr?.culledMax
             return m
         case .openal, .openalRealSet:
             return try RawOpenAL.run(scene, seconds: options.seconds, isCancelled: isCancelled)

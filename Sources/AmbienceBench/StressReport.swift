@@ -53,6 +53,8 @@ public struct StressReport: Sendable {
     public var chaos: ChaosCounts? = nil
     /// What `--soak` measured, when it ran.
     public var soak: SoakReport? = nil
+    /// What the HDR window did, when the run had one (`--hdr`).
+    public var hdr: HDRCounts? = nil
 
     public init() {}
 }

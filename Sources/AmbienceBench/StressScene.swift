@@ -112,6 +112,9 @@ public struct StressScene: Sendable {
         }
     }
 
+    /// The index of the 0.5 s crack among the sounds (the HDR variant's loud event).
+    static let crack = 4
+
     /// Three tones and two noise bursts, 0.2–2 s, peaking at 0.3.
     static func makeSounds(sampleRate: Int, seed: UInt64) -> [PCMBuffer] {
         var rng = SplitMix64(seed: seed)
@@ -154,19 +157,23 @@ public struct StressOptions: Sendable {
     /// Real time only: every ~0.3 s the music player seeks or skips (through `music` and the other bundled track),
     /// and every game frame extra voices start, fade and stop, so the game, streaming and audio threads all race.
     public var chaos: Bool
+    /// Offline only: the crowd under an HDR window on `sfx`, lifted every 2 s by a loud event (docs/HDR.md); the
+    /// report's `hdr` says how many voices it culled.
+    public var hdr: Bool
     /// The mixer's rank margin in dB (`EngineConfiguration.rankMargin`), or nil for the engine's default.
     package var rankMargin: Float? = nil
 
     public init(
         seconds: Double = 10, realVoices: Int = 256, blockFrames: Int = 1024,
         music: String? = StressScene.defaultMusicPath,
-        chaos: Bool = false
+        chaos: Bool = false, hdr: Bool = false
     ) {
         self.seconds = seconds
         self.realVoices = realVoices
         self.blockFrames = blockFrames
         self.music = music
         self.chaos = chaos
+        self.hdr = hdr
     }
 
     /// How long a run may be: up to a day.
@@ -190,7 +197,9 @@ extension StressScene {
         let options = try requested.validated()
         var configuration = EngineConfiguration(
             output: .offline, sampleRate: sampleRate, realVoices: options.realVoices,
-            maxVoices: max(voices.count, options.realVoices, 1), blockFrames: options.blockFrames)
+            // A slot for the HDR variant's loud event beside the crowd: it must not steal a crowd voice.
+            maxVoices: max(voices.count + (options.hdr ? 1 : 0), options.realVoices, 1),
+            blockFrames: options.blockFrames)
         if let margin = options.rankMargin { configuration.rankMargin = margin }
         let engine = try AudioEngine(configuration)
         defer { engine.shutdown() }
@@ -198,6 +207,10 @@ extension StressScene {
         var report = StressReport()
         report.music = try startMusic(options.music, on: engine)
         crowd.start()
+        var loudEvents: StressLoudEvents? = nil
+        if options.hdr, let crack = crowd.sounds.dropFirst(StressScene.crack).first {
+            do { loudEvents = try StressLoudEvents(engine: engine, sound: crack) } catch { throw .invalidNumber(error) }
+        }
 
         let totalFrames = Int((options.seconds * Double(sampleRate)).rounded())
         var done = 0
@@ -217,8 +230,10 @@ extension StressScene {
             }
             done += frames
             crowd.handle(engine.update())
+            loudEvents?.step(at: Double(done) / Double(sampleRate))
         }
-        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
+        report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart - (loudEvents?.countingCPUSeconds ?? 0)
+        report.hdr = loudEvents?.counts
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = Double(done) / Double(sampleRate)
         report.renderedSeconds = report.seconds

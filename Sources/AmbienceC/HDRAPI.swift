@@ -51,3 +51,15 @@ public func ambience_sound_get_loudness(_ sound: OpaquePointer?, _ out: UnsafeMu
         try output(out, "out_loudness_db").pointee = box.sound.loudness
     }
 }
+
+@_cdecl("ambience_play_with_loudness")
+public func ambience_play_with_loudness(
+    _ sound: OpaquePointer?, _ options: UnsafePointer<ambience_play_options>?, _ loudness: Float,
+    _ outVoice: UnsafeMutablePointer<UInt64>?
+) -> ambience_status {
+    api("ambience_play_with_loudness") {
+        // A refused call leaves no stale id behind: a caller that ignores the status stops nothing by mistake.
+        outVoice?.pointee = 0
+        try startVoice(sound, options, loudness: loudness, outVoice)
+    }
+}

@@ -30,6 +30,7 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_bus_get_hdr_top, AmbienceC.ambience_bus_get_hdr_top)
     same(CAmbience.ambience_sound_set_loudness, AmbienceC.ambience_sound_set_loudness)
     same(CAmbience.ambience_sound_get_loudness, AmbienceC.ambience_sound_get_loudness)
+    same(CAmbience.ambience_play_with_loudness, AmbienceC.ambience_play_with_loudness)
     same(CAmbience.ambience_bus_get, AmbienceC.ambience_bus_get)
     same(CAmbience.ambience_bus_get_effective_gain, AmbienceC.ambience_bus_get_effective_gain)
     same(CAmbience.ambience_bus_get_gain, AmbienceC.ambience_bus_get_gain)

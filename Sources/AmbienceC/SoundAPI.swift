@@ -167,23 +167,36 @@ public func ambience_play(
     _ sound: OpaquePointer?, _ options: UnsafePointer<ambience_play_options>?,
     _ outVoice: UnsafeMutablePointer<UInt64>?
 ) -> ambience_status {
-    api("ambience_play") {
-        let box = try soundBox(sound)
-        let engine = box.owner
-        let settings = try playOptions(options?.pointee ?? defaultPlayOptions(), engine: engine)
-        let voice = engine.engine.play(box.sound, settings)
-        let id: UInt64 =
-            voice == .none
-            ? 0
-            : registry.withLock { state in
-                // The engine may have been destroyed meanwhile: then the voice is stale from the start.
-                guard state.engines[engine.handle] != nil else {
-                    defer { state.nextVoice += 1 }
-                    return state.nextVoice
-                }
-                return state.addVoice(voice, owner: engine, placement: settings.placement)
-            }
-        outVoice?.pointee = id
+    api("ambience_play") { try startVoice(sound, options, loudness: nil, outVoice) }
+}
+
+/// `ambience_play` and `ambience_play_with_loudness`: the voice's id in `outVoice`, 0 for a refused one.
+func startVoice(
+    _ sound: OpaquePointer?, _ options: UnsafePointer<ambience_play_options>?, loudness: Float?,
+    _ outVoice: UnsafeMutablePointer<UInt64>?
+) throws(APIError) {
+    let box = try soundBox(sound)
+    let engine = box.owner
+    var settings = try playOptions(options?.pointee ?? defaultPlayOptions(), engine: engine)
+    if let loudness {
+        settings.loudness = try checked { () throws(InvalidNumber) in
+            try loudness.clamped(to: MixerLimits.loudness, "loudness_db")
+        }
+    }
+    let voice = engine.engine.play(box.sound, settings)
+    outVoice?.pointee = register(voice, owner: engine, placement: settings.placement)
+}
+
+/// The C id of a voice just started (`ambience_play`, `ambience_play_stream`): 0 for a refused one.
+func register(_ voice: Voice, owner engine: EngineBox, placement: Placement) -> UInt64 {
+    guard voice != .none else { return 0 }
+    return registry.withLock { state in
+        // The engine may have been destroyed meanwhile: then the voice is stale from the start.
+        guard state.engines[engine.handle] != nil else {
+            defer { state.nextVoice += 1 }
+            return state.nextVoice
+        }
+        return state.addVoice(voice, owner: engine, placement: placement)
     }
 }
 

@@ -20,17 +20,7 @@ public func ambience_play_stream(
             // The C callback's count is a claim: what it says beyond what was asked is cut to it.
             return min(target.function(target.userdata, samples.baseAddress, frames), frames)
         }
-        let id: UInt64 =
-            voice == .none
-            ? 0
-            : registry.withLock { state in
-                guard state.engines[box.handle] != nil else {
-                    defer { state.nextVoice += 1 }
-                    return state.nextVoice
-                }
-                return state.addVoice(voice, owner: box, placement: settings.placement)
-            }
-        outVoice?.pointee = id
+        outVoice?.pointee = register(voice, owner: box, placement: settings.placement)
     }
 }
 

@@ -14,7 +14,9 @@ struct BenchCommand: Command {
           --unit-pitch  scene sizes also run with every voice at pitch 1, the only pitch SDL_mixer plays, so that
                      the three systems do the same work (default 1024; none for none)
           --systems  systems to run, comma-separated: ambience, ambienceMusic, openal, sdlMixer, ambienceRealSet,
-                     openalRealSet (default all); the music streaming cost is measured with ambienceMusic
+                     openalRealSet, ambienceHDR (default all); the music streaming cost is measured with ambienceMusic
+                     ambienceHDR is the crowd under an HDR window lifted by a loud event every 2 s (stress --hdr):
+                     beside ambience, the voices it culls and what it saves (ratio ambienceHDROverAmbience)
                      ambienceRealSet and openalRealSet run only where Ambience keeps some voices virtual: the voices
                      it keeps real after its first rank, alone through Ambience and through raw OpenAL Soft (the
                      same sounds, positions, pitches and restarts)
@@ -79,7 +81,7 @@ struct BenchCommand: Command {
             let systems = text.split(separator: ",").map { BenchSystem(rawValue: String($0)) }
             guard !systems.isEmpty, systems.allSatisfy({ $0 != nil }) else {
                 throw UsageError(
-                    "--systems takes ambience, ambienceMusic, openal, sdlMixer, ambienceRealSet, openalRealSet, "
+                    "--systems takes ambience, ambienceMusic, openal, sdlMixer, ambienceRealSet, openalRealSet, ambienceHDR, "
                         + "comma-separated, not '\(text)'")
             }
             options.systems = systems.map { $0! }
@@ -254,6 +256,9 @@ struct BenchCommand: Command {
             pairs.append(("ambienceOverOpenALRealSet", number(scene.ratio(ambienceOver: .openalRealSet))))
             pairs.append(("ambienceOverAmbienceRealSet", number(scene.ratio(ambienceOver: .ambienceRealSet))))
         }
+        if scene.measurement(.ambienceHDR) != nil {
+            pairs.append(("ambienceHDROverAmbience", number(scene.ratio(.ambienceHDR, over: .ambience))))
+        }
         return pairs
     }
 
@@ -268,6 +273,10 @@ struct BenchCommand: Command {
         if let rms = m.outputRMS { pairs.append(("outputRMS", .double(rms))) }
         if let us = m.renderMicroseconds { pairs.append(("renderMicroseconds", .double(us))) }
         if let ns = m.playCallNs { pairs.append(("playCallNs", .double(ns))) }
+        if let mean = m.culledMean, let most = m.culledMax {
+            pairs.append(("culledMean", .double(mean)))
+            pairs.append(("culledMax", .int(most)))
+        }
         return .object(pairs)
     }
 
@@ -306,6 +315,15 @@ struct BenchCommand: Command {
                     + "\(scene.ratio(ambienceOver: .openalRealSet).map { fixed($0, 2) } ?? "-"), "
                     + "over Ambience on its real set alone (the virtual voices' cost) "
                     + "\(scene.ratio(ambienceOver: .ambienceRealSet).map { fixed($0, 2) } ?? "-")")
+        }
+        for scene in report.scenes {
+            guard let hdr = scene.measurement(.ambienceHDR), hdr.error == nil, let mean = hdr.culledMean else {
+                continue
+            }
+            Output.print(
+                "\(scene.title) under an HDR window (a loud event every 2 s): culled mean \(fixed(mean, 1)), max "
+                    + "\(hdr.culledMax ?? 0); its rtf over the same crowd without one "
+                    + "\(scene.ratio(.ambienceHDR, over: .ambience).map { fixed($0, 2) } ?? "-") (paired runs)")
         }
         for scene in report.scenes {
             if let sources = scene.measurement(.openal)?.voicesMixed, sources > 0, sources < scene.voices {

@@ -2,17 +2,17 @@ import Ambience
 
 /// One `--hdr BUS=WIDTH,ATTACK,RELEASE` of `ambience render`: an HDR window (docs/HDR.md) on a built-in bus, with
 /// the default threshold (0 dB).
-public struct HDROption: Equatable, Sendable {
+package struct HDROption: Equatable, Sendable {
     /// The built-in buses a window may go on, by the names `Bus.name` gives them.
-    public static let buses = ["master", "music", "sfx", "ui", "dialogue"]
+    package static let buses = ["master", "music", "sfx", "ui", "dialogue"]
 
     /// The bus's name, one of `buses`.
-    public var bus: String
+    package var bus: String
     /// The window: the width, attack and release given, the default threshold.
-    public var settings: HDRSettings
+    package var settings: HDRSettings
 
     /// Parses a window; every number must be finite and within `MixerLimits` (width 0…200 dB, times 0…86400 s).
-    public init(parsing text: String) throws(UsageError) {
+    package init(parsing text: String) throws(UsageError) {
         let parts = text.split(separator: "=", maxSplits: 1)
         guard parts.count == 2, HDROption.buses.contains(String(parts[0])) else {
             let names = HDROption.buses.joined(separator: ", ")

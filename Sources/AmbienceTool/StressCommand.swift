@@ -5,7 +5,7 @@ import AmbiencePlatform
 struct StressCommand: Command {
     static let name = "stress"
     static let usage = """
-        stress --voices N --seconds S [--real R] [--json] [--realtime [--period F] [--chaos]]
+        stress --voices N --seconds S [--real R] [--json] [--hdr | --realtime [--period F] [--chaos]]
         stress --soak [--seconds S] [--voices N] [--json]
                                             the headless voice stress test: N 3D voices, R of them real
           --voices    voices in the crowd (70% looping; one-shots start again when they finish)
@@ -13,6 +13,9 @@ struct StressCommand: Command {
           --real      voices mixed for real by OpenAL sources, 1 to 4096 (default 256); the rest are virtual
           --json      one JSON object with keys voices, realVoices, virtualVoices, seconds, cpuSeconds, rtf,
                       playCallNs, peakRSSBytes, underruns (then extra keys)
+          --hdr       the crowd under an HDR window (40 dB wide) on sfx, and every 2 s a loud event 24 dB above
+                      it that lifts the window and culls the crowd under its bottom (docs/HDR.md); reports the
+                      voices culled (mean and max of ten counts a second). JSON key "hdr"
           --realtime  play through the output device (SDL's dummy driver when there is none) with a 60 Hz
                       game loop, and report the audio callback's timing (p50, p99, max) and underruns
           --period    with --realtime: frames per audio callback, 16 to 16384 (default 1024)
@@ -30,6 +33,7 @@ struct StressCommand: Command {
         let realtime = arguments.flag("--realtime")
         let chaos = arguments.flag("--chaos")
         let soak = arguments.flag("--soak")
+        let hdr = arguments.flag("--hdr")
         guard let voices = try arguments.integer("--voices") ?? (soak ? 64 : nil) else {
             throw UsageError("stress needs --voices N")
         }
@@ -40,6 +44,7 @@ struct StressCommand: Command {
         let period = try arguments.integer("--period")
         guard try arguments.finish().isEmpty else { throw UsageError("stress takes no positional arguments") }
         guard !chaos || realtime else { throw UsageError("--chaos needs --realtime") }
+        guard !hdr || !(realtime || soak) else { throw UsageError("--hdr renders offline, without --soak") }
         guard !(soak && realtime) else { throw UsageError("--soak renders offline; it does not take --realtime") }
         guard (1...1_000_000).contains(voices) else { throw UsageError("--voices must be from 1 to 1000000") }
         guard seconds > 0, seconds <= 3_600 else { throw UsageError("--seconds must be above 0 and at most 3600") }
@@ -50,7 +55,8 @@ struct StressCommand: Command {
         }
 
         let scene = StressScene(voices: voices)
-        let options = StressOptions(seconds: seconds, realVoices: real, blockFrames: period ?? 1024, chaos: chaos)
+        let options = StressOptions(
+            seconds: seconds, realVoices: real, blockFrames: period ?? 1024, chaos: chaos, hdr: hdr)
         let report =
             realtime
             ? try scene.runRealtime(options, isCancelled: { Interrupt.requested })
@@ -81,6 +87,16 @@ struct StressCommand: Command {
             ("maxRenderMicroseconds", .double(r.maxRenderMicroseconds))
         ]
         if let rms = r.outputRMS { pairs.append(("outputRMS", .double(rms))) }
+        if let h = r.hdr {
+            pairs.append(
+                (
+                    "hdr",
+                    .object([
+                        ("loudEvents", .int(h.loudEvents)), ("culledMean", .double(h.culledMean)),
+                        ("culledMax", .int(h.culledMax)), ("counts", .int(h.samples))
+                    ])
+                ))
+        }
         if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
             pairs.append(
                 (
@@ -155,6 +171,14 @@ struct StressCommand: Command {
             ("peak memory", "\(r.peakRSSBytes >> 20) MiB")
         ]
         if let rms = r.outputRMS { rows.append(("output RMS", fixed(rms, 4))) }
+        if let h = r.hdr {
+            rows.append(
+                (
+                    "HDR culled",
+                    "mean \(fixed(h.culledMean, 1)), max \(h.culledMax) of \(r.voices) voices (\(h.loudEvents) loud events, "
+                        + "\(h.samples) counts)"
+                ))
+        }
         if let p50 = r.callbackP50Microseconds, let p99 = r.callbackP99Microseconds, let period = r.periodMicroseconds {
             rows.append(
                 (

@@ -121,6 +121,26 @@ import Testing
         var footsteps = voice(loudness: 50, gain: gain, placement: .world(x: 0, y: 0, z: -distance))
         footsteps.fadeGain = fade
         let slot = try occupy(&pool, footsteps)
+        pool.slots[Int(slot)].source = 0  // heard: the bottom itself culls it (not the 1 dB of hysteresis)
+        _ = try occupy(&pool, voice(loudness: 85))
+        follow(pool, &graph)
+        #expect(near(graph.hdr[Self.sfx]?.top, 85))
+        #expect(pool.isCulled(slot, audibility(graph)) == culled)
+    }
+
+    /// Hysteresis at the bottom (45 dB under a top of 85): a voice with a source is culled below the bottom; one
+    /// without (culled, or not yet heard) comes back only 1 dB above it. (level in dB, has a source, culled)
+    static let hysteresis: [(Float, Bool, Bool)] = [
+        (44.5, true, true), (45.5, true, false), (44.5, false, true), (45.5, false, true), (45.9, false, true),
+        (46.1, false, false)
+    ]
+
+    @Test(arguments: hysteresis)
+    func aCulledVoiceReturnsOnly1dBAboveTheBottom(level: Float, real: Bool, culled: Bool) throws {
+        var pool = VoicePool(capacity: 4, buses: 5)
+        var graph = graph()
+        let slot = try occupy(&pool, voice(loudness: level))
+        if real { pool.slots[Int(slot)].source = 0 }
         _ = try occupy(&pool, voice(loudness: 85))
         follow(pool, &graph)
         #expect(near(graph.hdr[Self.sfx]?.top, 85))

@@ -59,6 +59,45 @@ import Testing
         #expect(w.top == 60 && !movedAgain)
     }
 
+    /// A target that wobbles by a little at every measure (the loudest voice moving) keeps its ramp: the top
+    /// arrives at the release time, linearly, instead of restarting the ramp at every measure and creeping.
+    /// (wobble in dB, seconds, expected top within 0.1 dB)
+    static let wobbles: [(Float, Double, Float)] = [(0.05, 0.5, 25), (0.05, 1, 10), (0.5, 1, 10), (1, 0.5, 25)]
+
+    /// A window with no floor to speak of, at `from` and falling to `to` over a release of 1 s.
+    func falling(from: Float, to: Float) -> HDRWindow {
+        var w = window(threshold: -100, attack: 0, release: 1)
+        w.follow(loudest: from)
+        w.follow(loudest: to)
+        return w
+    }
+
+    @Test(arguments: wobbles)
+    func aTargetThatWobblesKeepsItsRamp(wobble: Float, seconds: Double, expected: Float) {
+        var w = window(threshold: -100, attack: 0, release: 1)
+        w.follow(loudest: 40)
+        #expect(w.top == 40)
+        for step in 0..<Int((seconds * 100).rounded()) {  // measured and advanced every 10 ms, as the mixer does
+            w.follow(loudest: step.isMultiple(of: 2) ? 10 + wobble / 2 : 10 - wobble / 2)
+            _ = w.advance(0.01)
+        }
+        #expect(abs(w.top - expected) < 0.1 + wobble / 2, "top \(w.top)")
+        // A move larger than the tolerance, or the other way, is a new target: a new ramp from where the top stands.
+        var jumped = falling(from: 40, to: 10)
+        _ = jumped.advance(0.5)
+        jumped.follow(loudest: 8)
+        _ = jumped.advance(0.5)
+        #expect(abs(jumped.top - 16.5) < 0.01)
+        // Re-aimed a microsecond before the ramp's end: the rest of it is that microsecond, no jump anywhere.
+        var late = falling(from: 40, to: 10)
+        _ = late.advance(0.999_999)
+        late.follow(loudest: 9.5)
+        _ = late.advance(0.000_000_5)
+        #expect(late.top.isFinite && late.top >= 9.5 && late.top <= 10, "top \(late.top)")
+        _ = late.advance(0.01)
+        #expect(late.top == 9.5)
+    }
+
     /// The threshold is the lowest the top goes: quiet scenes are not normalised up.
     @Test func theTopNeverGoesBelowTheThreshold() {
         var w = window(threshold: 30, attack: 0, release: 0)

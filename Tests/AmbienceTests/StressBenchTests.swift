@@ -152,15 +152,10 @@ import Testing
     /// A crowd with virtual voices: Ambience, and its real set through Ambience alone and through raw OpenAL
     /// Soft, with both like-for-like ratios in the JSON.
     @Test func benchRunsTheRealSetBesideTheCrowd() throws {
-        let result = try ToolRunner.run([
-            "bench", "--voices", "5000", "--unit-pitch", "none", "--seconds", "0.2", "--runs", "1",
-            "--systems", "ambience,ambienceRealSet,openalRealSet", "--json"
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        let scene = try #require((json["scenes"] as? [[String: Any]])?.first)
+        let (scene, systems) = try benchScene(
+            "--voices", "5000", "--seconds", "0.2", "--runs", "1", "--systems",
+            "ambience,ambienceRealSet,openalRealSet")
         #expect(scene["realSetVoices"] as? Int == 256)
-        let systems = try #require(scene["systems"] as? [String: [String: Any]])
         #expect(Set(systems.keys) == ["ambience", "ambienceRealSet", "openalRealSet"])
         #expect(systems["ambience"]?["voicesMixed"] as? Int == 256)
         for name in ["ambienceRealSet", "openalRealSet"] {
@@ -173,13 +168,26 @@ import Testing
         #expect((ratios["ambienceOverOpenALRealSet"] as? Double ?? 0) > 0)
         #expect((ratios["ambienceOverAmbienceRealSet"] as? Double ?? 0) > 0)
         // The table names them too.
-        let table = try ToolRunner.run([
-            "bench", "--voices", "5000", "--unit-pitch", "none", "--seconds", "0.1", "--runs", "1",
-            "--systems", "ambience,openalRealSet"
-        ])
-        #expect(table.status == 0, "\(table.stderr)")
-        #expect(table.stdout.contains("the 256 voices Ambience keeps real"))
-        #expect(table.stdout.contains("Ambience's whole crowd over raw OpenAL Soft on its real set"))
+        let table = try benchTable(
+            "--voices", "5000", "--seconds", "0.1", "--runs", "1", "--systems", "ambience,openalRealSet")
+        #expect(table.contains("the 256 voices Ambience keeps real"))
+        #expect(table.contains("Ambience's whole crowd over raw OpenAL Soft on its real set"))
+    }
+
+    /// `ambience bench ARGUMENTS --unit-pitch none --json`'s first scene, and its systems by name.
+    func benchScene(_ arguments: String...) throws -> (scene: [String: Any], systems: [String: [String: Any]]) {
+        let result = try ToolRunner.run(["bench"] + arguments + ["--unit-pitch", "none", "--json"])
+        try #require(result.status == 0, "\(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let scene = try #require((json["scenes"] as? [[String: Any]])?.first)
+        return (scene, try #require(scene["systems"] as? [String: [String: Any]]))
+    }
+
+    /// `ambience bench ARGUMENTS --unit-pitch none`'s table.
+    func benchTable(_ arguments: String...) throws -> String {
+        let result = try ToolRunner.run(["bench"] + arguments + ["--unit-pitch", "none"])
+        try #require(result.status == 0, "\(result.stderr)")
+        return result.stdout
     }
 
     @Test func ratiosAndMediansComeFromTheRightRuns() {

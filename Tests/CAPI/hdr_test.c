@@ -66,6 +66,7 @@ int main(void) {
     ambience_bus *sfx = NULL, *world = NULL;
     ambience_sound *footsteps, *ambience, *explosion;
     ambience_play_options options;
+    ambience_voice voice = AMBIENCE_VOICE_NONE;
     double steps, air, steps_during, air_during;
     bool has = true;
     float value = 0;
@@ -118,7 +119,34 @@ int main(void) {
     printf("after: footsteps %.2f dB, ambience %.2f dB\n", db(band(500), steps), db(band(300), air));
     CHECK(fabs(db(band(500), steps)) < 0.3 && fabs(db(band(300), air)) < 0.3);
 
+    /* A loudness for one play (ambience_play_with_loudness): the explosion's sound (120) played beside the listener
+     * at 60 instead lifts the top to 60, and the footsteps (50) and the ambience (40) go 10 dB down, none culled. */
+    options.placement = AMBIENCE_PLACEMENT_PAN;
+    OK(ambience_play_with_loudness(explosion, &options, 60, &voice));
+    CHECK(voice != AMBIENCE_VOICE_NONE);
+    CHECK(render(engine, 4, 1));
+    CHECK(near(world, 60));
+    printf("a play at 60: footsteps %.2f dB, ambience %.2f dB\n", db(band(500), steps), db(band(300), air));
+    CHECK(fabs(db(band(500), steps) + 10) < 0.3 && fabs(db(band(300), air) + 10) < 0.3);
+    OK(ambience_voice_stop(voice, 0));
+    CHECK(render(engine, 6, 0)); /* the release, 0.5 s */
+    CHECK(near(world, 50));
+    OK(ambience_sound_get_loudness(explosion, &value));
+    CHECK(value == 120);
+
     /* Hostile numbers: NaN and infinities refused and nothing changed; finite ones clamped; NULL refused. */
+    voice = 7;
+    CHECK(ambience_play_with_loudness(explosion, &options, NAN, &voice) == AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(voice == AMBIENCE_VOICE_NONE);
+    CHECK(ambience_play_with_loudness(explosion, NULL, -INFINITY, NULL) == AMBIENCE_ERROR_INVALID_ARGUMENT);
+    CHECK(ambience_play_with_loudness(NULL, &options, 60, &voice) != AMBIENCE_OK && voice == AMBIENCE_VOICE_NONE);
+    CHECK(render(engine, 1, 0));
+    CHECK(near(world, 50));
+    OK(ambience_play_with_loudness(explosion, &options, -1e30f, &voice)); /* clamped to -200: culled at once */
+    CHECK(voice != AMBIENCE_VOICE_NONE);
+    CHECK(render(engine, 1, 0));
+    CHECK(near(world, 50));
+    OK(ambience_voice_stop(voice, 0));
     CHECK(ambience_sound_set_loudness(footsteps, NAN) == AMBIENCE_ERROR_INVALID_ARGUMENT);
     CHECK(ambience_sound_set_loudness(footsteps, INFINITY) == AMBIENCE_ERROR_INVALID_ARGUMENT);
     OK(ambience_sound_get_loudness(footsteps, &value));

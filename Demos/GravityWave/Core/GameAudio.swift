@@ -25,6 +25,12 @@ final class GameAudio {
     var frame = 0
     var time = 0.0
 
+    /// How much louder than the game's other sounds an explosion is, in dB.
+    static let explosionLoudness: Float = 24
+    /// The effects' HDR window: 40 dB wide, resting at 0 (where every other sound stands), rising in 30 ms, and
+    /// falling back in 1.5 s once an explosion ends, so the quiet world returns gradually.
+    static let window = HDRSettings(width: 40, threshold: 0, attack: 0.03, release: 1.5)
+
     /// World units across the screen: x runs -5…5 from left to right, y -3…3 from bottom to top, 3 units in front.
     static let halfWidth: Float = 5
     static let halfHeight: Float = 3
@@ -38,7 +44,12 @@ final class GameAudio {
             (.appSound, "pickup"), (.uiClick, "ui-click"), (.thrust, "thrust-loop")
         ]
         for (kind, name) in files { loaded[kind] = try engine.load("\(assets)/SFX/\(name).wav") }
+        // HDR (docs/HDR.md): an explosion is louder in the world than anything else the game plays, so its
+        // window pushes the rest of the effects down while it sounds, and culls the quietest (the idle thrust, the
+        // ambient crowd). Every other sound keeps the default loudness, 0, so the calm mix is the one it was.
+        loaded[.explosion]?.loudness = Self.explosionLoudness
         sounds = loaded
+        engine.sfx.hdr = Self.window
         var buses: [SoundKind: Bus] = [.uiClick: engine.ui]
         for kind in SoundKind.allCases where kind != .uiClick {
             buses[kind] = engine.makeBus(named: kind.rawValue, parent: engine.sfx)

@@ -16,6 +16,8 @@ public final class GameRun {
     private var summary: RunSummary?
     private var screenshotWritten: String?
     private var scriptShotsWritten: [String] = []
+    /// The effects' HDR window frame by frame, kept when `--hdr-plot` asks for it.
+    public private(set) var hdrPlot = HDRPlot()
     /// Headless runs stop after this many frames.
     private let frameLimit: Int?
 
@@ -70,7 +72,9 @@ public final class GameRun {
             throw error
         }
         if headless || launch.pilot { game.pilot = Pilot() }
-        for path in [launch.record, launch.screenshot].compactMap({ $0 }) + Self.scriptShots(launch).map(\.path) {
+        for path in [launch.record, launch.screenshot, launch.hdrPlot].compactMap({ $0 })
+            + Self.scriptShots(launch).map(\.path)
+        {
             if let problem = makeParentFolders(of: path) {
                 host.shutdown()
                 throw .output("\(path): cannot create its folder (\(problem))")
@@ -111,6 +115,11 @@ public final class GameRun {
             game.frameEnded(host.frameCount, time: host.time)
             let stats = engine.stats
             peakVoices = max(peakVoices, stats.realVoices + stats.virtualVoices)
+            if launch.hdrPlot != nil {
+                hdrPlot.samples.append(
+                    HDRPlot.Sample(
+                        time: host.time, top: engine.sfx.hdrWindowTop ?? 0, culled: engine.sfx.hdrCulledVoices))
+            }
             if isHeadless && launch.script.isEmpty {
                 for step in Self.interfaceScript where step.frame == host.frameCount { press(step.key) }
             }
@@ -129,6 +138,10 @@ public final class GameRun {
             summary = makeSummary()
             game.shutdown()
             do { try writer?.finish() } catch { failure = .output("\(error)") }
+            if let path = launch.hdrPlot {
+                hdrPlot.explosions = game.audio.log.filter { $0.kind == .explosion }.map(\.time)
+                do { try hdrPlot.write(to: path) } catch { failure = .output("\(path): \(error)") }
+            }
         }
     }
 

@@ -12,6 +12,8 @@ public struct LaunchOptions: Sendable, Equatable {
     public var seconds: Double?
     public var record: String?
     public var screenshot: String?
+    /// Where to draw the effects' HDR window over the run (`HDRPlot`).
+    public var hdrPlot: String?
     public var screenshotFrame = 60
     public var voices = 0
     public var seed: UInt64 = 1
@@ -31,6 +33,7 @@ public struct LaunchOptions: Sendable, Equatable {
 
     public static let usage = """
         usage: gravity-wave [--headless [--realtime]] [--seconds N] [--record OUT.wav] [--screenshot OUT.png] [--screenshot-frame N]
+                            [--hdr-plot OUT.svg]
                             [--voices N] [--seed N] [--pilot] [--category ambient|solo-ambient|playback]
                             [--volume BUS=GAIN]... [--assets DIR] [--at FRAME:STEP]...
 
@@ -41,6 +44,8 @@ public struct LaunchOptions: Sendable, Equatable {
                               the last --at step
           --record OUT.wav    write the game's audio (headless only)
           --screenshot OUT.png  save the picture after --screenshot-frame frames (60 by default)
+          --hdr-plot OUT.svg  draw the effects' HDR window over the run: its top and the voices it culls, frame by
+                              frame, the explosions marked
           --voices N          keep about N quiet ambient voices playing, to measure the engine under load
                               (at most 16384, the voices the engine tracks)
           --seed N            the world's random seed (1 by default): a seed always plays the same game
@@ -83,6 +88,7 @@ public struct LaunchOptions: Sendable, Equatable {
             case "--seconds": options.seconds = try number(argument, try value(argument))
             case "--record": options.record = try value(argument)
             case "--screenshot": options.screenshot = try value(argument)
+            case "--hdr-plot": options.hdrPlot = try value(argument)
             case "--screenshot-frame": options.screenshotFrame = try count(argument, try value(argument))
             case "--voices":
                 options.voices = try count(argument, try value(argument), allowZero: true)

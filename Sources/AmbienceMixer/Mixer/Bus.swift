@@ -62,6 +62,10 @@ public struct Bus: Hashable, Sendable, CustomStringConvertible {
     /// Where the bus's HDR window's top stands now, in the loudness scale; nil without a window.
     public var hdrWindowTop: Float? { mixer?.busHDRTop(index) }
 
+    /// How many playing voices the bus's HDR window culls now: under its bottom, so virtual (0 without a window).
+    /// It looks at every live voice, so read it for a display or a measurement, not for every voice.
+    public var hdrCulledVoices: Int { mixer?.busHDRCulled(index) ?? 0 }
+
     /// Ramps the bus gain to `gain` over `seconds`, both clamped to `MixerLimits`; NaN and infinities are refused
     /// and the bus keeps its gain.
     public func fade(to gain: Float, over seconds: Double) throws(InvalidNumber) {

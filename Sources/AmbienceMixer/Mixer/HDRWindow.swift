@@ -53,6 +53,9 @@ struct HDRWindow: Equatable {
     /// that the linear factors below stay normal `Float`s: 10^(±440/20) fits.
     static let levels: ClosedRange<Float> = -240...240
 
+    /// The most a target may move (dB) and keep its ramp's end time (`follow(loudest:)`).
+    static let retargetTolerance: Float = 1
+
     private(set) var settings: HDRSettings
     /// Where the top stands now, in dB.
     private(set) var top: Float
@@ -91,10 +94,23 @@ struct HDRWindow: Equatable {
     }
 
     /// Aims the top at the loudest level now playing under the bus (dB; −∞ or NaN when nothing plays). The top
-    /// never aims below the threshold; a changed target starts a new ramp from where the top stands.
+    /// never aims below the threshold; a changed target starts a new ramp from where the top stands, unless it moved
+    /// by at most `retargetTolerance` the same way: then the ramp keeps its end time.
     mutating func follow(loudest level: Float) {
         let wanted = max(HDRWindow.clamp(level, to: HDRWindow.levels, nan: -.infinity), settings.threshold)
         guard wanted != target else { return }
+        // A target that moved by at most `retargetTolerance` the same way keeps its ramp's end time, re-aimed from
+        // where the top stands (no jump). Restarting would make a loudest level that wobbles a little at every
+        // measure (a voice moving, a gain ramp) an exponential approach that takes several times the release.
+        if top != target, rampElapsed < rampDuration, abs(wanted - target) <= HDRWindow.retargetTolerance,
+            (wanted > top) == (target > top)
+        {
+            target = wanted
+            rampFrom = top
+            rampDuration -= rampElapsed
+            rampElapsed = 0
+            return
+        }
         target = wanted
         rampFrom = top
         rampElapsed = 0

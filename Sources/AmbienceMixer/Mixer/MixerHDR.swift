@@ -72,6 +72,21 @@ extension Mixer {
     func busHDR(_ index: Int) -> HDRSettings? { withLock { buses.hdr[index]?.settings } }
     func busHDRTop(_ index: Int) -> Float? { withLock { buses.hdr[index]?.top } }
 
+    /// The live voices that answer to bus `index`'s window and are culled by it now (0 without a window). Visits
+    /// every live voice: for a game's display or a measurement, not for every block.
+    func busHDRCulled(_ index: Int) -> Int {
+        withLock {
+            guard buses.hdr.indices.contains(index), buses.hdr[index] != nil else { return 0 }
+            let audibility = self.audibility
+            var culled = 0
+            for slot in voices.active
+            where buses.hdrOwner[voices.slots[Int(slot)].bus] == index && voices.isCulled(slot, audibility) {
+                culled += 1
+            }
+            return culled
+        }
+    }
+
     func setBusHDR(_ index: Int, _ requested: HDRSettings?) throws(InvalidNumber) {
         let settings = try requested.map { settings throws(InvalidNumber) in try settings.validated() }
         withLock {

@@ -5,6 +5,9 @@ extension VoicePool {
     /// nothing below the window), above a paused one (-1). A culled voice is the first made virtual or stolen,
     /// and never takes a source while culled.
     static let culled: Float = -0.5
+    /// 10^(1/20): a voice without a source must be 1 dB above the bottom to be heard, so that one hovering at the
+    /// bottom is not culled and given back at every rank (docs/HDR.md, "Culling").
+    static let cullHysteresis: Float = 1.122_018_5
 
     /// How loud a voice is before its buses, linear: its gain × fade × distance attenuation.
     static func heard(_ slot: UnsafePointer<VoiceSlot>, _ listener: ListenerState) -> Float {
@@ -14,11 +17,13 @@ extension VoicePool {
     }
 
     /// The importance of an unpaused voice under the HDR window of bus `window`: culled when its level is below
-    /// the window's bottom, else priority, then its gain under the window and its buses.
+    /// the window's bottom (1 dB above it for a voice without a source: culled, or not yet heard), else priority,
+    /// then its gain under the window and its buses.
     static func hdrImportance(of slot: UnsafePointer<VoiceSlot>, window: Int, _ audibility: Audibility) -> Float {
         let heard = heard(slot, audibility.listener)
         let level = heard * slot.pointee.loudnessGain
-        if level < audibility.hdrFloor[window] { return culled }
+        let floor = audibility.hdrFloor[window] * (slot.pointee.source >= 0 ? 1 : cullHysteresis)
+        if level < floor { return culled }
         let audible = min(level * audibility.hdrScale[window], 1) * audibility.busGains[slot.pointee.bus]
         return Float(slot.pointee.priority) * 16 + min(audible, 15)
     }

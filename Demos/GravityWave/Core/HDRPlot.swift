@@ -1,0 +1,88 @@
+import AmbiencePlatform
+import Glibc
+
+/// The effects' HDR window over a run (`--hdr-plot OUT.svg`): where its top stood and how many voices it culled,
+/// frame by frame, with the explosions marked. docs/HDR.md shows one.
+///
+/// A time series of hundreds of points, drawn here rather than with the bench's `SVGPlot`: that one marks and labels
+/// every point (made for a handful of voice counts), and the demo would have to link the bench, SDL_mixer and all.
+public struct HDRPlot: Sendable {
+    /// One frame's end.
+    public struct Sample: Sendable, Equatable {
+        /// Seconds of game time.
+        public var time: Double
+        /// The window's top, in the game's loudness scale (dB).
+        public var top: Float
+        /// Voices under the window that it culls.
+        public var culled: Int
+    }
+
+    /// The window at the end of every frame, in order.
+    public var samples: [Sample] = []
+    /// Seconds at which explosions started.
+    public var explosions: [Double] = []
+
+    static let width = 760.0, panelHeight = 230.0, left = 60.0, right = 20.0, top = 30.0, bottom = 40.0
+
+    /// The whole SVG document: the top over time above, the culled voices below.
+    public func document() -> String {
+        let endTime = max(samples.last?.time ?? 1, 1)
+        // Scales of whole multiples of 20 dB and 4 voices, so that the five grid lines fall on round labels.
+        let topMax = 20 * (Double(max(samples.map(\.top).max() ?? 0, 20)) / 20).rounded(.up)
+        let culledMax = 4 * (Double(max(samples.map(\.culled).max() ?? 0, 4)) / 4).rounded(.up)
+        var svg =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"760\" "
+            + "height=\"\(Int(2 * Self.panelHeight))\" font-family=\"sans-serif\" font-size=\"12\">\n"
+            + "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+        let loudness = Int(GameAudio.explosionLoudness)
+        svg += panel(
+            at: 0, title: "Gravity Wave: the effects' HDR window top, dB (explosions dashed, +\(loudness) dB)",
+            yMax: topMax, endTime: endTime, values: samples.map { ($0.time, Double($0.top)) }, colour: "#1f77b4")
+        svg += panel(
+            at: Self.panelHeight, title: "Voices culled by the window", yMax: culledMax, endTime: endTime,
+            values: samples.map { ($0.time, Double($0.culled)) }, colour: "#d62728")
+        return svg + "</svg>\n"
+    }
+
+    /// Writes the document to `path` through a temporary file.
+    func write(to path: String) throws(AtomicFileError) {
+        try AtomicFile.write(Array(document().utf8), to: path)
+    }
+
+    private func panel(
+        at y0: Double, title: String, yMax: Double, endTime: Double, values: [(Double, Double)], colour: String
+    ) -> String {
+        let plotWidth = Self.width - Self.left - Self.right, plotHeight = Self.panelHeight - Self.top - Self.bottom
+        func px(_ t: Double) -> String { f(Self.left + t / endTime * plotWidth) }
+        func py(_ v: Double) -> String { f(y0 + Self.top + plotHeight - min(max(v, 0), yMax) / yMax * plotHeight) }
+        var svg = "<text x=\"\(f(Self.left))\" y=\"\(f(y0 + 20))\" font-weight=\"bold\">\(title)</text>\n"
+        for step in 0...4 {
+            let value = yMax * Double(step) / 4
+            svg +=
+                "<line x1=\"\(f(Self.left))\" x2=\"\(f(Self.left + plotWidth))\" y1=\"\(py(value))\" y2=\"\(py(value))\" "
+                + "stroke=\"#ddd\"/><text x=\"\(f(Self.left - 6))\" y=\"\(py(value))\" text-anchor=\"end\">"
+                + "\(f(value))</text>\n"
+        }
+        for second in 0...Int(endTime) {
+            svg +=
+                "<text x=\"\(px(Double(second)))\" y=\"\(f(y0 + Self.top + plotHeight + 16))\" "
+                + "text-anchor=\"middle\">\(second) s</text>\n"
+        }
+        for time in explosions {
+            svg +=
+                "<line x1=\"\(px(time))\" x2=\"\(px(time))\" y1=\"\(py(yMax))\" y2=\"\(py(0))\" stroke=\"#ff7f0e\" "
+                + "stroke-dasharray=\"4 3\"/>\n"
+        }
+        let points = values.map { "\(px($0.0)),\(py($0.1))" }.joined(separator: " ")
+        svg += "<polyline fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.5\" points=\"\(points)\"/>\n"
+        return svg
+    }
+
+    /// A coordinate or a label: two decimals at most, 0 for anything not finite.
+    private func f(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        let hundredths = Int((min(max(value, -1e9), 1e9) * 100).rounded())
+        let whole = String(abs(hundredths) / 100), part = abs(hundredths) % 100
+        return (hundredths < 0 ? "-" : "") + whole + (part == 0 ? "" : "." + String(100 + part).dropFirst())
+    }
+}
