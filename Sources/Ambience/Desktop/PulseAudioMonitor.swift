@@ -43,10 +43,10 @@ final class PulseAudioMonitor: Sendable {
 
     deinit { connection.close() }
 
-    /// libpulse, opened the first time it is needed. Without it the engine has no PulseAudio route detail: route
-    /// changes come from SDL's device list, as with no server.
+    /// libpulse, opened the first time it is needed. Without it the output is SDL's and there is no PulseAudio route
+    /// detail: route changes come from SDL's device list, as with no server.
     static let library = OptionalLibrary<LibPulse>(
-        name: "libpulse.so.0", feature: "PulseAudio route detail (sinks, ports, other apps' streams)",
+        name: "libpulse.so.0", feature: "the libpulse output; PulseAudio route detail (sinks, ports, other apps' streams)",
         names: String(cString: ambience_pulse_function_names()))
 
     /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
