@@ -235,7 +235,8 @@ final class PulseOutputStream: @unchecked Sendable {
         userdata.map { Unmanaged<PulseOutputStream>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    private static let contextStateCallback: pa_context_notify_cb_t = { _, userdata in output(userdata)?.stateChanged() }
+    private static let contextStateCallback: pa_context_notify_cb_t = { _, userdata in output(userdata)?.stateChanged()
+    }
     private static let streamStateCallback: pa_stream_notify_cb_t = { _, userdata in output(userdata)?.stateChanged() }
 
     private static let writeCallback: pa_stream_request_cb_t = { stream, bytes, userdata in
