@@ -215,8 +215,8 @@ typedef struct ambience_engine_config {
 /* Which code carries a device output's mix to the sound server (ambience_engine_create_with_backend). */
 typedef enum ambience_output_backend {
     /* The engine's own libpulse stream when a PulseAudio server (or PipeWire's pulse server) answers and libpulse
-     * loads, else SDL. The environment decides first: AMBIENCE_OUTPUT=sdl or =libpulse picks one, and a set
-     * SDL_AUDIODRIVER picks SDL. What ambience_engine_create uses. */
+     * loads, else SDL; SDL alone when SDL_AUDIODRIVER is set. AMBIENCE_OUTPUT decides first: sdl is SDL alone,
+     * libpulse is libpulse (then SDL) whatever SDL_AUDIODRIVER says. What ambience_engine_create uses. */
     AMBIENCE_OUTPUT_BACKEND_AUTOMATIC = 0,
     /* SDL's audio device (SDL_AUDIODRIVER, else pulseaudio, pipewire, alsa, then dummy). */
     AMBIENCE_OUTPUT_BACKEND_SDL = 1,

@@ -28,9 +28,10 @@ extension PulseOutputStream: OutputDevice {
 }
 
 extension EngineConfiguration.OutputBackend {
-    /// The backends to try, in order, for `configured`. `.automatic` becomes `AMBIENCE_OUTPUT` (`sdl` or `libpulse`)
-    /// when that is set; else SDL alone when `SDL_AUDIODRIVER` names a driver (the user chose one of SDL's); else
-    /// libpulse, and SDL when no PulseAudio server answers or libpulse is missing.
+    /// The backends to try, in order, for `configured`. `.automatic` is libpulse, then SDL when no PulseAudio server
+    /// answers or libpulse is missing; but SDL alone when `SDL_AUDIODRIVER` names a driver (the user chose one of
+    /// SDL's). `AMBIENCE_OUTPUT` decides before that: `sdl` is SDL alone, `libpulse` is libpulse then SDL even with
+    /// `SDL_AUDIODRIVER` set (how the test suites run on the libpulse output).
     static func candidates(
         for configured: Self, environment: (String) -> String? = ProcessEnvironment.value
     ) -> [Self] {
@@ -38,8 +39,10 @@ extension EngineConfiguration.OutputBackend {
         case .sdl: return [.sdl]
         case .libpulse: return [.libpulse]
         case .automatic:
-            if let named = environment("AMBIENCE_OUTPUT").flatMap(Self.init(rawValue:)), named != .automatic {
-                return [named]
+            switch environment("AMBIENCE_OUTPUT").flatMap(Self.init(rawValue:)) {
+            case .sdl: return [.sdl]
+            case .libpulse: return [.libpulse, .sdl]
+            case .automatic, nil: break
             }
             if let driver = environment("SDL_AUDIODRIVER"), !driver.isEmpty { return [.sdl] }
             return [.libpulse, .sdl]
