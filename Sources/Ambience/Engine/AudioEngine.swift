@@ -166,6 +166,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// Which code carries the mix to the device now (`sdl` or `libpulse`); nil offline and while rendering to
     /// nothing.
     public var outputBackend: EngineConfiguration.OutputBackend? { state.withLock { $0.device }?.backend }
+    /// Underflows the server reported on the libpulse output's stream; nil on SDL's output, offline, or none.
+    package var outputStreamUnderflows: Int? { state.withLock { $0.device }?.streamUnderflows }
     /// Whether the engine renders only when asked (`render(seconds:)`), not to a device.
     public var isOffline: Bool { configuration.output == .offline }
 

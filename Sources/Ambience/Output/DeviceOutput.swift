@@ -71,6 +71,11 @@ final class DeviceOutput: @unchecked Sendable {
     /// The backend of the open device; nil while rendering to nothing.
     var backend: EngineConfiguration.OutputBackend? { state.withLock { $0.device?.backend } }
 
+    /// Underflows the server reported on the libpulse stream open now; nil on SDL (which does not tell) or none.
+    var streamUnderflows: Int? {
+        (state.withLock { $0.device } as? PulseOutputStream)?.underflows.load(ordering: .relaxed)
+    }
+
     /// Where the audio goes now.
     var route: AudioRoute {
         state.withLock { state in state.device.map { AudioRoute(name: $0.deviceName, driver: $0.driver) } } ?? .none
