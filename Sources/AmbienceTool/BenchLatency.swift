@@ -51,7 +51,7 @@ extension BenchCommand {
     /// The child of `bench --latency`: one system's clicks; prints its call times for the parent.
     static func runLatencyClient(_ arguments: inout Arguments) throws {
         guard let name = try arguments.option("--latency-client"), let system = LatencySystem(rawValue: name) else {
-            throw UsageError("--latency-client takes pulse, ambience, openal or sdlMixer")
+            throw UsageError("--latency-client takes pulse, ambience, ambienceSDL, openal or sdlMixer")
         }
         guard let period = try arguments.integer("--period"), (16...16_384).contains(period) else {
             throw UsageError("--period must be from 16 to 16384")
