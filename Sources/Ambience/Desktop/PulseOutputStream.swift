@@ -201,12 +201,13 @@ final class PulseOutputStream: @unchecked Sendable {
 
     // MARK: On the main-loop thread
 
-    /// Renders whole blocks until the server's request is met (a request smaller than a block gets one block: the
-    /// mixer's clock advances by blocks). Writes into libpulse's own memory; stops early if libpulse refuses.
-    private func fill(_ stream: OpaquePointer, bytes requested: Int) {
+    /// Renders as many whole blocks as fit in what the server will take now (`writable`, all it asked for so far):
+    /// the mixer's clock advances by blocks, and writing a whole block for a smaller request would queue more than
+    /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
+    private func fill(_ stream: OpaquePointer, writable: Int) {
         let blockBytes = blockFrames * Self.frameBytes
         var written = 0
-        while written < requested {
+        while writable - written >= blockBytes {
             var data: UnsafeMutableRawPointer? = nil
             var size = blockBytes
             guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, let data else { return }
@@ -241,7 +242,7 @@ final class PulseOutputStream: @unchecked Sendable {
 
     private static let writeCallback: pa_stream_request_cb_t = { stream, bytes, userdata in
         guard let stream, let output = output(userdata) else { return }
-        output.fill(stream, bytes: bytes)
+        output.fill(stream, writable: bytes)
     }
 
     private static let underflowCallback: pa_stream_notify_cb_t = { _, userdata in
@@ -311,6 +312,6 @@ extension PulseBuffering {
         }
         return pa_buffer_attr(
             maxlength: UInt32.max, tlength: bytes(targetBlocks), prebuf: bytes(prebufferBlocks),
-            minreq: bytes(requestBlocks), fragsize: UInt32.max)
+            minreq: requestBlocks == 0 ? UInt32.max : bytes(requestBlocks), fragsize: UInt32.max)
     }
 }

@@ -55,7 +55,7 @@ extension EngineConfiguration.OutputBackend {
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `tlength`: what the server keeps queued for us.
     package var targetBlocks: Int
-    /// `minreq`: the least the server asks for at a time.
+    /// `minreq`: the least the server asks for at a time; 0 lets the server choose.
     package var requestBlocks: Int
     /// `prebuf`: what must be queued before playback starts, and again after the stream ran dry (0: never stop).
     package var prebufferBlocks: Int
@@ -71,7 +71,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     /// The measured choice.
     package static let chosen = PulseBuffering(
-        targetBlocks: 3, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true)
+        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true)
 
     /// `AMBIENCE_PULSE_BUFFER` over `chosen`; a malformed value is logged and ignored.
     package static var configured: PulseBuffering {
@@ -84,7 +84,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1` (blocks; any subset, the rest from `chosen`); nil when a key
-    /// or number is wrong. Blocks are 1–64 (`prebuf` 0–64).
+    /// or number is wrong. Blocks are 1–64 (`minreq` and `prebuf` 0–64).
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {
@@ -92,7 +92,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
             guard parts.count == 2, let number = Int(parts[1]), (0...64).contains(number) else { return nil }
             switch parts[0] {
             case "tlength" where number >= 1: targetBlocks = number
-            case "minreq" where number >= 1: requestBlocks = number
+            case "minreq": requestBlocks = number
             case "prebuf": prebufferBlocks = number
             case "adjust" where number <= 1: adjustLatency = number == 1
             default: return nil
