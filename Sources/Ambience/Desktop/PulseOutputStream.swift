@@ -34,6 +34,8 @@ final class PulseOutputStream: @unchecked Sendable {
     let underflows = Atomic<Int>(0)
     /// True once closed.
     private let lifecycle = Lock(false)
+    /// Whether the loop's thread has its audio priority yet (main-loop thread only).
+    private var raisedPriority = false
 
     /// Connects to the default server (`PULSE_SERVER`, client.conf, the user's runtime folder; never starts one) and
     /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
@@ -205,6 +207,11 @@ final class PulseOutputStream: @unchecked Sendable {
     /// the mixer's clock advances by blocks, and writing a whole block for a smaller request would queue more than
     /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
     private func fill(_ stream: OpaquePointer, writable: Int) {
+        if !raisedPriority {
+            // The loop's thread is libpulse's: it gets SDL's audio priority (nice −20) at its first block, once.
+            raisedPriority = true
+            ThreadPriority.raiseCallingThreadForAudio()
+        }
         let blockBytes = blockFrames * Self.frameBytes
         var written = 0
         while writable - written >= blockBytes {
