@@ -9,7 +9,8 @@ public enum LatencySystem: String, CaseIterable, Sendable {
     case pulse
     /// `AudioEngine.play` through the engine's device output on its own libpulse stream.
     case ambience
-    /// `AudioEngine.play` through the engine's SDL output (SDL2 on its pulseaudio driver), as before 0.3.
+    /// `AudioEngine.play` through the engine's SDL output (SDL2 on its pulseaudio driver), the only output before the
+    /// libpulse one.
     case ambienceSDL
     /// `alSourcePlay` on OpenAL Soft's own PulseAudio backend, its period set in `ALSOFT_CONF`.
     case openal

@@ -35,7 +35,10 @@ import Testing
         #expect(parsed == PulseBuffering(targetBlocks: 4, requestBlocks: 2, prebufferBlocks: 0, adjustLatency: false))
         #expect(PulseBuffering(parsing: parsed.description) == parsed)
         #expect(PulseBuffering(parsing: "prebuf=2")?.targetBlocks == PulseBuffering.chosen.targetBlocks)
-        for wrong in ["tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x"] {
+        let wrongs = [
+            "tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x"
+        ]
+        for wrong in wrongs {
             #expect(PulseBuffering(parsing: wrong) == nil, "\(wrong)")
         }
         // Bytes toward libpulse saturate instead of trapping.

@@ -46,7 +46,7 @@ final class PulseAudioMonitor: Sendable {
     /// libpulse, opened the first time it is needed. Without it the output is SDL's and there is no PulseAudio route
     /// detail: route changes come from SDL's device list, as with no server.
     static let library = OptionalLibrary<LibPulse>(
-        name: "libpulse.so.0", feature: "the libpulse output; PulseAudio route detail (sinks, ports, other apps' streams)",
+        name: "libpulse.so.0", feature: "the libpulse output; route detail (sinks, ports, other apps' streams)",
         names: String(cString: ambience_pulse_function_names()))
 
     /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
