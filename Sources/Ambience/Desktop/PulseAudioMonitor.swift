@@ -154,21 +154,11 @@ final class PulseConnection: @unchecked Sendable {
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             throw .libraryUnavailable("\(serverLabel): \(error)")
         }
-        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
-            throw .serverUnavailable("\(serverLabel): libpulse could not create a main loop")
+        do throws(PulseSetupError) {
+            (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-pulse", appName: appName)
+        } catch {
+            throw .serverUnavailable("\(serverLabel): libpulse could not create a main loop or context")
         }
-        pulse.pa_threaded_mainloop_set_name(mainloop, "ambience-pulse")
-        let properties = pulse.pa_proplist_new()
-        _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
-        let context = pulse.pa_context_new_with_proplist(
-            pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
-        pulse.pa_proplist_free(properties)
-        guard let context else {
-            pulse.pa_threaded_mainloop_free(mainloop)
-            throw .serverUnavailable("\(serverLabel): libpulse could not create a context")
-        }
-        self.mainloop = mainloop
-        self.context = context
         do throws(DesktopError) {
             try connect(server: server, timeout: timeout)
         } catch {

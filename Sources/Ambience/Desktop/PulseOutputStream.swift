@@ -52,19 +52,11 @@ final class PulseOutputStream: @unchecked Sendable {
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             throw .pulse("\(error)")
         }
-        guard let mainloop = pulse.pa_threaded_mainloop_new() else { throw .pulse("no main loop") }
-        pulse.pa_threaded_mainloop_set_name(mainloop, "ambience-output")
-        let properties = pulse.pa_proplist_new()
-        _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
-        let context = pulse.pa_context_new_with_proplist(
-            pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
-        pulse.pa_proplist_free(properties)
-        guard let context else {
-            pulse.pa_threaded_mainloop_free(mainloop)
-            throw .pulse("no context")
+        do throws(PulseSetupError) {
+            (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-output", appName: appName)
+        } catch {
+            throw .pulse("libpulse could not create a main loop or context")
         }
-        self.mainloop = mainloop
-        self.context = context
         do throws(OutputError) {
             try open(deviceName: deviceName)
         } catch {
@@ -320,5 +312,26 @@ extension PulseBuffering {
         return pa_buffer_attr(
             maxlength: UInt32.max, tlength: bytes(targetBlocks), prebuf: bytes(prebufferBlocks),
             minreq: requestBlocks == 0 ? UInt32.max : bytes(requestBlocks), fragsize: UInt32.max)
+    }
+}
+
+/// libpulse made no main loop or context (out of memory): what the monitor and the output both start with.
+struct PulseSetupError: Error {
+    /// A threaded main loop named `thread` (not started) and a context on it that carries `appName`.
+    static func loopAndContext(_ pulse: LibPulse, thread: String, appName: String) throws(PulseSetupError)
+        -> (mainloop: OpaquePointer, context: OpaquePointer)
+    {
+        guard let mainloop = pulse.pa_threaded_mainloop_new() else { throw PulseSetupError() }
+        pulse.pa_threaded_mainloop_set_name(mainloop, thread)
+        let properties = pulse.pa_proplist_new()
+        _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
+        let context = pulse.pa_context_new_with_proplist(
+            pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
+        pulse.pa_proplist_free(properties)
+        guard let context else {
+            pulse.pa_threaded_mainloop_free(mainloop)
+            throw PulseSetupError()
+        }
+        return (mainloop, context)
     }
 }
