@@ -118,6 +118,9 @@ final class PulseOutputStream: @unchecked Sendable {
         }
         let playing = pulse.pa_stream_get_device_name(stream).map { String(cString: $0) } ?? ""
         deviceName = sink?.description ?? sinkLocked(named: playing)?.description ?? playing
+        Log.info(
+            "output: libpulse stream on '\(playing)', asked \(buffering) blocks of \(blockFrames) frames, granted "
+                + "tlength \(granted.tlength) B, minreq \(granted.minreq) B, prebuf \(granted.prebuf) B")
     }
 
     /// Stereo float32.
