@@ -212,6 +212,20 @@ typedef struct ambience_engine_config {
     int32_t module_stereo_separation; /* percent, 0 (mono)..200, default 100 */
 } ambience_engine_config;
 
+/* Which code carries a device output's mix to the sound server (ambience_engine_create_with_backend). */
+typedef enum ambience_output_backend {
+    /* The engine's own libpulse stream when a PulseAudio server (or PipeWire's pulse server) answers and libpulse
+     * loads, else SDL; SDL alone when SDL_AUDIODRIVER is set. AMBIENCE_OUTPUT decides first: sdl is SDL alone,
+     * libpulse is libpulse (then SDL) whatever SDL_AUDIODRIVER says. What ambience_engine_create uses. */
+    AMBIENCE_OUTPUT_BACKEND_AUTOMATIC = 0,
+    /* SDL's audio device (SDL_AUDIODRIVER, else pulseaudio, pipewire, alsa, then dummy). */
+    AMBIENCE_OUTPUT_BACKEND_SDL = 1,
+    /* The engine's own stream on libpulse's threaded main loop; creating the engine fails without a server. */
+    AMBIENCE_OUTPUT_BACKEND_LIBPULSE = 2,
+    /* Reported only: offline, or rendering to nothing (no device left). */
+    AMBIENCE_OUTPUT_BACKEND_NONE = 3
+} ambience_output_backend;
+
 /* Fills a config with the defaults above. */
 ambience_status ambience_engine_config_init(ambience_engine_config *config);
 
@@ -221,6 +235,10 @@ ambience_status ambience_engine_config_init(ambience_engine_config *config);
  * Music notifications are on from the start: set the callbacks below to receive them.
  */
 ambience_status ambience_engine_create(const ambience_engine_config *config, ambience_engine **out_engine);
+
+/* As ambience_engine_create, with the output's backend chosen (AMBIENCE_OUTPUT_BACKEND_NONE is refused: invalid). */
+ambience_status ambience_engine_create_with_backend(const ambience_engine_config *config,
+                                                    ambience_output_backend backend, ambience_engine **out_engine);
 
 /*
  * Stops output, the streaming thread and the music player (the exit rule, see "Exit" above). Later calls on the
@@ -248,9 +266,12 @@ ambience_status ambience_render(ambience_engine *engine, float *out, size_t fram
 
 ambience_status ambience_engine_get_sample_rate(ambience_engine *engine, int32_t *out_sample_rate);
 ambience_status ambience_engine_is_offline(ambience_engine *engine, bool *out_offline);
-/* The SDL driver in use ("pulseaudio", "alsa", "dummy", ...) or "offline". */
+/* The sound system the output goes to ("pulseaudio" for SDL's driver and the libpulse stream alike, SDL's "alsa",
+ * "dummy", ...) or "offline". */
 ambience_status ambience_engine_get_output_driver(ambience_engine *engine, char *buffer, size_t buffer_size,
                                                   size_t *required);
+/* The backend the output uses now: SDL or LIBPULSE; NONE offline or while rendering to nothing. */
+ambience_status ambience_engine_get_output_backend(ambience_engine *engine, ambience_output_backend *out_backend);
 
 typedef struct ambience_stats {
     int64_t real_voices;     /* voices mixed by real sources right now */

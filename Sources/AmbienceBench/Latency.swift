@@ -7,8 +7,11 @@ import Synchronization
 public enum LatencySystem: String, CaseIterable, Sendable {
     /// A libpulse stream holding one period, written directly: what the server and the recorder add (the floor).
     case pulse
-    /// `AudioEngine.play` through the engine's device output (SDL2 on its pulseaudio driver).
+    /// `AudioEngine.play` through the engine's device output on its own libpulse stream.
     case ambience
+    /// `AudioEngine.play` through the engine's SDL output (SDL2 on its pulseaudio driver), the only output before the
+    /// libpulse one.
+    case ambienceSDL
     /// `alSourcePlay` on OpenAL Soft's own PulseAudio backend, its period set in `ALSOFT_CONF`.
     case openal
     /// `Mix_PlayChannel` on SDL_mixer 2.6, SDL's pulseaudio driver, chunks of one period.
@@ -17,7 +20,8 @@ public enum LatencySystem: String, CaseIterable, Sendable {
     public var title: String {
         switch self {
         case .pulse: "libpulse direct"
-        case .ambience: "Ambience"
+        case .ambience: "Ambience (libpulse)"
+        case .ambienceSDL: "Ambience (SDL)"
         case .openal: "raw OpenAL Soft"
         case .sdlMixer: "SDL_mixer"
         }
@@ -173,16 +177,22 @@ public enum LatencyClient {
             return try SDLMixer.latencyClient(
                 periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
         case .ambience:
-            return try ambience(periodFrames: periodFrames, sampleRate: sampleRate, click: click, plan: plan)
+            return try ambience(
+                periodFrames: periodFrames, sampleRate: sampleRate, backend: .libpulse, click: click, plan: plan)
+        case .ambienceSDL:
+            return try ambience(
+                periodFrames: periodFrames, sampleRate: sampleRate, backend: .sdl, click: click, plan: plan)
         }
     }
 
-    /// The engine on its device output (SDL's pulseaudio driver), blocks of one period; the game thread calls
-    /// `update()` at 60 Hz between clicks, as a game does.
-    static func ambience(periodFrames: Int, sampleRate: Int, click: [Float], plan: () -> [Int]) throws(BenchError)
-        -> LatencyClientResult
-    {
+    /// The engine on its device output (`backend`: its libpulse stream, or SDL's pulseaudio driver), blocks of one
+    /// period; the game thread calls `update()` at 60 Hz between clicks, as a game does.
+    static func ambience(
+        periodFrames: Int, sampleRate: Int, backend: EngineConfiguration.OutputBackend, click: [Float],
+        plan: () -> [Int]
+    ) throws(BenchError) -> LatencyClientResult {
         var configuration = EngineConfiguration(output: .device(), sampleRate: sampleRate, blockFrames: periodFrames)
+        configuration.outputBackend = backend
         configuration.desktopIntegration = false
         configuration.handlesTerminationSignals = false
         let engine: AudioEngine
@@ -197,7 +207,8 @@ public enum LatencyClient {
         guard engine.outputDriver == "pulseaudio" else {
             throw .latency("the engine's output is on '\(engine.outputDriver)', not pulseaudio")
         }
-        var result = LatencyClientResult(driver: "Ambience on SDL \(engine.outputDriver)")
+        var result = LatencyClientResult(
+            driver: "Ambience on \(engine.outputBackend?.rawValue ?? "nothing") \(engine.outputDriver)")
         let frame = 16_666_667
         for due in plan() {
             // The game loop's frames until the click is due, then the call on time.

@@ -32,6 +32,10 @@ public struct StressReport: Sendable {
     public var music: String? = nil
     /// "offline", or the SDL driver that played the audio.
     public var driver = "offline"
+    /// Real time only: the output's backend (`sdl`, `libpulse`).
+    public var backend: String? = nil
+    /// Real time only: the underflows the server reported on the libpulse stream (nil on SDL, which does not tell).
+    public var streamUnderflows: Int? = nil
     public var wallSeconds = 0.0
     /// Seconds of audio the mixer rendered.
     public var renderedSeconds = 0.0

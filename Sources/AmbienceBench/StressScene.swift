@@ -283,6 +283,7 @@ extension StressScene {
         let crowd = try StressCrowd(scene: self, engine: engine)
         var report = StressReport()
         report.driver = engine.outputDriver
+        report.backend = engine.outputBackend?.rawValue
         report.music = try startMusic(options.music, on: engine, playlist: options.chaos)
         crowd.start()
         let chaos = options.chaos ? StressChaos(engine: engine, sounds: crowd.sounds) : nil
@@ -316,6 +317,7 @@ extension StressScene {
             report.missingSeconds = max(flowing - rendered, 0)
         }
         report.chaos = chaos?.counts
+        report.streamUnderflows = engine.outputStreamUnderflows
         report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = report.wallSeconds

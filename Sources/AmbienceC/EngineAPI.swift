@@ -125,25 +125,64 @@ public func ambience_engine_create(
     _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ambience_status {
     api("ambience_engine_create") {
-        let out = try output(outEngine, "out_engine")
-        let settings = try configuration(config?.pointee ?? defaultConfig())
-        let engine: AudioEngine
-        engine = try AudioEngine(settings)
-        engine.musicPlayer.beginGeneratingPlaybackNotifications()
-        _ = exitStepAdded
-        let builtins: [Bus] = [engine.master, engine.music, engine.sfx, engine.ui, engine.dialogue]
-        let handle = registry.withLock { state -> UInt in
-            let handle = HandleKind.engine.handle(serial: state.serial())
-            let busHandles = builtins.map { _ in HandleKind.bus.handle(serial: state.serial()) }
-            let box = EngineBox(handle: handle, engine: engine, builtinBuses: busHandles)
-            state.engines[handle] = box
-            for (bus, busHandle) in zip(builtins, busHandles) {
-                state.buses[busHandle] = BusBox(handle: busHandle, owner: box, bus: bus)
-            }
-            return handle
-        }
-        out.pointee = OpaquePointer(bitPattern: handle)
+        try createEngine(config, backend: .automatic, outEngine)
     }
+}
+
+private let backends: [(ambience_output_backend, EngineConfiguration.OutputBackend)] = [
+    (AMBIENCE_OUTPUT_BACKEND_AUTOMATIC, .automatic), (AMBIENCE_OUTPUT_BACKEND_SDL, .sdl),
+    (AMBIENCE_OUTPUT_BACKEND_LIBPULSE, .libpulse)
+]
+
+// A function of its own, not a field: a new field would change the size of the config struct that programs built
+// against an older header pass in.
+@_cdecl("ambience_engine_create_with_backend")
+public func ambience_engine_create_with_backend(
+    _ config: UnsafePointer<ambience_engine_config>?, _ backend: ambience_output_backend,
+    _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
+    api("ambience_engine_create_with_backend") {
+        guard let chosen = backends.first(where: { $0.0 == backend })?.1 else {
+            throw APIError.invalid("backend is \(backend.rawValue), not an ambience_output_backend")
+        }
+        try createEngine(config, backend: chosen, outEngine)
+    }
+}
+
+@_cdecl("ambience_engine_get_output_backend")
+public func ambience_engine_get_output_backend(
+    _ engine: OpaquePointer?, _ outBackend: UnsafeMutablePointer<ambience_output_backend>?
+) -> ambience_status {
+    api("ambience_engine_get_output_backend") {
+        let out = try output(outBackend, "out_backend")
+        let current = try engineBox(engine).engine.outputBackend
+        out.pointee = backends.first { $0.1 == current }?.0 ?? AMBIENCE_OUTPUT_BACKEND_NONE
+    }
+}
+
+private func createEngine(
+    _ config: UnsafePointer<ambience_engine_config>?, backend: EngineConfiguration.OutputBackend,
+    _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
+) throws {
+    let out = try output(outEngine, "out_engine")
+    var settings = try configuration(config?.pointee ?? defaultConfig())
+    settings.outputBackend = backend
+    let engine: AudioEngine
+    engine = try AudioEngine(settings)
+    engine.musicPlayer.beginGeneratingPlaybackNotifications()
+    _ = exitStepAdded
+    let builtins: [Bus] = [engine.master, engine.music, engine.sfx, engine.ui, engine.dialogue]
+    let handle = registry.withLock { state -> UInt in
+        let handle = HandleKind.engine.handle(serial: state.serial())
+        let busHandles = builtins.map { _ in HandleKind.bus.handle(serial: state.serial()) }
+        let box = EngineBox(handle: handle, engine: engine, builtinBuses: busHandles)
+        state.engines[handle] = box
+        for (bus, busHandle) in zip(builtins, busHandles) {
+            state.buses[busHandle] = BusBox(handle: busHandle, owner: box, bus: bus)
+        }
+        return handle
+    }
+    out.pointee = OpaquePointer(bitPattern: handle)
 }
 
 @_cdecl("ambience_engine_shutdown")

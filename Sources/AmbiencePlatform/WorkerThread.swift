@@ -131,9 +131,7 @@ package final class WorkerThread: @unchecked Sendable {
                     // thread as it was: slower to yield, never wrong.
                     var parameters = sched_param()
                     _ = sched_setscheduler(0, 3, &parameters)
-                case .audio:
-                    // Who 0 is the calling thread (Linux's niceness is per thread). A refusal leaves it as it was.
-                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -20)
+                case .audio: ThreadPriority.raiseCallingThreadForAudio()
                 }
                 start.body()
                 return nil
@@ -167,5 +165,14 @@ package final class WorkerThread: @unchecked Sendable {
         } else {
             pthread_join(thread, nil)
         }
+    }
+}
+
+/// The calling thread's scheduling.
+package enum ThreadPriority {
+    /// Nice −20 for the calling thread, the priority SDL gives its own audio thread (Linux's niceness is per thread:
+    /// who 0 is the caller). A refusal leaves it as it was.
+    package static func raiseCallingThreadForAudio() {
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -20)
     }
 }

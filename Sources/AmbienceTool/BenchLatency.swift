@@ -8,7 +8,8 @@ extension BenchCommand {
         bench --latency [--json] [--periods N,N...] [--systems NAME,...] [--clicks N] [--server-log FILE] [--plot FILE.svg]
                                             trigger-to-sound latency on the running sound server, side by side
           --periods     periods in frames, comma-separated (default 128,256,512,1024)
-          --systems     pulse (libpulse direct: the floor), ambience, openal, sdlMixer (default all)
+          --systems     pulse (libpulse direct: the floor), ambience (its libpulse output), ambienceSDL (its SDL
+                        output), openal, sdlMixer (default all)
           --clicks      clicks per system and period, 100 to 150 ms apart (default 200)
           --server-log  PulseAudio's log at --log-level=debug: its underrun lines count as server-side underflows
           --plot        also draw the latency distributions into FILE.svg
@@ -25,7 +26,8 @@ extension BenchCommand {
         if let text = try arguments.option("--systems") {
             let systems = text.split(separator: ",").map { LatencySystem(rawValue: String($0)) }
             guard !systems.isEmpty, systems.allSatisfy({ $0 != nil }) else {
-                throw UsageError("--systems takes pulse, ambience, openal, sdlMixer, comma-separated, not '\(text)'")
+                throw UsageError(
+                    "--systems takes pulse, ambience, ambienceSDL, openal, sdlMixer, comma-separated, not '\(text)'")
             }
             options.systems = systems.map { $0! }
         }
@@ -49,7 +51,7 @@ extension BenchCommand {
     /// The child of `bench --latency`: one system's clicks; prints its call times for the parent.
     static func runLatencyClient(_ arguments: inout Arguments) throws {
         guard let name = try arguments.option("--latency-client"), let system = LatencySystem(rawValue: name) else {
-            throw UsageError("--latency-client takes pulse, ambience, openal or sdlMixer")
+            throw UsageError("--latency-client takes pulse, ambience, ambienceSDL, openal or sdlMixer")
         }
         guard let period = try arguments.integer("--period"), (16...16_384).contains(period) else {
             throw UsageError("--period must be from 16 to 16384")

@@ -6,7 +6,7 @@ struct SessionCommand: Command {
         session [--json]                    what the audio session sees: other audio, music players, devices, OpenAL
           --json    one JSON object with keys otherAudioPlaying, secondaryAudioShouldBeSilenced, players (name,
                     status, title, artist), outputDevices, capabilities (with systemLibraries: name,
-                    feature, available, reason), outputDriver, desktopBus
+                    feature, available, reason), outputDriver, outputBackend (sdl, libpulse or null), desktopBus
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -66,10 +66,13 @@ struct SessionCommand: Command {
                         ])
                     ),
                     ("outputDriver", .string(engine.outputDriver)),
+                    ("outputBackend", .optional(engine.outputBackend?.rawValue)),
                     ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable))
                 ]).text)
         } else {
-            Output.line("output: \(engine.outputDriver), route \(session.currentRoute)")
+            Output.line(
+                "output: \(engine.outputDriver) through \(engine.outputBackend?.rawValue ?? "nothing"), route "
+                    + "\(session.currentRoute)")
             Output.line("other audio playing: \(session.isOtherAudioPlaying ? "yes" : "no")")
             Output.line(
                 "secondary audio should be silenced: \(session.secondaryAudioShouldBeSilencedHint ? "yes" : "no")")

@@ -78,6 +78,7 @@ struct StressCommand: Command {
             ("playCallNs", .double(r.playCallNs)), ("peakRSSBytes", .int(r.peakRSSBytes)),
             ("underruns", .int(r.underruns)),
             ("mode", .string(realtime ? "realtime" : "offline")), ("driver", .string(r.driver)),
+            ("backend", .optional(r.backend)), ("streamUnderflows", .optional(r.streamUnderflows)),
             ("playCalls", .int(r.playCalls)), ("retriggers", .int(r.retriggers)), ("stolen", .int(r.stolen)),
             ("sourceMoves", .int(r.sourceMoves)),
             ("music", .optional(r.music)), ("wallSeconds", .double(r.wallSeconds)),
@@ -150,7 +151,13 @@ struct StressCommand: Command {
     static func printSummary(_ r: StressReport, realtime: Bool) {
         var rows: [(String, String)] = [
             ("voices", "\(r.voices) (\(r.realVoices) real, \(r.virtualVoices) virtual at the end)"),
-            ("output", realtime ? "real time through SDL's \(r.driver) driver" : "offline, as fast as the CPU allows"),
+            (
+                "output",
+                realtime
+                    ? "real time through \(r.backend ?? "nothing") on \(r.driver)"
+                        + (r.streamUnderflows.map { ", \($0) stream underflows" } ?? "")
+                    : "offline, as fast as the CPU allows"
+            ),
             ("music", r.music ?? "none"),
             (
                 "audio",

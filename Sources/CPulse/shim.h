@@ -18,6 +18,9 @@
     F(pa_stream_connect_playback) F(pa_stream_disconnect) F(pa_stream_get_index) F(pa_stream_get_state) \
     F(pa_stream_new_with_proplist) F(pa_stream_set_event_callback) F(pa_stream_set_state_callback) \
     F(pa_stream_unref) \
+    F(pa_stream_begin_write) F(pa_stream_cancel_write) \
+    F(pa_stream_get_buffer_attr) F(pa_stream_get_device_name) F(pa_stream_set_underflow_callback) \
+    F(pa_stream_set_write_callback) F(pa_stream_write) \
     F(pa_threaded_mainloop_free) F(pa_threaded_mainloop_get_api) F(pa_threaded_mainloop_in_thread) \
     F(pa_threaded_mainloop_lock) F(pa_threaded_mainloop_new) F(pa_threaded_mainloop_set_name) \
     F(pa_threaded_mainloop_signal) F(pa_threaded_mainloop_start) F(pa_threaded_mainloop_stop) \

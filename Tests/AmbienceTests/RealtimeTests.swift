@@ -44,9 +44,10 @@ extension SoundServerSuites {
             let previous = getenv("SDL_AUDIODRIVER").map { String(cString: $0) }
             setenv("SDL_AUDIODRIVER", "dummy", 1)
             defer { if let previous { setenv("SDL_AUDIODRIVER", previous, 1) } else { unsetenv("SDL_AUDIODRIVER") } }
-            let configuration = EngineConfiguration(
+            var configuration = EngineConfiguration(
                 output: .device(name: "ambience-no-such-device"), appName: "ambience-no-device-test",
                 desktopIntegration: false)
+            configuration.outputBackend = .sdl  // SDL's own error, whatever AMBIENCE_OUTPUT says
             let error = #expect(throws: EngineError.self) { try AudioEngine(configuration) }
             guard case .output(.noDriver(let tried)) = error else {
                 Issue.record("not a typed output error: \(String(describing: error))")
@@ -59,8 +60,12 @@ extension SoundServerSuites {
         }
 
         @Test func deviceEngineRendersInRealTimeAndRefusesOfflineRender() throws {
-            let engine = try AudioEngine(
-                EngineConfiguration(output: .device(), appName: "ambience-realtime-test", desktopIntegration: false))
+            // SDL's dummy driver paces its callback from the start; a null sink on the private PulseAudio sleeps up
+            // to 2 s before it takes a new stream's first blocks (README, "Small periods").
+            var configuration = EngineConfiguration(
+                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+            configuration.outputBackend = .sdl
+            let engine = try AudioEngine(configuration)
             defer { engine.shutdown() }
             #expect(throws: EngineError.notOffline) { try engine.render(frames: 512) }
             let frames = engine.mixer.framesRendered.load(ordering: .relaxed)

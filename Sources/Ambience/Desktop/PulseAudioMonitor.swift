@@ -43,10 +43,10 @@ final class PulseAudioMonitor: Sendable {
 
     deinit { connection.close() }
 
-    /// libpulse, opened the first time it is needed. Without it the engine has no PulseAudio route detail: route
-    /// changes come from SDL's device list, as with no server.
+    /// libpulse, opened the first time it is needed. Without it the output is SDL's and there is no PulseAudio route
+    /// detail: route changes come from SDL's device list, as with no server.
     static let library = OptionalLibrary<LibPulse>(
-        name: "libpulse.so.0", feature: "PulseAudio route detail (sinks, ports, other apps' streams)",
+        name: "libpulse.so.0", feature: "the libpulse output; route detail (sinks, ports, other apps' streams)",
         names: String(cString: ambience_pulse_function_names()))
 
     /// Disconnects and stops the libpulse thread. Safe to call twice; requests afterwards throw.
@@ -154,21 +154,11 @@ final class PulseConnection: @unchecked Sendable {
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             throw .libraryUnavailable("\(serverLabel): \(error)")
         }
-        guard let mainloop = pulse.pa_threaded_mainloop_new() else {
-            throw .serverUnavailable("\(serverLabel): libpulse could not create a main loop")
+        do throws(PulseSetupError) {
+            (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-pulse", appName: appName)
+        } catch {
+            throw .serverUnavailable("\(serverLabel): libpulse could not create a main loop or context")
         }
-        pulse.pa_threaded_mainloop_set_name(mainloop, "ambience-pulse")
-        let properties = pulse.pa_proplist_new()
-        _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
-        let context = pulse.pa_context_new_with_proplist(
-            pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
-        pulse.pa_proplist_free(properties)
-        guard let context else {
-            pulse.pa_threaded_mainloop_free(mainloop)
-            throw .serverUnavailable("\(serverLabel): libpulse could not create a context")
-        }
-        self.mainloop = mainloop
-        self.context = context
         do throws(DesktopError) {
             try connect(server: server, timeout: timeout)
         } catch {

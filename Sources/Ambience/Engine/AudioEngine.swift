@@ -95,7 +95,7 @@ public final class AudioEngine: @unchecked Sendable {
             do {
                 device = try DeviceOutput(
                     mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
-                    deviceName: name, appName: configuration.appName)
+                    deviceName: name, appName: configuration.appName, backend: configuration.outputBackend)
             } catch {
                 throw .output(error)
             }
@@ -122,7 +122,8 @@ public final class AudioEngine: @unchecked Sendable {
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         Self.use(desktopLink?.connection, session: session, systemMusicPlayer: systemMusicPlayer)
         Log.info(
-            "engine: \(outputDriver) output at \(configuration.sampleRate) Hz, \(mixer.capabilities.realVoices) real voices"
+            "engine: \(outputDriver) output (\(outputBackend?.rawValue ?? "none")) at \(configuration.sampleRate) Hz, "
+                + "\(mixer.capabilities.realVoices) real voices"
         )
     }
 
@@ -160,8 +161,14 @@ public final class AudioEngine: @unchecked Sendable {
     /// Waits until every command sent to desktop players so far has been carried out (tests, tools).
     package func flushDesktopCommands() { desktopLink?.connection?.players.flush() }
 
-    /// The SDL driver in use ("pulseaudio", "dummy", …), or "offline".
+    /// The sound system the output goes to ("pulseaudio", for SDL's driver and the libpulse stream alike; SDL's
+    /// "dummy", …), or "offline".
     public var outputDriver: String { state.withLock { $0.device?.driver } ?? "offline" }
+    /// Which code carries the mix to the device now (`sdl` or `libpulse`); nil offline and while rendering to
+    /// nothing.
+    public var outputBackend: EngineConfiguration.OutputBackend? { state.withLock { $0.device }?.backend }
+    /// Underflows the server reported on the libpulse output's stream; nil on SDL's output, offline, or none.
+    package var outputStreamUnderflows: Int? { state.withLock { $0.device }?.streamUnderflows }
     /// Whether the engine renders only when asked (`render(seconds:)`), not to a device.
     public var isOffline: Bool { configuration.output == .offline }
 

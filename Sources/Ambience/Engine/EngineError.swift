@@ -40,13 +40,16 @@ public enum OutputError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Opening the device did not finish within `seconds`: the sound server (or the session bus SDL registers on)
     /// accepted the connection but never answered, as a frozen server does. SDL would have waited for ever.
     case notAnswering(seconds: Double)
+    /// The libpulse output could not open: no libpulse, no server, or the server refused the stream; the reason.
+    case pulse(String)
 
     public var description: String {
         switch self {
         case .sdl(let message): "SDL audio: \(message)"
         case .noDriver(let tried): "SDL audio: no driver could open a device (tried \(tried.joined(separator: ", ")))"
         case .notAnswering(let seconds):
-            "SDL audio: the sound server did not answer within \(seconds) s (is it frozen?); no device was opened"
+            "audio output: the sound server did not answer within \(seconds) s (is it frozen?); no device was opened"
+        case .pulse(let message): "libpulse output: \(message)"
         }
     }
 }

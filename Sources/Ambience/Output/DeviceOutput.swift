@@ -1,8 +1,9 @@
 import AmbienceCore
 import AmbiencePlatform
 
-/// Real-time output: an SDL audio device pulling blocks from the mixer, or, when no device is left, a null output
-/// that renders at real-time pace into nothing so that time (music, voices) still advances.
+/// Real-time output: an SDL audio device or the engine's own libpulse stream (`OutputDevice`) pulling blocks from the
+/// mixer, or, when no device is left, a null output that renders at real-time pace into nothing so that time (music,
+/// voices) still advances.
 ///
 /// Reopening the device keeps the mixer — the OpenAL loopback device with its buffers, sources and voice positions —
 /// untouched: nothing is reloaded. The game thread replaces the device; any thread may ask about it, so the device
@@ -13,35 +14,75 @@ final class DeviceOutput: @unchecked Sendable {
     private let appName: String
     private let deviceName: String?
     private let renderer: MixerRenderer
+    /// The backends tried at every open, in order (`OutputBackend.candidates`).
+    let backends: [EngineConfiguration.OutputBackend]
+    /// The libpulse stream's buffer, read once.
+    let buffering = PulseBuffering.configured
 
     private struct State {
-        var device: SDLAudioDevice?
+        var device: (any OutputDevice)?
         var null: NullOutput?
     }
     private let state: Lock<State>
 
-    init(mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String) throws(OutputError) {
+    init(
+        mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String,
+        backend: EngineConfiguration.OutputBackend = .automatic
+    ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.appName = appName
         self.deviceName = deviceName
+        backends = EngineConfiguration.OutputBackend.candidates(for: backend)
         renderer = MixerRenderer(mixer: mixer)
-        let device = try SDLAudioDevice(
-            sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-            awaitingNewDevice: true, renderer: renderer)
-        state = Lock(State(device: device))
+        state = Lock(State())
+        let device = try open(deviceName: deviceName, awaitingNewDevice: true)
+        state.withLock { $0.device = device }
     }
 
     deinit { close() }
 
+    /// Opens `deviceName` (nil: the default) on the first backend that opens. A server that does not answer ends the
+    /// search: SDL would wait on the same server.
+    private func open(deviceName: String?, awaitingNewDevice: Bool) throws(OutputError) -> any OutputDevice {
+        var failure = OutputError.noDriver(tried: [])
+        for backend in backends {
+            do throws(OutputError) {
+                switch backend {
+                case .libpulse:
+                    return try PulseOutputStream(
+                        sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
+                        buffering: buffering, renderer: renderer)
+                case .sdl, .automatic:
+                    return try SDLAudioDevice(
+                        sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
+                        awaitingNewDevice: awaitingNewDevice, renderer: renderer)
+                }
+            } catch {
+                if case .notAnswering = error { throw error }
+                if backend != backends.last { Log.info("output: \(error); trying SDL") }
+                failure = error
+            }
+        }
+        throw failure
+    }
+
     var driver: String { state.withLock { $0.device?.driver } ?? "null" }
+    /// The backend of the open device; nil while rendering to nothing.
+    var backend: EngineConfiguration.OutputBackend? { state.withLock { $0.device?.backend } }
+
+    /// Underflows the server reported on the libpulse stream open now; nil on SDL (which does not tell) or none.
+    var streamUnderflows: Int? {
+        (state.withLock { $0.device } as? PulseOutputStream)?.underflows.load(ordering: .relaxed)
+    }
 
     /// Where the audio goes now.
     var route: AudioRoute {
         state.withLock { state in state.device.map { AudioRoute(name: $0.deviceName, driver: $0.driver) } } ?? .none
     }
 
-    /// Whether the device is still there. SDL marks a device that died (its sink removed, its card unplugged) stopped.
+    /// Whether the device is still there. SDL marks a device that died (its sink removed, its card unplugged)
+    /// stopped; the libpulse stream is dead once the server ended it.
     var isDeviceAlive: Bool { state.withLock { $0.device?.isAlive } ?? false }
     var isNull: Bool { state.withLock { $0.device == nil } }
 
@@ -54,11 +95,7 @@ final class DeviceOutput: @unchecked Sendable {
             state.device?.close()
             state.device = nil
             for name in deviceName == nil ? [nil] : [deviceName, nil] {
-                guard
-                    let device = try? SDLAudioDevice(
-                        sampleRate: sampleRate, blockFrames: blockFrames, deviceName: name,
-                        appName: appName, renderer: renderer)
-                else { continue }
+                guard let device = try? open(deviceName: name, awaitingNewDevice: false) else { continue }
                 state.device = device
                 state.null?.stop()
                 state.null = nil
@@ -84,8 +121,9 @@ final class DeviceOutput: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` while no block is being rendered: SDL's device lock holds its callback back (the callback itself
-    /// takes no lock of ours), and the null output's thread is stopped and restarted. For changes OpenAL must not
+    /// Runs `body` while no block is being rendered: SDL's device lock (or libpulse's main-loop lock) holds its
+    /// callback back (the callback itself takes no lock of ours), and the null output's thread is stopped and
+    /// restarted. For changes OpenAL must not
     /// see mid-render, such as resetting the device for HRTF.
     func withRenderingHeld(_ body: () -> Bool) -> Bool {
         state.withLock { state in

@@ -1,0 +1,340 @@
+import AmbienceCore
+import AmbiencePlatform
+import CPulse
+import Synchronization
+
+// Part of the libpulse wrapper (PulseAudioMonitor.swift), split for length: the engine's own playback stream, on a
+// connection and main loop of its own, so that the monitor's work (sink lists, events) never delays a block.
+
+/// A playback stream on libpulse's threaded main loop whose write callback renders from the mixer, block by block,
+/// straight into libpulse's buffer (`pa_stream_begin_write`): no copy, and no lock, allocation or I/O of ours in it.
+///
+/// Every wait (connecting, the stream becoming ready, naming the sink) is bounded by a timer on the loop, so a frozen
+/// server fails the open with `.notAnswering`. A stream the server ends (its last sink removed, the server gone) is
+/// marked dead (`isAlive`), as SDL marks its device stopped; the route monitor then reports it.
+final class PulseOutputStream: @unchecked Sendable {
+    /// How long connecting, and then the stream becoming ready, may each take.
+    static let openSeconds = 2.0
+
+    let sampleRate: Int
+    let blockFrames: Int
+    let buffering: PulseBuffering
+    /// The sink's description (as SDL names its devices), else its name.
+    private(set) var deviceName = ""
+    /// The server's buffer as it granted it, in bytes: tlength, minreq, prebuf.
+    private(set) var granted = (tlength: 0, minreq: 0, prebuf: 0)
+    private let pulse: LibPulse
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    /// Main-loop thread or lock only.
+    private var stream: OpaquePointer?
+    private let renderer: AudioRenderCallback
+    private let dead = Atomic<Bool>(false)
+    /// The server's account of the stream running dry (`pa_stream_set_underflow_callback`).
+    let underflows = Atomic<Int>(0)
+    /// True once closed.
+    private let lifecycle = Lock(false)
+    /// Whether the loop's thread has its audio priority yet (main-loop thread only).
+    private var raisedPriority = false
+
+    /// Connects to the default server (`PULSE_SERVER`, client.conf, the user's runtime folder; never starts one) and
+    /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
+    /// server puts new streams when nil. The stream carries `appName` as its application name (the route monitor
+    /// finds our stream by it and our process id) and `media.role=game`.
+    init(
+        sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String, buffering: PulseBuffering,
+        renderer: AudioRenderCallback, library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
+    ) throws(OutputError) {
+        self.sampleRate = sampleRate
+        self.blockFrames = blockFrames
+        self.buffering = buffering
+        self.renderer = renderer
+        do throws(SharedLibraryError) { pulse = try library.functions() } catch {
+            throw .pulse("\(error)")
+        }
+        do throws(PulseSetupError) {
+            (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-output", appName: appName)
+        } catch {
+            throw .pulse("libpulse could not create a main loop or context")
+        }
+        do throws(OutputError) {
+            try open(deviceName: deviceName)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    private var lastError: String {
+        pulse.pa_strerror(pulse.pa_context_errno(context)).map { String(cString: $0) } ?? "unknown error"
+    }
+
+    private func open(deviceName wanted: String?) throws(OutputError) {
+        pulse.pa_context_set_state_callback(context, Self.contextStateCallback, userdata)
+        guard pulse.pa_context_connect(context, nil, PA_CONTEXT_NOAUTOSPAWN, nil) >= 0 else {
+            throw .pulse(lastError)
+        }
+        guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else { throw .pulse("the main loop did not start") }
+        pulse.pa_threaded_mainloop_lock(mainloop)
+        defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
+        let connected = waitLocked(seconds: Self.openSeconds) {
+            let state = pulse.pa_context_get_state(context)
+            return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
+        }
+        guard pulse.pa_context_get_state(context) == PA_CONTEXT_READY else {
+            if !connected { throw .notAnswering(seconds: Self.openSeconds) }
+            throw .pulse(lastError)
+        }
+        let sink = wanted.flatMap(sinkLocked(named:))
+        if let wanted, sink == nil { throw .pulse("no sink named '\(wanted)'") }
+
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(clamping: sampleRate), channels: 2)
+        let properties = pulse.pa_proplist_new()
+        _ = pulse.pa_proplist_sets(properties, PA_PROP_MEDIA_ROLE, "game")
+        stream = pulse.pa_stream_new_with_proplist(context, "game audio", &spec, nil, properties)
+        pulse.pa_proplist_free(properties)
+        guard let stream else { throw .pulse(lastError) }
+        pulse.pa_stream_set_state_callback(stream, Self.streamStateCallback, userdata)
+        pulse.pa_stream_set_write_callback(stream, Self.writeCallback, userdata)
+        pulse.pa_stream_set_underflow_callback(stream, Self.underflowCallback, userdata)
+        var attributes = buffering.attributes(blockBytes: blockFrames * Self.frameBytes)
+        let flags = buffering.adjustLatency ? PA_STREAM_ADJUST_LATENCY : PA_STREAM_NOFLAGS
+        guard pulse.pa_stream_connect_playback(stream, sink?.name, &attributes, flags, nil, nil) >= 0 else {
+            throw .pulse(lastError)
+        }
+        let ready = waitLocked(seconds: Self.openSeconds) {
+            PA_STREAM_IS_GOOD(pulse.pa_stream_get_state(stream)) == 0
+                || pulse.pa_stream_get_state(stream) == PA_STREAM_READY
+        }
+        guard pulse.pa_stream_get_state(stream) == PA_STREAM_READY else {
+            if !ready { throw .notAnswering(seconds: Self.openSeconds) }
+            throw .pulse(lastError)
+        }
+        if let buffer = pulse.pa_stream_get_buffer_attr(stream)?.pointee {
+            granted = (Int(buffer.tlength), Int(buffer.minreq), Int(buffer.prebuf))
+        }
+        let playing = pulse.pa_stream_get_device_name(stream).map { String(cString: $0) } ?? ""
+        deviceName = sink?.description ?? sinkLocked(named: playing)?.description ?? playing
+        Log.info(
+            "output: libpulse stream on '\(playing)', asked \(buffering) blocks of \(blockFrames) frames, granted "
+                + "tlength \(granted.tlength) B, minreq \(granted.minreq) B, prebuf \(granted.prebuf) B")
+    }
+
+    /// Stereo float32.
+    static let frameBytes = 2 * MemoryLayout<Float>.size
+
+    /// Whether the stream still plays: false once the server ended it or the connection went.
+    var isAlive: Bool { !dead.load(ordering: .relaxed) }
+
+    /// Runs `body` while the main loop is held, so no block is being rendered (the write callback runs on that loop).
+    func withCallbackLocked(_ body: () -> Bool) -> Bool {
+        lifecycle.withLock { closed in
+            guard !closed, pulse.pa_threaded_mainloop_in_thread(mainloop) == 0 else { return body() }
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
+            return body()
+        }
+    }
+
+    /// Ends the stream, disconnects and joins the loop's thread. Idempotent, and bounded: nothing here waits for the
+    /// server (the disconnect closes the socket).
+    func close() {
+        lifecycle.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            pulse.pa_threaded_mainloop_lock(mainloop)
+            if let stream {
+                pulse.pa_stream_set_state_callback(stream, nil, nil)
+                pulse.pa_stream_set_write_callback(stream, nil, nil)
+                pulse.pa_stream_set_underflow_callback(stream, nil, nil)
+                if pulse.pa_stream_get_state(stream) == PA_STREAM_READY { _ = pulse.pa_stream_disconnect(stream) }
+                pulse.pa_stream_unref(stream)
+                self.stream = nil
+            }
+            pulse.pa_context_set_state_callback(context, nil, nil)
+            pulse.pa_context_disconnect(context)
+            pulse.pa_context_unref(context)
+            pulse.pa_threaded_mainloop_unlock(mainloop)
+            pulse.pa_threaded_mainloop_stop(mainloop)
+            pulse.pa_threaded_mainloop_free(mainloop)
+        }
+        dead.store(true, ordering: .relaxed)
+    }
+
+    // MARK: With the main-loop lock held
+
+    /// Sleeps until `done()` or `seconds` pass; false when the time ran out first. A timer on the loop wakes us.
+    private func waitLocked(seconds: Double, until done: () -> Bool) -> Bool {
+        guard !done() else { return true }
+        let alarm = Alarm(mainloop: mainloop, pulse: pulse)
+        guard
+            let timer = pulse.pa_context_rttime_new(
+                context, pulse.pa_rtclock_now() + UInt64(seconds * 1e6), Self.alarmCallback,
+                Unmanaged.passUnretained(alarm).toOpaque())
+        else { return done() }
+        while !done() && !alarm.rang { pulse.pa_threaded_mainloop_wait(mainloop) }
+        pulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
+        return done()
+    }
+
+    /// The sink whose name or description is `name`, asked of the server within `openSeconds`.
+    private func sinkLocked(named name: String) -> (name: String, description: String)? {
+        guard !name.isEmpty else { return nil }
+        let query = SinkQuery(mainloop: mainloop, pulse: pulse, wanted: name)
+        guard
+            let operation = pulse.pa_context_get_sink_info_list(
+                context, Self.sinkListCallback, Unmanaged.passUnretained(query).toOpaque())
+        else { return nil }
+        defer { pulse.pa_operation_unref(operation) }
+        guard waitLocked(seconds: Self.openSeconds, until: { query.isDone }) else {
+            pulse.pa_operation_cancel(operation)  // its callback will not run: `query` may go
+            return nil
+        }
+        return query.found
+    }
+
+    // MARK: On the main-loop thread
+
+    /// Renders as many whole blocks as fit in what the server will take now (`writable`, all it asked for so far):
+    /// the mixer's clock advances by blocks, and writing a whole block for a smaller request would queue more than
+    /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
+    private func fill(_ stream: OpaquePointer, writable: Int) {
+        if !raisedPriority {
+            // The loop's thread is libpulse's: it gets SDL's audio priority (nice −20) at its first block, once.
+            raisedPriority = true
+            ThreadPriority.raiseCallingThreadForAudio()
+        }
+        let blockBytes = blockFrames * Self.frameBytes
+        var written = 0
+        while writable - written >= blockBytes {
+            var data: UnsafeMutableRawPointer? = nil
+            var size = blockBytes
+            guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, let data else { return }
+            guard size >= blockBytes else {
+                _ = pulse.pa_stream_cancel_write(stream)
+                return
+            }
+            renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: blockFrames)
+            guard pulse.pa_stream_write(stream, data, blockBytes, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
+            written += blockBytes
+        }
+    }
+
+    private func stateChanged() {
+        let contextState = pulse.pa_context_get_state(context)
+        let streamState = stream.map { pulse.pa_stream_get_state($0) } ?? PA_STREAM_CREATING
+        if PA_CONTEXT_IS_GOOD(contextState) == 0 || PA_STREAM_IS_GOOD(streamState) == 0 {
+            dead.store(true, ordering: .relaxed)
+        }
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
+    }
+
+    // MARK: C callbacks (they capture nothing; `userdata` is the stream object, or a query)
+
+    private static func output(_ userdata: UnsafeMutableRawPointer?) -> PulseOutputStream? {
+        userdata.map { Unmanaged<PulseOutputStream>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static let contextStateCallback: pa_context_notify_cb_t = { _, userdata in output(userdata)?.stateChanged()
+    }
+    private static let streamStateCallback: pa_stream_notify_cb_t = { _, userdata in output(userdata)?.stateChanged() }
+
+    private static let writeCallback: pa_stream_request_cb_t = { stream, bytes, userdata in
+        guard let stream, let output = output(userdata) else { return }
+        output.fill(stream, writable: bytes)
+    }
+
+    private static let underflowCallback: pa_stream_notify_cb_t = { _, userdata in
+        output(userdata)?.underflows.add(1, ordering: .relaxed)
+    }
+
+    private static let alarmCallback: pa_time_event_cb_t = { _, _, _, userdata in
+        guard let userdata else { return }
+        Unmanaged<Alarm>.fromOpaque(userdata).takeUnretainedValue().ring()
+    }
+
+    private static let sinkListCallback: pa_sink_info_cb_t = { _, info, eol, userdata in
+        guard let userdata else { return }
+        let query = Unmanaged<SinkQuery>.fromOpaque(userdata).takeUnretainedValue()
+        guard eol == 0, let info else { return query.finish() }
+        let name = PulseConnection.string(info.pointee.name) ?? ""
+        let description = PulseConnection.string(info.pointee.description) ?? name
+        if query.found == nil && (name == query.wanted || description == query.wanted) {
+            query.found = (name, description)
+        }
+    }
+}
+
+/// A timer's ring, read and written only with the main-loop lock held.
+private final class Alarm {
+    private let mainloop: OpaquePointer
+    private let pulse: LibPulse
+    private(set) var rang = false
+
+    init(mainloop: OpaquePointer, pulse: LibPulse) {
+        self.mainloop = mainloop
+        self.pulse = pulse
+    }
+
+    func ring() {
+        rang = true
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
+    }
+}
+
+/// A sink looked up by name or description, with the main-loop lock held.
+private final class SinkQuery {
+    private let mainloop: OpaquePointer
+    private let pulse: LibPulse
+    let wanted: String
+    var found: (name: String, description: String)?
+    private(set) var isDone = false
+
+    init(mainloop: OpaquePointer, pulse: LibPulse, wanted: String) {
+        self.mainloop = mainloop
+        self.pulse = pulse
+        self.wanted = wanted
+    }
+
+    func finish() {
+        isDone = true
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
+    }
+}
+
+extension PulseBuffering {
+    /// libpulse's buffer attributes for blocks of `blockBytes`; maxlength is left to the server.
+    func attributes(blockBytes: Int) -> pa_buffer_attr {
+        func bytes(_ blocks: Int) -> UInt32 {
+            let (product, overflow) = max(blocks, 0).multipliedReportingOverflow(by: max(blockBytes, 0))
+            return overflow ? UInt32.max - 1 : UInt32(clamping: product)
+        }
+        return pa_buffer_attr(
+            maxlength: UInt32.max, tlength: bytes(targetBlocks), prebuf: bytes(prebufferBlocks),
+            minreq: requestBlocks == 0 ? UInt32.max : bytes(requestBlocks), fragsize: UInt32.max)
+    }
+}
+
+/// libpulse made no main loop or context (out of memory): what the monitor and the output both start with.
+struct PulseSetupError: Error {
+    /// A threaded main loop named `thread` (not started) and a context on it that carries `appName`.
+    static func loopAndContext(_ pulse: LibPulse, thread: String, appName: String) throws(PulseSetupError)
+        -> (mainloop: OpaquePointer, context: OpaquePointer)
+    {
+        guard let mainloop = pulse.pa_threaded_mainloop_new() else { throw PulseSetupError() }
+        pulse.pa_threaded_mainloop_set_name(mainloop, thread)
+        let properties = pulse.pa_proplist_new()
+        _ = pulse.pa_proplist_sets(properties, PA_PROP_APPLICATION_NAME, appName)
+        let context = pulse.pa_context_new_with_proplist(
+            pulse.pa_threaded_mainloop_get_api(mainloop), appName, properties)
+        pulse.pa_proplist_free(properties)
+        guard let context else {
+            pulse.pa_threaded_mainloop_free(mainloop)
+            throw PulseSetupError()
+        }
+        return (mainloop, context)
+    }
+}

@@ -1,0 +1,146 @@
+import CAmbience
+import Foundation
+import Testing
+
+@testable import Ambience
+@testable import AmbienceC
+
+/// The output's choice of backend, as a rule (no server needed).
+@Suite struct OutputBackendRuleTests {
+    typealias Backend = EngineConfiguration.OutputBackend
+
+    @Test func automaticTriesLibpulseThenSDLUnlessTheEnvironmentChose() {
+        let none: (String) -> String? = { _ in nil }
+        #expect(Backend.candidates(for: .automatic, environment: none) == [.libpulse, .sdl])
+        #expect(Backend.candidates(for: .automatic, environment: { $0 == "SDL_AUDIODRIVER" ? "dummy" : nil }) == [.sdl])
+        #expect(
+            Backend.candidates(for: .automatic, environment: { $0 == "SDL_AUDIODRIVER" ? "" : nil }) == [
+                .libpulse, .sdl
+            ])
+        // AMBIENCE_OUTPUT wins over SDL_AUDIODRIVER; a value it does not know is ignored.
+        let both: (String) -> String? = { $0 == "AMBIENCE_OUTPUT" ? "libpulse" : "pulseaudio" }
+        #expect(Backend.candidates(for: .automatic, environment: both) == [.libpulse, .sdl])
+        #expect(Backend.candidates(for: .automatic, environment: { $0 == "AMBIENCE_OUTPUT" ? "sdl" : nil }) == [.sdl])
+        #expect(
+            Backend.candidates(for: .automatic, environment: { $0 == "AMBIENCE_OUTPUT" ? "alsa" : nil }) == [
+                .libpulse, .sdl
+            ])
+        // A backend the game named is the only one tried, whatever the environment says.
+        #expect(Backend.candidates(for: .sdl, environment: both) == [.sdl])
+        #expect(Backend.candidates(for: .libpulse, environment: { _ in "sdl" }) == [.libpulse])
+    }
+
+    @Test func bufferingParsesWhatTheBenchSetsAndRefusesTheRest() throws {
+        let parsed = try #require(PulseBuffering(parsing: "tlength=4, minreq=2,prebuf=0,adjust=0"))
+        #expect(parsed == PulseBuffering(targetBlocks: 4, requestBlocks: 2, prebufferBlocks: 0, adjustLatency: false))
+        #expect(PulseBuffering(parsing: parsed.description) == parsed)
+        #expect(PulseBuffering(parsing: "prebuf=2")?.targetBlocks == PulseBuffering.chosen.targetBlocks)
+        let wrongs = [
+            "tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x"
+        ]
+        for wrong in wrongs {
+            #expect(PulseBuffering(parsing: wrong) == nil, "\(wrong)")
+        }
+        // Bytes toward libpulse saturate instead of trapping.
+        let huge = PulseBuffering(targetBlocks: 64, requestBlocks: 1, prebufferBlocks: 0, adjustLatency: true)
+        #expect(huge.attributes(blockBytes: Int.max / 2).tlength == UInt32.max - 1)
+        #expect(PulseBuffering.chosen.attributes(blockBytes: 1024).minreq == 1024)
+    }
+
+    @Test func theCAPIRefusesAnUnknownBackendAndReportsNoneOffline() throws {
+        var config = ambience_engine_config()
+        ambience_engine_config_init(&config)
+        config.output = AMBIENCE_OUTPUT_OFFLINE
+        var made: OpaquePointer?
+        #expect(
+            ambience_engine_create_with_backend(&config, ambience_output_backend(rawValue: 7), &made)
+                == AMBIENCE_ERROR_INVALID_ARGUMENT)
+        #expect(made == nil)
+        #expect(
+            ambience_engine_create_with_backend(&config, AMBIENCE_OUTPUT_BACKEND_NONE, &made)
+                == AMBIENCE_ERROR_INVALID_ARGUMENT)
+        #expect(ambience_engine_create_with_backend(&config, AMBIENCE_OUTPUT_BACKEND_LIBPULSE, &made) == AMBIENCE_OK)
+        let engine = try #require(made)
+        defer { ambience_engine_destroy(engine) }
+        var backend = AMBIENCE_OUTPUT_BACKEND_SDL
+        #expect(ambience_engine_get_output_backend(engine, &backend) == AMBIENCE_OK)
+        #expect(backend == AMBIENCE_OUTPUT_BACKEND_NONE)
+        #expect(ambience_engine_get_output_backend(engine, nil) == AMBIENCE_ERROR_INVALID_ARGUMENT)
+    }
+}
+
+/// The engine's own libpulse output on the real server.
+extension SoundServerSuites {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(3)), .serialized) struct PulseOutputTests {
+        /// A sine played through the libpulse output reaches the sink the game named (by its description, as SDL
+        /// names devices), and only that one: its monitor records the sine at its pitch and about its level.
+        @Test func audioReachesTheNamedSinkThroughLibpulse() throws {
+            guard PulseServer.isRunning else { return }
+            try PulseServer.restore()
+            let fixtures = try Fixtures()
+            let sine = try fixtures.sineWAV("sine.wav", hz: 440, seconds: 4, amplitude: 0.5)
+            let recording = fixtures.path("headphones.raw")
+            let recorder = try ChildProcess(
+                [
+                    "sh", "-c",
+                    "exec parec -d headphones.monitor --format=s16le --rate=48000 --channels=2 --raw --latency-msec=20 > \"$0\"",
+                    recording
+                ], environment: childEnvironment())
+            defer { recorder.terminate() }
+            #expect(eventually { RealPrograms.fileSize(recording) > 0 }, "parec did not start")
+
+            var configuration = EngineConfiguration(
+                output: .device(name: "Headphones"), appName: "ambience-pulse-output-test", desktopIntegration: false)
+            configuration.outputBackend = .libpulse
+            let engine = try AudioEngine(configuration)
+            defer { engine.shutdown() }
+            #expect(engine.outputBackend == .libpulse)
+            #expect(engine.outputDriver == "pulseaudio")
+            #expect(
+                eventually {
+                    ((try? PulseServer.streams()) ?? []).contains {
+                        $0.application == "ambience-pulse-output-test" && $0.sink == "headphones"
+                    }
+                }, "our stream is not on the headphones sink")
+            let start = RealPrograms.fileSize(recording)
+            _ = engine.play(try engine.load(sine))
+            usleep(2_000_000)
+            engine.update()
+            recorder.terminate()
+
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: recording)).dropFirst(start)
+            let left = bytes.withUnsafeBytes { raw in
+                stride(from: 0, to: raw.count - 3, by: 4).map {
+                    Double(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: $0, as: Int16.self))) / 32768
+                }
+            }
+            // The loudest second: the sine began somewhere in the recording, after the stream's start.
+            let second = 48_000
+            try #require(left.count > second, "recorded \(left.count) frames")
+            let windows = stride(from: 0, to: left.count - second, by: second / 10).map { left[$0..<($0 + second)] }
+            let rms = { (w: ArraySlice<Double>) in (w.reduce(0) { $0 + $1 * $1 } / Double(w.count)).squareRoot() }
+            let loudest = try #require(windows.max { rms($0) < rms($1) })
+            // A mono 0.5 sine at the centre: about 0.35 peak per channel, 0.25 RMS.
+            #expect(rms(loudest) > 0.15 && rms(loudest) < 0.4, "RMS \(rms(loudest))")
+            let crossings = zip(loudest.dropFirst(), loudest).filter { $0 >= 0 && $1 < 0 }.count
+            #expect(abs(crossings - 440) <= 5, "\(crossings) Hz")
+        }
+
+        /// Asked at the start for a sink that does not exist, the libpulse output fails with the name, as SDL's does
+        /// (a reopen later falls back to the default: `DeviceOutput.followDefaultDevice`).
+        @Test func aMissingNamedSinkIsAnErrorThatNamesIt() throws {
+            guard PulseServer.isRunning else { return }
+            var configuration = EngineConfiguration(
+                output: .device(name: "No Such Sink"), appName: "ambience-pulse-output-test",
+                desktopIntegration: false)
+            configuration.outputBackend = .libpulse
+            do {
+                let engine = try AudioEngine(configuration)
+                engine.shutdown()
+                Issue.record("an engine started on a sink that does not exist")
+            } catch {
+                #expect("\(error)".contains("No Such Sink"), "\(error)")
+            }
+        }
+    }
+}
