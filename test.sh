@@ -34,6 +34,14 @@ bash scripts/with-services.sh swift test --skip-build --filter "$own_pass" --ski
 # load of 8 or more let the output run dry and cut the sound they measure (seen in 5 of 6 runs under load).
 echo "test.sh: the session's rules with real programs, one case at a time"
 bash scripts/with-services.sh swift test --skip-build --no-parallel --filter RealProgramRulesTests || status=$?
+# The engine's own output (libpulse's threaded main loop; the default where a server answers, but SDL_AUDIODRIVER
+# above makes the suites choose SDL): the suites where the output meets the server again, on it, on each server.
+output_suites='RouteChangeTests|RouteTableTests|FaultTests|FaultsOfServers|FrozenSoundServerTests|PulseAudioMonitorTests|RealtimeTests|PulseOutputTests|OutputBackend'
+echo "test.sh: the output suites on the engine's libpulse output, on PulseAudio and on PipeWire"
+for server in pulseaudio pipewire; do
+  AMBIENCE_OUTPUT=libpulse AMBIENCE_SOUND_SERVER=$server bash scripts/with-services.sh swift test --skip-build \
+    --filter "$output_suites" || status=$?
+done
 # The route-change, fault, desktop and sound-server suites again, on PipeWire (pipewire, wireplumber and
 # pipewire-pulse), unless that was the server of the run above. Everything else does not meet the server.
 [ "${AMBIENCE_SOUND_SERVER:-pulseaudio}" != pipewire ] || exit "$status"
