@@ -126,6 +126,22 @@ extension SoundServerSuites {
             #expect(abs(crossings - 440) <= 5, "\(crossings) Hz")
         }
 
+        /// In test.sh's pass on the libpulse output (`AMBIENCE_OUTPUT=libpulse`), an engine left on `.automatic`
+        /// really plays through libpulse while the server runs: a libpulse that failed would fall back to SDL, and
+        /// the pass's suites would pass on SDL without a word.
+        @Test func theLibpulsePassPlaysThroughLibpulse() throws {
+            guard PulseServer.isRunning, ProcessEnvironment.value("AMBIENCE_OUTPUT") == "libpulse" else { return }
+            try PulseServer.restore()
+            let engine = try AudioEngine(
+                EngineConfiguration(output: .device(), appName: "ambience-pulse-pass-test", desktopIntegration: false))
+            defer { engine.shutdown() }
+            #expect(engine.outputBackend == .libpulse)
+            #expect(
+                eventually {
+                    ((try? PulseServer.streams()) ?? []).contains { $0.application == "ambience-pulse-pass-test" }
+                }, "our libpulse stream is not on the server")
+        }
+
         /// Asked at the start for a sink that does not exist, the libpulse output fails with the name, as SDL's does
         /// (a reopen later falls back to the default: `DeviceOutput.followDefaultDevice`).
         @Test func aMissingNamedSinkIsAnErrorThatNamesIt() throws {

@@ -7,13 +7,14 @@ import Synchronization
 // connection and main loop of its own, so that the monitor's work (sink lists, events) never delays a block.
 
 /// A playback stream on libpulse's threaded main loop whose write callback renders from the mixer, block by block,
-/// straight into libpulse's buffer (`pa_stream_begin_write`): no copy, and no lock, allocation or I/O of ours in it.
+/// straight into libpulse's buffer (`pa_stream_begin_write`; a block larger than it lends at once goes through a block
+/// of ours, made at the open, and is copied): no lock, allocation or I/O of ours in it.
 ///
 /// Every wait (connecting, the stream becoming ready, naming the sink) is bounded by a timer on the loop, so a frozen
 /// server fails the open with `.notAnswering`. A stream the server ends (its last sink removed, the server gone) is
 /// marked dead (`isAlive`), as SDL marks its device stopped; the route monitor then reports it.
 final class PulseOutputStream: @unchecked Sendable {
-    /// How long connecting, and then the stream becoming ready, may each take.
+    /// How long an open may take in all: connecting, naming the sink and the stream becoming ready share it.
     static let openSeconds = 2.0
 
     let sampleRate: Int
@@ -36,6 +37,9 @@ final class PulseOutputStream: @unchecked Sendable {
     private let lifecycle = Lock(false)
     /// Whether the loop's thread has its audio priority yet (main-loop thread only).
     private var raisedPriority = false
+    /// One block, for a block larger than what `pa_stream_begin_write` lends (its memory pool's slot, 64 KiB less a
+    /// header: 8,192 frames and up): rendered here, then copied by `pa_stream_write`. Made once, at the open.
+    private let scratch: UnsafeMutablePointer<Float>
 
     /// Connects to the default server (`PULSE_SERVER`, client.conf, the user's runtime folder; never starts one) and
     /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
@@ -49,12 +53,16 @@ final class PulseOutputStream: @unchecked Sendable {
         self.blockFrames = blockFrames
         self.buffering = buffering
         self.renderer = renderer
+        scratch = .allocate(capacity: blockFrames * 2)
+        scratch.initialize(repeating: 0, count: blockFrames * 2)
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
+            scratch.deallocate()
             throw .pulse("\(error)")
         }
         do throws(PulseSetupError) {
             (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-output", appName: appName)
         } catch {
+            scratch.deallocate()
             throw .pulse("libpulse could not create a main loop or context")
         }
         do throws(OutputError) {
@@ -65,7 +73,10 @@ final class PulseOutputStream: @unchecked Sendable {
         }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        scratch.deallocate()
+    }
 
     private var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
     private var lastError: String {
@@ -80,7 +91,8 @@ final class PulseOutputStream: @unchecked Sendable {
         guard pulse.pa_threaded_mainloop_start(mainloop) >= 0 else { throw .pulse("the main loop did not start") }
         pulse.pa_threaded_mainloop_lock(mainloop)
         defer { pulse.pa_threaded_mainloop_unlock(mainloop) }
-        let connected = waitLocked(seconds: Self.openSeconds) {
+        let deadline = pulse.pa_rtclock_now() + UInt64(Self.openSeconds * 1e6)
+        let connected = waitLocked(until: deadline) {
             let state = pulse.pa_context_get_state(context)
             return state == PA_CONTEXT_READY || PA_CONTEXT_IS_GOOD(state) == 0
         }
@@ -88,8 +100,11 @@ final class PulseOutputStream: @unchecked Sendable {
             if !connected { throw .notAnswering(seconds: Self.openSeconds) }
             throw .pulse(lastError)
         }
-        let sink = wanted.flatMap(sinkLocked(named:))
-        if let wanted, sink == nil { throw .pulse("no sink named '\(wanted)'") }
+        var sink: (name: String, description: String)? = nil
+        if let wanted {
+            sink = try sinkLocked(named: wanted, deadline: deadline)
+            if sink == nil { throw .pulse("no sink named '\(wanted)'") }
+        }
 
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(clamping: sampleRate), channels: 2)
         let properties = pulse.pa_proplist_new()
@@ -105,7 +120,7 @@ final class PulseOutputStream: @unchecked Sendable {
         guard pulse.pa_stream_connect_playback(stream, sink?.name, &attributes, flags, nil, nil) >= 0 else {
             throw .pulse(lastError)
         }
-        let ready = waitLocked(seconds: Self.openSeconds) {
+        let ready = waitLocked(until: deadline) {
             PA_STREAM_IS_GOOD(pulse.pa_stream_get_state(stream)) == 0
                 || pulse.pa_stream_get_state(stream) == PA_STREAM_READY
         }
@@ -117,7 +132,9 @@ final class PulseOutputStream: @unchecked Sendable {
             granted = (Int(buffer.tlength), Int(buffer.minreq), Int(buffer.prebuf))
         }
         let playing = pulse.pa_stream_get_device_name(stream).map { String(cString: $0) } ?? ""
-        deviceName = sink?.description ?? sinkLocked(named: playing)?.description ?? playing
+        // Only a name to show: a server slow to list its sinks now costs what is left of the open's time, no more.
+        let playingSink = (try? sinkLocked(named: playing, deadline: deadline)) ?? nil
+        deviceName = sink?.description ?? playingSink?.description ?? playing
         Log.info(
             "output: libpulse stream on '\(playing)', asked \(buffering) blocks of \(blockFrames) frames, granted "
                 + "tlength \(granted.tlength) B, minreq \(granted.minreq) B, prebuf \(granted.prebuf) B")
@@ -166,13 +183,14 @@ final class PulseOutputStream: @unchecked Sendable {
 
     // MARK: With the main-loop lock held
 
-    /// Sleeps until `done()` or `seconds` pass; false when the time ran out first. A timer on the loop wakes us.
-    private func waitLocked(seconds: Double, until done: () -> Bool) -> Bool {
+    /// Sleeps until `done()` or `deadline` (libpulse's real-time clock, µs) passes; false when the time ran out
+    /// first. A timer on the loop wakes us.
+    private func waitLocked(until deadline: UInt64, _ done: () -> Bool) -> Bool {
         guard !done() else { return true }
         let alarm = Alarm(mainloop: mainloop, pulse: pulse)
         guard
             let timer = pulse.pa_context_rttime_new(
-                context, pulse.pa_rtclock_now() + UInt64(seconds * 1e6), Self.alarmCallback,
+                context, deadline, Self.alarmCallback,
                 Unmanaged.passUnretained(alarm).toOpaque())
         else { return done() }
         while !done() && !alarm.rang { pulse.pa_threaded_mainloop_wait(mainloop) }
@@ -180,8 +198,11 @@ final class PulseOutputStream: @unchecked Sendable {
         return done()
     }
 
-    /// The sink whose name or description is `name`, asked of the server within `openSeconds`.
-    private func sinkLocked(named name: String) -> (name: String, description: String)? {
+    /// The sink whose name or description is `name`, or nil when the server has none; `.notAnswering` when the
+    /// server did not list its sinks by `deadline`.
+    private func sinkLocked(named name: String, deadline: UInt64) throws(OutputError) -> (
+        name: String, description: String
+    )? {
         guard !name.isEmpty else { return nil }
         let query = SinkQuery(mainloop: mainloop, pulse: pulse, wanted: name)
         guard
@@ -189,9 +210,9 @@ final class PulseOutputStream: @unchecked Sendable {
                 context, Self.sinkListCallback, Unmanaged.passUnretained(query).toOpaque())
         else { return nil }
         defer { pulse.pa_operation_unref(operation) }
-        guard waitLocked(seconds: Self.openSeconds, until: { query.isDone }) else {
+        guard waitLocked(until: deadline, { query.isDone }) else {
             pulse.pa_operation_cancel(operation)  // its callback will not run: `query` may go
-            return nil
+            throw .notAnswering(seconds: Self.openSeconds)
         }
         return query.found
     }
@@ -212,10 +233,11 @@ final class PulseOutputStream: @unchecked Sendable {
         while writable - written >= blockBytes {
             var data: UnsafeMutableRawPointer? = nil
             var size = blockBytes
-            guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, let data else { return }
-            guard size >= blockBytes else {
+            guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, var data else { return }
+            if size < blockBytes {
+                // More than libpulse lends at once: render into our block, which the write copies.
                 _ = pulse.pa_stream_cancel_write(stream)
-                return
+                data = UnsafeMutableRawPointer(scratch)
             }
             renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: blockFrames)
             guard pulse.pa_stream_write(stream, data, blockBytes, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }

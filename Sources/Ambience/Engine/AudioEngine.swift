@@ -122,7 +122,7 @@ public final class AudioEngine: @unchecked Sendable {
         // The link has already learnt who is playing, before the game activates its session (start-up detection).
         Self.use(desktopLink?.connection, session: session, systemMusicPlayer: systemMusicPlayer)
         Log.info(
-            "engine: \(outputDriver) output (\(outputBackend?.rawValue ?? "none")) at \(configuration.sampleRate) Hz, "
+            "engine: \(outputDriver) output\(outputBackend.map { " (\($0.rawValue))" } ?? "") at \(configuration.sampleRate) Hz, "
                 + "\(mixer.capabilities.realVoices) real voices"
         )
     }

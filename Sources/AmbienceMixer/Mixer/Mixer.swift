@@ -40,6 +40,8 @@ public final class Mixer: @unchecked Sendable {
     let effectsAvailable: Bool
     /// Buffers of sounds freed while loaded, deleted at the next tick.
     let retiredBuffers = RetiredBuffers()
+    /// A mixer made without an engine takes part in the process's exit itself (`ProcessExit`): its token.
+    let standaloneExit = Lock<Int?>(nil)
     /// OpenAL Soft 1.19 shapes its reverb and low-pass filters around a fixed 5 kHz reference, which needs a Nyquist
     /// frequency above it: at 9 kHz and below its reverb fills the mix with NaN (the C API fuzzer found it at 8 kHz).
     /// Below this rate, the lowest common one above 10 kHz, effects are off (`capabilities.effects` is false).
@@ -98,6 +100,7 @@ public final class Mixer: @unchecked Sendable {
     }
 
     deinit {
+        if let token = standaloneExit.withLock({ $0 }) { ProcessExit.remove(token) }
         // Released on another thread after the exit's seal (a late close on the SDL lane): OpenAL is being torn down.
         if ProcessExit.mustStop { return }
         device.withCurrentContext {

@@ -38,7 +38,7 @@ extension Mixer {
                 counters.madeReal += 1
             }
         }
-        voices.weakestReal = (-1, .infinity)
+        voices.forgetRank()
     }
 
     /// Gives a new voice on bus `bus` its loudness and lets its window aim at it at once when it is the loudest, so

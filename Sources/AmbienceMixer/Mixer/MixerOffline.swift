@@ -13,6 +13,12 @@ extension Mixer {
     public convenience init(sampleRate: Int, realVoices: Int = 256) throws(MixerSetupError) {
         guard MixerLimits.sampleRates.contains(sampleRate) else { throw .formatUnsupported(sampleRate: sampleRate) }
         try self.init(MixerConfiguration(sampleRate: sampleRate, realVoices: realVoices))
+        // exit() on any thread while another renders: the mixer is closed before OpenAL Soft's destructor runs, as
+        // an engine's is (an engine's own mixer is closed by the engine).
+        let token = ProcessExit.add(
+            ProcessExit.Participant(
+                shutDown: { [weak self] in self?.close() }, waitOutCallers: { [weak self] in self?.waitOutCallers() }))
+        standaloneExit.withLock { $0 = token }
     }
 
     /// The rate the mix renders at, in Hz.

@@ -46,10 +46,11 @@ public struct MixerStats: Sendable, Equatable {
     public var started = 0
     /// Voices stolen by more important ones since the engine was made.
     public var stolen = 0
-    /// Real voices that gave their source to a more important one and played on virtually, since the engine was
-    /// made: with `madeReal`, how much the real set moves in a crowd (each move sets an OpenAL source up again).
+    /// Live voices taken off their source since the engine was made: by a more important voice, when paused in a
+    /// crowd, or culled by an HDR window. With `madeReal`, how much the real set moves (each move sets an OpenAL
+    /// source up again).
     public var madeVirtual = 0
-    /// Virtual voices given a source at a rank (they had become important enough), since the engine was made.
+    /// Voices given a source after they started, or in place of a real one, since the engine was made.
     public var madeReal = 0
     /// One-shot voices that played to their end since the engine was made.
     public var finished = 0

@@ -4,12 +4,13 @@ import AmbiencePlatform
 /// works through its parts (Mixer.swift).
 extension Mixer {
     /// Starts a voice of `sound` with `options`, and returns its handle: `Voice.none` (whose calls do nothing) when
-    /// the options hold a NaN or infinite number or the sound is unloaded. When every voice slot is taken, the least
+    /// the options hold a NaN or infinite number, the sound is unloaded or was made by another mixer (its buffer lives
+    /// in that mixer's OpenAL device, and its counts under that mixer's lock). When every voice slot is taken, the least
     /// important voice is stolen for it, or it is refused if it is the least important itself.
     public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice {
         guard let options = try? options.validated() else { return .none }
         return withLock {
-            guard sound.isLoaded else { return .none }
+            guard sound.isLoaded, sound.belongs(to: retiredBuffers) else { return .none }
             var fresh = VoiceSlot()
             fresh.sound = sound
             fresh.bus =
@@ -65,7 +66,10 @@ extension Mixer {
                 // The new voice beats the weakest real one: it takes that source now, not at the next rank.
                 voices.weakestReal = (-1, .infinity)
                 demote(weakest.slot)
-                if let source = takeSource(for: slot) { attach(slot, to: source) }
+                if let source = takeSource(for: slot) {
+                    attach(slot, to: source)
+                    counters.madeReal += 1
+                }
                 voices.needsRank = true
             } else {
                 voices.scheduleEnding(slot)

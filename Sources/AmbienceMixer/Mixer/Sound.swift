@@ -41,6 +41,8 @@ public final class Sound: @unchecked Sendable {
     let buffer: ALBuffer
     /// Where the buffer goes when the sound is freed while still loaded: the mixer deletes it at its next tick.
     private let retired: RetiredBuffers
+    /// Whether this sound's buffer lives in the mixer whose retired list is `list`: a mixer plays only its own.
+    func belongs(to list: RetiredBuffers) -> Bool { retired === list }
     /// Atomic because the last reference may drop on any thread, and `deinit` reads it there.
     private let loaded = Atomic<Bool>(true)
     /// `loudness`'s bits: the game may set it on any thread while a play reads it.
