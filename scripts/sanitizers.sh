@@ -47,8 +47,10 @@ for step in "${steps[@]}"; do
     .build/tsan/debug/ambience stress --voices 2000 --seconds 20 --realtime --chaos > "$log/stress.log" 2>&1 \
       || { echo "sanitizers: tsan: stress exited $?" >> "$log/stress.log"; echo "WARNING: ThreadSanitizer: (exit status)" >> "$log/stress.log"; }
     tsan_check "stress scene" "$log/stress.log"
-    # b. The stress scene on a real (null) sink that goes away and comes back 30 times.
-    SDL_AUDIODRIVER=pulseaudio bash scripts/with-services.sh bash -c '
+    # b. The stress scene on a real (null) sink that goes away and comes back 30 times: on SDL's pulseaudio driver,
+    #    then on the engine's own libpulse output (its main loop's thread writes the blocks).
+    for output in sdl libpulse; do
+    AMBIENCE_OUTPUT=$output SDL_AUDIODRIVER=pulseaudio bash scripts/with-services.sh bash -c '
       pactl load-module module-null-sink sink_name=flapper sink_properties=device.description=Flapper > /dev/null
       pactl set-default-sink flapper
       .build/tsan/debug/ambience stress --voices 1000 --seconds 15 --realtime --chaos > "$1" 2>&1 &
@@ -62,8 +64,9 @@ for step in "${steps[@]}"; do
         pactl set-default-sink flapper
         sleep 0.15
       done
-      wait $stress || echo "WARNING: ThreadSanitizer: (stress exited $?)" >> "$1"' _ "$log/route.log"
-    tsan_check "route changes under the stress scene" "$log/route.log"
+      wait $stress || echo "WARNING: ThreadSanitizer: (stress exited $?)" >> "$1"' _ "$log/route-$output.log"
+    tsan_check "route changes under the stress scene ($output output)" "$log/route-$output.log"
+    done
     # c. The C API from five threads.
     # The TSan runtime is linked statically into the program; its libdispatch interceptors need the toolchain's
     # libdispatch and blocks runtime.

@@ -196,10 +196,7 @@ extension Mixer {
         -> VoiceResult
     {
         let gain: Float, seconds: Double
-        do {
-            gain = try requestedGain.clamped(to: MixerLimits.gain, "gain")
-            seconds = try requestedSeconds.clamped(to: MixerLimits.seconds, "seconds")
-        } catch {
+        do { (gain, seconds) = try Mixer.fadeArguments(requestedGain, requestedSeconds) } catch {
             return .invalid(error)
         }
         return withLiveStream(voice) { slot, _ in

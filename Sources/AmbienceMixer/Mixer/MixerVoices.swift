@@ -193,13 +193,15 @@ extension Mixer {
         }
     }
 
+    /// A fade's gain and time as the game gave them, clamped to `MixerLimits`; NaN and infinities refused.
+    static func fadeArguments(_ gain: Float, _ seconds: Double) throws(InvalidNumber) -> (Float, Double) {
+        (try gain.clamped(to: MixerLimits.gain, "gain"), try seconds.clamped(to: MixerLimits.seconds, "seconds"))
+    }
+
     func fade(_ voice: Voice, to requestedGain: Float, over requestedSeconds: Double, thenStop: Bool) -> VoiceResult {
         if voice.isStream { return fadeStream(voice, to: requestedGain, over: requestedSeconds, thenStop: thenStop) }
         let gain: Float, seconds: Double
-        do {
-            gain = try requestedGain.clamped(to: MixerLimits.gain, "gain")
-            seconds = try requestedSeconds.clamped(to: MixerLimits.seconds, "seconds")
-        } catch {
+        do { (gain, seconds) = try Mixer.fadeArguments(requestedGain, requestedSeconds) } catch {
             return .invalid(error)
         }
         return withLiveSlot(voice) { voices.fade($0, to: gain, over: seconds, thenStop: thenStop) }
