@@ -2,7 +2,7 @@
 # Builds one libFuzzer binary over Ambience's parsers and runs each target for a while.
 #   Tests/Fuzz/run.sh [SECONDS] [TARGET...]     (default: 240 s; every target)
 # SECONDS is the fuzzing's whole wall time, shared: the targets run as many at a time as there are cores (at most
-# 2 here), and each gets SECONDS × jobs / targets (at least 10 s). CI gives it 240 s: 16 targets, 30 s each.
+# 2 here), and each gets SECONDS × jobs / targets (at least 10 s). CI gives it 180 s: 15 targets, 24 s each.
 # Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3, flac, opus, mp4 (one
 # format's decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
