@@ -63,7 +63,9 @@ public struct HDRPlot: Sendable {
                 + "stroke=\"#ddd\"/><text x=\"\(f(Self.left - 6))\" y=\"\(py(value))\" text-anchor=\"end\">"
                 + "\(f(value))</text>\n"
         }
-        for second in 0...Int(endTime) {
+        // A label a second, or ten in all over a long run (an hour's plot with 3,600 labels says nothing).
+        let lastSecond = endTime.saturated(Int.self, rounding: .down)
+        for second in stride(from: 0, through: lastSecond, by: max(1, lastSecond / 10)) {
             svg +=
                 "<text x=\"\(px(Double(second)))\" y=\"\(f(y0 + Self.top + plotHeight + 16))\" "
                 + "text-anchor=\"middle\">\(second) s</text>\n"
