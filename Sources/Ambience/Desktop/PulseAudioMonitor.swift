@@ -286,18 +286,10 @@ final class PulseConnection: @unchecked Sendable {
 
     /// With the main-loop lock held: sleeps until `done()` or `timeout` passes. A timer on the loop wakes us.
     private func waitLocked(_ timeout: Duration, until done: () -> Bool) {
-        guard !done() else { return }
-        let alarm = Reply(mainloop: mainloop, pulse: pulse)
         let components = timeout.components
         let microseconds =
             UInt64(max(components.seconds, 0)) * 1_000_000 + UInt64(max(components.attoseconds, 0) / 1_000_000_000_000)
-        guard
-            let timer = pulse.pa_context_rttime_new(
-                context, pulse.pa_rtclock_now() + microseconds, PulseConnection.alarmCallback,
-                Unmanaged.passUnretained(alarm).toOpaque())
-        else { return }
-        while !done() && !alarm.isDone { pulse.pa_threaded_mainloop_wait(mainloop) }
-        pulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
+        _ = Reply.wait(pulse, mainloop: mainloop, context: context, until: pulse.pa_rtclock_now() + microseconds, done)
     }
 
     // MARK: On the libpulse thread
@@ -464,27 +456,4 @@ final class PulseConnection: @unchecked Sendable {
         Unmanaged<Reply>.fromOpaque(userdata).takeUnretainedValue().finish(succeeded: success != 0)
     }
 
-    private static let alarmCallback: pa_time_event_cb_t = { _, _, _, userdata in
-        guard let userdata else { return }
-        Unmanaged<Reply>.fromOpaque(userdata).takeUnretainedValue().finish(succeeded: false)
-    }
-}
-
-/// One awaited answer (or timer), read and written only with the main-loop lock held.
-private final class Reply {
-    private let mainloop: OpaquePointer
-    private let pulse: LibPulse
-    private(set) var isDone = false
-    private(set) var succeeded = false
-
-    init(mainloop: OpaquePointer, pulse: LibPulse) {
-        self.mainloop = mainloop
-        self.pulse = pulse
-    }
-
-    func finish(succeeded: Bool) {
-        isDone = true
-        self.succeeded = succeeded
-        pulse.pa_threaded_mainloop_signal(mainloop, 0)
-    }
 }

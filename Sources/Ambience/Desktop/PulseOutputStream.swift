@@ -186,16 +186,7 @@ final class PulseOutputStream: @unchecked Sendable {
     /// Sleeps until `done()` or `deadline` (libpulse's real-time clock, µs) passes; false when the time ran out
     /// first. A timer on the loop wakes us.
     private func waitLocked(until deadline: UInt64, _ done: () -> Bool) -> Bool {
-        guard !done() else { return true }
-        let alarm = Alarm(mainloop: mainloop, pulse: pulse)
-        guard
-            let timer = pulse.pa_context_rttime_new(
-                context, deadline, Self.alarmCallback,
-                Unmanaged.passUnretained(alarm).toOpaque())
-        else { return done() }
-        while !done() && !alarm.rang { pulse.pa_threaded_mainloop_wait(mainloop) }
-        pulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
-        return done()
+        Reply.wait(pulse, mainloop: mainloop, context: context, until: deadline, done)
     }
 
     /// The sink whose name or description is `name`, or nil when the server has none; `.notAnswering` when the
@@ -273,11 +264,6 @@ final class PulseOutputStream: @unchecked Sendable {
         output(userdata)?.underflows.add(1, ordering: .relaxed)
     }
 
-    private static let alarmCallback: pa_time_event_cb_t = { _, _, _, userdata in
-        guard let userdata else { return }
-        Unmanaged<Alarm>.fromOpaque(userdata).takeUnretainedValue().ring()
-    }
-
     private static let sinkListCallback: pa_sink_info_cb_t = { _, info, eol, userdata in
         guard let userdata else { return }
         let query = Unmanaged<SinkQuery>.fromOpaque(userdata).takeUnretainedValue()
@@ -287,23 +273,6 @@ final class PulseOutputStream: @unchecked Sendable {
         if query.found == nil && (name == query.wanted || description == query.wanted) {
             query.found = (name, description)
         }
-    }
-}
-
-/// A timer's ring, read and written only with the main-loop lock held.
-private final class Alarm {
-    private let mainloop: OpaquePointer
-    private let pulse: LibPulse
-    private(set) var rang = false
-
-    init(mainloop: OpaquePointer, pulse: LibPulse) {
-        self.mainloop = mainloop
-        self.pulse = pulse
-    }
-
-    func ring() {
-        rang = true
-        pulse.pa_threaded_mainloop_signal(mainloop, 0)
     }
 }
 

@@ -3,7 +3,8 @@ import CPulse
 import Glibc
 
 // Part of the libpulse wrapper (PulseAudioMonitor.swift), split for length: libpulse's structures read into the
-// snapshot's Swift values. Called on the libpulse thread, from the callbacks that received them.
+// snapshot's Swift values. Called on the libpulse thread, from the callbacks that received them. And `Reply`, an
+// awaited answer, with the wrapper's one bounded wait on the main loop (the monitor's and the output's).
 
 extension PulseConnection {
     static func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
@@ -59,5 +60,50 @@ extension PulseConnection {
             applicationName: property(PA_PROP_APPLICATION_NAME),
             processID: property(PA_PROP_APPLICATION_PROCESS_ID).flatMap { pid_t($0) },
             mediaRole: property(PA_PROP_MEDIA_ROLE), mediaName: string(info.name))
+    }
+}
+
+/// One awaited answer (or timer), read and written only with the main-loop lock held. Shared by the wrapper's parts
+/// (the monitor, the output stream).
+final class Reply {
+    private let mainloop: OpaquePointer
+    private let pulse: LibPulse
+    private(set) var isDone = false
+    private(set) var succeeded = false
+
+    init(mainloop: OpaquePointer, pulse: LibPulse) {
+        self.mainloop = mainloop
+        self.pulse = pulse
+    }
+
+    func finish(succeeded: Bool) {
+        isDone = true
+        self.succeeded = succeeded
+        pulse.pa_threaded_mainloop_signal(mainloop, 0)
+    }
+}
+
+extension Reply {
+    /// The libpulse wrapper's one bounded wait: sleeps with the main-loop lock held until `done()`, or until
+    /// `deadline` (libpulse's real-time clock, µs) passes, woken by a timer on the loop. False when the time ran out
+    /// first.
+    static func wait(
+        _ pulse: LibPulse, mainloop: OpaquePointer, context: OpaquePointer, until deadline: UInt64,
+        _ done: () -> Bool
+    ) -> Bool {
+        guard !done() else { return true }
+        let alarm = Reply(mainloop: mainloop, pulse: pulse)
+        guard
+            let timer = pulse.pa_context_rttime_new(
+                context, deadline, alarmCallback, Unmanaged.passUnretained(alarm).toOpaque())
+        else { return done() }
+        while !done() && !alarm.isDone { pulse.pa_threaded_mainloop_wait(mainloop) }
+        pulse.pa_threaded_mainloop_get_api(mainloop)?.pointee.time_free(timer)
+        return done()
+    }
+
+    private static let alarmCallback: pa_time_event_cb_t = { _, _, _, userdata in
+        guard let userdata else { return }
+        Unmanaged<Reply>.fromOpaque(userdata).takeUnretainedValue().finish(succeeded: false)
     }
 }
