@@ -69,10 +69,16 @@ let package = Package(
         .target(
             name: "AmbienceLibrary",
             dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSQLite", "CSDLImage", "CZlib"]),
+        // Where the mix goes: the device (SDL's, or the engine's own libpulse stream), the WAV writer, and the sound
+        // server's side (PulseAudio's monitor and cork requests, the route monitor). libpulse and SDL audio are its alone.
+        .target(name: "AmbienceOutput", dependencies: ["AmbienceMixer", "AmbienceCore", "AmbiencePlatform", "CPulse", "CSDL2"]),
+        // The desktop over D-Bus (libdbus opened at run time): MPRIS client and server, the other players, the player
+        // launcher, the sleep and screen-lock monitors. Nothing of the engine, the mixer or the music player.
+        .target(name: "AmbienceDesktop", dependencies: ["AmbienceCore", "AmbiencePlatform", "CDBus"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSDL2",
-                           "CPulse", "CDBus",
+            dependencies: ["AmbienceOutput", "AmbienceDesktop", "AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding",
+                           "AmbienceCore", "AmbiencePlatform",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
             ]
@@ -100,7 +106,7 @@ let package = Package(
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
         // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
         .testTarget(name: "AmbienceTests",
-                    dependencies: ["Ambience", "AmbienceCore", "AmbienceDecoding", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
+                    dependencies: ["Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceDesktop", "AmbienceOutput", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
     ],
     swiftLanguageModes: [.v6]
 )

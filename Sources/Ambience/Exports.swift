@@ -3,6 +3,8 @@
 // mixer's (`Mixer`, `Sound`, `Voice`, `Bus`, `PlayOptions`, the effects) and the library's (`MediaLibrary`, its queries,
 // the picker and browser, artwork) are part of the engine's API.
 @_exported import AmbienceCore
+@_exported import AmbienceDesktop
 @_exported import AmbienceLibrary
 @_exported import AmbienceMixer
+@_exported import AmbienceOutput
 @_exported import AmbiencePlatform

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceOutput
 
 /// The sound server's cork requests as the session's rules see them: no audio, no services.
 @Suite(.offTheCooperativePool) struct CorkRequestPolicyTests {

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 /// Start-up detection, the category rules for other players, the system music player and the exit rule, against a
 /// real mpv on the private session bus. In the MPRIS suite, so that only one mpv runs at a time.

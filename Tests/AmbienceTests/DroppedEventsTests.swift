@@ -7,6 +7,7 @@ import Testing
 @testable import AmbienceC
 @testable import AmbienceCore
 @testable import AmbienceMixer
+@testable import AmbienceOutput
 
 /// The engine's bounded queues overflowed through the public API, in Swift and in C: what is lost is counted exactly,
 /// the documented end is kept, and the game is warned once.

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 @testable import AmbienceLibrary
 
 // Fault runs: each fault must not crash anything, must show up as a clear event or error, and must leave

@@ -5,6 +5,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 /// A bus that does not answer (issue #32, class 4, its D-Bus half): a dbus-daemon stopped with SIGSTOP (the kernel
 /// still queues connections to it), a socket that accepts and never speaks, and one that never accepts (its listen

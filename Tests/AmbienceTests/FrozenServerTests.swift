@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceDecoding
+@testable import AmbienceOutput
 
 extension SoundServerSuites {
     /// A sound server that accepts connections and never answers (SIGSTOP): OpenAL Soft's and SDL's PulseAudio code

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceDesktop
 @testable import AmbienceLibrary
 @testable import GravityWaveCore
 

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 @testable import GravityWaveCore
 
 /// Gravity Wave in System mode beside a real mpv on the private session bus: the user's player is the game's music,

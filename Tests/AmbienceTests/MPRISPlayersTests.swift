@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 /// A second real player beside mpv: VLC, which speaks MPRIS differently (two bus names on one connection, an
 /// editable TrackList it says it has not, a Tracks list that lags). On a bus of its own (see `VLCBus`).

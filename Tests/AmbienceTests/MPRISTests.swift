@@ -5,6 +5,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 private let busRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
 private let needsBus: Comment = "needs the private session bus: bash scripts/with-services.sh swift test --filter MPRIS"

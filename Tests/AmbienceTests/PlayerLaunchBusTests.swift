@@ -5,6 +5,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 @testable import AmbienceLibrary
 @testable import GravityWaveCore
 

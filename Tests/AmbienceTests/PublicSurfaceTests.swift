@@ -8,7 +8,10 @@ import Testing
     static func read(_ path: String) throws -> String { try String(contentsOfFile: path, encoding: .utf8) }
 
     /// The engine's targets under Sources/: the facade and the layers it re-exports (Sources/Ambience/Exports.swift).
-    static let engineFolders = ["Ambience", "AmbienceCore", "AmbienceLibrary", "AmbienceMixer", "AmbiencePlatform"]
+    static let engineFolders = [
+        "Ambience", "AmbienceCore", "AmbienceDesktop", "AmbienceLibrary", "AmbienceMixer", "AmbienceOutput",
+        "AmbiencePlatform"
+    ]
 
     /// Every `public` class, struct, enum, protocol, actor or typealias declared in the engine's targets, nested ones
     /// included, each with whether it is a typealias.

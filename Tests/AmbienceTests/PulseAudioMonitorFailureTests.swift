@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceOutput
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct PulseAudioMonitorFailureTests {

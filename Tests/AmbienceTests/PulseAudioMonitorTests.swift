@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceOutput
 
 private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
 

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceC
+@testable import AmbienceOutput
 
 /// The output's choice of backend, as a rule (no server needed).
 @Suite struct OutputBackendRuleTests {

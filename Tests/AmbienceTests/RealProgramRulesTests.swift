@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceDesktop
 @testable import AmbienceMixer
 
 /// The session rules (issue #33) kept by programs nobody here wrote, under `ambience run` on the SDL_mixer stand-in,

@@ -4,6 +4,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceOutput
 
 /// The music player's bridge between items at different rates.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct ResampledDecoderTests {

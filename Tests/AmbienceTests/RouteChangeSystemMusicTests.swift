@@ -3,6 +3,7 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceDesktop
 
 /// The route-change rule for the system music player, on the private sound server (PulseAudio, or PipeWire through
 /// test.sh): an engine playing on a real device, a real mpv on a session bus of its own (so the MPRIS suite's players

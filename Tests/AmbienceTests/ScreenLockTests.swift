@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 /// The screen lock: the screensaver's `ActiveChanged` on a session bus, and logind's `LockedHint` on a system bus.
 /// The buses and the signals are real (a private dbus-daemon each); the senders stand in for the screensaver and

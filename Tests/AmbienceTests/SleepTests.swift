@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 /// System sleep and wake: logind's `PrepareForSleep` signal on a system bus. The bus and the signal are real; the
 /// sender stands in for logind, which does not run here.

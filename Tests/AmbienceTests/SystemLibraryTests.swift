@@ -8,7 +8,9 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceDesktop
 @testable import AmbienceLibrary
+@testable import AmbienceOutput
 
 // The optional libraries (libpulse, libdbus-1, SDL2_image, libopenmpt, libfluidsynth) are opened at run time. These tests check the loader on
 // its own, that nothing we build links them, and that the engine runs without each one: in a private mount namespace

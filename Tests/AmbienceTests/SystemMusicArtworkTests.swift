@@ -7,6 +7,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceC
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 @testable import AmbienceLibrary
 @testable import GravityWaveCore
 

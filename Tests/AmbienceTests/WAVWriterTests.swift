@@ -6,6 +6,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceOutput
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVWriterTests {
     static func testSignal(frames: Int, channels: Int) -> [Float] {

@@ -95,7 +95,8 @@ public final class AudioEngine: @unchecked Sendable {
             do {
                 device = try DeviceOutput(
                     mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
-                    deviceName: name, appName: configuration.appName, backend: configuration.outputBackend)
+                    deviceName: name, appName: configuration.appName, backend: configuration.outputBackend,
+                    busForSDL: Self.sessionBusForSDL)
             } catch {
                 throw .output(error)
             }
@@ -365,5 +366,14 @@ public final class AudioEngine: @unchecked Sendable {
         state.withLock { $0.reportedDroppedEvents = true }
         Log.warning("events: the \(queue) queue was full and lost \(count) events: call update() every frame")
         return .eventsDropped(queue: queue, count: count)
+    }
+
+    /// Where SDL's audio starts on the session bus: nil (its own bus) when the bus answers, else an address where
+    /// nothing listens, so that SDL's unbounded join of a frozen bus cannot hang the start (`SDLAudio.startAudio`).
+    /// The desktop layer asks; the output layer below it only sets the address.
+    @Sendable private static func sessionBusForSDL() -> String? {
+        guard let address = DesktopBus.sessionAddress, !DesktopBus.answers(at: address) else { return nil }
+        Log.warning("the session bus at \(address) does not answer: SDL's audio starts without it")
+        return DesktopBus.nowhere
     }
 }

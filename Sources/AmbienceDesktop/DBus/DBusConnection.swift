@@ -29,7 +29,7 @@ import Synchronization
 /// for when `receive` (or a `call` waiting for its reply) dispatches: handlers run later, on the owner's thread, outside libdbus and outside the lock, and may use the
 /// connection freely. Method calls to paths not exported here are
 /// left to libdbus, which answers them with `UnknownMethod` (and answers `org.freedesktop.DBus.Peer` itself).
-final class DBusConnection: @unchecked Sendable {
+package final class DBusConnection: @unchecked Sendable {
     /// The bus-assigned unique name (":1.42").
     let uniqueName: String
     private let lock = Lock<Void>(())
@@ -50,7 +50,7 @@ final class DBusConnection: @unchecked Sendable {
     /// libdbus-1, opened the first time it is needed. Without it the engine has no desktop integration (MPRIS,
     /// sleep and screen lock), as with no bus. Once loaded, libdbus is told, before any other use, that several
     /// threads may use it.
-    static let library = OptionalLibrary<LibDBus>(
+    package static let library = OptionalLibrary<LibDBus>(
         name: "libdbus-1.so.3", feature: "desktop integration (MPRIS players, sleep and screen lock)",
         names: String(cString: ambience_dbus_function_names()),
         then: { $0.dbus_threads_init_default() != 0 ? nil : "libdbus could not set up its thread locks" })

@@ -7,7 +7,7 @@ import Glibc
 /// libdbus's functions, looked up by the names the C target's header lists (CDBus/shim.h). Every libdbus call below
 /// goes through this table: inside its extension an unqualified `dbus_...` is the table's field, and elsewhere a
 /// connection's `libdbus`.
-typealias LibDBus = ambience_dbus_functions
+package typealias LibDBus = ambience_dbus_functions
 
 extension LibDBus {
     func check(path: String, interface: String?, member: String) throws(DesktopError) {

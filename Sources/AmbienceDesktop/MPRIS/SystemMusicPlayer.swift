@@ -33,11 +33,11 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     private var drivenPlayer: String?
 
     /// Without a connection until the engine hands it one (`use(client:ownBusName:)`).
-    init() {}
+    package init() {}
 
     /// Drives the players through this connection (nil while the session bus is gone). The players seen on an
     /// earlier one are forgotten; those the game started are still paused at exit if they come back under their names.
-    func use(client: MPRISClient?, ownBusName: String?) {
+    package func use(client: MPRISClient?, ownBusName: String?) {
         lock.withLock { _ in
             self.client = client
             self.ownBusName = ownBusName
@@ -49,7 +49,7 @@ public final class SystemMusicPlayer: @unchecked Sendable {
 
     /// Calls `report` (outside any lock) with each player the game starts, and whether it handed the player music
     /// of its own, for the session's exit rule.
-    func reportStarts(to report: @escaping @Sendable (String, Bool) -> Void) {
+    package func reportStarts(to report: @escaping @Sendable (String, Bool) -> Void) {
         lock.withLock { _ in onStart = report }
     }
 
@@ -278,7 +278,7 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     }
 
     /// Turns the client's events into the application player's notifications.
-    func handle(_ mprisEvents: [MPRISEvent]) -> [MusicEvent] {
+    package func handle(_ mprisEvents: [MPRISEvent]) -> [MusicEvent] {
         lock.withLock { _ in
             for event in mprisEvents {
                 switch event {
@@ -318,10 +318,10 @@ public final class SystemMusicPlayer: @unchecked Sendable {
     private func post(_ event: MusicEvent) { if notificationDepth > 0 { events.push(event) } }
 
     /// Notifications lost to a full queue.
-    var droppedEvents: Int { lock.withLock { _ in events.dropped } }
+    package var droppedEvents: Int { lock.withLock { _ in events.dropped } }
 
     /// The players the game started through this object, for the session's exit rule.
-    var playersStartedByGame: [String] { lock.withLock { _ in startedByGame.sorted() } }
+    package var playersStartedByGame: [String] { lock.withLock { _ in startedByGame.sorted() } }
 
     /// The player's current track as an item: its tags, its file (`xesam:url`, when a `file://` URL) and its cover
     /// (`mpris:artUrl`: a `file://` picture by path, an `http(s)` one noted but never fetched).

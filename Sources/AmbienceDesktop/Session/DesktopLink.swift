@@ -8,12 +8,12 @@ import Foundation
 /// When the bus goes away (the daemon crashed, the user's session restarted it) everything on it is closed and a
 /// reconnect thread tries the same address every `retryInterval`, so the game thread never waits on a dead or hung
 /// bus. `poll(_:)` (from `update()`) reports the loss and, later, hands over the new connection.
-final class DesktopLink: SessionMonitor {
+package final class DesktopLink: SessionMonitor {
     /// What rides on one connection to the bus.
-    struct Connection: Sendable {
-        let client: MPRISClient
-        let server: MPRISServer?
-        let players: DesktopPlayers
+    package struct Connection: Sendable {
+        package let client: MPRISClient
+        package let server: MPRISServer?
+        package let players: DesktopPlayers
 
         func close() {
             server?.close()
@@ -50,7 +50,7 @@ final class DesktopLink: SessionMonitor {
     /// disconnected and keeps trying in the background; with no address at all it never tries. A poll that finds the
     /// connection lost or restored calls `onConnectionChanged` with the live one (nil while the bus is gone) before
     /// it returns the event, so whatever rides on the link is moved before the session hears of it.
-    init(
+    package init(
         address: String?, appName: String, controls: any MPRISPlayerControls,
         onConnectionChanged: @escaping @Sendable (Connection?) -> Void
     ) {
@@ -65,19 +65,19 @@ final class DesktopLink: SessionMonitor {
         }
     }
 
-    var name: String { "MPRIS client" }
+    package var name: String { "MPRIS client" }
 
     /// MPRIS events dropped because nobody drained them, over every connection this link has had.
-    var droppedEvents: Int {
+    package var droppedEvents: Int {
         state.withLock { $0.droppedByLostClients.addingSaturated($0.current?.client.droppedEvents ?? 0) }
     }
 
     /// The live connection, if the bus is there.
-    var connection: Connection? { state.withLock { $0.current } }
+    package var connection: Connection? { state.withLock { $0.current } }
 
     /// The bus lost (`mediaServicesLost(.sessionBus)`) or back (`mediaServicesReset(.sessionBus)`), after
     /// `onConnectionChanged` has been told. Call from the game thread.
-    func poll(_ context: MonitorContext) -> [SessionEvent] {
+    package func poll(_ context: MonitorContext) -> [SessionEvent] {
         guard let change = takeChange() else { return [] }
         onConnectionChanged(connection)
         switch change {
@@ -112,7 +112,7 @@ final class DesktopLink: SessionMonitor {
     }
 
     /// Closes the connection and stops reconnecting.
-    func close() {
+    package func close() {
         let (current, restored, reconnecting) = state.withLock { state in
             state.closed = true
             defer { state.current = nil; state.restored = nil; state.reconnecting = nil }

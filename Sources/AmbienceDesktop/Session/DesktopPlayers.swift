@@ -3,7 +3,7 @@ import AmbiencePlatform
 import Synchronization
 
 /// The desktop's music players (MPRIS) as the session needs them: who is playing, pause, resume, duck.
-final class DesktopPlayers: OtherPlayers {
+package final class DesktopPlayers: OtherPlayers {
     let client: MPRISClient
     /// Our own MPRIS server's name: the game's music is never "other".
     let ownBusName: String?
@@ -18,22 +18,22 @@ final class DesktopPlayers: OtherPlayers {
         self.savedVolumes = savedVolumes
     }
 
-    func playingPlayers() -> [String] {
+    package func playingPlayers() -> [String] {
         client.players.filter { $0.status == .playing && $0.name != ownBusName }.map(\.name)
     }
 
-    func uncontrollable(_ players: [String]) -> [String] {
+    package func uncontrollable(_ players: [String]) -> [String] {
         players.filter { name in
             guard let info = client.player(named: name) else { return false }
             return !(info.canControl && info.canPause && info.canPlay)
         }
     }
 
-    func pause(_ players: [String]) { for name in players { client.send(.pause, to: name) } }
-    func play(_ players: [String]) { for name in players { client.send(.play, to: name) } }
-    func stop(_ players: [String]) { for name in players { client.send(.stop, to: name) } }
+    package func pause(_ players: [String]) { for name in players { client.send(.pause, to: name) } }
+    package func play(_ players: [String]) { for name in players { client.send(.play, to: name) } }
+    package func stop(_ players: [String]) { for name in players { client.send(.stop, to: name) } }
 
-    func duck(_ players: [String], to scale: Double) {
+    package func duck(_ players: [String], to scale: Double) {
         for name in players {
             if scale < 1 {
                 let original = savedVolumes.save(client.player(named: name)?.volume ?? 1, for: name)
@@ -45,7 +45,7 @@ final class DesktopPlayers: OtherPlayers {
     }
 
     /// Waits until every command sent so far has been carried out (the client handles jobs in order).
-    func flush() { client.refresh() }
+    package func flush() { client.refresh() }
 }
 
 /// Player volumes from before the session ducked them, by bus name.

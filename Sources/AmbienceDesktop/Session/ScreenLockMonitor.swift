@@ -39,7 +39,7 @@ struct ScreenLockState: Sendable, Equatable {
 /// screensaver whose name loses its owner (it crashed or was restarted while active) counts as no longer locking the
 /// screen. Only the owner of a source's name is heard:
 /// a signal from any other connection (`BusNameOwners`) changes nothing.
-final class ScreenLockMonitor: SessionMonitor {
+package final class ScreenLockMonitor: SessionMonitor {
     static let logindName = "org.freedesktop.login1"
     static let sessionInterface = "org.freedesktop.login1.Session"
     static let screenSaverInterfaces = ["org.freedesktop.ScreenSaver", "org.gnome.ScreenSaver"]
@@ -52,7 +52,7 @@ final class ScreenLockMonitor: SessionMonitor {
 
     /// Follows each bus given (nil: that source is off), from threads that connect by themselves; returns at once.
     /// While neither bus answers, the monitor reports nothing.
-    init(systemBusAddress: String?, sessionBusAddress: String?) {
+    package init(systemBusAddress: String?, sessionBusAddress: String?) {
         let logind = systemBusAddress.map(BusFollowingThread.init(address:))
         let saver = sessionBusAddress.map(BusFollowingThread.init(address:))
         threads = [logind, saver].compactMap { $0 }
@@ -66,20 +66,20 @@ final class ScreenLockMonitor: SessionMonitor {
 
     deinit { close() }
 
-    var name: String { "screen lock" }
+    package var name: String { "screen lock" }
 
     /// Each change of the combined state since the last poll, oldest first.
-    func poll(_ context: MonitorContext) -> [SessionEvent] { drain().map { .screenLockChanged(isLocked: $0) } }
+    package func poll(_ context: MonitorContext) -> [SessionEvent] { drain().map { .screenLockChanged(isLocked: $0) } }
 
     /// `true` for "locked", `false` for "unlocked", oldest first: only changes of the combined state.
     func drain() -> [Bool] { shared.withLock { $0.pending.drain() } }
 
     /// Changes that gave way to newer ones because nobody drained them.
-    var droppedEvents: Int { shared.withLock { $0.pending.dropped } }
+    package var droppedEvents: Int { shared.withLock { $0.pending.dropped } }
 
     /// Stops the threads (each waits at most for the bounded call it is in) and closes the connections. Changes
     /// already queued are still polled.
-    func close() { for thread in threads { thread.stop() } }
+    package func close() { for thread in threads { thread.stop() } }
 
     private func report(_ locked: Bool, from source: ScreenLockState.Source) {
         shared.withLock { shared in

@@ -6,9 +6,9 @@ import Synchronization
 /// Follows logind's `PrepareForSleep` on the system bus, where there is one, and reports it as the session's
 /// `prepareForSleep` before the machine sleeps and `wokeFromSleep` after it wakes. The session's policy turns these
 /// into an interruption and a `wakeFromSleep` route change.
-final class SleepMonitor: SessionMonitor {
+package final class SleepMonitor: SessionMonitor {
     /// `DBUS_SYSTEM_BUS_ADDRESS`, else the standard system bus socket when it exists.
-    static var systemBusAddress: String? {
+    package static var systemBusAddress: String? {
         if let address = ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"], !address.isEmpty {
             return address
         }
@@ -28,7 +28,7 @@ final class SleepMonitor: SessionMonitor {
     /// Signals after a wake, kept for the next poll (see `poll`).
     private let carried = Lock<[Bool]>([])
 
-    init(address: String) throws(DesktopError) {
+    package init(address: String) throws(DesktopError) {
         let connection = try DBusConnection(address: address)
         // Only logind's own signal counts: any process on the bus could send one.
         var owners = BusNameOwners()
@@ -57,12 +57,12 @@ final class SleepMonitor: SessionMonitor {
         }
     }
 
-    var name: String { "sleep monitor" }
+    package var name: String { "sleep monitor" }
 
     /// Each signal since the last poll, oldest first: a sleep carries whether the game made sound, a wake the route.
     /// A poll ends with the first wake: a sleep after it must be judged once the session has handled that wake (it
     /// may resume the audio the earlier sleep paused), so it waits for the next poll.
-    func poll(_ context: MonitorContext) -> [SessionEvent] {
+    package func poll(_ context: MonitorContext) -> [SessionEvent] {
         let due = carried.withLock { carried in
             let all = carried + drain()
             let end = all.firstIndex(of: false).map { $0 + 1 } ?? all.count
@@ -80,8 +80,8 @@ final class SleepMonitor: SessionMonitor {
     private func drain() -> [Bool] { signals.withLock { $0.drain() } }
 
     /// Signals lost to a full queue.
-    var droppedEvents: Int { signals.withLock { $0.dropped } }
+    package var droppedEvents: Int { signals.withLock { $0.dropped } }
 
     /// Stops the thread and closes the connection. Signals already queued are still polled.
-    func close() { thread.stop() }
+    package func close() { thread.stop() }
 }

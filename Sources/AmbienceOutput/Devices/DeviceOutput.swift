@@ -1,4 +1,5 @@
 import AmbienceCore
+import AmbienceMixer
 import AmbiencePlatform
 
 /// Real-time output: an SDL audio device or the engine's own libpulse stream (`OutputDevice`) pulling blocks from the
@@ -8,14 +9,15 @@ import AmbiencePlatform
 /// Reopening the device keeps the mixer — the OpenAL loopback device with its buffers, sources and voice positions —
 /// untouched: nothing is reloaded. The game thread replaces the device; any thread may ask about it, so the device
 /// and the null output live under one lock. The audio callback never takes it.
-final class DeviceOutput: @unchecked Sendable {
+package final class DeviceOutput: @unchecked Sendable {
     private let sampleRate: Int
     private let blockFrames: Int
     private let appName: String
     private let deviceName: String?
     private let renderer: MixerRenderer
+    private let busForSDL: @Sendable () -> String?
     /// The backends tried at every open, in order (`OutputBackend.candidates`).
-    let backends: [EngineConfiguration.OutputBackend]
+    let backends: [OutputBackend]
     /// The libpulse stream's buffer, read once.
     let buffering = PulseBuffering.configured
 
@@ -25,15 +27,16 @@ final class DeviceOutput: @unchecked Sendable {
     }
     private let state: Lock<State>
 
-    init(
+    package init(
         mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String,
-        backend: EngineConfiguration.OutputBackend = .automatic
+        backend: OutputBackend = .automatic, busForSDL: @escaping @Sendable () -> String?
     ) throws(OutputError) {
+        self.busForSDL = busForSDL
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.appName = appName
         self.deviceName = deviceName
-        backends = EngineConfiguration.OutputBackend.candidates(for: backend)
+        backends = OutputBackend.candidates(for: backend)
         renderer = MixerRenderer(mixer: mixer)
         state = Lock(State())
         let device = try open(deviceName: deviceName, awaitingNewDevice: true)
@@ -56,7 +59,7 @@ final class DeviceOutput: @unchecked Sendable {
                 case .sdl, .automatic:
                     return try SDLAudioDevice(
                         sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-                        awaitingNewDevice: awaitingNewDevice, renderer: renderer)
+                        awaitingNewDevice: awaitingNewDevice, busForStart: busForSDL, renderer: renderer)
                 }
             } catch {
                 if case .notAnswering = error { throw error }
@@ -67,30 +70,30 @@ final class DeviceOutput: @unchecked Sendable {
         throw failure
     }
 
-    var driver: String { state.withLock { $0.device?.driver } ?? "null" }
+    package var driver: String { state.withLock { $0.device?.driver } ?? "null" }
     /// The backend of the open device; nil while rendering to nothing.
-    var backend: EngineConfiguration.OutputBackend? { state.withLock { $0.device?.backend } }
+    package var backend: OutputBackend? { state.withLock { $0.device?.backend } }
 
     /// Underflows the server reported on the libpulse stream open now; nil on SDL (which does not tell) or none.
-    var streamUnderflows: Int? {
+    package var streamUnderflows: Int? {
         (state.withLock { $0.device } as? PulseOutputStream)?.underflows.load(ordering: .relaxed)
     }
 
     /// Where the audio goes now.
-    var route: AudioRoute {
+    package var route: AudioRoute {
         state.withLock { state in state.device.map { AudioRoute(name: $0.deviceName, driver: $0.driver) } } ?? .none
     }
 
     /// Whether the device is still there. SDL marks a device that died (its sink removed, its card unplugged)
     /// stopped; the libpulse stream is dead once the server ended it.
-    var isDeviceAlive: Bool { state.withLock { $0.device?.isAlive } ?? false }
-    var isNull: Bool { state.withLock { $0.device == nil } }
+    package var isDeviceAlive: Bool { state.withLock { $0.device?.isAlive } ?? false }
+    package var isNull: Bool { state.withLock { $0.device == nil } }
 
     /// Closes the current device and opens the one the game named, or the system default when it named none or
     /// its device is gone (a named device is a preference, not a reason to fall silent). Falls back to the null
     /// output when nothing opens.
     @discardableResult
-    func followDefaultDevice() -> Bool {
+    package func followDefaultDevice() -> Bool {
         state.withLock { state in
             state.device?.close()
             state.device = nil
@@ -107,7 +110,7 @@ final class DeviceOutput: @unchecked Sendable {
     }
 
     /// Renders into nothing at real-time pace.
-    func renderToNull() {
+    package func renderToNull() {
         state.withLock { state in startNull(&state) }
     }
 
@@ -125,7 +128,7 @@ final class DeviceOutput: @unchecked Sendable {
     /// callback back (the callback itself takes no lock of ours), and the null output's thread is stopped and
     /// restarted. For changes OpenAL must not
     /// see mid-render, such as resetting the device for HRTF.
-    func withRenderingHeld(_ body: () -> Bool) -> Bool {
+    package func withRenderingHeld(_ body: () -> Bool) -> Bool {
         state.withLock { state in
             if let device = state.device {
                 return device.withCallbackLocked(body)
@@ -137,7 +140,7 @@ final class DeviceOutput: @unchecked Sendable {
         }
     }
 
-    func close() {
+    package func close() {
         state.withLock { state in
             state.device?.close()
             state.device = nil

@@ -10,7 +10,7 @@ protocol OutputDevice: AnyObject, Sendable {
     /// Whether it still plays: false once its server or the device went.
     var isAlive: Bool { get }
     /// Which code carries the mix to it.
-    var backend: EngineConfiguration.OutputBackend { get }
+    var backend: OutputBackend { get }
     /// Runs `body` while no block is being rendered.
     func withCallbackLocked(_ body: () -> Bool) -> Bool
     /// Stops rendering and lets the device go; bounded, safe to call twice.
@@ -18,16 +18,16 @@ protocol OutputDevice: AnyObject, Sendable {
 }
 
 extension SDLAudioDevice: OutputDevice {
-    var backend: EngineConfiguration.OutputBackend { .sdl }
+    var backend: OutputBackend { .sdl }
 }
 
 extension PulseOutputStream: OutputDevice {
     /// The stream is on a PulseAudio server (pipewire-pulse says so too): routes name it as SDL's driver does.
     var driver: String { "pulseaudio" }
-    var backend: EngineConfiguration.OutputBackend { .libpulse }
+    var backend: OutputBackend { .libpulse }
 }
 
-extension EngineConfiguration.OutputBackend {
+extension OutputBackend {
     /// The backends to try, in order, for `configured`. `.automatic` is libpulse, then SDL when no PulseAudio server
     /// answers or libpulse is missing; but SDL alone when `SDL_AUDIODRIVER` names a driver (the user chose one of
     /// SDL's). `AMBIENCE_OUTPUT` decides before that: `sdl` is SDL alone, `libpulse` is libpulse then SDL even with

@@ -33,9 +33,10 @@ final class SDLAudioDevice: @unchecked Sendable {
     /// Tries `SDL_AUDIODRIVER` if set, else PulseAudio, PipeWire and ALSA, and falls back to SDL's `dummy` driver.
     /// `awaitingNewDevice`: the engine is starting, and the device it names may have only just appeared (see
     /// `SDLAudio.open`); a reopen after a route change does not wait for a device that has gone.
+    /// `busForStart`: the session bus SDL is to start on instead of its own, nil for its own (`SDLAudio.startAudio`).
     init(
         sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, awaitingNewDevice: Bool = false,
-        renderer: AudioRenderCallback
+        busForStart: @escaping @Sendable () -> String?, renderer: AudioRenderCallback
     ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
@@ -51,7 +52,7 @@ final class SDLAudioDevice: @unchecked Sendable {
                 Result { () throws(OutputError) in
                     try SDLAudio.open(
                         deviceName: deviceName, appName: appName, sampleRate: sampleRate, blockFrames: blockFrames,
-                        awaitingNewDeviceUntil: nameDeadline, userdata: userdata)
+                        awaitingNewDeviceUntil: nameDeadline, busForStart: busForStart, userdata: userdata)
                 }
             },
             late: { result in
@@ -138,7 +139,7 @@ private final class CallbackTarget: Sendable {
 }
 
 /// SDL's audio subsystem is process-wide: one driver for every device.
-enum SDLAudio {
+package enum SDLAudio {
     /// The engine's own reference on SDL's audio subsystem.
     private enum Reference {
         case none
@@ -164,13 +165,13 @@ enum SDLAudio {
     /// SDL event loop never reads) when it first starts its event subsystem, which opening audio does: the signals
     /// stay the engine's (or, when the game opts out, the program's). A host that starts SDL's events before the
     /// engine keeps SDL's handlers.
-    static func leaveTerminationSignalsToTheEngine() {
+    package static func leaveTerminationSignalsToTheEngine() {
         SDL_SetHint(SDL_HINT_NO_SIGNAL_HANDLERS, "1")
     }
 
     static func open(
         deviceName: String?, appName: String, sampleRate: Int, blockFrames: Int, awaitingNewDeviceUntil: Int?,
-        userdata: UInt
+        busForStart: () -> String?, userdata: UInt
     ) throws(OutputError) -> (String, SDL_AudioDeviceID) {
         let result: Result<(String, SDL_AudioDeviceID), OutputError> = state.withLock { state in
             SDL_SetHint(SDL_HINT_AUDIO_DEVICE_APP_NAME, appName)
@@ -189,7 +190,7 @@ enum SDLAudio {
             if started && state.shutDownUnderUs { (state.reference, state.shutDownUnderUs) = (.none, false) }
             if !started {
                 ProcessEnvironment.addPulseProperty("media.role", "game")
-                guard startAudioOffAFrozenBus() == 0 else { return .failure(.sdl(lastError())) }
+                guard startAudio(onBus: busForStart()) == 0 else { return .failure(.sdl(lastError())) }
                 state.reference = .sole
             } else if case .none = state.reference {
                 guard SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) == 0 else { return .failure(.sdl(lastError())) }
@@ -244,12 +245,11 @@ enum SDLAudio {
     /// rtkit's priority, the price of not hanging). A healthy bus costs one extra connection, a millisecond or two.
     /// The variable is set around the call with `setenv`, which another thread's `getenv` could race; the engine
     /// reads the bus address before, and a game that starts SDL's video first keeps SDL's bus use as it was.
-    private static func startAudioOffAFrozenBus() -> Int32 {
-        guard let address = DesktopBus.sessionAddress, !DesktopBus.answers(at: address) else {
-            return SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO))
-        }
-        Log.warning("the session bus at \(address) does not answer: SDL's audio starts without it")
-        return ProcessEnvironment.withVariable("DBUS_SESSION_BUS_ADDRESS", setTo: DesktopBus.nowhere) {
+    /// The desktop layer asks the bus (`busForStart`, from the engine): nil leaves SDL's bus as it is, an address
+    /// replaces it for this call.
+    private static func startAudio(onBus replacement: String?) -> Int32 {
+        guard let replacement else { return SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO)) }
+        return ProcessEnvironment.withVariable("DBUS_SESSION_BUS_ADDRESS", setTo: replacement) {
             SDL_InitSubSystem(Uint32(SDL_INIT_AUDIO))
         }
     }

@@ -8,7 +8,7 @@ import Synchronization
 // call goes through its function table (`pulse.pa_...`), looked up once.
 
 /// libpulse's functions, looked up by the names the C target's header lists (CPulse/shim.h).
-typealias LibPulse = ambience_pulse_functions
+package typealias LibPulse = ambience_pulse_functions
 
 /// Watches a PulseAudio server: its sinks (with their ports), its cards (with their profiles), the default sink and
 /// every stream, kept live by subscription.
@@ -17,7 +17,7 @@ typealias LibPulse = ambience_pulse_functions
 /// `PulseEvent`s under one short lock; the game thread reads the snapshot and drains the events whenever it likes,
 /// and never waits for the server. Requests (`setDefaultSink`, `moveSinkInput`, ...) wait for the server's
 /// answer, with a timeout. `close()` (or the last reference going away) disconnects and joins the thread.
-final class PulseAudioMonitor: Sendable {
+package final class PulseAudioMonitor: Sendable {
     /// Events kept for `drainEvents()`. Beyond this the oldest are dropped and counted: the snapshot always holds
     /// the present, and the newest events are the ones that explain it.
     static let eventCapacity = 1024
@@ -45,7 +45,7 @@ final class PulseAudioMonitor: Sendable {
 
     /// libpulse, opened the first time it is needed. Without it the output is SDL's and there is no PulseAudio route
     /// detail: route changes come from SDL's device list, as with no server.
-    static let library = OptionalLibrary<LibPulse>(
+    package static let library = OptionalLibrary<LibPulse>(
         name: "libpulse.so.0", feature: "the libpulse output; route detail (sinks, ports, other apps' streams)",
         names: String(cString: ambience_pulse_function_names()))
 
@@ -66,7 +66,7 @@ final class PulseAudioMonitor: Sendable {
     var sinkInputs: [SinkInput] { snapshot.sinkInputs }
     var cards: [CardInfo] { snapshot.cardsByIndex.values.sorted { $0.index < $1.index } }
     /// The cork listener's stream on the server, once the server has it (nil without one, or before it is ready).
-    var corkListenerIndex: UInt32? { snapshot.corkListenerIndex }
+    package var corkListenerIndex: UInt32? { snapshot.corkListenerIndex }
     func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] { snapshot.otherAppsPlaying(excludingPID: pid) }
     func sinkOfOurStream(pid: pid_t = ProcessIdentity.current) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
 
@@ -88,7 +88,9 @@ final class PulseAudioMonitor: Sendable {
     }
 
     /// Moves stream `index` to the sink named `sink`.
-    func moveSinkInput(index: UInt32, toSink sink: String, timeout: Duration = .seconds(1)) throws(DesktopError) {
+    package func moveSinkInput(
+        index: UInt32, toSink sink: String, timeout: Duration = .seconds(1)
+    ) throws(DesktopError) {
         try connection.request("move stream #\(index) to \(sink)", timeout: timeout) {
             pulse, context, callback, userdata in
             pulse.pa_context_move_sink_input_by_name(context, index, sink, callback, userdata)

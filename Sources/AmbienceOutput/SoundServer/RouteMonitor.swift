@@ -12,7 +12,7 @@ import Synchronization
 /// `update()`; what other threads may read (`devices`, `route(driver:)`, `isOtherAudioPlaying`, `ourStream()`) is
 /// published under a lock after every change. The server's cork requests come over the same connection and queue,
 /// so this monitor reports them too, in their order among the sink events.
-final class RouteMonitor: SessionMonitor, @unchecked Sendable {
+package final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     /// How often the device list is read while nothing is open (reading it costs milliseconds).
     static let listingIntervalNanoseconds = 500_000_000
     /// How often a lost sound server is tried again.
@@ -67,7 +67,7 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     }
     private let view: Lock<View>
 
-    init(appName: String, device: DeviceOutput) {
+    package init(appName: String, device: DeviceOutput) {
         self.appName = appName
         self.device = device
         tracker = RouteTracker(processID: getpid(), appName: appName)
@@ -102,33 +102,33 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     var hasSoundServer: Bool { view.withLock { $0.pulse } != nil }
 
     /// The output devices there are: the sound server's sinks, else what SDL lists.
-    var devices: [AudioRoute] {
+    package var devices: [AudioRoute] {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         if let pulse { return pulse.sinks.map { tracker.route(of: $0, driver: "pulseaudio") } }
         return SDLAudio.deviceNames().map { AudioRoute(name: $0, driver: "sdl") }
     }
 
     /// The route as the sound server names it, when there is one.
-    func route(driver: String) -> AudioRoute? {
+    package func route(driver: String) -> AudioRoute? {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard pulse != nil else { return nil }
         return tracker.ourSink.map { tracker.route(of: $0, driver: driver) } ?? AudioRoute.none
     }
 
-    var name: String { "sound server" }
+    package var name: String { "sound server" }
 
     /// Sound-server events lost to a full queue, over every connection this monitor has had.
-    var droppedEvents: Int {
+    package var droppedEvents: Int {
         let current = view.withLock { $0.pulse }?.droppedEvents ?? 0
         return current.addingSaturated(droppedByClosedMonitors.load(ordering: .relaxed))
     }
 
     /// Whether another process has an uncorked stream.
-    var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
+    package var isOtherAudioPlaying: Bool { view.withLock { $0.otherStreamsPlaying } }
     /// Whether another process has an uncorked stream that says it is music (`media.role=music`: mpd, cmus), other
     /// than those of `playerProcesses`: a stream of a process with an MPRIS player is that player's music, which its
     /// MPRIS status already tells; any other is the user's music even without a player.
-    func isOtherMusicStreamPlaying(besides playerProcesses: Set<Int>) -> Bool {
+    package func isOtherMusicStreamPlaying(besides playerProcesses: Set<Int>) -> Bool {
         view.withLock { $0.otherMusicStreams }.contains { stream in
             stream.processID.map { !playerProcesses.contains(Int($0)) } ?? true
         }
@@ -136,7 +136,7 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
 
     /// The sound server and the game's own stream on it, for the executor to move (with the cork listener's stream,
     /// `PulseAudioMonitor.corkListenerIndex`, which must stay on the output's sink to hear what is meant for it).
-    func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
+    package func ourStream() -> (server: PulseAudioMonitor, stream: SinkInput)? {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard let pulse, let ours = pulse.sinkInputs.first(where: tracker.isOurStream) else { return nil }
         return (pulse, ours)
@@ -148,7 +148,7 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     /// timeout, and closing the SDL device joins that wait: without this, the close never returns. Ending the
     /// stream wakes the wait with a failure, as PulseAudio's own ending of it does. Carries out part of the
     /// executor's close; decides nothing.
-    func endOurStreamsWithoutSink() {
+    package func endOurStreamsWithoutSink() {
         let (pulse, tracker) = view.withLock { ($0.pulse, $0.tracker) }
         guard let pulse else { return }
         for stream in pulse.snapshot.streamsOnNoSink(tracker.isOurStream) {
@@ -159,7 +159,7 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     /// A shut-down engine hears no more cork requests and leaves no stream on the server: stops the cork listener
     /// and ends the game's streams on no sink (before the engine closes the device), and later polls look at
     /// nothing. The server's connection stays, so `devices` still answers. Any thread.
-    func close() {
+    package func close() {
         isClosed.store(true, ordering: .relaxed)
         view.withLock { $0.pulse }?.stopCorkListener()
         endOurStreamsWithoutSink()
@@ -174,12 +174,12 @@ final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     }
 
     /// Whether the sound server has sent events that the next poll would turn into session events. Game thread.
-    var hasPendingEvents: Bool { pulse?.hasPendingEvents ?? false }
+    package var hasPendingEvents: Bool { pulse?.hasPendingEvents ?? false }
 
     /// What changed since the last look, as session events, oldest first; nothing when no look is due
     /// (`MonitorContext.isLookDue`: the server's news always makes one due). `appAudioPlaying` is asked only when a
     /// cork request needs it.
-    func poll(_ context: MonitorContext) -> [SessionEvent] {
+    package func poll(_ context: MonitorContext) -> [SessionEvent] {
         guard context.isLookDue, !isClosed.load(ordering: .relaxed) else { return [] }
         let now = monotonicNanoseconds()
         if let pulse {

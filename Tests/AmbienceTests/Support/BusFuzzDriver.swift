@@ -7,6 +7,7 @@ import Synchronization
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 
 extension FuzzDrivers {
     static func bus(_ bytes: [UInt8]) -> [String] {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 
 @testable import Ambience
+@testable import AmbienceDesktop
 
 /// How long a test waits for something to happen that another process (mpv, VLC, playerctl, the sound server, the
 /// bus daemon, a program the test started) or another thread must do: 30 s. The suite passes while other jobs load
