@@ -75,9 +75,12 @@ let package = Package(
         // The desktop over D-Bus (libdbus opened at run time): MPRIS client and server, the other players, the player
         // launcher, the sleep and screen-lock monitors. Nothing of the engine, the mixer or the music player.
         .target(name: "AmbienceDesktop", dependencies: ["AmbienceCore", "AmbiencePlatform", "CDBus"]),
+        // The application's music player: the queue and its order, the stream the mixer plays, the feeder that decodes
+        // ahead. On the mixer and the decoders; no device, server, bus or database.
+        .target(name: "AmbienceMusic", dependencies: ["AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform"]),
         .target(
             name: "Ambience",
-            dependencies: ["AmbienceOutput", "AmbienceDesktop", "AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding",
+            dependencies: ["AmbienceMusic", "AmbienceOutput", "AmbienceDesktop", "AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding",
                            "AmbienceCore", "AmbiencePlatform",
                            // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
                            "CAmbience",
@@ -106,7 +109,7 @@ let package = Package(
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
         // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
         .testTarget(name: "AmbienceTests",
-                    dependencies: ["Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceDesktop", "AmbienceOutput", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
+                    dependencies: ["Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -35,7 +35,7 @@ for map in Sources/C*/module.modulemap include/module.modulemap; do clang_flags+
 for include in $(pkg-config --cflags-only-I libmpg123 dbus-1 flac opusfile); do clang_flags+=(-Xcc "$include"); done
 
 # 1. The symbol graph. The engine targets below the facade whose public types games use through `import Ambience`.
-reexported=AmbiencePlatform,AmbienceCore,AmbienceMixer,AmbienceLibrary,AmbienceOutput,AmbienceDesktop
+reexported=AmbiencePlatform,AmbienceCore,AmbienceMixer,AmbienceLibrary,AmbienceOutput,AmbienceDesktop,AmbienceMusic
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! swift build >"$log" 2>&1; then

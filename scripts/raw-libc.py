@@ -32,7 +32,8 @@ GATEWAY = "Sources/AmbiencePlatform/"
 ALLOWED = os.path.join(ROOT, "scripts", "raw-libc-allowed.txt")
 # The engine's targets above the gateway, for --count's second line (the facade's folder is the last one left).
 ENGINE = ("Sources/AmbienceCore/", "Sources/AmbienceDecoding/", "Sources/AmbienceMixer/", "Sources/AmbienceLibrary/",
-          "Sources/AmbienceOutput/", "Sources/AmbienceDesktop/", "Sources/Ambience/")
+          "Sources/AmbienceOutput/", "Sources/AmbienceDesktop/", "Sources/AmbienceMusic/",
+          "Sources/Ambience/")
 LIBRARIES = ["libc.so.6", "libm.so.6"]
 FOLDERS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64"]
 

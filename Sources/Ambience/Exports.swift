@@ -6,5 +6,6 @@
 @_exported import AmbienceDesktop
 @_exported import AmbienceLibrary
 @_exported import AmbienceMixer
+@_exported import AmbienceMusic
 @_exported import AmbienceOutput
 @_exported import AmbiencePlatform

@@ -1,5 +1,6 @@
 import AmbienceCore
 import AmbienceDecoding
+import AmbienceMixer
 import AmbiencePlatform
 import Synchronization
 
@@ -77,7 +78,7 @@ public final class MusicPlayer: @unchecked Sendable {
 
     static let bufferCount = 6
 
-    init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
+    package init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
         self.mixer = mixer
         guard let channel = mixer.makeStreamChannel(bus: bus, bufferCount: MusicPlayer.bufferCount) else {
             throw .outOfMixerMemory("music stream")
@@ -93,7 +94,7 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding = Lock(MusicFeeder(ahead: ahead))
     }
 
-    func close() {
+    package func close() {
         stopStreamingThread()
         lock.withLock { _ in stream.restart() }
         mixer.removeStreamChannel(stream.channel)
@@ -112,7 +113,7 @@ public final class MusicPlayer: @unchecked Sendable {
 
     /// Feeds the stream from a thread of its own, woken at once by every call that moves the playhead, with the
     /// next item opened ahead on another.
-    func startStreamingThread() {
+    package func startStreamingThread() {
         // `feeding` is never taken inside `lock` (a round takes them the other way round).
         feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
@@ -150,7 +151,7 @@ public final class MusicPlayer: @unchecked Sendable {
     func wakeFeeder() { worker?.wake() }
 
     /// Pumps, unless a streaming thread does it (an offline render calls this once per block).
-    func pumpUnlessThreaded() {
+    package func pumpUnlessThreaded() {
         if lock.withLock({ _ in worker == nil }) { pump() }
     }
 
@@ -178,10 +179,10 @@ public final class MusicPlayer: @unchecked Sendable {
     /// names the file.
     static func logSkipped(_ error: DecodingError) { Log.warning("music: skipped a queued file: \(error)") }
 
-    func drainEvents() -> [MusicEvent] { lock.withLock { _ in events.drain() } }
+    package func drainEvents() -> [MusicEvent] { lock.withLock { _ in events.drain() } }
 
     /// Notifications lost to a full queue.
-    var droppedEvents: Int { lock.withLock { _ in events.dropped } }
+    package var droppedEvents: Int { lock.withLock { _ in events.dropped } }
 
     // MARK: Queue
 

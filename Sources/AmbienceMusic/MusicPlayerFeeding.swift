@@ -1,4 +1,5 @@
 import AmbienceCore
+import AmbienceMixer
 import Synchronization
 
 extension MusicPlayer {

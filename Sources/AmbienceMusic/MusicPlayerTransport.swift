@@ -1,4 +1,5 @@
 import AmbienceCore
+import AmbienceMixer
 import AmbiencePlatform
 
 extension MusicPlayer {
@@ -51,7 +52,7 @@ extension MusicPlayer {
     }
 
     /// Marks the player interrupted (by the session): silent, and resumable with `play()`.
-    func interrupt() {
+    package func interrupt() {
         lock.withLock { _ in
             guard state == .playing else { return }
             resumeTime = playheadTime()

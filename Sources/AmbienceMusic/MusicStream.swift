@@ -1,3 +1,5 @@
+import AmbienceMixer
+
 /// The stream half of the music player: the mixer's channel, what each of its buffers holds, and the generation a
 /// block from the feeder must belong to. The queue half (`MusicPlayer`) tells it to start anew, play, pause and
 /// queue what the feeder decoded; it tells the player which play-through the listener hears and where in it.

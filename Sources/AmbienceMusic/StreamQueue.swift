@@ -1,3 +1,5 @@
+import AmbienceMixer
+
 /// The buffers of the music stream (its `StreamChannel`'s) and what each holds, so the playhead can be mapped back to
 /// an item and a time. Guarded by the player's lock; it never decodes (`StereoBlock`, on the streaming side, does).
 struct StreamQueue {

@@ -3,6 +3,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMusic
 
 /// `MusicFile`: music checked for playing, from a path or from bytes held in an in-memory file, with its format and
 /// tags; and `MusicPlayer.soundFont`, the SoundFont MIDI items are opened with.

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMusic
 
 /// `MusicPlayer.isHeld` against what else drives the player: the session's pause and resume (an interruption) and the
 /// desktop's Play and Pause (MPRIS, through `playerctl` on a session bus of the test's own), on a real device of the

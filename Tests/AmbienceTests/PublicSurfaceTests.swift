@@ -9,8 +9,8 @@ import Testing
 
     /// The engine's targets under Sources/: the facade and the layers it re-exports (Sources/Ambience/Exports.swift).
     static let engineFolders = [
-        "Ambience", "AmbienceCore", "AmbienceDesktop", "AmbienceLibrary", "AmbienceMixer", "AmbienceOutput",
-        "AmbiencePlatform"
+        "Ambience", "AmbienceCore", "AmbienceDesktop", "AmbienceLibrary", "AmbienceMixer", "AmbienceMusic",
+        "AmbienceOutput", "AmbiencePlatform"
     ]
 
     /// Every `public` class, struct, enum, protocol, actor or typealias declared in the engine's targets, nested ones

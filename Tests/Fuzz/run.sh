@@ -47,6 +47,7 @@ module AmbienceMixer $(find Sources/AmbienceMixer -name '*.swift')
 module AmbienceLibrary Sources/AmbienceLibrary/*.swift
 module AmbienceOutput $(find Sources/AmbienceOutput -name '*.swift')
 module AmbienceDesktop $(find Sources/AmbienceDesktop -name '*.swift')
+module AmbienceMusic Sources/AmbienceMusic/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift

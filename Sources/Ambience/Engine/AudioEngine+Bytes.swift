@@ -43,16 +43,3 @@ extension AudioEngine {
         }
     }
 }
-
-extension MemoryFile {
-    /// An in-memory file of `bytes` for the decoders, its failures as the engine's: empty bytes are
-    /// `DecodingError.empty`, and a file the system would not make is `.unreadable`.
-    package static func holding(_ bytes: [UInt8], name: String) throws(EngineError) -> MemoryFile {
-        guard !bytes.isEmpty else { throw .decoding(.empty(name)) }
-        do throws(Errno) {
-            return try MemoryFile(bytes, name: name)
-        } catch {
-            throw .decoding(.unreadable(name, errno: error.code))
-        }
-    }
-}

@@ -1,4 +1,3 @@
-import AmbienceCore
 import AmbiencePlatform
 
 /// Why an engine call failed.
@@ -27,6 +26,19 @@ public enum EngineError: Error, CustomStringConvertible, Sendable, Equatable {
         case .notOffline: "render() needs an engine created with output: .offline"
         case .invalidNumber(let e): e.description
         case .processExiting: "the process is exiting: no engine starts"
+        }
+    }
+}
+
+extension MemoryFile {
+    /// An in-memory file of `bytes` for the decoders, its failures as the engine's: empty bytes are
+    /// `DecodingError.empty`, and a file the system would not make is `.unreadable`.
+    package static func holding(_ bytes: [UInt8], name: String) throws(EngineError) -> MemoryFile {
+        guard !bytes.isEmpty else { throw .decoding(.empty(name)) }
+        do throws(Errno) {
+            return try MemoryFile(bytes, name: name)
+        } catch {
+            throw .decoding(.unreadable(name, errno: error.code))
         }
     }
 }

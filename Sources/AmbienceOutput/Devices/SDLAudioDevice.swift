@@ -1,3 +1,4 @@
+import AmbienceCore
 import AmbiencePlatform
 import CSDL2
 import Synchronization

@@ -3,6 +3,7 @@ import Foundation
 
 @testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceMusic
 
 /// Test doubles of the disk under the music player: it opens items through them (`MusicPlayer.setItemOpener`).
 
