@@ -1,6 +1,5 @@
 import Testing
 
-@testable import Ambience
 @testable import AmbienceCore
 
 // What the decoder suites share: reading frames, telling errors apart, comparing samples.

@@ -1,4 +1,4 @@
-import Ambience
+import AmbienceCore
 import AmbiencePlatform
 import Foundation
 

@@ -1,29 +1,10 @@
 import AmbiencePlatform
 import Foundation
 
-@testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceTestSupport
 
 /// Test doubles of the disk under the music player: it opens items through them (`MusicPlayer.setItemOpener`).
-
-/// A gate an opener waits at until the test opens it: a disk that does not answer.
-final class DiskGate: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var isOpen = false
-
-    func pass() {
-        condition.lock()
-        while !isOpen { condition.wait() }
-        condition.unlock()
-    }
-
-    func open() {
-        condition.lock()
-        isOpen = true
-        condition.broadcast()
-        condition.unlock()
-    }
-}
 
 /// Which items were opened, in order.
 final class OpenLog: Sendable {

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// exit() while other threads are inside the library (Tests/CAPI/exit_test.c): the engine's exit path
 /// (`ProcessExit`) stops rendering and streaming before OpenAL Soft's destructor runs, whichever thread exits.
 /// Before it, OpenAL Soft aborted (its `LockLists` assertion) in about one run in ten of the first two modes, so

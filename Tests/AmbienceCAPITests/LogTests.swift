@@ -7,6 +7,9 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The engine's one logger: levels and `AMBIENCE_LOG`, stderr before anyone takes the log over, and the Swift
 /// handler and the C callback, both called inside `update()` on its thread.

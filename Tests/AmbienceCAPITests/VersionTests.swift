@@ -4,6 +4,10 @@ import CAmbience
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// One version everywhere: ambience.h's macros (the source), `Ambience.version`, the C library's
 /// `ambience_version()` and `ambience_get_version()`, `ambience --version` and CHANGELOG.md's newest entry. The
 /// installed `ambience.pc` and the soname are checked against the same macros by scripts/install-test.sh.

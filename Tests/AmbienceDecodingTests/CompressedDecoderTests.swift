@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceTestSupport
 
 /// Ogg Vorbis and MP3 decoding, against files made by oggenc and lame: exact lengths, the tone that went in,
 /// sample-exact seeking, tags and artwork, and typed errors for damaged files.

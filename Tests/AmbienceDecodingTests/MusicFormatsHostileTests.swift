@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-@testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceTestSupport
 
 /// Hostile modules and MIDI files: each is refused with a typed error that says why, or (a module libopenmpt
 /// repairs) decodes to a bounded, finite stream; none crashes, hangs or allocates what its header claims.

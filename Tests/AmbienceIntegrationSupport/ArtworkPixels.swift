@@ -1,5 +1,7 @@
 import AmbienceHost
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// How many of the HUD's cover pixels differ from the no-artwork tile, once the cover being read off the game thread

@@ -1,6 +1,9 @@
 import Foundation
 import Glibc
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
+
 /// A real mpv with the MPRIS plugin, playing a file in a loop, with no audio output unless given a sink.
 final class MPV {
     private let process: ChildProcess

@@ -3,7 +3,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// Other processes on a bus, written to be hostile (issue #32, class 3): MPRIS players that never answer, names
 /// taken and dropped in a loop, huge and malformed method calls, forged signals. Each is a process of its own that

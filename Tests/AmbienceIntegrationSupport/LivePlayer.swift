@@ -4,6 +4,8 @@ import Glibc
 import Synchronization
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
 
 /// A running `ambience play --events-json`: its JSON event lines as they arrive, and a stdin for commands.
 final class LivePlayer: Sendable {

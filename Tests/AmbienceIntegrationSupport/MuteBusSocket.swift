@@ -2,6 +2,9 @@ import Foundation
 import Glibc
 import Synchronization
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
+
 /// A unix socket where a bus should be, that never says a word (issue #32, class 4): what a client meets when the
 /// daemon behind an address hangs in the kernel, or something else took its path.
 /// - `.accepting`: every connection is accepted at once and then never read from or written to;

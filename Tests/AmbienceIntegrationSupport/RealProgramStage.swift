@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
 
 /// Where a real program runs (`RealPrograms.run`): a PulseAudio of its own with null sinks, the first the default,
 /// and, when asked, a session bus of its own for MPRIS (a real mpv) and the screensaver. Ready once every sink is

@@ -4,7 +4,9 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Which SDL_mixer a real program runs on: the harness's one switch.
 enum MixerUnderTest: String, CaseIterable, Sendable, CustomTestStringConvertible {

@@ -2,6 +2,9 @@ import Ambience
 import Foundation
 import Glibc
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
+
 /// The sound server a run asked for: scripts/with-services.sh starts the one `AMBIENCE_SOUND_SERVER` names
 /// (PulseAudio by default) and exports the name, and the tests' own throw-away servers are of the same kind.
 enum SoundServer: String, CaseIterable {

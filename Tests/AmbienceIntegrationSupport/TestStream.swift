@@ -2,6 +2,9 @@ import Ambience
 import AmbiencePlatform
 import Foundation
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
+
 /// A stream voice's callback for tests: a sine per channel (or silence until `arm()`), that can end after a number
 /// of frames and remembers its calls.
 final class TestStream: Sendable {

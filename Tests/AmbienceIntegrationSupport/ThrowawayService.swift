@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
 
 /// A sound server (PulseAudio, or PipeWire with its PulseAudio server) or dbus-daemon of the test's own, at a fixed
 /// address, that can be killed and started again there.

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceTestSupport
 
 /// A session bus of its own that any user may join, with a real VLC on it (`cvlc --control dbus`, no audio output).
 ///

@@ -2,6 +2,10 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// The test harness itself: whatever a child does, the runner returns within its bound, and nothing it started is
 /// left running.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HarnessTests {

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// A game that depends on the `AmbienceMixer` product alone (Tests/ConsumerPackages/MixerOnly, built by
 /// scripts/build-consumer-packages.sh, which test.sh runs after the main build): it plays a tone through the mixer
 /// offline and checks the render itself, and its binary links OpenAL Soft and none of the engine's other libraries.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// The public types `import Ambience` brings (the facade's and those of the engine targets it re-exports) are exactly
 /// those docs/ARCHITECTURE.md lists under "The public surface": a type made public by accident, or one the document
 /// forgets, fails here.

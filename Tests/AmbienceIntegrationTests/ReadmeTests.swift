@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// The README's Swift and C examples, compiled and run, so they cannot go stale. The Swift one is the
 /// `ReadmeExample` target's main.swift word for word (the build compiles it; here it is compared and run); the C
 /// one is taken from the README, compiled against the library and run.

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Ambience
+@testable import AmbienceTestSupport
 
 /// The lane that SDL's device opens and closes go through: a slow call delays the next one, which still succeeds
 /// (CI under load saw a close take over 2 s, and the next open refused); only a lane stuck past its patience refuses.

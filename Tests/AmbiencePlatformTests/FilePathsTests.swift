@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
+@testable import AmbienceTestSupport
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct FilePathsTests {
     @Test func existsFollowsLinks() throws {

@@ -2,9 +2,8 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
-@testable import AmbienceLibrary
 @testable import AmbiencePlatform
+@testable import AmbienceTestSupport
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WakerTests {
     @Test func aWakeBeforeTheWaitEndsItAtOnce() throws {

@@ -3,8 +3,6 @@ import Foundation
 import Glibc
 import Synchronization
 
-@testable import Ambience
-
 /// The session bus of the test run (scripts/with-services.sh starts it), where the MPRIS suite's players are.
 let sharedSessionBus = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"] ?? ""
 

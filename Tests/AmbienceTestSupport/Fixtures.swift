@@ -1,6 +1,4 @@
-import Ambience
 import Foundation
-@testable import AmbienceDecoding
 
 /// Makes test audio with the same tools a person would use (sox, oggenc, lame), in a private temporary folder.
 final class Fixtures {

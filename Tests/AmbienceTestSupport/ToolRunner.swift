@@ -35,9 +35,9 @@ enum BuildProducts {
     /// against its library, or a preloaded shim, needs the sanitizer's runtime first.
     static var sanitized: Bool { folder.contains("/asan/") || folder.contains("/tsan/") }
 
-    /// Tests/AmbienceTests/Support/ToolRunner.swift → the package root.
+    /// Tests/AmbienceTestSupport/ToolRunner.swift → the package root.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().path
+        .deletingLastPathComponent().path
 
     static let folder: String = {
         let fm = FileManager.default

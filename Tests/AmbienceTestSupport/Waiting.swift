@@ -1,8 +1,6 @@
 import Foundation
 import Glibc
 
-@testable import Ambience
-
 /// How long a test waits for something to happen that another process (mpv, VLC, playerctl, the sound server, the
 /// bus daemon, a program the test started) or another thread must do: 30 s. The suite passes while other jobs load
 /// both cores (#32: 5 runs of 5 under load), and there any of those can lose the processor for seconds. A wait ends
@@ -21,13 +19,3 @@ func eventually(within seconds: Double = waitBound, _ condition: () -> Bool) -> 
     }
     return condition()
 }
-
-/// A connection that plays another program on a test's bus (a screensaver, logind). It waits for the bus as any wait
-/// on another process does, `waitBound`, by default in each call too (`requestName(_:timeout:)` is given it): the
-/// product's 250 ms are for the game thread, and a loaded machine can keep dbus-daemon from answering that fast.
-func busPeer(_ address: String) throws -> DBusConnection {
-    try DBusConnection(address: address, timeout: .seconds(waitBound))
-}
-
-/// How long a test's own bus peer waits for the bus in one call.
-let busPeerTimeout = Duration.seconds(waitBound)

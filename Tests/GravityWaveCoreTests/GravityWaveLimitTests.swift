@@ -3,6 +3,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// The demo's bounds (issue 32, class 8): a voice count it can keep, a top-up that stops at the first refusal (so

@@ -3,8 +3,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// The demo's HDR window (docs/HDR.md): an explosion pushes the thrust down and it comes back, heard in the

@@ -3,7 +3,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// The game's picker browses like the iPod's: tabs, drill-down and back, "add all", the filter and the A–Z index,

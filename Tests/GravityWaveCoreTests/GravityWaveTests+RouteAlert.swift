@@ -2,7 +2,10 @@ import AmbienceHost
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// The route-change alert, as AddMusic shows it: only when app sound (the app sound, or the game's music) was

@@ -3,9 +3,12 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// The seed app's behaviours (AddMusic), each shown by driving the game: its keys and clicks, the engine's events in

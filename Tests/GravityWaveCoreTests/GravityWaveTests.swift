@@ -5,9 +5,12 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the

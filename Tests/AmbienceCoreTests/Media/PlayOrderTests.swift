@@ -1,7 +1,7 @@
 import Testing
 
-@testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceTestSupport
 
 /// The play order as a pure value: tables of queue edits and what follows what, without a player.
 @Suite(.offTheCooperativePool) struct PlayOrderTests {

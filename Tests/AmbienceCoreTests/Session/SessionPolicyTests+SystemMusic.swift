@@ -1,7 +1,7 @@
 import Testing
 
-@testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceTestSupport
 
 /// The session's rules for the desktop player the game drives as its music (the seeds' iPod player): the hint, the
 /// route change, and the launch music's owner. Pure: no D-Bus.

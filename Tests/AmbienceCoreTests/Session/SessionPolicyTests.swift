@@ -1,7 +1,7 @@
 import Testing
 
-@testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceTestSupport
 
 /// The session rules, tested directly: no audio, no services.
 @Suite(.offTheCooperativePool) struct SessionPolicyTests {

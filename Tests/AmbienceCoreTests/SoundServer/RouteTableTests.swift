@@ -1,8 +1,8 @@
 import Glibc
 import Testing
 
-@testable import Ambience
 @testable import AmbienceCore
+@testable import AmbienceTestSupport
 
 /// Route handling as a table, with no server and no device: what PulseAudio reports (shaped as libpulse reports it)
 /// goes through `RouteTracker` into session events, and through `SessionPolicy` into actions. One row per reason.

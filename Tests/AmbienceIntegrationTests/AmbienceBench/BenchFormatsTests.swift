@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// `bench --formats` measures modules and MIDI beside SDL_mixer playing the same Debian files.
 @Suite(.onTheComputeThread, .timeLimit(.minutes(10))) struct BenchFormatsTests {
     @Test func modulesAndMIDIAreMeasuredBesideSDLMixer() throws {

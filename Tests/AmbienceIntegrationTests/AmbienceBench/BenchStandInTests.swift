@@ -1,7 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceBench
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 extension SoundServerSuites {
     /// `bench --sdl-mixer-stand-in` runs its scene through both libraries and reports both. No timing threshold: the

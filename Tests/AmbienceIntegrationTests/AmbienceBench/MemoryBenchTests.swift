@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceBench
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import AmbienceTool
 
 // `bench --memory`: the arithmetic over made-up rows, the scene's loaded ballast, and one small run of real child

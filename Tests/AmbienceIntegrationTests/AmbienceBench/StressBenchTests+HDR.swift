@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceBench
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The stress scene's HDR variant (`stress --hdr`): the crowd under a window that loud events lift.
 extension StressBenchTests {

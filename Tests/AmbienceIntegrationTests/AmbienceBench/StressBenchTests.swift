@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceBench
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 // Facts about the stress scene and the benchmark that no timing can fake. Speed is the bench command's business:
 // nothing here has a timing threshold.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 extension SoundServerSuites.CAPITests {
     /// Tests/CAPI/formats_test.c: a Debian module and MIDI file played from C, as sounds and as music, heard (and
     /// the module's title and the MIDI file's read back); `module_stereo_separation` 0 renders the module in mono; a

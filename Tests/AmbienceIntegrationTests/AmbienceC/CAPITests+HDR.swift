@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 extension SoundServerSuites.CAPITests {
     /// Tests/CAPI/hdr_test.c: HDR mixing from C (docs/HDR.md). Footsteps at 50 dB and an ambience at 40 under a
     /// window 40 dB wide; an explosion that reaches the listener at 85 pushes the footsteps 35 dB down and culls the

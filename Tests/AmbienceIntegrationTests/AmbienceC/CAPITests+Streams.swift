@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 extension SoundServerSuites.CAPITests {
     /// Tests/CAPI/stream_test.c: a stream voice fed by a C callback is heard at its frequency and level, stops for
     /// good, and ends when the callback returns short (the voice-finished callback names it); a post-mix observer

@@ -3,9 +3,12 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// Header fields are claims, not facts: files that lie about their rate, channels, length or size, pictures that
 /// claim billions of pixels, and parsers fed inputs far longer than any real one. Each gets a typed error (or a

@@ -2,10 +2,13 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Modules and MIDI everywhere music goes: the music player streams them (rendered on the streaming thread), `Sound`
 /// loads them whole, the library reads their tags and length, and `ambience info` shows them.

@@ -2,9 +2,12 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// Modules and MIDI files where music goes beyond the decoder and the player (issue #29, item 3): the CLI's `decode`
 /// and `render`, and the library's scan, query and loudness analysis. Each is checked against the decoder itself.

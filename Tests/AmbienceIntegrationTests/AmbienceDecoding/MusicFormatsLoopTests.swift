@@ -2,8 +2,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// A song's own loop when the item repeats: with repeat-one the music player opens a module or MIDI file to loop
 /// forever (`DecoderOptions.loopsForever`), so a module whose order list jumps back loops there instead of being

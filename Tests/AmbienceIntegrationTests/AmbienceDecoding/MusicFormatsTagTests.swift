@@ -2,9 +2,12 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// MIDI files' tags: the first track's name (0x03) as the title, else its first text event; its copyright notice
 /// (0x02), without the words that only say it is one, as the artist; its text events (0x01) as the comment. They

@@ -2,8 +2,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The music player's bridge between items at different rates.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct ResampledDecoderTests {

@@ -3,8 +3,11 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Interleaved float samples of a whole file, decoded by our decoder for `path`.
 func decodedSamples(_ path: String) throws(DecodingError) -> (info: AudioInfo, samples: [Float]) {

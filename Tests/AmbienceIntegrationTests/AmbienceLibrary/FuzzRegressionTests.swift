@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// Every input the fuzzers ever found (and the known crash classes of the reliability work), replayed through the
 /// very code the fuzz targets run: each must pass, in the suite and not only in Tests/Fuzz/run.sh.

@@ -3,7 +3,10 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// The index under contention and against the file system: another process holding its lock (the `sqlite3` command),
 /// a query in the middle of a rescan, folders that cannot be listed, two libraries sharing one index, a read-only

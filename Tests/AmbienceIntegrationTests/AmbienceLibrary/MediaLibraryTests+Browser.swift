@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// The iPod picker's browsing over a real scanned library: the tabs, the drill-down and back, each list's filter,
 /// the A–Z jumps and "add all", without SDL.

@@ -3,8 +3,11 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 
 /// The media library against folders of real files made by oggenc and lame: tags in several scripts, albums and a
 /// compilation, playlists, artwork from every source, incremental rescans, inotify notifications, every kind of bad

@@ -4,6 +4,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// What `AtomicFile` does when the node it checked is swapped for another between the check and the rename
 /// (issue 32, class 1): it refuses (`AtomicFileError.changed`), removes its temporary file and leaves whatever is

@@ -4,6 +4,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// A write to a pipe whose reader has gone is an error with a name, never a death by SIGPIPE (issue 32, class 6).
 ///

@@ -4,6 +4,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Names and tags from outside, where the earlier round did not reach (issue 32, class 7): JSON that escapes every
 /// scalar a terminal or a JavaScript parser would act on, and names exactly as the file system holds them; and the

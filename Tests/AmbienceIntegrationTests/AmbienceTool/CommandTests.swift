@@ -2,8 +2,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import AmbienceTool
 
 /// The `ambience` command as a black box: outputs, exit statuses, and one clear line for every bad input.

@@ -2,8 +2,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 @testable import AmbienceTool
 
 /// `ambience render --sfx FILE@T,loudness=DB --hdr BUS=WIDTH,ATTACK,RELEASE` (docs/HDR.md), heard in the WAV it

@@ -2,6 +2,10 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// `ambience run`: where it finds the stand-in, what the program gets, signals passed on, the program's status as its
 /// own, and solo-ambient's rule kept by the command after the program ends, however it ends (a real mpv on a bus of
 /// the test's own). `AMBIENCE_SDL_MIXER` names any library file here: what is tested is the command, not the library.

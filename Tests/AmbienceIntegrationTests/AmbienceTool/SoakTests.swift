@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// A short soak through the command, in a process of its own (resident memory is the process's, and other suites
 /// share this one): five minutes of game audio, rendered offline in seconds. After the first two-minute cycle of
 /// events (the warm-up), nothing may grow: OpenAL sources and buffers stay as they were, voices stay bounded, and

@@ -3,7 +3,10 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// The session rules (issue #33) kept by programs nobody here wrote, under `ambience run` on the SDL_mixer stand-in,
 /// with a real mpv as the user's player: ambient, solo-ambient, the output pulled, the screen lock. The programs are

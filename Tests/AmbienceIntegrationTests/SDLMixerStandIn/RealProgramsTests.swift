@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// Programs nobody here wrote, on each SDL_mixer (`MixerUnderTest`): pygame 2.1.2's own mixer tests, and two Debian
 /// games that link SDL2_mixer, run headless on a sound server of their own while its sink is recorded. Each case reads
 /// the program's memory maps for the SDL_mixer it really loaded. The stand-in's cases are known issues until the

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// The SDL_mixer stand-in's code that sees or makes samples (Mix_HookMusic, Mix_RegisterEffect and its kin,
 /// Mix_SetPostMix) and its gapless finite loops, from C: Tests/SDLMixer/standin_effects_test.c, compiled against
 /// Debian's own SDL_mixer.h.

@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// The built stand-in has SDL_mixer 2.6.2's soname and exports every one of its 94 functions
 /// (Tests/SDLMixer/exports-2.6.2.txt, measured from Debian's libSDL2_mixer-2.0.so.0), and no other `Mix_` name.
 @Suite(

@@ -3,6 +3,9 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The SDL_mixer stand-in's music, from C (Tests/SDLMixer/standin_music_test.c, built against Debian's own
 /// SDL_mixer.h): every music function with bad input; what the device is given (SDL's disk driver) for loops, fades,

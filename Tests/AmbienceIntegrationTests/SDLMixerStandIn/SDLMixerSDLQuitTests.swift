@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// A program that shuts SDL down under the stand-in, as games do at exit (Tests/SDLMixer/standin_sdl_quit_test.c):
 /// SDL_Quit with the mixer still open, then Mix_CloseAudio or nothing; SDL_QuitSubSystem(SDL_INIT_AUDIO), which
 /// leaves the mixer's device playing (it holds a reference of its own); exit() while channels play. Each used to

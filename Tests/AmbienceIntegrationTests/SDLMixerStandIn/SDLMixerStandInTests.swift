@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
+
 /// Building and running C programs against the SDL_mixer stand-in (`.build/<config>/libSDL2_mixer.so`): compiled
 /// against Debian's own <SDL2/SDL_mixer.h>, linked by soname through a folder holding
 /// `libSDL2_mixer-2.0.so.0 -> the built library`, run with that folder first on LD_LIBRARY_PATH (as `ambience run`

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// HDR in the mixer's pure parts (docs/HDR.md): the windows in the bus graph, the loudest level under each, and a
 /// ranking that makes culled voices the first virtual. No OpenAL: the sounds' buffers are never given to it.

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// The HDR window as a value (docs/HDR.md): stepped by hand, no OpenAL, no device.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct HDRWindowTests {

@@ -4,7 +4,10 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Another process on the session bus (issue #32, class 3): it can do no more to the game than a well-behaved player
 /// can. Forged signals change nothing; a huge or malformed call costs an error reply, not the server's answers or

@@ -4,7 +4,10 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// A bus that does not answer (issue #32, class 4, its D-Bus half): a dbus-daemon stopped with SIGSTOP (the kernel
 /// still queues connections to it), a socket that accepts and never speaks, and one that never accepts (its listen

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// Gravity Wave in System mode adds picked songs through `SystemMusicPlayer.append`: the song playing and its place

@@ -3,6 +3,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The C demo (Demos/CGameLoop) follows UtopiaGL's rules, against real mpv players on the private session bus: the
 /// ambient category, the user's music reported at launch and left playing, the soundtrack only while the user has

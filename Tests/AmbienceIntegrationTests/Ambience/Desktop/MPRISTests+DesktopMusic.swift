@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Start-up detection, the category rules for other players, the system music player and the exit rule, against a
 /// real mpv on the private session bus. In the MPRIS suite, so that only one mpv runs at a time.

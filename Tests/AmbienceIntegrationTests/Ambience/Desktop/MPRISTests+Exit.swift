@@ -4,6 +4,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The exit rule after a deactivate and a reactivate, and when the game is ended by a signal, against real mpv
 /// players on the private session bus. In the MPRIS suite, so that no other test's mpv runs meanwhile.

@@ -3,6 +3,9 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// Gravity Wave beside a real mpv on the private session bus: the system player chosen in the settings, and the

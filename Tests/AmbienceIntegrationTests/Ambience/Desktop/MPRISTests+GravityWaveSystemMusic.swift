@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// Gravity Wave in System mode beside a real mpv on the private session bus: the user's player is the game's music,

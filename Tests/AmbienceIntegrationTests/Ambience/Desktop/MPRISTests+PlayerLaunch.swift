@@ -4,8 +4,11 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceTestSupport
 @testable import GravityWaveCore
 
 /// No player running: the launcher starts the user's player (a real mpv, chosen through gio from the desktop's

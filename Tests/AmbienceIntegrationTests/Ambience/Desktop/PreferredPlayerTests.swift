@@ -4,6 +4,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Which player is started when the game wants the desktop's player and none runs: decided from the desktop's
 /// answers, given here as xdg-mime, gio and desktop files really write them; and the spawning under it.

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// No server needed: a dead address, a server that never answers, and the snapshot's bookkeeping.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct PulseAudioMonitorFailureTests {

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 private let servicesRunning = ProcessInfo.processInfo.environment["AMBIENCE_TEST_SERVICES"] == "1"
 

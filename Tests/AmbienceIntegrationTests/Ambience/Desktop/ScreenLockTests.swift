@@ -3,7 +3,10 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The screen lock: the screensaver's `ActiveChanged` on a session bus, and logind's `LockedHint` on a system bus.
 /// The buses and the signals are real (a private dbus-daemon each); the senders stand in for the screensaver and

@@ -3,7 +3,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// System sleep and wake: logind's `PrepareForSleep` signal on a system bus. The bus and the signal are real; the
 /// sender stands in for logind, which does not run here.

@@ -5,8 +5,11 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 @testable import AmbienceTool
 
 /// Numbers at the edges the first pass of the reliability work left out: audio made in memory, the SDL host's

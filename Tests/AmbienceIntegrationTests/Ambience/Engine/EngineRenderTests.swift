@@ -1,7 +1,10 @@
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 @Suite(.offTheCooperativePool) struct EngineRenderTests {
     let block = 512

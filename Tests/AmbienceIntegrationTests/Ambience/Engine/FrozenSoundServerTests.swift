@@ -3,7 +3,10 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 extension SoundServerSuites {
     /// A sound server that accepts connections and never answers (SIGSTOP): OpenAL Soft's and SDL's PulseAudio code

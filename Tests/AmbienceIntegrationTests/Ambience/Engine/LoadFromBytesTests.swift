@@ -3,6 +3,9 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Audio held in memory: `AudioEngine.load(bytes:name:)` and `decode(bytes:name:sampleRate:)` through an anonymous
 /// in-memory file (`MemoryFile`), and `AudioEngine.systemLibraries` without an engine.

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The run is on the server it asked for (`AMBIENCE_SOUND_SERVER`, through scripts/with-services.sh): a PipeWire
 /// pass that fell back to PulseAudio, or the reverse, fails here rather than passing on the wrong server. In the

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// `MusicFile`: music checked for playing, from a path or from bytes held in an in-memory file, with its format and
 /// tags; and `MusicPlayer.soundFont`, the SoundFont MIDI items are opened with.

@@ -3,7 +3,10 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// `MusicPlayer.isHeld` against what else drives the player: the session's pause and resume (an interruption) and the
 /// desktop's Play and Pause (MPRIS, through `playerctl` on a session bus of the test's own), on a real device of the

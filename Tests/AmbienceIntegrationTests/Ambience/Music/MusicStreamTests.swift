@@ -2,6 +2,9 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// Music with no MPRIS player (mpd, cmus): a stream on the sound server with `media.role=music` is the user's music.
 /// Against the private PulseAudio server, with `paplay` as the music app and `ambience play` as the game (no

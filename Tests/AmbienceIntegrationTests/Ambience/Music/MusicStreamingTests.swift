@@ -3,8 +3,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The music player never makes the game wait on the disk: the streaming side opens and decodes, the game's calls
 /// touch plain state only, and the next item is open before the current one ends. Heard through offline renders,

@@ -3,7 +3,10 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// What `ambience render --out` may do to the node it is pointed at (issue 32, class 1): a regular file is replaced
 /// whole, through its links; a character device or a FIFO is written straight through and stays what it was; a

@@ -3,6 +3,9 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// The route-change rule for the system music player, on the private sound server (PulseAudio, or PipeWire through
 /// test.sh): an engine playing on a real device, a real mpv on a session bus of its own (so the MPRIS suite's players
@@ -15,7 +18,7 @@ extension SoundServerSuites.RouteChangeTests {
         var configuration = EngineConfiguration(output: .device(), appName: appName, desktopIntegration: true)
         configuration.sessionBusAddress = bus.address
         configuration.handlesTerminationSignals = false
-        return try AmbienceTests.engineOnPulseAudio(configuration)
+        return try AmbienceIntegrationSupport.engineOnPulseAudio(configuration)
     }
 
     /// A playing mpv on a bus of its own, and an engine on the speakers that has seen it play.

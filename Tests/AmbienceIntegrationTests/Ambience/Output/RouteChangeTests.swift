@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Route changes against a real PulseAudio server (scripts/with-services.sh), through `ambience play --events-json`.
 extension SoundServerSuites {

@@ -4,8 +4,11 @@ import Glibc
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct WAVWriterTests {
     static func testSignal(frames: Int, channels: Int) -> [Float] {

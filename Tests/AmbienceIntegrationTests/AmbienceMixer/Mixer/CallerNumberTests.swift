@@ -3,8 +3,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceDecoding
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Numbers from callers and files: the checked conversions, the one duration formatter, and every API edge that
 /// takes a number refusing NaN and infinities (and clamping the rest) while the rest of the engine plays on.

@@ -1,8 +1,11 @@
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// The crowd's real set (issue #34, docs/ARCHITECTURE.md "The crowd"), rendered through the real OpenAL Soft: a
 /// virtual voice takes a real one's source only when it is more than the rank margin (3 dB) louder, and then within

@@ -1,7 +1,10 @@
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// The mixer's HDR rules where a game's calls meet the window (docs/HDR.md), on an offline engine: a play the pool
 /// refuses moves no window, and a loud one takes a culled voice's slot; a culled newcomer ends no culled voice; a

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 /// HDR mixing heard through the real OpenAL Soft, offline (docs/HDR.md): each sound a tone of its own, measured band
 /// by band in the samples, as the ducking test does. Windows of a whole number of tenths of a second hold a whole

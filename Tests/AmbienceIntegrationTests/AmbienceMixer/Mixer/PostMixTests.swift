@@ -4,7 +4,10 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// The post-mix observer (`AudioEngine.setPostMix`): it sees and may change every mixed block, and once its setter
 /// has returned a replaced observer is never called again, even while another thread renders.

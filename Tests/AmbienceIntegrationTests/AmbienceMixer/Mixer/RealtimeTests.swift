@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Real-time output through SDL (the dummy driver on machines with no sound card: it runs the callback at real-time pace).
 extension SoundServerSuites {

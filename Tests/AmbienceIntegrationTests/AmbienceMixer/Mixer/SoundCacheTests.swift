@@ -2,8 +2,11 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct SoundCacheTests {
     let fixtures: Fixtures

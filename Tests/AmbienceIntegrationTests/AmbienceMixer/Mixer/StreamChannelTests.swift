@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// The mixer's stream channel, which the music player drives without touching OpenAL: buffers queued through it play
 /// on its bus, come back once played, and go away with the channel. Heard through offline renders of an engine whose

@@ -4,7 +4,10 @@ import Synchronization
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Stream voices and the post-mix observer on real-time output (SDL's dummy driver, which runs the callback at
 /// real-time pace): the stream is fed on the engine's `ambience-voices` thread, never on the audio thread, and the

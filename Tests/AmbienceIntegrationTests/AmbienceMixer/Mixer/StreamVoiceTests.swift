@@ -3,7 +3,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceTestSupport
 
 /// Stream voices (`AudioEngine.playStream`): a sound fed by the game's callback, heard through offline renders of the
 /// real OpenAL Soft, where `render` feeds the stream before each block.

@@ -2,7 +2,10 @@ import Foundation
 import Testing
 
 @testable import Ambience
+@testable import AmbienceAudioTestSupport
 @testable import AmbienceBench
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceTestSupport
 
 // `bench --openal-options` and the engine's resampler and limiter options. The comparison maths is checked on
 // signals made here; the bench and the options on real OpenAL Soft renders. No speed threshold anywhere: costs are
