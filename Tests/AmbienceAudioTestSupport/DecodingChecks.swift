@@ -35,6 +35,12 @@ func decodingError<T>(_ body: () throws -> T) -> DecodingError? {
     }
 }
 
+/// Everything a decoder gives, with what it says of it.
+func decodeAll(_ decoder: any AudioDecoder) throws -> (info: AudioInfo, signal: Signal) {
+    let buffer = try PCMBuffer(decodingAllOf: decoder)
+    return (decoder.info, Signal(buffer))
+}
+
 func maxDifference(_ a: [Float], _ b: [Float]) -> Float {
     guard a.count == b.count else { return .infinity }
     return zip(a, b).reduce(0) { max($0, abs($1.0 - $1.1)) }

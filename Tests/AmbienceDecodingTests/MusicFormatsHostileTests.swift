@@ -88,14 +88,14 @@ import Testing
         // Through the decoder, the same reason as a typed error naming the file.
         let path = try fixtures.write("hostile.mid", bytes: bytes)
         var options = DecoderOptions()
-        options.soundFont = MusicFormatsTests.timGM
+        options.soundFont = MusicFormatFiles.timGM
         let error = decodingError { try AudioFile.open(path, options: options) }
         #expect(error?.isCorrupt(mentioning: words) == true, "\(name): \(String(describing: error))")
     }
 
     /// Modules cut short or with absurd counts: libopenmpt refuses some and repairs others (a cut sample is silence);
     /// either way the answer comes at once, and what decodes is finite and no longer than libopenmpt's song.
-    @Test(arguments: MusicFormatsTests.modules)
+    @Test(arguments: MusicFormatFiles.modules)
     func damagedModulesAreRefusedOrBounded(module: String) throws {
         let original = try fixtures.bytes(of: module)
         var damaged: [(String, [UInt8])] = [

@@ -60,10 +60,9 @@ struct WAVBytes {
     }
 }
 
+/// A WAV file decoded whole by `WAVDecoder`.
 func decodeAll(_ path: String) throws -> (info: AudioInfo, signal: Signal) {
-    let decoder = try WAVDecoder(path: path)
-    let buffer = try PCMBuffer(decodingAllOf: decoder)
-    return (decoder.info, Signal(buffer))
+    try decodeAll(WAVDecoder(path: path))
 }
 
 func corruptReason(_ path: String) -> String? {

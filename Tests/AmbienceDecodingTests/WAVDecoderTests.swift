@@ -7,12 +7,6 @@ import Testing
 @testable import AmbienceDecoding
 @testable import AmbienceTestSupport
 
-// MARK: - Helpers
-
-func files(in fixtures: Fixtures) throws -> [String] {
-    try FileManager.default.contentsOfDirectory(atPath: fixtures.directory.path).sorted()
-}
-
 // MARK: - Decoding what sox writes
 
 struct SoxWAV: Sendable, CustomTestStringConvertible {

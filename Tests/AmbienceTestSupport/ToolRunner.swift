@@ -39,6 +39,11 @@ enum BuildProducts {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
+    /// The game's and the engine's bundled sounds, music and pictures.
+    static let assets = root + "/Assets"
+    /// The demo game, Gravity Wave.
+    static var gravityWave: String { folder + "/gravity-wave" }
+
     static let folder: String = {
         let fm = FileManager.default
         if let binary = try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe") {

@@ -12,13 +12,12 @@ import Testing
 /// no frame runs for minutes and a SIGTERM is seen at the next one), and a screenshot that is taken or reported as
 /// not taken.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct GravityWaveLimitTests {
-    static let assets = BuildProducts.root + "/Assets"
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
     func game(_ arguments: [String], timeout: Double = 60) throws -> (status: Int32, stderr: String, timedOut: Bool) {
         let run = try ChildProcess.run(
-            [GravityWaveTests.binary, "--headless", "--assets", Self.assets] + arguments,
+            [BuildProducts.gravityWave, "--headless", "--assets", BuildProducts.assets] + arguments,
             environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), timeout: timeout)
         return (run.status, String(decoding: run.stderr, as: UTF8.self), run.timedOut)
     }
@@ -40,7 +39,7 @@ import Testing
         // Every slot is taken by a voice that matters more than any ambient one: each ambient voice is refused.
         let tone = try engine.load(try fixtures.sineWAV("tone.wav", seconds: 1))
         for _ in 0..<64 { #expect(engine.play(tone, PlayOptions(loop: true, priority: 200)).isAlive) }
-        let audio = try GameAudio(engine: engine, assets: Self.assets)
+        let audio = try GameAudio(engine: engine, assets: BuildProducts.assets)
         let started = engine.stats.started
         audio.keepAmbientVoices(1_000)
         audio.keepAmbientVoices(1_000)

@@ -24,7 +24,7 @@ extension GravityWaveTests {
         launch.voices = voices
         launch.record = fixtures.path(name)
         launch.hdrPlot = plot
-        let run = try GameRun(launch: launch, headless: true, assets: Self.assets, settingsPath: settingsPath)
+        let run = try GameRun(launch: launch, headless: true, assets: BuildProducts.assets, settingsPath: settingsPath)
         run.engine.music.gain = 0
         run.engine.ui.gain = 0
         for (kind, bus) in run.game.audio.buses where kind != .thrust { bus.gain = 0 }

@@ -139,7 +139,7 @@ extension GravityWaveTests {
         }
         let run = try ChildProcess.run(
             [
-                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", Self.binary, "--seconds", "\(seconds)",
+                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", BuildProducts.gravityWave, "--seconds", "\(seconds)",
                 "--assets", assets
             ] + arguments, environment: environment, timeout: 120)
         let text = String(decoding: run.stdout, as: UTF8.self)
@@ -150,13 +150,13 @@ extension GravityWaveTests {
 
     @Test(arguments: [english, german])
     func everyScreenIsDrawnInTheUsersLanguageInAnXvfbWindow(language: Language) throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            Issue.record("\(Self.binary) is missing: build the package (swift build) before the tests")
+        guard FileManager.default.isExecutableFile(atPath: BuildProducts.gravityWave) else {
+            Issue.record("\(BuildProducts.gravityWave) is missing: build the package (swift build) before the tests")
             return
         }
         let folder = "\(Self.artifacts)/\(language.code)"
         try? FileManager.default.removeItem(atPath: folder)
-        let summary = try runInXvfb(language, assets: Self.assets, seconds: 5.6, steps: Self.screens, into: folder)
+        let summary = try runInXvfb(language, assets: BuildProducts.assets, seconds: 5.6, steps: Self.screens, into: folder)
         for (_, step) in Self.screens where step.hasPrefix("shot=") {
             #expect(
                 FileManager.default.fileExists(atPath: "\(folder)/\(step.dropFirst(5))"),
@@ -169,7 +169,7 @@ extension GravityWaveTests {
         try FileManager.default.createDirectory(atPath: quiet + "/Music", withIntermediateDirectories: true)
         for part in ["SFX", "locale"] where !FileManager.default.fileExists(atPath: "\(quiet)/\(part)") {
             try FileManager.default.createSymbolicLink(
-                atPath: "\(quiet)/\(part)", withDestinationPath: "\(Self.assets)/\(part)")
+                atPath: "\(quiet)/\(part)", withDestinationPath: "\(BuildProducts.assets)/\(part)")
         }
         let launch = try runInXvfb(
             language, assets: quiet, seconds: 0.6, steps: [(20, "shot=00-launch-instructions.png")], into: folder)

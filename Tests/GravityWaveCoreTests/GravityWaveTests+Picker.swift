@@ -136,15 +136,15 @@ extension GravityWaveTests {
 
     @Test(arguments: [english, german])
     func thePickerIsDrawnBrowsingInTheUsersLanguageInAnXvfbWindow(language: Language) throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            Issue.record("\(Self.binary) is missing: build the package (swift build) before the tests")
+        guard FileManager.default.isExecutableFile(atPath: BuildProducts.gravityWave) else {
+            Issue.record("\(BuildProducts.gravityWave) is missing: build the package (swift build) before the tests")
             return
         }
         try makePickerLibrary()
         let folder = "\(Self.artifacts)/\(language.code)/picker"
         try? FileManager.default.removeItem(atPath: folder)
         let summary = try runInXvfb(
-            language, assets: Self.assets, seconds: 3.5, steps: Self.pickerScript, into: folder)
+            language, assets: BuildProducts.assets, seconds: 3.5, steps: Self.pickerScript, into: folder)
         let words = try #require(Self.pickerWords[language.code])
         let theirs = try #require(Self.pickerWords[language.code == "de" ? "en" : "de"])
         func shot(_ name: String) throws -> Picture { try Self.decodePNG("\(folder)/\(name).png") }

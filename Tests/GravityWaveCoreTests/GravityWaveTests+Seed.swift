@@ -72,7 +72,7 @@ extension GravityWaveTests {
     @Test func theAppSoundButtonListensToItsOwnVoiceOnly() throws {
         let engine = try AudioEngine(.offline())
         defer { engine.shutdown() }
-        let sound = try engine.load(GravityWaveTests.assets + "/SFX/pickup.wav")
+        let sound = try engine.load(BuildProducts.assets + "/SFX/pickup.wav")
         let mine = engine.play(sound), other = engine.play(sound)
         var button = AppSoundButton()
         button.started(mine)
@@ -310,7 +310,7 @@ extension GravityWaveTests {
             ScriptStep(frame: 72, action: .interruption(began: false))
         ]
         if musicPausedFirst { launch.script.insert(ScriptStep(frame: 3, action: .key(.character("p"))), at: 0) }
-        let run = try GameRun(launch: launch, headless: true, assets: Self.assets, settingsPath: settingsPath)
+        let run = try GameRun(launch: launch, headless: true, assets: BuildProducts.assets, settingsPath: settingsPath)
         // Only the app sound is heard: the music, the clicks and the world's effects are turned down.
         run.engine.music.gain = 0
         run.engine.ui.gain = 0

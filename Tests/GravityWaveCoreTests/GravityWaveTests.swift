@@ -16,8 +16,6 @@ import Testing
 /// The demo game and its SDL host, driven headless: the audio it records, the picture it draws, its screens, and the
 /// session rules it follows.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5)), .serialized) struct GravityWaveTests {
-    static let assets = BuildProducts.root + "/Assets"
-    static let binary = BuildProducts.folder + "/gravity-wave"
 
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
@@ -25,7 +23,7 @@ import Testing
     var settingsPath: String { fixtures.path("config/ambience/gravity-wave.conf") }
 
     func makeGame(_ engine: AudioEngine, category: SessionCategory = .ambient) throws -> GravityWave {
-        var options = GravityWave.Options(assets: Self.assets, settingsPath: settingsPath)
+        var options = GravityWave.Options(assets: BuildProducts.assets, settingsPath: settingsPath)
         options.category = category
         return try GravityWave(engine: engine, options: options)
     }
@@ -40,7 +38,7 @@ import Testing
         launch.seconds = seconds
         launch.voices = voices
         launch.record = fixtures.path(name)
-        let run = try GameRun(launch: launch, headless: true, assets: Self.assets, settingsPath: settingsPath)
+        let run = try GameRun(launch: launch, headless: true, assets: BuildProducts.assets, settingsPath: settingsPath)
         configure(run)
         let summary = try run.run()
         return (summary, try AudioFile.decode(fixtures.path(name)))
@@ -167,8 +165,8 @@ import Testing
     // MARK: The picture
 
     @Test func screenshotInAnXvfbWindowShowsTheGameAndTheHUDText() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.binary) else {
-            Issue.record("\(Self.binary) is missing: build the package (swift build) before the tests")
+        guard FileManager.default.isExecutableFile(atPath: BuildProducts.gravityWave) else {
+            Issue.record("\(BuildProducts.gravityWave) is missing: build the package (swift build) before the tests")
             return
         }
         let shot = fixtures.path("window.png")
@@ -181,8 +179,8 @@ import Testing
         // 10 s for the 60 frames before the picture: a loaded machine drew 41 in 2 s.
         let run = try ChildProcess.run(
             [
-                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", Self.binary, "--pilot", "--seconds", "10",
-                "--screenshot", shot, "--assets", Self.assets
+                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", BuildProducts.gravityWave, "--pilot", "--seconds", "10",
+                "--screenshot", shot, "--assets", BuildProducts.assets
             ], environment: environment, timeout: 120)
         let text = String(decoding: run.stdout, as: UTF8.self)
         #expect(
@@ -229,7 +227,7 @@ import Testing
         launch.headless = true
         launch.seconds = 1.5
         launch.screenshot = fixtures.path("offscreen.png")
-        let summary = try GameRun(launch: launch, headless: true, assets: Self.assets, settingsPath: settingsPath).run()
+        let summary = try GameRun(launch: launch, headless: true, assets: BuildProducts.assets, settingsPath: settingsPath).run()
         #expect(summary.screenshot == launch.screenshot)
         let picture = try Self.decodePNG(fixtures.path("offscreen.png"))
         #expect(Self.brightPixels(picture, in: 50..<600, 4..<40) > 300)

@@ -7,7 +7,8 @@ import Testing
 @Suite(.offTheCooperativePool) struct PlayOrderTests {
     func items(_ albums: [String?]) -> [MediaItem] {
         albums.enumerated().map { i, album in
-            var item = MediaItem(path: "/music/\(i).ogg")
+            let path = "/music/\(i).ogg"  // no such file: the item's tags are the test's own
+            var item = MediaItem(persistentID: MediaItem.stableID(path), url: path)
             item.albumTitle = album
             item.trackNumber = 10 - i  // reversed, so album order is visible
             return item

@@ -17,7 +17,7 @@ extension SoundServerSuites.CAPITests {
         let build = try CAPI.compile("Tests/CAPI/formats_test.c", into: program, linking: ["-lm"])
         try #require(build.status == 0, "cc formats_test.c: \(build.stderr)")
         let midi = "/usr/share/games/openttd/baseset/openmsx/be_sharp_bw_redfarn.mid"
-        let result = try CAPI.run([program, MusicFormatsTests.modules[3], midi, MusicFormatsTests.timGM])
+        let result = try CAPI.run([program, MusicFormatFiles.modules[3], midi, MusicFormatFiles.timGM])
         #expect(!result.killedBySignal, "formats_test crashed: \(result.stderr)")
         #expect(result.status == 0, "formats_test: \(result.stdout)\n\(result.stderr)")
         let tally = CAPI.tally(result.stdout)

@@ -15,13 +15,13 @@ import Testing
 @Suite(.onTheComputeThread, .timeLimit(.minutes(10))) struct MusicFormatsEngineTests {
     static func engine() throws -> AudioEngine {
         var configuration = EngineConfiguration.offline(sampleRate: 48_000)
-        configuration.decoding.soundFont = MusicFormatsTests.timGM
+        configuration.decoding.soundFont = MusicFormatFiles.timGM
         return try AudioEngine(configuration)
     }
 
     /// What the music player plays is what the decoder renders: the first two seconds, sample for sample, through the
     /// streaming thread and the mixer.
-    @Test(arguments: [MusicFormatsTests.modules[3], MusicFormatsTests.midiFiles[0]])
+    @Test(arguments: [MusicFormatFiles.modules[3], MusicFormatFiles.midiFiles[0]])
     func theMusicPlayerPlaysThem(file: String) throws {
         let engine = try Self.engine()
         defer { engine.shutdown() }
@@ -29,7 +29,7 @@ import Testing
         engine.musicPlayer.play()
         let out = try engine.render(frames: 96_000)
         var options = DecoderOptions()
-        options.soundFont = MusicFormatsTests.timGM
+        options.soundFont = MusicFormatFiles.timGM
         let decoder = try AudioFile.open(file, options: options)
         let expected = try decoder.readFrames(96_000)
         let ratio = snr(out.samples[...], expected[...])
@@ -40,21 +40,21 @@ import Testing
     @Test func aSoundLoadsAModuleWhole() throws {
         let engine = try Self.engine()
         defer { engine.shutdown() }
-        let module = MusicFormatsTests.modules[3]
+        let module = MusicFormatFiles.modules[3]
         let sound = try engine.load(module)
         #expect(Int64(sound.frames) == (try AudioFile.info(module).frames))
         #expect(sound.channels == 2 && sound.sampleRate == 48_000)
     }
 
     @Test func theLibraryReadsTheirTagsAndLength() throws {
-        let module = MusicFormatsTests.modules[3]
+        let module = MusicFormatFiles.modules[3]
         guard case .success(let found) = LibraryFileReader.read(Array(module.utf8)) else {
             Issue.record("\(module) not read")
             return
         }
         #expect(found.format == .module && found.tags.title == "Matthias")
         #expect(abs(found.duration - 2_953_920 / 48_000) < 1e-9)
-        let midi = MusicFormatsTests.midiFiles[1]
+        let midi = MusicFormatFiles.midiFiles[1]
         guard case .success(let song) = LibraryFileReader.read(Array(midi.utf8)) else {
             Issue.record("\(midi) not read")
             return
@@ -64,7 +64,7 @@ import Testing
     }
 
     @Test func infoShowsAModule() throws {
-        let result = try ToolRunner.run(["info", MusicFormatsTests.modules[3]])
+        let result = try ToolRunner.run(["info", MusicFormatFiles.modules[3]])
         #expect(result.status == 0)
         #expect(result.stdout.contains("format       module"))
         #expect(result.stdout.contains("title        Matthias"))

@@ -16,7 +16,7 @@ import Testing
     init() throws { fixtures = try Fixtures() }
 
     /// gd-matth.it (pingus-data) and coconut_run2.mid (openttd-openmsx).
-    static let files = [MusicFormatsTests.modules[3], MusicFormatsTests.midiFiles[1]]
+    static let files = [MusicFormatFiles.modules[3], MusicFormatFiles.midiFiles[1]]
 
     /// `ambience decode` writes what the decoder renders with the engine's defaults: the same length and samples.
     @Test(arguments: files)

@@ -16,11 +16,11 @@ import Testing
     init() throws { fixtures = try Fixtures() }
 
     /// gd-matth.it: its order list jumps back to its middle at the end, so its second pass is not its first.
-    static let loopingModule = MusicFormatsTests.modules[3]
+    static let loopingModule = MusicFormatFiles.modules[3]
 
     static func options(loops: Bool = false) -> DecoderOptions {
         var options = DecoderOptions()
-        options.soundFont = MusicFormatsTests.timGM
+        options.soundFont = MusicFormatFiles.timGM
         options.loopsForever = loops
         return options
     }
@@ -62,7 +62,7 @@ import Testing
 
     /// A MIDI file told to end its loop ends at the end of the pass under way, not at once and not never.
     @Test func aMIDILoopEndsWhenAsked() throws {
-        let midi = MusicFormatsTests.midiFiles[1]
+        let midi = MusicFormatFiles.midiFiles[1]
         let once = Int(try AudioFile.info(midi, options: Self.options()).frames)
         let forever = try AudioFile.open(midi, options: Self.options(loops: true))
         var total = 0
@@ -84,7 +84,7 @@ import Testing
 
     static func engine() throws -> AudioEngine {
         var configuration = EngineConfiguration.offline(sampleRate: 48_000)
-        configuration.decoding.soundFont = MusicFormatsTests.timGM
+        configuration.decoding.soundFont = MusicFormatFiles.timGM
         return try AudioEngine(configuration)
     }
 
@@ -139,7 +139,7 @@ import Testing
 
     /// Repeat-one turned off while a MIDI file loops: the pass under way ends and the queue goes on (here: ends).
     @Test func turningRepeatOneOffEndsTheLoop() throws {
-        let midi = MusicFormatsTests.midiFiles[1]
+        let midi = MusicFormatFiles.midiFiles[1]
         let once = Int(try AudioFile.info(midi, options: Self.options()).frames)
         let engine = try Self.engine()
         defer { engine.shutdown() }
@@ -183,7 +183,7 @@ import Testing
         let resumed = engine.musicPlayer.currentPlaybackTime
         #expect(resumed >= time && resumed < time + 1.5, "resumed at \(resumed) s after pausing at \(time) s")
 
-        let midi = MusicFormatsTests.midiFiles[1]
+        let midi = MusicFormatFiles.midiFiles[1]
         let once = Int(try AudioFile.info(midi, options: Self.options()).frames)
         engine.musicPlayer.stop()
         try engine.musicPlayer.setQueue(paths: [midi])

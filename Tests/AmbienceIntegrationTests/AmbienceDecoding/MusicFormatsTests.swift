@@ -16,18 +16,6 @@ import Testing
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
-    static let modules = [
-        "/usr/share/games/tecnoballz/musics/high-score.mod",
-        "/usr/share/games/ballz/finalman-quickie.xm",
-        "/usr/share/games/pingus/data/music/gd-giirm.s3m",
-        "/usr/share/games/pingus/data/music/gd-matth.it"
-    ]
-    static let midiFiles = [
-        "/usr/share/games/openttd/baseset/openmsx/train_filled_with_cash.mid",
-        "/usr/share/games/openttd/baseset/openmsx/coconut_run2.mid"
-    ]
-    static let timGM = "/usr/share/sounds/sf2/TimGM6mb.sf2"
-
     /// The module rendered by `openmpt123` with these settings, as float samples.
     func openmpt123(_ module: String, _ options: DecoderOptions) throws -> PCMBuffer {
         let copy = fixtures.path((module as NSString).lastPathComponent)
@@ -45,7 +33,7 @@ import Testing
     }
 
     /// The MIDI file rendered by `fluidsynth -F` with `font` at 48 kHz, as float samples.
-    func fluidsynth(_ midi: String, font: String = timGM) throws -> PCMBuffer {
+    func fluidsynth(_ midi: String, font: String = MusicFormatFiles.timGM) throws -> PCMBuffer {
         let out = fixtures.path("fluidsynth-\(UUID().uuidString).wav")
         try fixtures.run("fluidsynth", ["-q", "-n", "-i", "-O", "float", "-r", "48000", "-F", out, font, midi])
         return try AudioFile.decode(out)
@@ -57,13 +45,13 @@ import Testing
         var options = DecoderOptions()
         options.moduleInterpolation = interpolation
         options.moduleStereoSeparation = separation
-        options.soundFont = Self.timGM
+        options.soundFont = MusicFormatFiles.timGM
         return options
     }
 
     // MARK: - Modules
 
-    @Test(arguments: modules)
+    @Test(arguments: MusicFormatFiles.modules)
     func moduleDecodesLikeOpenmpt123(module: String) throws {
         let info = try AudioFile.info(module)
         #expect(info.format == .module && info.sampleRate == 48_000 && info.channels == 2)
@@ -81,8 +69,8 @@ import Testing
     /// The interpolation and stereo separation reach libopenmpt: other settings match `openmpt123` given the same
     /// ones, and differ from the defaults by design (a nearest-sample render is not a sinc render).
     @Test(arguments: [
-        (modules[0], DecoderOptions.ModuleInterpolation.nearest, 50), (modules[1], .linear, 200),
-        (modules[3], .cubic, 0)
+        (MusicFormatFiles.modules[0], DecoderOptions.ModuleInterpolation.nearest, 50), (MusicFormatFiles.modules[1], .linear, 200),
+        (MusicFormatFiles.modules[3], .cubic, 0)
     ])
     func moduleSettingsMatchOpenmpt123(
         module: String, interpolation: DecoderOptions.ModuleInterpolation, separation: Int
@@ -106,12 +94,12 @@ import Testing
     }
 
     @Test func moduleTagsComeFromLibopenmpt() throws {
-        #expect(try AudioFile.info(Self.modules[3]).tags.title == "Matthias")
-        #expect(try AudioFile.info(Self.modules[2]).tags.title == "Goose in Israel")
-        #expect(try AudioFile.info(Self.modules[0]).tags.title == "high-score")
+        #expect(try AudioFile.info(MusicFormatFiles.modules[3]).tags.title == "Matthias")
+        #expect(try AudioFile.info(MusicFormatFiles.modules[2]).tags.title == "Goose in Israel")
+        #expect(try AudioFile.info(MusicFormatFiles.modules[0]).tags.title == "high-score")
         // An IT's song message is its comment (libopenmpt's `message`).
         let path = fixtures.path("message.it")
-        var bytes = try fixtures.bytes(of: Self.modules[3])
+        var bytes = try fixtures.bytes(of: MusicFormatFiles.modules[3])
         try #require(Array(bytes[0..<4]) == Array("IMPM".utf8))
         let message = Array("Made for the test\r".utf8)
         // IT header: special flags at 0x2E (bit 0: a message), message length at 0x36, its offset at 0x38.
@@ -124,7 +112,7 @@ import Testing
         #expect(try AudioFile.info(path).tags.comment == "Made for the test")
     }
 
-    @Test(arguments: [modules[1], modules[3]])
+    @Test(arguments: [MusicFormatFiles.modules[1], MusicFormatFiles.modules[3]])
     func moduleSeekIsExact(module: String) throws {
         let full = try AudioFile.decode(module, options: options())
         let decoder = try AudioFile.open(module, options: options())
@@ -139,7 +127,7 @@ import Testing
     }
 
     @Test func moduleEndsOrLoopsAsAsked() throws {
-        let module = Self.modules[3]
+        let module = MusicFormatFiles.modules[3]
         let once = try AudioFile.open(module, options: options())
         let song = once.info.frames
         try once.seek(toFrame: song - 1_000)
@@ -161,7 +149,7 @@ import Testing
 
     // MARK: - MIDI
 
-    @Test(arguments: midiFiles)
+    @Test(arguments: MusicFormatFiles.midiFiles)
     func midiDecodesLikeFluidsynth(midi: String) throws {
         let reference = try fluidsynth(midi)
         let info = try AudioFile.info(midi, options: options())
@@ -195,7 +183,7 @@ import Testing
     }
 
     @Test func midiSeekLandsWhereTheReferenceDoes() throws {
-        let midi = Self.midiFiles[0]
+        let midi = MusicFormatFiles.midiFiles[0]
         let reference = try fluidsynth(midi)
         let decoder = try AudioFile.open(midi, options: options())
         let target = 30 * 48_000
@@ -221,7 +209,7 @@ import Testing
     @Test func midiLoopsWhenAsked() throws {
         var looping = options()
         looping.loopsForever = true
-        let midi = Self.midiFiles[1]
+        let midi = MusicFormatFiles.midiFiles[1]
         let once = try AudioFile.info(midi, options: options())
         let forever = try AudioFile.open(midi, options: looping)
         #expect(forever.info.frames == AudioInfo.maximumFrames)
@@ -237,7 +225,7 @@ import Testing
     @Test func missingSoundFontIsNamed() throws {
         var settings = options()
         settings.soundFont = fixtures.path("none.sf2")
-        let error = decodingError { try AudioFile.open(Self.midiFiles[0], options: settings) }
+        let error = decodingError { try AudioFile.open(MusicFormatFiles.midiFiles[0], options: settings) }
         guard case .unavailable(_, let reason) = error else {
             Issue.record("not unavailable: \(String(describing: error))")
             return

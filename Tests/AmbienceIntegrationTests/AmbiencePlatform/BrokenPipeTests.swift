@@ -18,7 +18,6 @@ import Testing
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
-    static let assets = BuildProducts.root + "/Assets"
 
     /// How a child ended, as a shell would say it: its exit status, or the signal that ended it.
     static func ending(_ output: ChildProcess.Output) -> String {
@@ -33,7 +32,7 @@ import Testing
         let reader = open(fifo, O_RDONLY | O_NONBLOCK)
         try #require(reader >= 0)
         let game = try ChildProcess(
-            [GravityWaveTests.binary, "--headless", "--assets", Self.assets, "--seconds", "20", "--record", fifo],
+            [BuildProducts.gravityWave, "--headless", "--assets", BuildProducts.assets, "--seconds", "20", "--record", fifo],
             environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), stderr: .pipe)
         defer {
             game.kill()
@@ -58,7 +57,7 @@ import Testing
     @Test func theEnginesLogToAStderrWhoseReaderLeftDoesNotKillTheGame() throws {
         // AMBIENCE_LOG=debug: the engine writes lines to stderr from the start; nobody reads them.
         let run = try ChildProcess.run(
-            [GravityWaveTests.binary, "--headless", "--assets", Self.assets, "--seconds", "1"],
+            [BuildProducts.gravityWave, "--headless", "--assets", BuildProducts.assets, "--seconds", "1"],
             environment: childEnvironment(["SDL_AUDIODRIVER": "dummy", "AMBIENCE_LOG": "debug"]), timeout: 60,
             stdout: .null, stderr: .brokenPipe)
         #expect(!run.timedOut)

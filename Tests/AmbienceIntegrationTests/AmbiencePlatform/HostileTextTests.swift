@@ -106,7 +106,7 @@ import Testing
         let assets = BuildProducts.root + "/Assets"
         let record = fixtures.path("take \u{1B}]0;owned\u{07}\nambience: forged.wav")
         let run = try ChildProcess.run(
-            [GravityWaveTests.binary, "--headless", "--assets", assets, "--seconds", "1", "--record", record],
+            [BuildProducts.gravityWave, "--headless", "--assets", assets, "--seconds", "1", "--record", record],
             environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), timeout: 60)
         let stdout = String(decoding: run.stdout, as: UTF8.self)
         #expect(run.status == 0, "\(String(decoding: run.stderr, as: UTF8.self))")
@@ -117,7 +117,7 @@ import Testing
         let plain = try fixtures.write("plain", bytes: Array("x".utf8))
         let refused = try ChildProcess.run(
             [
-                GravityWaveTests.binary, "--headless", "--assets", assets, "--seconds", "1", "--record",
+                BuildProducts.gravityWave, "--headless", "--assets", assets, "--seconds", "1", "--record",
                 plain + "/\u{1B}[2J\nambience: forged/take.wav"
             ], environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), timeout: 60)
         let stderr = String(decoding: refused.stderr, as: UTF8.self)

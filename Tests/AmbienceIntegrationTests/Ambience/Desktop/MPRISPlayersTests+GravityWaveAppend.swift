@@ -38,7 +38,7 @@ extension MPRISPlayersTests {
         defer { engine.shutdown() }
         engine.systemMusicPlayer.preferredPlayer = short
         let game = try GravityWave(
-            engine: engine, options: GravityWave.Options(assets: GravityWaveTests.assets, settingsPath: settings))
+            engine: engine, options: GravityWave.Options(assets: BuildProducts.assets, settingsPath: settings))
         func tick() {
             game.update(dt: 1.0 / 60)
             _ = try? engine.render(frames: 800)

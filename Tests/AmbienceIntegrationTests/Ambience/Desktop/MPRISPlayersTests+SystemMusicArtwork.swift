@@ -23,7 +23,7 @@ extension MPRISPlayersTests {
             "metaflac",
             [
                 "--set-tag=TITLE=Covered", "--set-tag=ARTIST=Artist", "--set-tag=ALBUM=Album",
-                "--import-picture-from=\(GravityWaveTests.assets)/Music/cover.png", flac
+                "--import-picture-from=\(BuildProducts.assets)/Music/cover.png", flac
             ])
         try bus.startVLC(playing: try bus.share(flac, as: "Mü sic.flac"))
         let engine = try engine("vlc-artwork")

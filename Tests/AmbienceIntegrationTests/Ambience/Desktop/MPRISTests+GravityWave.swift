@@ -13,7 +13,7 @@ import Testing
 extension MPRISTests {
     func gravityWave(on engine: AudioEngine, settings: String) throws -> GravityWave {
         try GravityWave(
-            engine: engine, options: GravityWave.Options(assets: GravityWaveTests.assets, settingsPath: settings))
+            engine: engine, options: GravityWave.Options(assets: BuildProducts.assets, settingsPath: settings))
     }
 
     /// A frame of the game: a step, a block of (offline) audio, the engine's events.

@@ -142,7 +142,7 @@ extension MPRISTests {
         var saved = GameSettings()
         saved.player = .system
         try saved.save(to: settings)
-        var options = GravityWave.Options(assets: GravityWaveTests.assets, settingsPath: settings)
+        var options = GravityWave.Options(assets: BuildProducts.assets, settingsPath: settings)
         options.playerLaunchEnvironment = environment
         return try GravityWave(engine: engine, options: options)
     }

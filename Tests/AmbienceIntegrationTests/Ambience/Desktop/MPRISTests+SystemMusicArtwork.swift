@@ -21,7 +21,7 @@ extension MPRISTests {
         let song = try fixtures.sineOgg(
             "Mü sic #1/covered.ogg", seconds: 3, tags: ["TITLE=Covered", "ARTIST=Artist", "ALBUM=Album"])
         try FileManager.default.copyItem(
-            atPath: GravityWaveTests.assets + "/Music/cover.png", toPath: folder + "/cover.png")
+            atPath: BuildProducts.assets + "/Music/cover.png", toPath: folder + "/cover.png")
         let mpv = try MPV(playing: song)
         defer { mpv.kill() }
         let client = try MPRISClient(timeout: .seconds(2))

@@ -18,7 +18,7 @@ import Testing
 // an empty file hides the library, as on a system that lacks it.
 
 /// The libraries the engine opens at run time, by soname.
-private let optionalLibraries = [
+let optionalLibraries = [
     "libSDL2_image-2.0.so.0", "libpulse.so.0", "libdbus-1.so.3", "libopenmpt.so.0", "libfluidsynth.so.3"
 ]
 
@@ -131,55 +131,5 @@ enum ELF {
             return String(cString: resolved)
         }
         return nil
-    }
-}
-
-/// Each optional library hidden in turn (an empty file bind-mounted over it in a private mount namespace): the
-/// command renders, plays on SDL's dummy driver and reports the library missing with the loader's reason, and the
-/// engine inside the test binary shows that library's fallback.
-///
-/// On Debian 12, SDL2 2.26 itself links libpulse (Debian builds it without `--enable-pulseaudio-shared`), and
-/// libpulse links libdbus-1, so there no program that links SDL2 starts without either: the loader refuses before
-/// any of our code runs. The test finds such a library through ldd and readelf; the fallback's checks are then a known
-/// issue (reported, not failed), and the loader's refusal is checked instead. Where SDL2 opens libpulse itself (its
-/// default build, Fedora's and Arch's packages), they run as for SDL2_image.
-@Suite(
-    .offTheCooperativePool,
-    .serialized,
-    .enabled(if: Namespace.available, "needs `unshare -m` (root, or a user namespace): \(Namespace.unavailableReason)"),
-    .enabled(
-        if: !BuildProducts.sanitized,
-        "the instrumented build adds the sanitizer's runtime to what loads; this is a test of the plain build's linking"
-    ))
-
-/// A private mount namespace in which one file is hidden behind another (`mount --bind`), for the commands run in it.
-struct Namespace {
-    let hiding: String
-    let behind: String
-
-    /// Why `unshare -m` cannot be used here, or nil when it can.
-    static let unavailableReason: String = {
-        guard let result = try? ChildProcess.run(["unshare", "-m", "--propagation", "private", "true"], timeout: 10)
-        else {
-            return "unshare could not be started"
-        }
-        return result.status == 0 ? "" : String(decoding: result.stderr, as: UTF8.self)
-    }()
-    static var available: Bool { unavailableReason.isEmpty }
-
-    /// Runs `arguments` in a new mount namespace with `hiding` covered; status 90 when the bind mount failed. SDL uses
-    /// its dummy audio driver.
-    func run(_ arguments: [String], environment: [String: String] = [:]) throws -> ToolRunner.Result {
-        let script = #"mount --bind "$1" "$2" || exit 90; shift 2; exec "$@""#
-        let output = try ChildProcess.run(
-            ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", behind, hiding] + arguments,
-            environment: childEnvironment(environment.merging(["SDL_AUDIODRIVER": "dummy"]) { $1 }),
-            timeout: 120)
-        let result = ToolRunner.Result(
-            status: output.status, stdout: String(decoding: output.stdout, as: UTF8.self),
-            stderr: String(decoding: output.stderr, as: UTF8.self), killedBySignal: output.killedBySignal,
-            timedOut: output.timedOut)
-        if result.status == 90 { Issue.record("mount --bind \(behind) \(hiding) failed: \(result.stderr)") }
-        return result
     }
 }

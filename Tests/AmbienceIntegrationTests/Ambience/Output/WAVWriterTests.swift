@@ -32,7 +32,7 @@ import Testing
         #expect(writer.framesWritten == Int64(frames))
         try writer.finish()
 
-        let (info, signal) = try decodeAll(path)
+        let (info, signal) = try decodeAll(WAVDecoder(path: path))
         #expect(info.channels == channels)
         #expect(info.frames == Int64(frames))
         #expect(signal.samples.map(\.bitPattern) == samples.map(\.bitPattern))
@@ -51,7 +51,7 @@ import Testing
         try writer.write(samples)
         try writer.finish()
 
-        let (info, signal) = try decodeAll(path)
+        let (info, signal) = try decodeAll(WAVDecoder(path: path))
         #expect(info.frames == 48_000)
         #expect(signal.samples.count == samples.count)
         var worst: Float = 0
@@ -68,7 +68,7 @@ import Testing
         let writer = try WAVWriter(path: path, sampleRate: 8000, channels: 1, encoding: .pcm16)
         try writer.write([1.5, -2, .nan, 0.5, 1.4 / 32768, 1.6 / 32768, -1.6 / 32768, 1, -1])
         try writer.finish()
-        let samples = try decodeAll(path).signal.samples
+        let samples = try decodeAll(WAVDecoder(path: path)).signal.samples
         let step: Float = 1 / 32768
         let expected: [Float] = [32767 * step, -1, 0, 0.5, step, 2 * step, -2 * step, 32767 * step, -1]
         #expect(samples == expected)
@@ -80,7 +80,7 @@ import Testing
         let buffer = PCMBuffer(sampleRate: 44_100, channels: 2, samples: Self.testSignal(frames: 4410, channels: 2))
         try WAVWriter.write(buffer, to: path, encoding: .float32)
         #expect(try AudioFile.decode(path) == buffer)
-        #expect(try files(in: fixtures) == ["buffer.wav"])
+        #expect(try fixtures.files() == ["buffer.wav"])
     }
 
     @Test func aPartialLastFrameIsCompletedWithSilence() throws {
@@ -89,7 +89,7 @@ import Testing
         let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 2, encoding: .float32)
         try writer.write([0.25, 0.5, 0.75])
         try writer.finish()
-        let (info, signal) = try decodeAll(path)
+        let (info, signal) = try decodeAll(WAVDecoder(path: path))
         #expect(info.frames == 2)
         #expect(signal.samples == [0.25, 0.5, 0.75, 0])
     }
@@ -99,12 +99,12 @@ import Testing
         let path = fixtures.path("out.wav")
         let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 1, encoding: .pcm16)
         try writer.write([0.1, 0.2])
-        let during = try files(in: fixtures)
+        let during = try fixtures.files()
         #expect(during.count == 1)
         #expect(during.first?.hasPrefix(".out.wav.tmp-\(getpid())-") == true)
         try writer.finish()
         try writer.finish()  // a second finish does nothing
-        #expect(try files(in: fixtures) == ["out.wav"])
+        #expect(try fixtures.files() == ["out.wav"])
         #expect(throws: AudioWriteError.writeFailed(path, errno: EBADF)) { try writer.write([0]) }
     }
 
@@ -114,17 +114,17 @@ import Testing
         let cancelled = try WAVWriter(path: path, sampleRate: 48_000, channels: 2, encoding: .float32)
         try cancelled.write(Self.testSignal(frames: 48_000, channels: 2))
         cancelled.cancel()
-        #expect(try files(in: fixtures) == [])
+        #expect(try fixtures.files() == [])
         #expect(throws: AudioWriteError.writeFailed(path, errno: ECANCELED)) { try cancelled.finish() }
 
         do {
             let abandoned = try WAVWriter(path: path, sampleRate: 48_000, channels: 2, encoding: .pcm16)
             try abandoned.write(Self.testSignal(frames: 48_000, channels: 2))
-            let during = try files(in: fixtures)
+            let during = try fixtures.files()
             withExtendedLifetime(abandoned) {}
             #expect(during.count == 1)
         }
-        #expect(try files(in: fixtures) == [])
+        #expect(try fixtures.files() == [])
     }
 
     @Test func anExistingFileIsReplacedOnlyByFinish() throws {
@@ -140,7 +140,7 @@ import Testing
         try second.write(Self.testSignal(frames: 100, channels: 1))
         try second.finish()
         #expect(try WAVDecoder(path: path).info.frames == 100)
-        #expect(try files(in: fixtures) == ["out.wav"])
+        #expect(try fixtures.files() == ["out.wav"])
     }
 
     @Test func cannotCreate() throws {
@@ -163,7 +163,7 @@ import Testing
         #expect(throws: AudioWriteError.cannotCreate(out, errno: EINVAL)) {
             try WAVWriter(path: out, sampleRate: 48_000, channels: 0, encoding: .pcm16)
         }
-        #expect(try files(in: fixtures) == [])
+        #expect(try fixtures.files() == [])
     }
 
     @Test func tooLargeRemovesTheTemporaryFile() throws {
@@ -174,7 +174,7 @@ import Testing
         try writer.write([Float](repeating: 0.1, count: 40_000))
         #expect(throws: AudioWriteError.tooLarge(path)) { try writer.write([Float](repeating: 0.1, count: 20_000)) }
         #expect(throws: AudioWriteError.tooLarge(path)) { try writer.finish() }
-        #expect(try files(in: fixtures) == [])
+        #expect(try fixtures.files() == [])
     }
 
     @Test func realWriteErrorsRemoveTheTemporaryFile() throws {
@@ -182,12 +182,12 @@ import Testing
         let path = fixtures.path("out.wav")
         let writer = try WAVWriter(path: path, sampleRate: 48_000, channels: 1, encoding: .float32)
         // Make the folder vanish under the writer: the rename in finish() fails for real, and nothing is left.
-        let temporary = try #require(try files(in: fixtures).first)
+        let temporary = try #require(try fixtures.files().first)
         #expect(rename(fixtures.path(temporary), fixtures.path("moved-away")) == 0)
         #expect(unlink(fixtures.path("moved-away")) == 0)
         try writer.write([0.5])
         #expect(throws: AudioWriteError.writeFailed(path, errno: ENOENT)) { try writer.finish() }
-        #expect(try files(in: fixtures) == [])
+        #expect(try fixtures.files() == [])
     }
 
     @Test func errorsReadAsOneLine() {
