@@ -42,6 +42,7 @@ import Testing
         #expect(TestTree.suiteFindings(path: "T/Other.swift", text: "@Suite struct ATests {}\n").count == 1)
         let extending = "extension ATests {\n    @Test func more() {}\n}\n"
         #expect(TestTree.suiteFindings(path: "T/ATests+More.swift", text: extending).isEmpty)
+        #expect(TestTree.suiteFindings(path: "T/ATests+More.swift", text: extending + extending).isEmpty)
         #expect(TestTree.suiteFindings(path: "T/BTests+More.swift", text: extending).count == 1)
         let extendingTwo = extending + "extension BTests {\n    @Test func other() {}\n}\n"
         #expect(TestTree.suiteFindings(path: "T/ATests+More.swift", text: extendingTwo).count == 1)
@@ -171,7 +172,8 @@ struct SuiteShape {
                 let ownTests = (index..<end).contains {
                     depths[$0] == lineDepth + 1 && lines[$0].text.contains("@Test")
                 }
-                if ownTests { extended.append(String(name.split(separator: ".").last ?? "")) }
+                let suite = String(name.split(separator: ".").last ?? "")
+                if ownTests && !extended.contains(suite) { extended.append(suite) }
                 index += 1  // its nested types are read as the loop goes on
             } else {
                 if marked || lines[index..<end].contains(where: { $0.text.contains("@Test") }) { suites.append(name) }
