@@ -1,9 +1,7 @@
+import AmbiencePlatform
 import Testing
 
-@testable import Ambience
-@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
 /// The session's bookkeeping toward the desktop players, with a recording stand-in for them (pure logic; the real

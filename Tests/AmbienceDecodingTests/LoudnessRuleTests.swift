@@ -1,12 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ambience
-@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
-@testable import AmbienceIntegrationSupport
-@testable import AmbienceLibrary
 @testable import AmbienceTestSupport
 
 /// Loudness tags and the gain decision, as pure logic (no OpenAL).
@@ -128,8 +124,4 @@ import Testing
         #expect(LoudnessAnalysis.albumLoudness([]) == nil)
         #expect(LoudnessAnalysis.albumLoudness([(.nan, 60), (-10, 0)]) == nil)
     }
-}
-
-extension Double {
-    func isApproximately(_ other: Double, within tolerance: Double = 1e-6) -> Bool { abs(self - other) <= tolerance }
 }
