@@ -156,7 +156,8 @@ extension GravityWaveTests {
         }
         let folder = "\(Self.artifacts)/\(language.code)"
         try? FileManager.default.removeItem(atPath: folder)
-        let summary = try runInXvfb(language, assets: BuildProducts.assets, seconds: 5.6, steps: Self.screens, into: folder)
+        let summary = try runInXvfb(
+            language, assets: BuildProducts.assets, seconds: 5.6, steps: Self.screens, into: folder)
         for (_, step) in Self.screens where step.hasPrefix("shot=") {
             #expect(
                 FileManager.default.fileExists(atPath: "\(folder)/\(step.dropFirst(5))"),

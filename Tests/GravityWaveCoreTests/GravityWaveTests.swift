@@ -179,8 +179,8 @@ import Testing
         // 10 s for the 60 frames before the picture: a loaded machine drew 41 in 2 s.
         let run = try ChildProcess.run(
             [
-                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", BuildProducts.gravityWave, "--pilot", "--seconds", "10",
-                "--screenshot", shot, "--assets", BuildProducts.assets
+                "xvfb-run", "-a", "-s", "-screen 0 1024x768x24", BuildProducts.gravityWave, "--pilot",
+                "--seconds", "10", "--screenshot", shot, "--assets", BuildProducts.assets
             ], environment: environment, timeout: 120)
         let text = String(decoding: run.stdout, as: UTF8.self)
         #expect(
@@ -227,7 +227,9 @@ import Testing
         launch.headless = true
         launch.seconds = 1.5
         launch.screenshot = fixtures.path("offscreen.png")
-        let summary = try GameRun(launch: launch, headless: true, assets: BuildProducts.assets, settingsPath: settingsPath).run()
+        let summary = try GameRun(
+            launch: launch, headless: true, assets: BuildProducts.assets, settingsPath: settingsPath
+        ).run()
         #expect(summary.screenshot == launch.screenshot)
         let picture = try Self.decodePNG(fixtures.path("offscreen.png"))
         #expect(Self.brightPixels(picture, in: 50..<600, 4..<40) > 300)

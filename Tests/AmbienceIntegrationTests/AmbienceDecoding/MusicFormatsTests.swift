@@ -69,7 +69,8 @@ import Testing
     /// The interpolation and stereo separation reach libopenmpt: other settings match `openmpt123` given the same
     /// ones, and differ from the defaults by design (a nearest-sample render is not a sinc render).
     @Test(arguments: [
-        (MusicFormatFiles.modules[0], DecoderOptions.ModuleInterpolation.nearest, 50), (MusicFormatFiles.modules[1], .linear, 200),
+        (MusicFormatFiles.modules[0], DecoderOptions.ModuleInterpolation.nearest, 50),
+        (MusicFormatFiles.modules[1], .linear, 200),
         (MusicFormatFiles.modules[3], .cubic, 0)
     ])
     func moduleSettingsMatchOpenmpt123(

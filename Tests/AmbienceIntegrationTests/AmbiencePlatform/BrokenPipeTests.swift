@@ -18,7 +18,6 @@ import Testing
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
 
-
     /// How a child ended, as a shell would say it: its exit status, or the signal that ended it.
     static func ending(_ output: ChildProcess.Output) -> String {
         output.killedBySignal ? "killed by signal \(output.status)" : "exit \(output.status)"
@@ -32,7 +31,10 @@ import Testing
         let reader = open(fifo, O_RDONLY | O_NONBLOCK)
         try #require(reader >= 0)
         let game = try ChildProcess(
-            [BuildProducts.gravityWave, "--headless", "--assets", BuildProducts.assets, "--seconds", "20", "--record", fifo],
+            [
+                BuildProducts.gravityWave, "--headless", "--assets", BuildProducts.assets, "--seconds", "20",
+                "--record", fifo
+            ],
             environment: childEnvironment(["SDL_AUDIODRIVER": "dummy"]), stderr: .pipe)
         defer {
             game.kill()
