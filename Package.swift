@@ -98,17 +98,18 @@ let package = Package(
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
         .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceHost", "CIntl"], path: "Demos/GravityWave/Core"),
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
-        // The tests, split by what they need (Tests/README.md). The helpers are plain targets the test targets
-        // `@testable import` (debug builds compile every target for testing), layered like the sources so that a unit
-        // target builds only its layer: AmbienceTestSupport (child processes, fixtures made by sox, waiting) on
-        // Platform, AmbienceAudioTestSupport (signals, decoding checks) on Core, AmbienceIntegrationSupport (players,
-        // buses, sound servers, the C programs) on everything.
-        .target(name: "AmbienceTestSupport", dependencies: ["AmbiencePlatform"], path: "Tests/AmbienceTestSupport"),
-        .target(
+        // The tests, split by what they need (Tests/README.md). The helpers are test targets (no tests of their own)
+        // that the others `@testable import`, layered like the sources so that a unit target builds only its layer:
+        // AmbienceTestSupport (child processes, fixtures made by sox, waiting) on Platform, AmbienceAudioTestSupport
+        // (signals, decoding checks) on Core, AmbienceIntegrationSupport (players, buses, sound servers, the C
+        // programs) on everything. Test targets, not plain ones: `swift build` (release too) builds every plain target,
+        // and a release build is not compiled for `@testable import`.
+        .testTarget(name: "AmbienceTestSupport", dependencies: ["AmbiencePlatform"], path: "Tests/AmbienceTestSupport"),
+        .testTarget(
             name: "AmbienceAudioTestSupport", dependencies: ["AmbienceTestSupport", "AmbienceCore", "AmbiencePlatform"],
             path: "Tests/AmbienceAudioTestSupport"),
         // AmbienceC too: the fuzz drivers the suites share with Tests/Fuzz call the C API in-process.
-        .target(
+        .testTarget(
             name: "AmbienceIntegrationSupport",
             dependencies: ["AmbienceTestSupport", "AmbienceAudioTestSupport", "Ambience", "AmbienceCore", "AmbienceDecoding",
                            "AmbienceLibrary", "AmbienceMixer", "AmbiencePlatform", "AmbienceTool", "AmbienceHost",
