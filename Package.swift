@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "AmbienceC", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "CAmbience"]),
         // SDL_mixer's public types and constants, declared from its documentation (not its header).
         .systemLibrary(name: "CSDLMixerABI"),
-        // The test target must not depend on this: the soname flag would reach the test binary. Tests load the built
+        // No test target may depend on this: the soname flag would reach the test binary. Tests load the built
         // library from C programs instead (Tests/SDLMixer).
         .target(
             name: "SDLMixerStandIn", dependencies: ["Ambience", "AmbiencePlatform", "CSDLMixerABI", "CSDL2"],
@@ -107,9 +107,54 @@ let package = Package(
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
         .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceHost", "CIntl"], path: "Demos/GravityWave/Core"),
         .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
-        // AmbienceC too: the fuzz drivers the suite shares with Tests/Fuzz call the C API in-process.
-        .testTarget(name: "AmbienceTests",
-                    dependencies: ["Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "AmbiencePlatform", "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience"]),
+        // The tests, split by what they need (Tests/README.md). The helpers are test targets (no tests of their own)
+        // that the others `@testable import`, layered like the sources so that a unit target builds only its layer:
+        // AmbienceTestSupport (child processes, fixtures made by sox, waiting) on Platform, AmbienceAudioTestSupport
+        // (signals, decoding checks) on Core, AmbienceIntegrationSupport (players, buses, sound servers, the C
+        // programs) on everything. Test targets, not plain ones: `swift build` (release too) builds every plain target,
+        // and a release build is not compiled for `@testable import`.
+        .testTarget(name: "AmbienceTestSupport", dependencies: ["AmbiencePlatform"], path: "Tests/AmbienceTestSupport"),
+        .testTarget(
+            name: "AmbienceAudioTestSupport", dependencies: ["AmbienceTestSupport", "AmbienceCore", "AmbiencePlatform"],
+            path: "Tests/AmbienceAudioTestSupport"),
+        // AmbienceC too: the fuzz drivers the suites share with Tests/Fuzz call the C API in-process.
+        .testTarget(
+            name: "AmbienceIntegrationSupport",
+            dependencies: ["AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "AmbienceTestSupport", "AmbienceAudioTestSupport", "Ambience", "AmbienceCore", "AmbienceDecoding",
+                           "AmbienceLibrary", "AmbienceMixer", "AmbiencePlatform", "AmbienceTool", "AmbienceHost",
+                           "GravityWaveCore", "AmbienceC", "CAmbience"],
+            path: "Tests/AmbienceIntegrationSupport"),
+        // Unit tests: no services, no devices, each built on its own layer alone (Mixer's render through OpenAL
+        // Soft's loopback device, which needs no sound card).
+        .testTarget(name: "AmbiencePlatformTests", dependencies: ["AmbiencePlatform", "AmbienceTestSupport"]),
+        .testTarget(name: "AmbienceCoreTests", dependencies: ["AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport"]),
+        .testTarget(
+            name: "AmbienceDecodingTests",
+            dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport", "AmbienceAudioTestSupport"]),
+        .testTarget(
+            name: "AmbienceMixerTests",
+            dependencies: ["AmbienceMixer", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport", "AmbienceAudioTestSupport"]),
+        .testTarget(
+            name: "AmbienceLibraryTests",
+            dependencies: ["AmbienceLibrary", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport",
+                           "AmbienceAudioTestSupport"]),
+        // Integration: the engine with the real servers, buses, players and programs; the suites that share the
+        // sound server one at a time (SoundServerSuites) are all here, the C API's own among them.
+        .testTarget(
+            name: "AmbienceIntegrationTests",
+            dependencies: ["AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceLibrary", "AmbienceMixer", "AmbiencePlatform",
+                           "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience",
+                           "AmbienceTestSupport", "AmbienceAudioTestSupport", "AmbienceIntegrationSupport"]),
+        // The C API's suites outside the sound server's queue: its exit path, its log and its version.
+        .testTarget(
+            name: "AmbienceCAPITests",
+            dependencies: ["AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "Ambience", "AmbiencePlatform", "AmbienceC", "CAmbience", "AmbienceTestSupport",
+                           "AmbienceAudioTestSupport", "AmbienceIntegrationSupport"]),
+        // The demo game driven by its tests.
+        .testTarget(
+            name: "GravityWaveCoreTests",
+            dependencies: ["AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "GravityWaveCore", "Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceLibrary", "AmbiencePlatform",
+                           "AmbienceHost", "AmbienceTestSupport", "AmbienceAudioTestSupport", "AmbienceIntegrationSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

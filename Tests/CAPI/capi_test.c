@@ -1,6 +1,6 @@
 /*
  * The C API's own test, written against include/ambience.h only and linked with libambience-c.so.
- * Tests/AmbienceTests/CAPITests.swift builds and runs it (also under valgrind).
+ * Tests/AmbienceIntegrationTests/AmbienceC/CAPITests.swift builds and runs it (also under valgrind).
  *
  *     capi_test ROOT            every function group, offline, plus NOT_OFFLINE on a device engine (SDL dummy)
  *     capi_test ROOT route      a real route change: needs the private PulseAudio of scripts/with-services.sh

@@ -1,6 +1,6 @@
 /*
  * Tracker modules and MIDI through the C API, written against include/ambience.h only and linked with
- * libambience-c.so. Tests/AmbienceTests/CAPIFormatsTests.swift builds and runs it (CAPITests).
+ * libambience-c.so. Tests/AmbienceIntegrationTests/AmbienceC/CAPITests+Formats.swift builds and runs it (CAPITests).
  *
  *     formats_test MODULE MIDI SOUNDFONT
  *

@@ -1,6 +1,6 @@
 /*
  * HDR mixing through the C API (docs/HDR.md), written against include/ambience.h only and linked with
- * libambience-c.so. Tests/AmbienceTests/CAPIHDRTests.swift builds and runs it (CAPITests).
+ * libambience-c.so. Tests/AmbienceIntegrationTests/AmbienceC/CAPITests+HDR.swift builds and runs it (CAPITests).
  *
  * Footsteps (500 Hz, loudness 50) and an ambience (300 Hz, 40) under a window 40 dB wide; an explosion (1250 Hz,
  * 120) 56.2 m away reaches the listener at 85: the footsteps fall 35 dB, the ambience is culled; both come back

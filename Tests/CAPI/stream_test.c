@@ -1,6 +1,6 @@
 /*
  * Stream voices and the post-mix observer through the C API, written against include/ambience.h only and linked
- * with libambience-c.so. Tests/AmbienceTests/CAPIStreamsTests.swift builds and runs it.
+ * with libambience-c.so. Tests/AmbienceIntegrationTests/AmbienceC/CAPITests+Streams.swift builds and runs it.
  *
  * An offline engine plays a 440 Hz stream from a callback (heard at its frequency and level), stops it (never
  * called again), ends one that returns short (the voice-finished callback names it), and a post-mix observer that

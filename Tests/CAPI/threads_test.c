@@ -3,7 +3,7 @@
  * two start, change and stop voices (with NaN, huge and stale arguments among them), one moves buses, the
  * listener and the music volume, and one creates and destroys engines of its own and loads and unloads sounds.
  * Every call must return a status the header allows; the mix must stay finite. Built by
- * Tests/AmbienceTests/CAPITests.swift, and under ThreadSanitizer by scripts/sanitizers.sh.
+ * Tests/AmbienceIntegrationTests/AmbienceC/CAPITests.swift, and under ThreadSanitizer by scripts/sanitizers.sh.
  *
  *     threads_test [ROUNDS]      prints "N passed, M failed" and exits 1 when anything failed
  */

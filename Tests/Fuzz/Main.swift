@@ -2,7 +2,7 @@ import Glibc
 
 // The libFuzzer entry point, built by Tests/Fuzz/run.sh with -sanitize=fuzzer,address over the whole engine.
 // One binary serves every target; AMBIENCE_FUZZ_TARGET picks which (FuzzTarget in
-// Tests/AmbienceTests/Support/FuzzDrivers.swift, which the test suite uses to replay Tests/Fuzz/regressions/).
+// Tests/AmbienceIntegrationSupport/FuzzDrivers.swift, which the test suite uses to replay Tests/Fuzz/regressions/).
 
 private let target: FuzzTarget = {
     let name = getenv("AMBIENCE_FUZZ_TARGET").map { String(cString: $0) } ?? ""

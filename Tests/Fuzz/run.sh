@@ -3,7 +3,7 @@
 #   Tests/Fuzz/run.sh [SECONDS] [TARGET...]     (default: 240 s; every target)
 # SECONDS is the fuzzing's whole wall time, shared: the targets run as many at a time as there are cores (at most
 # 2 here), and each gets SECONDS × jobs / targets (at least 10 s). CI gives it 180 s: 15 targets, 24 s each.
-# Targets (FuzzTarget in Tests/AmbienceTests/Support/FuzzDrivers.swift): wav, ogg, mp3, flac, opus, mp4 (one
+# Targets (FuzzTarget in Tests/AmbienceIntegrationSupport/FuzzDrivers.swift): wav, ogg, mp3, flac, opus, mp4 (one
 # format's decoding path),
 # picture (picture blocks and covers through SDL2_image), sfx (the `--sfx` parser), m3u (playlists), pipeline (any
 # bytes through detection, decoding, resampling, `info`, and offline rendering as a sound and as music) and capi
@@ -27,7 +27,7 @@ trap 'rm -rf "$work"' EXIT
 binary="$work/ambience-fuzz"
 
 # The whole engine, module by module as SwiftPM builds it, with libFuzzer's coverage and AddressSanitizer; then the
-# entry point with the drivers the test suite shares (Tests/AmbienceTests/Support/FuzzDrivers.swift).
+# entry point with the drivers the test suite shares (Tests/AmbienceIntegrationSupport/FuzzDrivers.swift).
 build="$work/build"
 mkdir -p "$build"
 flags=(-sanitize=fuzzer,address -parse-as-library -package-name Ambience -O -g -wmo -enable-testing -I "$build"
@@ -52,8 +52,8 @@ module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
 module AmbienceTool Sources/AmbienceTool/*.swift
 module AmbienceC Sources/AmbienceC/*.swift
-swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceTests/Support/FuzzDrivers.swift \
-  Tests/AmbienceTests/Support/BusFuzzDriver.swift \
+swiftc "${flags[@]}" -module-name AmbienceFuzz Tests/Fuzz/Main.swift Tests/AmbienceIntegrationSupport/FuzzDrivers.swift \
+  Tests/AmbienceIntegrationSupport/BusFuzzDriver.swift \
   "$build"/*.o -lopenal -lSDL2 -lSDL2_image -lSDL2_mixer -lvorbisfile -lvorbis -logg -lmpg123 -lpulse -ldbus-1 -lsqlite3 -lz \
   -lFLAC -lopusfile -lopus \
   -lsndfile -lavformat -lavcodec -lavutil \

@@ -1,7 +1,7 @@
 /*
  * The SDL_mixer stand-in's code that sees or makes samples, from C: Mix_HookMusic, Mix_RegisterEffect and its kin,
  * Mix_SetPostMix, and finite loops. Compiled against Debian's own <SDL2/SDL_mixer.h> and run with the stand-in first
- * on LD_LIBRARY_PATH by Tests/AmbienceTests/SDLMixerEffectsTests.swift.
+ * on LD_LIBRARY_PATH by Tests/AmbienceIntegrationTests/SDLMixerStandIn/SDLMixerEffectsTests.swift.
  *
  *   standin_effects_test          the functions' contracts, bad input included. Ends with "N passed, M failed".
  *   standin_effects_test --heard  four parts, silence between them, for SDL's disk driver (the Swift test reads what

@@ -1,7 +1,7 @@
 /*
  * The SDL_mixer stand-in's update thread while nothing plays, from C: compiled against Debian's own
  * <SDL2/SDL_mixer.h> and run with the stand-in first on LD_LIBRARY_PATH by
- * Tests/AmbienceTests/SDLMixerStandInTests.swift. Ends with "N passed, M failed".
+ * Tests/AmbienceIntegrationTests/SDLMixerStandIn/SDLMixerStandInTests.swift. Ends with "N passed, M failed".
  *   - An open device with no channel, music or hook playing: the thread ("sdlmixer-update") wakes about 10 times a
  *     second, not 100 (its voluntary context switches, from /proc, over 1 s).
  *   - A chunk played then is still reported as it ends (the play wakes the thread), within its length and a tick.

@@ -1,6 +1,6 @@
 /*
  * The SDL_mixer stand-in's music from C, compiled against Debian's own <SDL2/SDL_mixer.h> and run with the stand-in
- * first on LD_LIBRARY_PATH, from the repository's root (Tests/AmbienceTests/SDLMixerMusicTests.swift does all three).
+ * first on LD_LIBRARY_PATH, from the repository's root (Tests/AmbienceIntegrationTests/SDLMixerStandIn/SDLMixerMusicTests.swift does all three).
  *
  *   standin_music_test FOLDER  every music function, bad input included (NULL, freed music, NaN and huge positions,
  *                              an SDL_RWops that fails mid-read, absurd loop counts), with Assets/Music, tracker

@@ -1,7 +1,7 @@
 /*
  * Three races of the SDL_mixer stand-in (issue #33's known defects), from C: compiled against Debian's own
  * <SDL2/SDL_mixer.h> and run with the stand-in first on LD_LIBRARY_PATH, from the repository's root, by
- * Tests/AmbienceTests/SDLMixerStandInTests.swift. Ends with "N passed, M failed".
+ * Tests/AmbienceIntegrationTests/SDLMixerStandIn/SDLMixerStandInTests.swift. Ends with "N passed, M failed".
  *   standin_races_test           the hook and the shrink (any SDL audio driver)
  *   standin_races_test --reopen  the reopening (a driver that opens two devices at once, as pulseaudio does: the
  *                                closing device is still open while its callbacks run)

@@ -1,6 +1,6 @@
 /*
  * The SDL_mixer stand-in from C, compiled against Debian's own <SDL2/SDL_mixer.h> (which proves the ABI) and run
- * with the stand-in first on LD_LIBRARY_PATH (Tests/AmbienceTests/SDLMixerStandInTests.swift does both).
+ * with the stand-in first on LD_LIBRARY_PATH (Tests/AmbienceIntegrationTests/SDLMixerStandIn/SDLMixerStandInTests.swift does both).
  *
  *   standin_test FOLDER   every implemented function, bad input included; FOLDER is where the stand-in must have
  *                         been loaded from (read back from /proc/self/maps). Ends with "N passed, M failed".

@@ -1,0 +1,42 @@
+import AmbiencePlatform
+import CAmbience
+import Foundation
+import Testing
+
+@testable import Ambience
+@testable import AmbienceAudioTestSupport
+@testable import AmbienceC
+@testable import AmbienceCore
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceMixer
+@testable import AmbienceTestSupport
+
+/// The null output: real-time pace from a `WorkerThread`'s timed wait, and a stop that joins at once.
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct NullOutputTests {
+    @Test func itRendersAtRealTimeAndStopsByJoiningAtOnce() throws {
+        let mixer = try Mixer(MixerConfiguration(sampleRate: 48_000, realVoices: 4, maxVoices: 4))
+        defer { mixer.close() }
+        let output = NullOutput(renderer: MixerRenderer(mixer: mixer), sampleRate: 48_000, blockFrames: 480)
+        let start = monotonicNanoseconds()
+        output.start()
+        output.start()  // a second start is harmless
+        #expect(eventually { mixer.framesRendered.load(ordering: .relaxed) >= 24_000 })
+        let elapsed = Double(monotonicNanoseconds() - start) / 1e9
+        // Half a second of audio took about half a second: paced, not rendered as fast as the CPU allows.
+        #expect(elapsed > 0.4, "rendered 0.5 s of audio in \(elapsed) s")
+
+        let stopping = monotonicNanoseconds()
+        output.stop()
+        let stopTook = Double(monotonicNanoseconds() - stopping) / 1e9
+        #expect(stopTook < 0.1, "stop took \(stopTook) s")
+        let frames = mixer.framesRendered.load(ordering: .relaxed)
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(mixer.framesRendered.load(ordering: .relaxed) == frames, "nothing renders after stop() returns")
+
+        // It starts again after a stop (the device's HRTF reset stops and restarts it).
+        output.start()
+        #expect(eventually { mixer.framesRendered.load(ordering: .relaxed) > frames })
+        output.stop()
+        output.stop()
+    }
+}
