@@ -23,6 +23,12 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
     /// The nice level (−20…19): what counts for a normal thread.
     package var nice: Int32
 
+    package init(isRealtime: Bool, realtimePriority: Int32, nice: Int32) {
+        self.isRealtime = isRealtime
+        self.realtimePriority = realtimePriority
+        self.nice = nice
+    }
+
     package var description: String {
         isRealtime ? "realtime \(realtimePriority)" : "nice \(nice)"
     }
