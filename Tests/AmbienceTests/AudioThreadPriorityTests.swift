@@ -165,15 +165,19 @@ extension SoundServerSuites {
             let rtkit = try RealtimeKit(address: bus)
             let limits = try rtkit.limits()
             try ThreadScheduling.limitRealtimeCPU(toMicroseconds: limits.realtimeCPUMicrosecondsMax)
-            #expect(throws: DesktopError.remoteError(
-                name: "org.freedesktop.DBus.Error.AccessDenied", message: "Operation not permitted")) {
+            #expect(
+                throws: DesktopError.remoteError(
+                    name: "org.freedesktop.DBus.Error.AccessDenied", message: "Operation not permitted")
+            ) {
                 try rtkit.makeRealtime(thread: thread, priority: limits.maxRealtimePriority + 1)
             }
             #expect(throws: DesktopError.self) {
                 try rtkit.makeHighPriority(thread: thread, level: limits.minNiceLevel - 1)
             }
-            #expect(try ThreadScheduling.of(thread: thread) == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
-            // A thread of another process (the bus daemon's child, pid 1 here or not) is not ours to raise.
+            #expect(
+                try ThreadScheduling.of(thread: thread)
+                    == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
+            // Thread 1 is another process's (init's, or the container's first): not ours to raise.
             #expect(throws: DesktopError.self) { try rtkit.makeRealtime(thread: 1, priority: 1) }
         }
 
@@ -184,7 +188,8 @@ extension SoundServerSuites {
             else { return }
             let parked = ParkedThread()
             let thread = try parked.kernelID()
-            let obtained = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor(systemBus: session))
+            let obtained = AudioThreadPriority.negotiate(
+                thread: thread, with: SystemPriorityGrantor(systemBus: session))
             let now = try ThreadScheduling.of(thread: thread)
             switch obtained {
             case .realtime(let priority, .kernel): #expect(now.isRealtime && Int(now.realtimePriority) == priority)

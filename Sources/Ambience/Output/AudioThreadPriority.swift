@@ -22,7 +22,8 @@ package enum AudioThreadPriority: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .pending: "pending"
-        case .realtime(let priority, let via): "realtime \(priority) via \(via == .rtkit ? "rtkit" : "sched_setscheduler")"
+        case .realtime(let priority, let via):
+            "realtime \(priority) via \(via == .rtkit ? "rtkit" : "sched_setscheduler")"
         case .nice(let level, let via): "nice \(level) via \(via == .rtkit ? "rtkit" : "setpriority")"
         case .none(let reason): "none: \(reason)"
         }
@@ -61,7 +62,8 @@ extension AudioThreadPriority {
         func readBack(_ claimed: AudioThreadPriority) -> AudioThreadPriority {
             guard let now = try? grantor.scheduling(of: thread) else { return claimed }
             switch claimed {
-            case .realtime(_, let via) where now.isRealtime: return .realtime(priority: Int(now.realtimePriority), via: via)
+            case .realtime(_, let via) where now.isRealtime:
+                return .realtime(priority: Int(now.realtimePriority), via: via)
             case .nice(_, let via) where !now.isRealtime: return .nice(level: Int(now.nice), via: via)
             default: return .none(reason: "granted \(claimed), yet the kernel reports \(now)")
             }
@@ -121,7 +123,9 @@ struct SystemPriorityGrantor: PriorityGranting {
     func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
         try ThreadScheduling.setRealtime(thread: thread, priority: priority)
     }
-    func kernelNice(thread: Int32, level: Int) throws(Errno) { try ThreadScheduling.setNice(thread: thread, nice: level) }
+    func kernelNice(thread: Int32, level: Int) throws(Errno) {
+        try ThreadScheduling.setNice(thread: thread, nice: level)
+    }
     func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling { try ThreadScheduling.of(thread: thread) }
 }
 
