@@ -67,10 +67,11 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Lowers this process's RLIMIT_RTTIME (the CPU time, in µs, a real-time thread may take without blocking
-    /// before the kernel sends SIGXCPU) to at most `microseconds`, soft and hard limit alike; a lower limit is kept.
-    /// rtkit refuses a process whose limit is above its `RTTimeUSecMax`: it is how a runaway real-time thread is
-    /// stopped instead of freezing the machine. Returns the limit in force.
+    /// Lowers this process's RLIMIT_RTTIME (the CPU time, in µs, a real-time thread may take without blocking: past
+    /// the soft limit the kernel sends SIGXCPU, past the hard one SIGKILL) to at most `microseconds` for the hard
+    /// limit and half that for the soft one, which `RealtimeWatchdog` answers; lower limits are kept. rtkit refuses
+    /// a process whose limit is above its `RTTimeUSecMax`: it is how a runaway real-time thread is stopped instead
+    /// of freezing the machine. Returns the hard limit in force.
     @discardableResult
     package static func limitRealtimeCPU(toMicroseconds microseconds: Int) throws(Errno) -> Int {
         let resource = __rlimit_resource_t(15)  // RLIMIT_RTTIME, which Glibc's module does not name
@@ -79,8 +80,72 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         let wanted = rlim_t(max(microseconds, 1))
         // RLIM_INFINITY is the largest value: `min` keeps a lower limit and replaces an unlimited one.
         limit.rlim_max = min(limit.rlim_max, wanted)
-        limit.rlim_cur = min(limit.rlim_cur, limit.rlim_max)
+        limit.rlim_cur = min(limit.rlim_cur, limit.rlim_max / 2)
         guard setrlimit(resource, &limit) == 0 else { throw Errno.current }
         return Int(clamping: limit.rlim_max)
+    }
+}
+
+/// The real-time threads the engine raised, dropped back to normal scheduling when the kernel warns that one ran too
+/// long without blocking (SIGXCPU at RLIMIT_RTTIME's soft limit), before the hard limit's SIGKILL ends the process:
+/// PulseAudio does the same for its own threads. The soft limit is half the hard one (`limitRealtimeCPU`).
+///
+/// The handler is async-signal-safe: it reads the registered thread ids from a fixed table (aligned 32-bit words,
+/// written under a lock by ordinary code), calls `sched_setscheduler` for each, and marks them dropped (negated).
+package enum RealtimeWatchdog {
+    private static let capacity = 16
+    /// Thread ids; 0 is free, a negative id a thread the handler dropped. Made once, for the life of the process.
+    nonisolated(unsafe) private static let table: UnsafeMutablePointer<Int32> = {
+        let table = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        table.initialize(repeating: 0, count: capacity)
+        return table
+    }()
+    private static let writers = Lock<Bool>(false)
+
+    /// Installs the SIGXCPU handler (once) and registers `thread`. Throws, and `thread` must then not be made real
+    /// time, when the program handles or ignores SIGXCPU itself (EBUSY: the hard limit's SIGKILL would follow) or
+    /// the table is full (EAGAIN).
+    package static func watch(thread: Int32) throws(Errno) {
+        try writers.withLock { (installed: inout Bool) throws(Errno) in
+            if !installed {
+                var current = sigaction()
+                guard sigaction(SIGXCPU, nil, &current) == 0 else { throw Errno.current }
+                // nil is SIG_DFL: anything else is the program's.
+                guard current.__sigaction_handler.sa_handler == nil else { throw Errno(EBUSY) }
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = onSIGXCPU
+                action.sa_flags = SA_RESTART
+                sigemptyset(&action.sa_mask)
+                guard sigaction(SIGXCPU, &action, nil) == 0 else { throw Errno.current }
+                installed = true
+            }
+            guard let slot = (0..<capacity).first(where: { table[$0] == 0 || abs(table[$0]) == thread }) else {
+                throw Errno(EAGAIN)
+            }
+            table[slot] = thread
+        }
+    }
+
+    /// Forgets `thread` (its output closed).
+    package static func forget(thread: Int32) {
+        writers.withLock { _ in
+            for slot in 0..<capacity where abs(table[slot]) == thread { table[slot] = 0 }
+        }
+    }
+
+    /// Whether the handler dropped `thread` from real time.
+    package static func wasDropped(thread: Int32) -> Bool {
+        writers.withLock { _ in (0..<capacity).contains { table[$0] == -thread } }
+    }
+
+    private static let onSIGXCPU: @convention(c) (Int32) -> Void = { _ in
+        let saved = errno
+        for slot in 0..<RealtimeWatchdog.capacity {
+            let thread = RealtimeWatchdog.table[slot]
+            guard thread > 0 else { continue }
+            var parameters = sched_param()
+            if sched_setscheduler(thread, SCHED_OTHER, &parameters) == 0 { RealtimeWatchdog.table[slot] = -thread }
+        }
+        errno = saved
     }
 }

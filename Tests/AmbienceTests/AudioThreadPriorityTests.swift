@@ -19,7 +19,8 @@ import Testing
         /// What the kernel reports after the grant; nil: what was granted.
         var reported: ThreadScheduling?
         private(set) var requests: [String] = []
-        private var granted = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0)
+        /// The thread's scheduling now: normal at first, then what was granted.
+        var granted = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0)
 
         func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits { try limits.get() }
         func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError) {
@@ -59,14 +60,14 @@ import Testing
         let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
         #expect(obtained == .realtime(priority: 4, via: .rtkit))
         #expect(obtained.description == "realtime 4 via rtkit")
-        #expect(grantor.requests == ["RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42"])
+        #expect(grantor.requests == ["rtkit nice -15 for 42", "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42"])
     }
 
     @Test func aLowerRtkitMaximumIsAskedForInstead() {
         let grantor = ScriptedGrantor()
         grantor.limits = .success(.init(maxRealtimePriority: 2, minNiceLevel: -15, realtimeCPUMicrosecondsMax: 50_000))
         #expect(AudioThreadPriority.negotiate(thread: 7, with: grantor) == .realtime(priority: 2, via: .rtkit))
-        #expect(grantor.requests == ["RLIMIT_RTTIME 50000", "rtkit realtime 2 for 7"])
+        #expect(grantor.requests == ["rtkit nice -15 for 7", "RLIMIT_RTTIME 50000", "rtkit realtime 2 for 7"])
     }
 
     @Test func rtkitRefusingRealtimeIsAskedForItsLowestNiceLevel() {
@@ -75,14 +76,14 @@ import Testing
         let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
         #expect(obtained == .nice(level: -15, via: .rtkit))
         #expect(obtained.description == "nice -15 via rtkit")
-        #expect(grantor.requests.last == "rtkit nice -15 for 42")
+        #expect(grantor.requests == ["rtkit nice -15 for 42", "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42"])
     }
 
     @Test func withoutRtkitTheKernelIsAskedThenNothingIsLeft() {
         let grantor = ScriptedGrantor()
         grantor.limits = .failure(Self.noRtkit)
         #expect(AudioThreadPriority.negotiate(thread: 42, with: grantor) == .realtime(priority: 4, via: .kernel))
-        #expect(grantor.requests == ["RLIMIT_RTTIME 200000", "kernel realtime 4"])
+        #expect(grantor.requests == ["kernel nice -20", "RLIMIT_RTTIME 200000", "kernel realtime 4"])
 
         let refused = ScriptedGrantor()
         refused.limits = .failure(Self.noRtkit)
@@ -102,14 +103,27 @@ import Testing
         // Every way is named with its answer, in the order tried.
         #expect(
             nothing.requests == [
-                "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42", "rtkit nice -15 for 42", "RLIMIT_RTTIME 200000",
-                "kernel realtime 4", "kernel nice -20"
+                "rtkit nice -15 for 42", "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42", "kernel nice -20",
+                "RLIMIT_RTTIME 200000", "kernel realtime 4"
             ])
         #expect(reason.contains("rtkit refused realtime 4 (org.freedesktop.DBus.Error.AccessDenied"))
         #expect(reason.contains("rtkit refused nice -15"))
         #expect(reason.contains("sched_setscheduler: \(Errno(EPERM))"))
         #expect(reason.contains("setpriority: \(Errno(EACCES))"))
-        #expect(obtained.description.hasPrefix("none: rtkit refused realtime 4"))
+        #expect(obtained.description.hasPrefix("none: rtkit refused nice -15"))
+    }
+
+    @Test func aThreadRealtimeAlreadyAtOurPriorityOrAboveIsLeftAsItIs() {
+        let grantor = ScriptedGrantor()
+        grantor.granted = ThreadScheduling(isRealtime: true, realtimePriority: 20, nice: 0)
+        let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
+        #expect(obtained == .realtime(priority: 20, via: .alreadySet))
+        #expect(obtained.description == "realtime 20, set before the engine asked")
+        #expect(grantor.requests.isEmpty)
+        // Below ours, it is raised as any other.
+        let low = ScriptedGrantor()
+        low.granted = ThreadScheduling(isRealtime: true, realtimePriority: 1, nice: 0)
+        #expect(AudioThreadPriority.negotiate(thread: 42, with: low) == .realtime(priority: 4, via: .rtkit))
     }
 
     @Test func whatTheKernelReportsIsWhatIsSaid() {
@@ -179,6 +193,30 @@ extension SoundServerSuites {
                     == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
             // Thread 1 is another process's (init's, or the container's first): not ours to raise.
             #expect(throws: DesktopError.self) { try rtkit.makeRealtime(thread: 1, priority: 1) }
+        }
+
+        /// A real-time thread that runs past RLIMIT_RTTIME's soft limit without blocking is dropped to its nice level
+        /// by the SIGXCPU handler, before the hard limit's SIGKILL would end the process (this one).
+        @Test func aThreadThatNeverBlocksIsDroppedNotKilled() throws {
+            guard let bus = Self.systemBus else { return }
+            let outcome = Lock<(obtained: AudioThreadPriority, after: ThreadScheduling?)>((.pending, nil))
+            let done = Atomic<Bool>(false)
+            WorkerThread.detached(name: "rt-spin") {
+                let me = currentKernelThreadID()
+                let obtained = AudioThreadPriority.negotiate(thread: me, with: SystemPriorityGrantor(systemBus: bus))
+                defer { RealtimeWatchdog.forget(thread: me) }
+                // Spins without a blocking call for at most 1 s of wall time, until the handler has dropped it.
+                let end = monotonicNanoseconds() + 1_000_000_000
+                while monotonicNanoseconds() < end && !RealtimeWatchdog.wasDropped(thread: me) {}
+                outcome.withLock { $0 = (obtained, try? ThreadScheduling.of(thread: me)) }
+                done.store(true, ordering: .releasing)
+            }
+            #expect(eventually(within: 10) { done.load(ordering: .acquiring) })
+            let (obtained, after) = outcome.withLock { $0 }
+            #expect(obtained == .realtime(priority: 4, via: .rtkit))
+            #expect(
+                after == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: -15),
+                "\(String(describing: after))")
         }
 
         /// On a bus without rtkit (the session bus) the kernel is asked: as root it grants real time, else it

@@ -9,8 +9,9 @@ import AmbiencePlatform
 final class RealtimeKit: Sendable {
     static let name = "org.freedesktop.RealtimeKit1"
     static let path = "/org/freedesktop/RealtimeKit1"
-    /// rtkit asks polkit before it grants, which takes a round trip of its own: more than a plain call's timeout.
-    static let timeout = Duration.seconds(1)
+    /// rtkit asks polkit before it grants, and a desktop may start it on demand at the first call (bus activation):
+    /// more than a plain call's timeout. The caller is a thread of its own, which nothing waits for.
+    static let timeout = Duration.seconds(2)
 
     /// What rtkit grants at most, as its properties say.
     struct Limits: Sendable, Equatable {

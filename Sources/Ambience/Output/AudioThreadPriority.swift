@@ -9,6 +9,8 @@ package enum AudioThreadPriority: Sendable, Equatable, CustomStringConvertible {
         case rtkit
         /// The kernel itself, to a process allowed to ask (CAP_SYS_NICE, RLIMIT_RTPRIO or RLIMIT_NICE).
         case kernel
+        /// Nobody: the thread was real time already, as high or higher (PipeWire raises its own threads).
+        case alreadySet
     }
     /// Not asked yet: the audio thread has not run, or the request is under way.
     case pending
@@ -16,15 +18,21 @@ package enum AudioThreadPriority: Sendable, Equatable, CustomStringConvertible {
     case realtime(priority: Int, via: Grantor)
     /// A normal thread at the nice level `level`.
     case nice(level: Int, via: Grantor)
+    /// Real time at `priority` was granted, then dropped when the thread ran past RLIMIT_RTTIME's soft limit
+    /// without blocking (SIGXCPU, `RealtimeWatchdog`); the thread kept the nice level `level`.
+    case dropped(priority: Int, level: Int)
     /// Nothing was obtained; the thread runs as it was. `reason` says what each way answered.
     case none(reason: String)
 
     package var description: String {
         switch self {
         case .pending: "pending"
+        case .realtime(let priority, .alreadySet): "realtime \(priority), set before the engine asked"
         case .realtime(let priority, let via):
             "realtime \(priority) via \(via == .rtkit ? "rtkit" : "sched_setscheduler")"
         case .nice(let level, let via): "nice \(level) via \(via == .rtkit ? "rtkit" : "setpriority")"
+        case .dropped(let priority, let level):
+            "nice \(level), realtime \(priority) dropped after SIGXCPU (it ran past RLIMIT_RTTIME's soft limit)"
         case .none(let reason): "none: \(reason)"
         }
     }
@@ -54,10 +62,18 @@ protocol PriorityGranting {
 }
 
 extension AudioThreadPriority {
-    /// Raises `thread` the first way that works: rtkit real time (SCHED_RR at a low priority), rtkit high priority
-    /// (its lowest nice level), the kernel's real time, the kernel's nice level; else nothing, with every refusal in
-    /// the reason. What was granted is read back from the kernel: the report says what the thread has.
+    /// Raises `thread` the first way that works: rtkit real time (SCHED_RR at a low priority) over rtkit's lowest
+    /// nice level, else that nice level alone; the kernel's real time over nice −20, else nice −20 alone; else
+    /// nothing, with every refusal in the reason. What was granted is read back from the kernel: the report says
+    /// what the thread has.
     static func negotiate(thread: Int32, with grantor: some PriorityGranting) -> AudioThreadPriority {
+        // A thread raised already (SDL's pipewire driver calls back on PipeWire's thread, which PipeWire's module-rt
+        // raises) is not lowered to ours.
+        if let before = try? grantor.scheduling(of: thread), before.isRealtime,
+            before.realtimePriority >= realtimePriority
+        {
+            return .realtime(priority: Int(before.realtimePriority), via: .alreadySet)
+        }
         var refusals: [String] = []
         func readBack(_ claimed: AudioThreadPriority) -> AudioThreadPriority {
             guard let now = try? grantor.scheduling(of: thread) else { return claimed }
@@ -68,8 +84,18 @@ extension AudioThreadPriority {
             default: return .none(reason: "granted \(claimed), yet the kernel reports \(now)")
             }
         }
+        // The nice level is asked first, then real time on top: a thread dropped from real time (RealtimeWatchdog)
+        // keeps the nice level, which SCHED_RR leaves untouched.
         do throws(DesktopError) {
             let limits = try grantor.rtkitLimits()
+            let level = max(limits.minNiceLevel, niceLevel)
+            var niceGranted = false
+            if level < 0 {
+                do throws(DesktopError) {
+                    try grantor.rtkitHighPriority(thread: thread, level: level)
+                    niceGranted = true
+                } catch { refusals.append("rtkit refused nice \(level) (\(error))") }
+            }
             let priority = min(realtimePriority, limits.maxRealtimePriority)
             if priority >= 1 {
                 do throws(Errno) {
@@ -80,23 +106,19 @@ extension AudioThreadPriority {
                     } catch { refusals.append("rtkit refused realtime \(priority) (\(error))") }
                 } catch { refusals.append("RLIMIT_RTTIME not lowered for rtkit (\(error))") }
             }
-            let level = max(limits.minNiceLevel, niceLevel)
-            if level < 0 {
-                do throws(DesktopError) {
-                    try grantor.rtkitHighPriority(thread: thread, level: level)
-                    return readBack(.nice(level: level, via: .rtkit))
-                } catch { refusals.append("rtkit refused nice \(level) (\(error))") }
-            }
+            if niceGranted { return readBack(.nice(level: level, via: .rtkit)) }
         } catch { refusals.append("no rtkit (\(error))") }
+        var kernelNiceGranted = false
+        do throws(Errno) {
+            try grantor.kernelNice(thread: thread, level: niceLevel)
+            kernelNiceGranted = true
+        } catch { refusals.append("setpriority: \(error)") }
         do throws(Errno) {
             try grantor.limitRealtimeCPU(microseconds: realtimeCPUMicroseconds)
             try grantor.kernelRealtime(thread: thread, priority: realtimePriority)
             return readBack(.realtime(priority: realtimePriority, via: .kernel))
         } catch { refusals.append("sched_setscheduler: \(error)") }
-        do throws(Errno) {
-            try grantor.kernelNice(thread: thread, level: niceLevel)
-            return readBack(.nice(level: niceLevel, via: .kernel))
-        } catch { refusals.append("setpriority: \(error)") }
+        if kernelNiceGranted { return readBack(.nice(level: niceLevel, via: .kernel)) }
         return .none(reason: refusals.joined(separator: "; "))
     }
 }
@@ -112,6 +134,9 @@ struct SystemPriorityGrantor: PriorityGranting {
 
     func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits { try rtkit.get().limits() }
     func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError) {
+        do throws(Errno) { try RealtimeWatchdog.watch(thread: thread) } catch {
+            throw .unsupported("no SIGXCPU watchdog for a real-time thread (\(error))")
+        }
         try rtkit.get().makeRealtime(thread: thread, priority: priority)
     }
     func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError) {
@@ -121,6 +146,7 @@ struct SystemPriorityGrantor: PriorityGranting {
         try ThreadScheduling.limitRealtimeCPU(toMicroseconds: microseconds)
     }
     func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
+        try RealtimeWatchdog.watch(thread: thread)
         try ThreadScheduling.setRealtime(thread: thread, priority: priority)
     }
     func kernelNice(thread: Int32, level: Int) throws(Errno) {
@@ -177,6 +203,9 @@ final class AudioThreadRaise: Sendable {
         if !started { obtained.withLock { $0 = .none(reason: "no thread to ask from") } }
     }
 
+    /// The thread's id once recorded; 0 before.
+    private var recordedThread: Int32 { threadID.load(ordering: .acquiring) }
+
     /// On the audio thread: records its id the first time.
     func recordIfNeeded() {
         guard isKernelThreadIDAvailable else { return }
@@ -184,10 +213,20 @@ final class AudioThreadRaise: Sendable {
     }
 
     /// The output closed: a request still waiting for its first block stops waiting.
-    func close() { closed.store(true, ordering: .releasing) }
+    func close() {
+        closed.store(true, ordering: .releasing)
+        if recordedThread != 0 { RealtimeWatchdog.forget(thread: recordedThread) }
+    }
 
-    /// What the thread obtained; `.pending` until the request is answered.
-    var priority: AudioThreadPriority { obtained.withLock { $0 } }
+    /// What the thread obtained; `.pending` until the request is answered. A thread the kernel warned about (it ran
+    /// half RLIMIT_RTTIME without blocking) was dropped to normal scheduling, and says so.
+    var priority: AudioThreadPriority {
+        let answer = obtained.withLock { $0 }
+        guard case .realtime(let priority, let via) = answer, via != .alreadySet, recordedThread != 0,
+            RealtimeWatchdog.wasDropped(thread: recordedThread)
+        else { return answer }
+        return .dropped(priority: priority, level: Int((try? ThreadScheduling.of(thread: recordedThread))?.nice ?? 0))
+    }
 
     /// What the thread obtained, waiting up to `seconds` for the answer.
     func priority(waitingUpTo seconds: Double) -> AudioThreadPriority {
