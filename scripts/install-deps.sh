@@ -34,6 +34,8 @@ packages=(
   # the same tests on PipeWire (AMBIENCE_SOUND_SERVER=pipewire): the server, its session manager and its PulseAudio
   # server; installed beside pulseaudio, only the one scripts/with-services.sh starts runs
   pipewire pipewire-bin pipewire-pulse wireplumber
+  # the audio thread's priority, asked of rtkit on a private system bus (scripts/with-services.sh); rtkit asks polkit
+  rtkit polkitd
   # a second MPRIS player that speaks it differently (two bus names, a TrackList); run as `nobody` through
   # util-linux's setpriv, since VLC refuses to run as root
   vlc-bin vlc-plugin-base util-linux

@@ -10,8 +10,11 @@
 #                             `ambience bench --latency --server-log` counts)
 #   pipewire                  pipewire + wireplumber (the session manager: without it no stream reaches a sink) +
 #                             pipewire-pulse (PipeWire's PulseAudio server, which every libpulse client talks to)
+# Then, after the sound server (which keeps its own priority), a private system bus with polkitd and rtkit-daemon on
+# it, where the engine asks for its audio thread's real-time priority as on a desktop.
 # Exports, for the command:
-#   AMBIENCE_SOUND_SERVER (the server that runs), PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, AMBIENCE_TEST_SERVICES=1,
+#   AMBIENCE_SOUND_SERVER (the server that runs), PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS,
+#   AMBIENCE_TEST_SERVICES=1,
 #   AMBIENCE_TEST_RUNTIME (the folder), LANG=LC_ALL=C.UTF-8 (built into Debian's libc: in the C locale, oggenc turns
 #   a tag's "Tëst" into "T##st")
 set -euo pipefail
@@ -99,7 +102,43 @@ start_pipewire() {
     "$root/pipewire-pulse.log"
 }
 
+# A system bus of our own, on an abstract socket: polkitd and rtkit drop root for users of their own, who could not
+# reach a socket in this folder (mode 700). polkitd answers rtkit's question (root is always authorized), and rtkit runs without its
+# canary (a watchdog that demotes every thread when it starves, as a loaded machine makes it) and with its burst
+# limit (25 requests in 20 s) raised, since the suites open an output, and ask, in test after test.
+start_system_bus() {
+  cat > "$root/system.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:abstract=$(basename "$root")-system</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/> <allow own="*"/> <allow send_destination="*"/> <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+CONF
+  dbus-daemon --config-file="$root/system.conf" --nofork --nopidfile --print-address=1 > "$root/system-bus.address" \
+    2> "$root/system-bus.log" &
+  pids+=($!)
+  ready test -s "$root/system-bus.address" || fail "the system bus" "$root/system-bus.log"
+  export DBUS_SYSTEM_BUS_ADDRESS
+  DBUS_SYSTEM_BUS_ADDRESS=$(head -n1 "$root/system-bus.address")
+  /usr/lib/polkit-1/polkitd --no-debug > "$root/polkitd.log" 2>&1 &
+  pids+=($!)
+  ready dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.GetNameOwner string:org.freedesktop.PolicyKit1 || fail polkitd "$root/polkitd.log"
+  # rtkit allows itself no file size (RLIMIT_FSIZE 0): its log goes through a pipe.
+  /usr/libexec/rtkit-daemon --stderr --no-canary --actions-per-burst-max=100000 2> >(cat > "$root/rtkit.log") &
+  pids+=($!)
+  ready dbus-send --system --print-reply --dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
+    org.freedesktop.DBus.Properties.Get string:org.freedesktop.RealtimeKit1 string:MaxRealtimePriority \
+    || fail rtkit "$root/rtkit.log"
+}
+
 "start_$server"
+start_system_bus
 pactl info | grep -qE "^Server String: (unix:)?$root/native$" || {
   echo "with-services: pactl reaches another server than the private one:" >&2
   pactl info >&2

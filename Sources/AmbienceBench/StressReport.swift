@@ -36,6 +36,8 @@ public struct StressReport: Sendable {
     public var backend: String? = nil
     /// Real time only: the underflows the server reported on the libpulse stream (nil on SDL, which does not tell).
     public var streamUnderflows: Int? = nil
+    /// What the output's audio thread had at the end of a real-time run ("realtime 4 via rtkit", "none: …").
+    public var audioThreadPriority: String? = nil
     public var wallSeconds = 0.0
     /// Seconds of audio the mixer rendered.
     public var renderedSeconds = 0.0

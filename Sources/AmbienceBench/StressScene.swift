@@ -318,6 +318,7 @@ extension StressScene {
         }
         report.chaos = chaos?.counts
         report.streamUnderflows = engine.outputStreamUnderflows
+        report.audioThreadPriority = engine.outputThreadPriority()?.description
         report.cpuSeconds = ProcessUsage.cpuSeconds - cpuStart
         report.wallSeconds = Double(monotonicNanoseconds() - wallStart) / 1e9
         report.seconds = report.wallSeconds

@@ -6,7 +6,9 @@ struct SessionCommand: Command {
         session [--json]                    what the audio session sees: other audio, music players, devices, OpenAL
           --json    one JSON object with keys otherAudioPlaying, secondaryAudioShouldBeSilenced, players (name,
                     status, title, artist), outputDevices, capabilities (with systemLibraries: name,
-                    feature, available, reason), outputDriver, outputBackend (sdl, libpulse or null), desktopBus
+                    feature, available, reason), outputDriver, outputBackend (sdl, libpulse or null),
+                    audioThreadPriority ("realtime 4 via rtkit", "nice -15 via rtkit", "none: why", or null),
+                    desktopBus
         """
 
     static func run(_ arguments: inout Arguments) throws {
@@ -19,6 +21,8 @@ struct SessionCommand: Command {
         let players = engine.systemMusicPlayer.players
         let capabilities = engine.capabilities
         let devices = engine.outputDevices
+        // Asked off the audio path after the first block: a moment after the start.
+        let priority = engine.outputThreadPriority(waitingUpTo: 3)
         if json {
             Output.print(
                 JSON.object([
@@ -67,12 +71,14 @@ struct SessionCommand: Command {
                     ),
                     ("outputDriver", .string(engine.outputDriver)),
                     ("outputBackend", .optional(engine.outputBackend?.rawValue)),
+                    ("audioThreadPriority", .optional(priority?.description)),
                     ("desktopBus", .bool(engine.systemMusicPlayer.isAvailable))
                 ]).text)
         } else {
             Output.line(
                 "output: \(engine.outputDriver) through \(engine.outputBackend?.rawValue ?? "nothing"), route "
                     + "\(session.currentRoute)")
+            Output.line("audio thread: \(priority?.description ?? "none (no device)")")
             Output.line("other audio playing: \(session.isOtherAudioPlaying ? "yes" : "no")")
             Output.line(
                 "secondary audio should be silenced: \(session.secondaryAudioShouldBeSilencedHint ? "yes" : "no")")

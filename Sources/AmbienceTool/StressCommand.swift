@@ -79,6 +79,7 @@ struct StressCommand: Command {
             ("underruns", .int(r.underruns)),
             ("mode", .string(realtime ? "realtime" : "offline")), ("driver", .string(r.driver)),
             ("backend", .optional(r.backend)), ("streamUnderflows", .optional(r.streamUnderflows)),
+            ("audioThreadPriority", .optional(r.audioThreadPriority)),
             ("playCalls", .int(r.playCalls)), ("retriggers", .int(r.retriggers)), ("stolen", .int(r.stolen)),
             ("sourceMoves", .int(r.sourceMoves)),
             ("music", .optional(r.music)), ("wallSeconds", .double(r.wallSeconds)),

@@ -170,6 +170,11 @@ public final class AudioEngine: @unchecked Sendable {
     public var outputBackend: EngineConfiguration.OutputBackend? { state.withLock { $0.device }?.backend }
     /// Underflows the server reported on the libpulse output's stream; nil on SDL's output, offline, or none.
     package var outputStreamUnderflows: Int? { state.withLock { $0.device }?.streamUnderflows }
+    /// What the output's audio thread obtained from rtkit or the kernel ("realtime 4 via rtkit", "none: …"),
+    /// waiting up to `seconds` for the request made off the audio path; nil offline and while rendering to nothing.
+    package func outputThreadPriority(waitingUpTo seconds: Double = 0) -> AudioThreadPriority? {
+        state.withLock { $0.device }?.audioThreadPriority(waitingUpTo: seconds)
+    }
     /// Whether the engine renders only when asked (`render(seconds:)`), not to a device.
     public var isOffline: Bool { configuration.output == .offline }
 

@@ -79,6 +79,11 @@ package final class DeviceOutput: @unchecked Sendable {
         (state.withLock { $0.device } as? PulseOutputStream)?.underflows.load(ordering: .relaxed)
     }
 
+    /// What the open device's audio thread obtained (`.pending` until asked); nil while rendering to nothing.
+    func audioThreadPriority(waitingUpTo seconds: Double = 0) -> AudioThreadPriority? {
+        state.withLock { $0.device?.audioThread }?.priority(waitingUpTo: seconds)
+    }
+
     /// Where the audio goes now.
     package var route: AudioRoute {
         state.withLock { state in state.device.map { AudioRoute(name: $0.deviceName, driver: $0.driver) } } ?? .none

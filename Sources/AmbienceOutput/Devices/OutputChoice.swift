@@ -15,6 +15,8 @@ protocol OutputDevice: AnyObject, Sendable {
     func withCallbackLocked(_ body: () -> Bool) -> Bool
     /// Stops rendering and lets the device go; bounded, safe to call twice.
     func close()
+    /// The thread that renders blocks, and the priority asked for it.
+    var audioThread: AudioThreadRaise { get }
 }
 
 extension SDLAudioDevice: OutputDevice {

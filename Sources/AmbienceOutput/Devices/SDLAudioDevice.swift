@@ -29,6 +29,8 @@ final class SDLAudioDevice: @unchecked Sendable {
     let blockFrames: Int
     /// What SDL's callback reaches, retained until SDL has closed the device.
     private let target: CallbackTarget
+    /// SDL's audio thread, raised from another thread once its first block gave its id (AudioThreadPriority.swift).
+    var audioThread: AudioThreadRaise { target.audioThread }
 
     /// Opens the default device (or `deviceName`) at `sampleRate`, stereo float, `blockFrames` per callback.
     /// Tries `SDL_AUDIODRIVER` if set, else PulseAudio, PipeWire and ALSA, and falls back to SDL's `dummy` driver.
@@ -41,7 +43,7 @@ final class SDLAudioDevice: @unchecked Sendable {
     ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
-        let target = CallbackTarget(renderer: renderer)
+        let target = CallbackTarget(renderer: renderer, audioThread: AudioThreadRaise(output: "SDL"))
         self.target = target
         let userdata = target.retainForSDL()
         // A new device's name is waited for until just before the caller gives up: under load SDL's hotplug thread
@@ -63,10 +65,14 @@ final class SDLAudioDevice: @unchecked Sendable {
                 SDLAudio.release()
                 target.release()
             })
-        guard let opened else { throw .notAnswering(seconds: Self.openSeconds) }
+        guard let opened else {
+            target.audioThread.close()
+            throw .notAnswering(seconds: Self.openSeconds)
+        }
         do {
             (driver, id) = try opened.get()
         } catch {
+            target.audioThread.close()
             target.release()
             throw error
         }
@@ -80,6 +86,7 @@ final class SDLAudioDevice: @unchecked Sendable {
     /// SDL cannot close by then (its server frozen) is left behind with its thread, and its callback is never called
     /// again (it is paused here first).
     func close() {
+        target.audioThread.close()
         guard id != 0 else { return }
         let (id, target) = (self.id, self.target)
         self.id = 0
@@ -123,8 +130,12 @@ final class SDLAudioDevice: @unchecked Sendable {
 /// SDL has closed the device (or never opened it), so a close that never finishes leaves nothing dangling.
 private final class CallbackTarget: Sendable {
     private let renderer: AudioRenderCallback
+    let audioThread: AudioThreadRaise
 
-    init(renderer: AudioRenderCallback) { self.renderer = renderer }
+    init(renderer: AudioRenderCallback, audioThread: AudioThreadRaise) {
+        self.renderer = renderer
+        self.audioThread = audioThread
+    }
 
     /// The pointer SDL's callback gets, as a bit pattern (an integer crosses to the opening thread), with a retain.
     func retainForSDL() -> UInt { UInt(bitPattern: Unmanaged.passRetained(self).toOpaque()) }
@@ -132,6 +143,8 @@ private final class CallbackTarget: Sendable {
     func release() { Unmanaged.passUnretained(self).release() }
 
     fileprivate func fill(_ stream: UnsafeMutablePointer<UInt8>, bytes: Int) {
+        // SDL's thread has no hook before its first block: its id is taken there, once (see AudioThreadRaise).
+        audioThread.recordIfNeeded()
         let frames = bytes / (2 * MemoryLayout<Float>.size)
         stream.withMemoryRebound(to: Float.self, capacity: frames * 2) {
             renderer.renderAudio(into: $0, frames: frames)

@@ -35,8 +35,8 @@ final class PulseOutputStream: @unchecked Sendable {
     let underflows = Atomic<Int>(0)
     /// True once closed.
     private let lifecycle = Lock(false)
-    /// Whether the loop's thread has its audio priority yet (main-loop thread only).
-    private var raisedPriority = false
+    /// The loop's thread, raised from another thread once its id is known (AudioThreadPriority.swift).
+    let audioThread = AudioThreadRaise(output: "libpulse")
     /// One block, for a block larger than what `pa_stream_begin_write` lends (its memory pool's slot, 64 KiB less a
     /// header: 8,192 frames and up): rendered here, then copied by `pa_stream_write`. Made once, at the open.
     private let scratch: UnsafeMutablePointer<Float>
@@ -159,6 +159,7 @@ final class PulseOutputStream: @unchecked Sendable {
     /// Ends the stream, disconnects and joins the loop's thread. Idempotent, and bounded: nothing here waits for the
     /// server (the disconnect closes the socket).
     func close() {
+        audioThread.close()
         lifecycle.withLock { closed in
             guard !closed else { return }
             closed = true
@@ -214,11 +215,6 @@ final class PulseOutputStream: @unchecked Sendable {
     /// the mixer's clock advances by blocks, and writing a whole block for a smaller request would queue more than
     /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
     private func fill(_ stream: OpaquePointer, writable: Int) {
-        if !raisedPriority {
-            // The loop's thread is libpulse's: it gets SDL's audio priority (nice −20) at its first block, once.
-            raisedPriority = true
-            ThreadPriority.raiseCallingThreadForAudio()
-        }
         let blockBytes = blockFrames * Self.frameBytes
         var written = 0
         while writable - written >= blockBytes {
@@ -237,6 +233,9 @@ final class PulseOutputStream: @unchecked Sendable {
     }
 
     private func stateChanged() {
+        // The loop's thread is the one that writes blocks: its id is taken here, while connecting, so the write
+        // callback makes no system call for it.
+        audioThread.recordIfNeeded()
         let contextState = pulse.pa_context_get_state(context)
         let streamState = stream.map { pulse.pa_stream_get_state($0) } ?? PA_STREAM_CREATING
         if PA_CONTEXT_IS_GOOD(contextState) == 0 || PA_STREAM_IS_GOOD(streamState) == 0 {

@@ -216,5 +216,7 @@ extension MPRISTests {
         #expect(object["secondaryAudioShouldBeSilenced"] as? Bool == true)
         #expect(sinks.isSuperset(of: ["speakers", "headphones"]), "\(object)")
         #expect((object["capabilities"] as? [String: Any])?["effects"] as? Bool == true)
+        // The output's audio thread, raised by the private rtkit that with-services runs on its system bus.
+        #expect(object["audioThreadPriority"] as? String == "realtime 4 via rtkit", "\(object)")
     }
 }

@@ -1,0 +1,238 @@
+import AmbienceCore
+import AmbienceDesktop
+import AmbiencePlatform
+import Synchronization
+
+/// What the output's audio thread obtained from the system, as read back from the kernel once granted.
+package enum AudioThreadPriority: Sendable, Equatable, CustomStringConvertible {
+    /// Who granted it.
+    package enum Grantor: Sendable, Equatable {
+        case rtkit
+        /// The kernel itself, to a process allowed to ask (CAP_SYS_NICE, RLIMIT_RTPRIO or RLIMIT_NICE).
+        case kernel
+        /// Nobody: the thread was real time already, as high or higher (PipeWire raises its own threads).
+        case alreadySet
+    }
+    /// Not asked yet: the audio thread has not run, or the request is under way.
+    case pending
+    /// SCHED_RR at `priority`.
+    case realtime(priority: Int, via: Grantor)
+    /// A normal thread at the nice level `level`.
+    case nice(level: Int, via: Grantor)
+    /// Real time at `priority` was granted, then dropped when the thread ran past RLIMIT_RTTIME's soft limit
+    /// without blocking (SIGXCPU, `RealtimeWatchdog`); the thread kept the nice level `level`.
+    case dropped(priority: Int, level: Int)
+    /// Nothing was obtained; the thread runs as it was. `reason` says what each way answered.
+    case none(reason: String)
+
+    package var description: String {
+        switch self {
+        case .pending: "pending"
+        case .realtime(let priority, .alreadySet): "realtime \(priority), set before the engine asked"
+        case .realtime(let priority, let via):
+            "realtime \(priority) via \(via == .rtkit ? "rtkit" : "sched_setscheduler")"
+        case .nice(let level, let via): "nice \(level) via \(via == .rtkit ? "rtkit" : "setpriority")"
+        case .dropped(let priority, let level):
+            "nice \(level), realtime \(priority) dropped after SIGXCPU (it ran past RLIMIT_RTTIME's soft limit)"
+        case .none(let reason): "none: \(reason)"
+        }
+    }
+
+    /// The real-time priority asked for: below the sound servers' own threads (PulseAudio's is 5, PipeWire's take
+    /// rtkit's maximum, 20), so the server that plays our blocks is never kept waiting by our mixing of the next.
+    static let realtimePriority = 4
+    /// The nice level asked of the kernel: SDL's for its audio thread (`SDL_THREAD_PRIORITY_TIME_CRITICAL`).
+    static let niceLevel = -20
+    /// RLIMIT_RTTIME set before a real-time request to the kernel, when no rtkit says what it wants: rtkit's default.
+    static let realtimeCPUMicroseconds = 200_000
+}
+
+/// The ways a thread may be raised, as `AudioThreadPriority.negotiate` uses them: rtkit's calls and the kernel's.
+/// The engine's is `SystemPriorityGrantor`; tests of the order give replies shaped as rtkit's.
+protocol PriorityGranting {
+    /// rtkit's limits, or why rtkit cannot be asked (no system bus, no daemon on it).
+    func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits
+    func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError)
+    func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError)
+    /// Lowers RLIMIT_RTTIME to at most `microseconds`.
+    func limitRealtimeCPU(microseconds: Int) throws(Errno)
+    func kernelRealtime(thread: Int32, priority: Int) throws(Errno)
+    func kernelNice(thread: Int32, level: Int) throws(Errno)
+    /// The thread's scheduling as the kernel reports it now.
+    func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling
+}
+
+extension AudioThreadPriority {
+    /// Raises `thread` the first way that works: rtkit real time (SCHED_RR at a low priority) over rtkit's lowest
+    /// nice level, else that nice level alone; the kernel's real time over nice −20, else nice −20 alone; else
+    /// nothing, with every refusal in the reason. What was granted is read back from the kernel: the report says
+    /// what the thread has.
+    static func negotiate(thread: Int32, with grantor: some PriorityGranting) -> AudioThreadPriority {
+        // A thread raised already (SDL's pipewire driver calls back on PipeWire's thread, which PipeWire's module-rt
+        // raises) is not lowered to ours.
+        if let before = try? grantor.scheduling(of: thread), before.isRealtime,
+            before.realtimePriority >= realtimePriority
+        {
+            return .realtime(priority: Int(before.realtimePriority), via: .alreadySet)
+        }
+        var refusals: [String] = []
+        func readBack(_ claimed: AudioThreadPriority) -> AudioThreadPriority {
+            guard let now = try? grantor.scheduling(of: thread) else { return claimed }
+            switch claimed {
+            case .realtime(_, let via) where now.isRealtime:
+                return .realtime(priority: Int(now.realtimePriority), via: via)
+            case .nice(_, let via) where !now.isRealtime: return .nice(level: Int(now.nice), via: via)
+            default: return .none(reason: "granted \(claimed), yet the kernel reports \(now)")
+            }
+        }
+        // The nice level is asked first, then real time on top: a thread dropped from real time (RealtimeWatchdog)
+        // keeps the nice level, which SCHED_RR leaves untouched.
+        do throws(DesktopError) {
+            let limits = try grantor.rtkitLimits()
+            let level = max(limits.minNiceLevel, niceLevel)
+            var niceGranted = false
+            if level < 0 {
+                do throws(DesktopError) {
+                    try grantor.rtkitHighPriority(thread: thread, level: level)
+                    niceGranted = true
+                } catch { refusals.append("rtkit refused nice \(level) (\(error))") }
+            }
+            let priority = min(realtimePriority, limits.maxRealtimePriority)
+            if priority >= 1 {
+                do throws(Errno) {
+                    try grantor.limitRealtimeCPU(microseconds: limits.realtimeCPUMicrosecondsMax)
+                    do throws(DesktopError) {
+                        try grantor.rtkitRealtime(thread: thread, priority: priority)
+                        return readBack(.realtime(priority: priority, via: .rtkit))
+                    } catch { refusals.append("rtkit refused realtime \(priority) (\(error))") }
+                } catch { refusals.append("RLIMIT_RTTIME not lowered for rtkit (\(error))") }
+            }
+            if niceGranted { return readBack(.nice(level: level, via: .rtkit)) }
+        } catch { refusals.append("no rtkit (\(error))") }
+        var kernelNiceGranted = false
+        do throws(Errno) {
+            try grantor.kernelNice(thread: thread, level: niceLevel)
+            kernelNiceGranted = true
+        } catch { refusals.append("setpriority: \(error)") }
+        do throws(Errno) {
+            try grantor.limitRealtimeCPU(microseconds: realtimeCPUMicroseconds)
+            try grantor.kernelRealtime(thread: thread, priority: realtimePriority)
+            return readBack(.realtime(priority: realtimePriority, via: .kernel))
+        } catch { refusals.append("sched_setscheduler: \(error)") }
+        if kernelNiceGranted { return readBack(.nice(level: niceLevel, via: .kernel)) }
+        return .none(reason: refusals.joined(separator: "; "))
+    }
+}
+
+/// rtkit on the system bus, and the kernel.
+struct SystemPriorityGrantor: PriorityGranting {
+    /// The system bus, connected at the first question (nil: no bus, or it did not answer).
+    private let rtkit: Result<RealtimeKit, DesktopError>
+
+    init(systemBus: String? = SleepMonitor.systemBusAddress) {
+        rtkit = Result { () throws(DesktopError) in try RealtimeKit(address: systemBus) }
+    }
+
+    func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits { try rtkit.get().limits() }
+    func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError) {
+        do throws(Errno) { try RealtimeWatchdog.watch(thread: thread) } catch {
+            throw .unsupported("no SIGXCPU watchdog for a real-time thread (\(error))")
+        }
+        try rtkit.get().makeRealtime(thread: thread, priority: priority)
+    }
+    func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError) {
+        try rtkit.get().makeHighPriority(thread: thread, level: level)
+    }
+    func limitRealtimeCPU(microseconds: Int) throws(Errno) {
+        try ThreadScheduling.limitRealtimeCPU(toMicroseconds: microseconds)
+    }
+    func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
+        try RealtimeWatchdog.watch(thread: thread)
+        try ThreadScheduling.setRealtime(thread: thread, priority: priority)
+    }
+    func kernelNice(thread: Int32, level: Int) throws(Errno) {
+        try ThreadScheduling.setNice(thread: thread, nice: level)
+    }
+    func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling { try ThreadScheduling.of(thread: thread) }
+}
+
+/// An output's audio thread, and the priority asked for it off the audio path.
+///
+/// The thread's kernel id is recorded on that thread once (`recordIfNeeded`: an atomic load per block, and one
+/// `gettid` at the first, a call that neither locks nor waits), and a thread of the engine's own then asks rtkit
+/// and the kernel (`AudioThreadPriority.negotiate`), which takes D-Bus round trips the audio thread must not wait
+/// for. `AMBIENCE_REALTIME=0` asks for nothing (a debugger stopping a real-time thread past RLIMIT_RTTIME would
+/// have the kernel end the process).
+final class AudioThreadRaise: Sendable {
+    /// How long the request waits for the audio thread's first block before giving up.
+    static let firstBlockSeconds = 5.0
+    private let threadID = Atomic<Int32>(0)
+    private let obtained = Lock<AudioThreadPriority>(.pending)
+    private let closed = Atomic<Bool>(false)
+
+    /// Whether `AMBIENCE_REALTIME` allows asking.
+    static var isEnabled: Bool { ProcessEnvironment.value("AMBIENCE_REALTIME") != "0" }
+
+    /// Starts the request on a thread of its own, which waits for `recordIfNeeded` (or `close`).
+    init(output: String) {
+        guard Self.isEnabled else {
+            obtained.withLock { $0 = .none(reason: "not asked (AMBIENCE_REALTIME=0)") }
+            return
+        }
+        guard isKernelThreadIDAvailable else {
+            obtained.withLock { $0 = .none(reason: "this libc has no gettid") }
+            return
+        }
+        let started = WorkerThread.detached(name: "ambience-priority") { [self] in
+            let deadline = monotonicDeadline(afterSeconds: Self.firstBlockSeconds)
+            var thread: Int32 = 0
+            while thread == 0 && !closed.load(ordering: .acquiring) && monotonicNanoseconds() < deadline {
+                sleep(milliseconds: 5)
+                thread = threadID.load(ordering: .acquiring)
+            }
+            guard thread != 0 else {
+                return obtained.withLock { $0 = .none(reason: "the audio thread did not run") }
+            }
+            let result = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor())
+            obtained.withLock { $0 = result }
+            if case .none = result {
+                Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")
+            } else {
+                Log.info("output: \(output)'s audio thread runs at \(result)")
+            }
+        }
+        if !started { obtained.withLock { $0 = .none(reason: "no thread to ask from") } }
+    }
+
+    /// The thread's id once recorded; 0 before.
+    private var recordedThread: Int32 { threadID.load(ordering: .acquiring) }
+
+    /// On the audio thread: records its id the first time.
+    func recordIfNeeded() {
+        guard isKernelThreadIDAvailable else { return }
+        if threadID.load(ordering: .relaxed) == 0 { threadID.store(currentKernelThreadID(), ordering: .releasing) }
+    }
+
+    /// The output closed: a request still waiting for its first block stops waiting.
+    func close() {
+        closed.store(true, ordering: .releasing)
+        if recordedThread != 0 { RealtimeWatchdog.forget(thread: recordedThread) }
+    }
+
+    /// What the thread obtained; `.pending` until the request is answered. A thread the kernel warned about (it ran
+    /// half RLIMIT_RTTIME without blocking) was dropped to normal scheduling, and says so.
+    var priority: AudioThreadPriority {
+        let answer = obtained.withLock { $0 }
+        guard case .realtime(let priority, let via) = answer, via != .alreadySet, recordedThread != 0,
+            RealtimeWatchdog.wasDropped(thread: recordedThread)
+        else { return answer }
+        return .dropped(priority: priority, level: Int((try? ThreadScheduling.of(thread: recordedThread))?.nice ?? 0))
+    }
+
+    /// What the thread obtained, waiting up to `seconds` for the answer.
+    func priority(waitingUpTo seconds: Double) -> AudioThreadPriority {
+        let deadline = monotonicDeadline(afterSeconds: seconds)
+        while priority == .pending && monotonicNanoseconds() < deadline { sleep(milliseconds: 5) }
+        return priority
+    }
+}

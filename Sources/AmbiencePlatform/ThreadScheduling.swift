@@ -1,0 +1,151 @@
+import Glibc
+
+/// The kernel's id of the calling thread (`gettid`): what rtkit, `sched_setscheduler` and `setpriority` name a
+/// thread by. One system call that takes no lock and never waits; 0 when libc lacks `gettid` (before glibc 2.30).
+package func currentKernelThreadID() -> Int32 { kernelThreadIDFunction?() ?? 0 }
+
+/// Whether `currentKernelThreadID` works. The first use looks `gettid` up (`dlsym`, which locks): made off the
+/// audio path, it leaves the audio thread a plain call.
+package var isKernelThreadIDAvailable: Bool { kernelThreadIDFunction != nil }
+
+/// glibc's `gettid`, looked up because Swift imports neither it nor the variadic `syscall`.
+private let kernelThreadIDFunction: (@convention(c) () -> Int32)? = dlsym(nil, "gettid").map {
+    unsafeBitCast($0, to: (@convention(c) () -> Int32).self)
+}
+
+/// How the kernel schedules a thread of this process, read or set by its kernel id. The engine's audio threads are
+/// raised this way from another thread, so the audio path itself makes no such call.
+package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
+    /// SCHED_RR or SCHED_FIFO: the thread runs before every normal thread.
+    package var isRealtime: Bool
+    /// The real-time priority (1…99); 0 for a normal thread.
+    package var realtimePriority: Int32
+    /// The nice level (−20…19): what counts for a normal thread.
+    package var nice: Int32
+
+    package init(isRealtime: Bool, realtimePriority: Int32, nice: Int32) {
+        self.isRealtime = isRealtime
+        self.realtimePriority = realtimePriority
+        self.nice = nice
+    }
+
+    package var description: String {
+        isRealtime ? "realtime \(realtimePriority)" : "nice \(nice)"
+    }
+
+    /// Linux's SCHED_RESET_ON_FORK, which Glibc's module does not name: a thread or process started by a raised
+    /// thread starts normal (rtkit asks for it too).
+    private static let resetOnFork: Int32 = 0x4000_0000
+
+    /// The scheduling of thread `thread` (a kernel id) of this process.
+    package static func of(thread: Int32) throws(Errno) -> ThreadScheduling {
+        let policy = sched_getscheduler(thread)
+        guard policy >= 0 else { throw Errno.current }
+        var parameters = sched_param()
+        guard sched_getparam(thread, &parameters) == 0 else { throw Errno.current }
+        errno = 0
+        let nice = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(bitPattern: thread))
+        // −1 is a valid nice level: only errno tells a failure.
+        if nice == -1 && errno != 0 { throw Errno.current }
+        let kind = policy & ~resetOnFork
+        return ThreadScheduling(
+            isRealtime: kind == SCHED_RR || kind == SCHED_FIFO, realtimePriority: parameters.sched_priority, nice: nice)
+    }
+
+    /// Makes `thread` real-time (SCHED_RR, reset on fork) at `priority`, clamped to 1…99. Needs CAP_SYS_NICE or an
+    /// RLIMIT_RTPRIO that allows it: EPERM otherwise.
+    package static func setRealtime(thread: Int32, priority: Int) throws(Errno) {
+        var parameters = sched_param(sched_priority: Int32(clamping: min(max(priority, 1), 99)))
+        guard sched_setscheduler(thread, SCHED_RR | resetOnFork, &parameters) == 0 else { throw Errno.current }
+    }
+
+    /// Gives `thread` the nice level `nice`, clamped to −20…19. Lowering it needs CAP_SYS_NICE or RLIMIT_NICE.
+    package static func setNice(thread: Int32, nice: Int) throws(Errno) {
+        let level = Int32(clamping: min(max(nice, -20), 19))
+        guard setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(bitPattern: thread), level) == 0 else {
+            throw Errno.current
+        }
+    }
+
+    /// Lowers this process's RLIMIT_RTTIME (the CPU time, in µs, a real-time thread may take without blocking: past
+    /// the soft limit the kernel sends SIGXCPU, past the hard one SIGKILL) to at most `microseconds` for the hard
+    /// limit and half that for the soft one, which `RealtimeWatchdog` answers; lower limits are kept. rtkit refuses
+    /// a process whose limit is above its `RTTimeUSecMax`: it is how a runaway real-time thread is stopped instead
+    /// of freezing the machine. Returns the hard limit in force.
+    @discardableResult
+    package static func limitRealtimeCPU(toMicroseconds microseconds: Int) throws(Errno) -> Int {
+        let resource = __rlimit_resource_t(15)  // RLIMIT_RTTIME, which Glibc's module does not name
+        var limit = rlimit()
+        guard getrlimit(resource, &limit) == 0 else { throw Errno.current }
+        let wanted = rlim_t(max(microseconds, 1))
+        // RLIM_INFINITY is the largest value: `min` keeps a lower limit and replaces an unlimited one.
+        limit.rlim_max = min(limit.rlim_max, wanted)
+        limit.rlim_cur = min(limit.rlim_cur, limit.rlim_max / 2)
+        guard setrlimit(resource, &limit) == 0 else { throw Errno.current }
+        return Int(clamping: limit.rlim_max)
+    }
+}
+
+/// The real-time threads the engine raised, dropped back to normal scheduling when the kernel warns that one ran too
+/// long without blocking (SIGXCPU at RLIMIT_RTTIME's soft limit), before the hard limit's SIGKILL ends the process:
+/// PulseAudio does the same for its own threads. The soft limit is half the hard one (`limitRealtimeCPU`).
+///
+/// The handler is async-signal-safe: it reads the registered thread ids from a fixed table (aligned 32-bit words,
+/// written under a lock by ordinary code), calls `sched_setscheduler` for each, and marks them dropped (negated).
+package enum RealtimeWatchdog {
+    private static let capacity = 16
+    /// Thread ids; 0 is free, a negative id a thread the handler dropped. Made once, for the life of the process.
+    nonisolated(unsafe) private static let table: UnsafeMutablePointer<Int32> = {
+        let table = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
+        table.initialize(repeating: 0, count: capacity)
+        return table
+    }()
+    private static let writers = Lock<Bool>(false)
+
+    /// Installs the SIGXCPU handler (once) and registers `thread`. Throws, and `thread` must then not be made real
+    /// time, when the program handles or ignores SIGXCPU itself (EBUSY: the hard limit's SIGKILL would follow) or
+    /// the table is full (EAGAIN).
+    package static func watch(thread: Int32) throws(Errno) {
+        try writers.withLock { (installed: inout Bool) throws(Errno) in
+            if !installed {
+                var current = sigaction()
+                guard sigaction(SIGXCPU, nil, &current) == 0 else { throw Errno.current }
+                // nil is SIG_DFL: anything else is the program's.
+                guard current.__sigaction_handler.sa_handler == nil else { throw Errno(EBUSY) }
+                var action = sigaction()
+                action.__sigaction_handler.sa_handler = onSIGXCPU
+                action.sa_flags = SA_RESTART
+                sigemptyset(&action.sa_mask)
+                guard sigaction(SIGXCPU, &action, nil) == 0 else { throw Errno.current }
+                installed = true
+            }
+            guard let slot = (0..<capacity).first(where: { table[$0] == 0 || abs(table[$0]) == thread }) else {
+                throw Errno(EAGAIN)
+            }
+            table[slot] = thread
+        }
+    }
+
+    /// Forgets `thread` (its output closed).
+    package static func forget(thread: Int32) {
+        writers.withLock { _ in
+            for slot in 0..<capacity where abs(table[slot]) == thread { table[slot] = 0 }
+        }
+    }
+
+    /// Whether the handler dropped `thread` from real time.
+    package static func wasDropped(thread: Int32) -> Bool {
+        writers.withLock { _ in (0..<capacity).contains { table[$0] == -thread } }
+    }
+
+    private static let onSIGXCPU: @convention(c) (Int32) -> Void = { _ in
+        let saved = errno
+        for slot in 0..<RealtimeWatchdog.capacity {
+            let thread = RealtimeWatchdog.table[slot]
+            guard thread > 0 else { continue }
+            var parameters = sched_param()
+            if sched_setscheduler(thread, SCHED_OTHER, &parameters) == 0 { RealtimeWatchdog.table[slot] = -thread }
+        }
+        errno = saved
+    }
+}

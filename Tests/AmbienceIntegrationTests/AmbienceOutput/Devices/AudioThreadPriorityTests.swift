@@ -1,0 +1,129 @@
+import AmbiencePlatform
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Ambience
+@testable import AmbienceDesktop
+@testable import AmbienceIntegrationSupport
+@testable import AmbienceOutput
+@testable import AmbienceTestSupport
+
+extension SoundServerSuites {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(2)), .serialized) struct AudioThreadPriorityTests {
+        static var systemBus: String? {
+            guard PulseServer.isRunning else { return nil }
+            return ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"]
+        }
+
+        /// A thread that parks until the test is done with it, and its kernel id.
+        final class ParkedThread: Sendable {
+            let id = Atomic<Int32>(0)
+            let release = Atomic<Bool>(false)
+            init() {
+                WorkerThread.detached(name: "rt-test") { [self] in
+                    id.store(currentKernelThreadID(), ordering: .releasing)
+                    while !release.load(ordering: .acquiring) { usleep(2_000) }
+                }
+            }
+            func kernelID() throws -> Int32 {
+                #expect(eventually { self.id.load(ordering: .acquiring) != 0 })
+                return id.load(ordering: .acquiring)
+            }
+            deinit { release.store(true, ordering: .releasing) }
+        }
+
+        @Test func rtkitMakesTheThreadRealtimeAndTheKernelSaysSo() throws {
+            guard let bus = Self.systemBus else { return }
+            let parked = ParkedThread()
+            let thread = try parked.kernelID()
+            let obtained = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor(systemBus: bus))
+            #expect(obtained == .realtime(priority: 4, via: .rtkit))
+            let now = try ThreadScheduling.of(thread: thread)
+            #expect(now.isRealtime && now.realtimePriority == 4, "\(now)")
+            // rtkit's condition, kept by the process: RLIMIT_RTTIME at most its RTTimeUSecMax.
+            let limits = try RealtimeKit(address: bus).limits()
+            #expect(try ThreadScheduling.limitRealtimeCPU(toMicroseconds: .max) <= limits.realtimeCPUMicrosecondsMax)
+        }
+
+        @Test func rtkitRefusesAboveItsMaximumAndTheThreadStaysAsItWas() throws {
+            guard let bus = Self.systemBus else { return }
+            let parked = ParkedThread()
+            let thread = try parked.kernelID()
+            let rtkit = try RealtimeKit(address: bus)
+            let limits = try rtkit.limits()
+            try ThreadScheduling.limitRealtimeCPU(toMicroseconds: limits.realtimeCPUMicrosecondsMax)
+            #expect(
+                throws: DesktopError.remoteError(
+                    name: "org.freedesktop.DBus.Error.AccessDenied", message: "Operation not permitted")
+            ) {
+                try rtkit.makeRealtime(thread: thread, priority: limits.maxRealtimePriority + 1)
+            }
+            #expect(throws: DesktopError.self) {
+                try rtkit.makeHighPriority(thread: thread, level: limits.minNiceLevel - 1)
+            }
+            #expect(
+                try ThreadScheduling.of(thread: thread)
+                    == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
+            // Thread 1 is another process's (init's, or the container's first): not ours to raise.
+            #expect(throws: DesktopError.self) { try rtkit.makeRealtime(thread: 1, priority: 1) }
+        }
+
+        /// A real-time thread that runs past RLIMIT_RTTIME's soft limit without blocking is dropped to its nice level
+        /// by the SIGXCPU handler, before the hard limit's SIGKILL would end the process (this one).
+        @Test func aThreadThatNeverBlocksIsDroppedNotKilled() throws {
+            guard let bus = Self.systemBus else { return }
+            let outcome = Lock<(obtained: AudioThreadPriority, after: ThreadScheduling?)>((.pending, nil))
+            let done = Atomic<Bool>(false)
+            WorkerThread.detached(name: "rt-spin") {
+                let me = currentKernelThreadID()
+                let obtained = AudioThreadPriority.negotiate(thread: me, with: SystemPriorityGrantor(systemBus: bus))
+                defer { RealtimeWatchdog.forget(thread: me) }
+                // Spins without a blocking call for at most 1 s of wall time, until the handler has dropped it.
+                let end = monotonicNanoseconds() + 1_000_000_000
+                while monotonicNanoseconds() < end && !RealtimeWatchdog.wasDropped(thread: me) {}
+                outcome.withLock { $0 = (obtained, try? ThreadScheduling.of(thread: me)) }
+                done.store(true, ordering: .releasing)
+            }
+            #expect(eventually(within: 10) { done.load(ordering: .acquiring) })
+            let (obtained, after) = outcome.withLock { $0 }
+            #expect(obtained == .realtime(priority: 4, via: .rtkit))
+            #expect(
+                after == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: -15),
+                "\(String(describing: after))")
+        }
+
+        /// On a bus without rtkit (the session bus) the kernel is asked: as root it grants real time, else it
+        /// refuses and the nice level, then nothing, is what is left; either way the answer matches the thread.
+        @Test func withoutRtkitTheKernelDecides() throws {
+            guard Self.systemBus != nil, let session = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+            else { return }
+            let parked = ParkedThread()
+            let thread = try parked.kernelID()
+            let obtained = AudioThreadPriority.negotiate(
+                thread: thread, with: SystemPriorityGrantor(systemBus: session))
+            let now = try ThreadScheduling.of(thread: thread)
+            switch obtained {
+            case .realtime(let priority, .kernel): #expect(now.isRealtime && Int(now.realtimePriority) == priority)
+            case .nice(let level, .kernel): #expect(!now.isRealtime && Int(now.nice) == level)
+            case .none(let reason): #expect(reason.contains("no rtkit") && !now.isRealtime)
+            default: Issue.record("obtained \(obtained) without rtkit")
+            }
+            if getuid() == 0 { #expect(obtained == .realtime(priority: 4, via: .kernel)) }
+        }
+
+        /// The engine asks for both outputs, off the audio path, and says what the thread has.
+        @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
+        func theEngineRaisesItsOutputThread(backend: EngineConfiguration.OutputBackend) throws {
+            guard Self.systemBus != nil else { return }
+            var configuration = EngineConfiguration(
+                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+            configuration.outputBackend = backend
+            let engine = try AudioEngine(configuration)
+            defer { engine.shutdown() }
+            #expect(engine.outputBackend == backend)
+            #expect(engine.outputThreadPriority(waitingUpTo: 10) == .realtime(priority: 4, via: .rtkit))
+        }
+    }
+}

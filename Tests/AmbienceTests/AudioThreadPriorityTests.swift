@@ -1,0 +1,254 @@
+import AmbiencePlatform
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import Ambience
+
+/// The order in which the audio thread's priority is asked, over replies shaped as rtkit and the kernel give them.
+@Suite struct AudioThreadPriorityRuleTests {
+    /// rtkit's answers and the kernel's, scripted; every request is recorded.
+    final class ScriptedGrantor: PriorityGranting, @unchecked Sendable {
+        var limits: Result<RealtimeKit.Limits, DesktopError> = .success(
+            RealtimeKit.Limits(maxRealtimePriority: 20, minNiceLevel: -15, realtimeCPUMicrosecondsMax: 200_000))
+        var rtkitRealtimeRefusal: DesktopError?
+        var rtkitNiceRefusal: DesktopError?
+        var kernelRealtimeRefusal: Errno?
+        var kernelNiceRefusal: Errno?
+        /// What the kernel reports after the grant; nil: what was granted.
+        var reported: ThreadScheduling?
+        private(set) var requests: [String] = []
+        /// The thread's scheduling now: normal at first, then what was granted.
+        var granted = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0)
+
+        func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits { try limits.get() }
+        func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError) {
+            requests.append("rtkit realtime \(priority) for \(thread)")
+            if let rtkitRealtimeRefusal { throw rtkitRealtimeRefusal }
+            granted = ThreadScheduling(isRealtime: true, realtimePriority: Int32(priority), nice: 0)
+        }
+        func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError) {
+            requests.append("rtkit nice \(level) for \(thread)")
+            if let rtkitNiceRefusal { throw rtkitNiceRefusal }
+            granted = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: Int32(level))
+        }
+        func limitRealtimeCPU(microseconds: Int) throws(Errno) { requests.append("RLIMIT_RTTIME \(microseconds)") }
+        func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
+            requests.append("kernel realtime \(priority)")
+            if let kernelRealtimeRefusal { throw kernelRealtimeRefusal }
+            granted = ThreadScheduling(isRealtime: true, realtimePriority: Int32(priority), nice: 0)
+        }
+        func kernelNice(thread: Int32, level: Int) throws(Errno) {
+            requests.append("kernel nice \(level)")
+            if let kernelNiceRefusal { throw kernelNiceRefusal }
+            granted = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: Int32(level))
+        }
+        func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling { reported ?? granted }
+    }
+
+    /// rtkit's refusal, as it sends it: AccessDenied with strerror(EPERM).
+    static let accessDenied = DesktopError.remoteError(
+        name: "org.freedesktop.DBus.Error.AccessDenied", message: "Operation not permitted")
+    /// The bus's answer when no rtkit runs there.
+    static let noRtkit = DesktopError.remoteError(
+        name: "org.freedesktop.DBus.Error.ServiceUnknown",
+        message: "The name org.freedesktop.RealtimeKit1 was not provided by any .service files")
+
+    @Test func rtkitRealtimeComesFirstAfterTheRealtimeCPULimitItRequires() {
+        let grantor = ScriptedGrantor()
+        let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
+        #expect(obtained == .realtime(priority: 4, via: .rtkit))
+        #expect(obtained.description == "realtime 4 via rtkit")
+        #expect(grantor.requests == ["rtkit nice -15 for 42", "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42"])
+    }
+
+    @Test func aLowerRtkitMaximumIsAskedForInstead() {
+        let grantor = ScriptedGrantor()
+        grantor.limits = .success(.init(maxRealtimePriority: 2, minNiceLevel: -15, realtimeCPUMicrosecondsMax: 50_000))
+        #expect(AudioThreadPriority.negotiate(thread: 7, with: grantor) == .realtime(priority: 2, via: .rtkit))
+        #expect(grantor.requests == ["rtkit nice -15 for 7", "RLIMIT_RTTIME 50000", "rtkit realtime 2 for 7"])
+    }
+
+    @Test func rtkitRefusingRealtimeIsAskedForItsLowestNiceLevel() {
+        let grantor = ScriptedGrantor()
+        grantor.rtkitRealtimeRefusal = Self.accessDenied
+        let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
+        #expect(obtained == .nice(level: -15, via: .rtkit))
+        #expect(obtained.description == "nice -15 via rtkit")
+        #expect(grantor.requests == ["rtkit nice -15 for 42", "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42"])
+    }
+
+    @Test func withoutRtkitTheKernelIsAskedThenNothingIsLeft() {
+        let grantor = ScriptedGrantor()
+        grantor.limits = .failure(Self.noRtkit)
+        #expect(AudioThreadPriority.negotiate(thread: 42, with: grantor) == .realtime(priority: 4, via: .kernel))
+        #expect(grantor.requests == ["kernel nice -20", "RLIMIT_RTTIME 200000", "kernel realtime 4"])
+
+        let refused = ScriptedGrantor()
+        refused.limits = .failure(Self.noRtkit)
+        refused.kernelRealtimeRefusal = Errno(EPERM)
+        #expect(AudioThreadPriority.negotiate(thread: 42, with: refused) == .nice(level: -20, via: .kernel))
+
+        let nothing = ScriptedGrantor()
+        nothing.rtkitRealtimeRefusal = Self.accessDenied
+        nothing.rtkitNiceRefusal = Self.accessDenied
+        nothing.kernelRealtimeRefusal = Errno(EPERM)
+        nothing.kernelNiceRefusal = Errno(EACCES)
+        let obtained = AudioThreadPriority.negotiate(thread: 42, with: nothing)
+        guard case .none(let reason) = obtained else {
+            Issue.record("obtained \(obtained)")
+            return
+        }
+        // Every way is named with its answer, in the order tried.
+        #expect(
+            nothing.requests == [
+                "rtkit nice -15 for 42", "RLIMIT_RTTIME 200000", "rtkit realtime 4 for 42", "kernel nice -20",
+                "RLIMIT_RTTIME 200000", "kernel realtime 4"
+            ])
+        #expect(reason.contains("rtkit refused realtime 4 (org.freedesktop.DBus.Error.AccessDenied"))
+        #expect(reason.contains("rtkit refused nice -15"))
+        #expect(reason.contains("sched_setscheduler: \(Errno(EPERM))"))
+        #expect(reason.contains("setpriority: \(Errno(EACCES))"))
+        #expect(obtained.description.hasPrefix("none: rtkit refused nice -15"))
+    }
+
+    @Test func aThreadRealtimeAlreadyAtOurPriorityOrAboveIsLeftAsItIs() {
+        let grantor = ScriptedGrantor()
+        grantor.granted = ThreadScheduling(isRealtime: true, realtimePriority: 20, nice: 0)
+        let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
+        #expect(obtained == .realtime(priority: 20, via: .alreadySet))
+        #expect(obtained.description == "realtime 20, set before the engine asked")
+        #expect(grantor.requests.isEmpty)
+        // Below ours, it is raised as any other.
+        let low = ScriptedGrantor()
+        low.granted = ThreadScheduling(isRealtime: true, realtimePriority: 1, nice: 0)
+        #expect(AudioThreadPriority.negotiate(thread: 42, with: low) == .realtime(priority: 4, via: .rtkit))
+    }
+
+    @Test func whatTheKernelReportsIsWhatIsSaid() {
+        let grantor = ScriptedGrantor()
+        grantor.reported = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0)
+        let obtained = AudioThreadPriority.negotiate(thread: 42, with: grantor)
+        #expect(obtained == .none(reason: "granted realtime 4 via rtkit, yet the kernel reports nice 0"))
+    }
+}
+
+/// The audio thread's priority against the real rtkit-daemon (and polkitd) on with-services' private system bus.
+extension SoundServerSuites {
+    @Suite(.offTheCooperativePool, .timeLimit(.minutes(2)), .serialized) struct AudioThreadPriorityTests {
+        static var systemBus: String? {
+            guard PulseServer.isRunning else { return nil }
+            return ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"]
+        }
+
+        /// A thread that parks until the test is done with it, and its kernel id.
+        final class ParkedThread: Sendable {
+            let id = Atomic<Int32>(0)
+            let release = Atomic<Bool>(false)
+            init() {
+                WorkerThread.detached(name: "rt-test") { [self] in
+                    id.store(currentKernelThreadID(), ordering: .releasing)
+                    while !release.load(ordering: .acquiring) { usleep(2_000) }
+                }
+            }
+            func kernelID() throws -> Int32 {
+                #expect(eventually { self.id.load(ordering: .acquiring) != 0 })
+                return id.load(ordering: .acquiring)
+            }
+            deinit { release.store(true, ordering: .releasing) }
+        }
+
+        @Test func rtkitMakesTheThreadRealtimeAndTheKernelSaysSo() throws {
+            guard let bus = Self.systemBus else { return }
+            let parked = ParkedThread()
+            let thread = try parked.kernelID()
+            let obtained = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor(systemBus: bus))
+            #expect(obtained == .realtime(priority: 4, via: .rtkit))
+            let now = try ThreadScheduling.of(thread: thread)
+            #expect(now.isRealtime && now.realtimePriority == 4, "\(now)")
+            // rtkit's condition, kept by the process: RLIMIT_RTTIME at most its RTTimeUSecMax.
+            let limits = try RealtimeKit(address: bus).limits()
+            #expect(try ThreadScheduling.limitRealtimeCPU(toMicroseconds: .max) <= limits.realtimeCPUMicrosecondsMax)
+        }
+
+        @Test func rtkitRefusesAboveItsMaximumAndTheThreadStaysAsItWas() throws {
+            guard let bus = Self.systemBus else { return }
+            let parked = ParkedThread()
+            let thread = try parked.kernelID()
+            let rtkit = try RealtimeKit(address: bus)
+            let limits = try rtkit.limits()
+            try ThreadScheduling.limitRealtimeCPU(toMicroseconds: limits.realtimeCPUMicrosecondsMax)
+            #expect(
+                throws: DesktopError.remoteError(
+                    name: "org.freedesktop.DBus.Error.AccessDenied", message: "Operation not permitted")
+            ) {
+                try rtkit.makeRealtime(thread: thread, priority: limits.maxRealtimePriority + 1)
+            }
+            #expect(throws: DesktopError.self) {
+                try rtkit.makeHighPriority(thread: thread, level: limits.minNiceLevel - 1)
+            }
+            #expect(
+                try ThreadScheduling.of(thread: thread)
+                    == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
+            // Thread 1 is another process's (init's, or the container's first): not ours to raise.
+            #expect(throws: DesktopError.self) { try rtkit.makeRealtime(thread: 1, priority: 1) }
+        }
+
+        /// A real-time thread that runs past RLIMIT_RTTIME's soft limit without blocking is dropped to its nice level
+        /// by the SIGXCPU handler, before the hard limit's SIGKILL would end the process (this one).
+        @Test func aThreadThatNeverBlocksIsDroppedNotKilled() throws {
+            guard let bus = Self.systemBus else { return }
+            let outcome = Lock<(obtained: AudioThreadPriority, after: ThreadScheduling?)>((.pending, nil))
+            let done = Atomic<Bool>(false)
+            WorkerThread.detached(name: "rt-spin") {
+                let me = currentKernelThreadID()
+                let obtained = AudioThreadPriority.negotiate(thread: me, with: SystemPriorityGrantor(systemBus: bus))
+                defer { RealtimeWatchdog.forget(thread: me) }
+                // Spins without a blocking call for at most 1 s of wall time, until the handler has dropped it.
+                let end = monotonicNanoseconds() + 1_000_000_000
+                while monotonicNanoseconds() < end && !RealtimeWatchdog.wasDropped(thread: me) {}
+                outcome.withLock { $0 = (obtained, try? ThreadScheduling.of(thread: me)) }
+                done.store(true, ordering: .releasing)
+            }
+            #expect(eventually(within: 10) { done.load(ordering: .acquiring) })
+            let (obtained, after) = outcome.withLock { $0 }
+            #expect(obtained == .realtime(priority: 4, via: .rtkit))
+            #expect(
+                after == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: -15),
+                "\(String(describing: after))")
+        }
+
+        /// On a bus without rtkit (the session bus) the kernel is asked: as root it grants real time, else it
+        /// refuses and the nice level, then nothing, is what is left; either way the answer matches the thread.
+        @Test func withoutRtkitTheKernelDecides() throws {
+            guard Self.systemBus != nil, let session = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
+            else { return }
+            let parked = ParkedThread()
+            let thread = try parked.kernelID()
+            let obtained = AudioThreadPriority.negotiate(
+                thread: thread, with: SystemPriorityGrantor(systemBus: session))
+            let now = try ThreadScheduling.of(thread: thread)
+            switch obtained {
+            case .realtime(let priority, .kernel): #expect(now.isRealtime && Int(now.realtimePriority) == priority)
+            case .nice(let level, .kernel): #expect(!now.isRealtime && Int(now.nice) == level)
+            case .none(let reason): #expect(reason.contains("no rtkit") && !now.isRealtime)
+            default: Issue.record("obtained \(obtained) without rtkit")
+            }
+            if getuid() == 0 { #expect(obtained == .realtime(priority: 4, via: .kernel)) }
+        }
+
+        /// The engine asks for both outputs, off the audio path, and says what the thread has.
+        @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
+        func theEngineRaisesItsOutputThread(backend: EngineConfiguration.OutputBackend) throws {
+            guard Self.systemBus != nil else { return }
+            var configuration = EngineConfiguration(
+                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+            configuration.outputBackend = backend
+            let engine = try AudioEngine(configuration)
+            defer { engine.shutdown() }
+            #expect(engine.outputBackend == backend)
+            #expect(engine.outputThreadPriority(waitingUpTo: 10) == .realtime(priority: 4, via: .rtkit))
+        }
+    }
+}
