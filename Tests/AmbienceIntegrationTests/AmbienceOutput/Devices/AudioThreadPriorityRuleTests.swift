@@ -10,7 +10,6 @@ import Testing
 @testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
-
 /// The order in which the audio thread's priority is asked, over replies shaped as rtkit and the kernel give them.
 @Suite struct AudioThreadPriorityRuleTests {
     /// rtkit's answers and the kernel's, scripted; every request is recorded.
