@@ -46,11 +46,12 @@ final class MusicFeeder {
 
     init(ahead: AheadOpener) { self.ahead = ahead }
 
-    /// One round: take up a new generation, fill every free buffer, then open the next item ahead. Returns whether
-    /// every buffer was full already, so that nothing is due before one plays out.
+    /// One round: take up a new generation, fill every free buffer, then open the next item ahead. Returns, when
+    /// every buffer is queued after it, the seconds until the playing buffer or segment ends (nothing is due before);
+    /// else nil.
     @discardableResult
-    func step(_ player: MusicPlayer) -> Bool {
-        guard let orders = player.beginFeederStep(generation: generation, hasFeed: feed != nil) else { return false }
+    func step(_ player: MusicPlayer) -> Double? {
+        guard let orders = player.beginFeederStep(generation: generation, hasFeed: feed != nil) else { return nil }
         if orders.generation != generation {
             generation = orders.generation
             feed = nil
@@ -64,11 +65,14 @@ final class MusicFeeder {
             looping.decoder.endLoopAfterThisPass()
             feed?.loops = false
         }
+        var filled = 0
         for _ in 0..<orders.freeBuffers {
             guard feed != nil, fillBlock(player, crossfade: orders.crossfade) else { break }
+            filled += 1
         }
         prepareNext(player)
-        return orders.freeBuffers == 0 && orders.start == nil
+        // Every buffer is queued now (the ones just filled went behind the one playing): nothing is due before it ends.
+        return filled == orders.freeBuffers && orders.start == nil ? orders.quietSeconds : nil
     }
 
     /// Opens the item the game asked for, skipping (and reporting) unplayable ones, and seeks it.

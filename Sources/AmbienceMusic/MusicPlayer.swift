@@ -74,6 +74,9 @@ public final class MusicPlayer: @unchecked Sendable {
         let crossfade: Double
         /// Repeat-one is on: a song playing its own loop goes on looping.
         let repeatsOne: Bool
+        /// Seconds of playing until the next buffer or segment ends (`MusicStream.reclaimPlayed`); nil when the
+        /// stream was empty.
+        let quietSeconds: Double?
     }
 
     static let bufferCount = 6
@@ -118,14 +121,15 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
             guard worker == nil else { return }
-            // 6 buffers of 4096 frames hold about half a second: a round every 10 ms keeps them full while one is
-            // free, and notices an item's end or a seam within 10 ms (30 ms while all are queued). While all of them
-            // are queued, the next frees only as the playing one ends, so the next round waits 30 ms: two thirds fewer
-            // wake-ups while music plays, and a refill 30 ms late still finds 4 of the 6 queued (at 192 kHz, where a
-            // buffer lasts 21 ms; 5 at 48 kHz).
+            // 6 buffers of 4096 frames hold about half a second. Once every one is queued, nothing is due before the
+            // playing buffer or segment ends (a buffer frees, or the playhead enters another play-through), so the
+            // round waits until then, plus one 10 ms block for the mixer to have rendered past it, at most 100 ms:
+            // about one wake-up per buffer (11 a second at 44.1 kHz, where a wait of 30 ms while all were queued made
+            // 38). Otherwise (the feed ran out, a start, no music) a round every 10 ms. A play, seek or skip wakes it
+            // (`wakeFeeder`).
             worker = WorkerThread(name: "ambience-stream", scheduling: .batch) { [self] control in
                 while !control.isStopRequested {
-                    control.wait(seconds: pump() ? 0.03 : 0.01)
+                    control.wait(seconds: pump().map { min($0 + 0.01, 0.1) } ?? 0.01)
                 }
             }
         }
@@ -142,10 +146,10 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.stopThread() }
     }
 
-    /// One round of the feeder: on the streaming thread, or per block when offline. Returns whether every buffer was
-    /// already full (`MusicFeeder.step`).
+    /// One round of the feeder: on the streaming thread, or per block when offline. Returns how long nothing is due
+    /// once every buffer is queued (`MusicFeeder.step`), else nil.
     @discardableResult
-    func pump() -> Bool { feeding.withLock { $0.step(self) } }
+    func pump() -> Double? { feeding.withLock { $0.step(self) } }
 
     /// Wakes the streaming thread for a round now (under `lock`).
     func wakeFeeder() { worker?.wake() }

@@ -14,8 +14,10 @@ extension MusicPlayer {
             guard !held && !waitsForPlay else { return nil }
             let isNew = feederGeneration != stream.generation
             guard isNew || hasFeed || !stream.isEmpty else { return nil }
+            var quiet: Double?
             if !stream.isEmpty {
-                let (stopped, heard) = stream.reclaimPlayed()
+                let (stopped, heard, quietSeconds) = stream.reclaimPlayed()
+                quiet = quietSeconds
                 // The playhead entered another item: a natural change of item, announced.
                 if let heard, let o = orderIndex(ofEntry: heard.entryID) { setPosition(o, force: true) }
                 if state == .playing && stopped && stream.isEmpty && stream.ended {
@@ -25,7 +27,8 @@ extension MusicPlayer {
             }
             return FeederOrders(
                 generation: stream.generation, start: isNew ? stream.startOrder : nil,
-                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration, repeatsOne: _repeatMode == .one)
+                freeBuffers: stream.freeBufferCount, crossfade: _crossfadeDuration, repeatsOne: _repeatMode == .one,
+                quietSeconds: quiet)
         }
     }
 

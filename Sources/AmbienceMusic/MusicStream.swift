@@ -53,18 +53,20 @@ final class MusicStream {
     }
     func pause() { channel.locked { $0.pause() } }
 
-    /// Takes back the buffers played out. Returns whether the channel has stopped, and the segment under the playhead
-    /// when it belongs to a play-through other than the one heard until now (which it then becomes).
-    func reclaimPlayed() -> (stopped: Bool, newlyHeard: StreamQueue.Segment?) {
+    /// Takes back the buffers played out. Returns whether the channel has stopped, the segment under the playhead
+    /// when it belongs to a play-through other than the one heard until now (which it then becomes), and the seconds
+    /// of playing until the next buffer or segment ends (nil when nothing queued is left to play).
+    func reclaimPlayed() -> (stopped: Bool, newlyHeard: StreamQueue.Segment?, quietSeconds: Double?) {
         let (stopped, offset) = channel.locked { locked in
             for buffer in locked.reclaimPlayed() { buffers.reclaim(buffer) }
             return (locked.state == .stopped || locked.state == .initial, locked.sampleOffset)
         }
+        let quiet = buffers.framesToNextChange(from: offset).map { Double($0) / Double(max(buffers.sampleRate, 1)) }
         guard let segment = buffers.segment(at: offset)?.segment, segment.playID != currentPlayID else {
-            return (stopped, nil)
+            return (stopped, nil, quiet)
         }
         currentPlayID = segment.playID
-        return (stopped, segment)
+        return (stopped, segment, quiet)
     }
 
     /// Queues a block the feeder decoded at `rate` for this generation, with what it was decoding then and whether it

@@ -56,6 +56,19 @@ struct StreamQueue {
         return queued.last?.segments.last.map { ($0, $0.frames) }
     }
 
+    /// Frames from `offset` (from the head of the queue) to the next point where a round has something to do: the end
+    /// of a buffer (it can be refilled) or of a segment (another play-through is heard); nil past the queue's end.
+    func framesToNextChange(from offset: Int) -> Int? {
+        var end = 0
+        for buffer in queued {
+            for segment in buffer.segments {
+                end += segment.frames
+                if end > offset { return end - offset }
+            }
+        }
+        return nil
+    }
+
     /// The first queued segment of a play-through after `playID`: what the stream has decoded ahead of the heard item.
     func firstSegment(after playID: UInt64) -> Segment? {
         queued.lazy.flatMap(\.segments).first { $0.playID > playID }

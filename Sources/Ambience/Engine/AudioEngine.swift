@@ -316,6 +316,11 @@ public final class AudioEngine: @unchecked Sendable {
         // before the monitors were one list (reordering `monitors` changes which one it names).
         return own + monitors.reversed().map { ($0.name, $0.droppedEvents) }
     }
+    /// Whether any queue in `droppedEventsByQueue` has lost an event, without building that list.
+    private var anyEventsDropped: Bool {
+        mixer.droppedEvents > 0 || musicPlayer.droppedEvents > 0 || systemMusicPlayer.droppedEvents > 0
+            || session.droppedEvents > 0 || monitors.contains { $0.droppedEvents > 0 }
+    }
     /// Bytes held by cached sounds.
     public var soundMemory: Int { cache.memoryInUse }
 
@@ -365,7 +370,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// `.eventsDropped` the first time any queue has lost an event, else nil. First in its batch: it explains gaps
     /// in what follows.
     private func firstDroppedEvents() -> AudioEvent? {
-        guard !state.withLock({ $0.reportedDroppedEvents }),
+        // The named list is built only once something was lost: update() asks on every call.
+        guard !state.withLock({ $0.reportedDroppedEvents }), anyEventsDropped,
             let (queue, count) = droppedEventsByQueue.first(where: { $0.count > 0 })
         else { return nil }
         state.withLock { $0.reportedDroppedEvents = true }

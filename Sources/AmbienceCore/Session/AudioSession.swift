@@ -133,29 +133,36 @@ public final class AudioSession: @unchecked Sendable {
     /// Feeds an event to the rules and carries out what they decide, in order, outside the lock. What carrying out
     /// revealed (a device that would not open) is fed back after the whole batch.
     package func handle(_ event: SessionEvent) {
-        // Past the cap the newest are refused: the ones already waiting came first and are handled in order.
-        var pending = EventQueue<SessionEvent>(capacity: Self.feedbackCapacity, overflow: .dropNewest)
-        pending.push(event)
+        // Past the cap the newest are refused: the ones already waiting came first and are handled in order. Made
+        // only once carrying out reveals an event: most batches reveal none (a look every 50 ms feeds one event).
+        var pending: EventQueue<SessionEvent>? = nil
+        var next: SessionEvent? = event
         switch event {
         case .mediaServicesLost(let service):
             Log.info("session: \(service) went away; playing on without it until it is back")
         case .mediaServicesReset(let service): Log.info("session: \(service) is back")
         default: break
         }
-        while let next = pending.pop() {
+        while let current = next {
             let (actions, executor) = lock.withLock { _ in
                 (
-                    policy.handle(next),
+                    policy.handle(current),
                     SessionExecutor(output: output, otherPlayers: otherPlayers, notifications: notifications)
                 )
             }
             // Only events that change something: some (other apps' music) are observed at each look, every 50 ms.
-            if !actions.isEmpty { Log.debug("session: \(next) -> \(actions.count) actions") }
+            if !actions.isEmpty { Log.debug("session: \(current) -> \(actions.count) actions") }
             for action in actions {
-                for revealed in executor.perform(action) { pending.push(revealed) }
+                for revealed in executor.perform(action) {
+                    if pending == nil {
+                        pending = EventQueue(capacity: Self.feedbackCapacity, overflow: .dropNewest)
+                    }
+                    pending?.push(revealed)
+                }
             }
+            next = pending?.pop()
         }
-        if pending.dropped > 0 { droppedFeedback.add(pending.dropped, ordering: .relaxed) }
+        if let dropped = pending?.dropped, dropped > 0 { droppedFeedback.add(dropped, ordering: .relaxed) }
     }
 
     package func drainNotifications() -> [SessionNotification] { notifications.drain() }
