@@ -1,5 +1,6 @@
 @testable import Ambience
 @testable import AmbienceAudioTestSupport
+@testable import AmbienceDesktop
 @testable import AmbienceTestSupport
 
 /// A connection that plays another program on a test's bus (a screensaver, logind). It waits for the bus as any wait

@@ -4,6 +4,7 @@ import Testing
 
 @testable import Ambience
 @testable import AmbienceAudioTestSupport
+@testable import AmbienceDesktop
 @testable import AmbienceLibrary
 @testable import AmbienceTestSupport
 

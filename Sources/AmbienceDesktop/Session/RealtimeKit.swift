@@ -6,7 +6,7 @@ import AmbiencePlatform
 /// servers; a game's audio thread asks it as PulseAudio's and PipeWire's clients do. It answers with D-Bus errors
 /// (`org.freedesktop.DBus.Error.AccessDenied: Operation not permitted` when refused), which reach the caller as
 /// `DesktopError.remoteError`.
-final class RealtimeKit: Sendable {
+package final class RealtimeKit: Sendable {
     static let name = "org.freedesktop.RealtimeKit1"
     static let path = "/org/freedesktop/RealtimeKit1"
     /// rtkit asks polkit before it grants, and a desktop may start it on demand at the first call (bus activation):
@@ -14,19 +14,19 @@ final class RealtimeKit: Sendable {
     static let timeout = Duration.seconds(2)
 
     /// What rtkit grants at most, as its properties say.
-    struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// The highest real-time priority it gives (`MaxRealtimePriority`, 20 by default).
-        var maxRealtimePriority: Int
+        package var maxRealtimePriority: Int
         /// The lowest nice level it gives (`MinNiceLevel`, −15 by default).
-        var minNiceLevel: Int
+        package var minNiceLevel: Int
         /// The RLIMIT_RTTIME a client must have set, at most (`RTTimeUSecMax`, 200,000 µs by default).
-        var realtimeCPUMicrosecondsMax: Int
+        package var realtimeCPUMicrosecondsMax: Int
     }
 
     private let connection: DBusConnection
 
     /// Connects to the system bus at `address`.
-    init(address: String?) throws(DesktopError) {
+    package init(address: String?) throws(DesktopError) {
         guard let address else { throw .busUnavailable("no system bus (DBUS_SYSTEM_BUS_ADDRESS, /run/dbus)") }
         connection = try DBusConnection(address: address)
     }
@@ -34,7 +34,7 @@ final class RealtimeKit: Sendable {
     deinit { connection.close() }
 
     /// The three properties; a daemon that is not there fails with the bus's own error (`ServiceUnknown`).
-    func limits() throws(DesktopError) -> Limits {
+    package func limits() throws(DesktopError) -> Limits {
         let names = ["MaxRealtimePriority", "MinNiceLevel", "RTTimeUSecMax"]
         let calls = names.map { property in
             DBusCall(
@@ -51,7 +51,7 @@ final class RealtimeKit: Sendable {
     }
 
     /// Makes `thread` (a kernel thread id of this process) SCHED_RR at `priority`.
-    func makeRealtime(thread: Int32, priority: Int) throws(DesktopError) {
+    package func makeRealtime(thread: Int32, priority: Int) throws(DesktopError) {
         _ = try connection.call(
             destination: Self.name, path: Self.path, interface: Self.name, member: "MakeThreadRealtime",
             arguments: [.uint64(UInt64(clamping: max(thread, 0))), .uint32(UInt32(clamping: max(priority, 0)))],
@@ -59,7 +59,7 @@ final class RealtimeKit: Sendable {
     }
 
     /// Gives `thread` (a kernel thread id of this process) the nice level `level`.
-    func makeHighPriority(thread: Int32, level: Int) throws(DesktopError) {
+    package func makeHighPriority(thread: Int32, level: Int) throws(DesktopError) {
         _ = try connection.call(
             destination: Self.name, path: Self.path, interface: Self.name, member: "MakeThreadHighPriority",
             arguments: [.uint64(UInt64(clamping: max(thread, 0))), .int32(Int32(clamping: level))],

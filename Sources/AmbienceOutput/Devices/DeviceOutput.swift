@@ -80,7 +80,7 @@ package final class DeviceOutput: @unchecked Sendable {
     }
 
     /// What the open device's audio thread obtained (`.pending` until asked); nil while rendering to nothing.
-    func audioThreadPriority(waitingUpTo seconds: Double = 0) -> AudioThreadPriority? {
+    package func audioThreadPriority(waitingUpTo seconds: Double = 0) -> AudioThreadPriority? {
         state.withLock { $0.device?.audioThread }?.priority(waitingUpTo: seconds)
     }
 

@@ -9,8 +9,10 @@ import Testing
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceDesktop
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
 /// The wrappers' own fallback, with a library that really cannot be loaded (another soname for the same table):

@@ -9,8 +9,10 @@ import Testing
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
+@testable import AmbienceDesktop
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
+@testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
 // The optional libraries (libpulse, libdbus-1, SDL2_image, libopenmpt, libfluidsynth) are opened at run time. These tests check the loader on

@@ -4,6 +4,7 @@ import Testing
 @testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 

@@ -8,6 +8,7 @@ import Testing
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceC
 @testable import AmbienceCore
+@testable import AmbienceDesktop
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
 @testable import AmbienceTestSupport

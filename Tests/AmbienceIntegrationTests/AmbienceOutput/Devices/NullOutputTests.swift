@@ -9,6 +9,7 @@ import Testing
 @testable import AmbienceCore
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
+@testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
 /// The null output: real-time pace from a `WorkerThread`'s timed wait, and a stop that joins at once.

@@ -6,6 +6,7 @@ import Testing
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceC
 @testable import AmbienceIntegrationSupport
+@testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
 /// The output's choice of backend, as a rule (no server needed).
