@@ -45,8 +45,8 @@ module AmbienceCore $(find Sources/AmbienceCore -name '*.swift')
 module AmbienceDecoding Sources/AmbienceDecoding/*.swift
 module AmbienceMixer $(find Sources/AmbienceMixer -name '*.swift')
 module AmbienceLibrary Sources/AmbienceLibrary/*.swift
-module AmbienceOutput $(find Sources/AmbienceOutput -name '*.swift')
 module AmbienceDesktop $(find Sources/AmbienceDesktop -name '*.swift')
+module AmbienceOutput $(find Sources/AmbienceOutput -name '*.swift')
 module AmbienceMusic Sources/AmbienceMusic/*.swift
 module Ambience $(find Sources/Ambience -name '*.swift')
 module AmbienceBench Sources/AmbienceBench/*.swift
