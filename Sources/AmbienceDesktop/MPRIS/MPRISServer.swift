@@ -53,7 +53,7 @@ package final class MPRISServer: Sendable {
         if try connection.requestName(wanted, timeout: timeout) {
             busName = wanted
         } else {
-            let instance = "\(wanted).instance\(getpid())"
+            let instance = "\(wanted).instance\(ProcessIdentity.current)"
             guard try connection.requestName(instance, timeout: timeout) else {
                 throw .unsupported("\(wanted): the bus name is owned by another connection")
             }

@@ -220,7 +220,7 @@ package enum SDLAudio {
             var candidates: [String]
             if let current = state.driver, state.users > 0 {
                 candidates = [current]
-            } else if let chosen = getenv("SDL_AUDIODRIVER").map({ String(cString: $0) }), !chosen.isEmpty {
+            } else if let chosen = ProcessEnvironment.value("SDL_AUDIODRIVER"), !chosen.isEmpty {
                 candidates = [chosen, "dummy"]
             } else {
                 candidates = ["pulseaudio", "pipewire", "alsa", "dummy"]

@@ -25,9 +25,9 @@ package enum AudioWriteError: Error, CustomStringConvertible, Equatable, Sendabl
     package var description: String {
         switch self {
         case .cannotCreate(let path, let code):
-            "\(path): cannot create (\(String(cString: strerror(code))))"
+            "\(path): cannot create (\(Errno(code).description))"
         case .writeFailed(let path, let code):
-            "\(path): cannot write (\(String(cString: strerror(code))))"
+            "\(path): cannot write (\(Errno(code).description))"
         case .tooLarge(let path):
             "\(path): too large for a WAV file (over 4 GiB)"
         case .refused(_, let reason):

@@ -70,7 +70,7 @@ package final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     package init(appName: String, device: DeviceOutput) {
         self.appName = appName
         self.device = device
-        tracker = RouteTracker(processID: getpid(), appName: appName)
+        tracker = RouteTracker(processID: ProcessIdentity.current, appName: appName)
         view = Lock(View(tracker: tracker))
         do {
             pulse = try PulseAudioMonitor(appName: appName + "-monitor", corkRole: Self.corkRole)
@@ -212,7 +212,7 @@ package final class RouteMonitor: SessionMonitor, @unchecked Sendable {
             }
         }
         tracker.refresh(pulse.snapshot, now: now)
-        let others = pulse.otherAppsPlaying(excludingPID: getpid())
+        let others = pulse.otherAppsPlaying(excludingPID: ProcessIdentity.current)
         otherStreamsPlaying = !others.isEmpty
         let music = others.filter { $0.mediaRole == "music" }
         if music != otherMusicStreams { otherMusicStreams = music }
