@@ -44,7 +44,8 @@ import Testing
     static func documentedTypes() throws -> [String] {
         let text = try read(BuildProducts.root + "/docs/ARCHITECTURE.md")
         let start = try #require(text.range(of: "## The public surface\n"))
-        let end = text.range(of: "\n## ", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
+        // The section ends at the next heading of any level (it is a `###` under "Decisions").
+        let end = text.range(of: "\n#", range: start.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
         let list = text[start.upperBound..<end].split(separator: "\n").filter {
             $0.hasPrefix("- ") || $0.hasPrefix("  ")
         }
