@@ -83,8 +83,8 @@ let package = Package(
             name: "Ambience",
             dependencies: ["AmbienceMusic", "AmbienceOutput", "AmbienceDesktop", "AmbienceMixer", "AmbienceLibrary", "AmbienceDecoding",
                            "AmbienceCore", "AmbiencePlatform",
-                           // ambience.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
-                           "CAmbience",
+                           // ambience_version.h's AMBIENCE_VERSION_* macros are the one source of `Ambience.version`.
+                           "CAmbienceVersion",
             ]
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "COpenAL", "CSDLMixer", "CSDL2"]),
@@ -92,6 +92,8 @@ let package = Package(
         .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool"]),
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
         .systemLibrary(name: "CAmbience", path: "include"),
+        // include/ambience_version.h alone, for the engine's `Ambience.version` (the C API's header includes it).
+        .systemLibrary(name: "CAmbienceVersion"),
         .target(name: "AmbienceC", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "CAmbience"]),
         // SDL_mixer's public types and constants, declared from its documentation (not its header).
         .systemLibrary(name: "CSDLMixerABI"),

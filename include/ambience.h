@@ -78,6 +78,8 @@
 #ifndef AMBIENCE_H
 #define AMBIENCE_H
 
+#include "ambience_version.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,18 +88,8 @@
 extern "C" {
 #endif
 
-/*
- * The version this header belongs to: the one source of the library's version (Swift's Ambience.version, the
- * `ambience --version` command, ambience.pc and the soname libambience.so.<MAJOR> all read it). Compare with what
- * the library at run time reports: ambience_version() or ambience_get_version().
- */
-#define AMBIENCE_VERSION_MAJOR 0
-#define AMBIENCE_VERSION_MINOR 2
-#define AMBIENCE_VERSION_PATCH 0
-/* One number for comparisons at compile time: AMBIENCE_VERSION >= AMBIENCE_VERSION_NUM(0, 2, 0). */
-#define AMBIENCE_VERSION_NUM(major, minor, patch) ((major) * 1000000 + (minor) * 1000 + (patch))
-#define AMBIENCE_VERSION \
-    AMBIENCE_VERSION_NUM(AMBIENCE_VERSION_MAJOR, AMBIENCE_VERSION_MINOR, AMBIENCE_VERSION_PATCH)
+/* The version this header belongs to: AMBIENCE_VERSION_MAJOR, _MINOR, _PATCH and AMBIENCE_VERSION, in
+ * ambience_version.h (included at the top). */
 
 /* ============================================================================================================ */
 /* Status codes                                                                                                   */

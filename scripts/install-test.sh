@@ -31,7 +31,7 @@ check() {  # check DESCRIPTION COMMAND...
   if "$@"; then echo "install-test: ok: $what"; else echo "install-test: FAILED: $what" >&2; failures=$((failures + 1)); fi
 }
 
-version_part() { sed -n "s/^#define AMBIENCE_VERSION_$1 \([0-9][0-9]*\)\$/\1/p" include/ambience.h; }
+version_part() { sed -n "s/^#define AMBIENCE_VERSION_$1 \([0-9][0-9]*\)\$/\1/p" include/ambience_version.h; }
 major=$(version_part MAJOR)
 version="$major.$(version_part MINOR).$(version_part PATCH)"
 echo "install-test: the header says $version"
@@ -51,6 +51,7 @@ check "the soname is libambience.so.$major (readelf: '$soname')" test "$soname" 
 runpath=$(readelf -d "$lib" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 check "the library's RUNPATH is \$ORIGIN/ambience only (readelf: '$runpath')" test "$runpath" = '$ORIGIN/ambience'
 check "the header is installed" cmp -s include/ambience.h "$prefix/include/ambience.h"
+check "the version header is installed" cmp -s include/ambience_version.h "$prefix/include/ambience_version.h"
 check "the man page is installed" grep -q '^\.TH AMBIENCE 1' "$prefix/share/man/man1/ambience.1"
 check "the C ABI: the installed library exports exactly the header's functions" bash scripts/check-exports.sh "$lib" "$prefix/include/ambience.h"
 

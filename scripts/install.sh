@@ -8,7 +8,7 @@
 #   lib/libambience.so.MAJOR.MINOR.PATCH   the C library (SwiftPM's libambience-c.so), soname libambience.so.MAJOR,
 #   lib/libambience.so.MAJOR, lib/libambience.so   the usual symlinks
 #   lib/ambience/                          the Swift runtime libraries it needs, found through RUNPATH $ORIGIN/ambience
-#   include/ambience.h, lib/pkgconfig/ambience.pc
+#   include/ambience.h and include/ambience_version.h, lib/pkgconfig/ambience.pc
 #   bin/ambience                           the command (RUNPATH $ORIGIN/../lib/ambience), and its man page
 #   lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0
 #                                          the SDL_mixer stand-in (the SDL2_mixer product, RUNPATH $ORIGIN/..), which
@@ -80,11 +80,12 @@ for tool in patchelf ldd readelf; do
 done
 [ ! -f "$manifest" ] || { echo "install.sh: Ambience is already installed in $prefix: run --uninstall first" >&2; exit 1; }
 
-# The version: ambience.h's macros are its one source.
+# The version: ambience_version.h's macros (which ambience.h includes) are its one source.
 header=include/ambience.h
-version_part() { sed -n "s/^#define AMBIENCE_VERSION_$1 \([0-9][0-9]*\)\$/\1/p" "$header"; }
+version_header=include/ambience_version.h
+version_part() { sed -n "s/^#define AMBIENCE_VERSION_$1 \([0-9][0-9]*\)\$/\1/p" "$version_header"; }
 major=$(version_part MAJOR) minor=$(version_part MINOR) patch=$(version_part PATCH)
-[ -n "$major" ] && [ -n "$minor" ] && [ -n "$patch" ] || { echo "install.sh: no AMBIENCE_VERSION_* in $header" >&2; exit 1; }
+[ -n "$major" ] && [ -n "$minor" ] && [ -n "$patch" ] || { echo "install.sh: no AMBIENCE_VERSION_* in $version_header" >&2; exit 1; }
 version="$major.$minor.$patch"
 
 # The SDL_mixer stand-in, when the package has it (the product SDL2_mixer).
@@ -121,6 +122,7 @@ for lib in $runtime_libs; do cp -L "$lib" "$stage/lib/ambience/"; done
 cp "$products/ambience" "$stage/bin/ambience"
 patchelf --set-rpath '$ORIGIN/../lib/ambience' "$stage/bin/ambience"
 cp "$header" "$stage/include/ambience.h"
+cp "$version_header" "$stage/include/ambience_version.h"
 if [ -n "$standin" ]; then
   mkdir -p "$stage/lib/ambience/sdl2-mixer"
   cp "$products/$standin" "$stage/lib/ambience/sdl2-mixer/libSDL2_mixer-2.0.so.0"
@@ -189,6 +191,7 @@ for lib in "$stage"/lib/ambience/*; do [ ! -f "$lib" ] || put "lib/ambience/$(ba
 $sudo ln -sfn "$library" "$prefix/lib/libambience.so.$major"; echo "link $prefix/lib/libambience.so.$major" >> "$record"
 $sudo ln -sfn "libambience.so.$major" "$prefix/lib/libambience.so"; echo "link $prefix/lib/libambience.so" >> "$record"
 put include/ambience.h 644
+put include/ambience_version.h 644
 put lib/pkgconfig/ambience.pc 644
 put bin/ambience 755
 put share/man/man1/ambience.1 644

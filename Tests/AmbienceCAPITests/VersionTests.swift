@@ -8,7 +8,7 @@ import Testing
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
-/// One version everywhere: ambience.h's macros (the source), `Ambience.version`, the C library's
+/// One version everywhere: ambience_version.h's macros (the source; ambience.h includes it), `Ambience.version`, the C library's
 /// `ambience_version()` and `ambience_get_version()`, `ambience --version` and CHANGELOG.md's newest entry. The
 /// installed `ambience.pc` and the soname are checked against the same macros by scripts/install-test.sh.
 @Suite(.offTheCooperativePool) struct VersionTests {

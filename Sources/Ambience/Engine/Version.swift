@@ -1,4 +1,4 @@
-internal import CAmbience
+internal import CAmbienceVersion
 
 /// A release of Ambience: `major.minor.patch`, as semantic versioning counts them. The C library's soname carries
 /// the major number (`libambience.so.0`), so it changes exactly when the C ABI breaks.
@@ -25,7 +25,7 @@ public struct AmbienceVersion: Sendable, Hashable, Comparable, CustomStringConve
     }
 }
 
-/// The version of this build of the engine. It comes from `ambience.h`'s `AMBIENCE_VERSION_MAJOR`, `_MINOR` and
+/// The version of this build of the engine. It comes from `ambience_version.h`'s `AMBIENCE_VERSION_MAJOR`, `_MINOR` and
 /// `_PATCH`, the one place a release changes it: the C library's `ambience_version()`, the `ambience --version`
 /// command and the installed `ambience.pc` all report the same numbers.
 public let version = AmbienceVersion(
