@@ -8,9 +8,9 @@ import Testing
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
-/// One version everywhere: ambience_version.h's macros (the source; ambience.h includes it), `Ambience.version`, the C library's
-/// `ambience_version()` and `ambience_get_version()`, `ambience --version` and CHANGELOG.md's newest entry. The
-/// installed `ambience.pc` and the soname are checked against the same macros by scripts/install-test.sh.
+/// One version everywhere: ambience_version.h's macros (the source; ambience.h includes it), `Ambience.version`,
+/// the C library's `ambience_version()` and `ambience_get_version()`, `ambience --version` and CHANGELOG.md's newest
+/// entry. The installed `ambience.pc` and the soname are checked against the same macros by scripts/install-test.sh.
 @Suite(.offTheCooperativePool) struct VersionTests {
     static func read(_ path: String) throws -> String {
         try String(contentsOfFile: BuildProducts.root + "/" + path, encoding: .utf8)
@@ -18,10 +18,11 @@ import Testing
 
     /// The version the header's three macros spell, read as text (not through the compiler that built the rest).
     static func headerVersion() throws -> AmbienceVersion {
-        let header = try read("include/ambience.h")
+        let header = try read("include/ambience_version.h")
         func number(_ part: String) throws -> Int {
             let pattern = try Regex("(?m)^#define AMBIENCE_VERSION_\(part) ([0-9]+)$")
-            let match = try #require(header.firstMatch(of: pattern), "no AMBIENCE_VERSION_\(part) in ambience.h")
+            let match = try #require(
+                header.firstMatch(of: pattern), "no AMBIENCE_VERSION_\(part) in ambience_version.h")
             let digits = try #require(match.output[1].substring)
             return try #require(Int(digits))
         }
@@ -31,6 +32,10 @@ import Testing
     @Test func everyPlaceSaysTheHeadersVersion() throws {
         let expected = try Self.headerVersion()
         #expect(Ambience.version == expected)
+        // The C API's header takes its version from there: included, never a copy of the numbers.
+        let apiHeader = try Self.read("include/ambience.h")
+        #expect(apiHeader.contains("#include \"ambience_version.h\""))
+        #expect(!apiHeader.contains("#define AMBIENCE_VERSION_MAJOR"))
         #expect(String(cString: AmbienceC.ambience_version()) == expected.description)
         var major: UInt32 = 99, minor: UInt32 = 99, patch: UInt32 = 99
         let versionStatus = AmbienceC.ambience_get_version(&major, &minor, &patch)
