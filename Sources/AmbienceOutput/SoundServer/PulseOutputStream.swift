@@ -237,8 +237,9 @@ final class PulseOutputStream: @unchecked Sendable {
 
     private func stateChanged() {
         // The loop's thread is the one that writes blocks: its id is taken here, while connecting, so the write
-        // callback makes no system call for it.
-        audioThread.recordIfNeeded()
+        // callback makes no system call for it. Not the first call: pa_context_connect makes it on the thread that
+        // opens the output (the game's), which must not be raised in the loop's place.
+        if pulse.pa_threaded_mainloop_in_thread(mainloop) != 0 { audioThread.recordIfNeeded() }
         let contextState = pulse.pa_context_get_state(context)
         let streamState = stream.map { pulse.pa_stream_get_state($0) } ?? PA_STREAM_CREATING
         if PA_CONTEXT_IS_GOOD(contextState) == 0 || PA_STREAM_IS_GOOD(streamState) == 0 {

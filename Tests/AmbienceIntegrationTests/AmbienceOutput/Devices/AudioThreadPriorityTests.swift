@@ -134,6 +134,11 @@ extension SoundServerSuites {
                 #expect(engine.outputBackend == backend)
                 let obtained = engine.outputThreadPriority(waitingUpTo: 10)
                 #expect(obtained?.description == answer, "\(String(describing: policy))")
+                // The output's thread was raised, not the one that opened it (libpulse's first state callback runs
+                // on the caller, inside pa_context_connect).
+                #expect(
+                    try ThreadScheduling.of(thread: currentKernelThreadID())
+                        == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
             }
         }
     }
