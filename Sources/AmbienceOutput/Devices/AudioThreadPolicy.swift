@@ -1,8 +1,8 @@
 import AmbiencePlatform
 
 /// What the engine asks for its output's audio thread: a raised nice level by default; real time only when the game
-/// asks, since real time measured worse under load (docs/bench/pulse-output.md) and a real-time thread that runs
-/// too long without blocking is dropped by the kernel's RLIMIT_RTTIME.
+/// asks, since a real-time thread that runs too long without blocking is dropped (or killed) by the kernel's
+/// RLIMIT_RTTIME, and a game may not want rtkit's real time at all (README, "Real-time priority", has the figures).
 ///
 /// `AMBIENCE_REALTIME` decides first: `0` is `unchanged` (for a debugger), `1` is `realtime`; unset or any other
 /// value leaves the configuration's choice.
