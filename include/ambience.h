@@ -232,6 +232,26 @@ ambience_status ambience_engine_create(const ambience_engine_config *config, amb
 ambience_status ambience_engine_create_with_backend(const ambience_engine_config *config,
                                                     ambience_output_backend backend, ambience_engine **out_engine);
 
+/* What the engine asks for the output's audio thread (ambience_engine_create_with_output). AMBIENCE_REALTIME
+ * overrides it: 0 is UNCHANGED, 1 is REALTIME. */
+typedef enum ambience_audio_thread_priority {
+    /* A raised nice level: rtkit's MakeThreadHighPriority at its MinNiceLevel, else the kernel's nice -20. What
+     * ambience_engine_create uses. No real time, so no SIGXCPU handler is installed. */
+    AMBIENCE_AUDIO_THREAD_RAISED = 0,
+    /* Nothing is asked: the thread runs as SDL or libpulse made it. */
+    AMBIENCE_AUDIO_THREAD_UNCHANGED = 1,
+    /* The raised nice level, then real time (SCHED_RR 4 from rtkit, else the kernel) with a SIGXCPU handler that drops
+     * the thread back to its nice level when it runs half RLIMIT_RTTIME without blocking. */
+    AMBIENCE_AUDIO_THREAD_REALTIME = 2
+} ambience_audio_thread_priority;
+
+/* As ambience_engine_create_with_backend, with the audio thread's priority chosen too (a value not in the enum is
+ * refused: invalid). */
+ambience_status ambience_engine_create_with_output(const ambience_engine_config *config,
+                                                   ambience_output_backend backend,
+                                                   ambience_audio_thread_priority priority,
+                                                   ambience_engine **out_engine);
+
 /*
  * Stops output, the streaming thread and the music player (the exit rule, see "Exit" above). Later calls on the
  * engine and its sounds, buses, libraries and voices return AMBIENCE_ERROR_SHUT_DOWN. Calling it twice is harmless.

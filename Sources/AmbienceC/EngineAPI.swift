@@ -125,7 +125,7 @@ public func ambience_engine_create(
     _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ambience_status {
     api("ambience_engine_create") {
-        try createEngine(config, backend: .automatic, outEngine)
+        try createEngine(config, backend: .automatic, priority: .raised, outEngine)
     }
 }
 
@@ -142,10 +142,33 @@ public func ambience_engine_create_with_backend(
     _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
 ) -> ambience_status {
     api("ambience_engine_create_with_backend") {
-        guard let chosen = backends.first(where: { $0.0 == backend })?.1 else {
-            throw APIError.invalid("backend is \(backend.rawValue), not an ambience_output_backend")
+        try createEngine(config, backend: outputBackend(backend), priority: .raised, outEngine)
+    }
+}
+
+private func outputBackend(_ c: ambience_output_backend) throws(APIError) -> EngineConfiguration.OutputBackend {
+    guard let chosen = backends.first(where: { $0.0 == c })?.1 else {
+        throw APIError.invalid("backend is \(c.rawValue), not an ambience_output_backend")
+    }
+    return chosen
+}
+
+private let threadPolicies: [(ambience_audio_thread_priority, AudioThreadPolicy)] = [
+    (AMBIENCE_AUDIO_THREAD_RAISED, .raised), (AMBIENCE_AUDIO_THREAD_UNCHANGED, .unchanged),
+    (AMBIENCE_AUDIO_THREAD_REALTIME, .realtime)
+]
+
+// As ambience_engine_create_with_backend: a function, not a field, so the config struct keeps its size.
+@_cdecl("ambience_engine_create_with_output")
+public func ambience_engine_create_with_output(
+    _ config: UnsafePointer<ambience_engine_config>?, _ backend: ambience_output_backend,
+    _ priority: ambience_audio_thread_priority, _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
+) -> ambience_status {
+    api("ambience_engine_create_with_output") {
+        guard let policy = threadPolicies.first(where: { $0.0 == priority })?.1 else {
+            throw APIError.invalid("priority is \(priority.rawValue), not an ambience_audio_thread_priority")
         }
-        try createEngine(config, backend: chosen, outEngine)
+        try createEngine(config, backend: outputBackend(backend), priority: policy, outEngine)
     }
 }
 
@@ -162,11 +185,12 @@ public func ambience_engine_get_output_backend(
 
 private func createEngine(
     _ config: UnsafePointer<ambience_engine_config>?, backend: EngineConfiguration.OutputBackend,
-    _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
+    priority: AudioThreadPolicy, _ outEngine: UnsafeMutablePointer<OpaquePointer?>?
 ) throws {
     let out = try output(outEngine, "out_engine")
     var settings = try configuration(config?.pointee ?? defaultConfig())
     settings.outputBackend = backend
+    settings.audioThreadPriority = priority
     let engine: AudioEngine
     engine = try AudioEngine(settings)
     engine.musicPlayer.beginGeneratingPlaybackNotifications()

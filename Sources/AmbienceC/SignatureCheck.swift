@@ -45,6 +45,7 @@ private func checkSignaturesAgainstHeader() {
     same(CAmbience.ambience_engine_config_init, AmbienceC.ambience_engine_config_init)
     same(CAmbience.ambience_engine_create, AmbienceC.ambience_engine_create)
     same(CAmbience.ambience_engine_create_with_backend, AmbienceC.ambience_engine_create_with_backend)
+    same(CAmbience.ambience_engine_create_with_output, AmbienceC.ambience_engine_create_with_output)
     same(CAmbience.ambience_engine_get_output_backend, AmbienceC.ambience_engine_get_output_backend)
     same(CAmbience.ambience_engine_destroy, AmbienceC.ambience_engine_destroy)
     same(CAmbience.ambience_engine_get_capabilities, AmbienceC.ambience_engine_get_capabilities)

@@ -96,7 +96,7 @@ public final class AudioEngine: @unchecked Sendable {
                 device = try DeviceOutput(
                     mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                     deviceName: name, appName: configuration.appName, backend: configuration.outputBackend,
-                    busForSDL: Self.sessionBusForSDL)
+                    threadPolicy: configuration.audioThreadPriority, busForSDL: Self.sessionBusForSDL)
             } catch {
                 throw .output(error)
             }

@@ -15,6 +15,9 @@ public struct EngineConfiguration: Sendable {
     public var output: Output = .device()
     /// Which code a device output uses (`automatic`: libpulse where a server answers, else SDL).
     public var outputBackend = OutputBackend.automatic
+    /// What the engine asks for the output's audio thread: a raised nice level by default, real time only when asked
+    /// (`AudioThreadPolicy`); `AMBIENCE_REALTIME` (`0`: unchanged, `1`: real time) overrides it.
+    public var audioThreadPriority = AudioThreadPolicy.raised
     /// The mix's rate, 8–192 kHz. Below 11,025 Hz effects (reverb, occlusion) are off: OpenAL Soft's do not work there.
     public var sampleRate = 48_000
     /// Voices mixed for real (OpenAL sources), up to 4096.

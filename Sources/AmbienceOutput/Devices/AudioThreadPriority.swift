@@ -63,15 +63,20 @@ protocol PriorityGranting {
 }
 
 extension AudioThreadPriority {
-    /// Raises `thread` the first way that works: rtkit real time (SCHED_RR at a low priority) over rtkit's lowest
-    /// nice level, else that nice level alone; the kernel's real time over nice −20, else nice −20 alone; else
-    /// nothing, with every refusal in the reason. What was granted is read back from the kernel: the report says
-    /// what the thread has.
-    static func negotiate(thread: Int32, with grantor: some PriorityGranting) -> AudioThreadPriority {
+    /// Raises `thread` as `policy` says, the first way that works. `.raised`: rtkit's lowest nice level, else the
+    /// kernel's nice −20. `.realtime`: rtkit real time (SCHED_RR at a low priority) over rtkit's lowest nice level,
+    /// else that nice level alone; the kernel's real time over nice −20, else nice −20 alone. Else nothing, with
+    /// every refusal in the reason. What was granted is read back from the kernel: the report says what the thread
+    /// has. `.unchanged` asks nothing.
+    static func negotiate(
+        thread: Int32, policy: AudioThreadPolicy, with grantor: some PriorityGranting
+    ) -> AudioThreadPriority {
+        if policy == .unchanged { return .none(reason: "not asked (unchanged)") }
+        let asksRealtime = policy == .realtime
         // A thread raised already (SDL's pipewire driver calls back on PipeWire's thread, which PipeWire's module-rt
-        // raises) is not lowered to ours.
+        // raises) is not lowered to ours; any real time is above a nice level.
         if let before = try? grantor.scheduling(of: thread), before.isRealtime,
-            before.realtimePriority >= realtimePriority
+            !asksRealtime || before.realtimePriority >= realtimePriority
         {
             return .realtime(priority: Int(before.realtimePriority), via: .alreadySet)
         }
@@ -98,7 +103,7 @@ extension AudioThreadPriority {
                 } catch { refusals.append("rtkit refused nice \(level) (\(error))") }
             }
             let priority = min(realtimePriority, limits.maxRealtimePriority)
-            if priority >= 1 {
+            if asksRealtime && priority >= 1 {
                 do throws(Errno) {
                     try grantor.limitRealtimeCPU(microseconds: limits.realtimeCPUMicrosecondsMax)
                     do throws(DesktopError) {
@@ -114,11 +119,13 @@ extension AudioThreadPriority {
             try grantor.kernelNice(thread: thread, level: niceLevel)
             kernelNiceGranted = true
         } catch { refusals.append("setpriority: \(error)") }
-        do throws(Errno) {
-            try grantor.limitRealtimeCPU(microseconds: realtimeCPUMicroseconds)
-            try grantor.kernelRealtime(thread: thread, priority: realtimePriority)
-            return readBack(.realtime(priority: realtimePriority, via: .kernel))
-        } catch { refusals.append("sched_setscheduler: \(error)") }
+        if asksRealtime {
+            do throws(Errno) {
+                try grantor.limitRealtimeCPU(microseconds: realtimeCPUMicroseconds)
+                try grantor.kernelRealtime(thread: thread, priority: realtimePriority)
+                return readBack(.realtime(priority: realtimePriority, via: .kernel))
+            } catch { refusals.append("sched_setscheduler: \(error)") }
+        }
         if kernelNiceGranted { return readBack(.nice(level: niceLevel, via: .kernel)) }
         return .none(reason: refusals.joined(separator: "; "))
     }
@@ -161,8 +168,8 @@ struct SystemPriorityGrantor: PriorityGranting {
 /// The thread's kernel id is recorded on that thread once (`recordIfNeeded`: an atomic load per block, and one
 /// `gettid` at the first, a call that neither locks nor waits), and a thread of the engine's own then asks rtkit
 /// and the kernel (`AudioThreadPriority.negotiate`), which takes D-Bus round trips the audio thread must not wait
-/// for. `AMBIENCE_REALTIME=0` asks for nothing (a debugger stopping a real-time thread past RLIMIT_RTTIME would
-/// have the kernel end the process).
+/// for. What is asked is the configuration's `AudioThreadPolicy`, as `AMBIENCE_REALTIME` may override it (`0` asks
+/// for nothing: a debugger stopping a real-time thread past RLIMIT_RTTIME would have the kernel end the process).
 final class AudioThreadRaise: Sendable {
     /// How long the request waits for the audio thread's first block before giving up.
     static let firstBlockSeconds = 5.0
@@ -170,13 +177,13 @@ final class AudioThreadRaise: Sendable {
     private let obtained = Lock<AudioThreadPriority>(.pending)
     private let closed = Atomic<Bool>(false)
 
-    /// Whether `AMBIENCE_REALTIME` allows asking.
-    static var isEnabled: Bool { ProcessEnvironment.value("AMBIENCE_REALTIME") != "0" }
-
-    /// Starts the request on a thread of its own, which waits for `recordIfNeeded` (or `close`).
-    init(output: String) {
-        guard Self.isEnabled else {
-            obtained.withLock { $0 = .none(reason: "not asked (AMBIENCE_REALTIME=0)") }
+    /// Starts the request `policy` (as `AMBIENCE_REALTIME` leaves it) makes on a thread of its own, which waits for
+    /// `recordIfNeeded` (or `close`).
+    init(output: String, policy chosen: AudioThreadPolicy) {
+        let policy = AudioThreadPolicy.effective(chosen)
+        guard policy != .unchanged else {
+            let why = chosen == .unchanged ? "the configuration" : "AMBIENCE_REALTIME=0"
+            obtained.withLock { $0 = .none(reason: "not asked (\(why))") }
             return
         }
         guard isKernelThreadIDAvailable else {
@@ -193,7 +200,8 @@ final class AudioThreadRaise: Sendable {
             guard thread != 0 else {
                 return obtained.withLock { $0 = .none(reason: "the audio thread did not run") }
             }
-            let result = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor())
+            let result = AudioThreadPriority.negotiate(
+                thread: thread, policy: policy, with: SystemPriorityGrantor())
             obtained.withLock { $0 = result }
             if case .none = result {
                 Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")

@@ -16,6 +16,8 @@ package final class DeviceOutput: @unchecked Sendable {
     private let deviceName: String?
     private let renderer: MixerRenderer
     private let busForSDL: @Sendable () -> String?
+    /// What is asked for every opened device's audio thread.
+    private let threadPolicy: AudioThreadPolicy
     /// The backends tried at every open, in order (`OutputBackend.candidates`).
     let backends: [OutputBackend]
     /// The libpulse stream's buffer, read once.
@@ -29,9 +31,11 @@ package final class DeviceOutput: @unchecked Sendable {
 
     package init(
         mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String,
-        backend: OutputBackend = .automatic, busForSDL: @escaping @Sendable () -> String?
+        backend: OutputBackend = .automatic, threadPolicy: AudioThreadPolicy = .raised,
+        busForSDL: @escaping @Sendable () -> String?
     ) throws(OutputError) {
         self.busForSDL = busForSDL
+        self.threadPolicy = threadPolicy
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.appName = appName
@@ -55,11 +59,12 @@ package final class DeviceOutput: @unchecked Sendable {
                 case .libpulse:
                     return try PulseOutputStream(
                         sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-                        buffering: buffering, renderer: renderer)
+                        buffering: buffering, threadPolicy: threadPolicy, renderer: renderer)
                 case .sdl, .automatic:
                     return try SDLAudioDevice(
                         sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-                        awaitingNewDevice: awaitingNewDevice, busForStart: busForSDL, renderer: renderer)
+                        awaitingNewDevice: awaitingNewDevice, busForStart: busForSDL, threadPolicy: threadPolicy,
+                        renderer: renderer)
                 }
             } catch {
                 if case .notAnswering = error { throw error }

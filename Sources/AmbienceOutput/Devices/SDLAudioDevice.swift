@@ -37,13 +37,15 @@ final class SDLAudioDevice: @unchecked Sendable {
     /// `awaitingNewDevice`: the engine is starting, and the device it names may have only just appeared (see
     /// `SDLAudio.open`); a reopen after a route change does not wait for a device that has gone.
     /// `busForStart`: the session bus SDL is to start on instead of its own, nil for its own (`SDLAudio.startAudio`).
+    /// `threadPolicy`: what is asked for SDL's audio thread (`AudioThreadRaise`).
     init(
         sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, awaitingNewDevice: Bool = false,
-        busForStart: @escaping @Sendable () -> String?, renderer: AudioRenderCallback
+        busForStart: @escaping @Sendable () -> String?, threadPolicy: AudioThreadPolicy, renderer: AudioRenderCallback
     ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
-        let target = CallbackTarget(renderer: renderer, audioThread: AudioThreadRaise(output: "SDL"))
+        let target = CallbackTarget(
+            renderer: renderer, audioThread: AudioThreadRaise(output: "SDL", policy: threadPolicy))
         self.target = target
         let userdata = target.retainForSDL()
         // A new device's name is waited for until just before the caller gives up: under load SDL's hotplug thread

@@ -36,7 +36,7 @@ final class PulseOutputStream: @unchecked Sendable {
     /// True once closed.
     private let lifecycle = Lock(false)
     /// The loop's thread, raised from another thread once its id is known (AudioThreadPriority.swift).
-    let audioThread = AudioThreadRaise(output: "libpulse")
+    let audioThread: AudioThreadRaise
     /// One block, for a block larger than what `pa_stream_begin_write` lends (its memory pool's slot, 64 KiB less a
     /// header: 8,192 frames and up): rendered here, then copied by `pa_stream_write`. Made once, at the open.
     private let scratch: UnsafeMutablePointer<Float>
@@ -44,11 +44,14 @@ final class PulseOutputStream: @unchecked Sendable {
     /// Connects to the default server (`PULSE_SERVER`, client.conf, the user's runtime folder; never starts one) and
     /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
     /// server puts new streams when nil. The stream carries `appName` as its application name (the route monitor
-    /// finds our stream by it and our process id) and `media.role=game`.
+    /// finds our stream by it and our process id) and `media.role=game`. `threadPolicy`: what is asked for the
+    /// loop's thread (`AudioThreadRaise`).
     init(
         sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String, buffering: PulseBuffering,
-        renderer: AudioRenderCallback, library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
+        threadPolicy: AudioThreadPolicy, renderer: AudioRenderCallback,
+        library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
     ) throws(OutputError) {
+        audioThread = AudioThreadRaise(output: "libpulse", policy: threadPolicy)
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.buffering = buffering
@@ -234,8 +237,9 @@ final class PulseOutputStream: @unchecked Sendable {
 
     private func stateChanged() {
         // The loop's thread is the one that writes blocks: its id is taken here, while connecting, so the write
-        // callback makes no system call for it.
-        audioThread.recordIfNeeded()
+        // callback makes no system call for it. Not the first call: pa_context_connect makes it on the thread that
+        // opens the output (the game's), which must not be raised in the loop's place.
+        if pulse.pa_threaded_mainloop_in_thread(mainloop) != 0 { audioThread.recordIfNeeded() }
         let contextState = pulse.pa_context_get_state(context)
         let streamState = stream.map { pulse.pa_stream_get_state($0) } ?? PA_STREAM_CREATING
         if PA_CONTEXT_IS_GOOD(contextState) == 0 || PA_STREAM_IS_GOOD(streamState) == 0 {

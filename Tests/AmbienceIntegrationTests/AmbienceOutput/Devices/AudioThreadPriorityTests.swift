@@ -38,7 +38,8 @@ extension SoundServerSuites {
             guard let bus = Self.systemBus else { return }
             let parked = ParkedThread()
             let thread = try parked.kernelID()
-            let obtained = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor(systemBus: bus))
+            let obtained = AudioThreadPriority.negotiate(
+                thread: thread, policy: .realtime, with: SystemPriorityGrantor(systemBus: bus))
             #expect(obtained == .realtime(priority: 4, via: .rtkit))
             let now = try ThreadScheduling.of(thread: thread)
             #expect(now.isRealtime && now.realtimePriority == 4, "\(now)")
@@ -78,7 +79,8 @@ extension SoundServerSuites {
             let done = Atomic<Bool>(false)
             WorkerThread.detached(name: "rt-spin") {
                 let me = currentKernelThreadID()
-                let obtained = AudioThreadPriority.negotiate(thread: me, with: SystemPriorityGrantor(systemBus: bus))
+                let obtained = AudioThreadPriority.negotiate(
+                    thread: me, policy: .realtime, with: SystemPriorityGrantor(systemBus: bus))
                 defer { RealtimeWatchdog.forget(thread: me) }
                 // Spins without a blocking call for at most 1 s of wall time, until the handler has dropped it.
                 let end = monotonicNanoseconds() + 1_000_000_000
@@ -102,7 +104,7 @@ extension SoundServerSuites {
             let parked = ParkedThread()
             let thread = try parked.kernelID()
             let obtained = AudioThreadPriority.negotiate(
-                thread: thread, with: SystemPriorityGrantor(systemBus: session))
+                thread: thread, policy: .realtime, with: SystemPriorityGrantor(systemBus: session))
             let now = try ThreadScheduling.of(thread: thread)
             switch obtained {
             case .realtime(let priority, .kernel): #expect(now.isRealtime && Int(now.realtimePriority) == priority)
@@ -113,17 +115,31 @@ extension SoundServerSuites {
             if getuid() == 0 { #expect(obtained == .realtime(priority: 4, via: .kernel)) }
         }
 
-        /// The engine asks for both outputs, off the audio path, and says what the thread has.
+        /// The engine asks for both outputs, off the audio path, what its configuration says, and says what the
+        /// thread has: real time when asked, rtkit's lowest nice level by default, nothing when unchanged.
         @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
         func theEngineRaisesItsOutputThread(backend: EngineConfiguration.OutputBackend) throws {
-            guard Self.systemBus != nil else { return }
-            var configuration = EngineConfiguration(
-                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
-            configuration.outputBackend = backend
-            let engine = try AudioEngine(configuration)
-            defer { engine.shutdown() }
-            #expect(engine.outputBackend == backend)
-            #expect(engine.outputThreadPriority(waitingUpTo: 10) == .realtime(priority: 4, via: .rtkit))
+            guard Self.systemBus != nil, AudioThreadPolicy.effective(.raised) == .raised else { return }
+            let expected: [(AudioThreadPolicy?, String)] = [
+                (.realtime, "realtime 4 via rtkit"), (nil, "nice -15 via rtkit"),
+                (.unchanged, "none: not asked (the configuration)")
+            ]
+            for (policy, answer) in expected {
+                var configuration = EngineConfiguration(
+                    output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+                configuration.outputBackend = backend
+                if let policy { configuration.audioThreadPriority = policy }
+                let engine = try AudioEngine(configuration)
+                defer { engine.shutdown() }
+                #expect(engine.outputBackend == backend)
+                let obtained = engine.outputThreadPriority(waitingUpTo: 10)
+                #expect(obtained?.description == answer, "\(String(describing: policy))")
+                // The output's thread was raised, not the one that opened it (libpulse's first state callback runs
+                // on the caller, inside pa_context_connect).
+                #expect(
+                    try ThreadScheduling.of(thread: currentKernelThreadID())
+                        == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
+            }
         }
     }
 }

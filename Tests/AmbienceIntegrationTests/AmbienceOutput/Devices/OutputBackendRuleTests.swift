@@ -71,4 +71,34 @@ import Testing
         #expect(backend == AMBIENCE_OUTPUT_BACKEND_NONE)
         #expect(ambience_engine_get_output_backend(engine, nil) == AMBIENCE_ERROR_INVALID_ARGUMENT)
     }
+
+    @Test func theCAPIRefusesAnUnknownThreadPriorityWithAMessage() throws {
+        var config = ambience_engine_config()
+        ambience_engine_config_init(&config)
+        config.output = AMBIENCE_OUTPUT_OFFLINE
+        var made: OpaquePointer?
+        let wrong = ambience_audio_thread_priority(rawValue: 9)
+        #expect(
+            ambience_engine_create_with_output(&config, AMBIENCE_OUTPUT_BACKEND_AUTOMATIC, wrong, &made)
+                == AMBIENCE_ERROR_INVALID_ARGUMENT)
+        #expect(made == nil)
+        #expect(
+            String(cString: ambience_last_error())
+                .contains("priority is 9, not an ambience_audio_thread_priority"))
+        // The backend is checked as ambience_engine_create_with_backend checks it.
+        #expect(
+            ambience_engine_create_with_output(
+                &config, AMBIENCE_OUTPUT_BACKEND_NONE, AMBIENCE_AUDIO_THREAD_REALTIME, &made)
+                == AMBIENCE_ERROR_INVALID_ARGUMENT)
+        #expect(made == nil)
+        for priority in [AMBIENCE_AUDIO_THREAD_RAISED, AMBIENCE_AUDIO_THREAD_UNCHANGED, AMBIENCE_AUDIO_THREAD_REALTIME]
+        {
+            #expect(
+                ambience_engine_create_with_output(&config, AMBIENCE_OUTPUT_BACKEND_AUTOMATIC, priority, &made)
+                    == AMBIENCE_OK)
+            let engine = try #require(made)
+            ambience_engine_destroy(engine)
+            made = nil
+        }
+    }
 }
