@@ -169,17 +169,23 @@ final class AudioThreadRaise: Sendable {
     private let threadID = Atomic<Int32>(0)
     private let obtained = Lock<AudioThreadPriority>(.pending)
     private let closed = Atomic<Bool>(false)
+    /// Whether a request was started: `recordIfNeeded` records nothing otherwise.
+    private let asks: Bool
 
     /// Whether `AMBIENCE_REALTIME` allows asking.
     static var isEnabled: Bool { ProcessEnvironment.value("AMBIENCE_REALTIME") != "0" }
 
     /// Starts the request on a thread of its own, which waits for `recordIfNeeded` (or `close`).
     init(output: String) {
+        // `isKernelThreadIDAvailable`'s first use (swift_once and dlsym, which lock) is made here, off the audio
+        // thread, whatever the path.
+        let threadIDWorks = isKernelThreadIDAvailable
+        asks = Self.isEnabled && threadIDWorks
         guard Self.isEnabled else {
             obtained.withLock { $0 = .none(reason: "not asked (AMBIENCE_REALTIME=0)") }
             return
         }
-        guard isKernelThreadIDAvailable else {
+        guard threadIDWorks else {
             obtained.withLock { $0 = .none(reason: "this libc has no gettid") }
             return
         }
@@ -190,10 +196,19 @@ final class AudioThreadRaise: Sendable {
                 sleep(milliseconds: 5)
                 thread = threadID.load(ordering: .acquiring)
             }
+            guard !closed.load(ordering: .acquiring) else {
+                return obtained.withLock { $0 = .none(reason: "the output closed") }
+            }
             guard thread != 0 else {
                 return obtained.withLock { $0 = .none(reason: "the audio thread did not run") }
             }
             let result = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor())
+            // Closed during the request: `close` may have forgotten the thread before `negotiate` registered it
+            // with the watchdog, and a refusal for a thread that is gone is no refusal (nothing to warn of).
+            guard !closed.load(ordering: .acquiring) else {
+                RealtimeWatchdog.forget(thread: thread)
+                return obtained.withLock { $0 = .none(reason: "the output closed") }
+            }
             obtained.withLock { $0 = result }
             if case .none = result {
                 Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")
@@ -209,7 +224,7 @@ final class AudioThreadRaise: Sendable {
 
     /// On the audio thread: records its id the first time.
     func recordIfNeeded() {
-        guard isKernelThreadIDAvailable else { return }
+        guard asks else { return }
         if threadID.load(ordering: .relaxed) == 0 { threadID.store(currentKernelThreadID(), ordering: .releasing) }
     }
 
