@@ -13,7 +13,8 @@ import Testing
     static let childVariable = "AMBIENCE_TEST_WATCHDOG_CHILD"
     static var isChild: Bool { ProcessInfo.processInfo.environment[childVariable] == "1" }
     static var canStartAsNobody: Bool {
-        getuid() == 0 && ["/usr/bin/setpriv", "/usr/bin/prlimit"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
+        getuid() == 0
+            && ["/usr/bin/setpriv", "/usr/bin/prlimit"].allSatisfy { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     @Test(
