@@ -203,18 +203,23 @@ final class AudioThreadRaise: Sendable {
                 return obtained.withLock { $0 = .none(reason: "the audio thread did not run") }
             }
             let result = AudioThreadPriority.negotiate(thread: thread, with: SystemPriorityGrantor())
-            // Closed during the request: `close` may have forgotten the thread before `negotiate` registered it
-            // with the watchdog, and a refusal for a thread that is gone is no refusal (nothing to warn of).
-            guard !closed.load(ordering: .acquiring) else {
-                RealtimeWatchdog.forget(thread: thread)
-                return obtained.withLock { $0 = .none(reason: "the output closed") }
+            // Under the lock `close` takes to say it closed, so no line comes after the close (a program's last).
+            let open = obtained.withLock { answer in
+                // A refusal for a thread that is gone is no refusal: nothing to warn of.
+                guard !closed.load(ordering: .acquiring) else {
+                    answer = .none(reason: "the output closed")
+                    return false
+                }
+                answer = result
+                if case .none = result {
+                    Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")
+                } else {
+                    Log.info("output: \(output)'s audio thread runs at \(result)")
+                }
+                return true
             }
-            obtained.withLock { $0 = result }
-            if case .none = result {
-                Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")
-            } else {
-                Log.info("output: \(output)'s audio thread runs at \(result)")
-            }
+            // `close` may have forgotten the thread before `negotiate` had the watchdog watch it.
+            if !open { RealtimeWatchdog.forget(thread: thread) }
         }
         if !started { obtained.withLock { $0 = .none(reason: "no thread to ask from") } }
     }
@@ -230,7 +235,7 @@ final class AudioThreadRaise: Sendable {
 
     /// The output closed: a request still waiting for its first block stops waiting.
     func close() {
-        closed.store(true, ordering: .releasing)
+        obtained.withLock { _ in closed.store(true, ordering: .releasing) }
         if recordedThread != 0 { RealtimeWatchdog.forget(thread: recordedThread) }
     }
 
