@@ -233,7 +233,8 @@ final class AudioThreadRaise: Sendable {
         if threadID.load(ordering: .relaxed) == 0 { threadID.store(currentKernelThreadID(), ordering: .releasing) }
     }
 
-    /// The output closed: a request still waiting for its first block stops waiting.
+    /// The output closed: a request still waiting for its first block stops waiting, and one under way logs nothing
+    /// (its answer is `.none(reason: "the output closed")`).
     func close() {
         obtained.withLock { _ in closed.store(true, ordering: .releasing) }
         if recordedThread != 0 { RealtimeWatchdog.forget(thread: recordedThread) }
