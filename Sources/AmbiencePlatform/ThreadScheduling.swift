@@ -36,7 +36,7 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
 
     /// Linux's SCHED_RESET_ON_FORK, which Glibc's module does not name: a thread or process started by a raised
     /// thread starts normal (rtkit asks for it too). Computed, as `droppedPolicy`: a signal handler reads them.
-    package static var resetOnFork: Int32 { 0x4000_0000 }
+    private static var resetOnFork: Int32 { 0x4000_0000 }
 
     /// The policy `RealtimeWatchdog` drops a thread to: SCHED_OTHER keeping reset-on-fork, since the kernel lets
     /// only CAP_SYS_NICE clear that flag (EPERM for every other user, and the hard limit's SIGKILL would follow).
