@@ -14,7 +14,8 @@
 # it, where the engine asks for its audio thread's real-time priority as on a desktop.
 # Exports, for the command:
 #   AMBIENCE_SOUND_SERVER (the server that runs), PULSE_SERVER, DBUS_SESSION_BUS_ADDRESS, DBUS_SYSTEM_BUS_ADDRESS,
-#   AMBIENCE_TEST_SERVICES=1,
+#   AMBIENCE_TEST_SERVICES=1, AMBIENCE_TEST_RTKIT=1 when rtkit runs on the system bus (a polkitd or rtkit that
+#   does not start is a warning, not a failure: the priority tests then say what they need),
 #   AMBIENCE_TEST_RUNTIME (the folder), LANG=LC_ALL=C.UTF-8 (built into Debian's libc: in the C locale, oggenc turns
 #   a tag's "Tëst" into "T##st")
 set -euo pipefail
@@ -125,16 +126,42 @@ CONF
   ready test -s "$root/system-bus.address" || fail "the system bus" "$root/system-bus.log"
   export DBUS_SYSTEM_BUS_ADDRESS
   DBUS_SYSTEM_BUS_ADDRESS=$(head -n1 "$root/system-bus.address")
+  # Without polkitd or rtkit the bus stays, and every test but the priority ones runs: those say what is missing.
   /usr/lib/polkit-1/polkitd --no-debug > "$root/polkitd.log" 2>&1 &
-  pids+=($!)
-  ready dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
-    org.freedesktop.DBus.GetNameOwner string:org.freedesktop.PolicyKit1 || fail polkitd "$root/polkitd.log"
-  # rtkit allows itself no file size (RLIMIT_FSIZE 0): its log goes through a pipe.
-  /usr/libexec/rtkit-daemon --stderr --no-canary --actions-per-burst-max=100000 2> >(cat > "$root/rtkit.log") &
-  pids+=($!)
-  ready dbus-send --system --print-reply --dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
-    org.freedesktop.DBus.Properties.Get string:org.freedesktop.RealtimeKit1 string:MaxRealtimePriority \
-    || fail rtkit "$root/rtkit.log"
+  local polkitd=$!
+  pids+=("$polkitd")
+  if ! ready dbus-send --system --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \
+    org.freedesktop.DBus.GetNameOwner string:org.freedesktop.PolicyKit1; then
+    without_rtkit polkitd "$root/polkitd.log" "$polkitd"
+    return
+  fi
+  # rtkit allows itself no file size (RLIMIT_FSIZE 0): its log goes through a pipe, whose reader is stopped too.
+  mkfifo "$root/rtkit.fifo"
+  cat "$root/rtkit.fifo" > "$root/rtkit.log" &
+  local reader=$!
+  pids+=("$reader")
+  /usr/libexec/rtkit-daemon --stderr --no-canary --actions-per-burst-max=100000 2> "$root/rtkit.fifo" &
+  local rtkit=$!
+  pids+=("$rtkit")
+  if ! ready dbus-send --system --print-reply --dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
+    org.freedesktop.DBus.Properties.Get string:org.freedesktop.RealtimeKit1 string:MaxRealtimePriority; then
+    without_rtkit rtkit "$root/rtkit.log" "$rtkit" "$reader"
+    return
+  fi
+  export AMBIENCE_TEST_RTKIT=1
+}
+
+# without_rtkit WHAT LOG PID...: warns that WHAT did not start (with its log), stops its processes and goes on
+# without rtkit.
+without_rtkit() {
+  local what=$1 log=$2 kept=() other
+  shift 2
+  echo "with-services: $what did not start, so no rtkit on the system bus (the priority tests say so); its log:" >&2
+  cat "$log" >&2 2>/dev/null || echo "(no log)" >&2
+  stop_processes "$@"
+  # Off the list that `ready` watches, where a process that ended means a failure.
+  for other in "${pids[@]}"; do [[ " $* " == *" $other "* ]] || kept+=("$other"); done
+  pids=("${kept[@]}")
 }
 
 "start_$server"

@@ -17,7 +17,11 @@ extension MusicPlayer {
             switch state {
             case .playing: return
             case .paused where !stream.isEmpty:
-                if !held { stream.resume() }
+                // The feeder may be in a long wait (all buffers queued when it paused): woken, it refills now.
+                if !held {
+                    stream.resume()
+                    wakeFeeder()
+                }
             default:
                 if position == nil { position = order.isEmpty ? nil : 0 }
                 guard let p = position else { return }

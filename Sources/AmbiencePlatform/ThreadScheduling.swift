@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The kernel's id of the calling thread (`gettid`): what rtkit, `sched_setscheduler` and `setpriority` name a
 /// thread by. One system call that takes no lock and never waits; 0 when libc lacks `gettid` (before glibc 2.30).
@@ -34,8 +35,12 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Linux's SCHED_RESET_ON_FORK, which Glibc's module does not name: a thread or process started by a raised
-    /// thread starts normal (rtkit asks for it too).
-    private static let resetOnFork: Int32 = 0x4000_0000
+    /// thread starts normal (rtkit asks for it too). Computed, as `droppedPolicy`: a signal handler reads them.
+    private static var resetOnFork: Int32 { 0x4000_0000 }
+
+    /// The policy `RealtimeWatchdog` drops a thread to: SCHED_OTHER keeping reset-on-fork, since the kernel lets
+    /// only CAP_SYS_NICE clear that flag (EPERM for every other user, and the hard limit's SIGKILL would follow).
+    package static var droppedPolicy: Int32 { SCHED_OTHER | resetOnFork }
 
     /// The scheduling of thread `thread` (a kernel id) of this process.
     package static func of(thread: Int32) throws(Errno) -> ThreadScheduling {
@@ -90,17 +95,21 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
 /// long without blocking (SIGXCPU at RLIMIT_RTTIME's soft limit), before the hard limit's SIGKILL ends the process:
 /// PulseAudio does the same for its own threads. The soft limit is half the hard one (`limitRealtimeCPU`).
 ///
-/// The handler is async-signal-safe: it reads the registered thread ids from a fixed table (aligned 32-bit words,
-/// written under a lock by ordinary code), calls `sched_setscheduler` for each, and marks them dropped (negated).
+/// The handler is async-signal-safe: it reads the registered thread ids from a fixed table of atomics (made before
+/// the handler is installed, written under a lock by ordinary code), calls `sched_setscheduler` for each, and marks
+/// them dropped (negated).
 package enum RealtimeWatchdog {
-    private static let capacity = 16
-    /// Thread ids; 0 is free, a negative id a thread the handler dropped. Made once, for the life of the process.
-    nonisolated(unsafe) private static let table: UnsafeMutablePointer<Int32> = {
-        let table = UnsafeMutablePointer<Int32>.allocate(capacity: capacity)
-        table.initialize(repeating: 0, count: capacity)
+    private static var capacity: Int { 16 }
+    /// Thread ids; 0 is free, a negative id a thread the handler dropped. Made once, for the life of the process:
+    /// `watch` touches it before installing the handler, which then finds it made (no `swift_once` lock, no malloc).
+    nonisolated(unsafe) private static let table: UnsafeMutablePointer<Atomic<Int32>> = {
+        let table = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: capacity)
+        for slot in 0..<capacity { (table + slot).initialize(to: Atomic(0)) }
         return table
     }()
     private static let writers = Lock<Bool>(false)
+
+    private static func slot(_ index: Int) -> Int32 { table[index].load(ordering: .acquiring) }
 
     /// Installs the SIGXCPU handler (once) and registers `thread`. Throws, and `thread` must then not be made real
     /// time, when the program handles or ignores SIGXCPU itself (EBUSY: the hard limit's SIGKILL would follow) or
@@ -108,6 +117,8 @@ package enum RealtimeWatchdog {
     package static func watch(thread: Int32) throws(Errno) {
         try writers.withLock { (installed: inout Bool) throws(Errno) in
             if !installed {
+                // The lazy statics the handler reads, made here: their first use allocates and locks.
+                _ = (table, onSIGXCPU)
                 var current = sigaction()
                 guard sigaction(SIGXCPU, nil, &current) == 0 else { throw Errno.current }
                 // nil is SIG_DFL: anything else is the program's.
@@ -119,32 +130,35 @@ package enum RealtimeWatchdog {
                 guard sigaction(SIGXCPU, &action, nil) == 0 else { throw Errno.current }
                 installed = true
             }
-            guard let slot = (0..<capacity).first(where: { table[$0] == 0 || abs(table[$0]) == thread }) else {
+            guard let free = (0..<capacity).first(where: { slot($0) == 0 || abs(slot($0)) == thread }) else {
                 throw Errno(EAGAIN)
             }
-            table[slot] = thread
+            table[free].store(thread, ordering: .releasing)
         }
     }
 
     /// Forgets `thread` (its output closed).
     package static func forget(thread: Int32) {
         writers.withLock { _ in
-            for slot in 0..<capacity where abs(table[slot]) == thread { table[slot] = 0 }
+            for index in 0..<capacity where abs(slot(index)) == thread { table[index].store(0, ordering: .releasing) }
         }
     }
 
     /// Whether the handler dropped `thread` from real time.
     package static func wasDropped(thread: Int32) -> Bool {
-        writers.withLock { _ in (0..<capacity).contains { table[$0] == -thread } }
+        writers.withLock { _ in (0..<capacity).contains { slot($0) == -thread } }
     }
 
     private static let onSIGXCPU: @convention(c) (Int32) -> Void = { _ in
         let saved = errno
-        for slot in 0..<RealtimeWatchdog.capacity {
-            let thread = RealtimeWatchdog.table[slot]
+        for index in 0..<RealtimeWatchdog.capacity {
+            let thread = RealtimeWatchdog.table[index].load(ordering: .acquiring)
             guard thread > 0 else { continue }
             var parameters = sched_param()
-            if sched_setscheduler(thread, SCHED_OTHER, &parameters) == 0 { RealtimeWatchdog.table[slot] = -thread }
+            guard sched_setscheduler(thread, ThreadScheduling.droppedPolicy, &parameters) == 0 else { continue }
+            // Marked only if the slot still holds it: a `forget` meanwhile wins.
+            _ = RealtimeWatchdog.table[index].compareExchange(
+                expected: thread, desired: -thread, ordering: .acquiringAndReleasing)
         }
         errno = saved
     }

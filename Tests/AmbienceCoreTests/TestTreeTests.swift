@@ -70,11 +70,14 @@ import Testing
 enum TestTree {
     static let root = BuildProducts.root
 
-    /// The test targets: the folders of Tests/ named `…Tests`.
+    /// The test targets: the folders of Tests/ named `…Tests`. None found is a failure: the rules' tests would
+    /// otherwise pass on nothing (a wrong root).
     static func targets() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: root + "/Tests").filter {
+        let targets = try FileManager.default.contentsOfDirectory(atPath: root + "/Tests").filter {
             $0.hasSuffix("Tests") && isFolder(root + "/Tests/" + $0)
         }.sorted().map { "Tests/" + $0 }
+        #expect(!targets.isEmpty, "no test targets under \(root)/Tests")
+        return targets
     }
 
     /// What a test target's folders mirror: the source target it is named after; the integration tests mirror

@@ -176,17 +176,23 @@ final class AudioThreadRaise: Sendable {
     private let threadID = Atomic<Int32>(0)
     private let obtained = Lock<AudioThreadPriority>(.pending)
     private let closed = Atomic<Bool>(false)
+    /// Whether a request was started: `recordIfNeeded` records nothing otherwise.
+    private let asks: Bool
 
     /// Starts the request `policy` (as `AMBIENCE_REALTIME` leaves it) makes on a thread of its own, which waits for
     /// `recordIfNeeded` (or `close`).
     init(output: String, policy chosen: AudioThreadPolicy) {
+        // `isKernelThreadIDAvailable`'s first use (swift_once and dlsym, which lock) is made here, off the audio
+        // thread, whatever the path.
+        let threadIDWorks = isKernelThreadIDAvailable
         let policy = AudioThreadPolicy.effective(chosen)
+        asks = policy != .unchanged && threadIDWorks
         guard policy != .unchanged else {
             let why = chosen == .unchanged ? "the configuration" : "AMBIENCE_REALTIME=0"
             obtained.withLock { $0 = .none(reason: "not asked (\(why))") }
             return
         }
-        guard isKernelThreadIDAvailable else {
+        guard threadIDWorks else {
             obtained.withLock { $0 = .none(reason: "this libc has no gettid") }
             return
         }
@@ -197,17 +203,31 @@ final class AudioThreadRaise: Sendable {
                 sleep(milliseconds: 5)
                 thread = threadID.load(ordering: .acquiring)
             }
+            guard !closed.load(ordering: .acquiring) else {
+                return obtained.withLock { $0 = .none(reason: "the output closed") }
+            }
             guard thread != 0 else {
                 return obtained.withLock { $0 = .none(reason: "the audio thread did not run") }
             }
             let result = AudioThreadPriority.negotiate(
                 thread: thread, policy: policy, with: SystemPriorityGrantor())
-            obtained.withLock { $0 = result }
-            if case .none = result {
-                Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")
-            } else {
-                Log.info("output: \(output)'s audio thread runs at \(result)")
+            // Under the lock `close` takes to say it closed, so no line comes after the close (a program's last).
+            let open = obtained.withLock { answer in
+                // A refusal for a thread that is gone is no refusal: nothing to warn of.
+                guard !closed.load(ordering: .acquiring) else {
+                    answer = .none(reason: "the output closed")
+                    return false
+                }
+                answer = result
+                if case .none = result {
+                    Log.warning("output: \(output)'s audio thread keeps its priority: \(result)")
+                } else {
+                    Log.info("output: \(output)'s audio thread runs at \(result)")
+                }
+                return true
             }
+            // `close` may have forgotten the thread before `negotiate` had the watchdog watch it.
+            if !open { RealtimeWatchdog.forget(thread: thread) }
         }
         if !started { obtained.withLock { $0 = .none(reason: "no thread to ask from") } }
     }
@@ -217,13 +237,14 @@ final class AudioThreadRaise: Sendable {
 
     /// On the audio thread: records its id the first time.
     func recordIfNeeded() {
-        guard isKernelThreadIDAvailable else { return }
+        guard asks else { return }
         if threadID.load(ordering: .relaxed) == 0 { threadID.store(currentKernelThreadID(), ordering: .releasing) }
     }
 
-    /// The output closed: a request still waiting for its first block stops waiting.
+    /// The output closed: a request still waiting for its first block stops waiting, and one under way logs nothing
+    /// (its answer is `.none(reason: "the output closed")`).
     func close() {
-        closed.store(true, ordering: .releasing)
+        obtained.withLock { _ in closed.store(true, ordering: .releasing) }
         if recordedThread != 0 { RealtimeWatchdog.forget(thread: recordedThread) }
     }
 

@@ -207,5 +207,3 @@ import Testing
         #expect(obtained == .none(reason: "granted realtime 4 via rtkit, yet the kernel reports nice 0"))
     }
 }
-
-/// The audio thread's priority against the real rtkit-daemon (and polkitd) on with-services' private system bus.

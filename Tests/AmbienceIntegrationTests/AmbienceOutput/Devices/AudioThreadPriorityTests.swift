@@ -11,11 +11,18 @@ import Testing
 @testable import AmbienceTestSupport
 
 extension SoundServerSuites {
-    @Suite(.offTheCooperativePool, .timeLimit(.minutes(2)), .serialized) struct AudioThreadPriorityTests {
+    @Suite(
+        .offTheCooperativePool, .timeLimit(.minutes(2)), .serialized,
+        .enabled(if: PulseServer.isRunning, "needs the private services of scripts/with-services.sh"))
+    struct AudioThreadPriorityTests {
+        /// with-services' system bus, when rtkit runs on it (with-services warns when polkitd or rtkit did not start).
         static var systemBus: String? {
-            guard PulseServer.isRunning else { return nil }
-            return ProcessInfo.processInfo.environment["DBUS_SYSTEM_BUS_ADDRESS"]
+            let environment = ProcessInfo.processInfo.environment
+            return environment["AMBIENCE_TEST_RTKIT"] == "1" ? environment["DBUS_SYSTEM_BUS_ADDRESS"] : nil
         }
+        /// The tests that ask rtkit run only where it runs.
+        static let withRtkit = ConditionTrait.enabled(
+            if: systemBus != nil, "needs rtkit-daemon on with-services' system bus (see its warning)")
 
         /// A thread that parks until the test is done with it, and its kernel id.
         final class ParkedThread: Sendable {
@@ -34,8 +41,8 @@ extension SoundServerSuites {
             deinit { release.store(true, ordering: .releasing) }
         }
 
-        @Test func rtkitMakesTheThreadRealtimeAndTheKernelSaysSo() throws {
-            guard let bus = Self.systemBus else { return }
+        @Test(AudioThreadPriorityTests.withRtkit) func rtkitMakesTheThreadRealtimeAndTheKernelSaysSo() throws {
+            let bus = try #require(Self.systemBus)
             let parked = ParkedThread()
             let thread = try parked.kernelID()
             let obtained = AudioThreadPriority.negotiate(
@@ -48,8 +55,8 @@ extension SoundServerSuites {
             #expect(try ThreadScheduling.limitRealtimeCPU(toMicroseconds: .max) <= limits.realtimeCPUMicrosecondsMax)
         }
 
-        @Test func rtkitRefusesAboveItsMaximumAndTheThreadStaysAsItWas() throws {
-            guard let bus = Self.systemBus else { return }
+        @Test(AudioThreadPriorityTests.withRtkit) func rtkitRefusesAboveItsMaximumAndTheThreadStaysAsItWas() throws {
+            let bus = try #require(Self.systemBus)
             let parked = ParkedThread()
             let thread = try parked.kernelID()
             let rtkit = try RealtimeKit(address: bus)
@@ -73,8 +80,8 @@ extension SoundServerSuites {
 
         /// A real-time thread that runs past RLIMIT_RTTIME's soft limit without blocking is dropped to its nice level
         /// by the SIGXCPU handler, before the hard limit's SIGKILL would end the process (this one).
-        @Test func aThreadThatNeverBlocksIsDroppedNotKilled() throws {
-            guard let bus = Self.systemBus else { return }
+        @Test(AudioThreadPriorityTests.withRtkit) func aThreadThatNeverBlocksIsDroppedNotKilled() throws {
+            let bus = try #require(Self.systemBus)
             let outcome = Lock<(obtained: AudioThreadPriority, after: ThreadScheduling?)>((.pending, nil))
             let done = Atomic<Bool>(false)
             WorkerThread.detached(name: "rt-spin") {
@@ -99,8 +106,7 @@ extension SoundServerSuites {
         /// On a bus without rtkit (the session bus) the kernel is asked: as root it grants real time, else it
         /// refuses and the nice level, then nothing, is what is left; either way the answer matches the thread.
         @Test func withoutRtkitTheKernelDecides() throws {
-            guard Self.systemBus != nil, let session = ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]
-            else { return }
+            let session = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
             let parked = ParkedThread()
             let thread = try parked.kernelID()
             let obtained = AudioThreadPriority.negotiate(
@@ -117,9 +123,9 @@ extension SoundServerSuites {
 
         /// The engine asks for both outputs, off the audio path, what its configuration says, and says what the
         /// thread has: real time when asked, rtkit's lowest nice level by default, nothing when unchanged.
-        @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
+        @Test(AudioThreadPriorityTests.withRtkit, arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
         func theEngineRaisesItsOutputThread(backend: EngineConfiguration.OutputBackend) throws {
-            guard Self.systemBus != nil, AudioThreadPolicy.effective(.raised) == .raised else { return }
+            try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override each case")
             let expected: [(AudioThreadPolicy?, String)] = [
                 (.realtime, "realtime 4 via rtkit"), (nil, "nice -15 via rtkit"),
                 (.unchanged, "none: not asked (the configuration)")

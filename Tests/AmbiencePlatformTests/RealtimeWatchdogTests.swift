@@ -1,0 +1,90 @@
+import AmbiencePlatform
+import Foundation
+import Glibc
+import Testing
+
+@testable import AmbienceTestSupport
+
+/// The SIGXCPU watchdog for a user without CAP_SYS_NICE, as a game runs: the kernel lets such a user lower a thread
+/// from real time only if reset-on-fork stays set (rtkit and `setRealtime` set it), so a handler that cleared it
+/// failed with EPERM and the hard limit's SIGKILL followed. The child runs as nobody, and this process raises its
+/// thread as rtkit does, from outside (the private rtkit's polkit grants nobody nothing without a login session, and
+/// the container gives root no CAP_SYS_RESOURCE to hand the child an RLIMIT_RTPRIO).
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(1))) struct RealtimeWatchdogTests {
+    static let childVariable = "AMBIENCE_TEST_WATCHDOG_CHILD"
+    static var isChild: Bool { ProcessInfo.processInfo.environment[childVariable] == "1" }
+    static var canStartAsNobody: Bool {
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+    }
+
+    @Test(
+        .enabled(
+            if: RealtimeWatchdogTests.canStartAsNobody && !RealtimeWatchdogTests.isChild,
+            "needs root (to start a child as nobody and raise its thread) and setpriv"))
+    func anUnprivilegedThreadThatNeverBlocksIsDroppedNotKilled() throws {
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let child = try ChildProcess(
+            [
+                "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", binary, "--testing-library",
+                "swift-testing", "--filter", "RealtimeWatchdogTests/theChildSpins"
+            ], environment: childEnvironment([Self.childVariable: "1"]), stdout: .pipe, stderr: .pipe)
+        defer { child.kill() }
+        let output = try Self.readAll(of: child, seconds: 30) { text in
+            // The child's "watched thread N": raised now, SCHED_RR with reset-on-fork, as rtkit would.
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("watched thread ") }),
+                let thread = Int32(line.dropFirst("watched thread ".count))
+            else { return false }
+            try ThreadScheduling.setRealtime(thread: thread, priority: 1)
+            return true
+        }
+        #expect(child.waitForExit(within: 5))
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0, "\(output)")
+        #expect(output.contains("the watchdog dropped uid 65534's thread to nice 0"), "\(output)")
+    }
+
+    /// The child's side, run only by the test above: waits to be raised, spins without blocking and is dropped.
+    @Test(.enabled(if: RealtimeWatchdogTests.isChild, "the child of the test above: runs only there"))
+    func theChildSpins() throws {
+        let me = currentKernelThreadID()
+        try #require(getuid() != 0)
+        // Soft limit 100 ms (SIGXCPU, the handler), hard 200 ms (SIGKILL).
+        try ThreadScheduling.limitRealtimeCPU(toMicroseconds: 200_000)
+        try RealtimeWatchdog.watch(thread: me)
+        defer { RealtimeWatchdog.forget(thread: me) }
+        FileHandle.standardOutput.write(Data("watched thread \(me)\n".utf8))
+        try #require(eventually(within: 10) { (try? ThreadScheduling.of(thread: me))?.isRealtime == true })
+        // At most 2 s of wall time: past 200 ms of CPU the kernel kills a thread the handler did not drop.
+        let end = monotonicNanoseconds() + 2_000_000_000
+        while monotonicNanoseconds() < end && !RealtimeWatchdog.wasDropped(thread: me) {}
+        let after = try ThreadScheduling.of(thread: me)
+        #expect(RealtimeWatchdog.wasDropped(thread: me) && !after.isRealtime, "\(after)")
+        if RealtimeWatchdog.wasDropped(thread: me) && !after.isRealtime {
+            FileHandle.standardOutput.write(Data("the watchdog dropped uid \(getuid())'s thread to \(after)\n".utf8))
+        }
+    }
+
+    /// Reads the child's stdout and stderr until both end or `seconds` pass, calling `onStdout` with the stdout read
+    /// so far until it returns true.
+    static func readAll(of child: ChildProcess, seconds: Double, onStdout: (String) throws -> Bool) throws -> String {
+        var streams = [child.output, child.errors].compactMap { $0 }.map { (fd: $0, data: Data()) }
+        defer { streams.forEach { close($0.fd) } }
+        var open = Set(streams.map(\.fd))
+        var answered = false
+        var chunk = [UInt8](repeating: 0, count: 1 << 14)
+        let deadline = monotonicSeconds() + seconds
+        while !open.isEmpty && monotonicSeconds() < deadline {
+            var polled = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            guard poll(&polled, nfds_t(polled.count), 50) > 0 else { continue }
+            for entry in polled where entry.revents != 0 {
+                let count = read(entry.fd, &chunk, chunk.count)
+                guard count > 0, let index = streams.firstIndex(where: { $0.fd == entry.fd }) else {
+                    open.remove(entry.fd)
+                    continue
+                }
+                streams[index].data.append(contentsOf: chunk[..<count])
+                if index == 0 && !answered { answered = try onStdout(String(decoding: streams[0].data, as: UTF8.self)) }
+            }
+        }
+        return streams.map { String(decoding: $0.data, as: UTF8.self) }.joined()
+    }
+}
