@@ -27,6 +27,15 @@ public struct ListenerState: Sendable, Equatable {
 }
 
 extension ListenerState {
+    /// Whether `other` attenuates every point as this one does: the same position and distance model, bit for bit
+    /// (velocity and orientation do not attenuate).
+    func attenuatesAlike(_ other: ListenerState) -> Bool {
+        position.x.bitPattern == other.position.x.bitPattern && position.y.bitPattern == other.position.y.bitPattern
+            && position.z.bitPattern == other.position.z.bitPattern
+            && referenceDistance.bitPattern == other.referenceDistance.bitPattern
+            && maxDistance.bitPattern == other.maxDistance.bitPattern && rolloff.bitPattern == other.rolloff.bitPattern
+    }
+
     /// Whether doppler can change how fast a voice placed so plays: then its end cannot be predicted.
     func dopplerApplies(to placement: Placement) -> Bool {
         guard dopplerFactor > 0 else { return false }

@@ -36,6 +36,11 @@ struct VoicePool {
     /// What a real voice's audibility is multiplied by in a rank (`rankMargin` dB, linear): a virtual voice must be
     /// that much louder than the weakest real one to take its source, so near-equals do not swap at every rank.
     private(set) var realMargin: Float
+    /// The listener the slots' cached attenuations are for: a slot's is valid when its `attenuationEpoch` is
+    /// `listenerEpoch` (never 0), and `attenuationsComputed` counts the misses.
+    private var attenuatedFor: ListenerState? = nil
+    private(set) var listenerEpoch: UInt16 = 1
+    private(set) var attenuationsComputed = 0
 
     /// `rankMargin` in dB is clamped to 0…40; NaN and infinities take the default.
     init(capacity: Int, buses: Int, rankMargin: Float = MixerConfiguration.defaultRankMargin) {
@@ -283,13 +288,19 @@ struct VoicePool {
 
     /// How much a voice matters: priority first, then how loud it would be at the listener.
     static func importance(of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility) -> Float {
+        importance(of: slot, audibility, attenuation: attenuation(of: slot, audibility.listener))
+    }
+
+    /// The importance of a voice whose distance attenuation is known (1 for a panned voice): what a rank computes
+    /// with the slot's cached attenuation.
+    static func importance(
+        of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility, attenuation: Float
+    ) -> Float {
         if slot.pointee.paused { return -1 }
         let window = audibility.hdrOwner.isEmpty ? -1 : audibility.hdrOwner[slot.pointee.bus]
-        if window >= 0 { return hdrImportance(of: slot, window: window, audibility) }
-        var audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus]
-        if case .world(let position, _) = slot.pointee.placement {
-            audible *= audibility.listener.attenuation(position)
-        }
+        if window >= 0 { return hdrImportance(of: slot, window: window, audibility, attenuation: attenuation) }
+        // × 1 for a panned voice is exact: the score is the one computed without the cache.
+        let audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus] * attenuation
         return Float(slot.pointee.priority) * 16 + min(audible, 15)
     }
 
@@ -355,12 +366,20 @@ struct VoicePool {
     mutating func rank(keep: Int, _ audibility: Audibility) -> Float {
         let count = active.count
         let margin = realMargin
-        slots.withUnsafeBufferPointer { pool in
+        let epoch = attenuationEpoch(for: audibility.listener)
+        let listener = audibility.listener
+        var computed = 0
+        slots.withUnsafeMutableBufferPointer { pool in
             active.withUnsafeBufferPointer { live in
                 scores.withUnsafeMutableBufferPointer { scores in
                     scratch.withUnsafeMutableBufferPointer { scratch in
-                        func score(_ slot: UnsafePointer<VoiceSlot>) {
-                            var score = VoicePool.importance(of: slot, audibility)
+                        func score(_ slot: UnsafeMutablePointer<VoiceSlot>) {
+                            if slot.pointee.attenuationEpoch != epoch {
+                                slot.pointee.attenuation = VoicePool.attenuation(of: slot, listener)
+                                slot.pointee.attenuationEpoch = epoch
+                                computed += 1
+                            }
+                            var score = Self.importance(of: slot, audibility, attenuation: slot.pointee.attenuation)
                             if slot.pointee.source >= 0 {
                                 score = VoicePool.realScore(score, priority: slot.pointee.priority, margin: margin)
                             }
@@ -379,11 +398,21 @@ struct VoicePool {
                 }
             }
         }
+        attenuationsComputed &+= computed
         let threshold = scratch.withUnsafeMutableBufferPointer {
             kthLargest($0, count: count, k: min(max(keep, 1), count), near: lastThreshold)
         }
         lastThreshold = threshold
         return threshold
+    }
+
+    /// The epoch of the slots' cached attenuations for `listener`: a new one when it attenuates unlike the last.
+    private mutating func attenuationEpoch(for listener: ListenerState) -> UInt16 {
+        if let cached = attenuatedFor, cached.attenuatesAlike(listener) { return listenerEpoch }
+        attenuatedFor = listener
+        // This rank stamps every live slot again, so an epoch reused after the wrap finds none still holding it.
+        listenerEpoch = listenerEpoch == .max ? 1 : listenerEpoch + 1
+        return listenerEpoch
     }
 
     /// The latest rank's score of a live voice.
@@ -407,21 +436,11 @@ struct VoicePool {
     }
 }
 
-/// What ranking needs besides the voices: the buses' effective gains and the listener, and the HDR windows'
-/// levels by bus (`BusGraph.hdrOwner`, `hdrScale`, `hdrFloor`; empty when no bus has a window).
-struct Audibility {
-    var busGains: [Float]
-    var listener: ListenerState
-    var hdrOwner: [Int] = []
-    var hdrScale: [Float] = []
-    var hdrFloor: [Float] = []
-}
-
 /// A voice slot in the pool. `generation` changes whenever the slot is freed, which makes old handles stale.
 struct VoiceSlot {
     // What a rank reads comes first, in the slot's first 64 bytes (one or two cache lines where it was three): a
     // rank visits every live voice.
-    var placement: Placement = .pan(0)
+    private var storedPlacement: Placement = .pan(0)
     var gain: Float = 1
     var fadeGain: Float = 1
     /// 10^(loudness/20): the voice's loudness (docs/HDR.md) as a linear factor, so a rank needs no logarithm.
@@ -431,8 +450,22 @@ struct VoiceSlot {
     var source: Int32 = -1
     var priority: UInt8 = 128
     var paused = false
+    /// The pool's `listenerEpoch` when `attenuation` was computed; 0 (never an epoch) when it is to be computed.
+    var attenuationEpoch: UInt16 = 0
     /// Where the slot is in the pool's `active` list, or -1 when the slot is free.
     var activeIndex: Int32 = -1
+    /// The listener's distance attenuation of `placement` (1 for a pan), cached by ranks: the slowest part of a
+    /// score, and it changes only when the voice or the listener moves.
+    var attenuation: Float = 1
+
+    /// Where the voice sounds. Writing it (the same place included) makes the cached attenuation stale.
+    var placement: Placement {
+        get { storedPlacement }
+        set {
+            storedPlacement = newValue
+            attenuationEpoch = 0
+        }
+    }
 
     var generation: UInt32 = 1
     var sound: Sound? = nil

@@ -11,16 +11,16 @@ extension VoicePool {
 
     /// How loud a voice is before its buses, linear: its gain × fade × distance attenuation.
     static func heard(_ slot: UnsafePointer<VoiceSlot>, _ listener: ListenerState) -> Float {
-        var heard = slot.pointee.gain * slot.pointee.fadeGain
-        if case .world(let position, _) = slot.pointee.placement { heard *= listener.attenuation(position) }
-        return heard
+        slot.pointee.gain * slot.pointee.fadeGain * attenuation(of: slot, listener)
     }
 
     /// The importance of an unpaused voice under the HDR window of bus `window`: culled when its level is below
     /// the window's bottom (1 dB above it for a voice without a source: culled, or not yet heard), else priority,
     /// then its gain under the window and its buses.
-    static func hdrImportance(of slot: UnsafePointer<VoiceSlot>, window: Int, _ audibility: Audibility) -> Float {
-        let heard = heard(slot, audibility.listener)
+    static func hdrImportance(
+        of slot: UnsafePointer<VoiceSlot>, window: Int, _ audibility: Audibility, attenuation: Float
+    ) -> Float {
+        let heard = slot.pointee.gain * slot.pointee.fadeGain * attenuation
         let level = heard * slot.pointee.loudnessGain
         let floor = audibility.hdrFloor[window] * (slot.pointee.source >= 0 ? 1 : cullHysteresis)
         if level < floor { return culled }
