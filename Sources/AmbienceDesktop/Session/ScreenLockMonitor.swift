@@ -159,7 +159,8 @@ package final class ScreenLockMonitor: SessionMonitor {
     private static func ourSessionPath(on bus: DBusConnection, timeout: Duration) -> String? {
         if let reply = try? bus.call(
             destination: logindName, path: "/org/freedesktop/login1", interface: "org.freedesktop.login1.Manager",
-            member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: ProcessIdentity.current))], timeout: timeout),
+            member: "GetSessionByPID", arguments: [.uint32(UInt32(bitPattern: ProcessIdentity.current))],
+            timeout: timeout),
             let path = reply.first?.string
         {
             return path
