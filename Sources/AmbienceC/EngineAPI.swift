@@ -153,7 +153,7 @@ private func outputBackend(_ c: ambience_output_backend) throws(APIError) -> Eng
     return chosen
 }
 
-private let threadPolicies: [(ambience_audio_thread_priority, AudioThreadPolicy)] = [
+let threadPolicies: [(ambience_audio_thread_priority, AudioThreadPolicy)] = [
     (AMBIENCE_AUDIO_THREAD_RAISED, .raised), (AMBIENCE_AUDIO_THREAD_UNCHANGED, .unchanged),
     (AMBIENCE_AUDIO_THREAD_REALTIME, .realtime)
 ]

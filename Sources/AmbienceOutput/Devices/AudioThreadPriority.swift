@@ -145,7 +145,11 @@ struct SystemPriorityGrantor: PriorityGranting {
         do throws(Errno) { try RealtimeWatchdog.watch(thread: thread) } catch {
             throw .unsupported("no SIGXCPU watchdog for a real-time thread (\(error))")
         }
-        try rtkit.get().makeRealtime(thread: thread, priority: priority)
+        // A refused thread leaves the watchdog: it is not real time, and the table is for those that are.
+        do throws(DesktopError) { try rtkit.get().makeRealtime(thread: thread, priority: priority) } catch {
+            RealtimeWatchdog.forget(thread: thread)
+            throw error
+        }
     }
     func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError) {
         try rtkit.get().makeHighPriority(thread: thread, level: level)
@@ -155,7 +159,10 @@ struct SystemPriorityGrantor: PriorityGranting {
     }
     func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
         try RealtimeWatchdog.watch(thread: thread)
-        try ThreadScheduling.setRealtime(thread: thread, priority: priority)
+        do throws(Errno) { try ThreadScheduling.setRealtime(thread: thread, priority: priority) } catch {
+            RealtimeWatchdog.forget(thread: thread)
+            throw error
+        }
     }
     func kernelNice(thread: Int32, level: Int) throws(Errno) {
         try ThreadScheduling.setNice(thread: thread, nice: level)

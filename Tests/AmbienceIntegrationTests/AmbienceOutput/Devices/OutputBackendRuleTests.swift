@@ -100,5 +100,14 @@ import Testing
             ambience_engine_destroy(engine)
             made = nil
         }
+        // Each C value means the policy of its name (the offline engines above ask for nothing, so they cannot tell),
+        // and zero is the default, as AUTOMATIC is for the backend.
+        let mapped = Dictionary(uniqueKeysWithValues: threadPolicies.map { ($0.0.rawValue, $0.1) })
+        #expect(
+            mapped == [
+                AMBIENCE_AUDIO_THREAD_RAISED.rawValue: .raised, AMBIENCE_AUDIO_THREAD_UNCHANGED.rawValue: .unchanged,
+                AMBIENCE_AUDIO_THREAD_REALTIME.rawValue: .realtime
+            ])
+        #expect(AMBIENCE_AUDIO_THREAD_RAISED.rawValue == 0 && EngineConfiguration().audioThreadPriority == .raised)
     }
 }
