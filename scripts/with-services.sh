@@ -105,8 +105,9 @@ start_pipewire() {
 
 # A system bus of our own, on an abstract socket: polkitd and rtkit drop root for users of their own, who could not
 # reach a socket in this folder (mode 700). polkitd answers rtkit's question (root is always authorized), and rtkit runs without its
-# canary (a watchdog that demotes every thread when it starves, as a loaded machine makes it) and with its burst
-# limit (25 requests in 20 s) raised, since the suites open an output, and ask, in test after test.
+# canary (a watchdog that demotes every thread when it starves, as a loaded machine makes it) and with its limits
+# raised (25 requests in 20 s; 15 processes and 25 threads a user at once: every test runs as root), since the
+# suites open an output, and ask, in test after test and in parallel.
 start_system_bus() {
   cat > "$root/system.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -140,7 +141,8 @@ CONF
   cat "$root/rtkit.fifo" > "$root/rtkit.log" &
   local reader=$!
   pids+=("$reader")
-  /usr/libexec/rtkit-daemon --stderr --no-canary --actions-per-burst-max=100000 2> "$root/rtkit.fifo" &
+  /usr/libexec/rtkit-daemon --stderr --no-canary --actions-per-burst-max=100000 --processes-per-user-max=100000 \
+    --threads-per-user-max=100000 2> "$root/rtkit.fifo" &
   local rtkit=$!
   pids+=("$rtkit")
   if ! ready dbus-send --system --print-reply --dest=org.freedesktop.RealtimeKit1 /org/freedesktop/RealtimeKit1 \
