@@ -116,7 +116,7 @@ public final class GameRun {
             let stats = engine.stats
             peakVoices = max(peakVoices, stats.realVoices + stats.virtualVoices)
             if launch.hdrPlot != nil {
-                hdrPlot.samples.append(
+                hdrPlot.record(
                     HDRPlot.Sample(
                         time: host.time, top: engine.sfx.hdrWindowTop ?? 0, culled: engine.sfx.hdrCulledVoices))
             }

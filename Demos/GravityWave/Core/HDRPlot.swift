@@ -15,17 +15,49 @@ public struct HDRPlot: Sendable {
         public var top: Float
         /// Voices under the window that it culls.
         public var culled: Int
+
+        /// One sample for this one and a later one: this one's time, the higher top and the more voices culled.
+        func merged(with later: Sample) -> Sample {
+            Sample(time: time, top: max(top, later.top), culled: max(culled, later.culled))
+        }
     }
 
-    /// The window at the end of every frame, in order.
-    public var samples: [Sample] = []
+    /// The window over the run, in order: one sample a frame, until there are `mostSamples`. Then each pair is merged
+    /// into one (the earlier time, the higher top, the more voices culled) and later frames are merged as many to a
+    /// sample, so that an hour's run keeps a plot's worth of points and its peaks, not a point per frame.
+    public private(set) var samples: [Sample] = []
     /// Seconds at which explosions started.
     public var explosions: [Double] = []
+    /// The most samples kept: more points than the plot's width has pixels say nothing more.
+    public static let mostSamples = 4_096
+    /// Frames merged into each sample from now on: 1 until the first halving, then doubled at each.
+    public private(set) var framesPerSample = 1
+    /// The frames of the sample being merged, not yet in `samples`.
+    private var pending: (sample: Sample, frames: Int)?
+
+    public init() {}
+
+    /// Adds the window at the end of a frame.
+    public mutating func record(_ sample: Sample) {
+        let merged = pending.map { ($0.sample.merged(with: sample), $0.frames + 1) } ?? (sample, 1)
+        guard merged.1 >= framesPerSample else {
+            pending = merged
+            return
+        }
+        pending = nil
+        samples.append(merged.0)
+        guard samples.count >= Self.mostSamples else { return }
+        samples = stride(from: 0, to: samples.count, by: 2).map { index in
+            index + 1 < samples.count ? samples[index].merged(with: samples[index + 1]) : samples[index]
+        }
+        framesPerSample *= 2
+    }
 
     static let width = 760.0, panelHeight = 230.0, left = 60.0, right = 20.0, top = 30.0, bottom = 40.0
 
     /// The whole SVG document: the top over time above, the culled voices below.
     public func document() -> String {
+        let samples = samples + (pending.map { [$0.sample] } ?? [])
         let endTime = max(samples.last?.time ?? 1, 1)
         // Scales of whole multiples of 20 dB and 4 voices, so that the five grid lines fall on round labels.
         let topMax = 20 * (Double(max(samples.map(\.top).max() ?? 0, 20)) / 20).rounded(.up)
