@@ -89,7 +89,7 @@ let package = Package(
         ),
         .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "COpenAL", "CSDLMixer", "CSDL2"]),
         .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "AmbienceBench"]),
-        .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool"]),
+        .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool", "AmbiencePlatform"]),
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.
         .systemLibrary(name: "CAmbience", path: "include"),
         // include/ambience_version.h alone, for the engine's `Ambience.version` (the C API's header includes it).

@@ -3,7 +3,8 @@
 
 A call is an identifier followed by `(` that libc.so.6 or libm.so.6 exports (`nm -D --defined-only`), written
 bare or as `Glibc.name(` / `Foundation.name(`; a read or write of `errno` counts too. The module-prefixed form
-always counts. A bare call does not count when it is: a math or memory function (pure, no OS state); a method
+always counts. A bare call does not count when it is: a math or memory function (pure, no OS state: `strdup`
+included, the C string a C caller frees or keeps); a method
 (`.name(`); a function the file declares itself (`func name`); a call with an argument label (C functions have
 none: that is a Swift wrapper of the same name); or one of close, signal, read, write, send, wait (names the
 engine's own types use for methods, like `close()` on a connection) with another number of arguments than the
@@ -11,14 +12,13 @@ C function takes (a trailing closure counts as one). `errno:` right after `(` or
 use. Comments (block comments nest) and the text of string literals (`"..."`, `\"\"\"...\"\"\"`, raw `#"..."#`) are
 not code; an interpolation `\\( ... )` in a string is.
 
-Scope: every Swift file under Sources/ except Sources/AmbiencePlatform/ (the gateway) and the C targets. A hit
-listed in scripts/raw-libc-allowed.txt (`path: call`, one a line) is tolerated: the list names what is left in
-files not converted yet, and may only shrink. Any other hit is printed as `path:line: call` and fails (exit 1);
-so does an allowed entry that is no longer called (remove it from the list).
+Scope: every Swift file under Sources/ except Sources/AmbiencePlatform/ (the gateway) and the C targets. There is
+no allowlist: every hit is printed as `path:line: call` and fails (exit 1). A call that is missing goes into
+AmbiencePlatform as a wrapper.
 
   python3 scripts/raw-libc.py             lint (CI)
-  python3 scripts/raw-libc.py --count     the number of hits and files, allowed or not
-  python3 scripts/raw-libc.py --all       every hit, allowed or not
+  python3 scripts/raw-libc.py --count     the number of hits and files
+  python3 scripts/raw-libc.py --all       every hit
   python3 scripts/raw-libc.py --self-test checks the scanner on small fixtures
 """
 import bisect
@@ -29,7 +29,6 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GATEWAY = "Sources/AmbiencePlatform/"
-ALLOWED = os.path.join(ROOT, "scripts", "raw-libc-allowed.txt")
 # The engine's targets above the gateway, for --count's second line (the facade's folder is the last one left).
 ENGINE = ("Sources/AmbienceCore/", "Sources/AmbienceDecoding/", "Sources/AmbienceMixer/", "Sources/AmbienceLibrary/",
           "Sources/AmbienceOutput/", "Sources/AmbienceDesktop/", "Sources/AmbienceMusic/",
@@ -43,7 +42,7 @@ PURE = set(
     fmod exp2 expm1 log1p lround lrint trunc hypot cbrt remainder copysign nearbyint rint scalbn ldexp frexp modf
     sinf cosf tanf sqrtf powf expf logf log10f log2f floorf ceilf roundf fabsf truncf fminf fmaxf atan2f exp2f
     abs labs llabs memcpy memset memmove memcmp memchr strlen strcmp strncmp strchr strrchr strstr strnlen
-    free malloc calloc realloc""".split())
+    free malloc calloc realloc strdup strndup""".split())
 # Swift keywords and standard-library functions that share a name with a libc symbol.
 SWIFT = set("""if guard while for switch return init print min max type repeat catch swap index random""".split())
 # Names the engine's own types use for methods (`close()` on a connection, called without `self.` inside it), with
@@ -226,31 +225,11 @@ def scanned_files():
                 yield relative + name
 
 
-def allowed():
-    if not os.path.exists(ALLOWED):
-        return set()
-    entries = set()
-    for line in open(ALLOWED):
-        line = line.split("#")[0].strip()
-        if line:
-            path, _, call = line.partition(":")
-            entries.add((path.strip(), call.strip()))
-    return entries
-
-
-def verdict(hits, tolerated):
-    """(messages, exit status) of the lint: a hit not allowed fails, and so does an allowed entry no longer called
-    (the list may only shrink: a call once removed must not come back unnoticed)."""
-    messages = []
-    refused = [h for h in hits if (h[0], h[2]) not in tolerated]
-    for path, line, call in refused:
-        messages.append(f"{path}:{line}: {call}: raw libc call outside {GATEWAY} (add or use a wrapper there)")
-    stale = sorted(tolerated - {(h[0], h[2]) for h in hits})
-    for path, call in stale:
-        messages.append(
-            f"raw-libc: {path}: {call} is allowed but no longer called there: remove it from"
-            f" {os.path.relpath(ALLOWED, ROOT)} (the list may only shrink)")
-    return messages, 1 if refused or stale else 0
+def verdict(hits):
+    """(messages, exit status) of the lint: any hit fails, named with its file, line and call."""
+    messages = [f"{path}:{line}: {call}: raw libc call outside {GATEWAY} (add or use a wrapper there)"
+                for path, line, call in hits]
+    return messages, 1 if hits else 0
 
 
 # --self-test: (what the case checks, fixture, the hits expected). Each case but the first fails on the scanner as
@@ -325,6 +304,11 @@ SELF_TESTS = [
     report(
         errno: code)
     ''', [(2, "errno")]),
+    ("strdup is a memory function: the C string a C caller frees or keeps", '''
+    let copy = message.withCString { strdup($0) }
+    free(copy)
+    let pid = getpid()
+    ''', [(4, "getpid")]),
 ]
 
 
@@ -334,14 +318,14 @@ def self_test(symbols):
         found = scan_text(fixture, symbols)
         if found != expected:
             failures.append(f"{title}: found {found}, expected {expected}")
-    # An allowed entry no longer called fails the lint.
-    messages, status = verdict([("Sources/X/A.swift", 3, "getpid")],
-                               {("Sources/X/A.swift", "getpid"), ("Sources/X/B.swift", "getenv")})
-    if status != 1 or not any("Sources/X/B.swift: getenv" in m and "remove it" in m for m in messages):
-        failures.append(f"a stale allowlist entry: exit {status}, messages {messages}, expected exit 1 and a removal")
-    messages, status = verdict([("Sources/X/A.swift", 3, "getpid")], {("Sources/X/A.swift", "getpid")})
+    # A hit fails the lint, naming the file, the line and the call; no hit passes.
+    messages, status = verdict([("Sources/X/A.swift", 3, "getpid")])
+    if status != 1 or messages != [f"Sources/X/A.swift:3: getpid: raw libc call outside {GATEWAY} (add or use a"
+                                   " wrapper there)"]:
+        failures.append(f"one hit: exit {status}, messages {messages}, expected exit 1 naming the file and call")
+    messages, status = verdict([])
     if status != 0 or messages:
-        failures.append(f"an exact allowlist: exit {status}, messages {messages}, expected exit 0 and no message")
+        failures.append(f"no hit: exit {status}, messages {messages}, expected exit 0 and no message")
     if failures:
         sys.exit("raw-libc: self-test failed:\n  " + "\n  ".join(failures))
     print(f"raw-libc: self-test passed ({len(SELF_TESTS) + 2} cases)")
@@ -352,7 +336,6 @@ def main(arguments):
     if "--self-test" in arguments:
         self_test(symbols)
         return 0
-    tolerated = allowed()
     hits = []
     for path in scanned_files():
         with open(os.path.join(ROOT, path), encoding="utf-8") as source:
@@ -367,7 +350,7 @@ def main(arguments):
         for path, line, call in hits:
             print(f"{path}:{line}: {call}")
         return 0
-    messages, status = verdict(hits, tolerated)
+    messages, status = verdict(hits)
     for message in messages:
         print(message)
     return status

@@ -44,7 +44,7 @@ struct ChildProcess {
             while process.isRunning, monotonicNanoseconds() < killAt {
                 sleepUntil(monotonicNanoseconds: monotonicNanoseconds() + 20_000_000)
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            if process.isRunning { try? ProcessSignals.send(SIGKILL, to: process.processIdentifier) }
         }
         process.waitUntilExit()
         return ChildProcess(

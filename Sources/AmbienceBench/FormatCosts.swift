@@ -111,8 +111,10 @@ public struct FormatCostReport: Sendable {
 public enum FormatCosts {
     /// Makes the files in a temporary folder (deleted afterwards) and measures each format `runs` times, medians.
     public static func run(seconds: Double, runs: Int, isCancelled: () -> Bool = { false }) throws -> FormatCostReport {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-format-bench-\(getpid())")
-            .path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ambience-format-bench-\(ProcessIdentity.current)"
+        )
+        .path
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// `ambience bench --latency`: every system plays clicks at known times while one recorder, the same for all,
@@ -100,7 +101,7 @@ public enum LatencyBench {
         _ system: LatencySystem, period: Int, options: LatencyOptions, seed: UInt64,
         timeoutSeconds: Double
     ) throws(BenchError) -> LatencyClientResult {
-        let folder = NSTemporaryDirectory() + "ambience-latency-\(getpid())"
+        let folder = NSTemporaryDirectory() + "ambience-latency-\(ProcessIdentity.current)"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // OpenAL Soft's PulseAudio backend with the period under test: two periods of `period` frames.

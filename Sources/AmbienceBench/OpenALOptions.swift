@@ -252,7 +252,7 @@ public enum OpenALOptionsBench {
     /// back scaled up again.
     static func resampleWithSox(_ samples: [Float], from: Int, to: Int) throws -> [Float] {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "ambience-openal-options-\(getpid())")
+            "ambience-openal-options-\(ProcessIdentity.current)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let input = folder.appendingPathComponent("in.f32"), output = folder.appendingPathComponent("out.f32")

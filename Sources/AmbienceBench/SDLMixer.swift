@@ -155,7 +155,7 @@ enum SDLMixer {
                 MIX_INIT_FLAC.rawValue | MIX_INIT_MP3.rawValue | MIX_INIT_OGG.rawValue | MIX_INIT_OPUS.rawValue
                     | MIX_INIT_MOD.rawValue | MIX_INIT_MID.rawValue))
         // MIDI with the SoundFont the engine picks when none is configured, so both play the same instruments.
-        if let font = DecoderOptions.defaultSoundFonts.first(where: { access($0, R_OK) == 0 }) {
+        if let font = DecoderOptions.defaultSoundFonts.first(where: FilePaths.isReadable) {
             _ = mix.Mix_SetSoundFonts(font)
         }
         defer { mix.Mix_Quit() }
@@ -321,14 +321,14 @@ private struct SavedEnvironment {
 
     init(_ values: [String: String]) {
         for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-            saved.append((name, getenv(name).map { String(cString: $0) }))
-            setenv(name, value, 1)
+            saved.append((name, ProcessEnvironment.value(name)))
+            try? ProcessEnvironment.set(name, to: value)
         }
     }
 
     func restore() {
         for (name, value) in saved {
-            if let value { setenv(name, value, 1) } else { unsetenv(name) }
+            try? ProcessEnvironment.set(name, to: value)
         }
     }
 }

@@ -79,10 +79,10 @@ public enum MixerScene {
         driver: MixerSceneDriver, seconds: Double, periodFrames: Int, clicks: Int, gaps: ClosedRange<Int>, seed: UInt64
     ) throws(BenchError) -> MixerSceneResult {
         let mix = try SDLMixer.functions()
-        setenv("SDL_AUDIODRIVER", driver.rawValue, 1)
+        try? ProcessEnvironment.set("SDL_AUDIODRIVER", to: driver.rawValue)
         if driver == .disk {
-            setenv("SDL_DISKAUDIOFILE", "/dev/null", 1)
-            unsetenv("SDL_DISKAUDIODELAY")
+            try? ProcessEnvironment.set("SDL_DISKAUDIOFILE", to: "/dev/null")
+            try? ProcessEnvironment.set("SDL_DISKAUDIODELAY", to: nil)
         }
         guard let assets = assetsFolder else {
             throw .sdlMixer("Assets/ (its SFX and Music/gravity-wave-theme.ogg) is not found")
@@ -168,21 +168,12 @@ public enum MixerScene {
 
     /// The real path of the SDL_mixer mapped into this process, from /proc/self/maps.
     static func mappedMixer() -> String? {
-        // Read with stdio: /proc files report a size of 0, which whole-file readers take at its word.
-        guard let maps = fopen("/proc/self/maps", "r") else { return nil }
-        defer { fclose(maps) }
-        var line: UnsafeMutablePointer<CChar>? = nil
-        var capacity = 0
-        defer { free(line) }
-        while getline(&line, &capacity, maps) > 0, let text = line.map({ String(cString: $0) }) {
-            guard let slash = text.firstIndex(of: "/") else { continue }
-            let path = String(text[slash...].prefix { $0 != "\n" })
-            guard path.split(separator: "/").last?.hasPrefix("libSDL2_mixer") == true else { continue }
-            guard let real = realpath(path, nil) else { return path }
-            defer { free(real) }
-            return String(cString: real)
-        }
-        return nil
+        guard
+            let path = ProcessIdentity.mappedFiles.first(where: {
+                $0.split(separator: "/").last?.hasPrefix("libSDL2_mixer") == true
+            })
+        else { return nil }
+        return FilePaths.resolved(path) ?? path
     }
 
     /// The repository's Assets folder, looked for where the bundled theme is.

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import Foundation
 
 /// The two SDL_mixers `bench --sdl-mixer-stand-in` compares.
@@ -217,9 +218,7 @@ public enum StandInBench {
     }
 
     static func realPath(_ path: String) -> String {
-        guard let real = realpath(path, nil) else { return path }
-        defer { free(real) }
-        return String(cString: real)
+        FilePaths.resolved(path) ?? path
     }
 
     static func loadAverage() -> Double {

@@ -86,17 +86,14 @@ public struct StressScene: Sendable {
     public static var defaultMusicPath: String? {
         let relative = "Assets/Music/gravity-wave-theme.ogg"
         var candidates = [relative]
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        if length > 0 {
-            var directory = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if var directory = ProcessIdentity.executablePath {
             for _ in 0..<5 {
                 guard let slash = directory.lastIndex(of: "/"), slash != directory.startIndex else { break }
                 directory = String(directory[..<slash])
                 candidates.append(directory + "/" + relative)
             }
         }
-        return candidates.first { access($0, R_OK) == 0 }
+        return candidates.first(where: FilePaths.isReadable)
     }
 
     /// The bytes of one loaded second: mono float at 48 kHz, the scene's rate.
@@ -299,8 +296,7 @@ extension StressScene {
             if isCancelled() { report.cancelled = true; break }
             next += frameNanos
             if next > endNanos { break }
-            var deadline = timespec(tv_sec: next / 1_000_000_000, tv_nsec: next % 1_000_000_000)
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+            sleepUntil(monotonicNanoseconds: next)
             chaos?.step()
             crowd.handle(engine.update())
             // The output's pace counts from its first block on: how long the stream takes to start is not an underrun.
@@ -341,8 +337,8 @@ extension StressScene {
         var paths = [path]
         if playlist, let slash = path.lastIndex(of: "/") {
             let other = String(path[...slash]) + "orbit-lullaby.mp3"
-            if other != path && access(other, R_OK) == 0 { paths.append(other) }
-        } else if playlist, path != "orbit-lullaby.mp3", access("orbit-lullaby.mp3", R_OK) == 0 {
+            if other != path && FilePaths.isReadable(other) { paths.append(other) }
+        } else if playlist, path != "orbit-lullaby.mp3", FilePaths.isReadable("orbit-lullaby.mp3") {
             paths.append("orbit-lullaby.mp3")
         }
         try engine.musicPlayer.setQueue(paths: paths)

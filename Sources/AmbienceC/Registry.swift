@@ -48,23 +48,22 @@ extension APIError {
 
 // MARK: - The thread-local last error
 
-/// Each thread's message: a `malloc`ed C string, freed when replaced or when the thread ends.
-private let errorKey: pthread_key_t = {
-    var key = pthread_key_t()
-    pthread_key_create(&key) { free($0) }
-    return key
-}()
+/// Each thread's message: a `malloc`ed C string, freed when replaced or when the thread ends. Made with the first
+/// message; the process cannot have used up its keys before the C API's first call, and if it had, errors would go
+/// unrecorded rather than crash (`ambience_last_error` then says "").
+private let errorKey: ThreadLocalKey? = try? ThreadLocalKey { free($0) }
 
 private func setLastError(_ message: String) {
-    let old = pthread_getspecific(errorKey)
+    guard let errorKey else { return }
+    let old = errorKey.value
     let copy = message.withCString { strdup($0) }
-    pthread_setspecific(errorKey, copy)
+    errorKey.set(copy)
     free(old)
 }
 
 private func clearLastError() {
-    guard let old = pthread_getspecific(errorKey) else { return }
-    pthread_setspecific(errorKey, nil)
+    guard let errorKey, let old = errorKey.value else { return }
+    errorKey.set(nil)
     free(old)
 }
 
@@ -74,7 +73,7 @@ private var emptyCString: UnsafePointer<CChar> {
 
 @_cdecl("ambience_last_error")
 public func ambience_last_error() -> UnsafePointer<CChar> {
-    guard let message = pthread_getspecific(errorKey) else { return emptyCString }
+    guard let message = errorKey?.value else { return emptyCString }
     return UnsafePointer(message.assumingMemoryBound(to: CChar.self))
 }
 

@@ -1,4 +1,4 @@
+import AmbiencePlatform
 import AmbienceTool
-import Glibc
 
-exit(Tool.run(Array(CommandLine.arguments.dropFirst())))
+ProcessExit.end(status: Tool.run(Array(CommandLine.arguments.dropFirst())))

@@ -230,10 +230,7 @@ public final class GameHost {
             if next < now - period { next = now }
             nextFrameStart = next
             if next > now {
-                let (whole, atto) = (next - now).components
-                var wait = timespec(tv_sec: Int(whole), tv_nsec: Int(atto / 1_000_000_000))
-                var left = timespec()
-                while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }
+                sleep(for: next - now)
             }
         }
     }

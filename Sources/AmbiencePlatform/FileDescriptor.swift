@@ -226,6 +226,18 @@ package final class FileDescriptor {
         return Array(bytes.prefix(done))
     }
 
+    /// Everything from the current position to the end, read in steps (a file in /proc reports a size of 0, which
+    /// a reader of that size would believe); at most `limit` bytes.
+    package func readToEnd(limit: Int = 64 << 20) throws(Errno) -> [UInt8] {
+        var bytes: [UInt8] = []
+        while bytes.count < limit {
+            let chunk = try readBytes(min(65_536, limit - bytes.count))
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        return bytes
+    }
+
     /// Writes all of `bytes` at the current position. A write that makes no progress counts as a full disk. A pipe,
     /// FIFO or socket whose reader has gone is EPIPE, never SIGPIPE (see `withBrokenPipeHeld`).
     package func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {

@@ -53,4 +53,47 @@ package enum FilePaths {
         guard !path.utf8.contains(0) else { throw Errno(ENOENT) }
         guard unlink(path) == 0 else { throw .current }
     }
+
+    /// Whether this process may make and remove names in the folder `path` (`access(W_OK | X_OK)`).
+    package static func mayChangeNames(in path: String) -> Bool {
+        !path.utf8.contains(0) && access(path, W_OK | X_OK) == 0
+    }
+
+    /// Makes a symbolic link at `path` whose target is `target` (`symlink`); never replaces what is at `path`.
+    package static func makeSymbolicLink(at path: String, pointingTo target: String) throws(Errno) {
+        guard !path.utf8.contains(0), !target.utf8.contains(0) else { throw Errno(ENOENT) }
+        guard symlink(target, path) == 0 else { throw .current }
+    }
+
+    /// What the symbolic link at `path` points to (`readlink`), as raw text; nil when `path` is not a link.
+    package static func linkTarget(_ path: String) -> String? {
+        guard !path.utf8.contains(0) else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink(path, &buffer, buffer.count - 1)
+        guard length > 0 else { return nil }
+        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Removes the empty folder `path` (`rmdir`).
+    package static func removeFolder(_ path: String) throws(Errno) {
+        guard !path.utf8.contains(0) else { throw Errno(ENOENT) }
+        guard rmdir(path) == 0 else { throw .current }
+    }
+
+    /// Makes a new folder, readable only by this user, named `prefix` and six random characters inside `folder`
+    /// (`mkdtemp`); returns its path. Never an existing folder: another process cannot have made it first.
+    package static func makeTemporaryFolder(in folder: String, prefix: String) throws(Errno) -> String {
+        guard !folder.utf8.contains(0), !prefix.utf8.contains(0) else { throw Errno(ENOENT) }
+        var template = Array((folder + "/" + prefix + "XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else { throw .current }
+        // mkdtemp wrote the folder's name over the template's Xs.
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The process's working folder (`getcwd`); nil when it cannot be named (removed, or out of reach).
+    package static var workingFolder: String? {
+        guard let folder = getcwd(nil, 0) else { return nil }
+        defer { free(folder) }
+        return String(cString: folder)
+    }
 }

@@ -31,3 +31,14 @@ package func sleep(milliseconds: Int) {
     let (deadline, overflow2) = monotonicNanoseconds().addingReportingOverflow(overflow ? .max : nanoseconds)
     sleepUntil(monotonicNanoseconds: overflow2 ? .max : deadline)
 }
+
+/// Sleeps for `duration` on the monotonic clock, resuming through signals (a negative one does not sleep): for a loop
+/// paced by `Duration`s (the game host's frames). Past about a century it saturates rather than trapping.
+package func sleep(for duration: Duration) {
+    let (seconds, attoseconds) = duration.components
+    guard seconds > 0 || (seconds == 0 && attoseconds > 0) else { return }
+    let (whole, overflow) = Int(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
+    let nanoseconds = overflow ? Int.max : whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000)).partialValue
+    let (deadline, overflow2) = monotonicNanoseconds().addingReportingOverflow(max(nanoseconds, 0))
+    sleepUntil(monotonicNanoseconds: overflow2 ? .max : deadline)
+}

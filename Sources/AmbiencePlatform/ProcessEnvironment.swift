@@ -27,6 +27,16 @@ package enum ProcessEnvironment {
 }
 
 extension ProcessEnvironment {
+    /// Sets the variable `name` to `value` (`setenv`, replacing it), or unsets it when `value` is nil. A name that
+    /// is empty or holds `=` or a NUL, or a value that holds a NUL, is refused (EINVAL): C would see another name.
+    /// Not safe while another thread reads the environment: call at the start, or before what reads it starts.
+    package static func set(_ name: String, to value: String?) throws(Errno) {
+        guard !name.isEmpty, !name.utf8.contains(0), !name.contains("="), !(value?.utf8.contains(0) ?? false) else {
+            throw Errno(EINVAL)
+        }
+        guard (value.map { setenv(name, $0, 1) } ?? unsetenv(name)) == 0 else { throw .current }
+    }
+
     /// Runs `body` with `name` set to `value`, then puts the variable back as it was (unset, or its old value), so
     /// only what `body` starts reads it: child processes and later library starts see the program's own environment.
     package static func withVariable<T>(_ name: String, setTo value: String, _ body: () throws -> T) rethrows -> T {

@@ -87,6 +87,12 @@ package enum ProcessExit {
         sealed.load(ordering: .acquiring) && exitingThread.load(ordering: .acquiring) != UInt(pthread_self())
     }
 
+    /// Ends the process with `status` (`exit`): the atexit handlers run, the engines' part (`run`) among them, then
+    /// the libraries' destructors. For a program's `main`, whose return value Swift does not pass on.
+    package static func end(status: Int32) -> Never {
+        exit(status)
+    }
+
     /// Sleeps until the process is gone: the place of a thread that called in after the exit sealed the engines.
     package static func stopForever() -> Never {
         while true { pause() }

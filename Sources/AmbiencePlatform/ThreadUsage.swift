@@ -7,13 +7,19 @@ package struct ThreadUsage: Sendable {
     package var voluntarySwitches: Int
     package var involuntarySwitches: Int
 
-    package static func current() -> ThreadUsage {
+    /// The calling thread's CPU time so far, in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+    package static var cpuNanoseconds: Int {
         var cpu = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
+        return cpu.tv_sec * 1_000_000_000 + cpu.tv_nsec
+    }
+
+    package static func current() -> ThreadUsage {
+        let cpu = cpuNanoseconds
         var usage = rusage()
         getrusage(__rusage_who_t(1), &usage)  // RUSAGE_THREAD, which Glibc's module does not name
         return ThreadUsage(
-            cpuNanoseconds: cpu.tv_sec * 1_000_000_000 + cpu.tv_nsec,
+            cpuNanoseconds: cpu,
             voluntarySwitches: usage.ru_nvcsw, involuntarySwitches: usage.ru_nivcsw)
     }
 }

@@ -25,7 +25,9 @@ struct LibraryBench {
         let base =
             folder
             ?? FileManager.default.temporaryDirectory
-            .appendingPathComponent("ambience-library-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+            .appendingPathComponent(
+                "ambience-library-bench-\(ProcessIdentity.current)-\(UInt32.random(in: 0...UInt32.max))"
+            ).path
         let music = base + "/music", database = base + "/library.sqlite", marker = base + "/generated-files"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
         defer { if !keep { try? FileManager.default.removeItem(atPath: base) } }
@@ -195,11 +197,7 @@ struct LibraryBench {
         return format
     }
 
-    static func peakMemoryKB() -> Int {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return usage.ru_maxrss
-    }
+    static func peakMemoryKB() -> Int { ProcessUsage.peakRSSBytes / 1024 }
 
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
@@ -226,9 +224,5 @@ struct Stopwatch {
         return Double(now - last) / 1e9
     }
 
-    private static func threadCPU() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-    }
+    private static func threadCPU() -> Double { Double(ThreadUsage.cpuNanoseconds) / 1e9 }
 }

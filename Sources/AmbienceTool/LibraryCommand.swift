@@ -90,11 +90,11 @@ struct LibraryCommand: Command {
     // MARK: scan
 
     static func scan(folder: String, database: String?, loudness: Bool = false) throws {
-        var status = stat()
-        guard stat(folder, &status) == 0 else { throw ToolFailure("\(folder): \(String(cString: strerror(errno)))") }
-        guard status.st_mode & S_IFMT == S_IFDIR else { throw ToolFailure("\(folder): not a folder") }
+        let status: FileStatus
+        do throws(Errno) { status = try FileStatus(path: folder) } catch { throw ToolFailure("\(folder): \(error)") }
+        guard status.isDirectory else { throw ToolFailure("\(folder): not a folder") }
         let library = try MediaLibrary(folders: [folder], databasePath: database)
-        let bar = isatty(STDOUT_FILENO) != 0 ? ProgressBar() : nil
+        let bar = StandardStream.output.isTerminal ? ProgressBar() : nil
         let report: ScanReport
         do {
             report = try library.scan { progress in

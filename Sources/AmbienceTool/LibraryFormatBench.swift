@@ -1,5 +1,6 @@
 import Ambience
 import AmbienceBench
+import AmbiencePlatform
 import Foundation
 
 /// `ambience library bench --mixed N`: N ten-second files of each format (made by the reference encoders into a
@@ -9,8 +10,10 @@ struct LibraryFormatBench {
     let copies: Int
 
     func run(json: Bool) throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("ambience-library-mixed-\(getpid())")
-            .path
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ambience-library-mixed-\(ProcessIdentity.current)"
+        )
+        .path
         try? FileManager.default.removeItem(atPath: base)
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: base) }

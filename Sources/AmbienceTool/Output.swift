@@ -23,18 +23,27 @@ enum Output {
         let bytes = Array((text + terminator).utf8)
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + done, $0.count - done) }
-            if n < 0, errno == EINTR, !Interrupt.requested { continue }
-            if n < 0, errno == EAGAIN, !Interrupt.requested {
-                // A stdout another program left non-blocking: wait for room as a blocking one would, in short
-                // steps, so that Ctrl-C still ends the wait.
-                var ready = pollfd(fd: STDOUT_FILENO, events: Int16(POLLOUT), revents: 0)
-                _ = poll(&ready, 1, 100)
-                continue
+            let n: Int
+            do throws(Errno) {
+                n = try bytes.withUnsafeBytes { raw in
+                    Result { () throws(Errno) in
+                        try StandardStream.output.writeOnce(UnsafeRawBufferPointer(rebasing: raw[done...]))
+                    }
+                }.get()
+            } catch {
+                if error.code == EINTR, !Interrupt.requested { continue }
+                if error.code == EAGAIN, !Interrupt.requested {
+                    // A stdout another program left non-blocking: wait for room as a blocking one would, in short
+                    // steps, so that Ctrl-C still ends the wait.
+                    StandardStream.output.waitUntilWritable(milliseconds: 100)
+                    continue
+                }
+                _ = failure.compareExchange(expected: 0, desired: error.code, ordering: .relaxed)
+                return
             }
             guard n > 0 else {
                 // A write that makes no progress counts as a full disk, as FileDescriptor.write counts it.
-                _ = failure.compareExchange(expected: 0, desired: n == 0 ? ENOSPC : errno, ordering: .relaxed)
+                _ = failure.compareExchange(expected: 0, desired: ENOSPC, ordering: .relaxed)
                 return
             }
             done += n
@@ -50,7 +59,7 @@ enum Output {
     /// Throws the first failed write, as `stdout: REASON`.
     static func check() throws(ToolFailure) {
         let code = failure.load(ordering: .relaxed)
-        guard code == 0 else { throw ToolFailure("stdout: \(String(cString: strerror(code)))") }
+        guard code == 0 else { throw ToolFailure("stdout: \(Errno(code))") }
     }
 
     /// Whether stdout was closed when the command started, and is only held by a stand-in.
@@ -64,8 +73,9 @@ enum Output {
     /// nobody reads, so the report line is written, fails, and the command says that stdout is closed.
     static func isStandardOutput(_ path: String) -> Bool {
         guard !closedAtStart.load(ordering: .relaxed) else { return false }
-        var named = stat(), out = stat()
-        guard stat(path, &named) == 0, fstat(STDOUT_FILENO, &out) == 0 else { return false }
-        return named.st_dev == out.st_dev && named.st_ino == out.st_ino
+        guard let named = try? FileStatus(path: path), let out = try? StandardStream.output.status() else {
+            return false
+        }
+        return named.identity == out.identity
     }
 }

@@ -88,14 +88,14 @@ struct PlayCommand: Command {
 /// Prints what happens: JSON lines for scripts, or a status line for people.
 final class EventReporter {
     let json: Bool
-    let terminal = isatty(STDOUT_FILENO) == 1
+    let terminal = StandardStream.output.isTerminal
     private var lastLine = ""
 
     init(json: Bool) { self.json = json }
 
     func emit(_ object: JSON) {
         Output.print(object.text)
-        fflush(nil)
+        StandardStream.flushBuffered()
     }
 
     func started(driver: String, route: AudioRoute, category: SessionCategory) {
@@ -129,7 +129,7 @@ final class EventReporter {
             "\(item.title ?? "?") by \(item.artist ?? "unknown") [\(bar)] \(DurationText.format(time)) / \(DurationText.format(length)) \(player.playbackState.rawValue)"
         if line != lastLine {
             Output.print("\r\u{1B}[K" + TerminalText.shown(line), terminator: "")
-            fflush(nil)
+            StandardStream.flushBuffered()
             lastLine = line
         }
     }
@@ -221,34 +221,18 @@ final class EventReporter {
 
 /// Commands typed at a terminal (single keys) or piped in (one per line), read without blocking.
 final class LineInput {
-    private let terminal = isatty(STDIN_FILENO) == 1
-    private var saved = termios()
+    private let keys = KeyboardInput()
     private var pending: [UInt8] = []
     private var closed = false
 
-    init() {
-        _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK)
-        if terminal {
-            tcgetattr(STDIN_FILENO, &saved)
-            var raw = saved
-            raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
-            tcsetattr(STDIN_FILENO, TCSANOW, &raw)
-        }
-    }
-
-    deinit {
-        if terminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
-        _ = fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) & ~O_NONBLOCK)
-    }
-
     func poll() -> [String] {
         guard !closed else { return [] }
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let got = read(STDIN_FILENO, &buffer, buffer.count)
-        if got == 0 { closed = true }
-        guard got > 0 else { return [] }
-        if terminal { return buffer[0..<got].map { String(UnicodeScalar($0)) } }
-        pending += buffer[0..<got]
+        guard let got = keys.read() else {
+            closed = true
+            return []
+        }
+        if keys.isTerminal { return got.map { String(UnicodeScalar($0)) } }
+        pending += got
         var lines: [String] = []
         while let newline = pending.firstIndex(of: 10) {
             lines.append(String(decoding: pending[..<newline], as: UTF8.self).trimmingCharacters(in: " \r\t"))

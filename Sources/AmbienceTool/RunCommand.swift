@@ -51,7 +51,7 @@ struct RunCommand: Command {
 
         // From here the command outlives the program: the signals that would end it go to the program instead.
         // (Tool.run's Ctrl-C handler is taken down first: TerminationSignals leaves a handler it did not install.)
-        for signo in TerminationSignals.handled { signal(signo, SIG_DFL) }
+        for signo in TerminationSignals.handled { try? ProcessSignals.restoreDefault(signo) }
         let forwarded = try TerminationSignals.install()
 
         let session = LauncherSession(category: category)
@@ -68,7 +68,7 @@ struct RunCommand: Command {
         while true {
             if let signo = TerminationSignals.wait(milliseconds: 10), forwarded.contains(signo) {
                 report("passing signal \(signo) on to \(executable)")
-                kill(pid, signo)
+                try? ProcessSignals.send(signo, to: pid)
             }
             session.update()
             if let ended = ChildProgram.endStatus(of: pid) {
@@ -83,12 +83,7 @@ struct RunCommand: Command {
     }
 
     /// The real path of the running `ambience`: where a build's or an install's stand-in is looked for.
-    static func ownExecutable() -> String {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return "ambience" }
-        return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
+    static func ownExecutable() -> String { ProcessIdentity.executablePath ?? "ambience" }
 }
 
 /// One `ambience: run: …` line on stderr.

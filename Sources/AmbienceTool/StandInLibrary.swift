@@ -1,5 +1,5 @@
 import Ambience
-import Glibc
+import AmbiencePlatform
 
 /// The SDL_mixer stand-in (the package's `SDL2_mixer` product) as `ambience run` puts it in front of a program: a
 /// folder holding it under SDL_mixer's soname, for the front of the program's `LD_LIBRARY_PATH`.
@@ -55,8 +55,8 @@ struct StandInLibrary {
     /// Deletes the private folder, if this run made one.
     func remove() {
         guard isPrivate else { return }
-        unlink(folder + "/" + Self.soname)
-        rmdir(folder)
+        try? FilePaths.remove(folder + "/" + Self.soname)
+        try? FilePaths.removeFolder(folder)
     }
 
     /// A private folder holding the soname's link to `library`.
@@ -64,24 +64,24 @@ struct StandInLibrary {
         -> StandInLibrary
     {
         let candidates: [String] = [environment["XDG_RUNTIME_DIR"], environment["TMPDIR"]].compactMap { $0 }
-        let base = candidates.first { !$0.isEmpty && access($0, W_OK | X_OK) == 0 } ?? "/tmp"
-        var template = Array((base + "/ambience-run.XXXXXX").utf8CString)
-        guard mkdtemp(&template) != nil else {
-            throw ToolFailure("run: cannot make a folder in \(base): \(String(cString: strerror(errno)))")
+        let base = candidates.first { !$0.isEmpty && FilePaths.mayChangeNames(in: $0) } ?? "/tmp"
+        let folder: String
+        do throws(Errno) {
+            folder = try FilePaths.makeTemporaryFolder(in: base, prefix: "ambience-run.")
+        } catch {
+            throw ToolFailure("run: cannot make a folder in \(base): \(error)")
         }
-        // mkdtemp wrote the folder's name over the template's Xs.
-        let folder = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard symlink(library, folder + "/" + soname) == 0 else {
-            let reason = String(cString: strerror(errno))
-            rmdir(folder)
-            throw ToolFailure("run: cannot link \(library) in \(folder): \(reason)")
+        do throws(Errno) {
+            try FilePaths.makeSymbolicLink(at: folder + "/" + soname, pointingTo: library)
+        } catch {
+            try? FilePaths.removeFolder(folder)
+            throw ToolFailure("run: cannot link \(library) in \(folder): \(error)")
         }
         return StandInLibrary(folder: folder, library: library, isPrivate: true)
     }
 
     private static func isFile(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        (try? FileStatus(path: path))?.isRegularFile ?? false
     }
 
     private static func parent(of path: String) -> String {
@@ -91,8 +91,7 @@ struct StandInLibrary {
 
     private static func absolute(_ path: String) -> String {
         guard !path.hasPrefix("/") else { return path }
-        guard let folder = getcwd(nil, 0) else { return path }
-        defer { free(folder) }
-        return String(cString: folder) + "/" + path
+        guard let folder = FilePaths.workingFolder else { return path }
+        return folder + "/" + path
     }
 }

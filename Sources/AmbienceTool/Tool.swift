@@ -18,7 +18,7 @@ public enum Tool {
         // (SDL, OpenAL Soft, libpulse, FFmpeg) write to pipes and sockets where no wrapper of ours can reach. The
         // engine itself never changes a disposition: it holds SIGPIPE back around its own writes only
         // (`FileDescriptor.withBrokenPipeHeld`), so a game keeps whatever it chose.
-        signal(SIGPIPE, SIG_IGN)
+        try? ProcessSignals.ignore(SIGPIPE)
         // A closed stdout or stderr is held by a descriptor that refuses writes, so no file the command opens can
         // take its number and receive its output.
         let closed = FileDescriptor.holdClosedStandardStreams()
@@ -87,8 +87,8 @@ protocol Command: Sendable {
 /// as it is. The only writer to stderr. `message` carries file names, tags and libraries' errors, so it is shown
 /// through `TerminalText`: one line, whatever it holds.
 func printError(_ message: String, then trailer: String? = nil) {
-    let line = Array(("ambience: \(TerminalText.shown(message))\n" + (trailer.map { $0 + "\n" } ?? "")).utf8)
-    line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    let line = "ambience: \(TerminalText.shown(message))\n" + (trailer.map { $0 + "\n" } ?? "")
+    StandardStream.error.writeLine(line)
 }
 
 /// Ctrl-C and SIGTERM stop long commands cleanly: their loops check `requested` and clean up partial output. A second
@@ -99,14 +99,14 @@ enum Interrupt {
 
     static func install() {
         _ = flag.load(ordering: .relaxed)  // the global is made now, not lazily inside the handler
-        // Only async-signal-safe work: an atomic exchange, signal() and raise().
-        let handler: @convention(c) (Int32) -> Void = { signo in
+        // Only async-signal-safe work: an atomic exchange, sigaction() and raise().
+        let handler: ProcessSignals.Handler = { signo in
             guard Interrupt.flag.exchange(true, ordering: .relaxed) else { return }
-            signal(signo, SIG_DFL)
-            raise(signo)
+            try? ProcessSignals.restoreDefault(signo)
+            try? ProcessSignals.raise(signo)
         }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
+        try? ProcessSignals.handle(SIGINT, with: handler)
+        try? ProcessSignals.handle(SIGTERM, with: handler)
     }
 
     static func check() throws(ToolFailure) {

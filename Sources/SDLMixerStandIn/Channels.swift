@@ -140,7 +140,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
         if let abufToFree { SDL_free(abufToFree) }
         deliverFinished(finished)
         if let result { return result }
-        if waiting { usleep(1_000) }
+        if waiting { sleep(milliseconds: 1) }
     }
     return -1
 }

@@ -151,13 +151,13 @@ private func claimOpening() -> OpeningClaim {
     for _ in 0..<10_000 {
         let claim = StandIn.shared.state.withLock { state -> OpeningClaim? in
             guard let opener = state.openingThread else {
-                state.openingThread = pthread_self()
+                state.openingThread = currentThreadIdentity()
                 return .claimed
             }
-            return pthread_equal(opener, pthread_self()) != 0 ? .reentered : nil
+            return opener == currentThreadIdentity() ? .reentered : nil
         }
         if let claim { return claim }
-        usleep(1_000)
+        sleep(milliseconds: 1)
     }
     return .timedOut
 }
@@ -341,5 +341,5 @@ enum ProgramIdentity {
         }
     }
 
-    private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+    private static func environment(_ name: String) -> String? { ProcessEnvironment.value(name) }
 }

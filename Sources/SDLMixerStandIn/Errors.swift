@@ -1,5 +1,5 @@
+import AmbiencePlatform
 import CSDLMixerABI
-import Glibc
 
 // SDL_mixer reports failure by a return value (-1, NULL or 0, function by function) and the reason in SDL's error
 // text, which programs read with Mix_GetError (a macro for SDL_GetError). These set that text.
@@ -29,6 +29,5 @@ let deviceNotOpen = "Audio device hasn't been opened"
 func announce(_ text: String) {
     let shown = String(
         String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0 == "\u{7F}" ? "?" : $0 }))
-    let line = Array("ambience: sdl-mixer: \(shown)\n".utf8)
-    line.withUnsafeBytes { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    StandardStream.error.writeLine("ambience: sdl-mixer: \(shown)\n")
 }

@@ -1,4 +1,5 @@
 import Ambience
+import AmbiencePlatform
 import CSDLMixerABI
 import Glibc
 
@@ -10,11 +11,11 @@ extension MusicState {
     /// The SoundFont list in force, as Mix_GetSoundFonts reports it: SDL_SOUNDFONTS when the SDL_FORCE_SOUNDFONTS hint
     /// is set, else Mix_SetSoundFonts' list, else SDL_SOUNDFONTS, else the first of Debian's SoundFonts installed.
     var soundFontList: String? {
-        let environment = getenv("SDL_SOUNDFONTS").map { String(cString: $0) }
+        let environment = ProcessEnvironment.value("SDL_SOUNDFONTS")
         if let environment, SDL_GetHintBoolean("SDL_FORCE_SOUNDFONTS", SDL_FALSE) == SDL_TRUE { return environment }
         if let soundFonts { return soundFonts }
         if let environment { return environment }
-        return DecoderOptions.defaultSoundFonts.first { access($0, R_OK) == 0 }
+        return DecoderOptions.defaultSoundFonts.first(where: FilePaths.isReadable)
     }
 
     /// How music is opened: with the one SoundFont the engine takes from the list, the one SDL_mixer's fluidsynth
@@ -23,7 +24,7 @@ extension MusicState {
     var decoderOptions: DecoderOptions {
         var options = DecoderOptions()
         let paths = (soundFontList ?? "").split(separator: ";").map(String.init).filter { !$0.isEmpty }
-        options.soundFont = paths.last { access($0, R_OK) == 0 } ?? paths.last
+        options.soundFont = paths.last(where: FilePaths.isReadable) ?? paths.last
         return options
     }
 }

@@ -42,9 +42,9 @@ struct MixerState {
     /// gives it if a shrink dropped the channel meanwhile (a shrink does not wait for the callback).
     var reportingNow: (channel: Int32, chunk: ChunkPointer?)?
     /// The thread opening the device (Mix_OpenAudioDevice): one opens at a time, the others wait for it.
-    var openingThread: pthread_t?
+    var openingThread: UInt?
     /// The update thread, which never waits for its own reports.
-    var updateThread: pthread_t?
+    var updateThread: UInt?
     /// When the update thread's wait ends (monotonic nanoseconds; in the past while it runs a step): a change that
     /// needs it sooner wakes it (`wakeUpdates`).
     var updatesWakeAt = 0
@@ -52,7 +52,7 @@ struct MixerState {
     /// thread measures it (`RenderClock`): SDL's dummy driver sleeps whole milliseconds per block, up to 5 % fast at
     /// 512 frames, its disk driver about 1 % slow, and a one-shot's end is foreseen from it (`endOfPlay`).
     var renderPace = 1.0
-    var isUpdateThread: Bool { updateThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    var isUpdateThread: Bool { updateThread == currentThreadIdentity() }
     /// Mix_MasterVolume, 0...128: the engine's `sfx` bus gain, where every channel plays.
     var masterVolume = Int(STANDIN_MIX_MAX_VOLUME)
     /// Mix_LoadMUS's music and what the music player is doing with it (MusicRegistry.swift).

@@ -21,7 +21,7 @@ let idleUpdatePeriod = 0.100
 func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation: Int) {
     // A new opening is a new output: its pace is measured afresh, not taken from the device before.
     StandIn.shared.state.withLock { state in
-        state.updateThread = pthread_self()
+        state.updateThread = currentThreadIdentity()
         state.renderPace = 1
     }
     var routeRule = RouteRule()

@@ -65,4 +65,43 @@ import Testing
             #expect(throws: Errno(EISDIR)) { try FilePaths.remove(folder) }
         }
     }
+
+    @Test func temporaryFoldersLinksAndTheirRemoval() throws {
+        try withScratchFolder("file-paths") { folder in
+            #expect(FilePaths.mayChangeNames(in: folder))
+            #expect(!FilePaths.mayChangeNames(in: folder + "/missing"))
+            let made = try FilePaths.makeTemporaryFolder(in: folder, prefix: "run.")
+            #expect(made.hasPrefix(folder + "/run."))
+            #expect(made.count == folder.count + "/run.".count + 6)
+            #expect(try FileStatus(path: made).isDirectory)
+            let other = try FilePaths.makeTemporaryFolder(in: folder, prefix: "run.")
+            #expect(other != made)
+            #expect(throws: Errno(ENOENT)) { try FilePaths.makeTemporaryFolder(in: folder + "/missing", prefix: "x") }
+
+            try FilePaths.makeSymbolicLink(at: made + "/link", pointingTo: "../target")
+            #expect(FilePaths.linkTarget(made + "/link") == "../target")
+            #expect(try FileStatus(path: made + "/link", followingLinks: false).kind == .symbolicLink)
+            #expect(throws: Errno(EEXIST)) { try FilePaths.makeSymbolicLink(at: made + "/link", pointingTo: "x") }
+            #expect(FilePaths.linkTarget(made) == nil)
+            #expect(FilePaths.linkTarget(made + "\0") == nil)
+
+            #expect(throws: Errno(ENOTEMPTY)) { try FilePaths.removeFolder(made) }
+            try FilePaths.remove(made + "/link")
+            try FilePaths.removeFolder(made)
+            #expect(!FilePaths.exists(made))
+            #expect(throws: Errno(ENOENT)) { try FilePaths.removeFolder(made) }
+        }
+    }
+
+    @Test func theWorkingFolderAndTheExecutable() throws {
+        let working = try #require(FilePaths.workingFolder)
+        #expect(working == FileManager.default.currentDirectoryPath)
+        let executable = try #require(ProcessIdentity.executablePath)
+        #expect(executable.hasPrefix("/"))
+        #expect(try FileStatus(path: executable).isRegularFile)
+        let mapped = ProcessIdentity.mappedFiles
+        #expect(mapped.contains(executable))
+        #expect(mapped.contains { $0.split(separator: "/").last?.hasPrefix("libc.so") == true })
+        #expect(Set(mapped).count == mapped.count)
+    }
 }

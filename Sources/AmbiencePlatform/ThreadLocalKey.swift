@@ -1,0 +1,31 @@
+import Glibc
+
+/// A pointer each thread holds for itself under one key (`pthread_key_create`), given to the key's destructor when
+/// a thread that set it ends: a per-thread value C code reads (the C API's last error message).
+///
+/// Reading and setting take no lock and allocate nothing (`pthread_getspecific`, `pthread_setspecific`), so they may
+/// run on the audio thread; they are inlinable so that a caller in another module pays no more than the C call.
+/// A key is made once and lives as long as the process (there is no `pthread_key_delete`: a thread may still hold a
+/// value under it).
+package struct ThreadLocalKey: @unchecked Sendable {
+    /// Called with a thread's value, when it is not nil, as the thread ends.
+    package typealias Destructor = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+    @usableFromInline let key: pthread_key_t
+
+    /// Makes a key; EAGAIN once the process has made all the keys it may (`PTHREAD_KEYS_MAX`).
+    package init(destructor: Destructor?) throws(Errno) {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, destructor)
+        guard status == 0 else { throw Errno(status) }
+        self.key = key
+    }
+
+    /// The calling thread's value, nil until it set one.
+    @inlinable package var value: UnsafeMutableRawPointer? { pthread_getspecific(key) }
+
+    /// Sets the calling thread's value; the old one is not given to the destructor (the caller frees it).
+    @inlinable package func set(_ value: UnsafeMutableRawPointer?) {
+        _ = pthread_setspecific(key, value)
+    }
+}

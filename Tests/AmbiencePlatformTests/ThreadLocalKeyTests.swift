@@ -1,0 +1,42 @@
+import AmbiencePlatform
+import Glibc
+import Synchronization
+import Testing
+
+@testable import AmbienceTestSupport
+
+private let destroyed = Atomic<Int>(0)
+
+@Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct ThreadLocalKeyTests {
+    /// Each thread sees its own value; a thread that ends with one set hands it to the destructor, once.
+    @Test func eachThreadHasItsOwnValue() throws {
+        let key = try ThreadLocalKey { value in
+            destroyed.add(1, ordering: .relaxed)
+            free(value)
+        }
+        #expect(key.value == nil)
+        let mine = malloc(1)
+        key.set(mine)
+        #expect(key.value == mine)
+
+        let before = destroyed.load(ordering: .relaxed)
+        var thread = pthread_t()
+        let started = withUnsafePointer(to: key) { keyPointer in
+            pthread_create(
+                &thread, nil,
+                { raw in
+                    let key = raw!.assumingMemoryBound(to: ThreadLocalKey.self).pointee
+                    if key.value == nil { key.set(malloc(1)) }
+                    return nil
+                }, UnsafeMutableRawPointer(mutating: keyPointer))
+        }
+        #expect(started == 0)
+        pthread_join(thread, nil)
+        #expect(destroyed.load(ordering: .relaxed) == before + 1)
+        #expect(key.value == mine)
+
+        key.set(nil)
+        #expect(key.value == nil)
+        free(mine)
+    }
+}
