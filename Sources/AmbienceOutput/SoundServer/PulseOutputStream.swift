@@ -45,13 +45,13 @@ final class PulseOutputStream: @unchecked Sendable {
     /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
     /// server puts new streams when nil. The stream carries `appName` as its application name (the route monitor
     /// finds our stream by it and our process id) and `media.role=game`. `threadPolicy`: what is asked for the
-    /// loop's thread (`AudioThreadRaise`).
+    /// loop's thread, through the grantor `grantor` makes (`AudioThreadRaise`).
     init(
         sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String, buffering: PulseBuffering,
-        threadPolicy: AudioThreadPolicy, renderer: AudioRenderCallback,
-        library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
+        threadPolicy: AudioThreadPolicy, grantor: @escaping @Sendable () -> any PriorityGranting,
+        renderer: AudioRenderCallback, library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
     ) throws(OutputError) {
-        audioThread = AudioThreadRaise(output: "libpulse", policy: threadPolicy)
+        audioThread = AudioThreadRaise(output: "libpulse", policy: threadPolicy, grantor: grantor)
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.buffering = buffering
@@ -60,12 +60,14 @@ final class PulseOutputStream: @unchecked Sendable {
         scratch.initialize(repeating: 0, count: blockFrames * 2)
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             scratch.deallocate()
+            audioThread.threadEnded()
             throw .pulse("\(error)")
         }
         do throws(PulseSetupError) {
             (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-output", appName: appName)
         } catch {
             scratch.deallocate()
+            audioThread.threadEnded()
             throw .pulse("libpulse could not create a main loop or context")
         }
         do throws(OutputError) {
@@ -162,7 +164,9 @@ final class PulseOutputStream: @unchecked Sendable {
     /// Ends the stream, disconnects and joins the loop's thread. Idempotent, and bounded: nothing here waits for the
     /// server (the disconnect closes the socket).
     func close() {
-        audioThread.close()
+        audioThread.stopAsking()
+        // After the loop's thread is joined (`pa_threaded_mainloop_stop`), not before: it may run until then.
+        defer { audioThread.threadEnded() }
         lifecycle.withLock { closed in
             guard !closed else { return }
             closed = true
@@ -239,7 +243,8 @@ final class PulseOutputStream: @unchecked Sendable {
         // The loop's thread is the one that writes blocks: its id is taken here, while connecting, so the write
         // callback makes no system call for it. Not the first call: pa_context_connect makes it on the thread that
         // opens the output (the game's), which must not be raised in the loop's place.
-        if pulse.pa_threaded_mainloop_in_thread(mainloop) != 0 { audioThread.recordIfNeeded() }
+        // libpulse's loop blocks every signal: SIGXCPU is let through for the watchdog when real time is asked.
+        if pulse.pa_threaded_mainloop_in_thread(mainloop) != 0 { audioThread.recordIfNeeded(unblockingSIGXCPU: true) }
         let contextState = pulse.pa_context_get_state(context)
         let streamState = stream.map { pulse.pa_stream_get_state($0) } ?? PA_STREAM_CREATING
         if PA_CONTEXT_IS_GOOD(contextState) == 0 || PA_STREAM_IS_GOOD(streamState) == 0 {
