@@ -159,7 +159,7 @@ package enum RealtimeWatchdog {
     /// thread must be watched before it is real time, or a SIGXCPU in between would find nothing to drop.
     /// `unwatched` turns `watch`'s refusal into the caller's error; the thread is then not made real time.
     package static func raise<Failure: Error>(
-        thread: Int32, unwatched: (Errno) -> Failure, _ makeRealtime: () throws(Failure) -> Void
+        thread: Int32, unwatched: (Errno) -> Failure, makeRealtime: () throws(Failure) -> Void
     ) throws(Failure) {
         do throws(Errno) { try watch(thread: thread) } catch { throw unwatched(error) }
         do throws(Failure) { try makeRealtime() } catch {

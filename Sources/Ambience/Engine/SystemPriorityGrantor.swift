@@ -25,8 +25,8 @@ struct SystemPriorityGrantor: PriorityGranting {
         let rtkit = try rtkit.get()
         try RealtimeWatchdog.raise(
             thread: thread,
-            unwatched: { DesktopError.unsupported("no SIGXCPU watchdog for a real-time thread (\($0))") }
-        ) { () throws(DesktopError) in try rtkit.makeRealtime(thread: thread, priority: priority) }
+            unwatched: { DesktopError.unsupported("no SIGXCPU watchdog for a real-time thread (\($0))") },
+            makeRealtime: { () throws(DesktopError) in try rtkit.makeRealtime(thread: thread, priority: priority) })
     }
 
     func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError) {

@@ -72,9 +72,9 @@ extension PriorityGranting {
         try ThreadScheduling.limitRealtimeCPU(toMicroseconds: microseconds)
     }
     package func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
-        try RealtimeWatchdog.raise(thread: thread, unwatched: { $0 }) { () throws(Errno) in
-            try ThreadScheduling.setRealtime(thread: thread, priority: priority)
-        }
+        try RealtimeWatchdog.raise(
+            thread: thread, unwatched: { $0 },
+            makeRealtime: { () throws(Errno) in try ThreadScheduling.setRealtime(thread: thread, priority: priority) })
     }
     package func kernelNice(thread: Int32, level: Int) throws(Errno) {
         try ThreadScheduling.setNice(thread: thread, nice: level)
@@ -167,6 +167,8 @@ final class AudioThreadRaise: Sendable {
 
     /// The thread's id once recorded; 0 before.
     private var recordedThread: Int32 { threadID.load(ordering: .acquiring) }
+    /// The thread's kernel id once recorded; nil before.
+    var kernelThread: Int32? { recordedThread == 0 ? nil : recordedThread }
 
     /// On the audio thread: records its id the first time. `unblockingSIGXCPU`: the thread blocks every signal (as
     /// libpulse's loop does), so when real time is asked SIGXCPU is let through first, for the watchdog's handler to

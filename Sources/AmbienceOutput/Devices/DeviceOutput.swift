@@ -92,6 +92,10 @@ package final class DeviceOutput: @unchecked Sendable {
         state.withLock { $0.device?.audioThread }?.priority(waitingUpTo: seconds)
     }
 
+    /// The kernel id of the open device's audio thread, once recorded (`AudioThreadRaise`); nil before, when
+    /// nothing is asked for it, and while rendering to nothing.
+    package var audioThreadID: Int32? { state.withLock { $0.device?.audioThread }?.kernelThread }
+
     /// Where the audio goes now.
     package var route: AudioRoute {
         state.withLock { state in state.device.map { AudioRoute(name: $0.deviceName, driver: $0.driver) } } ?? .none

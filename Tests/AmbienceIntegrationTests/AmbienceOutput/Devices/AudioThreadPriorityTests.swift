@@ -147,5 +147,58 @@ extension SoundServerSuites {
                         == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
             }
         }
+
+        /// A configuration without a system bus asks no rtkit, even where rtkit runs (with-services' system bus):
+        /// the kernel alone decides, and the report says so (as root the kernel grants its nice level).
+        @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
+        func withoutASystemBusTheKernelAloneIsAsked(backend: EngineConfiguration.OutputBackend) throws {
+            try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override it")
+            var configuration = EngineConfiguration(
+                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+            configuration.outputBackend = backend
+            configuration.systemBusAddress = nil
+            let engine = try AudioEngine(configuration)
+            defer { engine.shutdown() }
+            let obtained = try #require(engine.outputThreadPriority(waitingUpTo: 10))
+            let thread = try #require(engine.state.withLock { $0.device }?.audioThreadID)
+            let now = try ThreadScheduling.of(thread: thread)
+            switch obtained {
+            case .nice(let level, .kernel): #expect(!now.isRealtime && Int(now.nice) == level)
+            case .none(let reason):
+                #expect(reason.contains("no rtkit (") && reason.contains("systemBusAddress is nil"), "\(reason)")
+                #expect(reason.contains("setpriority: "), "\(reason)")
+            default: Issue.record("obtained \(obtained) without a system bus")
+            }
+            if getuid() == 0 { #expect(obtained == .nice(level: -20, via: .kernel)) }
+        }
+
+        /// libpulse's loop thread blocks every signal; when real time is asked it lets SIGXCPU through, so that the
+        /// watchdog's handler runs on the thread that ran too long (RealtimeWatchdogTests drops such a thread).
+        /// Read from the kernel's account of the thread's blocked signals; the raised level leaves libpulse's mask.
+        @Test func libpulsesLoopThreadTakesSIGXCPUWhenRealTimeIsAsked() throws {
+            try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override it")
+            for policy in [AudioThreadPolicy.realtime, .raised] {
+                var configuration = EngineConfiguration(
+                    output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+                configuration.outputBackend = .libpulse
+                configuration.audioThreadPriority = policy
+                let engine = try AudioEngine(configuration)
+                defer { engine.shutdown() }
+                #expect(engine.outputBackend == .libpulse)
+                _ = engine.outputThreadPriority(waitingUpTo: 10)
+                let thread = try #require(engine.state.withLock { $0.device }?.audioThreadID)
+                let blocked = try Self.blockedSignals(of: thread)
+                func isBlocked(_ signal: Int32) -> Bool { blocked & (1 << UInt64(signal - 1)) != 0 }
+                #expect(isBlocked(SIGTERM), "libpulse's own mask: \(String(blocked, radix: 16))")
+                #expect(isBlocked(SIGXCPU) == (policy != .realtime), "\(policy): \(String(blocked, radix: 16))")
+            }
+        }
+
+        /// The signals `thread` of this process blocks, as /proc says (`SigBlk`, a hexadecimal mask).
+        static func blockedSignals(of thread: Int32) throws -> UInt64 {
+            let status = try String(contentsOfFile: "/proc/self/task/\(thread)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") })
+            return try #require(UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16))
+        }
     }
 }
