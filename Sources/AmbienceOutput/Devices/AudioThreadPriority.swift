@@ -84,6 +84,75 @@ extension PriorityGranting {
     }
 }
 
+extension AudioThreadPriority {
+    /// Raises `thread` as `policy` says, the first way that works. `.raised`: rtkit's lowest nice level, else the
+    /// kernel's nice −20. `.realtime`: rtkit real time (SCHED_RR at a low priority) over rtkit's lowest nice level,
+    /// else that nice level alone; the kernel's real time over nice −20, else nice −20 alone. Else nothing, with
+    /// every refusal in the reason. What was granted is read back from the kernel: the report says what the thread
+    /// has. `.unchanged` asks nothing.
+    static func negotiate(
+        thread: Int32, policy: AudioThreadPolicy, with grantor: some PriorityGranting
+    ) -> AudioThreadPriority {
+        if policy == .unchanged { return .none(reason: "not asked (unchanged)") }
+        let asksRealtime = policy == .realtime
+        // A thread raised already (SDL's pipewire driver calls back on PipeWire's thread, which PipeWire's module-rt
+        // raises) is not lowered to ours; any real time is above a nice level.
+        if let before = try? grantor.scheduling(of: thread), before.isRealtime,
+            !asksRealtime || before.realtimePriority >= realtimePriority
+        {
+            return .realtime(priority: Int(before.realtimePriority), via: .alreadySet)
+        }
+        var refusals: [String] = []
+        func readBack(_ claimed: AudioThreadPriority) -> AudioThreadPriority {
+            guard let now = try? grantor.scheduling(of: thread) else { return claimed }
+            switch claimed {
+            case .realtime(_, let via) where now.isRealtime:
+                return .realtime(priority: Int(now.realtimePriority), via: via)
+            case .nice(_, let via) where !now.isRealtime: return .nice(level: Int(now.nice), via: via)
+            default: return .none(reason: "granted \(claimed), yet the kernel reports \(now)")
+            }
+        }
+        // The nice level is asked first, then real time on top: a thread dropped from real time (RealtimeWatchdog)
+        // keeps the nice level, which SCHED_RR leaves untouched.
+        do throws(DesktopError) {
+            let limits = try grantor.rtkitLimits()
+            let level = max(limits.minNiceLevel, niceLevel)
+            var niceGranted = false
+            if level < 0 {
+                do throws(DesktopError) {
+                    try grantor.rtkitHighPriority(thread: thread, level: level)
+                    niceGranted = true
+                } catch { refusals.append("rtkit refused nice \(level) (\(error))") }
+            }
+            let priority = min(realtimePriority, limits.maxRealtimePriority)
+            if asksRealtime && priority >= 1 {
+                do throws(Errno) {
+                    try grantor.limitRealtimeCPU(microseconds: limits.realtimeCPUMicrosecondsMax)
+                    do throws(DesktopError) {
+                        try grantor.rtkitRealtime(thread: thread, priority: priority)
+                        return readBack(.realtime(priority: priority, via: .rtkit))
+                    } catch { refusals.append("rtkit refused realtime \(priority) (\(error))") }
+                } catch { refusals.append("RLIMIT_RTTIME not lowered for rtkit (\(error))") }
+            }
+            if niceGranted { return readBack(.nice(level: level, via: .rtkit)) }
+        } catch { refusals.append("no rtkit (\(error))") }
+        var kernelNiceGranted = false
+        do throws(Errno) {
+            try grantor.kernelNice(thread: thread, level: niceLevel)
+            kernelNiceGranted = true
+        } catch { refusals.append("setpriority: \(error)") }
+        if asksRealtime {
+            do throws(Errno) {
+                try grantor.limitRealtimeCPU(microseconds: realtimeCPUMicroseconds)
+                try grantor.kernelRealtime(thread: thread, priority: realtimePriority)
+                return readBack(.realtime(priority: realtimePriority, via: .kernel))
+            } catch { refusals.append("sched_setscheduler: \(error)") }
+        }
+        if kernelNiceGranted { return readBack(.nice(level: niceLevel, via: .kernel)) }
+        return .none(reason: refusals.joined(separator: "; "))
+    }
+}
+
 /// An output's audio thread, and the priority asked for it off the audio path.
 ///
 /// The thread's kernel id is recorded on that thread once (`recordIfNeeded`: an atomic load per block, and one

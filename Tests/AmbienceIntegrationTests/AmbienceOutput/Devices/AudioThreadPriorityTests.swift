@@ -45,6 +45,8 @@ extension SoundServerSuites {
             let bus = try #require(Self.systemBus)
             let parked = ParkedThread()
             let thread = try parked.kernelID()
+            // Out of the watchdog's table before its id is free for another thread (it only sleeps till then).
+            defer { RealtimeWatchdog.forget(thread: thread) }
             let obtained = AudioThreadPriority.negotiate(
                 thread: thread, policy: .realtime, with: SystemPriorityGrantor(systemBus: bus))
             #expect(obtained == .realtime(priority: 4, via: .rtkit))
@@ -109,6 +111,8 @@ extension SoundServerSuites {
             let session = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
             let parked = ParkedThread()
             let thread = try parked.kernelID()
+            // Out of the watchdog's table before its id is free for another thread (it only sleeps till then).
+            defer { RealtimeWatchdog.forget(thread: thread) }
             let obtained = AudioThreadPriority.negotiate(
                 thread: thread, policy: .realtime, with: SystemPriorityGrantor(systemBus: session))
             let now = try ThreadScheduling.of(thread: thread)
