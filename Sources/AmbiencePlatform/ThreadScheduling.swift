@@ -168,11 +168,13 @@ package enum RealtimeWatchdog {
         }
     }
 
-    /// Lets SIGXCPU reach the calling thread, which may have blocked every signal (libpulse's loop thread does, so
-    /// that signals go to the program's threads). The kernel sends RLIMIT_RTTIME's SIGXCPU to the process but gives
-    /// it to the thread that ran too long when that thread does not block it, and the handler then runs at once;
-    /// otherwise another thread takes it, which the real-time thread spinning on its core may keep from running
-    /// until the hard limit's SIGKILL. One system call (`pthread_sigmask`), which neither locks nor waits.
+    /// Lets SIGXCPU reach the calling thread, which may block it: libpulse's loop thread blocks every signal,
+    /// Dispatch's threads block SIGXCPU, and a thread inherits the mask of the thread that started it. The kernel
+    /// sends RLIMIT_RTTIME's SIGXCPU to the process but gives it to the thread that ran too long when that thread
+    /// does not block it, and the handler then runs at once; otherwise another thread takes it, which real-time
+    /// threads busy on every core may keep from running until the hard limit's SIGKILL (seen in the tests on two
+    /// cores). A thread made real time under the watchdog calls it first. One system call (`pthread_sigmask`),
+    /// which neither locks nor waits.
     package static func unblockSIGXCPUOnThisThread() {
         var signals = sigset_t()
         sigemptyset(&signals)

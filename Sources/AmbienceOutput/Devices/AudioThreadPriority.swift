@@ -239,13 +239,14 @@ final class AudioThreadRaise: Sendable {
     /// The thread's kernel id once recorded; nil before.
     var kernelThread: Int32? { recordedThread == 0 ? nil : recordedThread }
 
-    /// On the audio thread: records its id the first time. `unblockingSIGXCPU`: the thread blocks every signal (as
-    /// libpulse's loop does), so when real time is asked SIGXCPU is let through first, for the watchdog's handler to
-    /// run on the thread that ran too long (`RealtimeWatchdog.unblockSIGXCPUOnThisThread`): one more system call,
-    /// at the first record only.
-    func recordIfNeeded(unblockingSIGXCPU: Bool = false) {
+    /// On the audio thread: records its id the first time. When real time is asked it first lets SIGXCPU through
+    /// (`RealtimeWatchdog.unblockSIGXCPUOnThisThread`, one system call that neither locks nor waits), so that the
+    /// watchdog's handler runs on the thread that ran too long: libpulse's loop blocks every signal, and SDL's thread
+    /// inherits the mask of the thread that opened it (Dispatch's threads block SIGXCPU). Elsewhere the signal waits
+    /// for another thread, which the real-time thread may keep from running until the hard limit's SIGKILL.
+    func recordIfNeeded() {
         guard asks, threadID.load(ordering: .relaxed) == 0 else { return }
-        if unblockingSIGXCPU && asksRealtime { RealtimeWatchdog.unblockSIGXCPUOnThisThread() }
+        if asksRealtime { RealtimeWatchdog.unblockSIGXCPUOnThisThread() }
         threadID.store(currentKernelThreadID(), ordering: .releasing)
     }
 

@@ -243,8 +243,7 @@ final class PulseOutputStream: @unchecked Sendable {
         // The loop's thread is the one that writes blocks: its id is taken here, while connecting, so the write
         // callback makes no system call for it. Not the first call: pa_context_connect makes it on the thread that
         // opens the output (the game's), which must not be raised in the loop's place.
-        // libpulse's loop blocks every signal: SIGXCPU is let through for the watchdog when real time is asked.
-        if pulse.pa_threaded_mainloop_in_thread(mainloop) != 0 { audioThread.recordIfNeeded(unblockingSIGXCPU: true) }
+        if pulse.pa_threaded_mainloop_in_thread(mainloop) != 0 { audioThread.recordIfNeeded() }
         let contextState = pulse.pa_context_get_state(context)
         let streamState = stream.map { pulse.pa_stream_get_state($0) } ?? PA_STREAM_CREATING
         if PA_CONTEXT_IS_GOOD(contextState) == 0 || PA_STREAM_IS_GOOD(streamState) == 0 {
