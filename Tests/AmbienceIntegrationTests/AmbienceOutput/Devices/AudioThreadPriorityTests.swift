@@ -138,11 +138,7 @@ extension SoundServerSuites {
                 (.unchanged, "none: not asked (the configuration)")
             ]
             for (policy, answer) in expected {
-                var configuration = EngineConfiguration(
-                    output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
-                configuration.outputBackend = backend
-                if let policy { configuration.audioThreadPriority = policy }
-                let engine = try AudioEngine(configuration)
+                let engine = try Self.engine(on: backend) { if let policy { $0.audioThreadPriority = policy } }
                 defer { engine.shutdown() }
                 #expect(engine.outputBackend == backend)
                 let obtained = engine.outputThreadPriority(waitingUpTo: 10)
@@ -160,11 +156,7 @@ extension SoundServerSuites {
         @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
         func withoutASystemBusTheKernelAloneIsAsked(backend: EngineConfiguration.OutputBackend) throws {
             try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override it")
-            var configuration = EngineConfiguration(
-                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
-            configuration.outputBackend = backend
-            configuration.systemBusAddress = nil
-            let engine = try AudioEngine(configuration)
+            let engine = try Self.engine(on: backend) { $0.systemBusAddress = nil }
             defer { engine.shutdown() }
             let obtained = try #require(engine.outputThreadPriority(waitingUpTo: 10))
             let thread = try #require(engine.state.withLock { $0.device }?.audioThreadID)
@@ -187,11 +179,7 @@ extension SoundServerSuites {
         func theOutputThreadTakesSIGXCPUWhenRealTimeIsAsked(backend: EngineConfiguration.OutputBackend) throws {
             try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override it")
             for policy in [AudioThreadPolicy.realtime, .raised] {
-                var configuration = EngineConfiguration(
-                    output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
-                configuration.outputBackend = backend
-                configuration.audioThreadPriority = policy
-                let engine = try AudioEngine(configuration)
+                let engine = try Self.engine(on: backend) { $0.audioThreadPriority = policy }
                 defer { engine.shutdown() }
                 #expect(engine.outputBackend == backend)
                 _ = engine.outputThreadPriority(waitingUpTo: 10)
@@ -205,6 +193,18 @@ extension SoundServerSuites {
                     if policy == .raised { #expect(isBlocked(SIGXCPU), "\(mask)") }
                 }
             }
+        }
+
+        /// An engine on a device through `backend`, without desktop integration, its configuration changed by
+        /// `change`.
+        static func engine(
+            on backend: EngineConfiguration.OutputBackend, _ change: (inout EngineConfiguration) -> Void
+        ) throws -> AudioEngine {
+            var configuration = EngineConfiguration(
+                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+            configuration.outputBackend = backend
+            change(&configuration)
+            return try AudioEngine(configuration)
         }
 
         /// The signals `thread` of this process blocks, as /proc says (`SigBlk`, a hexadecimal mask).
