@@ -71,8 +71,8 @@ let package = Package(
             dependencies: ["AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "CSQLite", "CSDLImage", "CZlib"]),
         // Where the mix goes: the device (SDL's, or the engine's own libpulse stream), the WAV writer, and the sound
         // server's side (PulseAudio's monitor and cork requests, the route monitor). libpulse and SDL audio are its alone.
-        // rtkit (for the audio thread's priority) over the desktop's D-Bus.
-        .target(name: "AmbienceOutput", dependencies: ["AmbienceMixer", "AmbienceDesktop", "AmbienceCore", "AmbiencePlatform", "CPulse", "CSDL2"]),
+        // The audio thread's priority is asked through a grantor the facade hands down (rtkit is a D-Bus service).
+        .target(name: "AmbienceOutput", dependencies: ["AmbienceMixer", "AmbienceCore", "AmbiencePlatform", "CPulse", "CSDL2"]),
         // The desktop over D-Bus (libdbus opened at run time): MPRIS client and server, the other players, the player
         // launcher, the sleep and screen-lock monitors. Nothing of the engine, the mixer or the music player.
         .target(name: "AmbienceDesktop", dependencies: ["AmbienceCore", "AmbiencePlatform", "CDBus"]),

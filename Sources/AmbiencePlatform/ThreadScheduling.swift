@@ -34,6 +34,23 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         isRealtime ? "realtime \(realtimePriority)" : "nice \(nice)"
     }
 
+    /// What a grantor that raises threads for others gives at most: rtkit's three properties, which the desktop
+    /// layer reads and the output's priority request obeys (here, below both, so neither names the other).
+    package struct Limits: Sendable, Equatable {
+        /// The highest real-time priority it gives (rtkit's `MaxRealtimePriority`, 20 by default).
+        package var maxRealtimePriority: Int
+        /// The lowest nice level it gives (rtkit's `MinNiceLevel`, −15 by default).
+        package var minNiceLevel: Int
+        /// The RLIMIT_RTTIME a client must have set, at most (rtkit's `RTTimeUSecMax`, 200,000 µs by default).
+        package var realtimeCPUMicrosecondsMax: Int
+
+        package init(maxRealtimePriority: Int, minNiceLevel: Int, realtimeCPUMicrosecondsMax: Int) {
+            self.maxRealtimePriority = maxRealtimePriority
+            self.minNiceLevel = minNiceLevel
+            self.realtimeCPUMicrosecondsMax = realtimeCPUMicrosecondsMax
+        }
+    }
+
     /// Linux's SCHED_RESET_ON_FORK, which Glibc's module does not name: a thread or process started by a raised
     /// thread starts normal (rtkit asks for it too). Computed, as `droppedPolicy`: a signal handler reads them.
     private static var resetOnFork: Int32 { 0x4000_0000 }
@@ -137,7 +154,36 @@ package enum RealtimeWatchdog {
         }
     }
 
-    /// Forgets `thread` (its output closed).
+    /// Registers `thread`, then has `makeRealtime` make it real time; when that is refused the thread leaves the
+    /// table again (the table is for real-time threads). The one way a thread is raised under the watchdog: a
+    /// thread must be watched before it is real time, or a SIGXCPU in between would find nothing to drop.
+    /// `unwatched` turns `watch`'s refusal into the caller's error; the thread is then not made real time.
+    package static func raise<Failure: Error>(
+        thread: Int32, unwatched: (Errno) -> Failure, makeRealtime: () throws(Failure) -> Void
+    ) throws(Failure) {
+        do throws(Errno) { try watch(thread: thread) } catch { throw unwatched(error) }
+        do throws(Failure) { try makeRealtime() } catch {
+            forget(thread: thread)
+            throw error
+        }
+    }
+
+    /// Lets SIGXCPU reach the calling thread, which may block it: libpulse's loop thread blocks every signal,
+    /// Dispatch's threads block SIGXCPU, and a thread inherits the mask of the thread that started it. The kernel
+    /// sends RLIMIT_RTTIME's SIGXCPU to the process but gives it to the thread that ran too long when that thread
+    /// does not block it, and the handler then runs at once; otherwise another thread takes it, which real-time
+    /// threads busy on every core may keep from running until the hard limit's SIGKILL (seen in the tests on two
+    /// cores). A thread made real time under the watchdog calls it first. One system call (`pthread_sigmask`),
+    /// which neither locks nor waits.
+    package static func unblockSIGXCPUOnThisThread() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGXCPU)
+        // Fails only for an invalid `how`: nothing to report.
+        _ = pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+    }
+
+    /// Forgets `thread` (its thread ended, or was not made real time).
     package static func forget(thread: Int32) {
         writers.withLock { _ in
             for index in 0..<capacity where abs(slot(index)) == thread { table[index].store(0, ordering: .releasing) }

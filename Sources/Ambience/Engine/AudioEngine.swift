@@ -96,7 +96,10 @@ public final class AudioEngine: @unchecked Sendable {
                 device = try DeviceOutput(
                     mixer: mixer, sampleRate: configuration.sampleRate, blockFrames: configuration.blockFrames,
                     deviceName: name, appName: configuration.appName, backend: configuration.outputBackend,
-                    threadPolicy: configuration.audioThreadPriority, busForSDL: Self.sessionBusForSDL)
+                    threadPolicy: configuration.audioThreadPriority,
+                    grantor: { [systemBus = configuration.systemBusAddress] in
+                        SystemPriorityGrantor(systemBus: systemBus)
+                    }, busForSDL: Self.sessionBusForSDL)
             } catch {
                 throw .output(error)
             }

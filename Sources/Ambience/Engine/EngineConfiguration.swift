@@ -46,7 +46,9 @@ public struct EngineConfiguration: Sendable {
     /// The session bus for desktop integration (`DesktopBus.sessionAddress` by default). When it goes away the
     /// engine reports `mediaServicesWereLost(.sessionBus)` and reconnects when it is back.
     public var sessionBusAddress: String? = DesktopBus.sessionAddress
-    /// Where logind announces sleep and wake and the screen lock (the system bus); nil turns that off.
+    /// The system bus: where logind announces sleep and wake and the screen lock (with desktop integration), and
+    /// where rtkit raises the output's audio thread (`audioThreadPriority`, always). nil turns those off: the
+    /// kernel alone is asked for the thread's priority.
     public var systemBusAddress: String? = SleepMonitor.systemBusAddress
     /// Bytes of decoded sounds the cache keeps before it evicts sounds nobody holds (held sounds may go past it).
     public var soundMemoryBudget = 256 << 20

@@ -13,16 +13,6 @@ package final class RealtimeKit: Sendable {
     /// more than a plain call's timeout. The caller is a thread of its own, which nothing waits for.
     static let timeout = Duration.seconds(2)
 
-    /// What rtkit grants at most, as its properties say.
-    package struct Limits: Sendable, Equatable {
-        /// The highest real-time priority it gives (`MaxRealtimePriority`, 20 by default).
-        package var maxRealtimePriority: Int
-        /// The lowest nice level it gives (`MinNiceLevel`, −15 by default).
-        package var minNiceLevel: Int
-        /// The RLIMIT_RTTIME a client must have set, at most (`RTTimeUSecMax`, 200,000 µs by default).
-        package var realtimeCPUMicrosecondsMax: Int
-    }
-
     private let connection: DBusConnection
 
     /// Connects to the system bus at `address`.
@@ -33,8 +23,9 @@ package final class RealtimeKit: Sendable {
 
     deinit { connection.close() }
 
-    /// The three properties; a daemon that is not there fails with the bus's own error (`ServiceUnknown`).
-    package func limits() throws(DesktopError) -> Limits {
+    /// What rtkit grants at most: its three properties. A daemon that is not there fails with the bus's own error
+    /// (`ServiceUnknown`).
+    package func limits() throws(DesktopError) -> ThreadScheduling.Limits {
         let names = ["MaxRealtimePriority", "MinNiceLevel", "RTTimeUSecMax"]
         let calls = names.map { property in
             DBusCall(
@@ -47,7 +38,8 @@ package final class RealtimeKit: Sendable {
             guard let value = reply.first?.integer else { throw .unexpectedReply(property, reply) }
             values.append(Int(clamping: value))
         }
-        return Limits(maxRealtimePriority: values[0], minNiceLevel: values[1], realtimeCPUMicrosecondsMax: values[2])
+        return ThreadScheduling.Limits(
+            maxRealtimePriority: values[0], minNiceLevel: values[1], realtimeCPUMicrosecondsMax: values[2])
     }
 
     /// Makes `thread` (a kernel thread id of this process) SCHED_RR at `priority`.

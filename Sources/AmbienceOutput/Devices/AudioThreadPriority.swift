@@ -1,5 +1,4 @@
 import AmbienceCore
-import AmbienceDesktop
 import AmbiencePlatform
 import Synchronization
 
@@ -48,18 +47,41 @@ package enum AudioThreadPriority: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The ways a thread may be raised, as `AudioThreadPriority.negotiate` uses them: rtkit's calls and the kernel's.
-/// The engine's is `SystemPriorityGrantor`; tests of the order give replies shaped as rtkit's.
-protocol PriorityGranting {
+/// The engine's is the facade's `SystemPriorityGrantor` (rtkit over the desktop layer's D-Bus, on the system bus the
+/// configuration names), handed down to the outputs so that this layer needs no bus; tests of the order give replies
+/// shaped as rtkit's. The kernel's ways have the system's answers by default.
+package protocol PriorityGranting {
     /// rtkit's limits, or why rtkit cannot be asked (no system bus, no daemon on it).
-    func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits
+    func rtkitLimits() throws(DesktopError) -> ThreadScheduling.Limits
+    /// rtkit's `MakeThreadRealtime`, the thread watched by `RealtimeWatchdog` first (`RealtimeWatchdog.raise`).
     func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError)
+    /// rtkit's `MakeThreadHighPriority`.
     func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError)
     /// Lowers RLIMIT_RTTIME to at most `microseconds`.
     func limitRealtimeCPU(microseconds: Int) throws(Errno)
+    /// The kernel's SCHED_RR, the thread watched by `RealtimeWatchdog` first.
     func kernelRealtime(thread: Int32, priority: Int) throws(Errno)
+    /// The kernel's nice level.
     func kernelNice(thread: Int32, level: Int) throws(Errno)
     /// The thread's scheduling as the kernel reports it now.
     func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling
+}
+
+extension PriorityGranting {
+    package func limitRealtimeCPU(microseconds: Int) throws(Errno) {
+        try ThreadScheduling.limitRealtimeCPU(toMicroseconds: microseconds)
+    }
+    package func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
+        try RealtimeWatchdog.raise(
+            thread: thread, unwatched: { $0 },
+            makeRealtime: { () throws(Errno) in try ThreadScheduling.setRealtime(thread: thread, priority: priority) })
+    }
+    package func kernelNice(thread: Int32, level: Int) throws(Errno) {
+        try ThreadScheduling.setNice(thread: thread, nice: level)
+    }
+    package func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling {
+        try ThreadScheduling.of(thread: thread)
+    }
 }
 
 extension AudioThreadPriority {
@@ -131,69 +153,43 @@ extension AudioThreadPriority {
     }
 }
 
-/// rtkit on the system bus, and the kernel.
-struct SystemPriorityGrantor: PriorityGranting {
-    /// The system bus, connected at the first question (nil: no bus, or it did not answer).
-    private let rtkit: Result<RealtimeKit, DesktopError>
-
-    init(systemBus: String? = SleepMonitor.systemBusAddress) {
-        rtkit = Result { () throws(DesktopError) in try RealtimeKit(address: systemBus) }
-    }
-
-    func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits { try rtkit.get().limits() }
-    func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError) {
-        do throws(Errno) { try RealtimeWatchdog.watch(thread: thread) } catch {
-            throw .unsupported("no SIGXCPU watchdog for a real-time thread (\(error))")
-        }
-        // A refused thread leaves the watchdog: it is not real time, and the table is for those that are.
-        do throws(DesktopError) { try rtkit.get().makeRealtime(thread: thread, priority: priority) } catch {
-            RealtimeWatchdog.forget(thread: thread)
-            throw error
-        }
-    }
-    func rtkitHighPriority(thread: Int32, level: Int) throws(DesktopError) {
-        try rtkit.get().makeHighPriority(thread: thread, level: level)
-    }
-    func limitRealtimeCPU(microseconds: Int) throws(Errno) {
-        try ThreadScheduling.limitRealtimeCPU(toMicroseconds: microseconds)
-    }
-    func kernelRealtime(thread: Int32, priority: Int) throws(Errno) {
-        try RealtimeWatchdog.watch(thread: thread)
-        do throws(Errno) { try ThreadScheduling.setRealtime(thread: thread, priority: priority) } catch {
-            RealtimeWatchdog.forget(thread: thread)
-            throw error
-        }
-    }
-    func kernelNice(thread: Int32, level: Int) throws(Errno) {
-        try ThreadScheduling.setNice(thread: thread, nice: level)
-    }
-    func scheduling(of thread: Int32) throws(Errno) -> ThreadScheduling { try ThreadScheduling.of(thread: thread) }
-}
-
 /// An output's audio thread, and the priority asked for it off the audio path.
 ///
 /// The thread's kernel id is recorded on that thread once (`recordIfNeeded`: an atomic load per block, and one
 /// `gettid` at the first, a call that neither locks nor waits), and a thread of the engine's own then asks rtkit
-/// and the kernel (`AudioThreadPriority.negotiate`), which takes D-Bus round trips the audio thread must not wait
-/// for. What is asked is the configuration's `AudioThreadPolicy`, as `AMBIENCE_REALTIME` may override it (`0` asks
-/// for nothing: a debugger stopping a real-time thread past RLIMIT_RTTIME would have the kernel end the process).
+/// and the kernel (`AudioThreadPriority.negotiate`, through the grantor the engine handed down), which takes D-Bus
+/// round trips the audio thread must not wait for. What is asked is the configuration's `AudioThreadPolicy`, as
+/// `AMBIENCE_REALTIME` may override it (`0` asks for nothing: a debugger stopping a real-time thread past
+/// RLIMIT_RTTIME would have the kernel end the process).
+///
+/// The output closes it in two steps: `stopAsking` before it joins its audio thread, `threadEnded` after. A thread
+/// made real time stays in the watchdog's table until it has ended: until the join it may still run.
 final class AudioThreadRaise: Sendable {
     /// How long the request waits for the audio thread's first block before giving up.
     static let firstBlockSeconds = 5.0
     private let threadID = Atomic<Int32>(0)
     private let obtained = Lock<AudioThreadPriority>(.pending)
+    /// Set under `obtained`'s lock: the output is closing (`stopAsking`), and its thread has ended (`threadEnded`).
     private let closed = Atomic<Bool>(false)
+    private let ended = Atomic<Bool>(false)
     /// Whether a request was started: `recordIfNeeded` records nothing otherwise.
     private let asks: Bool
+    /// Whether real time is asked, so that SIGXCPU must reach the thread (`recordIfNeeded`).
+    private let asksRealtime: Bool
 
     /// Starts the request `policy` (as `AMBIENCE_REALTIME` leaves it) makes on a thread of its own, which waits for
-    /// `recordIfNeeded` (or `close`).
-    init(output: String, policy chosen: AudioThreadPolicy) {
+    /// `recordIfNeeded` (or `stopAsking`) and then asks through the grantor `grantor` makes there (a connection to
+    /// the system bus, made off the game's thread).
+    init(
+        output: String, policy chosen: AudioThreadPolicy,
+        grantor: @escaping @Sendable () -> any PriorityGranting
+    ) {
         // `isKernelThreadIDAvailable`'s first use (swift_once and dlsym, which lock) is made here, off the audio
         // thread, whatever the path.
         let threadIDWorks = isKernelThreadIDAvailable
         let policy = AudioThreadPolicy.effective(chosen)
         asks = policy != .unchanged && threadIDWorks
+        asksRealtime = asks && policy == .realtime
         guard policy != .unchanged else {
             let why = chosen == .unchanged ? "the configuration" : "AMBIENCE_REALTIME=0"
             obtained.withLock { $0 = .none(reason: "not asked (\(why))") }
@@ -216,14 +212,16 @@ final class AudioThreadRaise: Sendable {
             guard thread != 0 else {
                 return obtained.withLock { $0 = .none(reason: "the audio thread did not run") }
             }
-            let result = AudioThreadPriority.negotiate(
-                thread: thread, policy: policy, with: SystemPriorityGrantor())
-            // Under the lock `close` takes to say it closed, so no line comes after the close (a program's last).
-            let open = obtained.withLock { answer in
+            let result = AudioThreadPriority.negotiate(thread: thread, policy: policy, with: grantor())
+            // Under the lock `stopAsking` takes to say it closed, so no line comes after the close (a program's last).
+            obtained.withLock { answer in
                 // A refusal for a thread that is gone is no refusal: nothing to warn of.
                 guard !closed.load(ordering: .acquiring) else {
                     answer = .none(reason: "the output closed")
-                    return false
+                    // `threadEnded` came while `negotiate` ran, and may have cleared the table before the watchdog
+                    // took the thread: the entry is for a thread that is gone. Before the end, `threadEnded` clears it.
+                    if ended.load(ordering: .acquiring) { RealtimeWatchdog.forget(thread: thread) }
+                    return
                 }
                 answer = result
                 if case .none = result {
@@ -231,27 +229,41 @@ final class AudioThreadRaise: Sendable {
                 } else {
                     Log.info("output: \(output)'s audio thread runs at \(result)")
                 }
-                return true
             }
-            // `close` may have forgotten the thread before `negotiate` had the watchdog watch it.
-            if !open { RealtimeWatchdog.forget(thread: thread) }
         }
         if !started { obtained.withLock { $0 = .none(reason: "no thread to ask from") } }
     }
 
     /// The thread's id once recorded; 0 before.
     private var recordedThread: Int32 { threadID.load(ordering: .acquiring) }
+    /// The thread's kernel id once recorded; nil before.
+    var kernelThread: Int32? { recordedThread == 0 ? nil : recordedThread }
 
-    /// On the audio thread: records its id the first time.
+    /// On the audio thread: records its id the first time. When real time is asked it first lets SIGXCPU through
+    /// (`RealtimeWatchdog.unblockSIGXCPUOnThisThread`, one system call that neither locks nor waits), so that the
+    /// watchdog's handler runs on the thread that ran too long: libpulse's loop blocks every signal, and SDL's thread
+    /// inherits the mask of the thread that opened it (Dispatch's threads block SIGXCPU). Elsewhere the signal waits
+    /// for another thread, which the real-time thread may keep from running until the hard limit's SIGKILL.
     func recordIfNeeded() {
-        guard asks else { return }
-        if threadID.load(ordering: .relaxed) == 0 { threadID.store(currentKernelThreadID(), ordering: .releasing) }
+        guard asks, threadID.load(ordering: .relaxed) == 0 else { return }
+        if asksRealtime { RealtimeWatchdog.unblockSIGXCPUOnThisThread() }
+        threadID.store(currentKernelThreadID(), ordering: .releasing)
     }
 
-    /// The output closed: a request still waiting for its first block stops waiting, and one under way logs nothing
-    /// (its answer is `.none(reason: "the output closed")`).
-    func close() {
+    /// The output is closing, before it joins its audio thread: a request still waiting for the first block stops
+    /// waiting, and one under way logs nothing (its answer is `.none(reason: "the output closed")`).
+    func stopAsking() {
         obtained.withLock { _ in closed.store(true, ordering: .releasing) }
+    }
+
+    /// The output's audio thread has ended (joined, or it never ran): it leaves the watchdog's table. Not before the
+    /// join: a real-time thread that leaves the table while it still runs would not be dropped at SIGXCPU, and the
+    /// hard limit's SIGKILL would end the process. Stops the request too, if `stopAsking` did not.
+    func threadEnded() {
+        obtained.withLock { _ in
+            closed.store(true, ordering: .releasing)
+            ended.store(true, ordering: .releasing)
+        }
         if recordedThread != 0 { RealtimeWatchdog.forget(thread: recordedThread) }
     }
 

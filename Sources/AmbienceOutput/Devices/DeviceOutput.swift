@@ -18,6 +18,8 @@ package final class DeviceOutput: @unchecked Sendable {
     private let busForSDL: @Sendable () -> String?
     /// What is asked for every opened device's audio thread.
     private let threadPolicy: AudioThreadPolicy
+    /// Makes what asks for it (the engine's rtkit and kernel), on the thread that asks.
+    private let grantor: @Sendable () -> any PriorityGranting
     /// The backends tried at every open, in order (`OutputBackend.candidates`).
     let backends: [OutputBackend]
     /// The libpulse stream's buffer, read once.
@@ -32,10 +34,11 @@ package final class DeviceOutput: @unchecked Sendable {
     package init(
         mixer: Mixer, sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String,
         backend: OutputBackend = .automatic, threadPolicy: AudioThreadPolicy = .raised,
-        busForSDL: @escaping @Sendable () -> String?
+        grantor: @escaping @Sendable () -> any PriorityGranting, busForSDL: @escaping @Sendable () -> String?
     ) throws(OutputError) {
         self.busForSDL = busForSDL
         self.threadPolicy = threadPolicy
+        self.grantor = grantor
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.appName = appName
@@ -59,12 +62,12 @@ package final class DeviceOutput: @unchecked Sendable {
                 case .libpulse:
                     return try PulseOutputStream(
                         sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
-                        buffering: buffering, threadPolicy: threadPolicy, renderer: renderer)
+                        buffering: buffering, threadPolicy: threadPolicy, grantor: grantor, renderer: renderer)
                 case .sdl, .automatic:
                     return try SDLAudioDevice(
                         sampleRate: sampleRate, blockFrames: blockFrames, deviceName: deviceName, appName: appName,
                         awaitingNewDevice: awaitingNewDevice, busForStart: busForSDL, threadPolicy: threadPolicy,
-                        renderer: renderer)
+                        grantor: grantor, renderer: renderer)
                 }
             } catch {
                 if case .notAnswering = error { throw error }
@@ -88,6 +91,10 @@ package final class DeviceOutput: @unchecked Sendable {
     package func audioThreadPriority(waitingUpTo seconds: Double = 0) -> AudioThreadPriority? {
         state.withLock { $0.device?.audioThread }?.priority(waitingUpTo: seconds)
     }
+
+    /// The kernel id of the open device's audio thread, once recorded (`AudioThreadRaise`); nil before, when
+    /// nothing is asked for it, and while rendering to nothing.
+    package var audioThreadID: Int32? { state.withLock { $0.device?.audioThread }?.kernelThread }
 
     /// Where the audio goes now.
     package var route: AudioRoute {

@@ -37,15 +37,16 @@ final class SDLAudioDevice: @unchecked Sendable {
     /// `awaitingNewDevice`: the engine is starting, and the device it names may have only just appeared (see
     /// `SDLAudio.open`); a reopen after a route change does not wait for a device that has gone.
     /// `busForStart`: the session bus SDL is to start on instead of its own, nil for its own (`SDLAudio.startAudio`).
-    /// `threadPolicy`: what is asked for SDL's audio thread (`AudioThreadRaise`).
+    /// `threadPolicy`: what is asked for SDL's audio thread, through the grantor `grantor` makes (`AudioThreadRaise`).
     init(
         sampleRate: Int, blockFrames: Int, deviceName: String? = nil, appName: String, awaitingNewDevice: Bool = false,
-        busForStart: @escaping @Sendable () -> String?, threadPolicy: AudioThreadPolicy, renderer: AudioRenderCallback
+        busForStart: @escaping @Sendable () -> String?, threadPolicy: AudioThreadPolicy,
+        grantor: @escaping @Sendable () -> any PriorityGranting, renderer: AudioRenderCallback
     ) throws(OutputError) {
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         let target = CallbackTarget(
-            renderer: renderer, audioThread: AudioThreadRaise(output: "SDL", policy: threadPolicy))
+            renderer: renderer, audioThread: AudioThreadRaise(output: "SDL", policy: threadPolicy, grantor: grantor))
         self.target = target
         let userdata = target.retainForSDL()
         // A new device's name is waited for until just before the caller gives up: under load SDL's hotplug thread
@@ -68,13 +69,14 @@ final class SDLAudioDevice: @unchecked Sendable {
                 target.release()
             })
         guard let opened else {
-            target.audioThread.close()
+            // No callback ran: the device is paused until opened, and one opened late is closed paused.
+            target.audioThread.threadEnded()
             throw .notAnswering(seconds: Self.openSeconds)
         }
         do {
             (driver, id) = try opened.get()
         } catch {
-            target.audioThread.close()
+            target.audioThread.threadEnded()
             target.release()
             throw error
         }
@@ -88,7 +90,7 @@ final class SDLAudioDevice: @unchecked Sendable {
     /// SDL cannot close by then (its server frozen) is left behind with its thread, and its callback is never called
     /// again (it is paused here first).
     func close() {
-        target.audioThread.close()
+        target.audioThread.stopAsking()
         guard id != 0 else { return }
         let (id, target) = (self.id, self.target)
         self.id = 0
@@ -96,14 +98,18 @@ final class SDLAudioDevice: @unchecked Sendable {
         // device and joined its thread then, and a second close would free it again.
         guard SDL_WasInit(Uint32(SDL_INIT_AUDIO)) != 0 else {
             SDLAudio.release(shutDownUnderUs: true)
+            target.audioThread.threadEnded()
             target.release()
             return
         }
         // Held back here, not on the lane: a lane stuck in an earlier call must not leave the callback rendering from
         // a mixer that is about to close. Bounded: it takes only SDL's device lock, which the callback holds briefly.
         SDL_PauseAudioDevice(id, 1)
+        // The thread leaves the watchdog once SDL_CloseAudioDevice has joined it, even late: a device left behind
+        // keeps its (paused) thread, which stays watched.
         let closed: Void? = Self.lane.run(seconds: Self.closeSeconds) {
             SDL_CloseAudioDevice(id)
+            target.audioThread.threadEnded()
             SDLAudio.release()
             target.release()
         }

@@ -45,13 +45,13 @@ final class PulseOutputStream: @unchecked Sendable {
     /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
     /// server puts new streams when nil. The stream carries `appName` as its application name (the route monitor
     /// finds our stream by it and our process id) and `media.role=game`. `threadPolicy`: what is asked for the
-    /// loop's thread (`AudioThreadRaise`).
+    /// loop's thread, through the grantor `grantor` makes (`AudioThreadRaise`).
     init(
         sampleRate: Int, blockFrames: Int, deviceName: String?, appName: String, buffering: PulseBuffering,
-        threadPolicy: AudioThreadPolicy, renderer: AudioRenderCallback,
-        library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
+        threadPolicy: AudioThreadPolicy, grantor: @escaping @Sendable () -> any PriorityGranting,
+        renderer: AudioRenderCallback, library: OptionalLibrary<LibPulse> = PulseAudioMonitor.library
     ) throws(OutputError) {
-        audioThread = AudioThreadRaise(output: "libpulse", policy: threadPolicy)
+        audioThread = AudioThreadRaise(output: "libpulse", policy: threadPolicy, grantor: grantor)
         self.sampleRate = sampleRate
         self.blockFrames = blockFrames
         self.buffering = buffering
@@ -60,12 +60,14 @@ final class PulseOutputStream: @unchecked Sendable {
         scratch.initialize(repeating: 0, count: blockFrames * 2)
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             scratch.deallocate()
+            audioThread.threadEnded()
             throw .pulse("\(error)")
         }
         do throws(PulseSetupError) {
             (mainloop, context) = try PulseSetupError.loopAndContext(pulse, thread: "ambience-output", appName: appName)
         } catch {
             scratch.deallocate()
+            audioThread.threadEnded()
             throw .pulse("libpulse could not create a main loop or context")
         }
         do throws(OutputError) {
@@ -162,7 +164,9 @@ final class PulseOutputStream: @unchecked Sendable {
     /// Ends the stream, disconnects and joins the loop's thread. Idempotent, and bounded: nothing here waits for the
     /// server (the disconnect closes the socket).
     func close() {
-        audioThread.close()
+        audioThread.stopAsking()
+        // After the loop's thread is joined (`pa_threaded_mainloop_stop`), not before: it may run until then.
+        defer { audioThread.threadEnded() }
         lifecycle.withLock { closed in
             guard !closed else { return }
             closed = true

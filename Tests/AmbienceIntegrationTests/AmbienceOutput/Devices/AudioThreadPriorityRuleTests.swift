@@ -5,7 +5,6 @@ import Synchronization
 import Testing
 
 @testable import Ambience
-@testable import AmbienceDesktop
 @testable import AmbienceIntegrationSupport
 @testable import AmbienceOutput
 @testable import AmbienceTestSupport
@@ -14,8 +13,8 @@ import Testing
 @Suite struct AudioThreadPriorityRuleTests {
     /// rtkit's answers and the kernel's, scripted; every request is recorded.
     final class ScriptedGrantor: PriorityGranting, @unchecked Sendable {
-        var limits: Result<RealtimeKit.Limits, DesktopError> = .success(
-            RealtimeKit.Limits(maxRealtimePriority: 20, minNiceLevel: -15, realtimeCPUMicrosecondsMax: 200_000))
+        var limits: Result<ThreadScheduling.Limits, DesktopError> = .success(
+            ThreadScheduling.Limits(maxRealtimePriority: 20, minNiceLevel: -15, realtimeCPUMicrosecondsMax: 200_000))
         var rtkitRealtimeRefusal: DesktopError?
         var rtkitNiceRefusal: DesktopError?
         var kernelRealtimeRefusal: Errno?
@@ -26,7 +25,7 @@ import Testing
         /// The thread's scheduling now: normal at first, then what was granted.
         var granted = ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0)
 
-        func rtkitLimits() throws(DesktopError) -> RealtimeKit.Limits { try limits.get() }
+        func rtkitLimits() throws(DesktopError) -> ThreadScheduling.Limits { try limits.get() }
         func rtkitRealtime(thread: Int32, priority: Int) throws(DesktopError) {
             requests.append("rtkit realtime \(priority) for \(thread)")
             if let rtkitRealtimeRefusal { throw rtkitRealtimeRefusal }

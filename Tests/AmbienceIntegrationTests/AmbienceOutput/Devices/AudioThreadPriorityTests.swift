@@ -45,6 +45,8 @@ extension SoundServerSuites {
             let bus = try #require(Self.systemBus)
             let parked = ParkedThread()
             let thread = try parked.kernelID()
+            // Out of the watchdog's table before its id is free for another thread (it only sleeps till then).
+            defer { RealtimeWatchdog.forget(thread: thread) }
             let obtained = AudioThreadPriority.negotiate(
                 thread: thread, policy: .realtime, with: SystemPriorityGrantor(systemBus: bus))
             #expect(obtained == .realtime(priority: 4, via: .rtkit))
@@ -86,6 +88,9 @@ extension SoundServerSuites {
             let done = Atomic<Bool>(false)
             WorkerThread.detached(name: "rt-spin") {
                 let me = currentKernelThreadID()
+                // As an output's thread does: this one inherits a test thread's mask, which Dispatch's threads make
+                // block SIGXCPU, and the signal would wait for a thread that two spinning cores keep from running.
+                RealtimeWatchdog.unblockSIGXCPUOnThisThread()
                 let obtained = AudioThreadPriority.negotiate(
                     thread: me, policy: .realtime, with: SystemPriorityGrantor(systemBus: bus))
                 defer { RealtimeWatchdog.forget(thread: me) }
@@ -109,6 +114,8 @@ extension SoundServerSuites {
             let session = try #require(ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"])
             let parked = ParkedThread()
             let thread = try parked.kernelID()
+            // Out of the watchdog's table before its id is free for another thread (it only sleeps till then).
+            defer { RealtimeWatchdog.forget(thread: thread) }
             let obtained = AudioThreadPriority.negotiate(
                 thread: thread, policy: .realtime, with: SystemPriorityGrantor(systemBus: session))
             let now = try ThreadScheduling.of(thread: thread)
@@ -131,11 +138,7 @@ extension SoundServerSuites {
                 (.unchanged, "none: not asked (the configuration)")
             ]
             for (policy, answer) in expected {
-                var configuration = EngineConfiguration(
-                    output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
-                configuration.outputBackend = backend
-                if let policy { configuration.audioThreadPriority = policy }
-                let engine = try AudioEngine(configuration)
+                let engine = try Self.engine(on: backend) { if let policy { $0.audioThreadPriority = policy } }
                 defer { engine.shutdown() }
                 #expect(engine.outputBackend == backend)
                 let obtained = engine.outputThreadPriority(waitingUpTo: 10)
@@ -146,6 +149,69 @@ extension SoundServerSuites {
                     try ThreadScheduling.of(thread: currentKernelThreadID())
                         == ThreadScheduling(isRealtime: false, realtimePriority: 0, nice: 0))
             }
+        }
+
+        /// A configuration without a system bus asks no rtkit, even where rtkit runs (with-services' system bus):
+        /// the kernel alone decides, and the report says so (as root the kernel grants its nice level).
+        @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
+        func withoutASystemBusTheKernelAloneIsAsked(backend: EngineConfiguration.OutputBackend) throws {
+            try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override it")
+            let engine = try Self.engine(on: backend) { $0.systemBusAddress = nil }
+            defer { engine.shutdown() }
+            let obtained = try #require(engine.outputThreadPriority(waitingUpTo: 10))
+            let thread = try #require(engine.state.withLock { $0.device }?.audioThreadID)
+            let now = try ThreadScheduling.of(thread: thread)
+            switch obtained {
+            case .nice(let level, .kernel): #expect(!now.isRealtime && Int(now.nice) == level)
+            case .none(let reason):
+                #expect(reason.contains("no rtkit (") && reason.contains("systemBusAddress is nil"), "\(reason)")
+                #expect(reason.contains("setpriority: "), "\(reason)")
+            default: Issue.record("obtained \(obtained) without a system bus")
+            }
+            if getuid() == 0 { #expect(obtained == .nice(level: -20, via: .kernel)) }
+        }
+
+        /// When real time is asked the output's thread lets SIGXCPU through, so that the watchdog's handler runs on
+        /// the thread that ran too long (RealtimeWatchdogTests drops such a thread): libpulse's loop blocks every
+        /// signal, and SDL's thread inherits the opener's mask. Read from the kernel's account of the thread's blocked
+        /// signals; the raised level leaves libpulse's mask as it was.
+        @Test(arguments: [EngineConfiguration.OutputBackend.libpulse, .sdl])
+        func theOutputThreadTakesSIGXCPUWhenRealTimeIsAsked(backend: EngineConfiguration.OutputBackend) throws {
+            try #require(AudioThreadPolicy.effective(.raised) == .raised, "AMBIENCE_REALTIME would override it")
+            for policy in [AudioThreadPolicy.realtime, .raised] {
+                let engine = try Self.engine(on: backend) { $0.audioThreadPriority = policy }
+                defer { engine.shutdown() }
+                #expect(engine.outputBackend == backend)
+                _ = engine.outputThreadPriority(waitingUpTo: 10)
+                let thread = try #require(engine.state.withLock { $0.device }?.audioThreadID)
+                let blocked = try Self.blockedSignals(of: thread)
+                func isBlocked(_ signal: Int32) -> Bool { blocked & (1 << UInt64(signal - 1)) != 0 }
+                let mask = "\(policy): SigBlk \(String(blocked, radix: 16))"
+                if policy == .realtime { #expect(!isBlocked(SIGXCPU), "\(mask)") }
+                if backend == .libpulse {
+                    #expect(isBlocked(SIGTERM), "libpulse's own mask, \(mask)")
+                    if policy == .raised { #expect(isBlocked(SIGXCPU), "\(mask)") }
+                }
+            }
+        }
+
+        /// An engine on a device through `backend`, without desktop integration, its configuration changed by
+        /// `change`.
+        static func engine(
+            on backend: EngineConfiguration.OutputBackend, _ change: (inout EngineConfiguration) -> Void
+        ) throws -> AudioEngine {
+            var configuration = EngineConfiguration(
+                output: .device(), appName: "ambience-realtime-test", desktopIntegration: false)
+            configuration.outputBackend = backend
+            change(&configuration)
+            return try AudioEngine(configuration)
+        }
+
+        /// The signals `thread` of this process blocks, as /proc says (`SigBlk`, a hexadecimal mask).
+        static func blockedSignals(of thread: Int32) throws -> UInt64 {
+            let status = try String(contentsOfFile: "/proc/self/task/\(thread)/status", encoding: .utf8)
+            let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("SigBlk:") })
+            return try #require(UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16))
         }
     }
 }
