@@ -4,9 +4,8 @@ import Glibc
 import Synchronization
 import Testing
 
-@testable import Ambience
+@testable import AmbienceCore
 @testable import AmbienceDesktop
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
@@ -197,7 +196,6 @@ import Testing
             #expect(
                 AudioThreadPolicy.effective(policy, environment: { $0 == "AMBIENCE_REALTIME" ? "yes" : nil }) == policy)
         }
-        #expect(EngineConfiguration().audioThreadPriority == .raised)
     }
 
     @Test func whatTheKernelReportsIsWhatIsSaid() {
