@@ -141,6 +141,11 @@ let package = Package(
             name: "AmbienceLibraryTests",
             dependencies: ["AmbienceLibrary", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport",
                            "AmbienceAudioTestSupport"]),
+        // The music player on a mixer of its own, rendered offline (Tests/AmbienceMusicTests/MusicRig.swift).
+        .testTarget(
+            name: "AmbienceMusicTests",
+            dependencies: ["AmbienceMusic", "AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform",
+                           "AmbienceTestSupport", "AmbienceAudioTestSupport"]),
         .testTarget(
             name: "AmbienceDesktopTests",
             dependencies: ["AmbienceDesktop", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport"]),
