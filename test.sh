@@ -28,7 +28,7 @@ fi
 own_pass='RealProgram|SDLMixer|RunCommandTests'
 # The unit targets first, without the services (Tests/README.md: they need none, and run in about a minute); the
 # rest of the suite skips them.
-unit_targets='^(AmbiencePlatform|AmbienceCore|AmbienceDecoding|AmbienceMixer|AmbienceLibrary|AmbienceDesktop|AmbienceOutput)Tests\.'
+unit_targets='^(AmbiencePlatform|AmbienceCore|AmbienceDecoding|AmbienceMixer|AmbienceLibrary|AmbienceMusic|AmbienceDesktop|AmbienceOutput)Tests\.'
 echo "test.sh: the unit targets, without services"
 swift test --skip-build --filter "$unit_targets" || status=$?
 bash scripts/with-services.sh swift test --skip-build --skip "$own_pass" --skip "$unit_targets" || status=$?

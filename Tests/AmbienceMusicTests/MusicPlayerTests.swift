@@ -3,8 +3,8 @@ import Testing
 
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
-@testable import AmbienceMixer
 @testable import AmbienceDecoding
+@testable import AmbienceMixer
 @testable import AmbienceMusic
 @testable import AmbienceTestSupport
 
