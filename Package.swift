@@ -141,6 +141,20 @@ let package = Package(
             name: "AmbienceLibraryTests",
             dependencies: ["AmbienceLibrary", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport",
                            "AmbienceAudioTestSupport"]),
+        // The music player on a mixer of its own, rendered offline (Tests/AmbienceMusicTests/MusicRig.swift).
+        .testTarget(
+            name: "AmbienceMusicTests",
+            dependencies: ["AmbienceMusic", "AmbienceMixer", "AmbienceDecoding", "AmbienceCore", "AmbiencePlatform",
+                           "AmbienceTestSupport", "AmbienceAudioTestSupport"]),
+        .testTarget(
+            name: "AmbienceDesktopTests",
+            dependencies: ["AmbienceDesktop", "AmbienceCore", "AmbiencePlatform", "AmbienceTestSupport"]),
+        // The output's rules and what runs without a device (the null output, the WAV writer); the decoders read the
+        // writer's files back.
+        .testTarget(
+            name: "AmbienceOutputTests",
+            dependencies: ["AmbienceOutput", "AmbienceMixer", "AmbienceDecoding", "AmbienceCore",
+                           "AmbiencePlatform", "AmbienceTestSupport", "AmbienceAudioTestSupport"]),
         // Integration: the engine with the real servers, buses, players and programs; the suites that share the
         // sound server one at a time (SoundServerSuites) are all here, the C API's own among them.
         .testTarget(

@@ -26,7 +26,12 @@ fi
 # on two cores a game took seconds to start and the stand-in's stream thread starved for 0.4 s; alone they take
 # under a minute, their cases in parallel.
 own_pass='RealProgram|SDLMixer|RunCommandTests'
-bash scripts/with-services.sh swift test --skip-build --skip "$own_pass" || status=$?
+# The unit targets first, without the services (Tests/README.md: they need none, and run in about a minute); the
+# rest of the suite skips them.
+unit_targets='^(AmbiencePlatform|AmbienceCore|AmbienceDecoding|AmbienceMixer|AmbienceLibrary|AmbienceMusic|AmbienceDesktop|AmbienceOutput)Tests\.'
+echo "test.sh: the unit targets, without services"
+swift test --skip-build --filter "$unit_targets" || status=$?
+bash scripts/with-services.sh swift test --skip-build --skip "$own_pass" --skip "$unit_targets" || status=$?
 echo "test.sh: the SDL_mixer stand-in and the real programs: $own_pass"
 bash scripts/with-services.sh swift test --skip-build --filter "$own_pass" --skip RealProgramRulesTests || status=$?
 # The session's rules with real programs and a real mpv judge what a game sounds like through the whole stack (the

@@ -102,7 +102,7 @@ for step in "${steps[@]}"; do
     #    slowdown a real player's timing window can be missed, so here a failed expectation is shown but only a
     #    report, a crash or a run that did not finish fails the step.
     if ! bash scripts/with-services.sh swift test --skip-build --sanitize=thread --scratch-path .build/tsan --no-parallel \
-        --filter "MPRISTests|PulseAudioMonitorTests|SleepTests|DesktopMusicTests|MediaLibraryTests|MusicStreamingTests|MusicPlayerTests|LoudnessMatchingTests|LogTests" > "$log/suites.log" 2>&1; then
+        --filter "MPRISTests|PulseAudioMonitorTests|SleepTests|DesktopMusicTests|MediaLibraryTests|LibraryWatchTests|LibraryCommandTests|MusicStreamingTests|MusicPlayerTests|LoudnessMatchingTests|LogTests" > "$log/suites.log" 2>&1; then
       grep -E "✘ Test .* recorded an issue" "$log/suites.log" | sed 's/^/sanitizers: tsan: (expectation, not a race) /' || true
       grep -qE "Test run with [0-9]+ tests? in [0-9]+ suites? (passed|failed)" "$log/suites.log" \
         || echo "WARNING: ThreadSanitizer: (the suites did not finish)" >> "$log/suites.log"

@@ -131,6 +131,33 @@ extension Fixtures {
         return out
     }
 
+    /// music/: two albums, a compilation (one album, two artists) and a single, in Ogg and MP3, with non-ASCII tags
+    /// (the media library's suites and the `library` command's).
+    func libraryCollection() throws {
+        try libraryOgg(
+            "music/Björk/Post/1.ogg",
+            [
+                "TITLE=Hyperballad", "ARTIST=Björk", "ALBUM=Post",
+                "GENRE=Électronique", "TRACKNUMBER=2", "COMPOSER=Björk"
+            ])
+        try libraryOgg(
+            "music/Björk/Post/2.ogg", ["TITLE=Army of Me", "ARTIST=Björk", "ALBUM=Post", "TRACKNUMBER=1/11"])
+        try libraryMP3(
+            "music/Sigur Rós/Ágætis byrjun/1.mp3",
+            ["--tt", "Svefn-g-englar", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tg", "Post-Rock", "--tn", "1"])
+        try libraryMP3(
+            "music/Sigur Rós/Ágætis byrjun/2.mp3",
+            ["--tt", "Starálfur", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tn", "2/9"])
+        try libraryOgg(
+            "music/Various/Now Ambient/1.ogg", ["TITLE=Xtal", "ARTIST=Aphex Twin", "ALBUM=Now Ambient", "TRACKNUMBER=1"]
+        )
+        try libraryMP3(
+            "music/Various/Now Ambient/2.mp3",
+            ["--tt", "An Ending", "--ta", "Brian Eno", "--tl", "Now Ambient", "--tn", "2"])
+        try libraryOgg(
+            "music/Nena/99.ogg", ["TITLE=99 Luftballons", "ARTIST=Nena", "ALBUM=99 Luftballons", "GENRE=Pop"])
+    }
+
     /// Replaces an Ogg file's comments, one per line, via `vorbiscomment` (which accepts only valid UTF-8).
     func rewriteOggComments(_ file: String, lines: [String]) throws {
         let list = path("comments-\(UUID().uuidString).txt")

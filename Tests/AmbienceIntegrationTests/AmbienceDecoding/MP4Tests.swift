@@ -41,7 +41,7 @@ import Testing
         let source = try fixtures.sineWAV("source.wav", hz: 441, seconds: 1.5, rate: 44_100, channels: 2, bits: 16)
         let file = try m4a(source, "song.m4a", codec)
         #expect(try AudioFile.detectFormat(file) == .mp4)
-        let (info, samples) = try decodedSamples(file)
+        let (info, samples) = try decodedSamples(AudioFile.open(file))
         #expect(info.format == .mp4 && info.sampleRate == 44_100 && info.channels == 2)
         // Exactly the frames encoded: the encoder delay is skipped and the padding cut.
         #expect(info.frames == 66_150)
@@ -53,7 +53,7 @@ import Testing
         let ratio = snr(samples[...], reference[..<samples.count])
         #expect(ratio >= 60, "SNR against ffmpeg \(ratio) dB")
         // And the sound is the source's, in time with it (an offset of one sample would cost far more than this).
-        let original = try decodedSamples(source).samples
+        let original = try decodedSamples(AudioFile.open(source)).samples
         let againstSource = snr(samples[...], original[...])
         #expect(againstSource >= (codec == .alac ? 90 : 20), "SNR against the source \(againstSource) dB")
     }
@@ -62,7 +62,7 @@ import Testing
     func seekLandsOnTheExactFrame(_ codec: Codec) throws {
         let source = try fixtures.sineWAV("source.wav", hz: 441, seconds: 2, rate: 48_000, channels: 2, bits: 16)
         let file = try m4a(source, "song.m4a", codec)
-        let full = try decodedSamples(file).samples
+        let full = try decodedSamples(AudioFile.open(file)).samples
         let decoder = try AudioFile.open(file)
         var chunk = [Float](repeating: .nan, count: 5_000 * 2)
         for start in [0, 1, 1_023, 1_024, 4_097, 47_999, 60_000, 95_000, 40_000, 3] {

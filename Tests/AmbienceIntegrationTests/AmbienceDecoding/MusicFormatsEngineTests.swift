@@ -70,4 +70,17 @@ import Testing
         #expect(result.stdout.contains("title        Matthias"))
         #expect(result.stdout.contains("frames       2953920"))
     }
+
+    @Test func aStereoSeparationOutOfRangeIsRefused() throws {
+        var configuration = EngineConfiguration.offline()
+        configuration.decoding.moduleStereoSeparation = 201
+        #expect(throws: EngineError.self) { try configuration.validated() }
+        configuration.decoding.moduleStereoSeparation = 200
+        #expect(try configuration.validated().decoding.moduleStereoSeparation == 200)
+    }
+
+    @Test func bothLibrariesAreInTheCapabilitiesReport() {
+        let names = AudioCapabilities.systemLibraryReport.filter(\.isAvailable).map(\.name)
+        #expect(names.contains("libopenmpt.so.0") && names.contains("libfluidsynth.so.3"))
+    }
 }

@@ -1,10 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
-@testable import AmbienceIntegrationSupport
+@testable import AmbienceMixer
 @testable import AmbienceMusic
 @testable import AmbienceTestSupport
 
@@ -36,10 +35,10 @@ struct MusicFileTests {
         #expect(music.item.url.hasPrefix("/proc/self/fd/") && abs(music.duration - 1) < 0.001)
         let other = try MusicFile(bytes: bytes, name: "a tone")
         #expect(other.item.persistentID != music.item.persistentID)
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        engine.musicPlayer.setQueue(with: MediaItemCollection(items: [music.item]))
-        engine.musicPlayer.play()
-        let out = Signal(try engine.render(seconds: 0.5))
+        let rig = try MusicRig()
+        rig.player.setQueue(with: MediaItemCollection(items: [music.item]))
+        rig.player.play()
+        let out = Signal(try rig.render(seconds: 0.5))
         #expect(abs(out.dominantFrequency(in: 4_800..<19_200) - 440) < 1)
         withExtendedLifetime(music) {}
     }
@@ -61,22 +60,22 @@ struct MusicFileTests {
     /// The player opens MIDI with the SoundFont set last: a missing one makes the item fail by name, a real one
     /// plays it.
     @Test func thePlayersSoundFontIsTheOneMIDIOpensWith() throws {
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         #expect(player.soundFont == nil)
         player.soundFont = "/nonexistent/missing.sf2"
         player.beginGeneratingPlaybackNotifications()
         try player.setQueue(paths: [Self.midi])
         player.play()
-        _ = try engine.render(seconds: 0.2)
-        let failures = engine.update().compactMap { event -> String? in
-            if case .music(.playbackError(_, let error)) = event { "\(error)" } else { nil }
+        _ = try rig.render(seconds: 0.2)
+        let failures = rig.events().compactMap { event -> String? in
+            if case .playbackError(_, let error) = event { "\(error)" } else { nil }
         }
         #expect(failures.count == 1 && failures[0].contains("missing.sf2"), "\(failures)")
         player.soundFont = "/usr/share/sounds/sf2/TimGM6mb.sf2"
         try player.setQueue(paths: [Self.midi])
         player.play()
-        let out = Signal(try engine.render(seconds: 2))
+        let out = Signal(try rig.render(seconds: 2))
         #expect(out.rms() > 0.001 && player.soundFont == "/usr/share/sounds/sf2/TimGM6mb.sf2")
     }
 }

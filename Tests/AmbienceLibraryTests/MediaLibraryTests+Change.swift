@@ -3,9 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
 @testable import AmbienceTestSupport
 
@@ -56,26 +54,6 @@ extension MediaLibraryTests {
     }
 
     // MARK: - Change notifications
-
-    @Test func aWatchedLibraryNotifiesThroughTheEnginesUpdate() throws {
-        let source = try fixtures.libraryOgg("source.ogg", ["TITLE=Copied"])
-        try fixtures.libraryOgg("music/first.ogg", ["TITLE=First"])
-        let library = try openLibrary()
-        try library.scan()
-        let engine = try AudioEngine(.offline())
-        engine.watch(library)
-        library.beginGeneratingLibraryChangeNotifications()
-        defer { library.endGeneratingLibraryChangeNotifications() }
-        try FileManager.default.copyItem(atPath: source, toPath: music + "/copied.ogg")
-        var seen: [AudioEvent] = []
-        let deadline = Date().addingTimeInterval(waitBound)
-        while !seen.contains(.library(.libraryDidChange)) && Date() < deadline {
-            seen += engine.update()
-            usleep(20_000)
-        }
-        #expect(seen.filter { $0 == .library(.libraryDidChange) }.count == 1)
-        #expect(library.items.map(\.title) == ["Copied", "First"])
-    }
 
     @Test func aFileCopiedInWhileWatchingGivesOneNotification() throws {
         let source = try fixtures.libraryOgg("source.ogg", ["TITLE=Copied", "ARTIST=Watcher"])

@@ -1,20 +1,17 @@
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
-@testable import AmbienceIntegrationSupport
-@testable import AmbienceLibrary
+@testable import AmbienceMixer
+@testable import AmbienceMusic
 @testable import AmbienceTestSupport
 
 /// The application music player, heard through offline renders.
 @Suite(.offTheCooperativePool, .timeLimit(.minutes(5))) struct MusicPlayerTests {
     let fixtures: Fixtures
     init() throws { fixtures = try Fixtures() }
-
-    func engine() throws -> AudioEngine { try AudioEngine(.offline(sampleRate: 48_000)) }
 
     /// A continuous sine cut into two files at `cut` frames, plus the uncut original.
     func splitSine(hz: Double = 441, seconds: Double = 2, cut: Int) throws -> (whole: String, a: String, b: String) {
@@ -25,16 +22,12 @@ import Testing
         return (whole, a, b)
     }
 
-    func events(_ engine: AudioEngine) -> [MusicEvent] {
-        engine.update().compactMap { if case .music(let e) = $0 { e } else { nil } }
-    }
-
     @Test func wavPairJoinsSampleExactly() throws {
         let (whole, a, b) = try splitSine(cut: 30_001)
-        let engine = try engine()
-        try engine.musicPlayer.setQueue(paths: [a, b])
-        engine.musicPlayer.play()
-        let out = try Signal(engine.render(frames: 100_000))
+        let rig = try MusicRig()
+        try rig.player.setQueue(paths: [a, b])
+        rig.player.play()
+        let out = try Signal(rig.render(frames: 100_000))
         let original = try AudioFile.decode(whole).samples
         var worst: Float = 0
         for f in 0..<original.count {
@@ -49,10 +42,10 @@ import Testing
     @Test func anItemAtAnotherRateFollowsWithoutAGap() throws {
         let a = try fixtures.sineWAV("a.wav", hz: 440, seconds: 1, rate: 48_000)
         let b = try fixtures.sineWAV("b.wav", hz: 660, seconds: 1, rate: 44_100)
-        let engine = try engine()
-        try engine.musicPlayer.setQueue(paths: [a, b])
-        engine.musicPlayer.play()
-        let out = try Signal(engine.render(frames: 120_000))
+        let rig = try MusicRig()
+        try rig.player.setQueue(paths: [a, b])
+        rig.player.play()
+        let out = try Signal(rig.render(frames: 120_000))
         let start = try #require(out.firstFrame(above: 0.01))
         for window in stride(from: start, to: start + 96_000 - 240, by: 240) {
             #expect(out.rms(window..<(window + 240)) > 0.05, "quiet 5 ms at frame \(window)")
@@ -67,19 +60,20 @@ import Testing
     @Test func itemsNamedByNonUTF8BytesPlay() throws {
         let source = try fixtures.sineWAV("source.wav", hz: 440, seconds: 1, rate: 48_000, channels: 1)
         let bytes = Array(fixtures.path("caf").utf8) + [0xE9] + Array(".wav".utf8)
-        #expect(RawPath.withCString(bytes) { rename(source, $0) } == 0)
+        let name = (bytes + [0]).map { CChar(bitPattern: $0) }
+        #expect(name.withUnsafeBufferPointer { rename(source, $0.baseAddress) } == 0)
         var cafe = MediaItem(persistentID: 1, url: fixtures.path("caf\u{FFFD}.wav"), title: "Café")
         cafe.pathBytes = bytes
         var gone = MediaItem(persistentID: 2, url: fixtures.path("gon\u{FFFD}.wav"), title: "Gone")
         gone.pathBytes = Array(fixtures.path("gon").utf8) + [0xE9] + Array(".wav".utf8)
-        let engine = try engine()
-        engine.musicPlayer.beginGeneratingPlaybackNotifications()
-        engine.musicPlayer.setQueue(with: MediaItemCollection(items: [gone, cafe]))
-        engine.musicPlayer.play()
-        let out = try Signal(engine.render(frames: 24_000))
+        let rig = try MusicRig()
+        rig.player.beginGeneratingPlaybackNotifications()
+        rig.player.setQueue(with: MediaItemCollection(items: [gone, cafe]))
+        rig.player.play()
+        let out = try Signal(rig.render(frames: 24_000))
         #expect(abs(out.dominantFrequency(in: 4_000..<20_000) - 440) < 1)
-        #expect(engine.musicPlayer.nowPlayingItem?.title == "Café")
-        #expect(events(engine).contains(.playbackError(gone, .unreadable(gone.url, errno: ENOENT))))
+        #expect(rig.player.nowPlayingItem?.title == "Café")
+        #expect(rig.events().contains(.playbackError(gone, .unreadable(gone.url, errno: ENOENT))))
     }
 
     @Test(arguments: ["ogg", "mp3"])
@@ -97,10 +91,10 @@ import Testing
                 try fixtures.run("lame", ["--quiet", "-b", "320", wav + ".16.wav", mp3])
             }
         }
-        let engine = try engine()
-        try engine.musicPlayer.setQueue(paths: [a, b])
-        engine.musicPlayer.play()
-        let out = try Signal(engine.render(frames: 110_000))
+        let rig = try MusicRig()
+        try rig.player.setQueue(paths: [a, b])
+        rig.player.play()
+        let out = try Signal(rig.render(frames: 110_000))
         // Both sides of the join follow the one continuous sine: a phase jump or a dropped or doubled sample would
         // leave the second side out of step with it. (Each file's hard edge rings a little in a lossy codec, so the
         // few hundred samples at the cut itself are left out.)
@@ -119,15 +113,15 @@ import Testing
 
     @Test func seekLandsOnTheRightSample() throws {
         let (whole, _, _) = try splitSine(cut: 10)
-        let engine = try engine()
-        try engine.musicPlayer.setQueue(paths: [whole])
-        engine.musicPlayer.play()
-        _ = try engine.render(frames: 4_800)
-        engine.musicPlayer.currentPlaybackTime = 0.5
-        let out = try engine.render(frames: 2_000)
+        let rig = try MusicRig()
+        try rig.player.setQueue(paths: [whole])
+        rig.player.play()
+        _ = try rig.render(frames: 4_800)
+        rig.player.currentPlaybackTime = 0.5
+        let out = try rig.render(frames: 2_000)
         let original = try AudioFile.decode(whole).samples
         for f in 0..<2_000 { #expect(abs(out.samples[f * 2] - original[24_000 + f]) < 1e-6) }
-        #expect(abs(engine.musicPlayer.currentPlaybackTime - (0.5 + 2_000.0 / 48_000)) < 0.001)
+        #expect(abs(rig.player.currentPlaybackTime - (0.5 + 2_000.0 / 48_000)) < 0.001)
     }
 
     func tones(_ count: Int, seconds: Double) throws -> [String] {
@@ -136,34 +130,34 @@ import Testing
 
     @Test(arguments: [true, false])
     func appendingKeepsTheCurrentItemAndTime(playing: Bool) throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         let files = try tones(3, seconds: 15)
         try player.setQueue(paths: files)
         player.indexOfNowPlayingItem = 1
         player.play()
         player.currentPlaybackTime = 12.3
-        _ = try engine.render(frames: 4_800)
+        _ = try rig.render(frames: 4_800)
         if !playing { player.pause() }
         let picked = try tones(6, seconds: 1).suffix(3).map(MediaItem.init(path:))
         player.append(MediaItemCollection(items: picked))
-        _ = try engine.render(frames: 4_800)
+        _ = try rig.render(frames: 4_800)
         #expect(player.indexOfNowPlayingItem == 1)
         #expect(player.currentPlaybackTime >= 12.3)
         #expect(player.playbackState == (playing ? .playing : .paused))
         #expect(player.items.count == 6)
-        let out = try Signal(engine.render(frames: 9_600))
+        let out = try Signal(rig.render(frames: 9_600))
         if playing { #expect(abs(out.dominantFrequency(in: 0..<9_600) - 400) < 1) } else { #expect(out.peak() == 0) }
     }
 
     @Test func endOfQueueStopsWithNothingPlaying() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         player.beginGeneratingPlaybackNotifications()
         try player.setQueue(paths: try tones(2, seconds: 0.3))
         player.play()
-        _ = try engine.render(frames: 48_000)
-        let seen = events(engine)
+        _ = try rig.render(frames: 48_000)
+        let seen = rig.events()
         #expect(player.playbackState == .stopped)
         #expect(player.nowPlayingItem == nil)
         #expect(seen.last == .playbackStateDidChange(.stopped))
@@ -171,39 +165,39 @@ import Testing
     }
 
     @Test func corruptItemIsSkippedWithAnError() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         player.beginGeneratingPlaybackNotifications()
         let good = try fixtures.sineWAV("good.wav", hz: 440, seconds: 0.3)
         let bad = try fixtures.write("bad.ogg", bytes: (0..<5_000).map { UInt8(truncatingIfNeeded: $0 &* 7919) })
         let next = try fixtures.sineWAV("next.wav", hz: 660, seconds: 1)
         try player.setQueue(paths: [good, bad, next])
         player.play()
-        let out = try Signal(engine.render(frames: 14_400 + 24_000))
-        let seen = events(engine)
+        let out = try Signal(rig.render(frames: 14_400 + 24_000))
+        let seen = rig.events()
         #expect(seen.contains { if case .playbackError(let item, _) = $0 { item.url == bad } else { false } })
         #expect(abs(out.dominantFrequency(in: 16_000..<38_000) - 660) < 1)
         #expect(player.nowPlayingItem?.url == next)
     }
 
     @Test func everyItemBadStopsWithTheError() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         player.beginGeneratingPlaybackNotifications()
         let bad1 = try fixtures.write("bad1.mp3", bytes: [])
         let bad2 = fixtures.path("missing.ogg")
         try player.setQueue(paths: [bad1, bad2])
         player.play()
-        _ = try engine.render(frames: 4_800)
-        let seen = events(engine)
+        _ = try rig.render(frames: 4_800)
+        let seen = rig.events()
         #expect(player.playbackState == .stopped)
         #expect(seen.filter { if case .playbackError = $0 { true } else { false } }.count == 2)
         #expect(player.nowPlayingItem == nil)
     }
 
     @Test func shuffleVisitsEveryItemOncePerCycle() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         try player.setQueue(paths: try tones(6, seconds: 0.2))
         player.shuffleMode = .songs
         player.repeatMode = .all
@@ -219,25 +213,25 @@ import Testing
     }
 
     @Test func repeatOneReplaysAndRepeatAllWraps() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         let files = try tones(2, seconds: 0.25)
         try player.setQueue(paths: files)
         player.repeatMode = .one
         player.play()
-        let one = try Signal(engine.render(frames: 36_000))
+        let one = try Signal(rig.render(frames: 36_000))
         #expect(player.indexOfNowPlayingItem == 0)
         #expect(abs(one.dominantFrequency(in: 13_000..<23_000) - 300) < 1)  // the second play-through of item 0
         player.repeatMode = .all
         player.indexOfNowPlayingItem = 1
-        _ = try engine.render(frames: 14_400)
+        _ = try rig.render(frames: 14_400)
         #expect(player.indexOfNowPlayingItem == 0)
         #expect(player.playbackState == .playing)
     }
 
     @Test func skipPreviousRestartsAfterThreeSeconds() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         try player.setQueue(paths: try tones(2, seconds: 6))
         player.indexOfNowPlayingItem = 1
         player.play()
@@ -250,19 +244,19 @@ import Testing
     }
 
     @Test func notificationsArriveInOrderOnlyWhileGenerating() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         let files = try tones(2, seconds: 1)
         try player.setQueue(paths: files)
         player.play()
-        #expect(events(engine).isEmpty)
+        #expect(rig.events().isEmpty)
         player.beginGeneratingPlaybackNotifications()
         player.beginGeneratingPlaybackNotifications()
         player.endGeneratingPlaybackNotifications()
         player.pause()
         player.volume = 0.5
         player.skipToNextItem()
-        let seen = events(engine)
+        let seen = rig.events()
         #expect(
             seen == [
                 .playbackStateDidChange(.paused), .volumeDidChange(0.5),
@@ -270,32 +264,32 @@ import Testing
             ])
         player.endGeneratingPlaybackNotifications()
         player.play()
-        #expect(events(engine).isEmpty)
+        #expect(rig.events().isEmpty)
     }
 
     @Test func musicPlaysOnTheMusicBus() throws {
-        let engine = try engine()
-        try engine.musicPlayer.setQueue(paths: try tones(1, seconds: 1))
-        engine.musicPlayer.play()
-        let loud = try Signal(engine.render(frames: 9_600)).rms(1_000..<9_600)
-        engine.music.gain = 0.5
-        let half = try Signal(engine.render(frames: 9_600)).rms(1_000..<9_600)
+        let rig = try MusicRig()
+        try rig.player.setQueue(paths: try tones(1, seconds: 1))
+        rig.player.play()
+        let loud = try Signal(rig.render(frames: 9_600)).rms(1_000..<9_600)
+        rig.music.gain = 0.5
+        let half = try Signal(rig.render(frames: 9_600)).rms(1_000..<9_600)
         #expect(abs(decibels(half, over: loud) + 6.02) < 0.1)
-        engine.music.isMuted = true
-        #expect(try Signal(engine.render(frames: 9_600)).peak(1_000..<9_600) == 0)
+        rig.music.isMuted = true
+        #expect(try Signal(rig.render(frames: 9_600)).peak(1_000..<9_600) == 0)
     }
 
     @Test func crossfadeFollowsEqualPowerCurves() throws {
-        let engine = try engine()
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        let player = rig.player
         let a = try fixtures.sineWAV("a.wav", hz: 300, seconds: 2)
         let b = try fixtures.sineWAV("b.wav", hz: 500, seconds: 2)
         player.crossfadeDuration = 1
         try player.setQueue(paths: [a, b])
         player.play()
-        var out = try Signal(engine.render(frames: 120_000))
+        var out = try Signal(rig.render(frames: 120_000))
         #expect(player.nowPlayingItem?.url == b)  // the second item is current once the first has ended
-        out.samples += try engine.render(frames: 72_000).samples
+        out.samples += try rig.render(frames: 72_000).samples
         // Before the fade only the first item; during it cos/sin gains; after it only the second.
         #expect(abs(out.amplitude(of: 300, in: 24_000..<43_200) - 0.5) < 0.01)
         #expect(out.amplitude(of: 500, in: 24_000..<43_200) < 0.01)

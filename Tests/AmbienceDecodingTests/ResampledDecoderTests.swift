@@ -1,12 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
-@testable import AmbienceIntegrationSupport
-@testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
 /// The music player's bridge between items at different rates.
@@ -32,8 +29,9 @@ import Testing
             let v = Float(0.5 * sin(2 * Double.pi * 440 * Double(f) / 44_100))
             return [v, v]
         }
-        let path = fixtures.path("sine.wav")
-        try WAVWriter.write(PCMBuffer(sampleRate: 44_100, channels: 2, samples: sine), to: path, encoding: .float32)
+        let bytes = sine.flatMap { WAVBytes.le32($0.bitPattern) }
+        let wav = WAVBytes(formatTag: 3, channels: 2, sampleRate: 44_100, bitsPerSample: 32, data: bytes)
+        let path = try fixtures.write("sine.wav", bytes: wav.bytes)
         let decoder = ResampledDecoder(try AudioFile.open(path), rate: 48_000)
         #expect(decoder.info.sampleRate == 48_000 && decoder.info.frames == 48_000 && decoder.info.channels == 2)
         let out = try readAll(decoder)

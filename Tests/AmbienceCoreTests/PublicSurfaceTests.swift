@@ -1,8 +1,6 @@
 import Foundation
 import Testing
 
-@testable import AmbienceAudioTestSupport
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
 /// The public types `import Ambience` brings (the facade's and those of the engine targets it re-exports) are exactly

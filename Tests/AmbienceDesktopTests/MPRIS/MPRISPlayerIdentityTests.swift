@@ -1,11 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Ambience
-@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDesktop
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
 /// Which bus names are one player, as pure logic.

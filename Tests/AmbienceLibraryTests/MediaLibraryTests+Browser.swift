@@ -1,9 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
 @testable import AmbienceTestSupport
 

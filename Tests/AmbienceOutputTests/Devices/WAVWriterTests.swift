@@ -3,11 +3,9 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceOutput
 @testable import AmbienceTestSupport
 

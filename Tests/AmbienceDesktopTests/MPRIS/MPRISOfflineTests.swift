@@ -3,11 +3,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import Ambience
-@testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDesktop
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
 /// The D-Bus layer's parts that need no bus: marshalling, name rules, and failing fast when there is no bus.

@@ -1,13 +1,9 @@
 import AmbiencePlatform
-import CAmbience
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
-@testable import AmbienceC
 @testable import AmbienceCore
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
 @testable import AmbienceOutput
 @testable import AmbienceTestSupport

@@ -4,8 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 
-@testable import Ambience
-@testable import AmbienceIntegrationSupport
+@testable import AmbienceCore
 @testable import AmbienceOutput
 @testable import AmbienceTestSupport
 
@@ -196,7 +195,6 @@ import Testing
             #expect(
                 AudioThreadPolicy.effective(policy, environment: { $0 == "AMBIENCE_REALTIME" ? "yes" : nil }) == policy)
         }
-        #expect(EngineConfiguration().audioThreadPriority == .raised)
     }
 
     @Test func whatTheKernelReportsIsWhatIsSaid() {

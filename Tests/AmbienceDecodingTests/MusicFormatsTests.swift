@@ -1,11 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
 /// Tracker modules (libopenmpt) and MIDI (libfluidsynth), against their libraries' own command-line tools as
@@ -240,18 +238,6 @@ import Testing
         #expect(DecoderOptions.soundFont(configured: nil, exists: { _ in false }) == nil)
     }
 
-    @Test func aStereoSeparationOutOfRangeIsRefused() throws {
-        var configuration = EngineConfiguration.offline()
-        configuration.decoding.moduleStereoSeparation = 201
-        #expect(throws: EngineError.self) { try configuration.validated() }
-        configuration.decoding.moduleStereoSeparation = 200
-        #expect(try configuration.validated().decoding.moduleStereoSeparation == 200)
-    }
-
-    @Test func bothLibrariesAreInTheCapabilitiesReport() {
-        let names = AudioCapabilities.systemLibraryReport.filter(\.isAvailable).map(\.name)
-        #expect(names.contains("libopenmpt.so.0") && names.contains("libfluidsynth.so.3"))
-    }
 }
 
 private func rms(_ samples: ArraySlice<Float>) -> Double {

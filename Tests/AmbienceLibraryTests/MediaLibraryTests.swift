@@ -2,10 +2,8 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
 @testable import AmbienceTestSupport
 
@@ -24,30 +22,7 @@ import Testing
     }
 
     /// Two albums, a compilation (one album, two artists) and a single, in Ogg and MP3, with non-ASCII tags.
-    func makeCollection() throws {
-        try fixtures.libraryOgg(
-            "music/Björk/Post/1.ogg",
-            [
-                "TITLE=Hyperballad", "ARTIST=Björk", "ALBUM=Post",
-                "GENRE=Électronique", "TRACKNUMBER=2", "COMPOSER=Björk"
-            ])
-        try fixtures.libraryOgg(
-            "music/Björk/Post/2.ogg", ["TITLE=Army of Me", "ARTIST=Björk", "ALBUM=Post", "TRACKNUMBER=1/11"])
-        try fixtures.libraryMP3(
-            "music/Sigur Rós/Ágætis byrjun/1.mp3",
-            ["--tt", "Svefn-g-englar", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tg", "Post-Rock", "--tn", "1"])
-        try fixtures.libraryMP3(
-            "music/Sigur Rós/Ágætis byrjun/2.mp3",
-            ["--tt", "Starálfur", "--ta", "Sigur Rós", "--tl", "Ágætis byrjun", "--tn", "2/9"])
-        try fixtures.libraryOgg(
-            "music/Various/Now Ambient/1.ogg", ["TITLE=Xtal", "ARTIST=Aphex Twin", "ALBUM=Now Ambient", "TRACKNUMBER=1"]
-        )
-        try fixtures.libraryMP3(
-            "music/Various/Now Ambient/2.mp3",
-            ["--tt", "An Ending", "--ta", "Brian Eno", "--tl", "Now Ambient", "--tn", "2"])
-        try fixtures.libraryOgg(
-            "music/Nena/99.ogg", ["TITLE=99 Luftballons", "ARTIST=Nena", "ALBUM=99 Luftballons", "GENRE=Pop"])
-    }
+    func makeCollection() throws { try fixtures.libraryCollection() }
 
     // MARK: - Tags, grouping, sections
 

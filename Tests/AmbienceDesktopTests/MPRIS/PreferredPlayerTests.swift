@@ -3,10 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
-@testable import AmbienceAudioTestSupport
 @testable import AmbienceDesktop
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceTestSupport
 
 /// Which player is started when the game wants the desktop's player and none runs: decided from the desktop's

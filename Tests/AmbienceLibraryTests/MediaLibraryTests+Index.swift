@@ -3,9 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceLibrary
 @testable import AmbienceTestSupport
 

@@ -1,9 +1,7 @@
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
 @testable import AmbienceTestSupport
 
@@ -23,13 +21,13 @@ import Testing
     /// one rank (4 blocks, 42.7 ms). The scene does create such voices (a gain raised, a real one turned down), so
     /// the bound is met by ranks, not by a quiet scene.
     @Test func noVoiceLouderThanTheWeakestRealOneByTheMarginStaysVirtualPastARank() throws {
-        let engine = try AudioEngine(.offline(realVoices: 8))
-        let hum = try engine.makeSound(tone(hz: 440, seconds: 1), name: "hum")
+        let mixer = try Mixer(sampleRate: 48_000, realVoices: 8)
+        let hum = try #require(mixer.makeSound(tone(hz: 440, seconds: 1), name: "hum"))
         var rng = SplitMix64(seed: 34)
         var voices: [(voice: Voice, gain: Float)] = []
         func start() {
             let gain = Float.random(in: 0.02...1, using: &rng)
-            voices.append((engine.play(hum, PlayOptions(gain: gain, loop: true)), gain))
+            voices.append((mixer.play(hum, PlayOptions(gain: gain, loop: true)), gain))
         }
         for _ in 0..<40 { start() }
         var wronged = [Int](repeating: 0, count: 64)  // blocks in a row each voice has been wronged, by index
@@ -52,8 +50,8 @@ import Testing
                 start()
                 start()
             }
-            _ = try engine.render(frames: Self.block)
-            _ = engine.update()
+            _ = mixer.render(frames: Self.block)
+            _ = mixer.drainEvents()
             // A source freed by a stop may wait for the rank (the third test): the weakest is among those playing.
             let real = voices.filter { $0.voice.isReal }
             let weakest = real.map(\.gain).min() ?? 0
@@ -69,19 +67,19 @@ import Testing
         }
         #expect(situations >= 10, "the scene makes voices the rank must move: \(situations)")
         #expect(longest <= Self.rankBlocks, "wronged for \(longest) blocks of \(Self.block) frames in a row")
-        #expect(engine.stats.madeReal > 0 && engine.stats.madeVirtual > 0)
+        #expect(mixer.stats.madeReal > 0 && mixer.stats.madeVirtual > 0)
     }
 
     /// Sixteen voices within 0.9 dB of each other on 8 sources, their gains wobbling by up to ±1 dB every 5 blocks
     /// for 2 s, so never 3 dB apart: the real set does not move.
     @Test func nearEqualsDoNotSwap() throws {
-        let engine = try AudioEngine(.offline(realVoices: 8))
-        let hum = try engine.makeSound(tone(hz: 440, seconds: 1), name: "hum")
+        let mixer = try Mixer(sampleRate: 48_000, realVoices: 8)
+        let hum = try #require(mixer.makeSound(tone(hz: 440, seconds: 1), name: "hum"))
         var rng = SplitMix64(seed: 7)
         let base = (0..<16).map { Float(0.5) * HDRWindow.linear(Float($0) / 16 * 0.9) }
-        let voices = base.map { engine.play(hum, PlayOptions(gain: $0, loop: true)) }
-        for _ in 0..<Self.rankBlocks { _ = try engine.render(frames: Self.block) }
-        let settled = engine.stats
+        let voices = base.map { mixer.play(hum, PlayOptions(gain: $0, loop: true)) }
+        for _ in 0..<Self.rankBlocks { _ = mixer.render(frames: Self.block) }
+        let settled = mixer.stats
         let realBefore = voices.map(\.isReal)
         for blockIndex in 0..<190 {
             if blockIndex % 5 == 0 {
@@ -89,11 +87,11 @@ import Testing
                     voice.setGain(gain * HDRWindow.linear(Float.random(in: -1...1, using: &rng)))
                 }
             }
-            _ = try engine.render(frames: Self.block)
-            _ = engine.update()
+            _ = mixer.render(frames: Self.block)
+            _ = mixer.drainEvents()
         }
         #expect(voices.map(\.isReal) == realBefore)
-        #expect(engine.stats.madeReal == settled.madeReal && engine.stats.madeVirtual == settled.madeVirtual)
+        #expect(mixer.stats.madeReal == settled.madeReal && mixer.stats.madeVirtual == settled.madeVirtual)
         // The first eight took the free sources as they started, and no later one was 3 dB louder.
         #expect(realBefore == (0..<16).map { $0 < 8 })
     }
@@ -102,21 +100,21 @@ import Testing
     /// quiet voice (300 Hz) starts at once: it does not take the free source, which the next rank gives to a
     /// middling voice. Heard in the samples: after the rank the 700 Hz band sounds and the 300 Hz band does not.
     @Test func aFreeSourceGoesToTheVoiceTheRankChooses() throws {
-        let engine = try AudioEngine(.offline(realVoices: 8))
-        let loud = try engine.makeSound(tone(hz: 440, seconds: 1), name: "loud")
-        let middling = try engine.makeSound(tone(hz: 700, seconds: 1), name: "middling")
-        let quiet = try engine.makeSound(tone(hz: 300, seconds: 1), name: "quiet")
-        let loudVoices = (0..<8).map { _ in engine.play(loud, PlayOptions(gain: 0.1, loop: true)) }
-        let waiting = (0..<8).map { _ in engine.play(middling, PlayOptions(gain: 0.05, loop: true)) }
-        for _ in 0..<Self.rankBlocks { _ = try engine.render(frames: Self.block) }
+        let mixer = try Mixer(sampleRate: 48_000, realVoices: 8)
+        let loud = try #require(mixer.makeSound(tone(hz: 440, seconds: 1), name: "loud"))
+        let middling = try #require(mixer.makeSound(tone(hz: 700, seconds: 1), name: "middling"))
+        let quiet = try #require(mixer.makeSound(tone(hz: 300, seconds: 1), name: "quiet"))
+        let loudVoices = (0..<8).map { _ in mixer.play(loud, PlayOptions(gain: 0.1, loop: true)) }
+        let waiting = (0..<8).map { _ in mixer.play(middling, PlayOptions(gain: 0.05, loop: true)) }
+        for _ in 0..<Self.rankBlocks { _ = mixer.render(frames: Self.block) }
         #expect(loudVoices.allSatisfy(\.isReal) && !waiting.contains { $0.isReal })
 
         loudVoices[0].stop()
-        let newcomer = engine.play(quiet, PlayOptions(gain: 0.01, loop: true))
+        let newcomer = mixer.play(quiet, PlayOptions(gain: 0.01, loop: true))
         #expect(newcomer != .none && !newcomer.isReal, "the quiet newcomer waits: the rank would not keep it real")
-        for _ in 0..<Self.rankBlocks { _ = try engine.render(frames: Self.block) }
+        for _ in 0..<Self.rankBlocks { _ = mixer.render(frames: Self.block) }
         #expect(waiting.filter(\.isReal).count == 1 && !newcomer.isReal)
-        let heard = try Signal(engine.render(frames: 4_800))
+        let heard = Signal(mixer.render(frames: 4_800))
         #expect(heard.amplitude(of: 700, in: 0..<4_800) > 0.01, "a middling voice took the source")
         #expect(heard.amplitude(of: 300, in: 0..<4_800) < 1e-4, "the quiet newcomer is not heard")
     }

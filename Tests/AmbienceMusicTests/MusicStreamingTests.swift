@@ -2,11 +2,10 @@ import AmbiencePlatform
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
 @testable import AmbienceDecoding
-@testable import AmbienceIntegrationSupport
+@testable import AmbienceMixer
 @testable import AmbienceMusic
 @testable import AmbienceTestSupport
 
@@ -25,9 +24,9 @@ import Testing
     /// player's own state. (Were any of them to wait on the disk, the test would never get past it.) Once the disk
     /// answers, the late open is dropped and the item the game skipped to plays.
     @Test func gameCallsReturnWhileTheDiskDoesNotAnswer() throws {
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        defer { engine.shutdown() }
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        defer { rig.shutdown() }
+        let player = rig.player
         let files = try tones(3, seconds: 5)
         let gate = DiskGate(), log = OpenLog()
         player.setItemOpener { item throws(DecodingError) in
@@ -51,7 +50,7 @@ import Testing
         #expect(player.currentPlaybackTime == 1.5)
         player.volume = 0.5
         player.append(MediaItemCollection(items: [MediaItem(path: files[0])]))
-        let events = engine.update().compactMap { if case .music(let e) = $0 { e } else { nil } }
+        let events = rig.events()
         #expect(events.contains(.nowPlayingItemDidChange(MediaItem(path: files[1]))))
         #expect(events.contains(.volumeDidChange(0.5)))
         #expect(log.urls == [files[0]], "nothing else was opened while the disk was stuck")
@@ -60,7 +59,7 @@ import Testing
         player.stopStreamingThread()
         // From here the offline render pumps the stream: the stuck open's late decoder is dropped, the skipped-to
         // item opens at the time the game asked for.
-        let out = Signal(try engine.render(frames: 9_600))
+        let out = Signal(try rig.render(frames: 9_600))
         #expect(abs(out.dominantFrequency(in: 1_000..<9_600) - 400) < 1)
         #expect(abs(player.currentPlaybackTime - (1.5 + 9_600.0 / 48_000)) < 0.001)
         #expect(log.urls.starts(with: [files[0], files[1]]))
@@ -69,9 +68,9 @@ import Testing
     /// The item after the current one is opened as soon as the stream is full, long before the join, and the join
     /// uses it: each item is opened once.
     @Test func theNextItemIsOpenedAheadAndUsedAtTheJoin() throws {
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        defer { engine.shutdown() }
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        defer { rig.shutdown() }
+        let player = rig.player
         let files = try tones(3, seconds: 2)
         let log = OpenLog()
         player.setItemOpener { item throws(DecodingError) in
@@ -80,38 +79,38 @@ import Testing
         }
         try player.setQueue(paths: files)
         player.play()
-        _ = try engine.render(frames: 4_800)
+        _ = try rig.render(frames: 4_800)
         #expect(log.urls == [files[0], files[1]])
-        let out = Signal(try engine.render(frames: 96_000))  // 0.1 s to 2.1 s: across the first join
+        let out = Signal(try rig.render(frames: 96_000))  // 0.1 s to 2.1 s: across the first join
         #expect(player.indexOfNowPlayingItem == 1)
         #expect(log.urls == [files[0], files[1], files[2]])
         #expect(abs(out.dominantFrequency(in: 0..<80_000) - 300) < 1)
         #expect(abs(out.dominantFrequency(in: 92_000..<96_000) - 400) < 15)
     }
 
-    /// An offline engine whose player opens every item on a slow disk: 0.7 s an open, longer than the half second
+    /// A player, rendered offline, that opens every item on a slow disk: 0.7 s an open, longer than the half second
     /// the stream holds, and 2 ms a read.
-    func engineOnASlowDisk() throws -> AudioEngine {
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        engine.musicPlayer.setItemOpener { item throws(DecodingError) in
+    func rigOnASlowDisk() throws -> MusicRig {
+        let rig = try MusicRig()
+        rig.player.setItemOpener { item throws(DecodingError) in
             Thread.sleep(forTimeInterval: 0.7)
             return ThrottledDecoder(try AudioFile.open(item.url), readDelay: 0.002)
         }
-        return engine
+        return rig
     }
 
     /// Plays what is queued for 3.8 s, rendered block by block at the pace a sound card would pull them, and checks
     /// that the output's left channel is `expected` sample for sample (from the first sound: a sine starts at 0),
     /// with no underrun. `join`: where in `expected` the item changes, for the message.
-    func expectPlayedAtPaceWithoutAGap(_ engine: AudioEngine, _ expected: [Float], join: Int) throws {
-        let player = engine.musicPlayer
+    func expectPlayedAtPaceWithoutAGap(_ rig: MusicRig, _ expected: [Float], join: Int) throws {
+        let player = rig.player
         player.startStreamingThread()
         player.play()
         let block = 1_024, blocks = Int(3.8 * 48_000) / block
         var out = Signal([], channels: 2, sampleRate: 48_000)
         let start = monotonicSeconds()
         for n in 0..<blocks {
-            out.samples += try engine.render(frames: block).samples
+            out.samples += try rig.render(frames: block).samples
             let due = start + Double((n + 1) * block) / 48_000
             let now = monotonicSeconds()
             if now < due { Thread.sleep(forTimeInterval: due - now) }
@@ -127,7 +126,7 @@ import Testing
             if error > worst { worst = error; worstFrame = f }
         }
         #expect(worst < 1e-6, "off by \(worst) at frame \(worstFrame) of \(expected.count) (the join is at \(join))")
-        #expect(engine.stats.underruns == 0)
+        #expect(rig.stats.underruns == 0)
     }
 
     /// On a slow disk, two items rendered at real-time pace join sample for sample: the second was opened while the
@@ -137,10 +136,10 @@ import Testing
         let a = fixtures.path("a.wav"), b = fixtures.path("b.wav")
         try fixtures.run("sox", [whole, a, "trim", "0s", "50001s"])
         try fixtures.run("sox", [whole, b, "trim", "50001s"])
-        let engine = try engineOnASlowDisk()
-        defer { engine.shutdown() }
-        try engine.musicPlayer.setQueue(paths: [a, b])
-        try expectPlayedAtPaceWithoutAGap(engine, try AudioFile.decode(whole).samples, join: 50_001)
+        let rig = try rigOnASlowDisk()
+        defer { rig.shutdown() }
+        try rig.player.setQueue(paths: [a, b])
+        try expectPlayedAtPaceWithoutAGap(rig, try AudioFile.decode(whole).samples, join: 50_001)
     }
 
     /// Repeat-one on the same slow disk: only a module or MIDI file loops inside its decoder, so an ordinary file's
@@ -148,12 +147,12 @@ import Testing
     /// every repeated item counted as looping, nothing was opened ahead and the replay waited 0.7 s on the disk.)
     @Test func aRepeatOneReplayHasNoGapWhileTheDiskIsSlow() throws {
         let a = try fixtures.sineWAV("a.wav", hz: 441, seconds: 1.25, rate: 48_000, channels: 1, float: true)
-        let engine = try engineOnASlowDisk()
-        defer { engine.shutdown() }
-        try engine.musicPlayer.setQueue(paths: [a])
-        engine.musicPlayer.repeatMode = .one
+        let rig = try rigOnASlowDisk()
+        defer { rig.shutdown() }
+        try rig.player.setQueue(paths: [a])
+        rig.player.repeatMode = .one
         let once = try AudioFile.decode(a).samples
-        try expectPlayedAtPaceWithoutAGap(engine, once + once, join: once.count)
+        try expectPlayedAtPaceWithoutAGap(rig, once + once, join: once.count)
     }
 
     /// A stream restarted while the player is not playing (a seek while paused; a play paused at once) stands still
@@ -162,16 +161,16 @@ import Testing
     /// and decoded on, and the song ran out unheard.)
     @Test(arguments: [false, true])
     func aStreamRestartedWhileNotPlayingStandsStill(playThenPause: Bool) throws {
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        defer { engine.shutdown() }
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        defer { rig.shutdown() }
+        let player = rig.player
         try player.setQueue(paths: try tones(2, seconds: 5))
         player.startStreamingThread()
         defer { player.stopStreamingThread() }
         // The source has played once: stopping it leaves it stopped (a source never played stays initial).
         player.play()
         #expect(eventually { player.stream.channel.locked { $0.state } == .playing })
-        _ = try engine.render(frames: 4_800)
+        _ = try rig.render(frames: 4_800)
         if playThenPause {
             player.stop()
             player.currentPlaybackTime = 2  // stopped: where play() is to start
@@ -193,7 +192,7 @@ import Testing
         #expect(abs(player.currentPlaybackTime - 2) < 0.001, "the playhead moved while paused")
 
         player.play()
-        let out = Signal(try engine.render(frames: 9_600))
+        let out = Signal(try rig.render(frames: 9_600))
         #expect(player.playbackState == .playing)
         #expect(player.indexOfNowPlayingItem == 0)
         #expect(abs(player.currentPlaybackTime - (2 + 9_600.0 / 48_000)) < 0.001)
@@ -203,9 +202,9 @@ import Testing
     /// A stream that runs dry while playing (the disk stopped answering) is counted as an underrun and, once the
     /// disk answers, plays on from where it ran dry: what it had played is not played again.
     @Test func aStreamThatRanDryPlaysOnFromWhereItStopped() throws {
-        let engine = try AudioEngine(.offline(sampleRate: 48_000))
-        defer { engine.shutdown() }
-        let player = engine.musicPlayer
+        let rig = try MusicRig()
+        defer { rig.shutdown() }
+        let player = rig.player
         let gate = DiskGate()
         player.setItemOpener { item throws(DecodingError) in
             GatedDecoder(try AudioFile.open(item.url), gate: gate, from: 24_000)
@@ -220,19 +219,19 @@ import Testing
             "the stream never filled")
         // More than the disk gave: the stream runs dry and stops. (A stopped source's playhead reads 0: where it ran
         // dry is where its sound ends.)
-        let before = Signal(try engine.render(frames: 48_000))
+        let before = Signal(try rig.render(frames: 48_000))
         #expect(player.stream.channel.locked { $0.state } == .stopped)
         let heard = try #require((0..<before.frames).last { abs(before.samples[$0 * 2]) > 1e-3 })
         let dry = Double(heard + 1) / 48_000
         #expect(dry > 0.4 && dry < 0.6, "ran dry at \(dry) s")
-        #expect(engine.stats.underruns == 0)
+        #expect(rig.stats.underruns == 0)
 
         gate.open()
         #expect(
             eventually {
-                engine.stats.underruns == 1 && player.lock.withLock { _ in player.stream.freeBufferCount == 0 }
+                rig.stats.underruns == 1 && player.lock.withLock { _ in player.stream.freeBufferCount == 0 }
             })
-        let out = Signal(try engine.render(frames: 9_600))
+        let out = Signal(try rig.render(frames: 9_600))
         #expect(player.playbackState == .playing)
         #expect(abs(player.currentPlaybackTime - (dry + 9_600.0 / 48_000)) < 0.001)
         #expect(abs(out.dominantFrequency(in: 1_000..<9_600) - 300) < 1)
