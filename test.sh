@@ -26,7 +26,7 @@ fi
 # on two cores a game took seconds to start and the stand-in's stream thread starved for 0.4 s; alone they take
 # under a minute, their cases in parallel.
 own_pass='RealProgram|SDLMixer|RunCommandTests'
-# The unit targets first, without the services (Tests/README.md: they need none, and run in about a minute); the
+# The unit targets first, without the services (Tests/README.md: they need none, and run in seconds); the
 # rest of the suite skips them.
 unit_targets='^(AmbiencePlatform|AmbienceCore|AmbienceDecoding|AmbienceMixer|AmbienceLibrary|AmbienceMusic|AmbienceDesktop|AmbienceOutput)Tests\.'
 echo "test.sh: the unit targets, without services"
