@@ -104,6 +104,7 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
         limit.rlim_max = min(limit.rlim_max, wanted)
         limit.rlim_cur = min(limit.rlim_cur, limit.rlim_max / 2)
         guard setrlimit(resource, &limit) == 0 else { throw Errno.current }
+        RealtimeWatchdog.keepSoftLimit(microseconds: limit.rlim_cur)
         return Int(clamping: limit.rlim_max)
     }
 }
@@ -114,16 +115,23 @@ package struct ThreadScheduling: Sendable, Equatable, CustomStringConvertible {
 ///
 /// The handler is async-signal-safe: it reads the registered thread ids from a fixed table of atomics (made before
 /// the handler is installed, written under a lock by ordinary code), calls `sched_setscheduler` for each, and marks
-/// them dropped (negated).
+/// them dropped (negated). Then it puts the soft limit back: with each SIGXCPU the kernel raises it by a second,
+/// past the hard limit, so the next runaway thread would meet the SIGKILL with no warning.
 package enum RealtimeWatchdog {
     private static var capacity: Int { 16 }
     /// Thread ids; 0 is free, a negative id a thread the handler dropped. Made once, for the life of the process:
     /// `watch` touches it before installing the handler, which then finds it made (no `swift_once` lock, no malloc).
+    /// One slot more, at `capacity`: the soft limit `limitRealtimeCPU` set, in µs (0: none set).
     nonisolated(unsafe) private static let table: UnsafeMutablePointer<Atomic<Int32>> = {
-        let table = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: capacity)
-        for slot in 0..<capacity { (table + slot).initialize(to: Atomic(0)) }
+        let table = UnsafeMutablePointer<Atomic<Int32>>.allocate(capacity: capacity + 1)
+        for slot in 0...capacity { (table + slot).initialize(to: Atomic(0)) }
         return table
     }()
+
+    /// The soft limit the handler restores after each SIGXCPU.
+    fileprivate static func keepSoftLimit(microseconds: rlim_t) {
+        table[capacity].store(Int32(clamping: microseconds), ordering: .releasing)
+    }
     private static let writers = Lock<Bool>(false)
 
     private static func slot(_ index: Int) -> Int32 { table[index].load(ordering: .acquiring) }
@@ -205,6 +213,14 @@ package enum RealtimeWatchdog {
             // Marked only if the slot still holds it: a `forget` meanwhile wins.
             _ = RealtimeWatchdog.table[index].compareExchange(
                 expected: thread, desired: -thread, ordering: .acquiringAndReleasing)
+        }
+        let soft = RealtimeWatchdog.table[RealtimeWatchdog.capacity].load(ordering: .acquiring)
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(15)  // RLIMIT_RTTIME
+        // getrlimit and setrlimit are system calls of their own (prlimit64), safe here as sched_setscheduler is.
+        if soft > 0, getrlimit(resource, &limit) == 0, limit.rlim_cur > rlim_t(soft) {
+            limit.rlim_cur = rlim_t(soft)
+            _ = setrlimit(resource, &limit)
         }
         errno = saved
     }

@@ -29,18 +29,24 @@ import Testing
                 "swift-testing", "--filter", "RealtimeWatchdogTests/theChildSpins"
             ], environment: childEnvironment([Self.childVariable: "1"]), stdout: .pipe, stderr: .pipe)
         defer { child.kill() }
+        var raised = 0
         let output = try Self.readAll(of: child, seconds: 30) { text in
-            // The child's "watched thread N": raised now, SCHED_RR with reset-on-fork, as rtkit would.
-            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("watched thread ") }),
-                let thread = Int32(line.dropFirst("watched thread ".count))
-            else { return false }
-            try ThreadScheduling.setRealtime(thread: thread, priority: 1)
-            return true
+            // Each of the child's "watched thread N": raised now, SCHED_RR with reset-on-fork, as rtkit would.
+            let asks = text.split(separator: "\n").filter { $0.hasPrefix("watched thread ") }
+            while raised < asks.count {
+                guard let thread = Int32(asks[raised].dropFirst("watched thread ".count)) else { return true }
+                try ThreadScheduling.setRealtime(thread: thread, priority: 1)
+                raised += 1
+            }
+            return raised == 2
         }
         #expect(child.waitForExit(within: 5))
         #expect(child.terminationReason == .exit && child.terminationStatus == 0, "\(output)")
         #expect(output.contains("the watchdog dropped uid 65534's thread to nice 0"), "\(output)")
         #expect(output.contains("blocking every signal but SIGXCPU"), "\(output)")
+        // The second runaway was warned too: the handler put back the soft limit that the first SIGXCPU raised by a
+        // second, past the hard one (without that, the kernel's SIGKILL ended the child here).
+        #expect(output.contains("dropped again, soft limit 20000 µs"), "\(output)")
     }
 
     /// The child's side, run only by the test above: waits to be raised, spins without blocking and is dropped.
@@ -65,18 +71,36 @@ import Testing
         // Soft limit 20 ms (SIGXCPU, the handler), hard 40 ms (SIGKILL): short, since the spin holds a core from
         // the suites beside it, some of which measure real time.
         try ThreadScheduling.limitRealtimeCPU(toMicroseconds: 40_000)
+        let first = try raisedAndSpun(me)
+        #expect(first.dropped && !first.after.isRealtime, "\(first.after)")
+        guard first.dropped && !first.after.isRealtime else { return }
+        FileHandle.standardOutput.write(Data("the watchdog dropped uid \(getuid())'s thread to \(first.after)\n".utf8))
+        // Raised and runaway once more: the kernel warns again only if the soft limit is back below the hard one.
+        let second = try raisedAndSpun(me)
+        #expect(second.dropped && !second.after.isRealtime, "\(second.after)")
+        let soft = try #require(Self.realtimeSoftLimit())
+        #expect(soft == 20_000)
+        if second.dropped { FileHandle.standardOutput.write(Data("dropped again, soft limit \(soft) µs\n".utf8)) }
+    }
+
+    /// Watches the thread, asks the parent to raise it, spins until the handler drops it (at most 2 s of wall time:
+    /// past the hard limit the kernel kills a thread the handler did not drop), and forgets it.
+    private func raisedAndSpun(_ me: Int32) throws -> (dropped: Bool, after: ThreadScheduling) {
         try RealtimeWatchdog.watch(thread: me)
         defer { RealtimeWatchdog.forget(thread: me) }
         FileHandle.standardOutput.write(Data("watched thread \(me)\n".utf8))
         try #require(eventually(within: 10) { (try? ThreadScheduling.of(thread: me))?.isRealtime == true })
-        // At most 2 s of wall time: past 200 ms of CPU the kernel kills a thread the handler did not drop.
         let end = monotonicNanoseconds() + 2_000_000_000
         while monotonicNanoseconds() < end && !RealtimeWatchdog.wasDropped(thread: me) {}
-        let after = try ThreadScheduling.of(thread: me)
-        #expect(RealtimeWatchdog.wasDropped(thread: me) && !after.isRealtime, "\(after)")
-        if RealtimeWatchdog.wasDropped(thread: me) && !after.isRealtime {
-            FileHandle.standardOutput.write(Data("the watchdog dropped uid \(getuid())'s thread to \(after)\n".utf8))
-        }
+        return (RealtimeWatchdog.wasDropped(thread: me), try ThreadScheduling.of(thread: me))
+    }
+
+    /// This process's RLIMIT_RTTIME soft limit, in µs, from /proc (the test's own reading, not Platform's).
+    static func realtimeSoftLimit() -> Int? {
+        guard let limits = try? String(contentsOfFile: "/proc/self/limits", encoding: .utf8),
+            let line = limits.split(separator: "\n").first(where: { $0.hasPrefix("Max realtime timeout") })
+        else { return nil }
+        return line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).first.flatMap { Int($0) }
     }
 
     /// Reads the child's stdout and stderr until both end or `seconds` pass, calling `onStdout` with the stdout read
