@@ -41,7 +41,7 @@ echo "test.sh: the session's rules with real programs, one case at a time"
 bash scripts/with-services.sh swift test --skip-build --no-parallel --filter RealProgramRulesTests || status=$?
 # The engine's own output (libpulse's threaded main loop; the default where a server answers, but SDL_AUDIODRIVER
 # above makes the suites choose SDL): the suites where the output meets the server again, on it, on each server.
-output_suites='RouteChangeTests|RouteTableTests|FaultTests|FaultsOfServers|FrozenSoundServerTests|PulseAudioMonitorTests|RealtimeTests|PulseOutputTests|OutputBackend'
+output_suites='RouteChangeTests|RouteTableTests|FaultTests|FaultsOfServers|FrozenSoundServerTests|PulseAudioMonitorTests|RealtimeTests|PulseOutputTests|OutputBackendCAPITests'
 echo "test.sh: the output suites on the engine's libpulse output, on PulseAudio and on PipeWire"
 for server in pulseaudio pipewire; do
   AMBIENCE_OUTPUT=libpulse AMBIENCE_SOUND_SERVER=$server bash scripts/with-services.sh swift test --skip-build \
@@ -54,7 +54,7 @@ pipewire_suites=(
   RouteChangeTests RouteTableTests                                  # route changes, real and as tables
   FaultTests FaultsOfServers FrozenSoundServerTests                 # faults: the sound server killed and back, frozen
   PulseAudioMonitorTests PulseAudioMonitorFailureTests              # the server's account of sinks and streams
-  MPRISTests MPRISOfflineTests SleepTests                           # the desktop: players, system music, sleep
+  MPRISTests SleepTests                                             # the desktop: players, system music, sleep
   SessionPolicyTests SessionRulesTests SessionOtherPlayersTests     # the session's rules
   CorkRequestServerTests                                           # cork requests (PipeWire sends none)
   SoundServerChoiceTests                                            # the pass runs on the server it asked for

@@ -57,13 +57,12 @@ private func setLastError(_ message: String) {
     guard let errorKey else { return }
     let old = errorKey.value
     let copy = message.withCString { strdup($0) }
-    errorKey.set(copy)
-    free(old)
+    // Refused (no memory for the thread's room): the key keeps the old message, which must stay alive.
+    if errorKey.set(copy) { free(old) } else { free(copy) }
 }
 
 private func clearLastError() {
-    guard let errorKey, let old = errorKey.value else { return }
-    errorKey.set(nil)
+    guard let errorKey, let old = errorKey.value, errorKey.set(nil) else { return }
     free(old)
 }
 

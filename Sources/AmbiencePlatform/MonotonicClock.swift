@@ -38,7 +38,8 @@ package func sleep(for duration: Duration) {
     let (seconds, attoseconds) = duration.components
     guard seconds > 0 || (seconds == 0 && attoseconds > 0) else { return }
     let (whole, overflow) = Int(clamping: seconds).multipliedReportingOverflow(by: 1_000_000_000)
-    let nanoseconds = overflow ? Int.max : whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000)).partialValue
+    let (sum, overflowAgain) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000))
+    let nanoseconds = overflow || overflowAgain ? Int.max : sum
     let (deadline, overflow2) = monotonicNanoseconds().addingReportingOverflow(max(nanoseconds, 0))
     sleepUntil(monotonicNanoseconds: overflow2 ? .max : deadline)
 }

@@ -26,9 +26,9 @@ package enum StandardStream: Int32, Sendable {
         return written
     }
 
-    /// Writes `text` in one `write`, ignoring failure: a line on stderr that has nowhere else to go. One call keeps
-    /// the line whole among other threads' and processes' lines.
-    package func writeLine(_ text: String) {
+    /// Writes `text` (the caller's line, with its newline) in one `write`, ignoring failure: a line on stderr that has
+    /// nowhere else to go. One call keeps the line whole among other threads' and processes' lines.
+    package func writeWhole(_ text: String) {
         let bytes = Array(text.utf8)
         bytes.withUnsafeBytes { _ = try? writeOnce($0) }
     }

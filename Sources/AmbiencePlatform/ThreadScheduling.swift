@@ -181,9 +181,15 @@ package enum RealtimeWatchdog {
     /// sends RLIMIT_RTTIME's SIGXCPU to the process but gives it to the thread that ran too long when that thread
     /// does not block it, and the handler then runs at once; otherwise another thread takes it, which real-time
     /// threads busy on every core may keep from running until the hard limit's SIGKILL (seen in the tests on two
-    /// cores). A thread made real time under the watchdog calls it first. One system call (`pthread_sigmask`),
-    /// which neither locks nor waits.
+    /// cores). A thread made real time under the watchdog calls it first. Left blocked when the program handles
+    /// SIGXCPU itself: `watch` then refuses, the thread stays as it was, and the program's handler must not start
+    /// running on it. Two system calls (`sigaction` to read, `pthread_sigmask`), which neither lock nor wait.
     package static func unblockSIGXCPUOnThisThread() {
+        var current = sigaction()
+        guard sigaction(SIGXCPU, nil, &current) == 0 else { return }
+        let handler = current.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: UnsafeRawPointer.self) }
+        // nil is SIG_DFL, whose action (the end of the process) is the same on any thread.
+        guard handler == nil || handler == unsafeBitCast(onSIGXCPU, to: UnsafeRawPointer.self) else { return }
         var signals = sigset_t()
         sigemptyset(&signals)
         sigaddset(&signals, SIGXCPU)
@@ -196,6 +202,11 @@ package enum RealtimeWatchdog {
         writers.withLock { _ in
             for index in 0..<capacity where abs(slot(index)) == thread { table[index].store(0, ordering: .releasing) }
         }
+    }
+
+    /// Whether `thread` is in the table (watched, or dropped and not yet forgotten).
+    package static func isWatched(thread: Int32) -> Bool {
+        writers.withLock { _ in (0..<capacity).contains { abs(slot($0)) == thread } }
     }
 
     /// Whether the handler dropped `thread` from real time.

@@ -88,7 +88,7 @@ protocol Command: Sendable {
 /// through `TerminalText`: one line, whatever it holds.
 func printError(_ message: String, then trailer: String? = nil) {
     let line = "ambience: \(TerminalText.shown(message))\n" + (trailer.map { $0 + "\n" } ?? "")
-    StandardStream.error.writeLine(line)
+    StandardStream.error.writeWhole(line)
 }
 
 /// Ctrl-C and SIGTERM stop long commands cleanly: their loops check `requested` and clean up partial output. A second

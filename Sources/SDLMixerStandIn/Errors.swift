@@ -29,5 +29,5 @@ let deviceNotOpen = "Audio device hasn't been opened"
 func announce(_ text: String) {
     let shown = String(
         String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0 == "\u{7F}" ? "?" : $0 }))
-    StandardStream.error.writeLine("ambience: sdl-mixer: \(shown)\n")
+    StandardStream.error.writeWhole("ambience: sdl-mixer: \(shown)\n")
 }

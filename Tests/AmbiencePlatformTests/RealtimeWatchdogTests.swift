@@ -83,6 +83,56 @@ import Testing
         if second.dropped { FileHandle.standardOutput.write(Data("dropped again, soft limit \(soft) µs\n".utf8)) }
     }
 
+    /// A program with a SIGXCPU handler of its own (for RLIMIT_CPU, say): the watchdog refuses to watch, so an output
+    /// thread that blocks SIGXCPU keeps it blocked, and the program's handler never runs on the audio thread. In a
+    /// child: the handler is the process's, and the suites beside this one install the watchdog's.
+    @Test(.enabled(if: !RealtimeWatchdogTests.isChild, "the parent of the test below"))
+    func aProgramsOwnSIGXCPUHandlerKeepsTheSignalBlocked() throws {
+        let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let child = try ChildProcess(
+            [binary, "--testing-library", "swift-testing", "--filter", "RealtimeWatchdogTests/theChildHandlesSIGXCPU"],
+            environment: childEnvironment([Self.childVariable: "1"]), stdout: .pipe, stderr: .pipe)
+        defer { child.kill() }
+        let output = try Self.readAll(of: child, seconds: 30) { _ in true }
+        #expect(child.waitForExit(within: 5))
+        #expect(child.terminationReason == .exit && child.terminationStatus == 0, "\(output)")
+        #expect(output.contains("kept blocked under the program's handler; let through under the default"), "\(output)")
+    }
+
+    /// The child's side of the test above.
+    @Test(.enabled(if: RealtimeWatchdogTests.isChild, "the child of the test above: runs only there"))
+    func theChildHandlesSIGXCPU() throws {
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, nil, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        var xcpu = sigset_t()
+        sigemptyset(&xcpu)
+        sigaddset(&xcpu, SIGXCPU)
+        func isBlocked() -> Bool {
+            var now = sigset_t()
+            pthread_sigmask(SIG_BLOCK, nil, &now)
+            return sigismember(&now, SIGXCPU) == 1
+        }
+        var own = sigaction()
+        own.__sigaction_handler.sa_handler = { _ in }
+        sigemptyset(&own.sa_mask)
+        try #require(sigaction(SIGXCPU, &own, nil) == 0)
+        pthread_sigmask(SIG_BLOCK, &xcpu, nil)
+        RealtimeWatchdog.unblockSIGXCPUOnThisThread()
+        #expect(isBlocked(), "the program's handler would run on this thread")
+        #expect(throws: Errno(EBUSY)) { try RealtimeWatchdog.watch(thread: currentKernelThreadID()) }
+
+        var fallback = sigaction()
+        fallback.__sigaction_handler.sa_handler = nil  // SIG_DFL
+        try #require(sigaction(SIGXCPU, &fallback, nil) == 0)
+        RealtimeWatchdog.unblockSIGXCPUOnThisThread()
+        #expect(!isBlocked())
+        if !isBlocked() {
+            FileHandle.standardOutput.write(
+                Data("kept blocked under the program's handler; let through under the default\n".utf8))
+        }
+    }
+
     /// Watches the thread, asks the parent to raise it, spins until the handler drops it (at most 2 s of wall time:
     /// past the hard limit the kernel kills a thread the handler did not drop), and forgets it.
     private func raisedAndSpun(_ me: Int32) throws -> (dropped: Bool, after: ThreadScheduling) {
