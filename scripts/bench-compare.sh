@@ -88,6 +88,7 @@ export LANG=C.UTF-8 LC_ALL=C.UTF-8
 # the bench's assets).
 run() {
     local side=$1 i=$2 dir bin
+    shift 2
     if [ "$side" = before ]; then dir=$before bin=$before_bin; else dir=$after bin=$after_bin; fi
     cut -d' ' -f1-3 /proc/loadavg >"$runs/$i-$side.load"
     echo "pair $i: $side (load $(cat "$runs/$i-$side.load"))" >&2
