@@ -8,10 +8,11 @@ Rows by the JSON's shape:
   "formats" (`bench --formats`) per format: Ambience's rtf and Ambience / SDL_mixer
   anything else                 every number in the JSON, by its path
 Every figure is lower-is-better. Per row: the medians of the before and after runs, the median of the paired ratios
-after/before, their spread (lowest to highest), and the verdict: worse where every pair is worse (the lowest ratio
+after/before, their spread (lowest to highest), how many pairs came out worse, and the verdict: worse where every pair is worse (the lowest ratio
 above 1), better where every pair is better, else within noise.
 
 Usage: bench-compare.py --runs DIR --pairs N --before TEXT --after TEXT --arguments TEXT [--json FILE]
+       bench-compare.py --from-json FILE      (the table again from a --json file)
 """
 import argparse
 import json
@@ -115,20 +116,29 @@ def figure(value):
 
 def main():
     parser = argparse.ArgumentParser()
-    for name in ("--runs", "--before", "--after", "--arguments"):
-        parser.add_argument(name, required=True)
-    parser.add_argument("--pairs", type=int, required=True)
-    parser.add_argument("--json")
+    for name in ("--runs", "--before", "--after", "--arguments", "--json", "--from-json"):
+        parser.add_argument(name)
+    parser.add_argument("--pairs", type=int)
     options = parser.parse_args()
     runs = {}
-    for i in range(1, options.pairs + 1):
-        runs[i] = {}
-        for side in ("before", "after"):
-            base = os.path.join(options.runs, f"{i}-{side}")
-            with open(base + ".load") as file:
-                load = [float(part) for part in file.read().split()]
-            with open(base + ".json") as file:
-                runs[i][side] = {"load": load, "report": json.load(file)}
+    if options.from_json:
+        with open(options.from_json) as file:
+            document = json.load(file)
+        options.before, options.after = document["before"], document["after"]
+        options.arguments, options.pairs = document["arguments"], document["pairs"]
+        for run in document["runs"]:
+            runs.setdefault(run["pair"], {})[run["side"]] = {"load": run["loadAverage"], "report": run["report"]}
+    elif options.runs and options.pairs and options.before and options.after and options.arguments:
+        for i in range(1, options.pairs + 1):
+            runs[i] = {}
+            for side in ("before", "after"):
+                base = os.path.join(options.runs, f"{i}-{side}")
+                with open(base + ".load") as file:
+                    load = [float(part) for part in file.read().split()]
+                with open(base + ".json") as file:
+                    runs[i][side] = {"load": load, "report": json.load(file)}
+    else:
+        parser.error("give --from-json, or --runs, --pairs, --before, --after and --arguments")
     summary = summarize(runs, options.pairs)
     loads = [runs[i][side]["load"][0] for i in runs for side in ("before", "after")]
     print(f"before: {options.before}; after: {options.after}; `{options.arguments}`, {options.pairs} pairs in turns "
@@ -137,15 +147,17 @@ def main():
           f"{statistics.median(loads):.2f}; per pair (before, after): "
           + ", ".join(f"{runs[i]['before']['load'][0]:.2f}/{runs[i]['after']['load'][0]:.2f}" for i in runs))
     print()
-    print("| row | before | after | after / before (median of pairs) | spread of pairs | verdict |")
-    print("|---|---|---|---|---|---|")
+    print("| row | before | after | after / before (median of pairs) | spread of pairs | pairs worse | verdict |")
+    print("|---|---|---|---|---|---|---|")
     for row in summary:
         if "medianRatio" in row:
+            worse = sum(ratio > 1 for ratio in row["pairedRatios"])
             print(f"| {row['row']} | {figure(row['before'])} | {figure(row['after'])} | {row['medianRatio']:.3f} | "
-                  f"{row['lowest']:.3f}–{row['highest']:.3f} | {row['verdict']} |")
+                  f"{row['lowest']:.3f}–{row['highest']:.3f} | {worse} of {len(row['pairedRatios'])} | "
+                  f"{row['verdict']} |")
         else:
-            print(f"| {row['row']} | {figure(row['before'])} | {figure(row['after'])} | — | — | {row['verdict']} |")
-    if options.json:
+            print(f"| {row['row']} | {figure(row['before'])} | {figure(row['after'])} | — | — | — | {row['verdict']} |")
+    if options.json and not options.from_json:
         document = {
             "before": options.before, "after": options.after, "arguments": options.arguments,
             "pairs": options.pairs, "summary": summary,
