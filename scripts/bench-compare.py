@@ -100,8 +100,12 @@ def summarize(runs, pairs):
             row["medianRatio"] = statistics.median(ratios)
             row["lowest"], row["highest"] = min(ratios), max(ratios)
             row["verdict"] = ("worse" if row["lowest"] > 1 else "better" if row["highest"] < 1 else "within noise")
+        elif any(usable(v) for v in after.values()):
+            row["verdict"] = "after only"
+        elif any(usable(v) for v in before.values()):
+            row["verdict"] = "before only"
         else:
-            row["verdict"] = "no pairs (a side has no figure)"
+            row["verdict"] = "no figure"
         summary.append(row)
     return summary
 
@@ -111,7 +115,7 @@ def figure(value):
         return "—"
     if value >= 100:
         return f"{value:,.0f}"
-    return f"{value:.4f}" if value < 1 else f"{value:.3f}"
+    return f"{value:.4g}" if value < 1 else f"{value:.3f}"
 
 
 def main():
