@@ -8,14 +8,16 @@ Rows by the JSON's shape:
   "formats" (`bench --formats`) per format: Ambience's rtf and Ambience / SDL_mixer
   anything else                 every number in the JSON, by its path
 Every figure is lower-is-better. Per row: the medians of the before and after runs, the median of the paired ratios
-after/before, their spread (lowest to highest), how many pairs came out worse, and the verdict: worse where every pair is worse (the lowest ratio
-above 1), better where every pair is better, else within noise.
+after/before, their spread (lowest to highest), how many pairs came out worse, and the verdict by a sign test on the
+pairs: worse where so many pairs came out worse that a coin would do it less than once in 20 (one-sided; 7 of 7
+pairs, 8 of 9), better the other way, else within noise.
 
 Usage: bench-compare.py --runs DIR --pairs N --before TEXT --after TEXT --arguments TEXT [--json FILE]
        bench-compare.py --from-json FILE      (the table again from a --json file)
 """
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -75,6 +77,11 @@ def usable(value):
     return isinstance(value, (int, float)) and value > 0 and value == value and value != float("inf")
 
 
+def sign_test(hits, pairs):
+    """The chance of at least `hits` heads in `pairs` tosses of a fair coin."""
+    return sum(math.comb(pairs, k) for k in range(hits, pairs + 1)) / 2**pairs
+
+
 def summarize(runs, pairs):
     """Per row, in the order of the first run: medians, paired ratios and the verdict."""
     titles, values = [], {}
@@ -99,7 +106,10 @@ def summarize(runs, pairs):
         if ratios:
             row["medianRatio"] = statistics.median(ratios)
             row["lowest"], row["highest"] = min(ratios), max(ratios)
-            row["verdict"] = ("worse" if row["lowest"] > 1 else "better" if row["highest"] < 1 else "within noise")
+            worse, better = sum(ratio > 1 for ratio in ratios), sum(ratio < 1 for ratio in ratios)
+            row["pairsWorse"] = worse
+            row["verdict"] = ("worse" if sign_test(worse, len(ratios)) < 0.05
+                              else "better" if sign_test(better, len(ratios)) < 0.05 else "within noise")
         elif any(usable(v) for v in after.values()):
             row["verdict"] = "after only"
         elif any(usable(v) for v in before.values()):
@@ -155,7 +165,7 @@ def main():
     print("|---|---|---|---|---|---|---|")
     for row in summary:
         if "medianRatio" in row:
-            worse = sum(ratio > 1 for ratio in row["pairedRatios"])
+            worse = row["pairsWorse"]
             print(f"| {row['row']} | {figure(row['before'])} | {figure(row['after'])} | {row['medianRatio']:.3f} | "
                   f"{row['lowest']:.3f}–{row['highest']:.3f} | {worse} of {len(row['pairedRatios'])} | "
                   f"{row['verdict']} |")
