@@ -64,8 +64,7 @@ checkout() {
 
 # Builds the release `ambience` of a checkout under the build lock, in its own scratch path; prints the binary.
 build() {
-    local dir=$1 log
-    log=$dir/.bench-compare-build.log
+    local dir=$1 log=$runs/build-$2.log
     echo "building $dir (log: $log)" >&2
     if ! (cd "$dir" && flock /tmp/ambience-build.lock \
         swift build -c release --product ambience --scratch-path "$dir/.build-release") >"$log" 2>&1; then
@@ -76,13 +75,12 @@ build() {
     echo "$dir/.build-release/release/ambience"
 }
 
-before=$(checkout "$rev_before" "$before_dir")
-after=$(checkout "$rev_after" "$after_dir")
-before_bin=$(build "$before")
-after_bin=$(build "$after")
-
 runs=$(mktemp -d "${TMPDIR:-/tmp}/ambience-bench-compare-runs.XXXXXX")
 trap 'rm -rf "$runs"' EXIT
+before=$(checkout "$rev_before" "$before_dir")
+after=$(checkout "$rev_after" "$after_dir")
+before_bin=$(build "$before" before)
+after_bin=$(build "$after" after)
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 # One run of SIDE (before or after) in pair I: the load average before it, then its JSON (cwd its own checkout, for
 # the bench's assets).
