@@ -4,7 +4,7 @@
 Each sample is put in one group by the library its innermost frame is in:
   OpenAL Soft, mixing     inside libopenal under alcRenderSamplesSOFT (mixing, resampling, panning, the limiter)
   OpenAL Soft, API calls  inside libopenal under any other al*/alc* call (state, locking, property updates)
-  engine (Ambience)       the engine's own code (module Ambience, linked into the executable)
+  engine (Ambience)       the engine's own code (the facade Ambience and its layer modules, linked into the executable)
   scene driver            the bench's game side (modules AmbienceBench, AmbienceTool): what a game would do
   Swift runtime           libswiftCore and the other Swift and Foundation libraries (retain/release, allocation)
   libc                    libc, libm, the dynamic loader, libstdc++, libgcc
@@ -25,7 +25,10 @@ import re
 import subprocess
 import sys
 
-ENGINE_PREFIXES = ("$s8Ambience",)
+# Mangled module prefixes ("$s" + the name's length + the name): the facade and every layer below it (issue #30).
+ENGINE_MODULES = ("Ambience", "AmbienceCore", "AmbiencePlatform", "AmbienceDecoding", "AmbienceMixer", "AmbienceMusic",
+                  "AmbienceOutput", "AmbienceDesktop", "AmbienceLibrary", "AmbienceHost")
+ENGINE_PREFIXES = tuple(f"$s{len(name)}{name}" for name in ENGINE_MODULES)
 DRIVER_PREFIXES = ("$s13AmbienceBench", "$s12AmbienceTool", "$s11AmbienceCLI")
 SWIFT_LIBS = ("libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime")
 LIBC_LIBS = ("libc.so", "libm.so", "ld-linux", "libstdc++", "libgcc_s", "libpthread", "[vdso]")
