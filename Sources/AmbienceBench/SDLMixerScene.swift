@@ -79,11 +79,7 @@ public enum MixerScene {
         driver: MixerSceneDriver, seconds: Double, periodFrames: Int, clicks: Int, gaps: ClosedRange<Int>, seed: UInt64
     ) throws(BenchError) -> MixerSceneResult {
         let mix = try SDLMixer.functions()
-        setenv("SDL_AUDIODRIVER", driver.rawValue, 1)
-        if driver == .disk {
-            setenv("SDL_DISKAUDIOFILE", "/dev/null", 1)
-            unsetenv("SDL_DISKAUDIODELAY")
-        }
+        chooseDriver(driver)
         guard let assets = assetsFolder else {
             throw .sdlMixer("Assets/ (its SFX and Music/gravity-wave-theme.ogg) is not found")
         }
@@ -166,8 +162,20 @@ public enum MixerScene {
         return result
     }
 
+    /// Has SDL open `driver` next; the disk driver writes to /dev/null at its own pace.
+    static func chooseDriver(_ driver: MixerSceneDriver) {
+        setenv("SDL_AUDIODRIVER", driver.rawValue, 1)
+        if driver == .disk {
+            setenv("SDL_DISKAUDIOFILE", "/dev/null", 1)
+            unsetenv("SDL_DISKAUDIODELAY")
+        }
+    }
+
     /// The real path of the SDL_mixer mapped into this process, from /proc/self/maps.
-    static func mappedMixer() -> String? {
+    static func mappedMixer() -> String? { mapped(libraryNamed: "libSDL2_mixer") }
+
+    /// The real path of the first library mapped into this process whose file name starts with `prefix`.
+    static func mapped(libraryNamed prefix: String) -> String? {
         // Read with stdio: /proc files report a size of 0, which whole-file readers take at its word.
         guard let maps = fopen("/proc/self/maps", "r") else { return nil }
         defer { fclose(maps) }
@@ -177,7 +185,7 @@ public enum MixerScene {
         while getline(&line, &capacity, maps) > 0, let text = line.map({ String(cString: $0) }) {
             guard let slash = text.firstIndex(of: "/") else { continue }
             let path = String(text[slash...].prefix { $0 != "\n" })
-            guard path.split(separator: "/").last?.hasPrefix("libSDL2_mixer") == true else { continue }
+            guard path.split(separator: "/").last?.hasPrefix(prefix) == true else { continue }
             guard let real = realpath(path, nil) else { return path }
             defer { free(real) }
             return String(cString: real)
