@@ -17,9 +17,12 @@ public enum MixerFloor {
     static let musicBufferFrames = 8_192
     static let musicBuffers = 4
 
-    /// Plays the scene for `seconds` on SDL's `driver`; the result names OpenAL Soft's library and version.
-    public static func run(driver: MixerSceneDriver, seconds: Double, periodFrames: Int) throws(BenchError)
-        -> MixerSceneResult
+    /// Plays the scene for `seconds` on SDL's `driver`; the result names OpenAL Soft's library and version. The
+    /// effects are mono, as the files are and as a game on OpenAL loads them; `stereoChunks` uploads them as
+    /// stereo instead, as a stand-in receives them (Mix_LoadWAV converts to the device's two channels), which
+    /// OpenAL Soft mixes at about twice the cost per voice.
+    public static func run(driver: MixerSceneDriver, seconds: Double, periodFrames: Int, stereoChunks: Bool = false)
+        throws(BenchError) -> MixerSceneResult
     {
         MixerScene.chooseDriver(driver)
         guard let assets = MixerScene.assetsFolder else {
@@ -71,7 +74,9 @@ public enum MixerFloor {
         var buffers = [ALuint](repeating: 0, count: names.count)
         alGenBuffers(ALsizei(buffers.count), &buffers)
         defer { alDeleteBuffers(ALsizei(buffers.count), buffers) }
-        for (buffer, name) in zip(buffers, names) { try loadWAV(assets + "/SFX/\(name).wav", into: buffer) }
+        for (buffer, name) in zip(buffers, names) {
+            try loadWAV(assets + "/SFX/\(name).wav", into: buffer, stereo: stereoChunks)
+        }
         var sources = [ALuint](repeating: 0, count: MixerScene.effectChannels)
         alGenSources(ALsizei(sources.count), &sources)
         guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot make \(sources.count) sources") }
@@ -115,8 +120,8 @@ public enum MixerFloor {
         return result
     }
 
-    /// Uploads a 16-bit WAV file, as SDL reads it, to `buffer` in its own rate and channels.
-    private static func loadWAV(_ path: String, into buffer: ALuint) throws(BenchError) {
+    /// Uploads a 16-bit WAV file, as SDL reads it, to `buffer` in its own rate and channels, or a mono one as stereo.
+    private static func loadWAV(_ path: String, into buffer: ALuint, stereo: Bool) throws(BenchError) {
         var spec = SDL_AudioSpec()
         var bytes: UnsafeMutablePointer<Uint8>? = nil
         var length: Uint32 = 0
@@ -127,9 +132,19 @@ public enum MixerFloor {
         guard spec.format == SDL_AudioFormat(AUDIO_S16LSB), spec.channels == 1 || spec.channels == 2 else {
             throw .sdlMixer("\(path) is not 16-bit mono or stereo")
         }
-        alBufferData(
-            buffer, spec.channels == 1 ? AL_FORMAT_MONO16 : AL_FORMAT_STEREO16, bytes, ALsizei(clamping: length),
-            ALsizei(spec.freq))
+        if spec.channels == 1, stereo {
+            // As Mix_LoadWAV hands it over at a stereo device: each sample on both sides.
+            let mono = UnsafeBufferPointer(
+                start: UnsafeRawPointer(bytes).assumingMemoryBound(to: Int16.self), count: Int(length) / 2)
+            let both = mono.flatMap { [$0, $0] }
+            both.withUnsafeBytes {
+                alBufferData(buffer, AL_FORMAT_STEREO16, $0.baseAddress, ALsizei($0.count), ALsizei(spec.freq))
+            }
+        } else {
+            alBufferData(
+                buffer, spec.channels == 1 ? AL_FORMAT_MONO16 : AL_FORMAT_STEREO16, bytes, ALsizei(clamping: length),
+                ALsizei(spec.freq))
+        }
         guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot upload \(path)") }
     }
 

@@ -32,6 +32,8 @@ public struct StandInBenchOptions: Sendable {
     /// The folder holding `libSDL2_mixer-2.0.so.0` (a link to the stand-in), and the library it leads to.
     public var standInFolder: String
     public var standInLibrary: String
+    /// The floor's effects as stereo buffers, as a stand-in receives them (`MixerFloor.run`); mono by default.
+    public var floorStereoChunks = false
     /// The `ambience` executable that runs each child (default: this one).
     public var executable = "/proc/self/exe"
 
@@ -236,7 +238,7 @@ public enum StandInBench {
             [
                 "bench", "--mixer-scene-client", driver.rawValue, "--seconds", "\(options.seconds)", "--period",
                 "\(options.periodFrames)", "--clicks", "\(clicks)", "--seed", "\(seed)"
-            ] + (library == .floor ? ["--floor"] : [])
+            ] + (library == .floor ? ["--floor"] + (options.floorStereoChunks ? ["--stereo-chunks"] : []) : [])
         let timeout = options.seconds + Double(clicks) * 0.15 + 60
         let process: ChildProcess
         do {

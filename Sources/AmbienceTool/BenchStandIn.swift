@@ -6,11 +6,14 @@ extension BenchCommand {
     static let standInUsage = """
 
         bench --sdl-mixer-stand-in [--json] [--seconds S] [--runs R] [--clicks N] [--period FRAMES]
+                                   [--floor-stereo-chunks]
                                             one SDL_mixer scene through Debian's SDL_mixer and through the stand-in
           --seconds  seconds of the scene per CPU run (default 10)
           --runs     runs per library, 1 to 9 (default 3); each figure is the median
           --clicks   clicks per latency run, 100 to 150 ms apart (default 100)
           --period   Mix_OpenAudio's chunk size (default 441: 10 ms at 44.1 kHz, which the disk driver paces exactly)
+          --floor-stereo-chunks  the floor's effects uploaded as stereo, as a stand-in receives them from
+                     Mix_LoadWAV, rather than mono, as the files are
         The scene, as an SDL_mixer game plays it: 32 channels of Assets/SFX one-shots (Mix_LoadWAV, each started
         again by a 60 Hz loop when it ends) and Assets/Music/gravity-wave-theme.ogg looping (Mix_PlayMusic), 44.1 kHz
         16-bit stereo. The same code runs in child processes, once on the system's SDL_mixer and once with the
@@ -31,6 +34,7 @@ extension BenchCommand {
         guard (1...10_000).contains(clicks) else { throw UsageError("--clicks must be from 1 to 10000") }
         let period = try arguments.integer("--period") ?? 441
         guard (64...8_192).contains(period) else { throw UsageError("--period must be from 64 to 8192") }
+        let floorStereo = arguments.flag("--floor-stereo-chunks")
         guard try arguments.finish().isEmpty else {
             throw UsageError("bench --sdl-mixer-stand-in takes no positional arguments")
         }
@@ -42,6 +46,7 @@ extension BenchCommand {
         options.runs = runs
         options.clicks = clicks
         options.periodFrames = period
+        options.floorStereoChunks = floorStereo
         let report = try StandInBench.run(
             options, progress: { if !json { Output.line($0) } }, isCancelled: { Interrupt.requested })
         try Interrupt.check()
@@ -67,13 +72,15 @@ extension BenchCommand {
         guard (0...10_000).contains(clicks) else { throw UsageError("--clicks must be from 0 to 10000") }
         let seed = UInt64(truncatingIfNeeded: try arguments.integer("--seed") ?? 1)
         let floor = arguments.flag("--floor")
+        let stereoChunks = arguments.flag("--stereo-chunks")
         guard try arguments.finish().isEmpty else {
             throw UsageError("bench --mixer-scene-client takes no positional arguments")
         }
         guard !floor || clicks == 0 else { throw UsageError("--floor plays no clicks") }
+        guard floor || !stereoChunks else { throw UsageError("--stereo-chunks is the floor's (--floor)") }
         let result =
             floor
-            ? try MixerFloor.run(driver: driver, seconds: seconds, periodFrames: period)
+            ? try MixerFloor.run(driver: driver, seconds: seconds, periodFrames: period, stereoChunks: stereoChunks)
             : try MixerScene.run(
                 driver: driver, seconds: seconds, periodFrames: period, clicks: clicks,
                 gaps: 100_000_000...150_000_000, seed: seed)
@@ -85,6 +92,7 @@ extension BenchCommand {
         return .object([
             ("seconds", .double(report.options.seconds)), ("runs", .int(report.options.runs)),
             ("periodFrames", .int(report.options.periodFrames)), ("sampleRate", .int(MixerScene.sampleRate)),
+            ("floorChunks", .string(report.options.floorStereoChunks ? "stereo" : "mono")),
             ("server", .string(report.server)),
             ("loadAverage", .object([("before", .double(report.loadBefore)), ("after", .double(report.loadAfter))])),
             (
