@@ -163,7 +163,8 @@ extension BenchCommand {
         }
         if let floor = report.floorRatio, let over = report.standInOverFloor {
             Output.print(
-                "CPU floor through OpenAL Soft: \(fixed(floor, 2))x SDL_mixer's; the stand-in \(fixed(over, 2))x the floor")
+                "CPU floor through OpenAL Soft (\(report.options.floorStereoChunks ? "stereo" : "mono") effects): "
+                    + "\(fixed(floor, 2))x SDL_mixer's; the stand-in \(fixed(over, 2))x the floor")
         }
         let paired = [(MixerLibrary.standIn, MixerLibrary.sdlMixer), (.floor, .sdlMixer), (.standIn, .floor)]
             .compactMap { pair in
