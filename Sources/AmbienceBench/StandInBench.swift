@@ -78,27 +78,18 @@ public struct StandInBenchReport: Sendable {
     }
 
     /// Stand-in over SDL_mixer, CPU per audio second (goal: at most 1.0).
-    public var cpuRatio: Double? {
-        guard let ours = system(.standIn).medianCPU, let theirs = system(.sdlMixer).medianCPU, theirs > 0 else {
-            return nil
-        }
-        return ours / theirs
-    }
+    public var cpuRatio: Double? { medianCPURatio(.standIn, over: .sdlMixer) }
 
     /// The floor over SDL_mixer, CPU per audio second: the best ratio an OpenAL Soft stand-in can reach.
-    public var floorRatio: Double? {
-        guard let floor = system(.floor).medianCPU, let theirs = system(.sdlMixer).medianCPU, theirs > 0 else {
-            return nil
-        }
-        return floor / theirs
-    }
+    public var floorRatio: Double? { medianCPURatio(.floor, over: .sdlMixer) }
 
     /// Stand-in over the floor, CPU per audio second: what the engine and the stand-in add to OpenAL Soft.
-    public var standInOverFloor: Double? {
-        guard let ours = system(.standIn).medianCPU, let floor = system(.floor).medianCPU, floor > 0 else {
-            return nil
-        }
-        return ours / floor
+    public var standInOverFloor: Double? { medianCPURatio(.standIn, over: .floor) }
+
+    /// `library`'s median CPU over `other`'s, or nil without both.
+    public func medianCPURatio(_ library: MixerLibrary, over other: MixerLibrary) -> Double? {
+        guard let ours = system(library).medianCPU, let theirs = system(other).medianCPU, theirs > 0 else { return nil }
+        return ours / theirs
     }
 
     /// The median of `library`'s CPU over `other`'s run by run (the runs of one round ran minutes apart at most, so
