@@ -152,7 +152,8 @@ extension BenchCommand {
         for s in report.systems {
             Output.print(
                 pad(s.library.title, 14) + pad(cell(s.medianCPU, 4), 15) + pad(cell(s.medianP50, 2), 9)
-                    + pad(cell(s.medianP99, 2), 9) + "\(s.mappedLibrary) (\(s.version)), clicks \(s.found)/\(s.clicks)")
+                    + pad(cell(s.medianP99, 2), 9) + "\(s.mappedLibrary) (\(s.version))"
+                    + (s.library == .floor ? "" : ", clicks \(s.found)/\(s.clicks)"))
             for error in s.errors { Output.line("\(s.library.title): \(error)") }
         }
         Output.print(
