@@ -4,10 +4,9 @@ import Ambience
 // wake-ups were a third of the stand-in's CPU in `bench --sdl-mixer-stand-in` (each one a context switch, the
 // engine's update and the channel table's step). Now it wakes when something can have changed: a one-shot's end (the
 // block that renders its last frame, planned from the engine's rendered frames: `RenderPosition`), a deadline, every
-// tick only while a fade steps, a
-// stream or replay plays, or finite music plays, and at the latest every 50 ms while music or a hook plays (the
-// session's music rule) or 100 ms otherwise (the session, the output, an end nobody foresaw: a voice the engine
-// stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
+// tick only while a fade steps, a stream or replay plays, or finite music plays, and at the latest every 50 ms while
+// music or a hook plays (the session's music rule) or 100 ms otherwise (the session, the output, an end nobody
+// foresaw: a voice the engine stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
 
 /// The update period, in nanoseconds.
 let updatePeriodNanoseconds = Int(updatePeriod * 1e9)
@@ -44,7 +43,7 @@ func endFrame(of sound: Sound, from rendered: Int, engine: AudioEngine) -> Int {
 /// How far the output has rendered, and how long a block takes at its measured pace. A one-shot's end is looked for
 /// once the block holding its last frame has been rendered: the engine sees a voice end only then (OpenAL Soft says
 /// the source stopped), so a look planned from the play's start and the clock alone came early whenever the output
-/// ran slower than the pace measured (SDL's disk driver under load: 5 to 12 of 35 wakes a second found nothing).
+/// ran slower than the pace measured (SDL's disk driver under load: 5 to 12 of 32 to 47 wakes a second found nothing).
 /// Planned afresh at each wake from the frames left, the estimate's error is that of the last wait only.
 struct RenderPosition {
     let frames: Int
