@@ -26,11 +26,11 @@ extension MixerState {
     /// Where the output is now, for planning looks from frames (nil with no device).
     func renderPosition() -> RenderPosition? {
         guard let engine = device?.engine else { return nil }
-        let configuration = engine.configuration
-        let block = max(configuration.blockFrames, 1)
+        // The two fields read in place: a copy of the whole configuration would retain its strings on every play.
+        let block = max(engine.configuration.blockFrames, 1)
         return RenderPosition(
             frames: engine.renderedFrames, blockFrames: block,
-            blockNanoseconds: Double(block) * 1e9 / Double(max(configuration.sampleRate, 1)) / renderPace)
+            blockNanoseconds: Double(block) * 1e9 / Double(max(engine.configuration.sampleRate, 1)) / renderPace)
     }
 }
 
