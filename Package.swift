@@ -87,7 +87,7 @@ let package = Package(
                            "CAmbienceVersion",
             ]
         ),
-        .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "COpenAL", "CSDLMixer", "CSDL2"]),
+        .target(name: "AmbienceBench", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "COpenAL", "CVorbisFile", "CSDLMixer", "CSDL2"]),
         .target(name: "AmbienceTool", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "AmbienceBench"]),
         .executableTarget(name: "AmbienceCLI", dependencies: ["AmbienceTool", "AmbiencePlatform"]),
         // include/ is also a module (include/module.modulemap), so the C API's Swift side uses the header's own types.

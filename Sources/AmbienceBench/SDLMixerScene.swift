@@ -79,11 +79,7 @@ public enum MixerScene {
         driver: MixerSceneDriver, seconds: Double, periodFrames: Int, clicks: Int, gaps: ClosedRange<Int>, seed: UInt64
     ) throws(BenchError) -> MixerSceneResult {
         let mix = try SDLMixer.functions()
-        try? ProcessEnvironment.set("SDL_AUDIODRIVER", to: driver.rawValue)
-        if driver == .disk {
-            try? ProcessEnvironment.set("SDL_DISKAUDIOFILE", to: "/dev/null")
-            try? ProcessEnvironment.set("SDL_DISKAUDIODELAY", to: nil)
-        }
+        chooseDriver(driver)
         guard let assets = assetsFolder else {
             throw .sdlMixer("Assets/ (its SFX and Music/gravity-wave-theme.ogg) is not found")
         }
@@ -166,11 +162,23 @@ public enum MixerScene {
         return result
     }
 
+    /// Has SDL open `driver` next; the disk driver writes to /dev/null at its own pace.
+    static func chooseDriver(_ driver: MixerSceneDriver) {
+        try? ProcessEnvironment.set("SDL_AUDIODRIVER", to: driver.rawValue)
+        if driver == .disk {
+            try? ProcessEnvironment.set("SDL_DISKAUDIOFILE", to: "/dev/null")
+            try? ProcessEnvironment.set("SDL_DISKAUDIODELAY", to: nil)
+        }
+    }
+
     /// The real path of the SDL_mixer mapped into this process, from /proc/self/maps.
-    static func mappedMixer() -> String? {
+    static func mappedMixer() -> String? { mapped(libraryNamed: "libSDL2_mixer") }
+
+    /// The real path of the first library mapped into this process whose file name starts with `prefix`.
+    static func mapped(libraryNamed prefix: String) -> String? {
         guard
             let path = ProcessIdentity.mappedFiles.first(where: {
-                $0.split(separator: "/").last?.hasPrefix("libSDL2_mixer") == true
+                $0.split(separator: "/").last?.hasPrefix(prefix) == true
             })
         else { return nil }
         return FilePaths.resolved(path) ?? path

@@ -2,14 +2,23 @@ import Ambience
 import AmbiencePlatform
 import Foundation
 
-/// The two SDL_mixers `bench --sdl-mixer-stand-in` compares.
+/// The systems `bench --sdl-mixer-stand-in` compares: the two SDL_mixers, and the floor beneath the stand-in.
 public enum MixerLibrary: String, CaseIterable, Sendable {
     /// The system's SDL_mixer (Debian's), as the loader finds it.
     case sdlMixer
     /// Ambience's stand-in, first on the child's `LD_LIBRARY_PATH` under SDL_mixer's soname.
     case standIn
+    /// The same scene on raw OpenAL Soft and libvorbisfile, no engine (`MixerFloor`): the least a stand-in that mixes
+    /// through OpenAL Soft can cost. CPU runs only.
+    case floor
 
-    public var title: String { self == .sdlMixer ? "SDL_mixer" : "stand-in" }
+    public var title: String {
+        switch self {
+        case .sdlMixer: "SDL_mixer"
+        case .standIn: "stand-in"
+        case .floor: "OpenAL floor"
+        }
+    }
 }
 
 public struct StandInBenchOptions: Sendable {
@@ -24,6 +33,8 @@ public struct StandInBenchOptions: Sendable {
     /// The folder holding `libSDL2_mixer-2.0.so.0` (a link to the stand-in), and the library it leads to.
     public var standInFolder: String
     public var standInLibrary: String
+    /// The floor's effects as stereo buffers, as a stand-in receives them (`MixerFloor.run`); mono by default.
+    public var floorStereoChunks = false
     /// The `ambience` executable that runs each child (default: this one).
     public var executable = "/proc/self/exe"
 
@@ -68,11 +79,27 @@ public struct StandInBenchReport: Sendable {
     }
 
     /// Stand-in over SDL_mixer, CPU per audio second (goal: at most 1.0).
-    public var cpuRatio: Double? {
-        guard let ours = system(.standIn).medianCPU, let theirs = system(.sdlMixer).medianCPU, theirs > 0 else {
-            return nil
-        }
+    public var cpuRatio: Double? { medianCPURatio(.standIn, over: .sdlMixer) }
+
+    /// The floor over SDL_mixer, CPU per audio second: the best ratio an OpenAL Soft stand-in can reach.
+    public var floorRatio: Double? { medianCPURatio(.floor, over: .sdlMixer) }
+
+    /// Stand-in over the floor, CPU per audio second: what the engine and the stand-in add to OpenAL Soft.
+    public var standInOverFloor: Double? { medianCPURatio(.standIn, over: .floor) }
+
+    /// `library`'s median CPU over `other`'s, or nil without both.
+    public func medianCPURatio(_ library: MixerLibrary, over other: MixerLibrary) -> Double? {
+        guard let ours = system(library).medianCPU, let theirs = system(other).medianCPU, theirs > 0 else { return nil }
         return ours / theirs
+    }
+
+    /// The median of `library`'s CPU over `other`'s run by run (the runs of one round ran minutes apart at most, so
+    /// the machine's load weighs on both alike), or nil without a pair.
+    public func pairedCPURatio(_ library: MixerLibrary, over other: MixerLibrary) -> Double? {
+        let ratios = zip(system(library).cpuPerAudioSecond, system(other).cpuPerAudioSecond).compactMap { a, b in
+            b > 0 ? a / b : nil
+        }
+        return StandInBench.median(ratios)
     }
 
     /// Stand-in's p99 minus SDL_mixer's, in milliseconds (goal: at most 1).
@@ -99,7 +126,8 @@ public struct StandInBenchReport: Sendable {
 /// `ambience bench --sdl-mixer-stand-in`: the same SDL_mixer program (`MixerScene`) run as child processes, once on
 /// the system's SDL_mixer and once on the stand-in, alternately, each run twice: on SDL's disk driver for CPU per
 /// audio second, and on the sound server with clicks for trigger-to-sound latency (the `bench --latency` method: one
-/// recorder at the default sink's monitor, calls and onsets on CLOCK_MONOTONIC).
+/// recorder at the default sink's monitor, calls and onsets on CLOCK_MONOTONIC). In turn with them, the same scene on
+/// raw OpenAL Soft (`MixerFloor`), CPU only.
 public enum StandInBench {
     public static func run(
         _ options: StandInBenchOptions, progress: (String) -> Void = { _ in }, isCancelled: () -> Bool = { false }
@@ -129,6 +157,7 @@ public enum StandInBench {
                     report.systems[index].errors.append("CPU run \(run + 1): \(error)")
                 }
                 if isCancelled() { return report }
+                guard library != .floor else { continue }
                 progress("\(library.title), run \(run + 1): latency")
                 do {
                     let delays = try latency(library, options: options, seed: UInt64(run + 1), into: &report, index)
@@ -179,7 +208,8 @@ public enum StandInBench {
     {
         let standIn = realPath(options.standInLibrary)
         let isStandIn = result.library == standIn
-        guard isStandIn == (system.library == .standIn) else {
+        let isFloor = result.library.split(separator: "/").last?.hasPrefix("libopenal") == true
+        guard isStandIn == (system.library == .standIn), isFloor == (system.library == .floor) else {
             throw .sdlMixer("the \(system.library.title) child had \(result.library) mapped")
         }
         system.mappedLibrary = result.library
@@ -196,10 +226,11 @@ public enum StandInBench {
             environment["LD_LIBRARY_PATH"] = options.standInFolder + rest
         }
         let clicks = driver == .pulseaudio ? options.clicks : 0
-        let arguments = [
-            "bench", "--mixer-scene-client", driver.rawValue, "--seconds", "\(options.seconds)", "--period",
-            "\(options.periodFrames)", "--clicks", "\(clicks)", "--seed", "\(seed)"
-        ]
+        let arguments =
+            [
+                "bench", "--mixer-scene-client", driver.rawValue, "--seconds", "\(options.seconds)", "--period",
+                "\(options.periodFrames)", "--clicks", "\(clicks)", "--seed", "\(seed)"
+            ] + (library == .floor ? ["--floor"] + (options.floorStereoChunks ? ["--stereo-chunks"] : []) : [])
         let timeout = options.seconds + Double(clicks) * 0.15 + 60
         let process: ChildProcess
         do {

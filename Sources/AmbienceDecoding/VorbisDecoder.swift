@@ -3,8 +3,8 @@ import AmbiencePlatform
 import CVorbisFile
 import Glibc
 
-/// An open Ogg Vorbis stream. Owns the `OggVorbis_File` and the file it reads; nothing else in the project touches
-/// libvorbisfile or libogg.
+/// An open Ogg Vorbis stream. Owns the `OggVorbis_File` and the file it reads; nothing else in the engine touches
+/// libvorbisfile or libogg (the benchmark's floor, `MixerFloor`, has its own use, as it has of OpenAL Soft).
 ///
 /// Before libvorbisfile sees the file, every Ogg page is checked with libogg: libvorbisfile resynchronises past
 /// damaged pages, and a game would rather hear about a damaged asset when loading it than as a glitch while playing.

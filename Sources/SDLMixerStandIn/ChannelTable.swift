@@ -113,6 +113,9 @@ struct ChannelSlot {
     /// When a sound's voice playing its last (or only) pass reaches the sound's end (monotonic nanoseconds; moved on
     /// by a pause's length): the update thread looks then (UpdateSchedule.swift) instead of every tick.
     var endsAt: Int?
+    /// The same end in the engine's rendered frames (`AudioEngine.renderedFrames` once the last frame is rendered),
+    /// which the update thread's look is planned from (UpdateSchedule.swift); nil after a pause (`endsAt` then).
+    var endFrame: Int?
     /// Plays from the start still to come after this one (Mix_PlayChannel's loops), for a sound's voice (the update
     /// thread replays it) or a play that moves to a stream; -1 forever. 0 while a stream plays (it loops itself).
     var loopsLeft = 0
@@ -198,6 +201,7 @@ struct ChannelTable {
         slots[i].pausedAt = nil
         slots[i].expiresAt = nil
         slots[i].endsAt = nil
+        slots[i].endFrame = nil
         slots[i].loopsLeft = 0
         slots[i].fade = .none
         slots[i].fadeLevel = 1

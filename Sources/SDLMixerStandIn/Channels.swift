@@ -138,7 +138,9 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
             return install(i, made: made, request: request, loops: loops, fadeMs: fadeMs, ticks: ticks, in: &state)
         }
         if let abufToFree { SDL_free(abufToFree) }
-        deliverFinished(finished)
+        // Nothing ended here: no report, and no third hold of the lock for it (the common case of a game loop's play
+        // on a free channel). Chains closed elsewhere are delivered by whoever closed them, or the update thread.
+        if !finished.isEmpty { deliverFinished(finished) }
         if let result { return result }
         if waiting { sleep(milliseconds: 1) }
     }
@@ -151,6 +153,8 @@ private func install(
     in state: inout MixerState
 ) -> Int32 {
     let now = monotonicNanoseconds()
+    // Read before the voice starts: it plays from the next block rendered after this count.
+    let renderedBefore = request.device.engine.renderedFrames
     state.channels.slots[i].chunk = ChunkPointer(raw: request.record.chunk)
     state.channels.slots[i].chunkVolume = Int(request.record.chunk.pointee.volume)
     state.channels.slots[i].fade = fadeMs > 0 ? .fadingIn(startedAt: now, length: Int(fadeMs) * 1_000_000) : .none
@@ -163,6 +167,7 @@ private func install(
         state.channels.slots[i].startedAt = now
         state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
         state.channels.slots[i].endsAt = state.endOfPlay(made.sound, from: now)
+        state.channels.slots[i].endFrame = endFrame(of: made.sound, from: renderedBefore, engine: request.device.engine)
         state.wakeUpdates(for: i)
         return Int32(clamping: i)
     case .failure(let problem):
@@ -284,6 +289,7 @@ public func mixResume(_ channel: Int32) {
             let paused = now - pausedAt
             state.channels.slots[i].expiresAt = state.channels.slots[i].expiresAt.map { $0 + paused }
             state.channels.slots[i].endsAt = state.channels.slots[i].endsAt.map { $0 + paused }
+            state.channels.slots[i].endFrame = nil
             state.channels.slots[i].fade = state.channels.slots[i].fade.delayed(by: paused)
             state.channels.slots[i].voice?.resume()
             state.channels.slots[i].pausedAt = nil

@@ -76,7 +76,9 @@ extension MixerState {
 
     /// Wakes the update thread for channel `i`'s play when it must look at it before its planned wake.
     mutating func wakeUpdates(for i: Int) {
-        if let look = channels.nextLook(i, now: monotonicNanoseconds()) { wakeUpdates(by: look) }
+        if let look = channels.nextLook(i, now: monotonicNanoseconds(), render: renderPosition()) {
+            wakeUpdates(by: look)
+        }
     }
 }
 

@@ -2,11 +2,11 @@ import Ambience
 
 // When the update thread runs next (UpdateThread.swift). It used to step every 10 ms while anything played; its
 // wake-ups were a third of the stand-in's CPU in `bench --sdl-mixer-stand-in` (each one a context switch, the
-// engine's update and the channel table's step). Now it wakes when something can have changed: a one-shot's end (its
-// sound's length after the play started, at the output's pace), a deadline, every tick only while a fade steps, a
-// stream or replay plays, or finite music plays, and at the latest every 50 ms while music or a hook plays (the
-// session's music rule) or 100 ms otherwise (the session, the output, an end nobody foresaw: a voice the engine
-// stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
+// engine's update and the channel table's step). Now it wakes when something can have changed: a one-shot's end (the
+// block that renders its last frame, planned from the engine's rendered frames: `RenderPosition`), a deadline, every
+// tick only while a fade steps, a stream or replay plays, or finite music plays, and at the latest every 50 ms while
+// music or a hook plays (the session's music rule) or 100 ms otherwise (the session, the output, an end nobody
+// foresaw: a voice the engine stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
 
 /// The update period, in nanoseconds.
 let updatePeriodNanoseconds = Int(updatePeriod * 1e9)
@@ -22,6 +22,42 @@ extension Sound {
 extension MixerState {
     /// When a play of `sound` started at `now` reaches the sound's end, at the output's pace.
     func endOfPlay(_ sound: Sound, from now: Int) -> Int { now + Int(Double(sound.durationNanoseconds) / renderPace) }
+
+    /// Where the output is now, for planning looks from frames (nil with no device).
+    func renderPosition() -> RenderPosition? {
+        guard let engine = device?.engine else { return nil }
+        // The two fields read in place: a copy of the whole configuration would retain its strings on every play.
+        let block = max(engine.configuration.blockFrames, 1)
+        return RenderPosition(
+            frames: engine.renderedFrames, blockFrames: block,
+            blockNanoseconds: Double(block) * 1e9 / Double(max(engine.configuration.sampleRate, 1)) / renderPace)
+    }
+}
+
+/// The engine's rendered-frame count when a play of `sound`, started after `rendered` frames, has had its last frame
+/// rendered (OpenAL Soft starts it with the next block).
+func endFrame(of sound: Sound, from rendered: Int, engine: AudioEngine) -> Int {
+    rendered + sound.frames * engine.configuration.sampleRate / max(sound.sampleRate, 1)
+}
+
+/// How far the output has rendered, and how long a block takes at its measured pace. A one-shot's end is looked for
+/// once the block holding its last frame has been rendered: the engine sees a voice end only then (OpenAL Soft says
+/// the source stopped), so a look planned from the play's start and the clock alone came early whenever the output
+/// ran slower than the pace measured (SDL's disk driver under load: 5 to 12 of 32 to 47 wakes a second found nothing).
+/// Planned afresh at each wake from the frames left, the estimate's error is that of the last wait only.
+struct RenderPosition {
+    let frames: Int
+    let blockFrames: Int
+    let blockNanoseconds: Double
+
+    /// When the block that renders `frame` will have been rendered, planned from `now` (the last block may have been
+    /// rendered up to a block before `now`, so this is late by less than a block, never early at the measured pace),
+    /// plus a millisecond for the render itself; nil once it has been.
+    func look(forFrame frame: Int, now: Int) -> Int? {
+        guard frame > frames else { return nil }
+        let blocks = (frame - frames + blockFrames - 1) / blockFrames
+        return now + (Double(blocks) * blockNanoseconds).saturated(Int.self) + 1_000_000
+    }
 }
 
 /// The output's pace: frames rendered over a second or more of the monotonic clock, against the engine's rate. Taken
@@ -49,27 +85,31 @@ struct RenderClock {
 extension ChannelTable {
     /// When the update thread must next look at channel `i` (monotonic nanoseconds), or nil when nothing there can
     /// change by itself: no play, a paused one (its deadline and fade wait), or a sound looping forever. A one-shot is
-    /// looked at when its sound's end is due: the engine renders a block ahead, so the end is there by then unless
-    /// the play started late in a block (then a tick later, and every tick after while it still sounds: a session's
-    /// pause holds it); fades, streams and replays every tick, as before.
-    func nextLook(_ i: Int, now: Int) -> Int? {
+    /// looked at once the block with its last frame has been rendered (`render`; after a pause, when its sound's end
+    /// is due at the output's pace), then every tick while it still sounds (a session's pause holds it); fades,
+    /// streams and replays every tick, as before.
+    func nextLook(_ i: Int, now: Int, render: RenderPosition?) -> Int? {
         let slot = slots[i]
         guard slot.voice != nil, !slot.paused else { return nil }
         var look = slot.expiresAt ?? .max
         if slot.fade != .none || slot.stream != nil || slot.loopsLeft > 0 {
             look = min(look, now + updatePeriodNanoseconds)
         } else if slot.loopsLeft == 0 {
-            let due = slot.endsAt ?? now
-            look = min(look, due > now ? due : now + updatePeriodNanoseconds)
+            if let end = slot.endFrame, let render {
+                look = min(look, render.look(forFrame: end, now: now) ?? now + updatePeriodNanoseconds)
+            } else {
+                let due = slot.endsAt ?? now
+                look = min(look, due > now ? due : now + updatePeriodNanoseconds)
+            }
         }
         return look == .max ? nil : look
     }
 
     /// The earliest `nextLook` of every channel.
-    func nextLook(now: Int) -> Int? {
+    func nextLook(now: Int, render: RenderPosition?) -> Int? {
         var earliest: Int?
         for i in slots.indices {
-            guard let look = nextLook(i, now: now) else { continue }
+            guard let look = nextLook(i, now: now, render: render) else { continue }
             earliest = min(earliest ?? look, look)
         }
         return earliest
@@ -83,7 +123,7 @@ extension MixerState {
         let musicOn = music.current != nil || hook.function != nil
         var next = now + Int((musicOn ? musicUpdatePeriod : idleUpdatePeriod) * 1e9)
         guard device != nil else { return next }
-        if let look = channels.nextLook(now: now) { next = min(next, look) }
+        if let look = channels.nextLook(now: now, render: renderPosition()) { next = min(next, look) }
         if channels.streamStoppedAt != nil { next = min(next, now + updatePeriodNanoseconds) }
         if music.current != nil, !music.hooked, music.fade != .none || music.passes != nil {
             next = min(next, now + updatePeriodNanoseconds)

@@ -97,11 +97,13 @@ extension ChannelTable {
             if slots[i].loopsLeft > 0, let sound = slots[i].made?.sound {
                 // Only when no stream voice was left for the play (finite loops are streamed, gapless): a replay
                 // starts within one period of the end, a gap of up to 10 ms.
+                let renderedBefore = engine.renderedFrames
                 let again = engine.play(
                     sound, PlayOptions(gain: slots[i].gain, placement: slots[i].placement.placement))
                 if again != .none {
                     slots[i].voice = again
                     slots[i].endsAt = now + Int(Double(sound.durationNanoseconds) / pace)
+                    slots[i].endFrame = endFrame(of: sound, from: renderedBefore, engine: engine)
                     slots[i].loopsLeft -= 1
                     continue
                 }

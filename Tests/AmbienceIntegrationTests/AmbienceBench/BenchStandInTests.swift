@@ -7,7 +7,8 @@ import Testing
 @testable import AmbienceTestSupport
 
 extension SoundServerSuites {
-    /// `bench --sdl-mixer-stand-in` runs its scene through both libraries and reports both. No timing threshold: the
+    /// `bench --sdl-mixer-stand-in` runs its scene through both libraries and the raw OpenAL Soft floor, and reports
+    /// all three. No timing threshold: the
     /// figures are the command's business. It records the default sink's monitor, so it runs one at a time with the
     /// other suites that use that server.
     @Suite(
@@ -57,9 +58,19 @@ extension SoundServerSuites {
                 let p50 = row["p50Milliseconds"] as? Double ?? -1, p99 = row["p99Milliseconds"] as? Double ?? -1
                 #expect(p50 > 0 && p50 <= p99 && p99 < 1_000, "\(name): p50 \(p50), p99 \(p99)")
             }
+            // The floor: the scene on raw OpenAL Soft, CPU only.
+            let floor = try #require(systems["floor"])
+            let openAL = floor["library"] as? String ?? ""
+            #expect(openAL.contains("libopenal"), "the floor child had OpenAL Soft mapped: \(openAL)")
+            #expect((floor["errors"] as? [String])?.isEmpty == true, "floor: \(floor["errors"] ?? "")")
+            #expect((floor["cpuPerAudioSecond"] as? Double ?? 0) > 0, "the floor used CPU")
+            #expect((floor["retriggersPerSecond"] as? Double ?? 0) > 0, "the floor's one-shots were started again")
+            #expect(floor["clicks"] as? Int == 0 && floor["p99Milliseconds"] is NSNull, "no latency run for the floor")
             let ratios = try #require(json["ratios"] as? [String: Any])
             #expect(
                 ratios["cpuStandInOverSDLMixer"] is Double && ratios["p99StandInMinusSDLMixerMilliseconds"] is Double)
+            #expect(ratios["cpuFloorOverSDLMixer"] is Double && ratios["cpuStandInOverFloor"] is Double)
+            #expect(ratios["cpuStandInOverSDLMixerPaired"] is Double && ratios["cpuFloorOverSDLMixerPaired"] is Double)
         }
     }
 }
