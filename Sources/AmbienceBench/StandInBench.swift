@@ -50,8 +50,9 @@ public struct StandInBenchSystem: Sendable {
     /// The library file each child really had mapped, and its `Mix_Linked_Version`.
     public var mappedLibrary = ""
     public var version = ""
-    /// CPU seconds per audio second, one per run (the disk driver's runs).
-    public var cpuPerAudioSecond: [Double] = []
+    /// CPU seconds per audio second, one per run (the disk driver's runs), nil for a run that failed: kept by run so
+    /// that the paired ratios pair the same round's runs (`StandInBenchReport.pairedCPURatio`).
+    public var cpuPerAudioSecond: [Double?] = []
     /// Trigger-to-sound p50 and p99 in milliseconds, one per run (the pulseaudio driver's runs).
     public var p50: [Double] = []
     public var p99: [Double] = []
@@ -60,7 +61,7 @@ public struct StandInBenchSystem: Sendable {
     public var retriggersPerSecond: [Double] = []
     public var errors: [String] = []
 
-    public var medianCPU: Double? { StandInBench.median(cpuPerAudioSecond) }
+    public var medianCPU: Double? { StandInBench.median(cpuPerAudioSecond.compactMap { $0 }) }
     public var medianP50: Double? { StandInBench.median(p50) }
     public var medianP99: Double? { StandInBench.median(p99) }
     public var medianRetriggersPerSecond: Double? { StandInBench.median(retriggersPerSecond) }
@@ -94,10 +95,12 @@ public struct StandInBenchReport: Sendable {
     }
 
     /// The median of `library`'s CPU over `other`'s run by run (the runs of one round ran minutes apart at most, so
-    /// the machine's load weighs on both alike), or nil without a pair.
+    /// the machine's load weighs on both alike), or nil without a pair. A round where either failed has no pair; the
+    /// lists are indexed by run, so a failure shifts no later pair.
     public func pairedCPURatio(_ library: MixerLibrary, over other: MixerLibrary) -> Double? {
         let ratios = zip(system(library).cpuPerAudioSecond, system(other).cpuPerAudioSecond).compactMap { a, b in
-            b > 0 ? a / b : nil
+            guard let a, let b, b > 0 else { return Double?.none }
+            return a / b
         }
         return StandInBench.median(ratios)
     }
@@ -147,10 +150,12 @@ public enum StandInBench {
                 if isCancelled() { return report }
                 let index = report.systems.firstIndex { $0.library == library }!
                 progress("\(library.title), run \(run + 1): CPU")
+                // One entry per run, failed or not, so that the runs pair by round.
+                report.systems[index].cpuPerAudioSecond.append(nil)
                 do {
                     let result = try child(library, driver: .disk, options: options, seed: 0)
                     try note(result, in: &report.systems[index], options: options)
-                    report.systems[index].cpuPerAudioSecond.append(result.cpuSeconds / max(result.wallSeconds, 1e-9))
+                    report.systems[index].cpuPerAudioSecond[run] = result.cpuSeconds / max(result.wallSeconds, 1e-9)
                     report.systems[index].retriggersPerSecond.append(
                         Double(result.retriggers) / max(result.wallSeconds, 1e-9))
                 } catch {

@@ -88,7 +88,7 @@ extension BenchCommand {
     }
 
     static func describe(_ report: StandInBenchReport) -> JSON {
-        func values(_ list: [Double]) -> JSON { .array(list.map(JSON.double)) }
+        func values(_ list: [Double?]) -> JSON { .array(list.map(number)) }
         return .object([
             ("seconds", .double(report.options.seconds)), ("runs", .int(report.options.runs)),
             ("periodFrames", .int(report.options.periodFrames)), ("sampleRate", .int(MixerScene.sampleRate)),
