@@ -16,6 +16,7 @@
 #   scripts/bench-compare.sh 4e20a45 main --runs 3 --systems ambience,ambienceMusic,openal,sdlMixer,ambienceRealSet,openalRealSet
 #   scripts/bench-compare.sh 4e20a45 main --formats --seconds 10
 # Each build takes the shared build lock (flock /tmp/ambience-build.lock); the runs do not.
+# A failure keeps the folder of the finished runs and build logs (its path is printed); a success removes it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 pairs=5
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
         --before-dir) before_dir=$2; shift 2 ;;
         --after-dir) after_dir=$2; shift 2 ;;
         --json) json_out=$2; shift 2 ;;
-        -h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) break ;;
     esac
 done
@@ -55,11 +56,29 @@ checkout() {
         return 1
     }
     local dir=$scratch/${commit:0:12}
+    # A folder left by a stopped or failed `worktree add` is no checkout of COMMIT: made again.
+    if [ -d "$dir" ] && ! is_worktree "$dir" "$commit"; then
+        echo "bench-compare.sh: $dir is not a worktree at $rev; making it again" >&2
+        git -C "$repo" worktree remove --force "$dir" >&2 2>/dev/null || rm -rf "$dir"
+        git -C "$repo" worktree prune
+    fi
     if [ ! -d "$dir" ]; then
         mkdir -p "$scratch"
-        git -C "$repo" worktree add --detach "$dir" "$commit" >&2
+        # `set -e` does not reach into the caller's $(checkout ...): the status is checked here.
+        if ! git -C "$repo" worktree add --detach "$dir" "$commit" >&2; then
+            echo "bench-compare.sh: could not make a worktree of '$rev' at $dir" >&2
+            return 1
+        fi
     fi
     echo "$dir"
+}
+
+# Whether DIR is a worktree of its own (not a plain folder inside another checkout) with COMMIT checked out.
+is_worktree() {
+    local dir=$1 commit=$2 top
+    [ -f "$dir/.git" ] || return 1
+    top=$(git -C "$dir" rev-parse --show-toplevel 2>/dev/null) || return 1
+    [ "$top" = "$(cd "$dir" && pwd -P)" ] && [ "$(git -C "$dir" rev-parse HEAD 2>/dev/null)" = "$commit" ]
 }
 
 # Builds the release `ambience` of a checkout under the build lock, in its own scratch path; prints the binary.
@@ -76,11 +95,20 @@ build() {
 }
 
 runs=$(mktemp -d "${TMPDIR:-/tmp}/ambience-bench-compare-runs.XXXXXX")
-trap 'rm -rf "$runs"' EXIT
-before=$(checkout "$rev_before" "$before_dir")
-after=$(checkout "$rev_after" "$after_dir")
-before_bin=$(build "$before" before)
-after_bin=$(build "$after" after)
+# Removed only once the summary is made: a failure keeps the runs that finished (and the build logs).
+summarized=0
+finish() {
+    if [ "$summarized" = 1 ]; then
+        rm -rf "$runs"
+    else
+        echo "bench-compare.sh: stopped before the summary; the runs so far are kept in $runs" >&2
+    fi
+}
+trap finish EXIT
+before=$(checkout "$rev_before" "$before_dir") || exit 1
+after=$(checkout "$rev_after" "$after_dir") || exit 1
+before_bin=$(build "$before" before) || exit 1
+after_bin=$(build "$after" after) || exit 1
 export LANG=C.UTF-8 LC_ALL=C.UTF-8
 # One run of SIDE (before or after) in pair I: the load average before it, then its JSON (cwd its own checkout, for
 # the bench's assets).
@@ -109,3 +137,4 @@ describe() { git -C "$1" log -1 --format='%h %cs' 2>/dev/null || echo "$1"; }
 python3 "$repo/scripts/bench-compare.py" --runs "$runs" --pairs "$pairs" \
     --before "$rev_before ($(describe "$before"))" --after "$rev_after ($(describe "$after"))" \
     --arguments "bench --json $*" ${json_out:+--json "$json_out"}
+summarized=1
