@@ -10,10 +10,21 @@ Rows by the JSON's shape:
 Every figure is lower-is-better. Per row: the medians of the before and after runs, the median of the paired ratios
 after/before, their spread (lowest to highest), how many pairs came out worse, and the verdict by a sign test on the
 pairs: worse where so many pairs came out worse that a coin would do it less than once in 20 (one-sided; 7 of 7
-pairs, 8 of 9), better the other way, else within noise.
+pairs, 8 of 9), better the other way, else within noise. Fewer than 5 pairs can reach no verdict (a warning says so).
+
+Chance verdicts: each row gets two one-sided tests, each wrong by chance at most once in 20, so a row that did not
+change gets a verdict at most about once in 10 (the tests are discrete: at 9 pairs 2 x 10/512, about 1 in 26; at 7
+pairs 2/128, 1 in 64). A table of ~19 rows at 9 pairs shows at least one chance verdict in about half of the runs
+(1 - (1 - 0.039)^19 = 0.53). A verdict on one row in one run is a reason to measure that row again, not a finding:
+trust one that holds in separate runs.
+
+Rows are keyed by title; two rows with one title in a run are an error, never one overwriting the other. A median
+with no figure is written as null in the JSON (never NaN).
 
 Usage: bench-compare.py --runs DIR --pairs N --before TEXT --after TEXT --arguments TEXT [--json FILE]
-       bench-compare.py --from-json FILE      (the table again from a --json file)
+       bench-compare.py --from-json FILE [--json OUT]
+           the tables again from a --json file, or from a file holding several under keys of its own (as
+           docs/bench/layers.json); with --json, the same file with every summary made again by this script
 """
 import argparse
 import json
@@ -73,6 +84,10 @@ def rows_of(report):
     return number_rows(report)
 
 
+class DuplicateRow(Exception):
+    pass
+
+
 def usable(value):
     return isinstance(value, (int, float)) and value > 0 and value == value and value != float("inf")
 
@@ -87,7 +102,11 @@ def summarize(runs, pairs):
     titles, values = [], {}
     for i in range(1, pairs + 1):
         for side in ("before", "after"):
+            seen = set()
             for title, value in rows_of(runs[i][side]["report"]):
+                if title in seen:
+                    raise DuplicateRow(f"two rows titled '{title}' in the {side} run of pair {i}")
+                seen.add(title)
                 if title not in values:
                     titles.append(title)
                     values[title] = {"before": {}, "after": {}}
@@ -99,8 +118,8 @@ def summarize(runs, pairs):
                   if usable(before.get(i)) and usable(after.get(i))]
         row = {
             "row": title,
-            "before": statistics.median([v for v in before.values() if usable(v)] or [float("nan")]),
-            "after": statistics.median([v for v in after.values() if usable(v)] or [float("nan")]),
+            "before": median_or_none([v for v in before.values() if usable(v)]),
+            "after": median_or_none([v for v in after.values() if usable(v)]),
             "pairedRatios": ratios,
         }
         if ratios:
@@ -120,43 +139,37 @@ def summarize(runs, pairs):
     return summary
 
 
+def median_or_none(values):
+    return statistics.median(values) if values else None
+
+
 def figure(value):
-    if value != value:
+    if value is None or value != value:
         return "—"
     if value >= 100:
         return f"{value:,.0f}"
     return f"{value:.4g}" if value < 1 else f"{value:.3f}"
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    for name in ("--runs", "--before", "--after", "--arguments", "--json", "--from-json"):
-        parser.add_argument(name)
-    parser.add_argument("--pairs", type=int)
-    options = parser.parse_args()
+def comparisons(document, path=None):
+    """(path, comparison) for a --json file: itself (path None), or every comparison it holds at any depth, by the
+    keys that lead to it ("experiments.withLockSlot")."""
+    if "runs" in document:
+        return [(path, document)]
+    return [found for key, value in document.items() if isinstance(value, dict)
+            for found in comparisons(value, f"{path}.{key}" if path else key)]
+
+
+def runs_of(comparison):
     runs = {}
-    if options.from_json:
-        with open(options.from_json) as file:
-            document = json.load(file)
-        options.before, options.after = document["before"], document["after"]
-        options.arguments, options.pairs = document["arguments"], document["pairs"]
-        for run in document["runs"]:
-            runs.setdefault(run["pair"], {})[run["side"]] = {"load": run["loadAverage"], "report": run["report"]}
-    elif options.runs and options.pairs and options.before and options.after and options.arguments:
-        for i in range(1, options.pairs + 1):
-            runs[i] = {}
-            for side in ("before", "after"):
-                base = os.path.join(options.runs, f"{i}-{side}")
-                with open(base + ".load") as file:
-                    load = [float(part) for part in file.read().split()]
-                with open(base + ".json") as file:
-                    runs[i][side] = {"load": load, "report": json.load(file)}
-    else:
-        parser.error("give --from-json, or --runs, --pairs, --before, --after and --arguments")
-    summary = summarize(runs, options.pairs)
+    for run in comparison["runs"]:
+        runs.setdefault(run["pair"], {})[run["side"]] = {"load": run["loadAverage"], "report": run["report"]}
+    return runs
+
+
+def print_table(before, after, arguments, pairs, runs, summary):
     loads = [runs[i][side]["load"][0] for i in runs for side in ("before", "after")]
-    print(f"before: {options.before}; after: {options.after}; `{options.arguments}`, {options.pairs} pairs in turns "
-          "(the order swapped every pair)")
+    print(f"before: {before}; after: {after}; `{arguments}`, {pairs} pairs in turns (the order swapped every pair)")
     print(f"load average (1 min) at the runs' starts: {min(loads):.2f} to {max(loads):.2f}, median "
           f"{statistics.median(loads):.2f}; per pair (before, after): "
           + ", ".join(f"{runs[i]['before']['load'][0]:.2f}/{runs[i]['after']['load'][0]:.2f}" for i in runs))
@@ -171,19 +184,77 @@ def main():
                   f"{row['verdict']} |")
         else:
             print(f"| {row['row']} | {figure(row['before'])} | {figure(row['after'])} | — | — | — | {row['verdict']} |")
-    if options.json and not options.from_json:
-        document = {
+
+
+def warn_if_few(pairs):
+    if pairs < 5:
+        print(f"bench-compare.py: {pairs} pairs can reach no verdict (the sign test needs 5 pairs all one way: "
+              "1 in 32); every row will read within noise", file=sys.stderr)
+
+
+def write_json(document, path):
+    folder = os.path.dirname(os.path.abspath(path))
+    # Written to a temporary file beside it, then renamed, so that a stopped run leaves no half a file. No NaN or
+    # infinity: JSON has none (a missing figure is null).
+    with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as file:
+        json.dump(document, file, indent=1, allow_nan=False)
+        file.write("\n")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(file.name, 0o666 & ~umask)  # a temporary file is made private; the output is not
+    os.replace(file.name, path)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("--runs", "--before", "--after", "--arguments", "--json", "--from-json"):
+        parser.add_argument(name)
+    parser.add_argument("--pairs", type=int)
+    options = parser.parse_args()
+    try:
+        if options.from_json:
+            with open(options.from_json) as file:
+                document = json.load(file)
+            found = comparisons(document)
+            if not found:
+                parser.error(f"{options.from_json} holds no comparison (no \"runs\")")
+            for key, comparison in found:
+                if key is not None:
+                    print(f"## {key}\n")
+                runs = runs_of(comparison)
+                warn_if_few(comparison["pairs"])
+                comparison["summary"] = summarize(runs, comparison["pairs"])
+                print_table(comparison["before"], comparison["after"], comparison["arguments"], comparison["pairs"],
+                            runs, comparison["summary"])
+                print()
+            if options.json:
+                write_json(document, options.json)
+            return 0
+        if not (options.runs and options.pairs and options.before and options.after and options.arguments):
+            parser.error("give --from-json, or --runs, --pairs, --before, --after and --arguments")
+        warn_if_few(options.pairs)
+        runs = {}
+        for i in range(1, options.pairs + 1):
+            runs[i] = {}
+            for side in ("before", "after"):
+                base = os.path.join(options.runs, f"{i}-{side}")
+                with open(base + ".load") as file:
+                    load = [float(part) for part in file.read().split()]
+                with open(base + ".json") as file:
+                    runs[i][side] = {"load": load, "report": json.load(file)}
+        summary = summarize(runs, options.pairs)
+    except DuplicateRow as problem:
+        print(f"bench-compare.py: {problem}", file=sys.stderr)
+        return 1
+    print_table(options.before, options.after, options.arguments, options.pairs, runs, summary)
+    if options.json:
+        write_json({
             "before": options.before, "after": options.after, "arguments": options.arguments,
             "pairs": options.pairs, "summary": summary,
             "runs": [{"pair": i, "side": side, "loadAverage": runs[i][side]["load"], "report": runs[i][side]["report"]}
                      for i in runs for side in (("before", "after") if i % 2 else ("after", "before"))],
-        }
-        folder = os.path.dirname(os.path.abspath(options.json))
-        # Written to a temporary file beside it, then renamed, so that a stopped run leaves no half a file.
-        with tempfile.NamedTemporaryFile("w", dir=folder, delete=False, suffix=".tmp") as file:
-            json.dump(document, file, indent=1)
-            file.write("\n")
-        os.replace(file.name, options.json)
+        }, options.json)
+    return 0
 
 
 if __name__ == "__main__":
