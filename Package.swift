@@ -97,10 +97,13 @@ let package = Package(
         .target(name: "AmbienceC", dependencies: ["Ambience", "AmbienceDecoding", "AmbiencePlatform", "CAmbience"]),
         // SDL_mixer's public types and constants, declared from its documentation (not its header).
         .systemLibrary(name: "CSDLMixerABI"),
+        // The stand-in's look planning, pure arithmetic: a target of its own so that the integration tests reach it.
+        .target(name: "SDLMixerStandInSchedule", dependencies: ["AmbiencePlatform"]),
         // No test target may depend on this: the soname flag would reach the test binary. Tests load the built
         // library from C programs instead (Tests/SDLMixer).
         .target(
-            name: "SDLMixerStandIn", dependencies: ["Ambience", "AmbiencePlatform", "CSDLMixerABI", "CSDL2"],
+            name: "SDLMixerStandIn",
+            dependencies: ["Ambience", "AmbiencePlatform", "CSDLMixerABI", "CSDL2", "SDLMixerStandInSchedule"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-soname=libSDL2_mixer-2.0.so.0"])]),
         .executableTarget(name: "MixerStress", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceBench"], path: "Demos/MixerStress"),
         // The README's thirty seconds of Swift, word for word (ReadmeTests compares them and runs it).
@@ -161,7 +164,8 @@ let package = Package(
             name: "AmbienceIntegrationTests",
             dependencies: ["AmbienceDesktop", "AmbienceMusic", "AmbienceOutput", "Ambience", "AmbienceCore", "AmbienceDecoding", "AmbienceLibrary", "AmbienceMixer", "AmbiencePlatform",
                            "AmbienceTool", "AmbienceBench", "AmbienceHost", "GravityWaveCore", "AmbienceC", "CAmbience",
-                           "AmbienceTestSupport", "AmbienceAudioTestSupport", "AmbienceIntegrationSupport"]),
+                           "AmbienceTestSupport", "AmbienceAudioTestSupport", "AmbienceIntegrationSupport",
+                           "SDLMixerStandInSchedule"]),
         // The C API's suites outside the sound server's queue: its exit path, its log and its version.
         .testTarget(
             name: "AmbienceCAPITests",

@@ -153,7 +153,9 @@ private func install(
     in state: inout MixerState
 ) -> Int32 {
     let now = monotonicNanoseconds()
-    // Read before the voice starts: it plays from the next block rendered after this count.
+    // Read before the voice starts: it plays from the next block rendered after this count, or from the one after when
+    // a render is under way (the count grows once it returns). Then the end planned from it is a block early: one
+    // look finds the voice still sounding, and the next comes a tick later.
     let renderedBefore = request.device.engine.renderedFrames
     state.channels.slots[i].chunk = ChunkPointer(raw: request.record.chunk)
     state.channels.slots[i].chunkVolume = Int(request.record.chunk.pointee.volume)

@@ -1,4 +1,5 @@
 import Ambience
+import SDLMixerStandInSchedule
 
 // When the update thread runs next (UpdateThread.swift). It used to step every 10 ms while anything played; its
 // wake-ups were a third of the stand-in's CPU in `bench --sdl-mixer-stand-in` (each one a context switch, the
@@ -35,29 +36,10 @@ extension MixerState {
 }
 
 /// The engine's rendered-frame count when a play of `sound`, started after `rendered` frames, has had its last frame
-/// rendered (OpenAL Soft starts it with the next block).
+/// rendered (`SDLMixerStandInSchedule.endFrame`).
 func endFrame(of sound: Sound, from rendered: Int, engine: AudioEngine) -> Int {
-    rendered + sound.frames * engine.configuration.sampleRate / max(sound.sampleRate, 1)
-}
-
-/// How far the output has rendered, and how long a block takes at its measured pace. A one-shot's end is looked for
-/// once the block holding its last frame has been rendered: the engine sees a voice end only then (OpenAL Soft says
-/// the source stopped), so a look planned from the play's start and the clock alone came early whenever the output
-/// ran slower than the pace measured (SDL's disk driver under load: 5 to 12 of 32 to 47 wakes a second found nothing).
-/// Planned afresh at each wake from the frames left, the estimate's error is that of the last wait only.
-struct RenderPosition {
-    let frames: Int
-    let blockFrames: Int
-    let blockNanoseconds: Double
-
-    /// When the block that renders `frame` will have been rendered, planned from `now` (the last block may have been
-    /// rendered up to a block before `now`, so this is late by less than a block, never early at the measured pace),
-    /// plus a millisecond for the render itself; nil once it has been.
-    func look(forFrame frame: Int, now: Int) -> Int? {
-        guard frame > frames else { return nil }
-        let blocks = (frame - frames + blockFrames - 1) / blockFrames
-        return now + (Double(blocks) * blockNanoseconds).saturated(Int.self) + 1_000_000
-    }
+    SDLMixerStandInSchedule.endFrame(
+        frames: sound.frames, soundRate: sound.sampleRate, outputRate: engine.configuration.sampleRate, from: rendered)
 }
 
 /// The output's pace: frames rendered over a second or more of the monotonic clock, against the engine's rate. Taken
@@ -91,18 +73,16 @@ extension ChannelTable {
     func nextLook(_ i: Int, now: Int, render: RenderPosition?) -> Int? {
         let slot = slots[i]
         guard slot.voice != nil, !slot.paused else { return nil }
-        var look = slot.expiresAt ?? .max
-        if slot.fade != .none || slot.stream != nil || slot.loopsLeft > 0 {
-            look = min(look, now + updatePeriodNanoseconds)
-        } else if slot.loopsLeft == 0 {
-            if let end = slot.endFrame, let render {
-                look = min(look, render.look(forFrame: end, now: now) ?? now + updatePeriodNanoseconds)
+        let play: PlannedPlay =
+            if slot.fade != .none || slot.stream != nil || slot.loopsLeft > 0 {
+                .everyTick
+            } else if slot.loopsLeft == 0 {
+                .oneShot(endFrame: slot.endFrame, endsAt: slot.endsAt)
             } else {
-                let due = slot.endsAt ?? now
-                look = min(look, due > now ? due : now + updatePeriodNanoseconds)
+                .forever
             }
-        }
-        return look == .max ? nil : look
+        return SDLMixerStandInSchedule.nextLook(
+            expiresAt: slot.expiresAt, play: play, now: now, tick: updatePeriodNanoseconds, render: render)
     }
 
     /// The earliest `nextLook` of every channel.
