@@ -63,7 +63,8 @@ import Testing
         #expect(look(.oneShot(endFrame: 1_513, endsAt: now + 5_000_000), render: nil) == now + 5_000_000)
         #expect(look(.oneShot(endFrame: nil, endsAt: now - 1), render: position) == now + tick)
         #expect(look(.oneShot(endFrame: nil, endsAt: nil), render: nil) == now + tick)
-        #expect(nextLook(expiresAt: nil, play: .everyTick, now: .max - 1, tick: tick, render: nil) == nil,
+        #expect(
+            nextLook(expiresAt: nil, play: .everyTick, now: .max - 1, tick: tick, render: nil) == nil,
             "a tick past the clock's end saturates (and reads as no look), never traps")
     }
 }
