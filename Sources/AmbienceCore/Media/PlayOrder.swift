@@ -1,8 +1,9 @@
 /// The order the queue plays in, as queue indices: the queue's own order, or shuffled by songs or by albums. Pure
 /// (no locks, no I/O): the player keeps one under its lock, and `PlayOrderTests` test it by tables.
 ///
-/// Its collection accessors are `@inlinable`: the player (another module) walks it on every feeder round, where
-/// a call per index cost more than the index.
+/// Its collection accessors are `@inlinable` (and the type `@usableFromInline`, without which Swift 6.3 silently
+/// calls them): the player (another module) walks it on every feeder round, where a call per index cost more than
+/// the index.
 @usableFromInline package struct PlayOrder: RandomAccessCollection, Equatable {
     /// Order index → queue index.
     @usableFromInline package private(set) var queueIndices: [Int]

@@ -38,7 +38,8 @@ package struct StreamBuffer: Hashable, Sendable {
     /// played buffers, read the state and the playhead) see one moment of the stream.
     ///
     /// Inlinable, over a call that is not generic: the player calls it from another module on every round, where an
-    /// unspecialized generic call looked up `Optional<R>`'s metadata each time (issue #30's music stream cost).
+    /// unspecialized generic call looked up `Optional<R>`'s metadata each time (issue #30's music stream cost). The
+    /// type is `@usableFromInline` for it: Swift 6.3 silently calls the `@inlinable` members of a package type.
     @inlinable package func locked<R>(_ body: (borrowing Locked) -> R) -> R {
         var result: R?
         withLocked { result = body($0) }
