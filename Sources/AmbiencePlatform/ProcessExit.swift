@@ -15,7 +15,7 @@ import Synchronization
 /// 4. seals: from then on any other thread that calls into a mixer stays there until the process is gone, instead of
 ///    entering OpenAL while it is torn down. The exiting thread itself goes on: a C++ game's global destructors run
 ///    after this and may still call in, before the libraries' destructors.
-package enum ProcessExit {
+@usableFromInline package enum ProcessExit {
     /// How long the exit waits for renders that were in flight when it began.
     package static let renderDrainSeconds = 1.0
 
@@ -94,7 +94,7 @@ package enum ProcessExit {
     }
 
     /// Sleeps until the process is gone: the place of a thread that called in after the exit sealed the engines.
-    package static func stopForever() -> Never {
+    @usableFromInline package static func stopForever() -> Never {
         while true { pause() }
     }
 

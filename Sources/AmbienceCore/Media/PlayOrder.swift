@@ -1,15 +1,19 @@
 /// The order the queue plays in, as queue indices: the queue's own order, or shuffled by songs or by albums. Pure
 /// (no locks, no I/O): the player keeps one under its lock, and `PlayOrderTests` test it by tables.
-package struct PlayOrder: RandomAccessCollection, Equatable {
+///
+/// Its collection accessors are `@inlinable` (and the type `@usableFromInline`, without which Swift 6.3 silently
+/// calls them): the player (another module) walks it on every feeder round, where a call per index cost more than
+/// the index.
+@usableFromInline package struct PlayOrder: RandomAccessCollection, Equatable {
     /// Order index → queue index.
-    package private(set) var queueIndices: [Int]
+    @usableFromInline package private(set) var queueIndices: [Int]
 
     /// An order as given: empty for a new player; tests build their own.
     package init(queueIndices: [Int] = []) { self.queueIndices = queueIndices }
 
-    package var startIndex: Int { 0 }
-    package var endIndex: Int { queueIndices.count }
-    package subscript(orderIndex: Int) -> Int { queueIndices[orderIndex] }
+    @inlinable package var startIndex: Int { 0 }
+    @inlinable package var endIndex: Int { queueIndices.count }
+    @inlinable package subscript(orderIndex: Int) -> Int { queueIndices[orderIndex] }
 
     /// Builds the order for `items`. A shuffle is seeded, so it is the same each time; albums keep their disc and
     /// track order. The item at queue index `current`, if given, keeps playing: a shuffled order starts with it, as

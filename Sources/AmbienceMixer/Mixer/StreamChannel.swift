@@ -1,3 +1,5 @@
+import AmbiencePlatform
+
 /// One buffer of a music stream: an OpenAL buffer that only the mixer touches. The player keeps track of what each
 /// holds and hands it back to `StreamChannel.Locked.queue(_:stereo:rate:)` to fill.
 package struct StreamBuffer: Hashable, Sendable {
@@ -7,7 +9,7 @@ package struct StreamBuffer: Hashable, Sendable {
 /// A stream played through a bus (the music): an OpenAL source and the buffers queued on it, both owned by the mixer,
 /// which applies the bus's gain and ducking to it. The player drives it through `locked(_:)`, and its gain
 /// through `Mixer.setStreamGain`.
-package final class StreamChannel: @unchecked Sendable {
+@usableFromInline package final class StreamChannel: @unchecked Sendable {
     /// Where the stream is, as OpenAL's source state says.
     package enum State: Sendable, Equatable { case initial, playing, paused, stopped }
 
@@ -34,14 +36,27 @@ package final class StreamChannel: @unchecked Sendable {
 
     /// Runs `body` under the mixer's lock with its OpenAL context current, so that several calls (take back the
     /// played buffers, read the state and the playhead) see one moment of the stream.
-    package func locked<R>(_ body: (borrowing Locked) -> R) -> R {
+    ///
+    /// Inlinable, over a call that is not generic: the player calls it from another module on every round, where an
+    /// unspecialized generic call looked up `Optional<R>`'s metadata each time (issue #30's music stream cost). The
+    /// type is `@usableFromInline` for it: Swift 6.3 silently calls the `@inlinable` members of a package type.
+    @inlinable package func locked<R>(_ body: (borrowing Locked) -> R) -> R {
+        var result: R?
+        withLocked { result = body($0) }
+        // `withLocked` runs its body, or never returns once the process's exit has sealed the engines.
+        guard let result else { ProcessExit.stopForever() }
+        return result
+    }
+
+    /// `locked(_:)`'s lock, not generic, so that it is specialized here once and not looked up per call.
+    @usableFromInline func withLocked(_ body: (borrowing Locked) -> Void) {
         mixer.withLock { body(Locked(source: isRemoved ? nil : source)) }
     }
 
     /// The stream's calls, which exist only inside `locked(_:)`: a view that cannot be kept. Once the channel is
     /// removed they touch nothing (a stopped stream with nothing queued): a player closed twice, or pumped while
     /// closing, must not drive names OpenAL may have handed out again.
-    package struct Locked: ~Copyable {
+    @usableFromInline package struct Locked: ~Copyable {
         fileprivate let source: ALSource?
 
         package var state: State {
