@@ -219,8 +219,19 @@ enum RealPrograms {
             usleep(100_000)
         }
         program.terminate()
-        if !untilHeard { endedAsPlanned = program.terminationReason == .exit && program.terminationStatus == 124 }
         let elapsed = monotonicSeconds() - start
+        let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        // xvfb-run passes on timeout's 124, unless its own clean-up of its temporary folder fails after the run (seen
+        // under load): it then exits 5, whatever the program did, and says so. Such a run that lasted its whole time
+        // is taken as timeout's end; the program's own failures still show (a crash ends it early).
+        let xvfbCleanUpFailed =
+            display && program.terminationReason == .exit && program.terminationStatus == 5
+            && output.contains("xvfb-run: error: problem while cleaning up temporary directory")
+            && elapsed >= seconds
+        let status =
+            xvfbCleanUpFailed
+            ? 124 : program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus
+        if !untilHeard { endedAsPlanned = status == 124 }
         for recorder in recorders {
             recorder.signalGroup(SIGINT)
             recorder.waitForExit(within: 5)
@@ -231,10 +242,8 @@ enum RealPrograms {
         if untilHeard, let start = Recording.firstSoundByte(in: first) {
             first = first.subdata(in: start..<min(start + wanted, first.count))
         }
-        let output = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         return RealProgramRun(
-            status: program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus,
-            endedAsPlanned: endedAsPlanned, seconds: elapsed, recording: Recording(raw: first),
+            status: status, endedAsPlanned: endedAsPlanned, seconds: elapsed, recording: Recording(raw: first),
             recordings: recorded.mapValues(RecordedSamples.init), mixerLibraries: mapped, output: output)
     }
 
