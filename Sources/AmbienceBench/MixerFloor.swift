@@ -235,7 +235,7 @@ public enum MixerFloor {
             pcm.withUnsafeMutableBytes { raw in
                 while filled < bytes {
                     let target = raw.baseAddress!.advanced(by: filled).assumingMemoryBound(to: CChar.self)
-                    let got = ov_read(file, target, Int32(bytes - filled), 0, 2, 1, nil)
+                    let got = ov_read(file, target, Int32(clamping: bytes - filled), 0, 2, 1, nil)
                     if got > 0 {
                         filled += got
                         rewound = false
