@@ -80,17 +80,17 @@ public enum MixerFloor {
 
         let names = ["explosion", "laser", "pickup", "thrust-loop", "ui-click"]
         var buffers = [ALuint](repeating: 0, count: names.count)
-        alGenBuffers(ALsizei(buffers.count), &buffers)
-        defer { alDeleteBuffers(ALsizei(buffers.count), buffers) }
+        alGenBuffers(ALsizei(clamping: buffers.count), &buffers)
+        defer { alDeleteBuffers(ALsizei(clamping: buffers.count), buffers) }
         for (buffer, name) in zip(buffers, names) {
             try loadWAV(assets + "/SFX/\(name).wav", into: buffer, stereo: stereoChunks)
         }
         var sources = [ALuint](repeating: 0, count: MixerScene.effectChannels)
-        alGenSources(ALsizei(sources.count), &sources)
+        alGenSources(ALsizei(clamping: sources.count), &sources)
         guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot make \(sources.count) sources") }
         defer {
-            alSourceStopv(ALsizei(sources.count), sources)
-            alDeleteSources(ALsizei(sources.count), sources)
+            alSourceStopv(ALsizei(clamping: sources.count), sources)
+            alDeleteSources(ALsizei(clamping: sources.count), sources)
         }
         for (i, source) in sources.enumerated() {
             alSourcei(source, AL_BUFFER, ALint(bitPattern: buffers[i % buffers.count]))
@@ -115,7 +115,7 @@ public enum MixerFloor {
             SDL_CloseAudioDevice(output)
             outputOpen = false
         }
-        alSourcePlayv(ALsizei(sources.count), sources)
+        alSourcePlayv(ALsizei(clamping: sources.count), sources)
 
         let start = monotonicNanoseconds()
         let end = start + (seconds * 1e9).saturated(Int.self)
@@ -155,12 +155,14 @@ public enum MixerFloor {
                 start: UnsafeRawPointer(bytes).assumingMemoryBound(to: Int16.self), count: Int(length) / 2)
             let both = mono.flatMap { [$0, $0] }
             both.withUnsafeBytes {
-                alBufferData(buffer, AL_FORMAT_STEREO16, $0.baseAddress, ALsizei($0.count), ALsizei(spec.freq))
+                alBufferData(
+                    buffer, AL_FORMAT_STEREO16, $0.baseAddress, ALsizei(clamping: $0.count),
+                    ALsizei(clamping: spec.freq))
             }
         } else {
             alBufferData(
                 buffer, spec.channels == 1 ? AL_FORMAT_MONO16 : AL_FORMAT_STEREO16, bytes, ALsizei(clamping: length),
-                ALsizei(spec.freq))
+                ALsizei(clamping: spec.freq))
         }
         guard alGetError() == AL_NO_ERROR else { throw .openAL("cannot upload \(path)") }
     }
@@ -192,11 +194,11 @@ public enum MixerFloor {
             rate = info.rate
             pcm = [Int16](repeating: 0, count: MixerFloor.musicBufferFrames * Int(info.channels))
             alGenSources(1, &source)
-            alGenBuffers(ALsizei(buffers.count), &buffers)
+            alGenBuffers(ALsizei(clamping: buffers.count), &buffers)
             alSourcei(source, AL_SOURCE_RELATIVE, AL_TRUE)
             alSourcef(source, AL_GAIN, Float(MixerScene.musicVolume) / 128)
             for buffer in buffers { fill(buffer) }
-            alSourceQueueBuffers(source, ALsizei(buffers.count), buffers)
+            alSourceQueueBuffers(source, ALsizei(clamping: buffers.count), buffers)
             alSourcePlay(source)
             guard alGetError() == AL_NO_ERROR else {
                 close()
@@ -253,7 +255,7 @@ public enum MixerFloor {
         func close() {
             alSourceStop(source)
             alDeleteSources(1, &source)
-            alDeleteBuffers(ALsizei(buffers.count), buffers)
+            alDeleteBuffers(ALsizei(clamping: buffers.count), buffers)
             ov_clear(file)
             file.deallocate()
         }
