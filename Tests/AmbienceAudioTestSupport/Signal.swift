@@ -39,6 +39,14 @@ struct Signal {
         return (sum / Double(count)).squareRoot()
     }
 
+    /// Root mean square of channel 0's difference from `reference` (a sample a frame) over `range`: how far a render
+    /// strays from the one signal it should follow (both sides of a join in the music tests).
+    func rmsError(against reference: [Float], _ range: Range<Int>) -> Double {
+        guard !range.isEmpty else { return 0 }
+        let sum = range.reduce(0.0) { $0 + pow(Double(samples[$1 * channels] - reference[$1]), 2) }
+        return (sum / Double(range.count)).squareRoot()
+    }
+
     func peak(_ range: Range<Int>? = nil) -> Float {
         let r = (range ?? 0..<frames).clamped(to: 0..<frames)
         var p: Float = 0

@@ -99,12 +99,8 @@ import Testing
         // leave the second side out of step with it. (Each file's hard edge rings a little in a lossy codec, so the
         // few hundred samples at the cut itself are left out.)
         let original = try AudioFile.decode(whole).samples
-        func error(_ range: Range<Int>) -> Double {
-            (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count))
-                .squareRoot()
-        }
-        #expect(error((cut - 4_000)..<(cut - 400)) < 0.03)
-        #expect(error((cut + 400)..<(cut + 4_000)) < 0.03)
+        #expect(out.rmsError(against: original, (cut - 4_000)..<(cut - 400)) < 0.03)
+        #expect(out.rmsError(against: original, (cut + 400)..<(cut + 4_000)) < 0.03)
         #expect(out.rms((cut - 400)..<(cut + 400)) > 0.3)
         // The two files add up to the original length, sample-exactly.
         let end = try #require((0..<out.frames).last { abs(out.samples[$0 * 2]) > 1e-4 })

@@ -167,12 +167,8 @@ import Testing
             #expect(out.peak(96_000..<110_000) == 0)
         } else {
             // As the Ogg Vorbis and MP3 joins are held to (MusicPlayerTests): both sides follow the one sine.
-            func error(_ range: Range<Int>) -> Double {
-                (range.reduce(0.0) { $0 + pow(Double(out.samples[$1 * 2] - original[$1]), 2) } / Double(range.count))
-                    .squareRoot()
-            }
-            #expect(error((cut - 4_000)..<(cut - 400)) < 0.03)
-            #expect(error((cut + 400)..<(cut + 4_000)) < 0.03)
+            #expect(out.rmsError(against: original, (cut - 4_000)..<(cut - 400)) < 0.03)
+            #expect(out.rmsError(against: original, (cut + 400)..<(cut + 4_000)) < 0.03)
             #expect(out.rms((cut - 400)..<(cut + 400)) > 0.3)
             let end = try #require((0..<out.frames).last { abs(out.samples[$0 * 2]) > 1e-4 })
             #expect(abs(end - 96_000) <= 30)
