@@ -44,13 +44,13 @@ let package = Package(
         .systemLibrary(name: "COpenMPT", providers: [.apt(["libopenmpt-dev"])]),
         .systemLibrary(name: "CFluidSynth", providers: [.apt(["libfluidsynth-dev"])]),
         .systemLibrary(name: "CSDLTTF", providers: [.apt(["libsdl2-ttf-dev"])]),
-        // gettext from glibc (libintl.h), for the demo game's translations.
+        // gettext from glibc (libintl.h): Platform's message catalogs, for the demo game's translations.
         .systemLibrary(name: "CIntl", providers: [.apt(["libc6-dev"])]),
         // Only the side-by-side benchmark links SDL_mixer.
         .systemLibrary(name: "CSDLMixer", providers: [.apt(["libsdl2-mixer-dev"])]),
-        // The one gateway to the OS (libc, threads, files, processes): no C target of ours, so an arrow from it
-        // back up into the engine is a compile error.
-        .target(name: "AmbiencePlatform"),
+        // The one gateway to the OS (libc, threads, files, processes): no C of its own (CIntl is glibc's libintl.h,
+        // nothing to link), so an arrow from it back up into the engine is a compile error.
+        .target(name: "AmbiencePlatform", dependencies: ["CIntl"]),
         // The vocabulary the layers share (decoded audio, media items, the session, the sound server's model) and the
         // pure rules over it: no C at all, so the session and route tables build and test without any library.
         .target(name: "AmbienceCore", dependencies: ["AmbiencePlatform"]),
@@ -111,8 +111,8 @@ let package = Package(
         // The SDL2 game loop: window, events -> session, fixed time step, engine.update() once per frame.
         .target(name: "AmbienceHost", dependencies: ["Ambience", "AmbiencePlatform", "CSDL2", "CSDLTTF", "CSDLImage"]),
         // The demo game: its logic in a library (so tests can drive it), main.swift beside it.
-        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceHost", "CIntl"], path: "Demos/GravityWave/Core"),
-        .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore"], path: "Demos/GravityWave", exclude: ["Core"]),
+        .target(name: "GravityWaveCore", dependencies: ["Ambience", "AmbiencePlatform", "AmbienceHost"], path: "Demos/GravityWave/Core"),
+        .executableTarget(name: "GravityWave", dependencies: ["GravityWaveCore", "AmbiencePlatform"], path: "Demos/GravityWave", exclude: ["Core"]),
         // The tests, split by what they need (Tests/README.md). The helpers are test targets (no tests of their own)
         // that the others `@testable import`, layered like the sources so that a unit target builds only its layer:
         // AmbienceTestSupport (child processes, fixtures made by sox, waiting) on Platform, AmbienceAudioTestSupport

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Raw libc calls outside AmbiencePlatform: the lint that keeps Sources/AmbiencePlatform the one gateway to the OS.
+"""Raw libc calls outside AmbiencePlatform: the lint that keeps Sources/AmbiencePlatform the one gateway to the OS,
+for the engine and the demos alike.
 
 A call is an identifier followed by `(` that libc.so.6 or libm.so.6 exports (`nm -D --defined-only`), written
 bare or as `Glibc.name(` / `Foundation.name(`; a read or write of `errno` counts too. The module-prefixed form
@@ -12,9 +13,9 @@ C function takes (a trailing closure counts as one). `errno:` right after `(` or
 use. Comments (block comments nest) and the text of string literals (`"..."`, `\"\"\"...\"\"\"`, raw `#"..."#`) are
 not code; an interpolation `\\( ... )` in a string is.
 
-Scope: every Swift file under Sources/ except Sources/AmbiencePlatform/ (the gateway) and the C targets. There is
-no allowlist: every hit is printed as `path:line: call` and fails (exit 1). A call that is missing goes into
-AmbiencePlatform as a wrapper.
+Scope: every Swift file under Sources/ and Demos/ except Sources/AmbiencePlatform/ (the gateway) and the C targets
+(a folder named C and a capital, `Sources/CIntl`, `Demos/CGameLoop`). There is no allowlist: every hit is printed
+as `path:line: call` and fails (exit 1). A call that is missing goes into AmbiencePlatform as a wrapper.
 
   python3 scripts/raw-libc.py             lint (CI)
   python3 scripts/raw-libc.py --count     the number of hits and files
@@ -26,9 +27,12 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GATEWAY = "Sources/AmbiencePlatform/"
+# The folders scanned: the engine's targets and the demos (each of them an executable or a library of the package).
+SCANNED = ("Sources", "Demos")
 # The engine's targets above the gateway, for --count's second line (the facade's folder is the last one left).
 ENGINE = ("Sources/AmbienceCore/", "Sources/AmbienceDecoding/", "Sources/AmbienceMixer/", "Sources/AmbienceLibrary/",
           "Sources/AmbienceOutput/", "Sources/AmbienceDesktop/", "Sources/AmbienceMusic/",
@@ -211,18 +215,20 @@ def scan_text(text, symbols):
     return [(line_of(offset), name) for offset, name in sorted(hits)]
 
 
-def scanned_files():
-    for folder, subfolders, files in os.walk(os.path.join(ROOT, "Sources")):
-        subfolders.sort()
-        relative = os.path.relpath(folder, ROOT) + "/"
-        if relative.startswith(GATEWAY):
-            continue
-        top = relative.split("/")[1]
-        if top.startswith("C") and top[1:2].isupper():
-            continue  # a C target
-        for name in sorted(files):
-            if name.endswith(".swift"):
-                yield relative + name
+def scanned_files(root=ROOT):
+    """The Swift files under `SCANNED` in `root`, relative to it, but the gateway's and the C targets'."""
+    for scanned in SCANNED:
+        for folder, subfolders, files in os.walk(os.path.join(root, scanned)):
+            subfolders.sort()
+            relative = os.path.relpath(folder, root) + "/"
+            if relative.startswith(GATEWAY):
+                continue
+            top = relative.split("/")[1]
+            if top.startswith("C") and top[1:2].isupper():
+                continue  # a C target
+            for name in sorted(files):
+                if name.endswith(".swift"):
+                    yield relative + name
 
 
 def verdict(hits):
@@ -326,9 +332,22 @@ def self_test(symbols):
     messages, status = verdict([])
     if status != 0 or messages:
         failures.append(f"no hit: exit {status}, messages {messages}, expected exit 0 and no message")
+    # The scope: Sources/ and Demos/, without the gateway, the C targets and anything else (Tests/).
+    with tempfile.TemporaryDirectory() as root:
+        tree = ["Sources/AmbiencePlatform/Gate.swift", "Sources/CIntl/Shim.swift", "Sources/AmbienceCore/Core.swift",
+                "Sources/AmbienceCore/notes.md", "Demos/CGameLoop/Loop.swift", "Demos/GravityWave/main.swift",
+                "Demos/GravityWave/Core/Settings.swift", "Demos/MixerStress/main.swift", "Tests/T/Test.swift"]
+        for path in tree:
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+            open(os.path.join(root, path), "w").close()
+        scanned = list(scanned_files(root))
+    expected = ["Sources/AmbienceCore/Core.swift", "Demos/GravityWave/main.swift",
+                "Demos/GravityWave/Core/Settings.swift", "Demos/MixerStress/main.swift"]
+    if scanned != expected:
+        failures.append(f"scope: scanned {scanned}, expected {expected}")
     if failures:
         sys.exit("raw-libc: self-test failed:\n  " + "\n  ".join(failures))
-    print(f"raw-libc: self-test passed ({len(SELF_TESTS) + 2} cases)")
+    print(f"raw-libc: self-test passed ({len(SELF_TESTS) + 3} cases)")
 
 
 def main(arguments):

@@ -1,5 +1,5 @@
-import Glibc
 // gravity-wave: the Ambience demo game. Everything but the start lives in GravityWaveCore.
+import AmbiencePlatform
 import GravityWaveCore
 
-exit(GravityWaveApp.main(arguments: Array(CommandLine.arguments.dropFirst())))
+ProcessExit.end(status: GravityWaveApp.main(arguments: Array(CommandLine.arguments.dropFirst())))

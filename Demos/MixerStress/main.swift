@@ -7,18 +7,16 @@
 import Ambience
 import AmbienceBench
 import AmbiencePlatform
-import Glibc
 
 /// One line on stderr, shown through `TerminalText`: an error's file name cannot act on the terminal.
 func complain(_ message: String) {
-    let bytes = Array((TerminalText.shown(message) + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    StandardStream.error.writeWhole(TerminalText.shown(message) + "\n")
 }
 
 let words = CommandLine.arguments.dropFirst().map { Int($0) }
 guard words.allSatisfy({ $0 != nil && $0! > 0 }), words.count <= 3 else {
     complain("usage: MixerStress [VOICES] [SECONDS] [REAL]   (whole numbers above 0)")
-    exit(2)
+    ProcessExit.end(status: 2)
 }
 let voices = words.count > 0 ? words[0]! : 4096
 let seconds = words.count > 1 ? words[1]! : 5
@@ -48,5 +46,5 @@ do {
         """)
 } catch {
     complain("MixerStress: \(error)")
-    exit(1)
+    ProcessExit.end(status: 1)
 }

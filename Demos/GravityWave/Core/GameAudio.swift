@@ -1,5 +1,5 @@
 import Ambience
-import Glibc
+import AmbiencePlatform
 
 /// The game's sound effects through the engine: one-shots placed in 3D by screen position, the ship's engine as a
 /// looping voice that follows the thrust, the interface on the `ui` bus, and (for measuring) a crowd of quiet
@@ -140,13 +140,10 @@ final class GameAudio {
 extension GameAudio {
     /// The soundtrack: every `.ogg`, `.mp3` and `.wav` file in `folder`, in name order.
     static func musicFiles(in folder: String) -> [String] {
-        guard let directory = opendir(folder) else { return [] }
-        defer { closedir(directory) }
+        guard let entries = try? Directory.entries(rawPath: Array(folder.utf8)) else { return [] }
         var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+        for entry in entries {
+            let name = String(decoding: entry.name, as: UTF8.self)
             let lower = name.lowercased()
             if !name.hasPrefix("."), lower.hasSuffix(".ogg") || lower.hasSuffix(".mp3") || lower.hasSuffix(".wav") {
                 names.append(name)

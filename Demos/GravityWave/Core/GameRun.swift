@@ -278,12 +278,9 @@ public enum GravityWaveApp {
 
     /// `Assets/` in the current folder, or beside the program or up to five folders above it (`.build/debug/…`).
     public static func findAssets() -> String? {
-        func holdsAssets(_ folder: String) -> Bool { access("\(folder)/SFX/laser.wav", R_OK) == 0 }
+        func holdsAssets(_ folder: String) -> Bool { FilePaths.isReadable("\(folder)/SFX/laser.wav") }
         if holdsAssets("Assets") { return "Assets" }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        guard length > 0 else { return nil }
-        var folder = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard var folder = ProcessIdentity.executablePath else { return nil }
         for _ in 0..<6 {
             guard let slash = folder.lastIndex(of: "/") else { return nil }
             folder = String(folder[..<slash])
@@ -295,7 +292,6 @@ public enum GravityWaveApp {
     /// One line on stderr, then `trailer` (the game's own text, such as its usage) as it is. `message` carries
     /// paths and libraries' errors, so it is shown through `TerminalText`: one inert line, whatever it holds.
     static func complain(_ message: String, then trailer: String? = nil) {
-        let bytes = Array((TerminalText.shown(message) + "\n" + (trailer.map { $0 + "\n" } ?? "")).utf8)
-        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        StandardStream.error.writeWhole(TerminalText.shown(message) + "\n" + (trailer.map { $0 + "\n" } ?? ""))
     }
 }

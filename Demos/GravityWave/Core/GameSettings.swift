@@ -1,4 +1,4 @@
-import Glibc
+import AmbiencePlatform
 
 /// What the game remembers between runs, in `$XDG_CONFIG_HOME/ambience/gravity-wave.conf` (or `~/.config/…`):
 /// `key = value` lines; unknown keys and bad values are ignored.
@@ -53,37 +53,26 @@ public struct GameSettings: Sendable, Equatable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Writes atomically: a temporary file in the same folder, synced, then renamed over `path`. Creates the folder.
+    /// Writes atomically (`AtomicFile`): a temporary file in the same folder, synced, then renamed over `path`; a
+    /// new file is 0644 less the umask, a replaced one keeps its permission bits. Creates the folder.
     public func save(to path: String) throws(SettingsError) {
-        guard let slash = path.lastIndex(of: "/") else { throw .cannotWrite(path, reason: "not an absolute path") }
-        let folder = String(path[..<slash])
+        guard path.contains("/") else { throw .cannotWrite(path, reason: "not an absolute path") }
         if let problem = makeParentFolders(of: path) { throw .cannotWrite(path, reason: problem) }
-        let temporary = "\(folder)/.\(path[path.index(after: slash)...]).tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw .cannotWrite(path, reason: String(cString: strerror(errno))) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        let code = errno
-        close(fd)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(written == bytes.count && synced ? errno : code))
-            unlink(temporary)
-            throw .cannotWrite(path, reason: reason)
+        do throws(AtomicFileError) {
+            try AtomicFile.write(Array(text.utf8), to: path, permissions: 0o644)
+        } catch {
+            throw .cannotWrite(path, reason: error.description)
         }
     }
 
+    /// The file's first 64 KiB as text; nil when it is missing, unreadable or not a regular file.
     private static func readText(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 16 {
-            let n = chunk.withUnsafeMutableBytes { fread($0.baseAddress, 1, 4096, file) }
-            if n == 0 { break }
-            bytes += chunk[0..<n]
+        do throws(Errno) {
+            let (file, _) = try FileDescriptor.openRegularFile(path)
+            return String(decoding: try file.readToEnd(limit: 1 << 16), as: UTF8.self)
+        } catch {
+            return nil
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     static func format(_ gain: Float) -> String {
@@ -98,7 +87,7 @@ func makeParentFolders(of path: String) -> String? {
     var partial = path.hasPrefix("/") ? "" : "."
     for part in path[..<slash].split(separator: "/") {
         partial += "/\(part)"
-        if mkdir(partial, 0o755) != 0 && errno != EEXIST { return "\(partial): \(String(cString: strerror(errno)))" }
+        do throws(Errno) { try FilePaths.makeFolder(partial) } catch { return "\(partial): \(error)" }
     }
     return nil
 }

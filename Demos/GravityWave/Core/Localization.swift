@@ -1,5 +1,4 @@
-import CIntl
-import Glibc
+import AmbiencePlatform
 
 /// The game's text in the user's language, through GNU gettext as glibc has it: `dgettext` on the catalogs in
 /// `Assets/locale/<language>/LC_MESSAGES/gravity-wave.mo` (compiled by `msgfmt` from `Assets/locale/<language>.po`).
@@ -7,9 +6,10 @@ import Glibc
 ///
 /// gettext, not SwiftPM resources: it is what a Linux program uses (translators know the `.po` tools, and the
 /// language follows `LANGUAGE`, `LC_ALL`, `LC_MESSAGES` and `LANG` the way every other program on the desktop does),
-/// and it needs nothing beyond libc. The only file of the game that calls it.
+/// and it needs nothing beyond libc. The game's rule for the language is here; the calls are Platform's
+/// (`ProcessLocale`, `MessageCatalog`).
 public enum Localization {
-    static let domain = "gravity-wave"
+    static let catalog = MessageCatalog(domain: "gravity-wave")
 
     /// Starts gettext for the `gravity-wave` program: the user's locale, the catalogs under `folder`, UTF-8 out
     /// whatever the locale's character set (SDL_ttf draws UTF-8). Returns the language asked for, or nil for none.
@@ -21,14 +21,13 @@ public enum Localization {
     /// Called once at start-up, before any thread: it sets the process's locale and environment.
     @discardableResult
     public static func start(catalogs folder: String, environment: [String: String]) -> String? {
-        _ = setlocale(LC_ALL, "")
+        ProcessLocale.set(.all, to: "")
         let language = messagesLocale(environment: environment)
-        if setlocale(LC_MESSAGES, "") == nil, let language, environment["LANGUAGE"]?.isEmpty ?? true {
-            _ = setlocale(LC_MESSAGES, "C.UTF-8")
-            setenv("LANGUAGE", language, 1)
+        if !ProcessLocale.set(.messages, to: ""), let language, environment["LANGUAGE"]?.isEmpty ?? true {
+            ProcessLocale.set(.messages, to: "C.UTF-8")
+            try? ProcessEnvironment.set("LANGUAGE", to: language)
         }
-        _ = bindtextdomain(domain, folder)
-        _ = bind_textdomain_codeset(domain, "UTF-8")
+        catalog.bind(catalogs: folder)
         return language
     }
 
@@ -43,7 +42,7 @@ public enum Localization {
 
     /// `english` in the user's language, with `{1}`, `{2}`… replaced by `arguments` (a translation may reorder them).
     static func text(_ english: String, _ arguments: [String]) -> String {
-        var text = english.withCString { String(cString: dgettext(domain, $0)) }
+        var text = catalog.translation(of: english)
         for (index, argument) in arguments.enumerated() { text = text.replacing("{\(index + 1)}", with: argument) }
         return text
     }
