@@ -120,7 +120,8 @@ final class PulseOutputStream: @unchecked Sendable {
         pulse.pa_stream_set_state_callback(stream, Self.streamStateCallback, userdata)
         pulse.pa_stream_set_write_callback(stream, Self.writeCallback, userdata)
         pulse.pa_stream_set_underflow_callback(stream, Self.underflowCallback, userdata)
-        var attributes = buffering.attributes(blockBytes: blockFrames * Self.frameBytes)
+        var attributes = buffering.attributes(
+            blockFrames: blockFrames, frameBytes: Self.frameBytes, sampleRate: sampleRate)
         let flags = buffering.adjustLatency ? PA_STREAM_ADJUST_LATENCY : PA_STREAM_NOFLAGS
         guard pulse.pa_stream_connect_playback(stream, sink?.name, &attributes, flags, nil, nil) >= 0 else {
             throw .pulse(lastError)
@@ -304,15 +305,21 @@ private final class SinkQuery {
 }
 
 extension PulseBuffering {
-    /// libpulse's buffer attributes for blocks of `blockBytes`; maxlength is left to the server.
-    func attributes(blockBytes: Int) -> pa_buffer_attr {
-        func bytes(_ blocks: Int) -> UInt32 {
-            let (product, overflow) = max(blocks, 0).multipliedReportingOverflow(by: max(blockBytes, 0))
-            return overflow ? UInt32.max - 1 : UInt32(clamping: product)
+    /// libpulse's buffer attributes for blocks of `blockFrames` frames of `frameBytes` at `sampleRate`; maxlength is
+    /// left to the server.
+    func attributes(blockFrames: Int, frameBytes: Int, sampleRate: Int) -> pa_buffer_attr {
+        func bytes(frames: Int) -> UInt32 {
+            let (product, overflow) = max(frames, 0).multipliedReportingOverflow(by: max(frameBytes, 0))
+            return overflow ? UInt32.max - 1 : min(UInt32(clamping: product), UInt32.max - 1)
+        }
+        func bytes(blocks: Int) -> UInt32 {
+            let (frames, overflow) = max(blocks, 0).multipliedReportingOverflow(by: max(blockFrames, 0))
+            return overflow ? UInt32.max - 1 : bytes(frames: frames)
         }
         return pa_buffer_attr(
-            maxlength: UInt32.max, tlength: bytes(targetBlocks), prebuf: bytes(prebufferBlocks),
-            minreq: requestBlocks == 0 ? UInt32.max : bytes(requestBlocks), fragsize: UInt32.max)
+            maxlength: UInt32.max, tlength: bytes(frames: targetFrames(blockFrames: blockFrames, sampleRate: sampleRate)),
+            prebuf: bytes(blocks: prebufferBlocks),
+            minreq: requestBlocks == 0 ? UInt32.max : bytes(blocks: requestBlocks), fragsize: UInt32.max)
     }
 }
 
