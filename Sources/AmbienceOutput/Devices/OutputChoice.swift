@@ -95,6 +95,18 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         return block + min(whole - block, max(block / 2, slackFrames))
     }
 
+    /// `minreq` in frames (nil: the server's choice): at most the slack, so the server asks as soon as a block fits.
+    /// PulseAudio keeps `tlength` at least twice `minreq` under `adjust`, so a whole-block `minreq` would put a long
+    /// block's queue back to two blocks (granted 2,072 frames for 1,536 asked, at 1,024).
+    package func requestFrames(blockFrames: Int, sampleRate: Int) -> Int? {
+        guard requestBlocks > 0 else { return nil }
+        let block = max(blockFrames, 1)
+        let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
+        let slack = targetFrames(blockFrames: block, sampleRate: sampleRate) - block
+        guard slackMicroseconds > 0, slack > 0 else { return overflow ? Int.max / 2 : asked }
+        return overflow ? slack : min(asked, slack)
+    }
+
     /// `AMBIENCE_PULSE_BUFFER` over `chosen`; a malformed value is logged and ignored.
     package static var configured: PulseBuffering {
         guard let text = ProcessEnvironment.value("AMBIENCE_PULSE_BUFFER"), !text.isEmpty else { return chosen }

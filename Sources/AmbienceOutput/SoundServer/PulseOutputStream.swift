@@ -316,10 +316,11 @@ extension PulseBuffering {
             let (frames, overflow) = max(blocks, 0).multipliedReportingOverflow(by: max(blockFrames, 0))
             return overflow ? UInt32.max - 1 : bytes(frames: frames)
         }
+        let request = requestFrames(blockFrames: blockFrames, sampleRate: sampleRate)
         return pa_buffer_attr(
             maxlength: UInt32.max, tlength: bytes(frames: targetFrames(blockFrames: blockFrames, sampleRate: sampleRate)),
             prebuf: bytes(blocks: prebufferBlocks),
-            minreq: requestBlocks == 0 ? UInt32.max : bytes(blocks: requestBlocks), fragsize: UInt32.max)
+            minreq: request.map { bytes(frames: $0) } ?? UInt32.max, fragsize: UInt32.max)
     }
 }
 

@@ -55,12 +55,19 @@ import Testing
         let chosen = PulseBuffering.chosen
         let at48k = [128, 256, 512, 1024, 2048].map { chosen.targetFrames(blockFrames: $0, sampleRate: 48_000) }
         #expect(at48k == [256, 512, 768, 1536, 3072])
+        // The server asks as soon as a block fits: minreq is the slack, a whole block only for short blocks.
+        let requests = [128, 256, 512, 1024].map { chosen.requestFrames(blockFrames: $0, sampleRate: 48_000) }
+        #expect(requests == [128, 256, 256, 512])
         // 5,333 µs at 44.1 kHz is 235 frames: less than a 256-frame block, more than half of one.
         #expect(chosen.targetFrames(blockFrames: 256, sampleRate: 44_100) == 256 + 235)
         // No slack asked, or one block asked: whole blocks, as the bench's overrides set them.
         var whole = chosen
         whole.slackMicroseconds = 0
         #expect(whole.targetFrames(blockFrames: 1024, sampleRate: 48_000) == 2048)
+        #expect(whole.requestFrames(blockFrames: 1024, sampleRate: 48_000) == 1024)
+        whole.requestBlocks = 0
+        #expect(whole.requestFrames(blockFrames: 1024, sampleRate: 48_000) == nil)
+        whole.requestBlocks = 1
         whole.targetBlocks = 1
         whole.slackMicroseconds = 5_333
         #expect(whole.targetFrames(blockFrames: 1024, sampleRate: 48_000) == 1024)
