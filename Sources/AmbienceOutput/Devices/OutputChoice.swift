@@ -53,8 +53,8 @@ extension OutputBackend {
 }
 
 /// How deep the libpulse output's server buffer is: one mix block (period) plus a slack that covers the next block's
-/// render. Chosen by measurement (README, "Small periods" and "Trigger-to-sound latency"); `AMBIENCE_PULSE_BUFFER`
-/// (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333`) overrides it, for the bench.
+/// render. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
+/// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333`) overrides it, for the bench.
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `tlength` in blocks, at most: what the server keeps queued for us.
     package var targetBlocks: Int
@@ -65,13 +65,13 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `PA_STREAM_ADJUST_LATENCY`: the server sets the sink's latency from `tlength` instead of queueing on top of it.
     package var adjustLatency: Bool
     /// How much of `tlength` past its first block is kept for long blocks, in µs: the slack is cut to this, or to
-    /// half a block if that is more (0 keeps whole blocks). A short block's slack is a whole block, which a burst of
-    /// scheduling delay needs; a long block's render fits in half of it, and a whole one would only add latency
-    /// (1,024 frames with two blocks queued: 9.6 ms over SDL_mixer's p99).
-    package var slackMicroseconds: Int
+    /// half a block if that is more (0 keeps whole blocks; nil: the server's rule, `onServer`). A short block's slack
+    /// is a whole block, which a burst of scheduling delay needs; a long block's render fits in half of it, and a
+    /// whole one only adds latency (on PipeWire, 1,024 frames with two blocks queued: 27 ms over SDL_mixer's p99).
+    package var slackMicroseconds: Int?
 
     package init(
-        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int = 0
+        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0
     ) {
         self.targetBlocks = targetBlocks
         self.requestBlocks = requestBlocks
@@ -80,18 +80,29 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         self.slackMicroseconds = slackMicroseconds
     }
 
-    /// The measured choice: up to two blocks, the second cut to max(5⅓ ms, half a block), which is a whole block up
-    /// to 256 frames at 48 kHz.
+    /// The measured choice: up to two blocks; the second is cut by the server's rule (`onServer`).
     package static let chosen = PulseBuffering(
-        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: 5_333)
+        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil)
+
+    /// The slack a server gets when none was set. On PipeWire's pulse server the second block is cut to max(5⅓ ms,
+    /// half a block), a whole block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to
+    /// 21.2 ms at 512 frames and from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in
+    /// `stress`. PulseAudio keeps whole blocks: its adjust-latency rule splits `tlength` between the sink and the
+    /// queue, and with the cut stream underflowed hundreds of times in a 100-click run at 512 and 1,024.
+    package func onServer(named name: String?) -> PulseBuffering {
+        guard slackMicroseconds == nil else { return self }
+        var chosen = self
+        chosen.slackMicroseconds = name?.contains("PipeWire") == true ? 5_333 : 0
+        return chosen
+    }
 
     /// `tlength` in frames for blocks of `blockFrames` at `sampleRate`.
     package func targetFrames(blockFrames: Int, sampleRate: Int) -> Int {
         let block = max(blockFrames, 1)
         let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
         guard !overflow else { return Int.max / 2 }
-        guard slackMicroseconds > 0, targetBlocks > 1 else { return whole }
-        let slackFrames = Int((Double(slackMicroseconds) * Double(max(sampleRate, 1)) / 1e6).rounded())
+        guard let slack = slackMicroseconds, slack > 0, targetBlocks > 1 else { return whole }
+        let slackFrames = Int((Double(slack) * Double(max(sampleRate, 1)) / 1e6).rounded())
         return block + min(whole - block, max(block / 2, slackFrames))
     }
 
@@ -103,7 +114,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         let block = max(blockFrames, 1)
         let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
         let slack = targetFrames(blockFrames: block, sampleRate: sampleRate) - block
-        guard slackMicroseconds > 0, slack > 0 else { return overflow ? Int.max / 2 : asked }
+        guard (slackMicroseconds ?? 0) > 0, slack > 0 else { return overflow ? Int.max / 2 : asked }
         return overflow ? slack : min(asked, slack)
     }
 
@@ -137,7 +148,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     }
 
     package var description: String {
-        "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0),"
-            + "slack=\(slackMicroseconds)"
+        "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
+            + (slackMicroseconds.map { ",slack=\($0)" } ?? "")
     }
 }

@@ -49,10 +49,20 @@ import Testing
         #expect(PulseBuffering.chosen.attributes(blockFrames: 128, frameBytes: 8, sampleRate: 48_000).minreq == 1024)
     }
 
-    /// The slack past the first block is a whole block up to 5⅓ ms, then max(5⅓ ms, half a block): the queue a
-    /// short block needs against scheduling delay, without a long block's whole period of latency.
+    /// On PipeWire the slack past the first block is a whole block up to 5⅓ ms, then max(5⅓ ms, half a block): the
+    /// queue a short block needs against scheduling delay, without a long block's whole period of latency. PulseAudio
+    /// keeps two whole blocks, and a slack set by hand is kept on either.
     @Test func theServerKeepsOneBlockAndASlackThatCoversTheNextRender() {
-        let chosen = PulseBuffering.chosen
+        let pulseAudio = PulseBuffering.chosen.onServer(named: "pulseaudio")
+        #expect(pulseAudio.targetFrames(blockFrames: 1024, sampleRate: 48_000) == 2048)
+        #expect(pulseAudio.requestFrames(blockFrames: 1024, sampleRate: 48_000) == 1024)
+        #expect(PulseBuffering.chosen.onServer(named: nil) == pulseAudio)
+        var byHand = PulseBuffering.chosen
+        byHand.slackMicroseconds = 1_000
+        #expect(byHand.onServer(named: "pulseaudio") == byHand)
+        #expect(PulseBuffering(parsing: PulseBuffering.chosen.description) == PulseBuffering.chosen)
+        let chosen = PulseBuffering.chosen.onServer(named: "PulseAudio (on PipeWire 0.3.65)")
+        #expect(chosen.slackMicroseconds == 5_333)
         let at48k = [128, 256, 512, 1024, 2048].map { chosen.targetFrames(blockFrames: $0, sampleRate: 48_000) }
         #expect(at48k == [256, 512, 768, 1536, 3072])
         // The server asks as soon as a block fits: minreq is the slack, a whole block only for short blocks.
