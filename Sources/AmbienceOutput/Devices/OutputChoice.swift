@@ -52,10 +52,11 @@ extension OutputBackend {
     }
 }
 
-/// How deep the libpulse output's server buffer is, in mix blocks (periods). Chosen by measurement (README,
-/// "Small periods"); `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0`) overrides it, for the bench.
+/// How deep the libpulse output's server buffer is: one mix block (period) plus a slack that covers the next block's
+/// render. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
+/// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333`) overrides it, for the bench.
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
-    /// `tlength`: what the server keeps queued for us.
+    /// `tlength` in blocks, at most: what the server keeps queued for us.
     package var targetBlocks: Int
     /// `minreq`: the least the server asks for at a time; 0 lets the server choose.
     package var requestBlocks: Int
@@ -63,39 +64,83 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     package var prebufferBlocks: Int
     /// `PA_STREAM_ADJUST_LATENCY`: the server sets the sink's latency from `tlength` instead of queueing on top of it.
     package var adjustLatency: Bool
+    /// How much of `tlength` past its first block is kept for long blocks, in µs: the slack is cut to this, or to
+    /// half a block if that is more (0 keeps whole blocks; nil: the server's rule, `onServer`). A short block's slack
+    /// is a whole block, which a burst of scheduling delay needs; a long block's render fits in half of it, and a
+    /// whole one only adds latency (on PipeWire, 1,024 frames with two blocks queued: 27 ms over SDL_mixer's p99).
+    package var slackMicroseconds: Int?
 
-    package init(targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool) {
+    package init(
+        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0
+    ) {
         self.targetBlocks = targetBlocks
         self.requestBlocks = requestBlocks
         self.prebufferBlocks = prebufferBlocks
         self.adjustLatency = adjustLatency
+        self.slackMicroseconds = slackMicroseconds
     }
 
-    /// The measured choice.
+    /// The measured choice: up to two blocks; the second is cut by the server's rule (`onServer`).
     package static let chosen = PulseBuffering(
-        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true)
+        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil)
+
+    /// The slack a server gets when none was set. On PipeWire's pulse server the second block is cut to max(5⅓ ms,
+    /// half a block), a whole block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to
+    /// 21.2 ms at 512 frames and from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in
+    /// `stress`. PulseAudio keeps whole blocks: its adjust-latency rule splits `tlength` between the sink and the
+    /// queue, and with the cut stream underflowed hundreds of times in a 100-click run at 512 and 1,024.
+    package func onServer(named name: String?) -> PulseBuffering {
+        guard slackMicroseconds == nil else { return self }
+        var chosen = self
+        chosen.slackMicroseconds = name?.contains("PipeWire") == true ? 5_333 : 0
+        return chosen
+    }
+
+    /// `tlength` in frames for blocks of `blockFrames` at `sampleRate`.
+    package func targetFrames(blockFrames: Int, sampleRate: Int) -> Int {
+        let block = max(blockFrames, 1)
+        let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
+        guard !overflow else { return Int.max / 2 }
+        guard let slack = slackMicroseconds, slack > 0, targetBlocks > 1 else { return whole }
+        let slackFrames = Int((Double(slack) * Double(max(sampleRate, 1)) / 1e6).rounded())
+        return block + min(whole - block, max(block / 2, slackFrames))
+    }
+
+    /// `minreq` in frames (nil: the server's choice): at most the slack, so the server asks as soon as a block fits.
+    /// PulseAudio keeps `tlength` at least twice `minreq` under `adjust`, so a whole-block `minreq` would put a long
+    /// block's queue back to two blocks (granted 2,072 frames for 1,536 asked, at 1,024).
+    package func requestFrames(blockFrames: Int, sampleRate: Int) -> Int? {
+        guard requestBlocks > 0 else { return nil }
+        let block = max(blockFrames, 1)
+        let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
+        let slack = targetFrames(blockFrames: block, sampleRate: sampleRate) - block
+        guard (slackMicroseconds ?? 0) > 0, slack > 0 else { return overflow ? Int.max / 2 : asked }
+        return overflow ? slack : min(asked, slack)
+    }
 
     /// `AMBIENCE_PULSE_BUFFER` over `chosen`; a malformed value is logged and ignored.
     package static var configured: PulseBuffering {
         guard let text = ProcessEnvironment.value("AMBIENCE_PULSE_BUFFER"), !text.isEmpty else { return chosen }
         guard let parsed = PulseBuffering(parsing: text) else {
-            Log.warning("output: AMBIENCE_PULSE_BUFFER '\(text)' is not tlength=N,minreq=N,prebuf=N,adjust=0|1")
+            Log.warning(
+                "output: AMBIENCE_PULSE_BUFFER '\(text)' is not tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs")
             return chosen
         }
         return parsed
     }
 
-    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1` (blocks; any subset, the rest from `chosen`); nil when a key
-    /// or number is wrong. Blocks are 1–64 (`minreq` and `prebuf` 0–64).
+    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs` (blocks; any subset, the rest from `chosen`); nil
+    /// when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf` 0–64); `slack` is 0–1,000,000 µs.
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {
             let parts = field.split(separator: "=", maxSplits: 1).map { String($0.filter { $0 != " " }) }
-            guard parts.count == 2, let number = Int(parts[1]), (0...64).contains(number) else { return nil }
+            guard parts.count == 2, let number = Int(parts[1]), number >= 0 else { return nil }
             switch parts[0] {
-            case "tlength" where number >= 1: targetBlocks = number
-            case "minreq": requestBlocks = number
-            case "prebuf": prebufferBlocks = number
+            case "slack" where number <= 1_000_000: slackMicroseconds = number
+            case "tlength" where (1...64).contains(number): targetBlocks = number
+            case "minreq" where number <= 64: requestBlocks = number
+            case "prebuf" where number <= 64: prebufferBlocks = number
             case "adjust" where number <= 1: adjustLatency = number == 1
             default: return nil
             }
@@ -104,5 +149,6 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     package var description: String {
         "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
+            + (slackMicroseconds.map { ",slack=\($0)" } ?? "")
     }
 }

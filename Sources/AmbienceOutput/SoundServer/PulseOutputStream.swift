@@ -19,7 +19,8 @@ final class PulseOutputStream: @unchecked Sendable {
 
     let sampleRate: Int
     let blockFrames: Int
-    let buffering: PulseBuffering
+    /// Asked for the stream: as configured until the open, then with the server's rule applied.
+    private(set) var buffering: PulseBuffering
     /// The sink's description (as SDL names its devices), else its name.
     private(set) var deviceName = ""
     /// The server's buffer as it granted it, in bytes: tlength, minreq, prebuf.
@@ -105,6 +106,9 @@ final class PulseOutputStream: @unchecked Sendable {
             if !connected { throw .notAnswering(seconds: Self.openSeconds) }
             throw .pulse(lastError)
         }
+        // The buffer's rule depends on the server (`PulseBuffering.onServer`); a server that does not say gets
+        // PulseAudio's.
+        buffering = buffering.onServer(named: try serverNameLocked(deadline: deadline))
         var sink: (name: String, description: String)? = nil
         if let wanted {
             sink = try sinkLocked(named: wanted, deadline: deadline)
@@ -120,7 +124,8 @@ final class PulseOutputStream: @unchecked Sendable {
         pulse.pa_stream_set_state_callback(stream, Self.streamStateCallback, userdata)
         pulse.pa_stream_set_write_callback(stream, Self.writeCallback, userdata)
         pulse.pa_stream_set_underflow_callback(stream, Self.underflowCallback, userdata)
-        var attributes = buffering.attributes(blockBytes: blockFrames * Self.frameBytes)
+        var attributes = buffering.attributes(
+            blockFrames: blockFrames, frameBytes: Self.frameBytes, sampleRate: sampleRate)
         let flags = buffering.adjustLatency ? PA_STREAM_ADJUST_LATENCY : PA_STREAM_NOFLAGS
         guard pulse.pa_stream_connect_playback(stream, sink?.name, &attributes, flags, nil, nil) >= 0 else {
             throw .pulse(lastError)
@@ -203,7 +208,7 @@ final class PulseOutputStream: @unchecked Sendable {
         name: String, description: String
     )? {
         guard !name.isEmpty else { return nil }
-        let query = SinkQuery(mainloop: mainloop, pulse: pulse, wanted: name)
+        let query = InfoQuery(mainloop: mainloop, pulse: pulse, wanted: name)
         guard
             let operation = pulse.pa_context_get_sink_info_list(
                 context, Self.sinkListCallback, Unmanaged.passUnretained(query).toOpaque())
@@ -214,6 +219,21 @@ final class PulseOutputStream: @unchecked Sendable {
             throw .notAnswering(seconds: Self.openSeconds)
         }
         return query.found
+    }
+
+    /// The server's name ("pulseaudio", "PulseAudio (on PipeWire 0.3.65)"), with the main loop held.
+    private func serverNameLocked(deadline: pa_usec_t) throws(OutputError) -> String? {
+        let query = InfoQuery(mainloop: mainloop, pulse: pulse, wanted: "")
+        guard
+            let operation = pulse.pa_context_get_server_info(
+                context, Self.serverInfoCallback, Unmanaged.passUnretained(query).toOpaque())
+        else { return nil }
+        defer { pulse.pa_operation_unref(operation) }
+        guard waitLocked(until: deadline, { query.isDone }) else {
+            pulse.pa_operation_cancel(operation)  // its callback will not run: `query` may go
+            throw .notAnswering(seconds: Self.openSeconds)
+        }
+        return query.found?.name
     }
 
     // MARK: On the main-loop thread
@@ -271,9 +291,16 @@ final class PulseOutputStream: @unchecked Sendable {
         output(userdata)?.underflows.add(1, ordering: .relaxed)
     }
 
+    private static let serverInfoCallback: pa_server_info_cb_t = { _, info, userdata in
+        guard let userdata else { return }
+        let query = Unmanaged<InfoQuery>.fromOpaque(userdata).takeUnretainedValue()
+        if let name = info.flatMap({ PulseConnection.string($0.pointee.server_name) }) { query.found = (name, name) }
+        query.finish()
+    }
+
     private static let sinkListCallback: pa_sink_info_cb_t = { _, info, eol, userdata in
         guard let userdata else { return }
-        let query = Unmanaged<SinkQuery>.fromOpaque(userdata).takeUnretainedValue()
+        let query = Unmanaged<InfoQuery>.fromOpaque(userdata).takeUnretainedValue()
         guard eol == 0, let info else { return query.finish() }
         let name = PulseConnection.string(info.pointee.name) ?? ""
         let description = PulseConnection.string(info.pointee.description) ?? name
@@ -283,8 +310,8 @@ final class PulseOutputStream: @unchecked Sendable {
     }
 }
 
-/// A sink looked up by name or description, with the main-loop lock held.
-private final class SinkQuery {
+/// A sink looked up by name or description, or the server's name, with the main-loop lock held.
+private final class InfoQuery {
     private let mainloop: OpaquePointer
     private let pulse: LibPulse
     let wanted: String
@@ -304,15 +331,23 @@ private final class SinkQuery {
 }
 
 extension PulseBuffering {
-    /// libpulse's buffer attributes for blocks of `blockBytes`; maxlength is left to the server.
-    func attributes(blockBytes: Int) -> pa_buffer_attr {
-        func bytes(_ blocks: Int) -> UInt32 {
-            let (product, overflow) = max(blocks, 0).multipliedReportingOverflow(by: max(blockBytes, 0))
-            return overflow ? UInt32.max - 1 : UInt32(clamping: product)
+    /// libpulse's buffer attributes for blocks of `blockFrames` frames of `frameBytes` at `sampleRate`; maxlength is
+    /// left to the server.
+    func attributes(blockFrames: Int, frameBytes: Int, sampleRate: Int) -> pa_buffer_attr {
+        func bytes(frames: Int) -> UInt32 {
+            let (product, overflow) = max(frames, 0).multipliedReportingOverflow(by: max(frameBytes, 0))
+            return overflow ? UInt32.max - 1 : min(UInt32(clamping: product), UInt32.max - 1)
         }
+        func bytes(blocks: Int) -> UInt32 {
+            let (frames, overflow) = max(blocks, 0).multipliedReportingOverflow(by: max(blockFrames, 0))
+            return overflow ? UInt32.max - 1 : bytes(frames: frames)
+        }
+        let request = requestFrames(blockFrames: blockFrames, sampleRate: sampleRate)
         return pa_buffer_attr(
-            maxlength: UInt32.max, tlength: bytes(targetBlocks), prebuf: bytes(prebufferBlocks),
-            minreq: requestBlocks == 0 ? UInt32.max : bytes(requestBlocks), fragsize: UInt32.max)
+            maxlength: UInt32.max,
+            tlength: bytes(frames: targetFrames(blockFrames: blockFrames, sampleRate: sampleRate)),
+            prebuf: bytes(blocks: prebufferBlocks),
+            minreq: request.map { bytes(frames: $0) } ?? UInt32.max, fragsize: UInt32.max)
     }
 }
 

@@ -81,6 +81,12 @@ import Testing
         // The onset before every trigger is nobody's; the third trigger's click never came; the last onset is too late.
         #expect(matched.delays == [5 * ms, 12 * ms, 9 * ms])
         #expect(matched.missed == 1)
+        // A click lost at start-up, with the window the bench uses (the shortest gap): one miss, and every later
+        // trigger still takes its own click, not the next one's.
+        let triggers = (1...6).map { $0 * 120 * ms }
+        let onsets = triggers.dropFirst().map { $0 + 7 * ms }
+        let lost = ClickMatcher.delays(triggers: triggers, onsets: Array(onsets), windowNanoseconds: 100 * ms)
+        #expect(lost.delays == Array(repeating: 7 * ms, count: 5) && lost.missed == 1)
         let schedule = LatencyClient.schedule(clicks: 50, start: 0, gaps: 100 * ms...150 * ms, seed: 3)
         #expect(schedule == LatencyClient.schedule(clicks: 50, start: 0, gaps: 100 * ms...150 * ms, seed: 3))
         #expect(zip(schedule, schedule.dropFirst()).allSatisfy { (100 * ms...150 * ms).contains($1 - $0) })
