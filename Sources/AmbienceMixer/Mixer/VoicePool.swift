@@ -379,7 +379,9 @@ struct VoicePool {
                             computed += 1
                         }
                         var score = VoicePool.importance(of: keys[i], audibility)
-                        if keys[i].real { score = VoicePool.realScore(score, priority: keys[i].priority, margin: margin) }
+                        if keys[i].real {
+                            score = VoicePool.realScore(score, priority: keys[i].priority, margin: margin)
+                        }
                         scores[i] = score
                         scratch[i] = score
                     }

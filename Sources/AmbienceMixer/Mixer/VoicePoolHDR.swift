@@ -36,7 +36,8 @@ extension VoicePool {
             let window = audibility.hdrOwner[Int(key.bus)]
             guard window >= 0, !key.paused else { continue }
             // As `heard`: gain × fade × the attenuation computed now.
-            peaks[window] = max(peaks[window], key.gain * key.distanceAttenuation(by: audibility.listener) * key.loudnessGain)
+            let heard = key.gain * key.distanceAttenuation(by: audibility.listener)
+            peaks[window] = max(peaks[window], heard * key.loudnessGain)
         }
     }
 
