@@ -8,9 +8,8 @@ import AmbiencePlatform
 /// suspended the mixer). Its playhead is `elapsedFrames + (clock − anchor) × step`, folded into `elapsedFrames`
 /// (`settle`) whenever its speed or paused state changes, so ten thousand virtual voices cost nothing per block.
 struct VoicePool {
-    /// The slots, indexed by `Voice.slot`. The mixer writes a live slot's settings (gain, pitch, placement…)
-    /// directly; the lists and indices that tie slots together change only through the pool's methods.
-    /// Only the pool writes a slot (`setGain`, `setPlacement`, `becameReal`…), so that `rankKeys` follows it.
+    /// The slots, indexed by `Voice.slot`. Only the pool writes a slot (`setGain`, `setPlacement`, `becameReal`…),
+    /// so that the lists and indices that tie slots together, and `rankKeys`, follow every change.
     private(set) var slots: [VoiceSlot]
     private var freeSlots: [Int32]
     /// The live slots, so a tick never walks the whole table. `VoiceSlot.activeIndex` points back here.
