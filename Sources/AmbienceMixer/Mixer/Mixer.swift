@@ -320,7 +320,8 @@ public final class Mixer: @unchecked Sendable {
             return
         }
         let position = min(voices.virtualPlayhead(slot), voices.slots[index].soundFrames - 1)
-        voices.becameReal(slot, on: source)
+        voices.slots[index].timing &+= 1  // a real voice's end is OpenAL's to find
+        voices.slots[index].source = source
         let s = voices.slots[index]
         var wanted = sources.settings[Int(source)]
         wanted.buffer = sound.buffer

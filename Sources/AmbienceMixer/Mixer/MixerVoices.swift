@@ -139,7 +139,7 @@ extension Mixer {
         let gain: Float
         do { gain = try requested.clamped(to: MixerLimits.gain, "gain") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
-            voices.setGain(slot, gain)
+            voices.slots[Int(slot)].gain = gain
             applyGain(slot)
             // Under a window a quieter voice may now be under its bottom, or a louder one above it.
             if buses.hasHDR { voices.needsRank = true }
@@ -152,14 +152,18 @@ extension Mixer {
         do { pitch = try requested.clamped(to: MixerLimits.pitch, "pitch") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
             let index = Int(slot)
+            voices.settle(slot)
+            voices.slots[index].pitch = pitch
             let rate = voices.slots[index].sound.map { Double($0.sampleRate) } ?? Double(configuration.sampleRate)
-            voices.setPitch(slot, pitch, step: Double(pitch) * rate / Double(configuration.sampleRate))
+            voices.slots[index].step = Double(pitch) * rate / Double(configuration.sampleRate)
             let source = voices.slots[index].source
             if source >= 0 {
                 var wanted = sources.settings[Int(source)]
                 wanted.pitch = pitch
                 sources.configure(Int(source), wanted)
                 sources.pollEveryBlock(source)  // a higher pitch ends it sooner than predicted
+            } else {
+                voices.scheduleEnding(slot)
             }
         }
     }
@@ -169,7 +173,7 @@ extension Mixer {
         let placement: Placement
         do { placement = try requested.validated() } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
-            voices.setPlacement(slot, placement)
+            voices.slots[Int(slot)].placement = placement
             if buses.hasHDR { voices.needsRank = true }  // its distance moves its level under a window
             let source = voices.slots[Int(slot)].source
             guard source >= 0 else { return }
@@ -184,7 +188,7 @@ extension Mixer {
         let amount: Float
         do { amount = try requested.clamped(to: MixerLimits.occlusion, "occlusion") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
-            voices.setOcclusion(slot, amount)
+            voices.slots[Int(slot)].occlusion = amount
             if voices.slots[Int(slot)].source >= 0 && effectsAvailable { applyEffects(slot) }
         }
     }

@@ -8,14 +8,12 @@ import AmbiencePlatform
 /// suspended the mixer). Its playhead is `elapsedFrames + (clock − anchor) × step`, folded into `elapsedFrames`
 /// (`settle`) whenever its speed or paused state changes, so ten thousand virtual voices cost nothing per block.
 struct VoicePool {
-    /// The slots, indexed by `Voice.slot`. Only the pool writes a slot (`setGain`, `setPlacement`, `becameReal`…),
-    /// so that the lists and indices that tie slots together, and `rankKeys`, follow every change.
-    private(set) var slots: [VoiceSlot]
+    /// The slots, indexed by `Voice.slot`. The mixer writes a live slot's settings (gain, pitch, placement…)
+    /// directly; the lists and indices that tie slots together change only through the pool's methods.
+    var slots: [VoiceSlot]
     private var freeSlots: [Int32]
     /// The live slots, so a tick never walks the whole table. `VoiceSlot.activeIndex` points back here.
     private(set) var active: [Int32] = []
-    /// What a rank reads of each live voice, in the order of `active` (`RankKey`): a rank walks these, not the slots.
-    private(set) var rankKeys: [RankKey] = []
     /// Output frames mixed while not suspended.
     private(set) var clock = 0
     /// When each virtual one-shot ends, on `clock`: a min-heap. An entry whose `timing` no longer matches its
@@ -26,19 +24,19 @@ struct VoicePool {
     /// Live, unpaused voices per bus: lets ducking skip a scan when its trigger bus has none.
     private(set) var unpausedOnBus: [Int]
     /// Rank scores by active index, and a copy that `kthLargest` reorders.
-    private(set) var scores: [Float]
+    private var scores: [Float]
     private var scratch: [Float]
     /// The real voice the last rank put lowest, and its score: a new voice that beats it takes its source at once.
     var weakestReal: (slot: Int32, importance: Float) = (-1, .infinity)
     /// The score the latest rank asked for: the next rank's selection starts from it.
-    private(set) var lastThreshold: Float = .nan
+    private var lastThreshold: Float = .nan
     /// A rank is owed (a voice started, paused or lost its source) and how long since the last one.
     var needsRank = false
     private(set) var framesSinceRank = 0
     /// What a real voice's audibility is multiplied by in a rank (`rankMargin` dB, linear): a virtual voice must be
     /// that much louder than the weakest real one to take its source, so near-equals do not swap at every rank.
     private(set) var realMargin: Float
-    /// The listener the keys' cached attenuations are for: a key's is valid when its `epoch` is
+    /// The listener the slots' cached attenuations are for: a slot's is valid when its `attenuationEpoch` is
     /// `listenerEpoch` (never 0), and `attenuationsComputed` counts the misses.
     private var attenuatedFor: ListenerState? = nil
     private(set) var listenerEpoch: UInt16 = 1
@@ -51,7 +49,6 @@ struct VoicePool {
         slots = Array(repeating: VoiceSlot(), count: capacity)
         freeSlots = (0..<Int32(capacity)).reversed()
         active.reserveCapacity(capacity)
-        rankKeys.reserveCapacity(capacity)
         scores = Array(repeating: 0, count: capacity)
         scratch = Array(repeating: 0, count: capacity)
         endings.reserveCapacity(capacity * 2)
@@ -86,7 +83,6 @@ struct VoicePool {
         voice.fadeIndex = -1
         slots[Int(slot)] = voice
         active.append(slot)
-        rankKeys.append(withUnsafePointer(to: voice) { RankKey($0) })
         if !voice.paused { unpausedOnBus[voice.bus] += 1 }
         if voice.fade != nil { startFading(slot) }
         return slot
@@ -107,10 +103,8 @@ struct VoicePool {
         slots[index].timing &+= 1
         let position = Int(slots[index].activeIndex)
         let moved = active.removeLast()
-        let movedKey = rankKeys.removeLast()
         if moved != slot {
             active[position] = moved
-            rankKeys[position] = movedKey
             slots[Int(moved)].activeIndex = Int32(position)
         }
         slots[index].activeIndex = -1
@@ -124,7 +118,6 @@ struct VoicePool {
         guard slots[Int(slot)].paused != paused else { return }
         settle(slot)
         slots[Int(slot)].paused = paused
-        rankKeys[Int(slots[Int(slot)].activeIndex)].paused = paused
         unpausedOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
         scheduleEnding(slot)
         needsRank = true
@@ -174,47 +167,6 @@ struct VoicePool {
         slots[index].anchor = clock
         slots[index].timing &+= 1
         slots[index].source = -1
-        rankKeys[Int(slots[index].activeIndex)].real = false
-    }
-
-    /// Gives a live voice the source it has just been handed; a scheduled ending becomes stale (a real voice's end
-    /// is OpenAL's to find).
-    mutating func becameReal(_ slot: Int32, on source: Int32) {
-        let index = Int(slot)
-        slots[index].timing &+= 1
-        slots[index].source = source
-        rankKeys[Int(slots[index].activeIndex)].real = source >= 0
-    }
-
-    // MARK: Settings
-
-    /// Sets a live voice's own gain.
-    mutating func setGain(_ slot: Int32, _ gain: Float) {
-        slots[Int(slot)].gain = gain
-        gainChanged(slot)
-    }
-
-    /// Moves a live voice: its distance attenuation is recomputed at the next rank.
-    mutating func setPlacement(_ slot: Int32, _ placement: Placement) {
-        slots[Int(slot)].placement = placement
-        rankKeys[Int(slots[Int(slot)].activeIndex)].place(placement)
-    }
-
-    /// Sets a live voice's pitch and its speed in sound frames per output frame, keeping its playhead (a virtual
-    /// one-shot's ending is rescheduled).
-    mutating func setPitch(_ slot: Int32, _ pitch: Float, step: Double) {
-        settle(slot)
-        slots[Int(slot)].pitch = pitch
-        slots[Int(slot)].step = step
-        scheduleEnding(slot)
-    }
-
-    mutating func setOcclusion(_ slot: Int32, _ amount: Float) { slots[Int(slot)].occlusion = amount }
-
-    /// The key's gain follows the slot's gain and fade gain, multiplied as a score always multiplied them.
-    private mutating func gainChanged(_ slot: Int32) {
-        let index = Int(slot)
-        rankKeys[Int(slots[index].activeIndex)].gain = slots[index].gain * slots[index].fadeGain
     }
 
     /// Schedules the end of a virtual, unpaused one-shot (from its `elapsedFrames` at `anchor`).
@@ -294,7 +246,6 @@ struct VoicePool {
         slots[Int(slot)].fadeGain = start
         slots[Int(slot)].fade = Ramp(from: start, to: gain, duration: seconds)
         slots[Int(slot)].stopAfterFade = thenStop
-        gainChanged(slot)
         startFading(slot)
     }
 
@@ -307,7 +258,6 @@ struct VoicePool {
         }
         ramp.advance(seconds)
         slots[index].fadeGain = ramp.value
-        gainChanged(slot)
         guard ramp.isDone else {
             slots[index].fade = ramp
             return .moving
@@ -334,7 +284,44 @@ struct VoicePool {
         slots[Int(slot)].fadeIndex = -1
     }
 
-    // MARK: Ranking (the scores themselves: VoicePoolRanking.swift)
+    // MARK: Ranking
+
+    /// How much a voice matters: priority first, then how loud it would be at the listener.
+    static func importance(of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility) -> Float {
+        importance(of: slot, audibility, attenuation: attenuation(of: slot, audibility.listener))
+    }
+
+    /// The importance of a voice whose distance attenuation is known (1 for a panned voice): what a rank computes
+    /// with the slot's cached attenuation.
+    static func importance(
+        of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility, attenuation: Float
+    ) -> Float {
+        if slot.pointee.paused { return -1 }
+        let window = audibility.hdrOwner.isEmpty ? -1 : audibility.hdrOwner[slot.pointee.bus]
+        if window >= 0 { return hdrImportance(of: slot, window: window, audibility, attenuation: attenuation) }
+        // × 1 for a panned voice is exact: the score is the one computed without the cache.
+        let audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus] * attenuation
+        return Float(slot.pointee.priority) * 16 + min(audible, 15)
+    }
+
+    static func importance(of slot: VoiceSlot, _ audibility: Audibility) -> Float {
+        withUnsafePointer(to: slot) { importance(of: $0, audibility) }
+    }
+
+    /// The importance of a slot in the pool, read in place: copying a slot would retain its sound.
+    func importance(ofSlot slot: Int32, _ audibility: Audibility) -> Float {
+        slots.withUnsafeBufferPointer { VoicePool.importance(of: $0.baseAddress! + Int(slot), audibility) }
+    }
+
+    /// The live voice that matters least: the one a new voice may steal when every slot is taken.
+    func leastImportantVoice(_ audibility: Audibility) -> (slot: Int32, importance: Float)? {
+        var best: (Int32, Float)? = nil
+        for slot in active {
+            let score = importance(ofSlot: slot, audibility)
+            if score < best?.1 ?? .infinity { best = (slot, score) }
+        }
+        return best
+    }
 
     /// Whether a rank is due after `frames` more. With no competition a rank only hands out free sources: do it at
     /// once. With virtual voices about, ranking the whole crowd costs in proportion to it, so re-rank every 40 ms;
@@ -358,31 +345,55 @@ struct VoicePool {
         framesSinceRank = 0
     }
 
+    /// A real voice's score in a rank: its audibility (not its priority) raised by the margin, so a virtual voice of
+    /// the same priority takes its place only when more than `realMargin` louder (docs/ARCHITECTURE.md, "The
+    /// crowd"). Culled and paused voices get nothing: they are to lose their source.
+    static func realScore(_ score: Float, priority: UInt8, margin: Float) -> Float {
+        guard score >= 0 else { return score }
+        let base = Float(priority) * 16
+        return base + min((score - base) * margin, 15)
+    }
+
+    /// The score a new voice of importance `importance` would have once real: what `play` compares with the last
+    /// rank's threshold to decide whether it may take a free source between ranks.
+    func wouldStayReal(_ importance: Float, priority: UInt8) -> Bool {
+        lastThreshold.isNaN || VoicePool.realScore(importance, priority: priority, margin: realMargin) >= lastThreshold
+    }
+
     /// Scores every live voice (a real one's audibility raised by the margin, so near-equals do not swap every
     /// rank) and returns the score a voice needs to be among the `keep` most important: the real ones are those at
-    /// or above it. Reads only `rankKeys`, in order; a key's attenuation is computed again only when the voice or
-    /// the listener has moved.
+    /// or above it.
     mutating func rank(keep: Int, _ audibility: Audibility) -> Float {
         let count = active.count
         let margin = realMargin
         let epoch = attenuationEpoch(for: audibility.listener)
         let listener = audibility.listener
         var computed = 0
-        rankKeys.withUnsafeMutableBufferPointer { keys in
-            scores.withUnsafeMutableBufferPointer { scores in
-                scratch.withUnsafeMutableBufferPointer { scratch in
-                    for i in 0..<count {
-                        if keys[i].epoch != epoch {
-                            keys[i].attenuation = keys[i].distanceAttenuation(by: listener)
-                            keys[i].epoch = epoch
-                            computed += 1
+        slots.withUnsafeMutableBufferPointer { pool in
+            active.withUnsafeBufferPointer { live in
+                scores.withUnsafeMutableBufferPointer { scores in
+                    scratch.withUnsafeMutableBufferPointer { scratch in
+                        func score(_ slot: UnsafeMutablePointer<VoiceSlot>) {
+                            if slot.pointee.attenuationEpoch != epoch {
+                                slot.pointee.attenuation = VoicePool.attenuation(of: slot, listener)
+                                slot.pointee.attenuationEpoch = epoch
+                                computed += 1
+                            }
+                            var score = Self.importance(of: slot, audibility, attenuation: slot.pointee.attenuation)
+                            if slot.pointee.source >= 0 {
+                                score = VoicePool.realScore(score, priority: slot.pointee.priority, margin: margin)
+                            }
+                            let i = Int(slot.pointee.activeIndex)
+                            scores[i] = score
+                            scratch[i] = score
                         }
-                        var score = VoicePool.importance(of: keys[i], audibility)
-                        if keys[i].real {
-                            score = VoicePool.realScore(score, priority: keys[i].priority, margin: margin)
+                        // A crowded pool is read in memory order, which the prefetcher follows; the live list
+                        // visits the same voices in no order, a cache miss each.
+                        if count * 4 >= pool.count {
+                            for s in 0..<pool.count where pool[s].activeIndex >= 0 { score(pool.baseAddress! + s) }
+                        } else {
+                            for i in 0..<count { score(pool.baseAddress! + Int(live[i])) }
                         }
-                        scores[i] = score
-                        scratch[i] = score
                     }
                 }
             }
@@ -395,12 +406,95 @@ struct VoicePool {
         return threshold
     }
 
-    /// The epoch of the keys' cached attenuations for `listener`: a new one when it attenuates unlike the last.
+    /// The epoch of the slots' cached attenuations for `listener`: a new one when it attenuates unlike the last.
     private mutating func attenuationEpoch(for listener: ListenerState) -> UInt16 {
         if let cached = attenuatedFor, cached.attenuatesAlike(listener) { return listenerEpoch }
         attenuatedFor = listener
-        // This rank stamps every live key again, so an epoch reused after the wrap finds none still holding it.
+        // This rank stamps every live slot again, so an epoch reused after the wrap finds none still holding it.
         listenerEpoch = listenerEpoch == .max ? 1 : listenerEpoch + 1
         return listenerEpoch
     }
+
+    /// The latest rank's score of a live voice.
+    func rankScore(of slot: Int32) -> Float { scores[Int(slots[Int(slot)].activeIndex)] }
+    /// The latest rank's score of the voice at `active[index]`.
+    func rankScore(atActive index: Int) -> Float { scores[index] }
+
+    /// Whether an unpaused voice that can be heard (gain above -60 dB before its buses) plays on `bus` or under
+    /// it: what triggers a ducking rule.
+    func hasAudibleVoices(under bus: Int, in graph: BusGraph) -> Bool {
+        guard unpausedOnBus.indices.contains(where: { unpausedOnBus[$0] > 0 && graph.isBus($0, under: bus) }) else {
+            return false
+        }
+        return slots.withUnsafeBufferPointer { pool in
+            active.contains { slot in
+                let s = pool.baseAddress! + Int(slot)
+                return !s.pointee.paused && s.pointee.gain * s.pointee.fadeGain > 0.001
+                    && graph.isBus(s.pointee.bus, under: bus)
+            }
+        }
+    }
+}
+
+/// A voice slot in the pool. `generation` changes whenever the slot is freed, which makes old handles stale.
+struct VoiceSlot {
+    // What a rank reads comes first, in the slot's first 64 bytes (one or two cache lines where it was three): a
+    // rank visits every live voice.
+    private var storedPlacement: Placement = .pan(0)
+    var gain: Float = 1
+    var fadeGain: Float = 1
+    /// 10^(loudness/20): the voice's loudness (docs/HDR.md) as a linear factor, so a rank needs no logarithm.
+    var loudnessGain: Float = 1
+    var bus = 0
+    /// Index into the mixer's sources, or -1 while virtual.
+    var source: Int32 = -1
+    var priority: UInt8 = 128
+    var paused = false
+    /// The pool's `listenerEpoch` when `attenuation` was computed; 0 (never an epoch) when it is to be computed.
+    var attenuationEpoch: UInt16 = 0
+    /// Where the slot is in the pool's `active` list, or -1 when the slot is free.
+    var activeIndex: Int32 = -1
+    /// The listener's distance attenuation of `placement` (1 for a pan), cached by ranks: the slowest part of a
+    /// score, and it changes only when the voice or the listener moves.
+    var attenuation: Float = 1
+
+    /// Where the voice sounds. Writing it (the same place included) makes the cached attenuation stale.
+    var placement: Placement {
+        get { storedPlacement }
+        set {
+            storedPlacement = newValue
+            attenuationEpoch = 0
+        }
+    }
+
+    var generation: UInt32 = 1
+    var sound: Sound? = nil
+    var fade: Ramp? = nil
+    var stopAfterFade = false
+    var pitch: Float = 1
+    var loop = false
+    /// 0 (clear) to 1 (behind a wall): a low-pass on the dry sound.
+    var occlusion: Float = 0
+    /// While virtual: the playhead in the sound's frames at `anchor` on the pool's clock (exact while paused).
+    var elapsedFrames: Double = 0
+    var anchor = 0
+    /// Sound frames per output frame: pitch times the rate ratio.
+    var step: Double = 1
+    var soundFrames: Double = 0
+    /// Changes whenever the voice's ending moves, making scheduled endings stale.
+    var timing: UInt32 = 0
+    /// Index into the pool's `fading` list, or -1.
+    var fadeIndex: Int32 = -1
+
+    /// Output frames the voice needs to play its sound from `position` (in the sound's frames) to the end.
+    func outputFramesToEnd(from position: Double) -> Double {
+        max(soundFrames - position, 0) / step
+    }
+}
+
+/// A virtual one-shot's scheduled end.
+struct VoiceEnding {
+    var clock: Int
+    var slot: Int32
+    var timing: UInt32
 }

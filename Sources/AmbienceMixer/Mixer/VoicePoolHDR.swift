@@ -17,13 +17,15 @@ extension VoicePool {
     /// The importance of an unpaused voice under the HDR window of bus `window`: culled when its level is below
     /// the window's bottom (1 dB above it for a voice without a source: culled, or not yet heard), else priority,
     /// then its gain under the window and its buses.
-    static func hdrImportance(of key: RankKey, window: Int, _ audibility: Audibility) -> Float {
-        let heard = key.gain * key.attenuation
-        let level = heard * key.loudnessGain
-        let floor = audibility.hdrFloor[window] * (key.real ? 1 : cullHysteresis)
+    static func hdrImportance(
+        of slot: UnsafePointer<VoiceSlot>, window: Int, _ audibility: Audibility, attenuation: Float
+    ) -> Float {
+        let heard = slot.pointee.gain * slot.pointee.fadeGain * attenuation
+        let level = heard * slot.pointee.loudnessGain
+        let floor = audibility.hdrFloor[window] * (slot.pointee.source >= 0 ? 1 : cullHysteresis)
         if level < floor { return culled }
-        let audible = min(level * audibility.hdrScale[window], 1) * audibility.busGains[Int(key.bus)]
-        return Float(key.priority) * 16 + min(audible, 15)
+        let audible = min(level * audibility.hdrScale[window], 1) * audibility.busGains[slot.pointee.bus]
+        return Float(slot.pointee.priority) * 16 + min(audible, 15)
     }
 
     /// The loudest linear level of the unpaused voices under each window, by the window's bus (0 where none plays):
@@ -32,12 +34,13 @@ extension VoicePool {
     func loudestLevels(into peaks: inout [Float], _ audibility: Audibility) {
         for i in peaks.indices { peaks[i] = 0 }
         guard !audibility.hdrOwner.isEmpty else { return }
-        for key in rankKeys {
-            let window = audibility.hdrOwner[Int(key.bus)]
-            guard window >= 0, !key.paused else { continue }
-            // As `heard`: gain × fade × the attenuation computed now.
-            let heard = key.gain * key.distanceAttenuation(by: audibility.listener)
-            peaks[window] = max(peaks[window], heard * key.loudnessGain)
+        slots.withUnsafeBufferPointer { pool in
+            for slot in active {
+                let s = pool.baseAddress! + Int(slot)
+                let window = audibility.hdrOwner[s.pointee.bus]
+                guard window >= 0, !s.pointee.paused else { continue }
+                peaks[window] = max(peaks[window], VoicePool.heard(s, audibility.listener) * s.pointee.loudnessGain)
+            }
         }
     }
 
