@@ -121,7 +121,8 @@ import Testing
 
     /// 16 one-shots 2 dB apart on 8 sources, each started again by the game as it finishes, as a crowd's steps and
     /// impacts are. A rank that falls in the block where a real one ends must not give its source to the 9th voice:
-    /// the restart would then take it back (two moves), or, for the 8th voice, be kept out by the margin for good.
+    /// the restart would then take it back (two moves), or stay virtual until the next rank while the 9th plays (on
+    /// the old order this test saw the loudest voice virtual for blocks).
     /// After every block and its restarts the real voices are the 8 loudest, and no voice moved between real and
     /// virtual, over some 150 endings of real voices, a quarter of them in a rank's block.
     @Test func restartedOneShotsKeepTheirSources() throws {
