@@ -199,7 +199,9 @@ public final class Mixer: @unchecked Sendable {
             advanceFades(seconds, busesChanged: busesChanged)
             advanceStreamVoices(seconds, busesChanged: busesChanged)
             while let slot = voices.nextEndedVirtualVoice() { release(slot, event: .finished) }
-            checkRealVoices(gainsChanged: busesChanged)
+            // The rank comes before this block's real endings: a source freed by a one-shot that ends now waits for
+            // the game's answer to `voiceFinished` (most often the same sound again, which `play` puts back on it),
+            // not for whichever virtual voice the rank would give it to and take back at the next rank.
             if voices.rankIsDue(
                 afterFrames: frames, sources: sources.count, freeSources: sources.freeCount,
                 sampleRate: configuration.sampleRate)
@@ -207,6 +209,7 @@ public final class Mixer: @unchecked Sendable {
                 deferUpdates()
                 rebalance()
             }
+            checkRealVoices(gainsChanged: busesChanged)
             if busesChanged { for stream in streams { applyStreamGain(stream) } }
             if deferring {
                 ALBatch.commit()
