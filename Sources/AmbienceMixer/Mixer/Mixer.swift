@@ -454,7 +454,8 @@ public final class Mixer: @unchecked Sendable {
     /// before the block is mixed: they sound from its first sample. On the audio thread this takes none of our locks
     /// and allocates nothing; OpenAL Soft takes its own source-list and device locks for the call (the device lock
     /// is the one its render takes anyway), each held by the game thread only for the length of one AL call.
-    private func applyPendingStarts() {
+    /// `render` calls it; the bench calls it too, to keep a scene's setup out of its measured window.
+    package func applyPendingStarts() {
         guard pendingStarts.hasRecorded else { return }
         _ = device.withCurrentContext { pendingStarts.apply(ALSource.playAll) }
     }

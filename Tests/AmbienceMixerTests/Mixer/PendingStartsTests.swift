@@ -89,16 +89,19 @@ import Testing
     @Test func everyStartIsAppliedOrTakenBackExactlyOnceAcrossThreads() {
         let sources = 64
         let starts = Self.starts(sources)
-        let stop = Atomic<Bool>(false)
+        final class Applier: Sendable {
+            let stop = Atomic<Bool>(false)
+            let batches = Atomic<Int>(0)
+        }
+        let shared = Applier()
         // Written by the applying thread only, read after it has been joined.
         nonisolated(unsafe) var appliedCounts = [Int](repeating: 0, count: sources)
-        nonisolated(unsafe) var batches = 0
         let finished = DispatchSemaphore(value: 0)
         let applier = Thread {
-            while !stop.load(ordering: .acquiring) {
+            while !shared.stop.load(ordering: .acquiring) {
                 starts.apply { batch in
-                    batches += 1
                     for source in batch { appliedCounts[Int(source.id) - 100] += 1 }
+                    shared.batches.add(1, ordering: .relaxed)
                 }
             }
             finished.signal()
@@ -107,7 +110,10 @@ import Testing
         var recorded = [Int](repeating: 0, count: sources)
         var takenBack = [Int](repeating: 0, count: sources)
         var rng = SplitMix64(seed: 46)
-        for _ in 0..<200_000 {
+        // On two busy cores the other thread may start late: the game side goes on until it has seen many batches.
+        var steps = 0
+        while steps < 200_000 || (shared.batches.load(ordering: .relaxed) < 1_000 && steps < 100_000_000) {
+            steps += 1
             let source = Int32.random(in: 0..<Int32(sources), using: &rng)
             if starts.isPending(source) {
                 if Bool.random(using: &rng), starts.takeBack(source) { takenBack[Int(source)] += 1 }
@@ -115,15 +121,14 @@ import Testing
                 recorded[Int(source)] += 1
             }
         }
-        stop.store(true, ordering: .releasing)
+        shared.stop.store(true, ordering: .releasing)
         finished.wait()
         starts.apply { batch in for source in batch { appliedCounts[Int(source.id) - 100] += 1 } }
         for source in 0..<sources {
             #expect(recorded[source] == appliedCounts[source] + takenBack[source], "source \(source)")
             #expect(!starts.isPending(Int32(source)))
         }
-        #expect(recorded.reduce(0, +) > 5_000)
+        #expect(shared.batches.load(ordering: .relaxed) >= 1_000)
         #expect(takenBack.reduce(0, +) > 0)
-        #expect(batches > 0)
     }
 }
