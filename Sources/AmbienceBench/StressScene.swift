@@ -204,6 +204,9 @@ extension StressScene {
         var report = StressReport()
         report.music = try startMusic(options.music, on: engine)
         crowd.start()
+        // The crowd's first starts are setup, as raw OpenAL's alSourcePlayv of every source is: applied here, not
+        // in the first measured block (the engine applies recorded starts just before the block they sound in).
+        engine.mixer.applyPendingStarts()
         var loudEvents: StressLoudEvents? = nil
         if options.hdr, let crack = crowd.sounds.dropFirst(StressScene.crack).first {
             do { loudEvents = try StressLoudEvents(engine: engine, sound: crack) } catch { throw .invalidNumber(error) }
@@ -283,6 +286,7 @@ extension StressScene {
         report.backend = engine.outputBackend?.rawValue
         report.music = try startMusic(options.music, on: engine, playlist: options.chaos)
         crowd.start()
+        engine.mixer.applyPendingStarts()  // setup, as above: not in the audio thread's first measured block
         let chaos = options.chaos ? StressChaos(engine: engine, sounds: crowd.sounds) : nil
 
         let framesStart = engine.renderedFrames

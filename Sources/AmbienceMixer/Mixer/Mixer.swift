@@ -22,6 +22,8 @@ public final class Mixer: @unchecked Sendable {
     @exclusivity(unchecked) var sources: SourcePool
     @exclusivity(unchecked) var buses: BusGraph
     @exclusivity(unchecked) var effects: EffectRack
+    /// The sources' recorded starts (`sources.starts`), for the thread that renders, which must not touch `sources`.
+    let pendingStarts: PendingStarts
     var listener = ListenerState()
     /// The loudest level under each HDR window, by bus (MixerHDR.swift): reused every measure, never reallocated
     /// in a tick.
@@ -83,6 +85,7 @@ public final class Mixer: @unchecked Sendable {
             hrtf: configuration.hrtf,
             resampler: configuration.resampler, outputLimiter: configuration.outputLimiter)
         sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
+        pendingStarts = sources.starts
         device.applyResampler(to: sources.sources)
         effectsAvailable =
             device.hasDeviceExtension("ALC_EXT_EFX") && configuration.sampleRate >= Mixer.lowestEffectsSampleRate
@@ -119,13 +122,15 @@ public final class Mixer: @unchecked Sendable {
         withLock { device.close() }
     }
 
-    /// Runs `body` under the lock with our context current. Once the process's exit has sealed the engines
-    /// (`ProcessExit`), any thread but the exiting one stops here for good, outside the lock, rather than reach
-    /// OpenAL Soft while its destructor runs.
-    func withLock<R>(_ body: () -> R) -> R {
+    /// Runs `body` under the lock with our context current (or not, for a caller that makes it current only around
+    /// the OpenAL calls it does make: `play`). Once the process's exit has sealed the engines (`ProcessExit`), any
+    /// thread but the exiting one stops here for good, outside the lock, rather than reach OpenAL Soft while its
+    /// destructor runs.
+    func withLock<R>(enteringContext: Bool = true, _ body: () -> R) -> R {
         if ProcessExit.mustStop { ProcessExit.stopForever() }
         let result: R? = lock.withLock { _ in
             if ProcessExit.mustStop { return nil }
+            if !enteringContext { return body() }
             let token = device.enter()
             defer { device.leave(token) }
             return body()
@@ -145,7 +150,7 @@ public final class Mixer: @unchecked Sendable {
             guard suspended != on else { return }
             suspended = on
             for slot in voices.active where voices.slots[Int(slot)].source >= 0 && !voices.slots[Int(slot)].paused {
-                on ? sources[voices.slots[Int(slot)].source].pause() : resumeSource(of: slot)
+                on ? sources.pause(voices.slots[Int(slot)].source) : resumeSource(of: slot)
             }
             suspendStreamVoices(on)
         }
@@ -312,29 +317,43 @@ public final class Mixer: @unchecked Sendable {
             for: slot, buffer: voices.slots[Int(slot)].sound?.buffer, placement: voices.slots[Int(slot)].placement)
     }
 
-    /// Starts a voice on a source it has just been given, at its elapsed position.
+    /// Starts a voice on a source it has just been given, at its elapsed position: sends OpenAL only the settings
+    /// that differ (the context is made current for them alone: `play` calls this without it), and records the
+    /// start for the next block (`PendingStarts`). A paused voice is played and paused at once, as it always was.
     func attach(_ slot: Int32, to source: Int32) {
         let index = Int(slot)
         guard let sound = voices.slots[index].sound else {
-            sources.give(source)
+            device.withCurrentContext { sources.give(source) }
             return
         }
         let position = min(voices.virtualPlayhead(slot), voices.slots[index].soundFrames - 1)
         voices.slots[index].timing &+= 1  // a real voice's end is OpenAL's to find
         voices.slots[index].source = source
         let s = voices.slots[index]
-        var wanted = sources.settings[Int(source)]
+        let had = sources.settings[Int(source)]
+        var wanted = SourcePool.placed(had, s.placement, listener: listener)
         wanted.buffer = sound.buffer
         wanted.loop = s.loop
         wanted.pitch = s.pitch
-        sources.configure(Int(source), wanted)
-        sources.place(Int(source), s.placement, listener: listener)
-        applyGain(slot)
-        if effectsAvailable { applyEffects(slot) }
-        let al = sources[source]
-        if position >= 1 { al.sampleOffset = position.saturated(Int.self, rounding: .down) }
-        al.play()
-        if s.paused || suspended { al.pause() }
+        wanted.gain = sourceGain(of: slot)
+        if effectsAvailable { wanted.reverb = effects.reverb(for: s.placement, bus: s.bus, in: buses) }
+        let filters = effectsAvailable && (s.occlusion > 0 || had.filtered)
+        let startsPaused = s.paused || suspended
+        if had.differences(from: wanted) > 0 || filters || position >= 1 || startsPaused {
+            device.withCurrentContext {
+                sources.configure(Int(source), wanted)
+                if filters { applyEffects(slot) }
+                let al = sources[source]
+                if position >= 1 { al.sampleOffset = position.saturated(Int.self, rounding: .down) }
+                if startsPaused {
+                    al.play()
+                    al.pause()
+                }
+            }
+        }
+        if !startsPaused && !pendingStarts.record(source) {
+            device.withCurrentContext { sources[source].play() }  // the record is full: at once, as before
+        }
         sources.predictEnd(
             of: s, from: position, clock: voices.clock, blockFrames: tickFrames,
             doppler: listener.dopplerApplies(to: s.placement))
@@ -344,6 +363,7 @@ public final class Mixer: @unchecked Sendable {
     /// stopped source would start it again from the top. The next tick reports it finished.
     func resumeSource(of slot: Int32) {
         let source = voices.slots[Int(slot)].source
+        sources.settle(source)
         if sources.hasPlayedOut(source, looping: voices.slots[Int(slot)].loop) {
             sources.pollEveryBlock(source)
         } else {
@@ -361,6 +381,7 @@ public final class Mixer: @unchecked Sendable {
     /// Takes a real voice off its source, remembering where it was.
     private func takeOffSource(_ slot: Int32) {
         let source = voices.slots[Int(slot)].source
+        sources.settle(source)
         let al = sources[source]
         // A stopped source has played its one-shot to the end.
         let position = al.state == .stopped ? voices.slots[Int(slot)].soundFrames : Double(al.sampleOffset)
@@ -393,12 +414,16 @@ public final class Mixer: @unchecked Sendable {
     // MARK: Gains
 
     func applyGain(_ slot: Int32) {
-        let index = Int(slot)
-        let source = voices.slots[index].source
+        let source = voices.slots[Int(slot)].source
         guard source >= 0 else { return }
-        var gain = voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus]
-        if buses.hasHDR { gain *= hdrGain(slot) }
-        sources.setGain(Int(source), gain)
+        sources.setGain(Int(source), sourceGain(of: slot))
+    }
+
+    /// The gain a voice's source plays at: its own, its fade's, its bus's and its HDR window's.
+    func sourceGain(of slot: Int32) -> Float {
+        let index = Int(slot)
+        let gain = voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus]
+        return buses.hasHDR ? gain * hdrGain(slot) : gain
     }
 
     // MARK: Rendering
@@ -411,6 +436,7 @@ public final class Mixer: @unchecked Sendable {
         }
         defer { ProcessExit.endRender() }
         let start = monotonicNanoseconds()
+        applyPendingStarts()
         device.render(into: buffer, frames: frames)
         if postMix.isSet { postMix.run(buffer, frames: frames) }
         let spent = monotonicNanoseconds() - start
@@ -425,5 +451,15 @@ public final class Mixer: @unchecked Sendable {
             if exchanged { break }
             seen = original
         }
+    }
+
+    /// Plays the starts `play()` recorded since the last block (`PendingStarts`), in one `alSourcePlayv`, just
+    /// before the block is mixed: they sound from its first sample. On the audio thread this takes none of our locks
+    /// and allocates nothing; OpenAL Soft takes its own source-list and device locks for the call (the device lock
+    /// is the one its render takes anyway), each held by the game thread only for the length of one AL call.
+    /// `render` calls it; the bench calls it too, to keep a scene's setup out of its measured window.
+    package func applyPendingStarts() {
+        guard pendingStarts.hasRecorded else { return }
+        _ = device.withCurrentContext { pendingStarts.apply(ALSource.playAll) }
     }
 }

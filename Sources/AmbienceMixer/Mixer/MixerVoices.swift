@@ -7,9 +7,15 @@ extension Mixer {
     /// the options hold a NaN or infinite number, the sound is unloaded or was made by another mixer (its buffer lives
     /// in that mixer's OpenAL device, and its counts under that mixer's lock). When every voice slot is taken, the least
     /// important voice is stolen for it, or it is refused if it is the least important itself.
+    ///
+    /// A real voice starts at the first sample of the next block the mixer renders: its source is set up now, and
+    /// the start is applied with the others just before that block is mixed (`PendingStarts`). The handle is
+    /// `isPlaying` and `isReal` at once, and its `elapsed` is 0 until that block.
     public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice {
         guard let options = try? options.validated() else { return .none }
-        return withLock {
+        // Most starts call OpenAL for nothing now: the context is made current only around the calls a start does
+        // make (a window raised, a voice stolen or demoted, a source set up: `attach`).
+        return withLock(enteringContext: false) {
             guard sound.isLoaded, sound.belongs(to: retiredBuffers) else { return .none }
             var fresh = VoiceSlot()
             fresh.sound = sound
@@ -26,7 +32,8 @@ extension Mixer {
                 fresh.fadeGain = 0
                 fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
             }
-            let hdrBefore = prepareHDR(&fresh, loudness: options.loudness ?? sound.loudness)
+            let loudness = options.loudness ?? sound.loudness
+            let hdrBefore = device.withCurrentContext(if: buses.hasHDR) { prepareHDR(&fresh, loudness: loudness) }
             let audibility = self.audibility
             let importance = VoicePool.importance(of: fresh, audibility)
             if voices.isFull {
@@ -36,14 +43,14 @@ extension Mixer {
                     victim.importance < importance
                         || (victim.importance == importance && importance != VoicePool.culled)
                 else {
-                    undoHDR(hdrBefore)
+                    device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
                     counters.stolen += 1
                     return .none
                 }
-                release(victim.slot, event: .stolen)
+                device.withCurrentContext { release(victim.slot, event: .stolen) }
             }
             guard let slot = voices.occupy(fresh) else {
-                undoHDR(hdrBefore)
+                device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
                 return .none
             }
             sound.playingVoices += 1
@@ -65,7 +72,7 @@ extension Mixer {
             } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
                 // The new voice beats the weakest real one: it takes that source now, not at the next rank.
                 voices.weakestReal = (-1, .infinity)
-                demote(weakest.slot)
+                device.withCurrentContext { demote(weakest.slot) }
                 if let source = takeSource(for: slot) {
                     attach(slot, to: source)
                     counters.madeReal += 1
@@ -130,7 +137,7 @@ extension Mixer {
             guard voices.slots[Int(slot)].paused != paused else { return }
             voices.setPaused(slot, paused)
             let source = voices.slots[Int(slot)].source
-            if source >= 0 && !suspended { paused ? sources[source].pause() : resumeSource(of: slot) }
+            if source >= 0 && !suspended { paused ? sources.pause(source) : resumeSource(of: slot) }
         }
     }
 
@@ -212,6 +219,7 @@ extension Mixer {
         return withLock {
             guard isCurrent(voice), let sound = voices.slots[Int(voice.slot)].sound else { return nil }
             let source = voices.slots[Int(voice.slot)].source
+            if source >= 0 { sources.settle(source) }
             let frames = source >= 0 ? Double(sources[source].sampleOffset) : voices.virtualPlayhead(voice.slot)
             return frames / Double(sound.sampleRate)
         }

@@ -2,10 +2,13 @@ import AmbiencePlatform
 import Glibc
 
 /// The mixer's real OpenAL sources: which are free, which voice slot each carries, what each was last told (so a
-/// voice's start sends OpenAL only what differs: each AL call costs), and when each starts being asked whether its
-/// one-shot has played out. Used under the mixer's lock, with its context current.
+/// voice's start sends OpenAL only what differs: each AL call costs), which are to start at the next block
+/// (`PendingStarts`), and when each starts being asked whether its one-shot has played out. Used under the mixer's
+/// lock, with its context current.
 struct SourcePool {
     private(set) var sources: [ALSource]
+    /// Starts recorded by `Mixer.attach`, applied by whoever renders next (`Mixer.render`).
+    let starts: PendingStarts
     private var free: [Int32]
     /// The voice slot each source carries, or -1.
     private(set) var owners: [Int32]
@@ -19,6 +22,7 @@ struct SourcePool {
 
     init(count: Int) {
         sources = ALSource.make(count: count)
+        starts = PendingStarts(sources: sources)
         free = (0..<Int32(sources.count)).reversed()
         owners = Array(repeating: -1, count: sources.count)
         settings = Array(repeating: SourceSettings(), count: sources.count)
@@ -65,12 +69,25 @@ struct SourcePool {
     /// Stops a source and returns it to the free list; its settings (buffer included) stay cached.
     mutating func give(_ source: Int32) {
         let al = sources[Int(source)]
-        if al.state != .stopped { al.stop() }
+        // A start taken back never played; the stop clears the offset it was to start at.
+        if starts.takeBack(source) || al.state != .stopped { al.stop() }
         owners[Int(source)] = -1
         free.append(source)
     }
 
     subscript(source: Int32) -> ALSource { sources[Int(source)] }
+
+    /// Plays at once a start still recorded, so that what follows (a pause, a stop, a question about its state or
+    /// playhead) finds the source as a start inside `play()` would have left it. Context current.
+    func settle(_ source: Int32) {
+        if starts.takeBack(source) { sources[Int(source)].play() }
+    }
+
+    /// Pauses a source where it is (a recorded start is played first, then paused at its first sample).
+    func pause(_ source: Int32) {
+        settle(source)
+        sources[Int(source)].pause()
+    }
 
     /// Sends the source only the settings that differ from what it has.
     mutating func configure(_ index: Int, _ wanted: SourceSettings) {
@@ -101,7 +118,12 @@ struct SourcePool {
     /// Places a source: a pan is a point on a unit circle around the listener, a world point uses the listener's
     /// distance settings.
     mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState) {
-        var wanted = settings[index]
+        configure(index, SourcePool.placed(settings[index], placement, listener: listener))
+    }
+
+    /// `settings` with a placement's: what `place` sends, for a caller that first asks whether anything differs.
+    static func placed(_ settings: SourceSettings, _ placement: Placement, listener: ListenerState) -> SourceSettings {
+        var wanted = settings
         switch placement {
         case .pan:
             wanted.relative = true
@@ -115,7 +137,7 @@ struct SourcePool {
             wanted.velocity = velocity
         }
         wanted.position = SourcePool.position(placement)
-        configure(index, wanted)
+        return wanted
     }
 
     /// Where OpenAL puts a placement: a pan is a point on a unit circle around the listener (relative), a world
@@ -158,11 +180,13 @@ struct SourcePool {
 
     /// Stops every source and lets go of every buffer (before the device closes).
     mutating func stopAll() {
+        for i in sources.indices { _ = starts.takeBack(Int32(i)) }
         for source in sources { source.stop(); source.setBuffer(nil) }
         for i in settings.indices { settings[i].buffer = nil }
     }
 
     func deleteAll() {
+        for i in sources.indices { _ = starts.takeBack(Int32(i)) }
         for source in sources { source.stop(); source.setBuffer(nil); source.delete() }
     }
 
@@ -195,9 +219,10 @@ struct SourcePool {
     func isPollDue(_ source: Int, at clock: Int) -> Bool { pollFrom[source] <= clock }
 
     /// Whether a source's voice is a one-shot that OpenAL has played to the end. Paused and suspended sources
-    /// report `.paused`: `.stopped` always means played out, even if it was paused after its last sample.
+    /// report `.paused`: `.stopped` always means played out, even if it was paused after its last sample. A start
+    /// still recorded is `.stopped` too, and has not begun.
     func hasPlayedOut(_ source: Int32, looping: Bool) -> Bool {
-        !looping && sources[Int(source)].state == .stopped
+        !looping && !starts.isPending(source) && sources[Int(source)].state == .stopped
     }
 }
 

@@ -155,6 +155,12 @@ final class LoopbackDevice: @unchecked Sendable {
         return try body()
     }
 
+    /// `body` with this context current when `needed`, else as it is (a caller whose calls reach OpenAL only then).
+    func withCurrentContext<R>(if needed: Bool, _ body: () throws -> R) rethrows -> R {
+        guard needed else { return try body() }
+        return try withCurrentContext(body)
+    }
+
     /// Mixes `frames` stereo float frames into `buffer`. Safe on the audio thread: no allocation, no locks of ours.
     func render(into buffer: UnsafeMutableRawPointer, frames: Int) {
         guard !closed.load(ordering: .relaxed) else {
@@ -318,6 +324,18 @@ struct ALSource: Hashable, Sendable {
     }
 
     func play() { alSourcePlay(id) }
+
+    /// Plays every source of `batch` with one call: OpenAL Soft looks each up and gives it a voice as
+    /// `alSourcePlay` would, but takes its context, source-list and device locks once for them all.
+    static func playAll(_ batch: UnsafeBufferPointer<ALSource>) {
+        guard let first = batch.baseAddress, !batch.isEmpty else { return }
+        // An ALSource is its id alone (a struct of one ALuint), so the batch is already the array of ids.
+        precondition(MemoryLayout<ALSource>.stride == MemoryLayout<ALuint>.stride)
+        first.withMemoryRebound(to: ALuint.self, capacity: batch.count) {
+            alSourcePlayv(ALsizei(clamping: batch.count), $0)
+        }
+    }
+
     func pause() { alSourcePause(id) }
     func stop() { alSourceStop(id) }
     func rewind() { alSourceRewind(id) }
