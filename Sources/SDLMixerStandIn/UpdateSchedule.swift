@@ -95,7 +95,8 @@ extension ChannelTable {
         let tick = updatePeriodNanoseconds
         var other = slot.expiresAt
         if slot.fade != .none || (!plan.held && (slot.stream != nil || slot.loopsLeft > 0)) {
-            other = SDLMixerStandInSchedule.nextLook(expiresAt: other, play: .everyTick, now: now, tick: tick, render: nil)
+            other = SDLMixerStandInSchedule.nextLook(
+                expiresAt: other, play: .everyTick, now: now, tick: tick, render: nil)
             return (other, nil)
         }
         guard slot.loopsLeft == 0, plan.reportsEnds, !plan.held else { return (other, nil) }
@@ -114,8 +115,8 @@ extension ChannelTable {
             if let other { earliest = min(earliest ?? other, other) }
             if let end { ends.append(end) }
         }
-        guard let ends = batchedLook(ends, window: endBatchWindow) else { return earliest }
-        return min(earliest ?? ends, ends)
+        guard let batch = batchedLook(ends, window: endBatchWindow) else { return earliest }
+        return min(earliest ?? batch, batch)
     }
 }
 
