@@ -91,8 +91,8 @@ struct SDLMixerStandInTests {
     /// (the play wakes the thread: a median under 50 ms, where a missing wake makes it about 80). While one long
     /// chunk plays, or one loops forever, it does not tick either (under 40 waits in a second), and a chunk's end is
     /// still seen a median under 45 ms after its length, where the 100 ms wait alone would make it about 60. With no
-    /// callback set, Mix_Playing reads 0 as a chunk's last frame is out, and ends wake nothing (under 40 waits in a
-    /// second while 8 channels of 100 ms chunks are played again as they end).
+    /// callback set, Mix_Playing reads 0 as a chunk's last frame is out, and ends wake nothing (under 30 waits in a
+    /// second while 8 channels of short chunks of different lengths are played again as they end: 54 before).
     @Test func theUpdateThreadIdlesWhileNothingPlays() throws {
         try runChecks("standin_idle_test", passing: 12)
     }
