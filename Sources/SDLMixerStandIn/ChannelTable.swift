@@ -81,8 +81,8 @@ enum ChannelFade: Equatable {
 
 /// One SDL_mixer channel: at most one engine voice at a time.
 struct ChannelSlot {
-    /// The current play's voice; nil when no play is on the channel (a voice that ended by itself stays until the
-    /// update thread, or the next play here, reports the end).
+    /// The current play's voice; nil when no play is on the channel (a voice that ended by itself stays until a call
+    /// that reads the channel, the update thread, or the next play here ends the play: ChannelEnds.swift).
     var voice: Voice?
     /// The chunk's sound and bytes as the play started: a sound's voice plays the sound (and replays it when no
     /// stream voice was left for a finite loop count); a stream reads the bytes (a play that moves to a stream goes
@@ -114,7 +114,9 @@ struct ChannelSlot {
     /// by a pause's length): the update thread looks then (UpdateSchedule.swift) instead of every tick.
     var endsAt: Int?
     /// The same end in the engine's rendered frames (`AudioEngine.renderedFrames` once the last frame is rendered),
-    /// which the update thread's look is planned from (UpdateSchedule.swift); nil after a pause (`endsAt` then).
+    /// which the update thread's look and the game's calls' check are planned from (UpdateSchedule.swift,
+    /// ChannelEnds.swift); planned again from what the play has left when it was found still sounding, and due at
+    /// once after a pause or the session's hold.
     var endFrame: Int?
     /// Plays from the start still to come after this one (Mix_PlayChannel's loops), for a sound's voice (the update
     /// thread replays it) or a play that moves to a stream; -1 forever. 0 while a stream plays (it loops itself).
@@ -172,8 +174,8 @@ struct ChannelTable {
 
     /// Whether a play is on the channel (playing, paused, or with replays to come), from the table alone: no call
     /// into the engine (a lock and an OpenAL context switch), since a game loop asks Mix_Playing of each channel every
-    /// frame. A play that ended by itself counts until the update thread ends it here (within a tick), as SDL_mixer's
-    /// count changes only as it mixes a block.
+    /// frame. A one-shot that played out counts until it is ended here: the calls that read the channel do that first
+    /// (`MixerState.settle`), asking the engine only once the output has rendered past its planned end.
     func isPlaying(_ i: Int) -> Bool { slots[i].voice != nil }
 
     /// The first channel past the reserved ones with no play on it.

@@ -63,7 +63,11 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
     -> Int32
 {
     let pointer = chunk.map(ChunkPointer.init)
-    let found = StandIn.shared.withOpenDevice(else: PlayRequest?.none) { state, device -> PlayRequest? in
+    let found = StandIn.shared.state.withChannelLock { state -> PlayRequest? in
+        guard let device = state.device else {
+            report(deviceNotOpen)
+            return nil
+        }
         let record: ChunkRecord
         switch state.chunks.record(pointer) {
         case .success(let known): record = known
@@ -72,7 +76,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
             return nil
         }
         if channel == -1 {
-            guard state.channels.firstFree() != nil else {
+            guard state.firstFreeChannel() != nil else {
                 refuse("No free channels available")
                 return nil
             }
@@ -105,7 +109,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
         var finished: [Int32] = []
         var abufToFree: UnsafeMutablePointer<UInt8>?
         var waiting = false
-        let result = StandIn.shared.state.withLock { state -> Int32? in
+        let result = StandIn.shared.state.withChannelLock { state -> Int32? in
             if !readDone {
                 readDone = true
                 abufToFree = request.record.endRead()
@@ -122,8 +126,14 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
             case .success(let sound): made = sound
             case .failure(let problem): return refuse(problem.description)
             }
-            guard let i = channel == -1 ? state.channels.firstFree() : state.channels.index(channel) else {
+            guard let i = channel == -1 ? state.firstFreeChannel() : state.channels.index(channel) else {
                 return refuse(channel == -1 ? "No free channels available" : "Invalid channel \(channel)")
+            }
+            // An end a game's call found there, not reported yet: reported here, before the install (as one this
+            // play ends itself).
+            if state.takeSettledEnd(Int32(clamping: i)) {
+                finished.append(Int32(clamping: i))
+                if pass < 2_004 { return nil }
             }
             // An end the update thread found on this channel is reported before anything new is installed there
             // (unless this is that thread, playing from the callback): wait for it, briefly.
@@ -222,6 +232,7 @@ public func mixHaltChannel(_ channel: Int32) -> Int32 {
 @_cdecl("Mix_ExpireChannel")
 public func mixExpireChannel(_ channel: Int32, _ ticks: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
+        state.settle(channel)
         let now = monotonicNanoseconds()
         let indices = state.channels.indices(channel)
         for i in indices where state.channels.isPlaying(i) {
@@ -238,7 +249,10 @@ public func mixExpireChannel(_ channel: Int32, _ ticks: Int32) -> Int32 {
 /// started fading. A channel already fading out, or at volume 0, is left as it is (as SDL_mixer).
 @_cdecl("Mix_FadeOutChannel")
 public func mixFadeOutChannel(_ channel: Int32, _ ms: Int32) -> Int32 {
-    StandIn.shared.state.withLock { state in fadeOut(state.channels.indices(channel), ms: ms, in: &state) }
+    StandIn.shared.state.withLock { state in
+        state.settle(channel)
+        return fadeOut(state.channels.indices(channel), ms: ms, in: &state)
+    }
 }
 
 /// Fades the given channels out over `ms` (at least 1 ms), from where a fade-in has got to; the update thread steps
@@ -261,6 +275,7 @@ func fadeOut(_ indices: [Int], ms: Int32, in state: inout MixerState) -> Int32 {
 @_cdecl("Mix_FadingChannel")
 public func mixFadingChannel(_ channel: Int32) -> Mix_Fading {
     StandIn.shared.state.withLock { state in
+        state.settle(channel)
         guard let i = state.channels.index(channel), state.channels.isPlaying(i) else { return MIX_NO_FADING }
         let slot = state.channels.slots[i]
         if case .fadingIn = slot.fade, !slot.paused, slot.fade.isOver(at: monotonicNanoseconds()) {
@@ -291,9 +306,12 @@ public func mixResume(_ channel: Int32) {
             let paused = now - pausedAt
             state.channels.slots[i].expiresAt = state.channels.slots[i].expiresAt.map { $0 + paused }
             state.channels.slots[i].endsAt = state.channels.slots[i].endsAt.map { $0 + paused }
-            state.channels.slots[i].endFrame = nil
             state.channels.slots[i].fade = state.channels.slots[i].fade.delayed(by: paused)
             state.channels.slots[i].voice?.resume()
+            // Where the play stands is the engine's to say: its end is planned again from that at the next look.
+            if state.channels.slots[i].endFrame != nil, let engine = state.device?.engine {
+                state.channels.slots[i].endFrame = engine.renderedFrames
+            }
             state.channels.slots[i].pausedAt = nil
             state.wakeUpdates(for: i)
         }
@@ -308,10 +326,15 @@ public func mixPaused(_ channel: Int32) -> Int32 {
     }
 }
 
-/// Mix_Playing: 1 when a play is on the channel (paused ones count), else 0; for -1 the number of such channels.
+/// Mix_Playing: 1 when a play is on the channel (paused ones count), else 0; for -1 the number of such channels. A
+/// one-shot whose last frame the output has rendered reads 0, whether or not its end has been reported yet
+/// (ChannelEnds.swift).
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
-    StandIn.shared.state.withLock { state in state.channels.count(channel) { state.channels.isPlaying($0) } }
+    StandIn.shared.state.withChannelLock { state in
+        state.settle(channel)
+        return state.channels.count(channel) { state.channels.isPlaying($0) }
+    }
 }
 
 /// Mix_Volume: sets the channel's volume (0...128, clamped; negative only asks) and returns the previous one (as
@@ -363,9 +386,15 @@ public func mixGetChunk(_ channel: Int32) -> UnsafeMutablePointer<Mix_Chunk>? {
 }
 
 /// Mix_ChannelFinished: the callback run when a channel's play ends. Ends by themselves (and timed or faded ones)
-/// are reported on the stand-in's update thread, within about 10 ms; halts (Mix_HaltChannel and the calls that halt)
-/// on the calling thread before the call returns. No lock of the stand-in's is held while it runs.
+/// are reported on the stand-in's update thread, within about 10 ms, and up to 10 ms more so that ends close together
+/// are reported in one wake (`endBatchWindow`); halts (Mix_HaltChannel and the calls that halt), and a play on a
+/// channel whose end has not been reported yet, on the calling thread before the call returns. No lock of the
+/// stand-in's is held while it runs.
 @_cdecl("Mix_ChannelFinished")
 public func mixChannelFinished(_ callback: standin_channel_finished?) {
-    StandIn.shared.state.withLock { $0.channelFinished = callback }
+    StandIn.shared.state.withLock { state in
+        state.channelFinished = callback
+        // Ends are looked for from now on (UpdateSchedule.swift): the thread plans its wait again.
+        if callback != nil { state.wakeUpdates() }
+    }
 }

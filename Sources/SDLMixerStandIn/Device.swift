@@ -234,7 +234,11 @@ public func mixCloseAudio() {
             state.device = device
             return nil
         }
-        let finished = state.channels.slots.indices.filter { state.channels.end($0) }.map(Int32.init)
+        // Ends a game's call found and the update thread has not reported yet come first: they ended first.
+        let settled = state.settledEnds
+        state.settledEnds = []
+        state.reporting.subtract(settled)
+        let finished = settled + state.channels.slots.indices.filter { state.channels.end($0) }.map(Int32.init)
         let musicEnded = state.haltMusic()
         // Every channel's effects go with the device, idle channels' too (done callbacks in deliverFinished).
         for i in state.channels.slots.indices where state.channels.slots[i].effectCount > 0 {

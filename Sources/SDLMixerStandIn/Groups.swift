@@ -28,7 +28,9 @@ public func mixAllocateChannels(_ count: Int32) -> Int32 {
                 let dropped = wanted..<state.channels.count
                 for i in dropped {
                     let channel = Int32(clamping: i)
-                    if state.reporting.contains(channel) && state.reportingNow?.channel != channel {
+                    if state.takeSettledEnd(channel) {
+                        finished.append(channel)
+                    } else if state.reporting.contains(channel) && state.reportingNow?.channel != channel {
                         state.reporting.remove(channel)
                         finished.append(channel)
                     } else if state.channels.end(i) {
@@ -101,7 +103,8 @@ private func members(_ tag: Int32, _ table: ChannelTable) -> [Int] {
 @_cdecl("Mix_GroupAvailable")
 public func mixGroupAvailable(_ tag: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        members(tag, state.channels).first { !state.channels.isPlaying($0) }.map(Int32.init) ?? -1
+        state.settle(-1)
+        return members(tag, state.channels).first { !state.channels.isPlaying($0) }.map(Int32.init) ?? -1
     }
 }
 
@@ -115,7 +118,8 @@ public func mixGroupCount(_ tag: Int32) -> Int32 {
 @_cdecl("Mix_GroupOldest")
 public func mixGroupOldest(_ tag: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        members(tag, state.channels).filter { state.channels.isPlaying($0) }
+        state.settle(-1)
+        return members(tag, state.channels).filter { state.channels.isPlaying($0) }
             .min { state.channels.slots[$0].startedAt < state.channels.slots[$1].startedAt }.map(Int32.init) ?? -1
     }
 }
@@ -124,7 +128,8 @@ public func mixGroupOldest(_ tag: Int32) -> Int32 {
 @_cdecl("Mix_GroupNewer")
 public func mixGroupNewer(_ tag: Int32) -> Int32 {
     StandIn.shared.state.withLock { state in
-        members(tag, state.channels).filter { state.channels.isPlaying($0) }
+        state.settle(-1)
+        return members(tag, state.channels).filter { state.channels.isPlaying($0) }
             .max { state.channels.slots[$0].startedAt < state.channels.slots[$1].startedAt }.map(Int32.init) ?? -1
     }
 }

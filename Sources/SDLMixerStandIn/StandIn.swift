@@ -41,6 +41,11 @@ struct MixerState {
     /// The channel whose end the update thread is reporting now, and its chunk: Mix_GetChunk in that callback still
     /// gives it if a shrink dropped the channel meanwhile (a shrink does not wait for the callback).
     var reportingNow: (channel: Int32, chunk: ChunkPointer?)?
+    /// Ends a game's call found (ChannelEnds.swift), in order, also in `reporting`, for the update thread to report at
+    /// its next wake; a play on one of these channels, a shrink or a close reports it itself instead.
+    var settledEnds: [Int32] = []
+    /// Whether the session holds every voice (the engine's mixer suspended), as the update thread last saw.
+    var voicesHeld = false
     /// The thread opening the device (Mix_OpenAudioDevice): one opens at a time, the others wait for it.
     var openingThread: UInt?
     /// The update thread, which never waits for its own reports.
@@ -76,9 +81,10 @@ extension MixerState {
 
     /// Wakes the update thread for channel `i`'s play when it must look at it before its planned wake.
     mutating func wakeUpdates(for i: Int) {
-        if let look = channels.nextLook(i, now: monotonicNanoseconds(), render: renderPosition()) {
-            wakeUpdates(by: look)
-        }
+        let (other, end) = channels.looks(i, now: monotonicNanoseconds(), render: renderPosition(), plan: lookPlan)
+        // An end may wait for others (`endBatchWindow`): a thread that wakes within that anyway is left alone.
+        let look = min(other ?? .max, end.map { $0 > .max - endBatchWindow ? .max : $0 + endBatchWindow } ?? .max)
+        if look != .max { wakeUpdates(by: look) }
     }
 }
 
@@ -125,6 +131,13 @@ final class GuardedMixerState: Sendable {
             defer { answers.store(state.musicAnswers.rawValue, ordering: .releasing) }
             return try body(&state)
         }
+    }
+
+    /// `withLock` for the channel calls a game loop makes every frame (Mix_Playing, Mix_PlayChannel): they change
+    /// nothing the music's answers are made of, so those stay as last published (by the music's own calls, and by the
+    /// update thread at each wake, which brings the session's pauses in), and the music player's lock is not taken.
+    func withChannelLock<Result: ~Copyable>(_ body: (inout sending MixerState) -> sending Result) -> sending Result {
+        lock.withLock { (state: inout sending MixerState) -> sending Result in body(&state) }
     }
 
     /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.

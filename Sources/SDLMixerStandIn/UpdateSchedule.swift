@@ -3,11 +3,14 @@ import SDLMixerStandInSchedule
 
 // When the update thread runs next (UpdateThread.swift). It used to step every 10 ms while anything played; its
 // wake-ups were a third of the stand-in's CPU in `bench --sdl-mixer-stand-in` (each one a context switch, the
-// engine's update and the channel table's step). Now it wakes when something can have changed: a one-shot's end (the
-// block that renders its last frame, planned from the engine's rendered frames: `RenderPosition`), a deadline, every
-// tick only while a fade steps, a stream or replay plays, or finite music plays, and at the latest every 50 ms while
-// music or a hook plays (the session's music rule) or 100 ms otherwise (the session, the output, an end nobody
-// foresaw: a voice the engine stole). A call that needs it sooner wakes it (`MixerState.wakeUpdates`).
+// engine's update and the channel table's step). Now it wakes when something can have changed: a deadline, every
+// tick only while a fade steps, a stream or replay plays, or finite music plays, a one-shot's end only when a
+// Mix_ChannelFinished callback is to be told of it (the block that renders its last frame, planned from the engine's
+// rendered frames: `RenderPosition`; ends within `endBatchWindow` of each other in one wake), and at the latest every
+// 50 ms while music or a hook plays (the session's music rule) or 100 ms otherwise (the session, the output, an end
+// nobody foresaw: a voice the engine stole). While the session holds every voice it waits that long too. A call that
+// needs it sooner wakes it (`MixerState.wakeUpdates`). Without a callback, a one-shot's end is the game's own calls'
+// to find (ChannelEnds.swift).
 
 /// The update period, in nanoseconds.
 let updatePeriodNanoseconds = Int(updatePeriod * 1e9)
@@ -64,46 +67,70 @@ struct RenderClock {
     }
 }
 
+/// How long a found end may wait for others, so that ends close together are reported in one wake of the update
+/// thread (`batchedLook`): a Mix_ChannelFinished callback comes up to this much later than the block holding the
+/// play's last frame (and a millisecond) would have it.
+let endBatchWindow = updatePeriodNanoseconds
+
+/// What the update thread looks for in the channels (`ChannelTable.looks`).
+struct LookPlan {
+    /// A Mix_ChannelFinished callback is set: one-shots' ends are looked for, to report them. Without one, the game's
+    /// own calls end them when they ask (ChannelEnds.swift), or the thread's next wake for the session does.
+    var reportsEnds: Bool
+    /// The session holds every voice (the engine's mixer is suspended): nothing ends or streams by itself, and only
+    /// deadlines and fades are looked at until the hold ends (the engine's update, which the thread runs at its idle
+    /// pace, ends it).
+    var held: Bool
+}
+
 extension ChannelTable {
-    /// When the update thread must next look at channel `i` (monotonic nanoseconds), or nil when nothing there can
-    /// change by itself: no play, a paused one (its deadline and fade wait), or a sound looping forever. A one-shot is
-    /// looked at once the block with its last frame has been rendered (`render`; after a pause, when its sound's end
-    /// is due at the output's pace), then every tick while it still sounds (a session's pause holds it); fades,
-    /// streams and replays every tick, as before.
-    func nextLook(_ i: Int, now: Int, render: RenderPosition?) -> Int? {
+    /// When the update thread must next look at channel `i` (monotonic nanoseconds): for a deadline, a fade's step, a
+    /// stream or a replay (`other`), and for a one-shot's end (`end`, batched with other ends); nil when nothing there
+    /// can change by itself: no play, a paused one (its deadline and fade wait), a sound looping forever, a one-shot
+    /// nobody is to be told of, or anything the session holds. A one-shot is looked at once the block with its last
+    /// frame has been rendered (`render`; planned again from what it has left when found still sounding).
+    func looks(_ i: Int, now: Int, render: RenderPosition?, plan: LookPlan) -> (other: Int?, end: Int?) {
         let slot = slots[i]
-        guard slot.voice != nil, !slot.paused else { return nil }
-        let play: PlannedPlay =
-            if slot.fade != .none || slot.stream != nil || slot.loopsLeft > 0 {
-                .everyTick
-            } else if slot.loopsLeft == 0 {
-                .oneShot(endFrame: slot.endFrame, endsAt: slot.endsAt)
-            } else {
-                .forever
-            }
-        return SDLMixerStandInSchedule.nextLook(
-            expiresAt: slot.expiresAt, play: play, now: now, tick: updatePeriodNanoseconds, render: render)
+        guard slot.voice != nil, !slot.paused else { return (nil, nil) }
+        let tick = updatePeriodNanoseconds
+        var other = slot.expiresAt
+        if slot.fade != .none || (!plan.held && (slot.stream != nil || slot.loopsLeft > 0)) {
+            other = SDLMixerStandInSchedule.nextLook(
+                expiresAt: other, play: .everyTick, now: now, tick: tick, render: nil)
+            return (other, nil)
+        }
+        guard slot.loopsLeft == 0, plan.reportsEnds, !plan.held else { return (other, nil) }
+        let end = SDLMixerStandInSchedule.nextLook(
+            expiresAt: nil, play: .oneShot(endFrame: slot.endFrame, endsAt: slot.endsAt), now: now, tick: tick,
+            render: render)
+        return (other, end)
     }
 
-    /// The earliest `nextLook` of every channel.
-    func nextLook(now: Int, render: RenderPosition?) -> Int? {
+    /// The earliest look of every channel, ends batched (`batchedLook`).
+    func nextLook(now: Int, render: RenderPosition?, plan: LookPlan) -> Int? {
         var earliest: Int?
+        var ends: [Int] = []
         for i in slots.indices {
-            guard let look = nextLook(i, now: now, render: render) else { continue }
-            earliest = min(earliest ?? look, look)
+            let (other, end) = looks(i, now: now, render: render, plan: plan)
+            if let other { earliest = min(earliest ?? other, other) }
+            if let end { ends.append(end) }
         }
-        return earliest
+        guard let batch = batchedLook(ends, window: endBatchWindow) else { return earliest }
+        return min(earliest ?? batch, batch)
     }
 }
 
 extension MixerState {
+    /// What the update thread looks for now.
+    var lookPlan: LookPlan { LookPlan(reportsEnds: channelFinished != nil, held: voicesHeld) }
+
     /// When the update thread wakes next, after a step at `now`: the channels' next look, a tick while the music fades
     /// or plays a finite number of times (its end and its queue's top-up), else the longest wait.
     func nextUpdate(now: Int) -> Int {
         let musicOn = music.current != nil || hook.function != nil
         var next = now + Int((musicOn ? musicUpdatePeriod : idleUpdatePeriod) * 1e9)
         guard device != nil else { return next }
-        if let look = channels.nextLook(now: now, render: renderPosition()) { next = min(next, look) }
+        if let look = channels.nextLook(now: now, render: renderPosition(), plan: lookPlan) { next = min(next, look) }
         if channels.streamStoppedAt != nil { next = min(next, now + updatePeriodNanoseconds) }
         if music.current != nil, !music.hooked, music.fade != .none || music.passes != nil {
             next = min(next, now + updatePeriodNanoseconds)

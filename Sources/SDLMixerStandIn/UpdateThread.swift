@@ -8,8 +8,9 @@ import Glibc
 // something can have changed (UpdateSchedule.swift), and then does what SDL_mixer's mixer does between blocks:
 // applies the session's rule for the program's music (MusicRule.swift), halts timed plays, replays finite loops that
 // could not have a stream voice, and reports ended plays to Mix_ChannelFinished's callback (and their effects' done
-// callbacks), on this thread, with no lock of the stand-in's held. The same goes for the music (its end, its
-// fade-out, Mix_HookMusicFinished). It also answers the session after a route change for the program (RouteRule.swift).
+// callbacks), on this thread, with no lock of the stand-in's held: those it found and those the game's calls found
+// (ChannelEnds.swift). The same goes for the music (its end, its fade-out, Mix_HookMusicFinished). It also answers the
+// session after a route change for the program (RouteRule.swift).
 
 /// How often the thread runs while a fade steps, or a play whose end it cannot foresee plays (UpdateSchedule.swift).
 let updatePeriod = 0.010
@@ -45,9 +46,17 @@ func runUpdates(_ control: WorkerThread.Control, engine: AudioEngine, generation
                 state.channels.streamStoppedAt = nil
             }
             if let measured = renderClock.pace(engine: engine, now: now) { state.renderPace = measured }
+            // The session's hold starts and ends in the engine's update above: its end makes every one-shot's end
+            // due, to be planned again from where each stands.
+            let held = engine.mixer.isSuspended
+            if state.voicesHeld && !held { state.channels.replanEnds(rendered: engine.renderedFrames) }
+            state.voicesHeld = held
             let ended = state.channels.advance(engine: engine, now: now, pace: state.renderPace)
             state.reporting.formUnion(ended)
-            return (ended, state.advanceMusic(engine: engine, now: now))
+            // Ends the game's calls found since the last step ended first.
+            let settled = state.settledEnds
+            state.settledEnds = []
+            return (settled + ended, state.advanceMusic(engine: engine, now: now))
         }
         applyMusicRule(engine)
         deliverFinished(finished, reporting: true)
@@ -68,10 +77,12 @@ private func planWake() -> Int {
 
 extension ChannelTable {
     /// One step of the channel table at `now`: timed plays past their time end; fades step the voice's gain and a
-    /// faded-out play ends; channels whose voice ended replay when loops are left, else end. A paused channel's
-    /// deadline and fade wait (Mix_Resume moves them on by the pause). Returns the channels that ended.
+    /// faded-out play ends; channels whose voice ended replay when loops are left, else end, and a one-shot past its
+    /// planned end whose voice the engine has not let go yet ends if it has played out (`settleIfPlayedOut`). A paused
+    /// channel's deadline and fade wait (Mix_Resume moves them on by the pause). Returns the channels that ended.
     mutating func advance(engine: AudioEngine, now: Int, pace: Double) -> [Int32] {
         var ended: [Int32] = []
+        let rendered = engine.renderedFrames
         // Asked of the engine at once: one voice at a time (a lock and an OpenAL context switch each) was 4 % of the
         // stand-in's CPU with 32 channels playing.
         let alive = engine.areAlive(slots.map { $0.voice ?? .none })
@@ -93,7 +104,10 @@ extension ChannelTable {
                     applyGain(i)
                 }
             }
-            guard !alive[i] else { continue }
+            guard !alive[i] else {
+                if settleIfPlayedOut(i, rendered: rendered, engine: engine) { ended.append(Int32(clamping: i)) }
+                continue
+            }
             if slots[i].loopsLeft > 0, let sound = slots[i].made?.sound {
                 // Only when no stream voice was left for the play (finite loops are streamed, gapless): a replay
                 // starts within one period of the end, a gap of up to 10 ms.

@@ -77,6 +77,17 @@ package func nextLook(expiresAt: Int?, play: PlannedPlay, now: Int, tick: Int, r
     return look == .max ? nil : look
 }
 
+/// When to look for ends planned at `looks` (monotonic nanoseconds) so that ends close together are found in one wake:
+/// the latest of them within `window` of the earliest (nil for none). The earliest is found up to `window` late, the
+/// others sooner; an end past the window gets a wake of its own (or joins the next batch).
+package func batchedLook(_ looks: [Int], window: Int) -> Int? {
+    guard let first = looks.min() else { return nil }
+    let until = first.saturatingAdd(max(window, 0))
+    var latest = first
+    for look in looks where look <= until && look > latest { latest = look }
+    return latest
+}
+
 extension Int {
     fileprivate func saturatingAdd(_ other: Int) -> Int {
         let (sum, overflow) = addingReportingOverflow(other)

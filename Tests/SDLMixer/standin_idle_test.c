@@ -12,14 +12,25 @@
  *   - With the tick gone, an end is still seen in time: the thread wakes when the chunk's sound is due to end. A
  *     200 ms chunk is reported a median under 45 ms after its length, of 7 tries (0 to 14 ms seen; the 100 ms wait
  *     alone would make it about 60).
+ *   - With no callback set, Mix_Playing still reads 0 as a chunk's last frame is out (a median under 30 ms after its
+ *     length, of 7 tries), and ends wake nothing: 8 channels of chunks of 60 to 137 ms played again by a 60 Hz loop
+ *     leave the thread under 30 waits in 1 s (54 before session 46, when groups of ends woke it).
+ * With --held (on a sound server with module-role-cork, trigger_roles=phone cork_roles=game): a call, a `phone`
+ * stream (pacat), makes the server cork the engine's `game` listener and the session hold every voice.
+ *   - A 1 s chunk held past its length still plays (Mix_Playing 1) and is not reported ended.
+ *   - Meanwhile the thread rests: under 40 waits in 1 s (it looked every 10 ms for the end that could not come).
+ *   - Once the call ends, the chunk plays the rest it had and is reported ended then, not at once.
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
 #include <SDL2/SDL_mixer.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "standin_check.h"
 
@@ -72,10 +83,57 @@ static int by_value(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-int main(void) {
+static int by_int(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* --held: a chunk played, then held by the session through a call (see the top). */
+static void held_by_a_call(void) {
+    static Sint16 second[2 * 44100];
+    Mix_Chunk *chunk = Mix_QuickLoad_RAW((Uint8 *)second, sizeof second);
+    SDL_AtomicSet(&ended, 0);
+    CHECK(chunk && Mix_PlayChannel(0, chunk, 0) == 0);
+    SDL_Delay(100);
+    pid_t call = fork();
+    if (call == 0) {
+        execlp("pacat", "pacat", "--playback", "--property=media.role=phone", "--client-name=call", "/dev/zero",
+               (char *)NULL);
+        _exit(127);
+    }
+    CHECK(call > 0);
+    /* The cork is seen at the thread's next engine update (within 100 ms); unheld, the chunk would end by 1 s. */
+    SDL_Delay(1500);
+    CHECK(Mix_Playing(0) == 1 && SDL_AtomicGet(&ended) == 0);
+    long before = update_thread_switches();
+    SDL_Delay(1000);
+    long after = update_thread_switches();
+    printf("update thread: %ld waits in 1 s while the session holds a chunk past its length\n", after - before);
+    CHECK(before >= 0 && after - before < 40);
+    CHECK(Mix_Playing(0) == 1 && SDL_AtomicGet(&ended) == 0);
+    if (call > 0) {
+        kill(call, SIGTERM);
+        waitpid(call, NULL, 0);
+    }
+    Uint32 start = SDL_GetTicks();
+    while (!SDL_AtomicGet(&ended) && SDL_GetTicks() - start < 10000) SDL_Delay(1);
+    Uint32 took = SDL_GetTicks() - start;
+    /* About 0.8 s was left when the hold began; the uncork is seen within the thread's idle wait. */
+    printf("after the call the held chunk was reported ended after %u ms\n", took);
+    CHECK(SDL_AtomicGet(&ended) == 1 && took >= 500 && took < 5000 && Mix_Playing(0) == 0);
+    Mix_FreeChunk(chunk);
+}
+
+int main(int argc, char **argv) {
     if (Mix_OpenAudio(44100, AUDIO_S16LSB, 2, 512) != 0) return printf("open: %s\n", Mix_GetError()), 1;
     Mix_ChannelFinished(on_finished);
     SDL_Delay(300); /* the thread sees that nothing plays */
+    if (argc > 1 && strcmp(argv[1], "--held") == 0) {
+        held_by_a_call();
+        Mix_CloseAudio();
+        printf("%d passed, %d failed\n", passed, failed);
+        return failed == 0 ? 0 : 1;
+    }
     long before = update_thread_switches();
     SDL_Delay(1000);
     long after = update_thread_switches();
@@ -152,6 +210,50 @@ int main(void) {
     printf("a 200 ms chunk: its end reported %u ms after its length (median; %u to %u)\n", times[3], times[0],
            times[6]);
     CHECK(fifth_chunk && times[3] < 45);
+
+    /* With no callback, no thread looks for the end: Mix_Playing reads 0 once the last frame is out, by itself. */
+    Mix_ChannelFinished(NULL);
+    int late[7];
+    for (int i = 0; i < 7; i++) {
+        SDL_Delay(50);
+        Uint32 at = SDL_GetTicks();
+        if (!fifth_chunk || Mix_PlayChannel(0, fifth_chunk, 0) != 0) {
+            late[i] = 30000;
+            continue;
+        }
+        while (Mix_Playing(0) == 1 && SDL_GetTicks() - at < 30000) SDL_Delay(1);
+        late[i] = (int)(SDL_GetTicks() - at) - 200;
+    }
+    qsort(late, 7, sizeof late[0], by_int);
+    printf("a 200 ms chunk, no callback: Mix_Playing read 0 %d ms after its length (median; %d to %d)\n", late[3],
+           late[0], late[6]);
+    /* The dummy driver plays about 5 % fast (10 ms early); a block is 11.6 ms. */
+    CHECK(late[0] >= -25 && late[3] < 30);
+
+    /* Nor does any end wake the thread: 8 channels of chunks of 60 to 137 ms (so that their ends drift apart) played
+       again by a 60 Hz loop once Mix_Playing reads 0, about 80 ends a second, leave it at its idle pace (with a wake
+       for each group of ends, it woke 54 times). */
+    static Sint16 short_silence[2 * 6615];
+    Mix_Chunk *shorts[8];
+    int plays = 0;
+    for (int c = 0; c < 8; c++) {
+        shorts[c] = Mix_QuickLoad_RAW((Uint8 *)short_silence, (Uint32)(4 * (2646 + 485 * c)));
+        plays += shorts[c] && Mix_PlayChannel(c, shorts[c], 0) == c;
+    }
+    SDL_Delay(50);
+    before = update_thread_switches();
+    for (Uint32 loop_start = SDL_GetTicks(); SDL_GetTicks() - loop_start < 1000;) {
+        for (int c = 0; c < 8; c++) {
+            if (Mix_Playing(c) == 0) plays += Mix_PlayChannel(c, shorts[c], 0) == c;
+        }
+        SDL_Delay(16);
+    }
+    after = update_thread_switches();
+    printf("update thread: %ld waits in 1 s while 8 channels played %d short chunks, no callback\n", after - before,
+           plays);
+    CHECK(before >= 0 && after - before < 30 && plays >= 48);
+    Mix_HaltChannel(-1);
+    for (int c = 0; c < 8; c++) Mix_FreeChunk(shorts[c]);
     Mix_FreeChunk(fifth_chunk);
     Mix_CloseAudio();
     printf("%d passed, %d failed\n", passed, failed);

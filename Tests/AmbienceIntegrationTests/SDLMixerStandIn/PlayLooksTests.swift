@@ -67,4 +67,17 @@ import Testing
             nextLook(expiresAt: nil, play: .everyTick, now: .max - 1, tick: tick, render: nil) == nil,
             "a tick past the clock's end saturates (and reads as no look), never traps")
     }
+
+    @Test func endsCloseTogetherShareOneLook() {
+        let window = 10_000_000
+        #expect(batchedLook([], window: window) == nil)
+        #expect(batchedLook([now + 5], window: window) == now + 5)
+        // The latest within the window of the earliest: the earliest waits up to the window, the one past it later.
+        #expect(batchedLook([now + 30_000_000, now + 4_000_000, now + 12_000_000], window: window) == now + 12_000_000)
+        #expect(batchedLook([now + 4_000_000, now + 14_000_001], window: window) == now + 4_000_000)
+        #expect(batchedLook([now + 4_000_000, now + 14_000_000], window: window) == now + 14_000_000)
+        // A window of nothing, or below it, batches only equal looks; a window past the clock's end saturates.
+        #expect(batchedLook([now + 1, now + 2], window: -5) == now + 1)
+        #expect(batchedLook([.max - 1, .max], window: .max) == .max)
+    }
 }

@@ -90,20 +90,38 @@ struct SDLMixerStandInTests {
     /// 40 waits in a second, where it made 100), and a chunk played then still has its end reported, within a tick
     /// (the play wakes the thread: a median under 50 ms, where a missing wake makes it about 80). While one long
     /// chunk plays, or one loops forever, it does not tick either (under 40 waits in a second), and a chunk's end is
-    /// still seen a median under 45 ms after its length, where the 100 ms wait alone would make it about 60.
+    /// still seen a median under 45 ms after its length, where the 100 ms wait alone would make it about 60. With no
+    /// callback set, Mix_Playing reads 0 as a chunk's last frame is out, and ends wake nothing (under 30 waits in a
+    /// second while 8 channels of short chunks of different lengths are played again as they end: 54 before).
     @Test func theUpdateThreadIdlesWhileNothingPlays() throws {
-        try runChecks("standin_idle_test", passing: 10)
+        try runChecks("standin_idle_test", passing: 12)
     }
 
-    /// Builds `Tests/SDLMixer/<program>.c` (C11), runs it on SDL's `driver` and expects at least `passing` checks
-    /// passed and none failed.
-    private func runChecks(_ program: String, _ arguments: [String] = [], driver: String = "dummy", passing: Int)
-        throws
-    {
+    /// Tests/SDLMixer/standin_idle_test.c --held: a call (a `phone` stream on a server of the test's own with
+    /// module-role-cork) makes the session hold every voice. A chunk held past its length still plays and is not
+    /// reported ended; the update thread rests meanwhile (under 40 waits in a second, where it looked every 10 ms for
+    /// the end), and once the call is over the chunk plays what it had left and is reported ended.
+    @Test(.enabled(if: SoundServer.requested == .pulseaudio, "module-role-cork is PulseAudio's"))
+    func theUpdateThreadRestsWhileTheSessionHoldsEveryVoice() throws {
+        let fixtures = try Fixtures()
+        let server = try ThrowawayService.soundServer(in: fixtures)
+        defer { server.kill() }
+        try Fixtures.run(
+            "pactl", ["load-module", "module-role-cork", "trigger_roles=phone", "cork_roles=game"],
+            environment: server.environment)
+        try runChecks("standin_idle_test", ["--held"], environment: server.environment, passing: 6)
+    }
+
+    /// Builds `Tests/SDLMixer/<program>.c` (C11), runs it on SDL's `driver` (with `environment`) and expects at least
+    /// `passing` checks passed and none failed.
+    private func runChecks(
+        _ program: String, _ arguments: [String] = [], driver: String = "dummy", environment: [String: String] = [:],
+        passing: Int
+    ) throws {
         let folder = try MixerStandIn.prepare(program, standard: "c11")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let result = try MixerStandIn.run(
-            folder, arguments, environment: ["SDL_AUDIODRIVER": driver], program: program)
+            folder, arguments, environment: environment.merging(["SDL_AUDIODRIVER": driver]) { $1 }, program: program)
         #expect(!result.killedBySignal, "\(program) crashed: \(result.stderr)")
         #expect(result.status == 0, "\(program): \(result.stdout)\n\(result.stderr)")
         let tally = CAPI.tally(result.stdout)

@@ -80,6 +80,36 @@ import Testing
         #expect(!virtual.isAlive)
     }
 
+    /// `Mixer.progress(of:)`, which the SDL_mixer stand-in ends a channel by: a real one-shot's output frames left,
+    /// read from OpenAL's playhead (at its pitch), standing still and held while the session suspends the mixer, 0
+    /// once OpenAL has played it out; a virtual one's from the voice clock; nil for a loop, which has no end.
+    @Test func aOneShotsProgressIsWhatItHasLeftToPlay() throws {
+        let engine = try engine()
+        let half = try engine.makeSound(tone(hz: 300, seconds: 0.5), name: "half")
+        let voice = engine.play(half, PlayOptions(pitch: 2))
+        #expect(voice.isReal)
+        _ = try engine.render(frames: 6_144)
+        // 24,000 frames at pitch 2 are 12,000 output frames: 5,856 left, to the block.
+        let playing = try #require(engine.mixer.progress(of: voice))
+        #expect(abs(playing.framesLeft - 5_856) <= 512 && !playing.isHeld, "\(playing)")
+        engine.mixer.setSuspended(true)
+        _ = try engine.render(frames: 24_000)
+        let held = try #require(engine.mixer.progress(of: voice))
+        #expect(held.isHeld && held.framesLeft == playing.framesLeft, "\(held) after \(playing)")
+        engine.mixer.setSuspended(false)
+        _ = try engine.render(frames: playing.framesLeft + 1_024)
+        #expect(engine.mixer.progress(of: voice)?.framesLeft == 0)
+        #expect(engine.mixer.progress(of: engine.play(half, PlayOptions(loop: true))) == nil, "a loop never ends")
+
+        let crowded = try engineWithItsOnlySourceTaken()
+        let virtual = crowded.play(
+            try crowded.makeSound(tone(hz: 300, seconds: 1), name: "blip"), PlayOptions(priority: 1))
+        #expect(!virtual.isReal)
+        _ = try crowded.render(frames: 12_000)
+        #expect(crowded.mixer.progress(of: virtual) == VoiceProgress(framesLeft: 36_000, isHeld: false))
+        #expect(crowded.mixer.progress(of: voice) == nil, "another mixer's voice")
+    }
+
     /// A virtual voice keeps time exactly through pitch changes, pauses and session suspension, and a virtual
     /// one-shot ends when its (re-pitched) length has played, to the block.
     @Test func virtualVoiceKeepsTimeThroughPitchPauseAndSuspension() throws {

@@ -1,0 +1,43 @@
+import AmbiencePlatform
+
+// How far a one-shot voice has left to play, for a caller that plans around its end rather than waiting for the tick
+// that reports it: the SDL_mixer stand-in ends a channel whose sound has played out when the game asks (Mix_Playing),
+// with no thread woken for each end. Read from OpenAL (the source's state and playhead) or, for a virtual voice, from
+// the voice clock, which moves at each tick.
+
+/// A one-shot voice's way to its end.
+package struct VoiceProgress: Equatable, Sendable {
+    /// Output frames still to render until its last frame is out (at its pitch and rate): 0 once it has played to the
+    /// end or was let go.
+    package let framesLeft: Int
+    /// Whether it stands still: paused, or every voice is, by the session (`setSuspended`).
+    package let isHeld: Bool
+}
+
+extension Mixer {
+    /// Where `voice` stands on its way to its end; nil when it has no end of its own: a stream voice, a looping one, or
+    /// another mixer's.
+    package func progress(of voice: Voice) -> VoiceProgress? {
+        guard !voice.isStream, voice.mixer === self else { return nil }
+        return withLock {
+            guard voices.isCurrent(slot: voice.slot, generation: voice.generation) else {
+                return VoiceProgress(framesLeft: 0, isHeld: false)
+            }
+            let index = Int(voice.slot)
+            guard !voices.slots[index].loop else { return nil }
+            let held = voices.slots[index].paused || suspended
+            let source = voices.slots[index].source
+            let position: Double
+            if source >= 0 {
+                // The playhead first: a source that stops in between reads 0 there, and is then seen stopped below.
+                let offset = sources[source].sampleOffset
+                if sources.hasPlayedOut(source, looping: false) { return VoiceProgress(framesLeft: 0, isHeld: held) }
+                position = Double(offset)
+            } else {
+                position = voices.virtualPlayhead(voice.slot)
+            }
+            let left = voices.slots[index].outputFramesToEnd(from: position)
+            return VoiceProgress(framesLeft: left.saturated(Int.self, rounding: .up), isHeld: held)
+        }
+    }
+}
