@@ -56,6 +56,10 @@ public final class Mixer: @unchecked Sendable {
     /// past the cap the newest are dropped (each is a fact of its own: the earliest keep their meaning) and counted.
     var events = EventQueue<MixerEvent>(capacity: Mixer.pendingEventCapacity, overflow: .dropNewest)
     var counters = MixerStats()
+    /// `StereoFoldProbe`'s gain for this mixer's rate, once measured (nil inside: it could not be, nothing folds).
+    let foldGain = Lock<Float??>(nil)
+    /// The same gain, for `applyGain` under the lock: set by the first fold.
+    var foldGainAtListenerPoint: Float = 1
     var useCounter: UInt64 = 0
 
     // Written by whoever renders (audio thread or offline render), read by the game thread.
@@ -395,7 +399,22 @@ public final class Mixer: @unchecked Sendable {
         guard source >= 0 else { return }
         var gain = voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus]
         if buses.hasHDR { gain *= hdrGain(slot) }
-        sources.setGain(Int(source), gain)
+        let fold = foldScale(slot)
+        sources.setGain(Int(source), gain * fold, most: fold)
+    }
+
+    /// 1, or for a voice of a folded stereo sound at the listener's own point without HRTF, the gain that has its
+    /// mono source sound as the two speakers OpenAL Soft would have played the sides as (`Mixer.makeSound`). Its
+    /// `AL_MAX_GAIN` is raised by as much, so that OpenAL clamps it where it clamped the stereo source.
+    func foldScale(_ slot: Int32) -> Float {
+        let index = Int(slot)
+        guard voices.slots[index].sound?.isFoldedStereo == true,
+            case .world(let point, _) = voices.slots[index].placement
+        else { return 1 }
+        let (x, y, z) = (point.x - listener.position.x, point.y - listener.position.y, point.z - listener.position.z)
+        // OpenAL Soft 1.19 plays the sides as speakers where the distance is not above FLT_EPSILON.
+        guard (x * x + y * y + z * z).squareRoot() <= Float.ulpOfOne, !device.hrtfEnabled else { return 1 }
+        return foldGainAtListenerPoint
     }
 
     // MARK: Rendering

@@ -13,17 +13,51 @@ extension Mixer {
 
     /// Uploads decoded audio as a `Sound` (more than two channels are folded to stereo); nil when OpenAL has no
     /// room for it. `name` is what logs and stale voices call it.
+    ///
+    /// A stereo sound whose two sides are equal sample for sample is stored and mixed as mono (`Sound.storedChannels`
+    /// is 1): half the memory, and OpenAL Soft resamples and mixes one channel instead of two. It sounds exactly as
+    /// the stereo one would, because OpenAL Soft 1.19 plays a stereo source anywhere but at the listener's own point
+    /// as its mono downmix, panned where the source is (each side at half gain), for every pan and world point, with
+    /// or without HRTF. At the listener's point it plays the two sides as speakers at ±30°, which a mono source
+    /// matches with one gain, measured here by rendering on a loopback device once per mixer and given to such a
+    /// voice (its reverb send, if any, is then that gain times the mono one's, not the two speakers'). With HRTF on
+    /// when the sound is made, no gain matches the two speakers there, so the sound stays stereo; one folded before
+    /// HRTF was turned on plays at the listener's point as a mono source straight ahead. The rules that rank and
+    /// window voices (gains, loudness, distance) never read the samples, so they see it as before.
     public func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
-        let folded = pcm.foldedToStereo()
+        makeSound(pcm, name: name, foldingEqualSides: true)
+    }
+
+    /// `makeSound(_:name:)`, or without the fold of equal sides (a test's stereo reference, a benchmark's before).
+    package func makeSound(_ pcm: PCMBuffer, name: String, foldingEqualSides: Bool) -> Sound? {
+        let stereo = pcm.foldedToStereo()
+        let mono = foldingEqualSides ? stereo.equalSidesAsMono() : nil
+        let gain = mono == nil ? nil : foldGainAtListener()
         return withLock {
-            folded.samples.withUnsafeBufferPointer { samples in
-                deleteRetiredBuffers()
-                return ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
+            deleteRetiredBuffers()
+            var stored = stereo
+            if let mono, let gain, !device.hrtfEnabled {
+                stored = mono
+                foldGainAtListenerPoint = gain
+            }
+            return stored.samples.withUnsafeBufferPointer { samples in
+                ALBuffer.make(samples: samples, channels: stored.channels, sampleRate: stored.sampleRate).map {
                     Sound(
-                        name: name, buffer: $0, retired: retiredBuffers, sampleRate: folded.sampleRate,
-                        channels: folded.channels, frames: folded.frames)
+                        name: name, buffer: $0, retired: retiredBuffers, sampleRate: stored.sampleRate,
+                        channels: stereo.channels, storedChannels: stored.channels, frames: stored.frames)
                 }
             }
+        }
+    }
+
+    /// The gain a folded sound's voice at the listener's own point is given (`StereoFoldProbe`), measured at the
+    /// first fold and kept; nil when it cannot be, and then nothing is folded.
+    func foldGainAtListener() -> Float? {
+        foldGain.withLock { known in
+            if let known { return known }
+            let measured = StereoFoldProbe.gainAtListener(sampleRate: configuration.sampleRate)
+            known = .some(measured)
+            return measured
         }
     }
 
@@ -114,6 +148,7 @@ extension Mixer {
     package func setHRTF(_ on: Bool) -> Bool {
         withLock {
             let done = device.setHRTF(on) && device.hrtfEnabled == on
+            refreshGains()  // a folded stereo sound's voice at the listener's point takes its gain without HRTF only
             // Resetting the device can stop sources (OpenAL Soft stops them when the reset fails): ask them all.
             sources.pollAllEveryBlock()
             return done
@@ -147,6 +182,12 @@ extension Mixer {
             ALListener.setVelocity(listener.velocity.x, listener.velocity.y, listener.velocity.z)
             ALListener.setOrientation(at: listener.forward, up: listener.up)
             ALListener.setDopplerFactor(listener.dopplerFactor)
+            if before.position != listener.position {
+                // A folded stereo sound's voice may now be at the listener's point, or no longer (Mixer.foldScale).
+                for slot in voices.active where voices.slots[Int(slot)].sound?.isFoldedStereo == true {
+                    applyGain(slot)
+                }
+            }
             if before.rolloff != listener.rolloff || before.referenceDistance != listener.referenceDistance
                 || before.maxDistance != listener.maxDistance
             {

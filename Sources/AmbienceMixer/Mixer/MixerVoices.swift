@@ -178,6 +178,7 @@ extension Mixer {
             let source = voices.slots[Int(slot)].source
             guard source >= 0 else { return }
             sources.place(Int(source), placement, listener: listener)
+            if voices.slots[Int(slot)].sound?.isFoldedStereo == true { applyGain(slot) }  // at the listener or not
             if effectsAvailable { applyEffects(slot) }
             if listener.dopplerApplies(to: placement) { sources.pollEveryBlock(source) }
         }

@@ -91,6 +91,7 @@ struct SourcePool {
         if had.position != wanted.position {
             source.setPosition(wanted.position.x, wanted.position.y, wanted.position.z)
         }
+        if had.maxGain != wanted.maxGain { source.setMaxGain(wanted.maxGain) }
         if had.gain != wanted.gain { source.setGain(wanted.gain) }
         settings[index] = wanted
     }
@@ -130,8 +131,13 @@ struct SourcePool {
         }
     }
 
-    /// Sets a source's gain, unless it has it already.
-    mutating func setGain(_ index: Int, _ gain: Float) {
+    /// Sets a source's gain and the most OpenAL lets it be, unless it has them already.
+    mutating func setGain(_ index: Int, _ gain: Float, most: Float = 1) {
+        if settings[index].maxGain != most {
+            sources[index].setMaxGain(most)
+            settings[index].maxGain = most
+            propertyCalls += 1
+        }
         guard settings[index].gain != gain else { return }
         sources[index].setGain(gain)
         settings[index].gain = gain
@@ -216,6 +222,8 @@ struct SourceSettings {
     /// Sent with every voice's start until they were cached too: a restarted sound usually stands where it stood.
     var position = Vector3.zero
     var gain: Float = 1
+    /// `AL_MAX_GAIN`: 1, but for a folded stereo sound's voice at the listener's point (Mixer.foldScale).
+    var maxGain: Float = 1
 
     /// How many of the settings `configure` sends differ between the two.
     func differences(from other: SourceSettings) -> Int {
@@ -231,6 +239,7 @@ struct SourceSettings {
         if reverb != other.reverb { n += 1 }
         if position != other.position { n += 1 }
         if gain != other.gain { n += 1 }
+        if maxGain != other.maxGain { n += 1 }
         return n
     }
 }
