@@ -44,7 +44,7 @@ extension Mixer {
                 ALBuffer.make(samples: samples, channels: stored.channels, sampleRate: stored.sampleRate).map {
                     Sound(
                         name: name, buffer: $0, retired: retiredBuffers, sampleRate: stored.sampleRate,
-                        channels: stereo.channels, storedChannels: stored.channels, frames: stored.frames)
+                        channels: stereo.channels, frames: stored.frames, storedChannels: stored.channels)
                 }
             }
         }
@@ -53,8 +53,8 @@ extension Mixer {
     /// The gain a folded sound's voice at the listener's own point is given (`StereoFoldProbe`), measured at the
     /// first fold and kept; nil when it cannot be, and then nothing is folded.
     func foldGainAtListener() -> Float? {
-        foldGain.withLock { known in
-            if let known { return known }
+        foldGain.withLock { (known: inout Float??) -> Float? in
+            if let measured = known { return measured }
             let measured = StereoFoldProbe.gainAtListener(sampleRate: configuration.sampleRate)
             known = .some(measured)
             return measured

@@ -59,18 +59,19 @@ public final class Sound: @unchecked Sendable {
     /// Whether the mixer stores and mixes the sound as mono though it plays as stereo.
     var isFoldedStereo: Bool { storedChannels < channels }
 
+    /// `storedChannels` is `channels` unless the buffer holds a stereo sound's equal sides as one.
     init(
-        name: String, buffer: ALBuffer, retired: RetiredBuffers, sampleRate: Int, channels: Int, storedChannels: Int,
-        frames: Int
+        name: String, buffer: ALBuffer, retired: RetiredBuffers, sampleRate: Int, channels: Int, frames: Int,
+        storedChannels: Int? = nil
     ) {
         self.name = name
         self.buffer = buffer
         self.retired = retired
         self.sampleRate = sampleRate
         self.channels = channels
-        self.storedChannels = storedChannels
+        self.storedChannels = storedChannels ?? channels
         self.frames = frames
-        memoryCost = frames * storedChannels * MemoryLayout<Float>.size
+        memoryCost = frames * self.storedChannels * MemoryLayout<Float>.size
     }
 
     deinit {

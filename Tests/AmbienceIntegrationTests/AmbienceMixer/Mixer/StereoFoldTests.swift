@@ -128,7 +128,7 @@ import Testing
             let sound = try #require(mixer.makeSound(Self.equalSides(), name: "sides", foldingEqualSides: folding))
             #expect(sound.storedChannels == (folding ? 1 : 2))
             #expect(mixer.setHRTF(true))
-            mixer.play(sound, PlayOptions(placement: placement))
+            _ = mixer.play(sound, PlayOptions(placement: placement))
             return mixer.render(frames: 28_800).samples
         }
         for placement in [Placement.pan(0), .pan(-0.7), .world(x: 2, y: 1, z: -3)] {
