@@ -167,15 +167,15 @@ import Testing
             let sound = try #require(
                 engine.mixer.makeSound(Self.equalSides(), name: "sides", foldingEqualSides: folding))
             #expect(sound.storedChannels == (folding ? 1 : 2))
-            let voices = (0..<12).map { i in
-                engine.play(
-                    sound,
-                    PlayOptions(
-                        gain: Float(i + 1) / 12, loop: true, priority: UInt8(200 - i),
-                        placement: .world(x: Float(i), y: 0, z: -2), loudness: Float(60 + 3 * i)))
+            var voices: [Voice] = []
+            for i in 0..<12 {
+                let x = Float(i), gain = Float(i + 1) / 12, loudness = Float(60 + 3 * i)
+                var options = PlayOptions(gain: gain, loop: true, priority: UInt8(200 - i), loudness: loudness)
+                options.placement = .world(x: x, y: 0, z: -2)
+                voices.append(engine.play(sound, options))
             }
             _ = try engine.render(frames: 9_600)
-            return (voices.map(\.isReal), engine.sfx.hdrWindowTop)
+            return (voices.map { $0.isReal }, engine.sfx.hdrWindowTop)
         }
         let stereo = try crowd(folding: false), folded = try crowd(folding: true)
         #expect(stereo.real.filter { $0 }.count == 4)
