@@ -329,7 +329,7 @@ public final class Mixer: @unchecked Sendable {
         wanted.loop = s.loop
         wanted.pitch = s.pitch
         sources.configure(Int(source), wanted)
-        sources.place(Int(source), s.placement, listener: listener)
+        sources.place(Int(source), s.placement, listener: listener, folded: sound.isFoldedStereo)
         applyGain(slot)
         if effectsAvailable { applyEffects(slot) }
         let al = sources[source]
@@ -403,18 +403,11 @@ public final class Mixer: @unchecked Sendable {
         sources.setGain(Int(source), gain * fold, most: fold)
     }
 
-    /// 1, or for a voice of a folded stereo sound at the listener's own point without HRTF, the gain that has its
-    /// mono source sound as the two speakers OpenAL Soft would have played the sides as (`Mixer.makeSound`). Its
-    /// `AL_MAX_GAIN` is raised by as much, so that OpenAL clamps it where it clamped the stereo source.
+    /// 1, or for a voice of a folded stereo sound, the gain that has its mono source (at the listener's point) sound
+    /// as the two speakers OpenAL Soft plays a stereo source's sides as (`Mixer.makeSound`). Its `AL_MAX_GAIN` is
+    /// raised by as much, so that OpenAL clamps it where it clamped the stereo source.
     func foldScale(_ slot: Int32) -> Float {
-        let index = Int(slot)
-        guard voices.slots[index].sound?.isFoldedStereo == true,
-            case .world(let point, _) = voices.slots[index].placement
-        else { return 1 }
-        let (x, y, z) = (point.x - listener.position.x, point.y - listener.position.y, point.z - listener.position.z)
-        // OpenAL Soft 1.19 plays the sides as speakers where the distance is not above FLT_EPSILON.
-        guard (x * x + y * y + z * z).squareRoot() <= Float.ulpOfOne, !device.hrtfEnabled else { return 1 }
-        return foldGainAtListenerPoint
+        voices.slots[Int(slot)].sound?.isFoldedStereo == true ? foldGainAtListenerPoint : 1
     }
 
     // MARK: Rendering

@@ -15,15 +15,16 @@ extension Mixer {
     /// room for it. `name` is what logs and stale voices call it.
     ///
     /// A stereo sound whose two sides are equal sample for sample is stored and mixed as mono (`Sound.storedChannels`
-    /// is 1): half the memory, and OpenAL Soft resamples and mixes one channel instead of two. It sounds exactly as
-    /// the stereo one would, because OpenAL Soft 1.19 plays a stereo source anywhere but at the listener's own point
-    /// as its mono downmix, panned where the source is (each side at half gain), for every pan and world point, with
-    /// or without HRTF. At the listener's point it plays the two sides as speakers at ±30°, which a mono source
-    /// matches with one gain, measured here by rendering on a loopback device once per mixer and given to such a
-    /// voice (its reverb send, if any, is then that gain times the mono one's, not the two speakers'). With HRTF on
-    /// when the sound is made, no gain matches the two speakers there, so the sound stays stereo; one folded before
-    /// HRTF was turned on plays at the listener's point as a mono source straight ahead. The rules that rank and
-    /// window voices (gains, loudness, distance) never read the samples, so they see it as before.
+    /// is 1): half the memory, and OpenAL Soft resamples and mixes one channel instead of two. It sounds as the
+    /// stereo one does. OpenAL Soft 1.19 places, attenuates and Doppler-shifts mono sources only: a stereo source
+    /// plays its sides as two speakers at ±30° before the listener at its gain, whatever its pan or world point. So a
+    /// folded sound's voice plays its mono source at the listener's own point (straight ahead, unattenuated) at the
+    /// gain that makes it sound as those two speakers, measured once per mixer by rendering both on a loopback device
+    /// of the mixer's rate (`StereoFoldProbe`; 1.679 with OpenAL Soft 1.19.1's stereo panning). With HRTF the two
+    /// speakers are two HRIRs, which no mono source reproduces: a sound made while HRTF is on stays stereo (one folded
+    /// before HRTF was turned on plays through the front HRIR, at the same gain). A reverb hears the folded voice as
+    /// one source ahead rather than two at ±30°. The rules that rank and window voices (gains, loudness, distance)
+    /// never read the samples, so they see a folded sound as before.
     public func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
         makeSound(pcm, name: name, foldingEqualSides: true)
     }
@@ -148,7 +149,6 @@ extension Mixer {
     package func setHRTF(_ on: Bool) -> Bool {
         withLock {
             let done = device.setHRTF(on) && device.hrtfEnabled == on
-            refreshGains()  // a folded stereo sound's voice at the listener's point takes its gain without HRTF only
             // Resetting the device can stop sources (OpenAL Soft stops them when the reset fails): ask them all.
             sources.pollAllEveryBlock()
             return done
@@ -182,18 +182,13 @@ extension Mixer {
             ALListener.setVelocity(listener.velocity.x, listener.velocity.y, listener.velocity.z)
             ALListener.setOrientation(at: listener.forward, up: listener.up)
             ALListener.setDopplerFactor(listener.dopplerFactor)
-            if before.position != listener.position {
-                // A folded stereo sound's voice may now be at the listener's point, or no longer (Mixer.foldScale).
-                for slot in voices.active where voices.slots[Int(slot)].sound?.isFoldedStereo == true {
-                    applyGain(slot)
-                }
-            }
             if before.rolloff != listener.rolloff || before.referenceDistance != listener.referenceDistance
                 || before.maxDistance != listener.maxDistance
             {
                 for slot in voices.active where voices.slots[Int(slot)].source >= 0 {
+                    let s = voices.slots[Int(slot)]
                     sources.place(
-                        Int(voices.slots[Int(slot)].source), voices.slots[Int(slot)].placement, listener: listener)
+                        Int(s.source), s.placement, listener: listener, folded: s.sound?.isFoldedStereo == true)
                 }
                 replaceStreamVoices()
             }

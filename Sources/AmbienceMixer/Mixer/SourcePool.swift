@@ -100,9 +100,19 @@ struct SourcePool {
     mutating func noteFiltered(_ index: Int, _ on: Bool) { settings[index].filtered = on }
 
     /// Places a source: a pan is a point on a unit circle around the listener, a world point uses the listener's
-    /// distance settings.
-    mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState) {
+    /// distance settings. A folded stereo sound's mono source stands at the listener's point whatever its placement,
+    /// unattenuated: OpenAL Soft 1.19 places, attenuates and Doppler-shifts mono sources only, and plays a stereo one
+    /// as two speakers before the listener wherever it is (`Mixer.makeSound`).
+    mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState, folded: Bool = false) {
         var wanted = settings[index]
+        if folded {
+            wanted.relative = true
+            wanted.rolloff = 0
+            wanted.velocity = .zero
+            wanted.position = .zero
+            configure(index, wanted)
+            return
+        }
         switch placement {
         case .pan:
             wanted.relative = true

@@ -205,11 +205,10 @@ final class LoopbackDevice: @unchecked Sendable {
 /// What OpenAL Soft does to a stereo buffer whose sides are equal, against the same samples as mono, found by
 /// rendering on a loopback device of its own (the mixer's equal-sided fold, Sound.swift).
 enum StereoFoldProbe {
-    /// The gain that makes a mono source at the listener's own point sound as a stereo one of equal sides there.
-    /// Away from the listener OpenAL Soft 1.19 plays a stereo source as its mono downmix (each side at half gain,
-    /// panned where the source is), so a mono source of the same samples renders the same; at the listener's point
-    /// it plays the sides as two speakers at ±30° (`AL_STEREO_ANGLES`) and a mono source straight ahead, one gain
-    /// apart without HRTF. nil when the device cannot be made, or when the sides would want different gains.
+    /// The gain that makes a mono source at the listener's own point sound as a stereo source of equal sides.
+    /// OpenAL Soft 1.19 plays a stereo source's sides as two speakers at ±30° (`AL_STEREO_ANGLES`) wherever it stands,
+    /// and a mono source at the listener's point straight ahead: one gain apart without HRTF. nil when the device
+    /// cannot be made, or when the two sides would want different gains.
     static func gainAtListener(sampleRate: Int) -> Float? {
         OpenALSoft.startWithoutBackends()
         guard let alRate = try? sampleRate.exactly(ALCint.self, "sample rate"),
