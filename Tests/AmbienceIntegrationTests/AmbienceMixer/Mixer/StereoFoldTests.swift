@@ -85,7 +85,10 @@ import Testing
             halfway: { mixer, _ in try? mixer.setListener(ListenerState(position: Vector3(x: 0, y: 0, z: 3))) }),
         Scene(
             name: "gain and pitch changed halfway", options: PlayOptions(gain: 0.8, placement: .pan(0.5)),
-            halfway: { _, voice in voice.setGain(0.3); voice.setPitch(0.9) })
+            halfway: { _, voice in
+                voice.setGain(0.3)
+                voice.setPitch(0.9)
+            })
     ]
 
     /// The scene rendered (0.6 s, past the sound's end) on a mixer of its own, on `sound`'s stereo or folded copy.
