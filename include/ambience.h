@@ -360,7 +360,7 @@ typedef struct ambience_sound_info {
     int32_t channels;     /* 1 or 2: wider files are folded to stereo when loaded */
     int64_t frames;
     double duration;      /* seconds */
-    uint64_t memory_cost; /* bytes of mixer memory the sound holds */
+    uint64_t memory_cost; /* bytes of mixer memory the sound holds (stereo whose sides are equal is held as mono) */
 } ambience_sound_info;
 
 ambience_status ambience_sound_get_info(ambience_sound *sound, ambience_sound_info *out_info);

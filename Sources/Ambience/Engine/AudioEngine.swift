@@ -269,7 +269,8 @@ public final class AudioEngine: @unchecked Sendable {
     /// Makes a `Sound` from audio already in memory (not cached). The buffer is held to the rules a file's header
     /// is: a rate in `AudioInfo.sampleRates`, 1 to `AudioInfo.maximumChannels` channels (more than two are folded
     /// to stereo), whole frames, at most `AudioFile.maximumDecodedBytes`, and every sample finite; anything else is
-    /// `EngineError.invalidNumber`.
+    /// `EngineError.invalidNumber`. Stereo whose sides are equal is stored and mixed as mono and sounds the same
+    /// (`Mixer.makeSound(_:name:)`), as every sound the engine makes.
     public func makeSound(_ pcm: PCMBuffer, name: String) throws(EngineError) -> Sound {
         do throws(InvalidNumber) {
             _ = try pcm.sampleRate.checked(Int.self, in: AudioInfo.sampleRates, "\(name): sample rate")

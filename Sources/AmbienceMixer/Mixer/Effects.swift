@@ -98,3 +98,34 @@ extension AudioCapabilities {
         public var isAvailable: Bool { unavailableReason == nil }
     }
 }
+
+/// Reverb settings in the units of the EFX standard reverb.
+public struct ReverbParameters: Sendable, Equatable {
+    /// Echo density and diffusion (0…1), the overall gain and its gain at high frequencies (0…1).
+    public var density: Float, diffusion: Float, gain: Float, gainHF: Float
+    /// How long the tail lasts (seconds, 0.1…20) and how much shorter it is at high frequencies (a ratio, 0.1…2).
+    public var decayTime: Float, decayHFRatio: Float
+    /// The early reflections' gain (0…3.16) and delay (seconds, 0…0.3).
+    public var reflectionsGain: Float, reflectionsDelay: Float
+    /// The late reverberation's gain (0…10) and delay after the reflections (seconds, 0…0.1).
+    public var lateReverbGain: Float, lateReverbDelay: Float
+    /// High-frequency absorption by the air (0.892…1) and how fast the reverb falls off with distance (0…10).
+    public var airAbsorptionGainHF: Float, roomRolloffFactor: Float
+    /// Whether the high-frequency decay is held to what the air absorption allows.
+    public var decayHFLimit: Bool
+
+    /// Reverb settings; the last three default to EFX's standard values. `ReverbParameters.validated()` refuses NaN
+    /// and infinities when they are set; OpenAL clamps finite values into the ranges above.
+    public init(
+        density: Float, diffusion: Float, gain: Float, gainHF: Float, decayTime: Float, decayHFRatio: Float,
+        reflectionsGain: Float, reflectionsDelay: Float, lateReverbGain: Float, lateReverbDelay: Float,
+        airAbsorptionGainHF: Float = 0.9943, roomRolloffFactor: Float = 0, decayHFLimit: Bool = true
+    ) {
+        self.density = density; self.diffusion = diffusion; self.gain = gain; self.gainHF = gainHF
+        self.decayTime = decayTime; self.decayHFRatio = decayHFRatio
+        self.reflectionsGain = reflectionsGain; self.reflectionsDelay = reflectionsDelay
+        self.lateReverbGain = lateReverbGain; self.lateReverbDelay = lateReverbDelay
+        self.airAbsorptionGainHF = airAbsorptionGainHF; self.roomRolloffFactor = roomRolloffFactor
+        self.decayHFLimit = decayHFLimit
+    }
+}

@@ -58,6 +58,10 @@ public final class Mixer: @unchecked Sendable {
     /// past the cap the newest are dropped (each is a fact of its own: the earliest keep their meaning) and counted.
     var events = EventQueue<MixerEvent>(capacity: Mixer.pendingEventCapacity, overflow: .dropNewest)
     var counters = MixerStats()
+    /// `StereoFoldProbe`'s gain for this mixer's rate, once measured (nil inside: it could not be, nothing folds).
+    let foldGain = Lock<Float??>(nil)
+    /// The same gain, for `applyGain` under the lock: set by the first fold.
+    var foldGainAtListenerPoint: Float = 1
     var useCounter: UInt64 = 0
 
     // Written by whoever renders (audio thread or offline render), read by the game thread.
@@ -331,11 +335,12 @@ public final class Mixer: @unchecked Sendable {
         voices.slots[index].source = source
         let s = voices.slots[index]
         let had = sources.settings[Int(source)]
-        var wanted = SourcePool.placed(had, s.placement, listener: listener)
+        var wanted = SourcePool.placed(had, s.placement, listener: listener, folded: sound.isFoldedStereo)
         wanted.buffer = sound.buffer
         wanted.loop = s.loop
         wanted.pitch = s.pitch
         wanted.gain = sourceGain(of: slot)
+        wanted.maxGain = foldScale(slot)
         if effectsAvailable { wanted.reverb = effects.reverb(for: s.placement, bus: s.bus, in: buses) }
         let filters = effectsAvailable && (s.occlusion > 0 || had.filtered)
         let startsPaused = s.paused || suspended
@@ -416,14 +421,22 @@ public final class Mixer: @unchecked Sendable {
     func applyGain(_ slot: Int32) {
         let source = voices.slots[Int(slot)].source
         guard source >= 0 else { return }
-        sources.setGain(Int(source), sourceGain(of: slot))
+        sources.setGain(Int(source), sourceGain(of: slot), most: foldScale(slot))
     }
 
-    /// The gain a voice's source plays at: its own, its fade's, its bus's and its HDR window's.
+    /// The gain a voice's source plays at: its own, its fade's, its bus's and its HDR window's, times a folded
+    /// sound's scale (`foldScale`).
     func sourceGain(of slot: Int32) -> Float {
         let index = Int(slot)
         let gain = voices.slots[index].gain * voices.slots[index].fadeGain * buses.effective[voices.slots[index].bus]
-        return buses.hasHDR ? gain * hdrGain(slot) : gain
+        return (buses.hasHDR ? gain * hdrGain(slot) : gain) * foldScale(slot)
+    }
+
+    /// 1, or for a voice of a folded stereo sound, the gain that has its mono source (at the listener's point) sound
+    /// as the two speakers OpenAL Soft plays a stereo source's sides as (`Mixer.makeSound`). Its `AL_MAX_GAIN` is
+    /// raised by as much, so that OpenAL clamps it where it clamped the stereo source.
+    func foldScale(_ slot: Int32) -> Float {
+        voices.slots[Int(slot)].sound?.isFoldedStereo == true ? foldGainAtListenerPoint : 1
     }
 
     // MARK: Rendering

@@ -13,17 +13,52 @@ extension Mixer {
 
     /// Uploads decoded audio as a `Sound` (more than two channels are folded to stereo); nil when OpenAL has no
     /// room for it. `name` is what logs and stale voices call it.
+    ///
+    /// A stereo sound whose two sides are equal sample for sample is stored and mixed as mono (`Sound.storedChannels`
+    /// is 1): half the memory, and OpenAL Soft resamples and mixes one channel instead of two. It sounds as the
+    /// stereo one does. OpenAL Soft 1.19 places, attenuates and Doppler-shifts mono sources only: a stereo source
+    /// plays its sides as two speakers at ±30° before the listener at its gain, whatever its pan or world point. So a
+    /// folded sound's voice plays its mono source at the listener's own point (straight ahead, unattenuated) at the
+    /// gain that makes it sound as those two speakers, measured once per mixer by rendering both on a loopback device
+    /// of the mixer's rate (`StereoFoldProbe`; 1.679 with OpenAL Soft 1.19.1's stereo panning). With HRTF the two
+    /// speakers are two HRIRs, which no mono source reproduces: a sound made while HRTF is on stays stereo (one folded
+    /// before HRTF was turned on plays through the front HRIR, at the same gain). A reverb hears the folded voice as
+    /// one source ahead rather than two at ±30°. The rules that rank and window voices (gains, loudness, distance)
+    /// never read the samples, so they see a folded sound as before.
     public func makeSound(_ pcm: PCMBuffer, name: String) -> Sound? {
-        let folded = pcm.foldedToStereo()
+        makeSound(pcm, name: name, foldingEqualSides: true)
+    }
+
+    /// `makeSound(_:name:)`, or without the fold of equal sides (a test's stereo reference, a benchmark's before).
+    package func makeSound(_ pcm: PCMBuffer, name: String, foldingEqualSides: Bool) -> Sound? {
+        let stereo = pcm.foldedToStereo()
+        let mono = foldingEqualSides ? stereo.equalSidesAsMono() : nil
+        let gain = mono == nil ? nil : foldGainAtListener()
         return withLock {
-            folded.samples.withUnsafeBufferPointer { samples in
-                deleteRetiredBuffers()
-                return ALBuffer.make(samples: samples, channels: folded.channels, sampleRate: folded.sampleRate).map {
+            deleteRetiredBuffers()
+            var stored = stereo
+            if let mono, let gain, !device.hrtfEnabled {
+                stored = mono
+                foldGainAtListenerPoint = gain
+            }
+            return stored.samples.withUnsafeBufferPointer { samples in
+                ALBuffer.make(samples: samples, channels: stored.channels, sampleRate: stored.sampleRate).map {
                     Sound(
-                        name: name, buffer: $0, retired: retiredBuffers, sampleRate: folded.sampleRate,
-                        channels: folded.channels, frames: folded.frames)
+                        name: name, buffer: $0, retired: retiredBuffers, sampleRate: stored.sampleRate,
+                        channels: stereo.channels, frames: stored.frames, storedChannels: stored.channels)
                 }
             }
+        }
+    }
+
+    /// The gain a folded sound's voice at the listener's own point is given (`StereoFoldProbe`), measured at the
+    /// first fold and kept; nil when it cannot be, and then nothing is folded.
+    func foldGainAtListener() -> Float? {
+        foldGain.withLock { (known: inout Float??) -> Float? in
+            if let measured = known { return measured }
+            let measured = StereoFoldProbe.gainAtListener(sampleRate: configuration.sampleRate)
+            known = .some(measured)
+            return measured
         }
     }
 
@@ -151,8 +186,9 @@ extension Mixer {
                 || before.maxDistance != listener.maxDistance
             {
                 for slot in voices.active where voices.slots[Int(slot)].source >= 0 {
+                    let s = voices.slots[Int(slot)]
                     sources.place(
-                        Int(voices.slots[Int(slot)].source), voices.slots[Int(slot)].placement, listener: listener)
+                        Int(s.source), s.placement, listener: listener, folded: s.sound?.isFoldedStereo == true)
                 }
                 replaceStreamVoices()
             }

@@ -184,7 +184,8 @@ extension Mixer {
             if buses.hasHDR { voices.needsRank = true }  // its distance moves its level under a window
             let source = voices.slots[Int(slot)].source
             guard source >= 0 else { return }
-            sources.place(Int(source), placement, listener: listener)
+            let folded = voices.slots[Int(slot)].sound?.isFoldedStereo == true
+            sources.place(Int(source), placement, listener: listener, folded: folded)
             if effectsAvailable { applyEffects(slot) }
             if listener.dopplerApplies(to: placement) { sources.pollEveryBlock(source) }
         }

@@ -12,8 +12,12 @@ public final class Sound: @unchecked Sendable {
     public let name: String
     /// Frames per second, as decoded.
     public let sampleRate: Int
-    /// 1 or 2: wider files are mixed down to stereo when loaded.
+    /// 1 or 2: wider files are mixed down to stereo when loaded. What the sound plays as, whatever it is stored as.
     public let channels: Int
+    /// The channels the mixer holds and mixes: `channels`, or 1 for a stereo sound whose two sides are equal sample
+    /// for sample, which the mixer stores and mixes as mono (half the memory and mixing) and which sounds exactly as
+    /// the stereo one would (`Mixer.makeSound(_:name:)` says where).
+    public let storedChannels: Int
     /// Frames in the sound.
     public let frames: Int
     /// Bytes of mixer memory the sound holds.
@@ -52,14 +56,22 @@ public final class Sound: @unchecked Sendable {
     var playingVoices = 0
     var lastUsed: UInt64 = 0
 
-    init(name: String, buffer: ALBuffer, retired: RetiredBuffers, sampleRate: Int, channels: Int, frames: Int) {
+    /// Whether the mixer stores and mixes the sound as mono though it plays as stereo.
+    var isFoldedStereo: Bool { storedChannels < channels }
+
+    /// `storedChannels` is `channels` unless the buffer holds a stereo sound's equal sides as one.
+    init(
+        name: String, buffer: ALBuffer, retired: RetiredBuffers, sampleRate: Int, channels: Int, frames: Int,
+        storedChannels: Int? = nil
+    ) {
         self.name = name
         self.buffer = buffer
         self.retired = retired
         self.sampleRate = sampleRate
         self.channels = channels
+        self.storedChannels = storedChannels ?? channels
         self.frames = frames
-        memoryCost = frames * channels * MemoryLayout<Float>.size
+        memoryCost = frames * self.storedChannels * MemoryLayout<Float>.size
     }
 
     deinit {
@@ -94,6 +106,18 @@ final class RetiredBuffers: Sendable {
 }
 
 extension PCMBuffer {
+    /// The left side alone, when the audio is stereo and its sides are equal sample for sample (bit for bit); else
+    /// nil. A pass over the samples that stops at the first difference.
+    func equalSidesAsMono() -> PCMBuffer? {
+        guard channels == 2, samples.count >= 2 else { return nil }
+        let frames = samples.count / 2
+        let equal = samples.withUnsafeBufferPointer { all in
+            (0..<frames).allSatisfy { all[$0 * 2].bitPattern == all[$0 * 2 + 1].bitPattern }
+        }
+        guard equal else { return nil }
+        return PCMBuffer(sampleRate: sampleRate, channels: 1, samples: (0..<frames).map { samples[$0 * 2] })
+    }
+
     /// The same audio with at most two channels: mono stays mono, wider layouts fold into left and right.
     func foldedToStereo() -> PCMBuffer {
         guard channels > 2 else { return self }

@@ -108,6 +108,7 @@ struct SourcePool {
         if had.position != wanted.position {
             source.setPosition(wanted.position.x, wanted.position.y, wanted.position.z)
         }
+        if had.maxGain != wanted.maxGain { source.setMaxGain(wanted.maxGain) }
         if had.gain != wanted.gain { source.setGain(wanted.gain) }
         settings[index] = wanted
     }
@@ -116,14 +117,25 @@ struct SourcePool {
     mutating func noteFiltered(_ index: Int, _ on: Bool) { settings[index].filtered = on }
 
     /// Places a source: a pan is a point on a unit circle around the listener, a world point uses the listener's
-    /// distance settings.
-    mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState) {
-        configure(index, SourcePool.placed(settings[index], placement, listener: listener))
+    /// distance settings. A folded stereo sound's mono source stands at the listener's point whatever its placement,
+    /// unattenuated: OpenAL Soft 1.19 places, attenuates and Doppler-shifts mono sources only, and plays a stereo one
+    /// as two speakers before the listener wherever it is (`Mixer.makeSound`).
+    mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState, folded: Bool = false) {
+        configure(index, SourcePool.placed(settings[index], placement, listener: listener, folded: folded))
     }
 
     /// `settings` with a placement's: what `place` sends, for a caller that first asks whether anything differs.
-    static func placed(_ settings: SourceSettings, _ placement: Placement, listener: ListenerState) -> SourceSettings {
+    static func placed(
+        _ settings: SourceSettings, _ placement: Placement, listener: ListenerState, folded: Bool = false
+    ) -> SourceSettings {
         var wanted = settings
+        if folded {
+            wanted.relative = true
+            wanted.rolloff = 0
+            wanted.velocity = .zero
+            wanted.position = .zero
+            return wanted
+        }
         switch placement {
         case .pan:
             wanted.relative = true
@@ -152,8 +164,13 @@ struct SourcePool {
         }
     }
 
-    /// Sets a source's gain, unless it has it already.
-    mutating func setGain(_ index: Int, _ gain: Float) {
+    /// Sets a source's gain and the most OpenAL lets it be, unless it has them already.
+    mutating func setGain(_ index: Int, _ gain: Float, most: Float = 1) {
+        if settings[index].maxGain != most {
+            sources[index].setMaxGain(most)
+            settings[index].maxGain = most
+            propertyCalls += 1
+        }
         guard settings[index].gain != gain else { return }
         sources[index].setGain(gain)
         settings[index].gain = gain
@@ -241,6 +258,8 @@ struct SourceSettings {
     /// Sent with every voice's start until they were cached too: a restarted sound usually stands where it stood.
     var position = Vector3.zero
     var gain: Float = 1
+    /// `AL_MAX_GAIN`: 1, but for a folded stereo sound's voice at the listener's point (Mixer.foldScale).
+    var maxGain: Float = 1
 
     /// How many of the settings `configure` sends differ between the two.
     func differences(from other: SourceSettings) -> Int {
@@ -256,6 +275,7 @@ struct SourceSettings {
         if reverb != other.reverb { n += 1 }
         if position != other.position { n += 1 }
         if gain != other.gain { n += 1 }
+        if maxGain != other.maxGain { n += 1 }
         return n
     }
 }

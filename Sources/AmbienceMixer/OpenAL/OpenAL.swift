@@ -208,6 +208,52 @@ final class LoopbackDevice: @unchecked Sendable {
     }
 }
 
+/// What OpenAL Soft does to a stereo buffer whose sides are equal, against the same samples as mono, found by
+/// rendering on a loopback device of its own (the mixer's equal-sided fold, Sound.swift).
+enum StereoFoldProbe {
+    /// The gain that makes a mono source at the listener's own point sound as a stereo source of equal sides.
+    /// OpenAL Soft 1.19 plays a stereo source's sides as two speakers at ±30° (`AL_STEREO_ANGLES`) wherever it stands,
+    /// and a mono source at the listener's point straight ahead: one gain apart without HRTF. nil when the device
+    /// cannot be made, or when the two sides would want different gains.
+    static func gainAtListener(sampleRate: Int) -> Float? {
+        OpenALSoft.startWithoutBackends()
+        guard let alRate = try? sampleRate.exactly(ALCint.self, "sample rate"),
+            let device = alcLoopbackOpenDeviceSOFT(nil)
+        else { return nil }
+        defer { alcCloseDevice(device) }
+        let attributes: [ALCint] = [
+            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT, ALC_FREQUENCY, alRate,
+            ALC_HRTF_SOFT, ALC_FALSE, ALC_OUTPUT_LIMITER_SOFT, ALC_FALSE, 0
+        ]
+        guard let context = alcCreateContext(device, attributes) else { return nil }
+        let previous = alcGetThreadContext()
+        alcSetThreadContext(context)
+        defer { alcSetThreadContext(previous); alcDestroyContext(context) }
+        // A constant level, looped: after the first block's gain ramp every frame is the level times the gains.
+        let frames = 1024
+        guard let source = ALSource.make(count: 1).first else { return nil }
+        defer { source.delete() }
+        source.setRelative(true)  // at (0, 0, 0): the listener's own point
+        source.setLooping(true)
+        var out = [Float](repeating: 0, count: frames * 2)
+        func heard(channels: Int) -> (left: Float, right: Float)? {
+            let buffer = [Float](repeating: 0.25, count: 64 * channels).withUnsafeBufferPointer {
+                ALBuffer.make(samples: $0, channels: channels, sampleRate: sampleRate)
+            }
+            guard let buffer else { return nil }
+            defer { source.stop(); source.setBuffer(nil); buffer.delete() }
+            source.setBuffer(buffer)
+            source.play()
+            out.withUnsafeMutableBytes { alcRenderSamplesSOFT(device, $0.baseAddress, ALCsizei(frames)) }
+            return (out[frames * 2 - 2], out[frames * 2 - 1])
+        }
+        guard let asStereo = heard(channels: 2), let asMono = heard(channels: 1) else { return nil }
+        let left = asStereo.left / asMono.left, right = asStereo.right / asMono.right
+        guard left.isFinite, left > 0, abs(left - right) <= left * 1e-5 else { return nil }
+        return (left + right) / 2
+    }
+}
+
 /// Groups property changes so the mixer applies them together at the next block boundary.
 enum ALBatch {
     static func begin() { alDeferUpdatesSOFT() }
@@ -342,6 +388,8 @@ struct ALSource: Hashable, Sendable {
 
     func setBuffer(_ buffer: ALBuffer?) { alSourcei(id, AL_BUFFER, ALint(bitPattern: buffer?.id ?? 0)) }
     func setGain(_ gain: Float) { alSourcef(id, AL_GAIN, gain) }
+    /// The most `AL_GAIN` may be (OpenAL clamps to it; 1 by default).
+    func setMaxGain(_ gain: Float) { alSourcef(id, AL_MAX_GAIN, gain) }
     func setPitch(_ pitch: Float) { alSourcef(id, AL_PITCH, pitch) }
     func setLooping(_ loop: Bool) { alSourcei(id, AL_LOOPING, loop ? AL_TRUE : AL_FALSE) }
     func setRelative(_ relative: Bool) { alSourcei(id, AL_SOURCE_RELATIVE, relative ? AL_TRUE : AL_FALSE) }
@@ -401,37 +449,6 @@ struct ALSource: Hashable, Sendable {
 
     /// Filters the source's dry path, or removes the filter.
     func setDirectFilter(_ filter: ALFilter?) { alSourcei(id, AL_DIRECT_FILTER, ALint(bitPattern: filter?.id ?? 0)) }
-}
-
-/// Reverb settings in the units of the EFX standard reverb.
-public struct ReverbParameters: Sendable, Equatable {
-    /// Echo density and diffusion (0…1), the overall gain and its gain at high frequencies (0…1).
-    public var density: Float, diffusion: Float, gain: Float, gainHF: Float
-    /// How long the tail lasts (seconds, 0.1…20) and how much shorter it is at high frequencies (a ratio, 0.1…2).
-    public var decayTime: Float, decayHFRatio: Float
-    /// The early reflections' gain (0…3.16) and delay (seconds, 0…0.3).
-    public var reflectionsGain: Float, reflectionsDelay: Float
-    /// The late reverberation's gain (0…10) and delay after the reflections (seconds, 0…0.1).
-    public var lateReverbGain: Float, lateReverbDelay: Float
-    /// High-frequency absorption by the air (0.892…1) and how fast the reverb falls off with distance (0…10).
-    public var airAbsorptionGainHF: Float, roomRolloffFactor: Float
-    /// Whether the high-frequency decay is held to what the air absorption allows.
-    public var decayHFLimit: Bool
-
-    /// Reverb settings; the last three default to EFX's standard values. `ReverbParameters.validated()` refuses NaN
-    /// and infinities when they are set; OpenAL clamps finite values into the ranges above.
-    public init(
-        density: Float, diffusion: Float, gain: Float, gainHF: Float, decayTime: Float, decayHFRatio: Float,
-        reflectionsGain: Float, reflectionsDelay: Float, lateReverbGain: Float, lateReverbDelay: Float,
-        airAbsorptionGainHF: Float = 0.9943, roomRolloffFactor: Float = 0, decayHFLimit: Bool = true
-    ) {
-        self.density = density; self.diffusion = diffusion; self.gain = gain; self.gainHF = gainHF
-        self.decayTime = decayTime; self.decayHFRatio = decayHFRatio
-        self.reflectionsGain = reflectionsGain; self.reflectionsDelay = reflectionsDelay
-        self.lateReverbGain = lateReverbGain; self.lateReverbDelay = lateReverbDelay
-        self.airAbsorptionGainHF = airAbsorptionGainHF; self.roomRolloffFactor = roomRolloffFactor
-        self.decayHFLimit = decayHFLimit
-    }
 }
 
 /// An EFX auxiliary effect slot holding a reverb.
