@@ -208,52 +208,6 @@ final class LoopbackDevice: @unchecked Sendable {
     }
 }
 
-/// What OpenAL Soft does to a stereo buffer whose sides are equal, against the same samples as mono, found by
-/// rendering on a loopback device of its own (the mixer's equal-sided fold, Sound.swift).
-enum StereoFoldProbe {
-    /// The gain that makes a mono source at the listener's own point sound as a stereo source of equal sides.
-    /// OpenAL Soft 1.19 plays a stereo source's sides as two speakers at ±30° (`AL_STEREO_ANGLES`) wherever it stands,
-    /// and a mono source at the listener's point straight ahead: one gain apart without HRTF. nil when the device
-    /// cannot be made, or when the two sides would want different gains.
-    static func gainAtListener(sampleRate: Int) -> Float? {
-        OpenALSoft.startWithoutBackends()
-        guard let alRate = try? sampleRate.exactly(ALCint.self, "sample rate"),
-            let device = alcLoopbackOpenDeviceSOFT(nil)
-        else { return nil }
-        defer { alcCloseDevice(device) }
-        let attributes: [ALCint] = [
-            ALC_FORMAT_CHANNELS_SOFT, ALC_STEREO_SOFT, ALC_FORMAT_TYPE_SOFT, ALC_FLOAT_SOFT, ALC_FREQUENCY, alRate,
-            ALC_HRTF_SOFT, ALC_FALSE, ALC_OUTPUT_LIMITER_SOFT, ALC_FALSE, 0
-        ]
-        guard let context = alcCreateContext(device, attributes) else { return nil }
-        let previous = alcGetThreadContext()
-        alcSetThreadContext(context)
-        defer { alcSetThreadContext(previous); alcDestroyContext(context) }
-        // A constant level, looped: after the first block's gain ramp every frame is the level times the gains.
-        let frames = 1024
-        guard let source = ALSource.make(count: 1).first else { return nil }
-        defer { source.delete() }
-        source.setRelative(true)  // at (0, 0, 0): the listener's own point
-        source.setLooping(true)
-        var out = [Float](repeating: 0, count: frames * 2)
-        func heard(channels: Int) -> (left: Float, right: Float)? {
-            let buffer = [Float](repeating: 0.25, count: 64 * channels).withUnsafeBufferPointer {
-                ALBuffer.make(samples: $0, channels: channels, sampleRate: sampleRate)
-            }
-            guard let buffer else { return nil }
-            defer { source.stop(); source.setBuffer(nil); buffer.delete() }
-            source.setBuffer(buffer)
-            source.play()
-            out.withUnsafeMutableBytes { alcRenderSamplesSOFT(device, $0.baseAddress, ALCsizei(frames)) }
-            return (out[frames * 2 - 2], out[frames * 2 - 1])
-        }
-        guard let asStereo = heard(channels: 2), let asMono = heard(channels: 1) else { return nil }
-        let left = asStereo.left / asMono.left, right = asStereo.right / asMono.right
-        guard left.isFinite, left > 0, abs(left - right) <= left * 1e-5 else { return nil }
-        return (left + right) / 2
-    }
-}
-
 /// Groups property changes so the mixer applies them together at the next block boundary.
 enum ALBatch {
     static func begin() { alDeferUpdatesSOFT() }
