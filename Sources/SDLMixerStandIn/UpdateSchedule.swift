@@ -8,7 +8,8 @@ import SDLMixerStandInSchedule
 // Mix_ChannelFinished callback is to be told of it (the block that renders its last frame, planned from the engine's
 // rendered frames: `RenderPosition`; ends within `endBatchWindow` of each other in one wake), and at the latest every
 // 50 ms while music or a hook plays (the session's music rule) or 100 ms otherwise (the session, the output, an end
-// nobody foresaw: a voice the engine stole). While the session holds every voice it waits that long too. A call that
+// nobody foresaw: a voice the engine stole). While the session holds every voice it waits 50 ms: the hold's end is
+// seen in the engine's update, so the program's sound comes back at most that late. A call that
 // needs it sooner wakes it (`MixerState.wakeUpdates`). Without a callback, a one-shot's end is the game's own calls'
 // to find (ChannelEnds.swift).
 
@@ -132,6 +133,7 @@ extension MixerState {
         guard device != nil else { return next }
         if let look = channels.nextLook(now: now, render: renderPosition(), plan: lookPlan) { next = min(next, look) }
         if channels.streamStoppedAt != nil { next = min(next, now + updatePeriodNanoseconds) }
+        if voicesHeld { next = min(next, now + Int(musicUpdatePeriod * 1e9)) }
         if music.current != nil, !music.hooked, music.fade != .none || music.passes != nil {
             next = min(next, now + updatePeriodNanoseconds)
         }

@@ -89,6 +89,7 @@ public final class Mixer: @unchecked Sendable {
             hrtf: configuration.hrtf,
             resampler: configuration.resampler, outputLimiter: configuration.outputLimiter)
         sources = device.withCurrentContext { SourcePool(count: configuration.realVoices) }
+        device.withCurrentContext { [sources, device] in sources.primeVoices(on: device) }
         pendingStarts = sources.starts
         device.applyResampler(to: sources.sources)
         effectsAvailable =
@@ -467,12 +468,14 @@ public final class Mixer: @unchecked Sendable {
     }
 
     /// Plays the starts `play()` recorded since the last block (`PendingStarts`), in one `alSourcePlayv`, just
-    /// before the block is mixed: they sound from its first sample. On the audio thread this takes none of our locks
-    /// and allocates nothing; OpenAL Soft takes its own source-list and device locks for the call (the device lock
-    /// is the one its render takes anyway), each held by the game thread only for the length of one AL call.
-    /// `render` calls it; the bench calls it too, to keep a scene's setup out of its measured window.
+    /// before the block is mixed: they sound from its first sample. On the audio thread this takes none of our locks.
+    /// OpenAL Soft takes its own: the process-wide list lock to make the context current (its render takes that lock
+    /// too, every block), and the context's source-list and device locks for the call (the device lock is the one its
+    /// render holds), each held by another thread only for the length of one AL call. It allocates nothing: the pool
+    /// was primed at start for all its sources starting in one block (`SourcePool.primeVoices`). `render` calls it;
+    /// the bench calls it too, to keep a scene's setup out of its measured window.
     package func applyPendingStarts() {
-        guard pendingStarts.hasRecorded else { return }
+        guard pendingStarts.hasRecorded, !device.isClosed else { return }
         _ = device.withCurrentContext { pendingStarts.apply(ALSource.playAll) }
     }
 }

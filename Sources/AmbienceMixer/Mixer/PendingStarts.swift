@@ -55,13 +55,17 @@ final class PendingStarts: @unchecked Sendable {
     }
 
     /// Records a start of source `index`, which is set up and neither playing nor recorded. False when the ring is
-    /// full: the caller plays it at once.
+    /// full, or when a start of it is being applied: the caller plays it at once.
     func record(_ index: Int32) -> Bool {
         guard index >= 0, Int(index) < sourceCount else { return false }
         let end = tail.load(ordering: .relaxed)
         guard end - head.load(ordering: .acquiring) < capacity else { return false }
+        // Only a source with no start of its own: a start being applied is not overwritten (it would be applied
+        // again, from the top), and one recorded already is that start.
+        let (exchanged, found) = tickets[Int(index)].compareExchange(
+            expected: PendingStarts.none, desired: PendingStarts.recorded, ordering: .acquiringAndReleasing)
+        guard exchanged else { return found == PendingStarts.recorded }
         ring[end % capacity] = index
-        tickets[Int(index)].store(PendingStarts.recorded, ordering: .releasing)
         tail.store(end + 1, ordering: .releasing)
         return true
     }

@@ -29,6 +29,20 @@ struct SourcePool {
         pollFrom = Array(repeating: 0, count: sources.count)
     }
 
+    /// Primes OpenAL Soft for the whole pool starting in one block (`ALSource.primeVoices`), on the thread that makes
+    /// the mixer, so that the block's batch of starts on the audio thread (`PendingStarts`) neither grows OpenAL's
+    /// voice array nor allocates its property blocks. The context must be current.
+    func primeVoices(on device: LoopbackDevice) {
+        var scratch = [Float](repeating: 0, count: 128)
+        sources.withUnsafeBufferPointer { batch in
+            ALSource.primeVoices(batch, sampleRate: device.sampleRate) {
+                scratch.withUnsafeMutableBytes { bytes in
+                    if let base = bytes.baseAddress { device.render(into: base, frames: 64) }
+                }
+            }
+        }
+    }
+
     var count: Int { sources.count }
     var freeCount: Int { free.count }
     var inUse: Int { sources.count - free.count }
@@ -120,13 +134,13 @@ struct SourcePool {
     /// distance settings. A folded stereo sound's mono source stands at the listener's point whatever its placement,
     /// unattenuated: OpenAL Soft 1.19 places, attenuates and Doppler-shifts mono sources only, and plays a stereo one
     /// as two speakers before the listener wherever it is (`Mixer.makeSound`).
-    mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState, folded: Bool = false) {
+    mutating func place(_ index: Int, _ placement: Placement, listener: ListenerState, folded: Bool) {
         configure(index, SourcePool.placed(settings[index], placement, listener: listener, folded: folded))
     }
 
     /// `settings` with a placement's: what `place` sends, for a caller that first asks whether anything differs.
     static func placed(
-        _ settings: SourceSettings, _ placement: Placement, listener: ListenerState, folded: Bool = false
+        _ settings: SourceSettings, _ placement: Placement, listener: ListenerState, folded: Bool
     ) -> SourceSettings {
         var wanted = settings
         if folded {
@@ -165,7 +179,7 @@ struct SourcePool {
     }
 
     /// Sets a source's gain and the most OpenAL lets it be, unless it has them already.
-    mutating func setGain(_ index: Int, _ gain: Float, most: Float = 1) {
+    mutating func setGain(_ index: Int, _ gain: Float, most: Float) {
         if settings[index].maxGain != most {
             sources[index].setMaxGain(most)
             settings[index].maxGain = most

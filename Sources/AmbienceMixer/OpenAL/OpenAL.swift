@@ -80,6 +80,8 @@ final class LoopbackDevice: @unchecked Sendable {
 
     /// Set once the device is closed: OpenAL calls then run with no context at all and do nothing.
     private let closed = Atomic<Bool>(false)
+    /// Whether `close` has run: a caller that would make OpenAL calls outside `render` (which checks) asks first.
+    var isClosed: Bool { closed.load(ordering: .acquiring) }
 
     deinit { close() }
 
@@ -334,6 +336,30 @@ struct ALSource: Hashable, Sendable {
         first.withMemoryRebound(to: ALuint.self, capacity: batch.count) {
             alSourcePlayv(ALsizei(clamping: batch.count), $0)
         }
+    }
+
+    /// Has OpenAL Soft make room, now, for all of `batch` starting in one `alSourcePlayv` while as many have played:
+    /// 1.19 grows its voice array inside that call (an allocation and a copy under the device lock) when the voices
+    /// it has handed out plus the batch outgrow it, and allocates a property block for a start when its free list is
+    /// empty. Each source plays a one-frame silent buffer twice, with `render` (a few frames of the device) after each
+    /// play and stop to hand the property blocks back, and is left stopped, rewound and empty.
+    static func primeVoices(_ batch: UnsafeBufferPointer<ALSource>, sampleRate: Int, render: () -> Void) {
+        let silence = [Float](repeating: 0, count: 1).withUnsafeBufferPointer {
+            ALBuffer.make(samples: $0, channels: 1, sampleRate: sampleRate)
+        }
+        guard let silence, !batch.isEmpty else { return }
+        for source in batch { source.setBuffer(silence) }
+        for _ in 0..<2 {
+            playAll(batch)
+            render()
+            for source in batch { source.stop() }
+            render()
+        }
+        for source in batch {
+            source.rewind()
+            source.setBuffer(nil)
+        }
+        silence.delete()
     }
 
     func pause() { alSourcePause(id) }
