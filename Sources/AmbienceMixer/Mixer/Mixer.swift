@@ -357,8 +357,12 @@ public final class Mixer: @unchecked Sendable {
                 }
             }
         }
-        if !startsPaused && !pendingStarts.record(source) {
-            device.withCurrentContext { sources[source].play() }  // the record is full: at once, as before
+        if !startsPaused {
+            if pendingStarts.record(source) {
+                sources.noteStart(source, from: position >= 1 ? position.rounded(.down) : 0)
+            } else {
+                device.withCurrentContext { sources[source].play() }  // the record is full: at once, as before
+            }
         }
         sources.predictEnd(
             of: s, from: position, clock: voices.clock, blockFrames: tickFrames,
@@ -387,11 +391,16 @@ public final class Mixer: @unchecked Sendable {
     /// Takes a real voice off its source, remembering where it was.
     private func takeOffSource(_ slot: Int32) {
         let source = voices.slots[Int(slot)].source
-        sources.settle(source)
-        let al = sources[source]
-        // A stopped source has played its one-shot to the end.
-        let position = al.state == .stopped ? voices.slots[Int(slot)].soundFrames : Double(al.sampleOffset)
-        voices.becameVirtual(slot, at: position)
+        if pendingStarts.takeBack(source) {
+            // Never played (no block since its start was recorded): virtual where the start would have begun, and
+            // silent, where playing it first to read its place could let a block hear it.
+            voices.becameVirtual(slot, at: sources.startFrames[Int(source)])
+        } else {
+            let al = sources[source]
+            // A stopped source has played its one-shot to the end.
+            let position = al.state == .stopped ? voices.slots[Int(slot)].soundFrames : Double(al.sampleOffset)
+            voices.becameVirtual(slot, at: position)
+        }
         sources.give(source)
     }
 

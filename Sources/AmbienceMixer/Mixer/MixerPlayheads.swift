@@ -28,7 +28,9 @@ extension Mixer {
             let held = voices.slots[index].paused || suspended
             let source = voices.slots[index].source
             let position: Double
-            if source >= 0 {
+            if source >= 0, sources.starts.isPending(source) {
+                position = sources.startFrames[Int(source)]  // not played yet: OpenAL would read 0
+            } else if source >= 0 {
                 // The playhead first: a source that stops in between reads 0 there, and is then seen stopped below.
                 let offset = sources[source].sampleOffset
                 if sources.hasPlayedOut(source, looping: false) { return VoiceProgress(framesLeft: 0, isHeld: held) }

@@ -27,6 +27,7 @@ struct SourcePool {
         owners = Array(repeating: -1, count: sources.count)
         settings = Array(repeating: SourceSettings(), count: sources.count)
         pollFrom = Array(repeating: 0, count: sources.count)
+        startFrames = Array(repeating: 0, count: sources.count)
     }
 
     /// Primes OpenAL Soft for the whole pool starting in one block (`ALSource.primeVoices`), on the thread that makes
@@ -41,6 +42,15 @@ struct SourcePool {
                 }
             }
         }
+    }
+
+    /// The frame each source's recorded start plays from: where a start taken back before its block stood, since
+    /// OpenAL reads a source that has not played as at 0.
+    private(set) var startFrames: [Double]
+
+    /// Notes that `source`'s start, recorded, plays from `frame`.
+    mutating func noteStart(_ source: Int32, from frame: Double) {
+        if source >= 0, Int(source) < startFrames.count { startFrames[Int(source)] = frame }
     }
 
     var count: Int { sources.count }

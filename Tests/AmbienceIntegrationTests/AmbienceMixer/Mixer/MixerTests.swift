@@ -110,6 +110,25 @@ import Testing
         #expect(crowded.mixer.progress(of: voice) == nil, "another mixer's voice")
     }
 
+    /// A virtual voice given the source its holder let go starts where it stood, at the next block (`PendingStarts`).
+    /// Until then it reads that place, not the 0 OpenAL reads for a source that has not played; stopped before the
+    /// block, it is never heard (review, stop 46).
+    @Test func aStartNotYetPlayedStandsWhereItWillStart() throws {
+        let engine = try engine(realVoices: 1)
+        let hum = try engine.makeSound(tone(hz: 600, seconds: 1), name: "hum")
+        let holder = engine.play(hum, PlayOptions(loop: true, priority: 250))
+        let voice = engine.play(try engine.makeSound(tone(hz: 300, seconds: 1), name: "blip"), PlayOptions(priority: 1))
+        #expect(holder.isReal && !voice.isReal)
+        _ = try engine.render(frames: 12_000)
+        holder.stop()
+        engine.mixer.tick(frames: 0)
+        try #require(voice.isReal && engine.mixer.pendingStarts.hasRecorded, "the freed source went to the blip")
+        // 12,000 of its 48,000 frames stood behind it: 36,000 left, not 48,000.
+        #expect(engine.mixer.progress(of: voice) == VoiceProgress(framesLeft: 36_000, isHeld: false))
+        voice.stop()
+        #expect(try Signal(engine.render(frames: 2_048)).peak() == 0)
+    }
+
     /// A virtual voice keeps time exactly through pitch changes, pauses and session suspension, and a virtual
     /// one-shot ends when its (re-pitched) length has played, to the block.
     @Test func virtualVoiceKeepsTimeThroughPitchPauseAndSuspension() throws {
