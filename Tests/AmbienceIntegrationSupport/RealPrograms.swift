@@ -82,6 +82,9 @@ struct RealProgramRun {
     var mixerLibraries: Set<String>
     /// Its stdout and stderr, together.
     var output: String
+    /// Whether xvfb-run exited 5 for its own clean-up of its temporary folder after the run (seen under load), which
+    /// hides timeout's 124: a case that ended the time itself (`endTime`) takes such a run as ended on time.
+    var xvfbCleanUpFailed = false
 }
 
 /// 16-bit stereo at 44.1 kHz, as parec recorded it, and the measures that tell a sounding program from a silent one.
@@ -227,9 +230,8 @@ enum RealPrograms {
         let xvfbCleanUpFailed =
             display && program.terminationReason == .exit && program.terminationStatus == 5
             && output.contains("xvfb-run: error: problem while cleaning up temporary directory")
-            && elapsed >= seconds
         let status =
-            xvfbCleanUpFailed
+            xvfbCleanUpFailed && elapsed >= seconds
             ? 124 : program.terminationReason == .exit ? program.terminationStatus : 128 + program.terminationStatus
         if !untilHeard { endedAsPlanned = status == 124 }
         for recorder in recorders {
@@ -244,7 +246,8 @@ enum RealPrograms {
         }
         return RealProgramRun(
             status: status, endedAsPlanned: endedAsPlanned, seconds: elapsed, recording: Recording(raw: first),
-            recordings: recorded.mapValues(RecordedSamples.init), mixerLibraries: mapped, output: output)
+            recordings: recorded.mapValues(RecordedSamples.init), mixerLibraries: mapped, output: output,
+            xvfbCleanUpFailed: xvfbCleanUpFailed)
     }
 
     /// Ends a run now as its `timeout` would when its time is up: SIGALRM, the signal of timeout's own timer, to
