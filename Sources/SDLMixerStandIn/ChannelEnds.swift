@@ -27,7 +27,9 @@ extension ChannelTable {
         if progress.framesLeft == 0 { return end(i) }
         var left = progress.framesLeft
         if progress.isHeld {
-            left = max(left, Int(idleUpdatePeriod * Double(max(engine.configuration.sampleRate, 1))))
+            left = max(
+                left,
+                (idleUpdatePeriod * Double(max(engine.configuration.sampleRate, 1))).saturated(Int.self, rounding: .up))
         }
         let (next, overflow) = rendered.addingReportingOverflow(left)
         slots[i].endFrame = overflow ? .max : next

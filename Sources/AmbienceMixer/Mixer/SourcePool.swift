@@ -221,13 +221,13 @@ struct SourcePool {
 
     /// Stops every source and lets go of every buffer (before the device closes).
     mutating func stopAll() {
-        for i in sources.indices { _ = starts.takeBack(Int32(i)) }
+        for i in sources.indices { _ = starts.takeBack(Int32(clamping: i)) }
         for source in sources { source.stop(); source.setBuffer(nil) }
         for i in settings.indices { settings[i].buffer = nil }
     }
 
     func deleteAll() {
-        for i in sources.indices { _ = starts.takeBack(Int32(i)) }
+        for i in sources.indices { _ = starts.takeBack(Int32(clamping: i)) }
         for source in sources { source.stop(); source.setBuffer(nil); source.delete() }
     }
 

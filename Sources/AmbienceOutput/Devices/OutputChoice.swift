@@ -102,7 +102,8 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
         guard !overflow else { return Int.max / 2 }
         guard let slack = slackMicroseconds, slack > 0, targetBlocks > 1 else { return whole }
-        let slackFrames = Int((Double(slack) * Double(max(sampleRate, 1)) / 1e6).rounded())
+        let slackFrames = (Double(slack) * Double(max(sampleRate, 1)) / 1e6).saturated(
+            Int.self, rounding: .toNearestOrAwayFromZero)
         return block + min(whole - block, max(block / 2, slackFrames))
     }
 
