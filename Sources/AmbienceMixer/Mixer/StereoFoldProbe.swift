@@ -1,4 +1,5 @@
 import AmbienceCore
+import Synchronization
 
 /// What OpenAL Soft does to a stereo buffer whose sides are equal, against the same samples as mono, found by
 /// rendering on a loopback device of its own (the mixer's equal-sided fold, Sound.swift).
@@ -8,6 +9,18 @@ enum StereoFoldProbe {
     /// and a mono source at the listener's point straight ahead: one gain apart without HRTF. nil when the device
     /// cannot be made, or when the two sides would want different gains.
     static func gainAtListener(sampleRate: Int) -> Float? {
+        // One loopback device per rate and process, not per mixer: the answer is OpenAL Soft's and the rate's alone.
+        measured.withLock { known in
+            if let gain = known[sampleRate] { return gain }
+            let gain = measure(sampleRate: sampleRate)
+            known[sampleRate] = .some(gain)
+            return gain
+        }
+    }
+
+    private static let measured = Mutex<[Int: Float?]>([:])
+
+    private static func measure(sampleRate: Int) -> Float? {
         guard let device = try? LoopbackDevice(sampleRate: sampleRate, sources: 2) else { return nil }
         defer { device.close() }
         return device.withCurrentContext { () -> Float? in
