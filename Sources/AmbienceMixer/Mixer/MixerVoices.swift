@@ -34,8 +34,12 @@ extension Mixer {
             }
             let loudness = options.loudness ?? sound.loudness
             let hdrBefore = device.withCurrentContext(if: buses.hasHDR) { prepareHDR(&fresh, loudness: loudness) }
-            let audibility = self.audibility
-            let importance = VoicePool.importance(of: fresh, audibility)
+            let importance = withUnsafePointer(to: &fresh) { slot in
+                guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
+                return VoicePool.importance(
+                    of: slot, busGain: buses.effective[slot.pointee.bus],
+                    attenuation: VoicePool.attenuation(of: slot, listener))
+            }
             if voices.isFull {
                 // Equals give way to the newcomer, except culled ones: every culled voice scores the same, and a
                 // silent newcomer must not end a culled voice that would have come back when the window fell.
@@ -49,6 +53,7 @@ extension Mixer {
                 }
                 device.withCurrentContext { release(victim.slot, event: .stolen) }
             }
+            let priority = fresh.priority
             guard let slot = voices.occupy(fresh) else {
                 device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
                 return .none
@@ -63,7 +68,7 @@ extension Mixer {
                 // Under its window's bottom: it keeps time virtually until the window falls.
                 voices.scheduleEnding(slot)
             } else if voices.active.count <= sources.count
-                || voices.wouldStayReal(importance, priority: fresh.priority),
+                || voices.wouldStayReal(importance, priority: priority),
                 let source = takeSource(for: slot)
             {
                 // In a crowd a free source goes only to a voice the next rank would keep real: a weaker one would
