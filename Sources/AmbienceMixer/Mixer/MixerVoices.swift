@@ -33,7 +33,9 @@ extension Mixer {
                 fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
             }
             let loudness = options.loudness ?? sound.loudness
-            let hdrBefore = device.withCurrentContext(if: buses.hasHDR) { prepareHDR(&fresh, loudness: loudness) }
+            fresh.loudnessGain = HDRWindow.linear(loudness)
+            // Passed inout, never captured by a closure here: a captured slot is copied into the pool, not moved.
+            let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
             let importance = withUnsafePointer(to: &fresh) { slot in
                 guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
                 return VoicePool.importance(
@@ -89,6 +91,11 @@ extension Mixer {
             }
             return Voice(owner: owner, slot: slot, generation: voices.slots[Int(slot)].generation)
         }
+    }
+
+    /// Raises the window of a new voice's bus, with the context current (`prepareHDR`).
+    private func withHDRWindows(_ fresh: inout VoiceSlot) -> (bus: Int, window: HDRWindow)? {
+        device.withCurrentContext { prepareHDR(&fresh) }
     }
 
     /// Runs `body` on the voice's slot if the handle is current.
