@@ -34,7 +34,7 @@ extension Mixer {
             }
             let loudness = options.loudness ?? sound.loudness
             fresh.loudnessGain = HDRWindow.linear(loudness)
-            // Passed inout, never captured by a closure here: a captured slot is copied into the pool, not moved.
+            // The slot goes to the window inout, through a method: no closure here captures it.
             let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
             let importance = withUnsafePointer(to: &fresh) { slot in
                 guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
