@@ -155,7 +155,8 @@ struct HDRWindow: Equatable {
 
     /// 10^(dB/20), with dB clamped to `levels` twice over (so a bottom 200 dB under the lowest top still fits).
     static func linear(_ decibels: Float) -> Float {
-        Float(pow(10, Double(min(max(decibels, -480), 480)) / 20))
+        // 0 dB, every start of a sound without a loudness, is 1 exactly without a `pow`.
+        decibels == 0 ? 1 : Float(pow(10, Double(min(max(decibels, -480), 480)) / 20))
     }
 
     /// 20·log10 of a linear level; 0 and below (no voice) are −∞.

@@ -41,15 +41,14 @@ extension Mixer {
         voices.forgetRank()
     }
 
-    /// Gives a new voice on bus `bus` its loudness and lets its window aim at it at once when it is the loudest, so
+    /// Lets the window of a new voice's bus aim at it at once (its `loudnessGain` set) when it is the loudest, so
     /// that the voices it pushes under the bottom are culled, and the first it may take a slot from. Returns the
     /// window as it was, for `undoHDR` if the play is refused all the same.
-    func prepareHDR(_ fresh: inout VoiceSlot, loudness: Float) -> (bus: Int, window: HDRWindow)? {
-        fresh.loudnessGain = HDRWindow.linear(loudness)
+    func prepareHDR(_ fresh: inout VoiceSlot) -> (bus: Int, window: HDRWindow)? {
         guard buses.hasHDR else { return nil }
         let owner = buses.hdrOwner[fresh.bus]
         guard owner >= 0, let before = buses.hdr[owner] else { return nil }
-        let heard = withUnsafePointer(to: fresh) { VoicePool.heard($0, listener) }
+        let heard = withUnsafePointer(to: &fresh) { VoicePool.heard($0, listener) }
         if buses.raiseHDR(owner, toLevel: heard * fresh.loudnessGain) {
             // No attack: the others drop now, and those under the new bottom go virtual at the next tick.
             refreshGains()

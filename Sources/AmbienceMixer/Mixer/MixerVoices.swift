@@ -33,9 +33,15 @@ extension Mixer {
                 fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
             }
             let loudness = options.loudness ?? sound.loudness
-            let hdrBefore = device.withCurrentContext(if: buses.hasHDR) { prepareHDR(&fresh, loudness: loudness) }
-            let audibility = self.audibility
-            let importance = VoicePool.importance(of: fresh, audibility)
+            fresh.loudnessGain = HDRWindow.linear(loudness)
+            // The slot goes to the window inout, through a method: no closure here captures it.
+            let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
+            let importance = withUnsafePointer(to: &fresh) { slot in
+                guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
+                return VoicePool.importance(
+                    of: slot, busGain: buses.effective[slot.pointee.bus],
+                    attenuation: VoicePool.attenuation(of: slot, listener))
+            }
             if voices.isFull {
                 // Equals give way to the newcomer, except culled ones: every culled voice scores the same, and a
                 // silent newcomer must not end a culled voice that would have come back when the window fell.
@@ -49,6 +55,7 @@ extension Mixer {
                 }
                 device.withCurrentContext { release(victim.slot, event: .stolen) }
             }
+            let priority = fresh.priority
             guard let slot = voices.occupy(fresh) else {
                 device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
                 return .none
@@ -63,7 +70,7 @@ extension Mixer {
                 // Under its window's bottom: it keeps time virtually until the window falls.
                 voices.scheduleEnding(slot)
             } else if voices.active.count <= sources.count
-                || voices.wouldStayReal(importance, priority: fresh.priority),
+                || voices.wouldStayReal(importance, priority: priority),
                 let source = takeSource(for: slot)
             {
                 // In a crowd a free source goes only to a voice the next rank would keep real: a weaker one would
@@ -84,6 +91,11 @@ extension Mixer {
             }
             return Voice(owner: owner, slot: slot, generation: voices.slots[Int(slot)].generation)
         }
+    }
+
+    /// Raises the window of a new voice's bus, with the context current (`prepareHDR`).
+    private func withHDRWindows(_ fresh: inout VoiceSlot) -> (bus: Int, window: HDRWindow)? {
+        device.withCurrentContext { prepareHDR(&fresh) }
     }
 
     /// Runs `body` on the voice's slot if the handle is current.

@@ -18,7 +18,7 @@ struct VoicePool {
     private(set) var clock = 0
     /// When each virtual one-shot ends, on `clock`: a min-heap. An entry whose `timing` no longer matches its
     /// slot's is stale (the voice was paused, re-pitched, made real or freed since) and is dropped when it surfaces.
-    private var endings: [VoiceEnding] = []
+    private var endings: VirtualEndings
     /// Slots with a fade in progress, the only voices a tick visits besides the real ones.
     private(set) var fading: [Int32] = []
     /// Live, unpaused voices per bus: lets ducking skip a scan when its trigger bus has none.
@@ -51,7 +51,7 @@ struct VoicePool {
         active.reserveCapacity(capacity)
         scores = Array(repeating: 0, count: capacity)
         scratch = Array(repeating: 0, count: capacity)
-        endings.reserveCapacity(capacity * 2)
+        endings = VirtualEndings(capacity: capacity * 2)
         fading.reserveCapacity(capacity)
         unpausedOnBus = Array(repeating: 0, count: buses)
     }
@@ -73,18 +73,20 @@ struct VoicePool {
 
     /// Puts a new voice in a free slot, anchored at the clock; nil when every slot is taken. The slot's generation
     /// is kept, so the handle made from it is new.
-    mutating func occupy(_ fresh: VoiceSlot) -> Int32? {
+    mutating func occupy(_ fresh: consuming VoiceSlot) -> Int32? {
         guard let slot = freeSlots.popLast() else { return nil }
-        var voice = fresh
-        voice.generation = slots[Int(slot)].generation
-        voice.timing = slots[Int(slot)].timing &+ 1
-        voice.activeIndex = Int32(active.count)
-        voice.anchor = clock
-        voice.fadeIndex = -1
-        slots[Int(slot)] = voice
+        let index = Int(slot)
+        fresh.generation = slots[index].generation
+        fresh.timing = slots[index].timing &+ 1
+        fresh.activeIndex = Int32(active.count)
+        fresh.anchor = clock
+        fresh.fadeIndex = -1
+        let (paused, bus, fades) = (fresh.paused, fresh.bus, fresh.fade != nil)
+        // Moved in: a copy would retain the sound and copy the slot's 150 bytes once more.
+        slots[index] = consume fresh
         active.append(slot)
-        if !voice.paused { unpausedOnBus[voice.bus] += 1 }
-        if voice.fade != nil { startFading(slot) }
+        if !paused { unpausedOnBus[bus] += 1 }
+        if fades { startFading(slot) }
         return slot
     }
 
@@ -172,58 +174,45 @@ struct VoicePool {
     /// Schedules the end of a virtual, unpaused one-shot (from its `elapsedFrames` at `anchor`).
     mutating func scheduleEnding(_ slot: Int32) {
         // Fields read in place: a copy of the slot would copy its 150 bytes and retain its sound, per virtual start.
-        let i = Int(slot)
-        guard slots[i].source < 0, !slots[i].paused, !slots[i].loop || slots[i].soundFrames <= 0 else { return }
-        let toEnd = max(slots[i].soundFrames - slots[i].elapsedFrames, 0) / slots[i].step
-        let end = slots[i].anchor &+ toEnd.saturated(Int.self, rounding: .up)
-        if endings.count >= endings.capacity { compactEndings() }
-        endings.append(VoiceEnding(clock: end, slot: slot, timing: slots[i].timing))
-        siftUp(endings.count - 1)
+        let ending: VoiceEnding? = slots.withUnsafeBufferPointer { pool in
+            let s = pool.baseAddress! + Int(slot)
+            guard s.pointee.source < 0, !s.pointee.paused, !s.pointee.loop || s.pointee.soundFrames <= 0 else {
+                return nil
+            }
+            let toEnd = max(s.pointee.soundFrames - s.pointee.elapsedFrames, 0) / s.pointee.step
+            return VoiceEnding(
+                clock: s.pointee.anchor &+ VoicePool.framesUp(toEnd), slot: slot, timing: s.pointee.timing)
+        }
+        guard let ending else { return }
+        if endings.isFull {
+            // Drops stale entries without letting the heap reallocate (the real-time tick must not allocate).
+            slots.withUnsafeBufferPointer { pool in
+                endings.removeAll { pool[Int($0.slot)].timing != $0.timing }
+            }
+        }
+        endings.push(ending)
+    }
+
+    /// `frames` rounded up to whole output frames, saturating: NaN is 0, beyond `Int.max` is `Int.max`. The
+    /// generic `saturated` costs a virtual start more than the rest of its scheduling.
+    static func framesUp(_ frames: Double) -> Int {
+        let rounded = frames.rounded(.up)
+        // 2^63 is the first Double past Int.max; NaN fails both comparisons.
+        if rounded < 9_223_372_036_854_775_808.0 && rounded > -9_223_372_036_854_775_808.0 { return Int(rounded) }
+        return rounded.isNaN ? 0 : rounded < 0 ? Int.min : Int.max
     }
 
     /// The next virtual one-shot whose end the clock has reached, taken off the heap; nil when none is due.
     mutating func nextEndedVirtualVoice() -> Int32? {
-        while let first = endings.first, first.clock <= clock {
-            let last = endings.removeLast()
-            if !endings.isEmpty {
-                endings[0] = last
-                siftDown(0)
+        while let first = endings.popDue(atOrBefore: clock) {
+            let current = slots.withUnsafeBufferPointer { pool in
+                let s = pool.baseAddress! + Int(first.slot)
+                return s.pointee.timing == first.timing && s.pointee.source < 0 && !s.pointee.paused
+                    && s.pointee.sound != nil
             }
-            let i = Int(first.slot)
-            if slots[i].timing == first.timing && slots[i].source < 0 && !slots[i].paused && slots[i].sound != nil {
-                return first.slot
-            }
+            if current { return first.slot }
         }
         return nil
-    }
-
-    /// Drops stale entries without letting the heap reallocate (the real-time tick must not allocate).
-    private mutating func compactEndings() {
-        endings.removeAll { slots[Int($0.slot)].timing != $0.timing }
-        for i in stride(from: endings.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
-    }
-
-    private mutating func siftUp(_ index: Int) {
-        var child = index
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard endings[child].clock < endings[parent].clock else { return }
-            endings.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func siftDown(_ index: Int) {
-        var parent = index
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < endings.count && endings[left].clock < endings[smallest].clock { smallest = left }
-            if right < endings.count && endings[right].clock < endings[smallest].clock { smallest = right }
-            guard smallest != parent else { return }
-            endings.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 
     // MARK: Fades
@@ -299,8 +288,15 @@ struct VoicePool {
         if slot.pointee.paused { return -1 }
         let window = audibility.hdrOwner.isEmpty ? -1 : audibility.hdrOwner[slot.pointee.bus]
         if window >= 0 { return hdrImportance(of: slot, window: window, audibility, attenuation: attenuation) }
+        return importance(of: slot, busGain: audibility.busGains[slot.pointee.bus], attenuation: attenuation)
+    }
+
+    /// The importance of a voice on a bus without an HDR window, whose bus gain and attenuation are known: what
+    /// `play` computes without gathering an `Audibility` (its arrays' retains and releases, per start).
+    static func importance(of slot: UnsafePointer<VoiceSlot>, busGain: Float, attenuation: Float) -> Float {
+        if slot.pointee.paused { return -1 }
         // × 1 for a panned voice is exact: the score is the one computed without the cache.
-        let audible = slot.pointee.gain * slot.pointee.fadeGain * audibility.busGains[slot.pointee.bus] * attenuation
+        let audible = slot.pointee.gain * slot.pointee.fadeGain * busGain * attenuation
         return Float(slot.pointee.priority) * 16 + min(audible, 15)
     }
 
@@ -490,11 +486,4 @@ struct VoiceSlot {
     func outputFramesToEnd(from position: Double) -> Double {
         max(soundFrames - position, 0) / step
     }
-}
-
-/// A virtual one-shot's scheduled end.
-struct VoiceEnding {
-    var clock: Int
-    var slot: Int32
-    var timing: UInt32
 }
