@@ -34,7 +34,8 @@ extension Mixer {
             }
             let loudness = options.loudness ?? sound.loudness
             fresh.loudnessGain = HDRWindow.linear(loudness)
-            // The slot goes to the window inout, through a method: no closure here captures it.
+            // The slot goes to the window inout, through a method: captured by a closure it cost every start about
+            // 50 instructions more (callgrind, docs/bench/profile.md).
             let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
             let importance = withUnsafePointer(to: &fresh) { slot in
                 guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
@@ -55,7 +56,7 @@ extension Mixer {
                 }
                 device.withCurrentContext { release(victim.slot, event: .stolen) }
             }
-            let priority = fresh.priority
+            let priority = fresh.priority  // read first: `occupy` consumes the slot
             guard let slot = voices.occupy(fresh) else {
                 device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
                 return .none

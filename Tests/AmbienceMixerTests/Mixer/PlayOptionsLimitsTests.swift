@@ -1,3 +1,4 @@
+import AmbienceCore
 import Testing
 
 @testable import AmbienceMixer
@@ -9,12 +10,14 @@ import Testing
         0, -0.0, 1, -1, 0.01, 0.009, 16, 16.01, 64, 64.5, 200, 201, -200, -201, 1e9, 1.1e9, -1e9, -1.1e9, 0.5, -0.5,
         .leastNonzeroMagnitude, -.leastNonzeroMagnitude, .infinity, -.infinity, .nan
     ]
-    static let doubles: [Double] = [0, -0.0, 1, 86_400, 86_401, -1, .infinity, .nan, .leastNonzeroMagnitude]
+    static let doubles: [Double] = [
+        0, -0.0, 1, 86_400, 86_401, -1, .infinity, -.infinity, .nan, .leastNonzeroMagnitude
+    ]
 
     /// Every combination of edge values in each field: the same options (compared field by field, bit for bit) or
     /// the same refusal.
     @Test func theShortcutAgreesWithTheFullCheck() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SplitMix64(seed: 0x0B7_1095)  // reproducible: a failure prints the options
         for _ in 0..<20_000 {
             let pick = { Self.floats.randomElement(using: &rng)! }
             let placement: Placement =

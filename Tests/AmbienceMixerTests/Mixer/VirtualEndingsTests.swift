@@ -1,3 +1,4 @@
+import AmbienceCore
 import Testing
 
 @testable import AmbienceMixer
@@ -5,8 +6,9 @@ import Testing
 /// The heap of virtual endings and the rounding of an ending's clock, as values.
 @Suite struct VirtualEndingsTests {
     /// Random pushes and due pops come out in clock order, each entry once, against a sorted reference.
-    @Test func popsEveryDueEndingInClockOrder() {
-        var rng = SystemRandomNumberGenerator()
+    @Test(arguments: [0x5EED_0001, 0x5EED_0002, 0x5EED_0003] as [UInt64])
+    func popsEveryDueEndingInClockOrder(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)  // a failure names its seed, so it can be replayed
         var heap = VirtualEndings(capacity: 4096)
         var reference: [VoiceEnding] = []
         var now = 0
@@ -48,6 +50,18 @@ import Testing
         #expect(heap.isEmpty && heap.popDue(atOrBefore: .max) == nil)
     }
 
+    /// `removeAll` that takes every entry, or leaves one or two, still leaves a heap.
+    @Test(arguments: [0, 1, 2]) func removeAllLeavingFewKeepsTheHeap(kept: Int) {
+        var heap = VirtualEndings(capacity: 8)
+        for i in 0..<8 { heap.push(VoiceEnding(clock: 100 - i * 7, slot: Int32(i), timing: i < kept ? 0 : 1)) }
+        heap.removeAll { $0.timing == 1 }
+        #expect(heap.count == kept)
+        var slots: [Int32] = []
+        while let ending = heap.popDue(atOrBefore: .max) { slots.append(ending.slot) }
+        #expect(slots == Array((0..<Int32(kept)).reversed()))  // the later slot has the earlier clock
+        #expect(heap.isEmpty)
+    }
+
     /// Nothing is due before its clock.
     @Test func nothingIsDueEarly() {
         var heap = VirtualEndings(capacity: 4)
@@ -62,7 +76,7 @@ import Testing
             0, -0.0, 0.2, 1, 1.5, -1.5, 1e18, 9.2e18, 9_223_372_036_854_774_784, 9_223_372_036_854_775_808,
             -9_223_372_036_854_775_808, -1e19, 1e300, .infinity, -.infinity, .nan, .ulpOfOne, 4_503_599_627_370_497
         ]
-        var rng = SystemRandomNumberGenerator()
+        var rng = SplitMix64(seed: 0xF4A3_E5)
         let random = (0..<1000).map { _ in Double.random(in: -1e7...1e7, using: &rng) }
         for frames in edges + random {
             #expect(VoicePool.framesUp(frames) == frames.saturated(Int.self, rounding: .up), "\(frames)")

@@ -112,6 +112,27 @@ import Testing
         #expect(step5 == nil, "a loop never ends")
     }
 
+    /// A heap full of stale endings (pause, resume, pause, resume) is compacted by the pool's own rule, and the
+    /// voice ends once, at the end its last resume plans.
+    @Test func staleEndingsAreCompactedAndTheVoiceEndsOnce() throws {
+        var pool = VoicePool(capacity: 1, buses: 5)  // the heap holds 2 endings
+        let slot = try occupy(&pool, voice(frames: 1000))
+        pool.scheduleEnding(slot)
+        pool.advanceClock(by: 100)
+        pool.setPaused(slot, true)
+        pool.setPaused(slot, false)  // the heap is full of one stale and one current ending
+        pool.setPaused(slot, true)
+        pool.setPaused(slot, false)  // this push compacts first
+        pool.advanceClock(by: 899)  // 100 played before the pause: 900 left, from clock 100
+        let early = pool.nextEndedVirtualVoice()
+        #expect(early == nil)
+        pool.advanceClock(by: 1)
+        let due = pool.nextEndedVirtualVoice()
+        #expect(due == slot)
+        let again = pool.nextEndedVirtualVoice()
+        #expect(again == nil, "one ending, not one per resume")
+    }
+
     @Test func fadesMoveEndAndStop() throws {
         var pool = VoicePool(capacity: 2, buses: 5)
         let fading = try occupy(&pool, voice(gain: 0.8))
