@@ -21,24 +21,33 @@ extension StereoFoldTests {
                 }
             ]),
         Script(
-            name: "one source: folded, then a mono sound at pan 0.8, gain 2, then moving in the world",
+            name: "one source: folded in the world, then a mono sound moving in the world, then folded, then at a pan",
             realVoices: 1,
             steps: [
-                { s in s.play(s.sides, PlayOptions(gain: 2, placement: .pan(-0.4))) }, { _ in },
+                { s in
+                    // Moved and turned: a world point taken as relative to the listener would sound elsewhere. The
+                    // stereo voice at a world point leaves its source absolute, rolled off and moving; the folded
+                    // one leaves it relative, unattenuated and still.
+                    try s.mixer.setListener(Self.movedListener)
+                    let moving = Placement.world(
+                        position: Vector3(x: -1, y: 0, z: -2), velocity: Vector3(x: 0, y: 0, z: 15))
+                    s.play(s.sides, PlayOptions(gain: 2, placement: moving))
+                },
+                { _ in },
                 { s in
                     s.voices[0].stop()
-                    s.play(s.mono, PlayOptions(gain: 2, placement: .pan(0.8)))
+                    let moving = Placement.world(
+                        position: Vector3(x: 3, y: 0, z: -1), velocity: Vector3(x: 0, y: 0, z: -25))
+                    s.play(s.mono, PlayOptions(gain: 1.5, pitch: 1.2, placement: moving))
                     s.noteVoices()
                 },
                 { s in
                     s.voices[1].stop()
-                    s.play(s.sides, PlayOptions(gain: 3, placement: .world(x: 0, y: 0, z: 0)))
+                    s.play(s.sides, PlayOptions(gain: 3, placement: .world(x: 4, y: 1, z: 2)))
                 },
                 { s in
                     s.voices[2].stop()
-                    let moving = Placement.world(
-                        position: Vector3(x: 3, y: 0, z: -1), velocity: Vector3(x: 0, y: 0, z: -25))
-                    s.play(s.mono, PlayOptions(gain: 1.5, pitch: 1.2, placement: moving))
+                    s.play(s.mono, PlayOptions(gain: 2, placement: .pan(0.8)))
                     s.noteVoices()
                 }
             ]),
@@ -58,6 +67,7 @@ extension StereoFoldTests {
             realVoices: 1,
             steps: [
                 { s in
+                    try s.mixer.setListener(Self.movedListener)
                     let moving = Placement.world(
                         position: Vector3(x: -2, y: 1, z: -3), velocity: Vector3(x: 20, y: 0, z: 0))
                     s.play(s.mono, PlayOptions(gain: 1.8, placement: moving))
@@ -85,6 +95,10 @@ extension StereoFoldTests {
                 { s in s.noteVoices() }
             ])
     ]
+
+    /// A listener away from the origin and turned, with a rolloff of its own.
+    static let movedListener = ListenerState(
+        position: Vector3(x: 1, y: 0, z: 1), forward: Vector3(x: 1, y: 0, z: 0), rolloff: 2)
 
     /// Each refused number (NaN, ±infinity) gives `.invalid` and changes nothing; each huge one is clamped. The
     /// notes (every result) must match the stereo voice's, and the renders too.
