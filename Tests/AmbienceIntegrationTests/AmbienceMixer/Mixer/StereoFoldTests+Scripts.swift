@@ -43,6 +43,10 @@ extension StereoFoldTests {
             if let top = sfx.hdrWindowTop { notes.append("top \(top), culled \(sfx.hdrCulledVoices)") }
         }
 
+        /// Expects what a step needs of the mixer (a `#expect` in a step's closure crashes Swift 6.3's region
+        /// analysis).
+        func expect(_ condition: Bool, _ what: String) { #expect(condition, "\(what)") }
+
         /// Notes which voices were played (not `Voice.none`), and expects it to be what the script says.
         func expectPlayed(_ played: [Bool]) {
             let seen = voices.map { $0 != .none }
@@ -119,7 +123,7 @@ extension StereoFoldTests {
     }
 
     /// Bus gains and fades past OpenAL's gain ceiling, a game's bus under a faded parent, master muted, ducking,
-    /// and the voice's own fades.
+    /// the voice's own fades, and occlusion.
     static let busScripts: [Script] = [
         Script(
             name: "the sfx bus at 0.5, faded past OpenAL's ceiling, then out",
@@ -167,6 +171,16 @@ extension StereoFoldTests {
                 { s in s.note(s.voices[0].fade(to: 2.5, over: 0.1), refused: false, "fade to 2.5") }, { _ in },
                 { s in s.note(s.voices[0].stop(fade: 0.2), refused: false, "stop over 0.2 s") },
                 { _ in }, { _ in }, { s in s.noteVoices() }
+            ]),
+        Script(
+            name: "occluded (a direct low-pass) at gain 1.5, then clear",
+            steps: [
+                { s in
+                    s.expect(s.mixer.effectsAvailable, "OpenAL Soft's EFX (the occlusion's filter)")
+                    s.play(s.sides, PlayOptions(gain: 1.5, loop: true, placement: .pan(-0.2)))
+                },
+                { s in s.note(s.voices[0].setOcclusion(0.8), refused: false, "occlusion 0.8") }, { _ in },
+                { s in s.note(s.voices[0].setOcclusion(0), refused: false, "occlusion 0") }
             ])
     ]
 
