@@ -14,11 +14,7 @@ extension StereoFoldTests {
             realVoices: 1,
             steps: [
                 { s in s.play(s.sides, PlayOptions(gain: 3, placement: .world(x: 0, y: 0, z: 0))) }, { _ in },
-                { s in
-                    s.voices[0].stop()
-                    s.play(s.stereo, PlayOptions(gain: 3, placement: .pan(0.7)))
-                    s.noteVoices()
-                }
+                { s in s.takeOver(s.stereo, PlayOptions(gain: 3, placement: .pan(0.7))) }
             ]),
         Script(
             name: "one source: folded in the world, then a mono sound moving in the world, then folded, then at a pan",
@@ -29,38 +25,28 @@ extension StereoFoldTests {
                     // stereo voice at a world point leaves its source absolute, rolled off and moving; the folded
                     // one leaves it relative, unattenuated and still.
                     try s.mixer.setListener(Self.movedListener)
-                    let moving = Placement.world(
-                        position: Vector3(x: -1, y: 0, z: -2), velocity: Vector3(x: 0, y: 0, z: 15))
-                    s.play(s.sides, PlayOptions(gain: 2, placement: moving))
+                    s.play(
+                        s.sides,
+                        PlayOptions(
+                            gain: 2, placement: .world(x: -1, y: 0, z: -2, velocity: Vector3(x: 0, y: 0, z: 15))))
                 },
                 { _ in },
                 { s in
-                    s.voices[0].stop()
-                    let moving = Placement.world(
-                        position: Vector3(x: 3, y: 0, z: -1), velocity: Vector3(x: 0, y: 0, z: -25))
-                    s.play(s.mono, PlayOptions(gain: 1.5, pitch: 1.2, placement: moving))
-                    s.noteVoices()
+                    s.takeOver(
+                        s.mono,
+                        PlayOptions(
+                            gain: 1.5, pitch: 1.2,
+                            placement: .world(x: 3, y: 0, z: -1, velocity: Vector3(x: 0, y: 0, z: -25))))
                 },
-                { s in
-                    s.voices[1].stop()
-                    s.play(s.sides, PlayOptions(gain: 3, placement: .world(x: 4, y: 1, z: 2)))
-                },
-                { s in
-                    s.voices[2].stop()
-                    s.play(s.mono, PlayOptions(gain: 2, placement: .pan(0.8)))
-                    s.noteVoices()
-                }
+                { s in s.takeOver(s.sides, PlayOptions(gain: 3, placement: .world(x: 4, y: 1, z: 2))) },
+                { s in s.takeOver(s.mono, PlayOptions(gain: 2, placement: .pan(0.8))) }
             ]),
         Script(
             name: "one source: a stereo sound at gain 3, pan -0.8, then folded at gain 0.6",
             realVoices: 1,
             steps: [
                 { s in s.play(s.stereo, PlayOptions(gain: 3, placement: .pan(-0.8))) }, { _ in },
-                { s in
-                    s.voices[0].stop()
-                    s.play(s.sides, PlayOptions(gain: 0.6, placement: .pan(0.4)))
-                    s.noteVoices()
-                }
+                { s in s.takeOver(s.sides, PlayOptions(gain: 0.6, placement: .pan(0.4))) }
             ]),
         Script(
             name: "one source: a mono sound moving in the world, then folded at a moving world point",
@@ -68,17 +54,17 @@ extension StereoFoldTests {
             steps: [
                 { s in
                     try s.mixer.setListener(Self.movedListener)
-                    let moving = Placement.world(
-                        position: Vector3(x: -2, y: 1, z: -3), velocity: Vector3(x: 20, y: 0, z: 0))
-                    s.play(s.mono, PlayOptions(gain: 1.8, placement: moving))
+                    s.play(
+                        s.mono,
+                        PlayOptions(
+                            gain: 1.8, placement: .world(x: -2, y: 1, z: -3, velocity: Vector3(x: 20, y: 0, z: 0))))
                 },
                 { _ in },
                 { s in
-                    s.voices[0].stop()
-                    let moving = Placement.world(
-                        position: Vector3(x: 2, y: 0, z: -2), velocity: Vector3(x: 0, y: 0, z: 30))
-                    s.play(s.sides, PlayOptions(gain: 0.7, placement: moving))
-                    s.noteVoices()
+                    s.takeOver(
+                        s.sides,
+                        PlayOptions(
+                            gain: 0.7, placement: .world(x: 2, y: 0, z: -2, velocity: Vector3(x: 0, y: 0, z: 30))))
                 }
             ]),
         Script(

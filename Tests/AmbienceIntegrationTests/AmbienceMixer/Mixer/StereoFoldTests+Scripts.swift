@@ -1,12 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Ambience
 @testable import AmbienceAudioTestSupport
 @testable import AmbienceCore
-@testable import AmbienceIntegrationSupport
 @testable import AmbienceMixer
-@testable import AmbienceTestSupport
 
 /// Scripts of several steps around a folded voice (buses and their fades, ducking, HDR windows, suspension and
 /// pauses, a source used by a folded sound then by others, refused and clamped numbers), each performed twice on
@@ -35,6 +32,13 @@ extension StereoFoldTests {
         }
 
         func play(_ sound: Sound, _ options: PlayOptions) { voices.append(mixer.play(sound, options)) }
+
+        /// Stops the last voice played and plays `sound` on the source it leaves; notes the voices.
+        func takeOver(_ sound: Sound, _ options: PlayOptions) {
+            voices.last?.stop()
+            play(sound, options)
+            noteVoices()
+        }
 
         /// Notes which voices are real, virtual or over, and each HDR window's top and culled voices.
         func noteVoices() {
