@@ -76,9 +76,9 @@ extension StereoFoldTests {
                     s.play(s.stereo, PlayOptions(gain: 3, priority: 250, placement: .pan(0.9)))
                     s.noteVoices()
                 },
-                { s in s.noteVoices() },
+                { s in s.expectVoices("virtual real") },
                 { s in s.voices[1].stop() }, { _ in }, { _ in },
-                { s in s.noteVoices() }
+                { s in s.expectVoices("real over") }
             ])
     ]
 

@@ -37,14 +37,23 @@ extension StereoFoldTests {
         func takeOver(_ sound: Sound, _ options: PlayOptions) {
             voices.last?.stop()
             play(sound, options)
-            noteVoices()
+            expectVoices(Array(repeating: "over", count: voices.count - 1).joined(separator: " ") + " real")
         }
 
-        /// Notes which voices are real, virtual or over, and each HDR window's top and culled voices.
-        func noteVoices() {
-            notes.append(voices.map { $0.isReal ? "real" : $0.isAlive ? "virtual" : "over" }.joined(separator: " "))
+        /// Notes which voices are real, virtual or over, and each HDR window's top and culled voices; returns the
+        /// first.
+        @discardableResult func noteVoices() -> String {
+            let states = voices.map { $0.isReal ? "real" : $0.isAlive ? "virtual" : "over" }.joined(separator: " ")
+            notes.append(states)
             let sfx = mixer.bus(.sfx)
             if let top = sfx.hdrWindowTop { notes.append("top \(top), culled \(sfx.hdrCulledVoices)") }
+            return states
+        }
+
+        /// `noteVoices`, expecting the voices to be `states` ("real virtual over").
+        func expectVoices(_ states: String) {
+            let seen = noteVoices()
+            #expect(seen == states)
         }
 
         /// Expects what a step needs of the mixer (a `#expect` in a step's closure crashes Swift 6.3's region
@@ -196,14 +205,14 @@ extension StereoFoldTests {
                 { s in
                     try s.mixer.bus(.sfx).setHDR(HDRSettings(width: 20, threshold: 0, attack: 0, release: 0.1))
                     s.play(s.sides, PlayOptions(loop: true, placement: .pan(-0.3), loudness: 80))
-                    s.play(s.sides, PlayOptions(gain: 0.9, loop: true, placement: .pan(0.6), loudness: 65))
+                    s.play(s.sides, PlayOptions(gain: 0.9, loop: true, placement: .pan(0.6), loudness: 63))
                 },
                 { s in
-                    s.noteVoices()
-                    s.play(s.mono, PlayOptions(gain: 0.5, placement: .pan(0.2), loudness: 90))
+                    s.expectVoices("real real")
+                    s.play(s.mono, PlayOptions(placement: .pan(0.2), loudness: 90))
                 },
-                { s in s.noteVoices() }, { _ in }, { _ in }, { s in s.noteVoices() }, { _ in },
-                { s in s.noteVoices() }
+                { s in s.expectVoices("real virtual real") }, { _ in }, { _ in }, { s in s.noteVoices() }, { _ in },
+                { _ in }, { s in s.expectVoices("real real over") }
             ]),
         Script(
             name: "under an HDR window, three voices on two sources",
@@ -215,11 +224,11 @@ extension StereoFoldTests {
                     s.play(s.sides, PlayOptions(loop: true, placement: .world(x: -1, y: 0, z: -2), loudness: 60))
                 },
                 { s in
-                    s.noteVoices()
+                    s.expectVoices("real real")
                     s.play(s.mono, PlayOptions(gain: 0.6, placement: .pan(-0.4), loudness: 80))
                 },
-                { s in s.noteVoices() }, { _ in }, { _ in }, { s in s.noteVoices() }, { _ in }, { _ in },
-                { s in s.noteVoices() }
+                { s in s.expectVoices("real virtual real") }, { _ in }, { _ in }, { s in s.noteVoices() }, { _ in },
+                { _ in }, { s in s.expectVoices("real real over") }
             ])
     ]
 
