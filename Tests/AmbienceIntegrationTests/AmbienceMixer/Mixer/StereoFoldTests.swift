@@ -110,10 +110,7 @@ import Testing
         #expect(folded.sound.channels == 2 && folded.sound.memoryCost * 2 == stereo.sound.memoryCost)
         let loudest = stereo.samples.map(abs).max() ?? 0
         #expect(loudest > 0.05, "the scene is heard: \(loudest)")
-        var worst: (difference: Float, at: Int) = (0, -1)
-        for (i, (a, b)) in zip(stereo.samples, folded.samples).enumerated() where abs(a - b) > worst.difference {
-            worst = (abs(a - b), i)
-        }
+        let worst = Self.worstDifference(stereo.samples, folded.samples)
         #expect(worst.difference <= Self.tolerance, "\(scene.name): \(worst.difference) at sample \(worst.at)")
     }
 
