@@ -7,7 +7,7 @@ import Ambience
 // which Mix_FadeInMusic and Mix_FadeOutMusic ramp: the music keeps running underneath (Mix_PlayingMusic says 1, the
 // position moves, a fade goes on), and is heard again where it has got to when the user's music stops. In
 // solo-ambient and playback the program's music plays. The update thread applies the rule at each wake (at least every
-// 50 ms while music or a hook plays: UpdateSchedule.swift), and says each change on stderr.
+// 100 ms: UpdateSchedule.swift), and says each change on stderr.
 
 /// Whether the program's music is to be silent now: an ambient program while the user's music plays.
 func programMusicSilenced(_ session: AudioSession) -> Bool {

@@ -7,17 +7,19 @@ import SDLMixerStandInSchedule
 // tick only while a fade steps, a stream or replay plays, or finite music plays, a one-shot's end only when a
 // Mix_ChannelFinished callback is to be told of it (the block that renders its last frame, planned from the engine's
 // rendered frames: `RenderPosition`; ends within `endBatchWindow` of each other in one wake), and at the latest every
-// 50 ms while music or a hook plays (the session's music rule) or 100 ms otherwise (the session, the output, an end
-// nobody foresaw: a voice the engine stole). While the session holds every voice it waits 50 ms: the hold's end is
+// 100 ms (the session's music rule, the session, the output, an end nobody foresaw: a voice the engine stole; with
+// music playing it was 50 ms until session 47: half the thread's wakes in a scene of one-shots and looping music, at
+// about 100 µs each, for the user's music silencing the program's 50 ms sooner). While the session holds every voice
+// it waits 50 ms: the hold's end is
 // seen in the engine's update, so the program's sound comes back at most that late. A call that
 // needs it sooner wakes it (`MixerState.wakeUpdates`). Without a callback, a one-shot's end is the game's own calls'
 // to find (ChannelEnds.swift).
 
 /// The update period, in nanoseconds.
 let updatePeriodNanoseconds = Int(updatePeriod * 1e9)
-/// The longest wait while music or a hook plays: the session's music rule (MusicRule.swift) is applied then, and the
-/// engine looks at the desktop's players every 50 ms.
-let musicUpdatePeriod = 0.050
+/// The longest wait while the session holds every voice (the engine's mixer is suspended): the hold's end is seen in
+/// the engine's update, so the program's sound comes back at most this late after a call ends.
+let heldUpdatePeriod = 0.050
 
 extension Sound {
     /// How long the sound plays once, in nanoseconds.
@@ -128,12 +130,11 @@ extension MixerState {
     /// When the update thread wakes next, after a step at `now`: the channels' next look, a tick while the music fades
     /// or plays a finite number of times (its end and its queue's top-up), else the longest wait.
     func nextUpdate(now: Int) -> Int {
-        let musicOn = music.current != nil || hook.function != nil
-        var next = now + Int((musicOn ? musicUpdatePeriod : idleUpdatePeriod) * 1e9)
+        var next = now + Int(idleUpdatePeriod * 1e9)
         guard device != nil else { return next }
         if let look = channels.nextLook(now: now, render: renderPosition(), plan: lookPlan) { next = min(next, look) }
         if channels.streamStoppedAt != nil { next = min(next, now + updatePeriodNanoseconds) }
-        if voicesHeld { next = min(next, now + Int(musicUpdatePeriod * 1e9)) }
+        if voicesHeld { next = min(next, now + Int(heldUpdatePeriod * 1e9)) }
         if music.current != nil, !music.hooked, music.fade != .none || music.passes != nil {
             next = min(next, now + updatePeriodNanoseconds)
         }

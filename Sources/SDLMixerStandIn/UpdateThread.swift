@@ -14,8 +14,8 @@ import Glibc
 
 /// How often the thread runs while a fade steps, or a play whose end it cannot foresee plays (UpdateSchedule.swift).
 let updatePeriod = 0.010
-/// The longest wait while no music or hook plays: the engine's update (the session, the output, the desktop's
-/// players) still runs that often. A change that needs the thread sooner wakes it (`MixerState.wakeUpdates`).
+/// The longest wait, music playing or not: the engine's update (the session, the output, the desktop's players) and
+/// the session's music rule still run that often. A change that needs the thread sooner wakes it (`MixerState.wakeUpdates`).
 let idleUpdatePeriod = 0.100
 
 /// The thread's loop, for the engine of one opening (`generation`): it stops when asked (Mix_CloseAudio).

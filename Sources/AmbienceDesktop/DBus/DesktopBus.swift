@@ -83,6 +83,11 @@ package enum DesktopBus {
 
     /// The longest any desktop call waits for an answer, unless told otherwise.
     package static let defaultTimeout: Duration = .milliseconds(250)
+
+    /// How long a monitor that only listens (the screen lock's, the sleep monitor's) waits for a signal before it
+    /// looks again. Nothing is due meanwhile: stopping wakes the connection, and the bus going away makes its socket
+    /// readable; a shorter wait only woke the thread for nothing (200 ms made 5 wake-ups a second per monitor).
+    package static let listenTimeout: Duration = .seconds(2)
 }
 
 /// The thread that owns a bus connection (the MPRIS client's and server's, the sleep monitor's). Its loop runs

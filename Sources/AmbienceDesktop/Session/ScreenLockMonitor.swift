@@ -109,7 +109,7 @@ package final class ScreenLockMonitor: SessionMonitor {
             report(locked, from: .logind)
         }
         while thread.isFollowing(bus) {
-            for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
+            for message in bus.receive(timeout: DesktopBus.listenTimeout) where message.kind == .signal {
                 _ = owners.update(with: message)
                 guard message.member == "PropertiesChanged", message.path == path,
                     message.arguments.first?.string == Self.sessionInterface,
@@ -140,7 +140,7 @@ package final class ScreenLockMonitor: SessionMonitor {
         report(
             bus.callAll(asked, timeout: setup).contains { (try? $0.get())?.first?.bool == true }, from: .screenSaver)
         while thread.isFollowing(bus) {
-            for message in bus.receive(timeout: .milliseconds(200)) where message.kind == .signal {
+            for message in bus.receive(timeout: DesktopBus.listenTimeout) where message.kind == .signal {
                 if let gone = owners.update(with: message), Self.screenSaverInterfaces.contains(gone) {
                     report(false, from: .screenSaver)
                 } else if message.member == "ActiveChanged", let interface = message.interface,

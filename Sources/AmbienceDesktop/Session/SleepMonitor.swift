@@ -45,7 +45,7 @@ package final class SleepMonitor: SessionMonitor {
 
     private func run(_ owners: inout BusNameOwners) {
         while thread.isRunning {
-            for message in thread.connection.receive(timeout: .milliseconds(200)) {
+            for message in thread.connection.receive(timeout: DesktopBus.listenTimeout) {
                 _ = owners.update(with: message)
                 guard message.member == SleepMonitor.prepareForSleep.member,
                     message.interface == SleepMonitor.prepareForSleep.interface,
