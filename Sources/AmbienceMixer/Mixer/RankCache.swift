@@ -167,17 +167,35 @@ struct RankCache {
     // MARK: The mixer's walk
 
     /// Sorts the members by their place in the live list (`activeIndex` of each), so that the mixer gives sources
-    /// in the order a walk over every live voice would (ties at the threshold go to the earlier). In place: a
-    /// heapsort, no allocation.
+    /// in the order a walk over every live voice would (ties at the threshold go to the earlier). In place, no
+    /// allocation. The list is the last rank's sorted one with a few voices added, removed or moved in the live
+    /// list, so it is nearly in order: an insertion sort, unless that moves too much.
     mutating func sortMembers(activeIndex: (Int32) -> Int32) {
         order.removeAll(keepingCapacity: true)
         for slot in members { order.append(Int64(activeIndex(slot)) << 32 | Int64(UInt32(bitPattern: slot))) }
-        order.withUnsafeMutableBufferPointer { heapsort($0) }
+        order.withUnsafeMutableBufferPointer { sortNearlySorted($0) }
         for (i, key) in order.enumerated() {
             let slot = Int32(truncatingIfNeeded: key)
             members[i] = slot
             memberIndex[Int(slot)] = Int32(i)
         }
+    }
+}
+
+/// Sorts `values` in ascending order, in place, without allocating: by insertion while that moves at most 8 values
+/// per value (a list nearly in order), else by `heapsort`.
+func sortNearlySorted(_ values: UnsafeMutableBufferPointer<Int64>) {
+    var budget = values.count * 8
+    for i in values.indices.dropFirst() {
+        let value = values[i]
+        var j = i
+        while j > 0 && values[j - 1] > value {
+            values[j] = values[j - 1]
+            j -= 1
+        }
+        values[j] = value
+        budget -= i - j
+        if budget < 0 { return heapsort(values) }
     }
 }
 

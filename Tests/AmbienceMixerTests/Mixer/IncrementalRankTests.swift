@@ -160,6 +160,27 @@ import Testing
         #expect(scene.ranks.incremental > 20, "seed \(seed): \(scene.ranks)")
     }
 
+    /// The members' sort, by insertion on a list nearly in order and by heapsort past its budget (a shuffled or
+    /// reversed list), finds what the standard sort finds.
+    @Test func membersSortAsTheStandardSort() {
+        var rng = SplitMix64(seed: 11)
+        for trial in 0..<300 {
+            let count = Int.random(in: 0...300, using: &rng)
+            var values = (0..<count).map { _ in Int64.random(in: 0..<1_000, using: &rng) }.sorted()
+            switch trial % 3 {
+            case 0:
+                for _ in 0..<Int.random(in: 0...4, using: &rng) where count > 1 {
+                    values.swapAt(Int.random(in: 0..<count, using: &rng), Int.random(in: 0..<count, using: &rng))
+                }
+            case 1: values.shuffle(using: &rng)
+            default: values.reverse()
+            }
+            let expected = values.sorted()
+            values.withUnsafeMutableBufferPointer { sortNearlySorted($0) }
+            #expect(values == expected, "trial \(trial)")
+        }
+    }
+
     /// A rank with nothing changed reads no slot: the scores are those kept, and the attenuations are not made again.
     @Test func aRankWithNothingChangedScoresNothingAgain() throws {
         var pool = VoicePool(capacity: 64, buses: 5)
