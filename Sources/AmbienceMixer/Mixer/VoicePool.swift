@@ -3,7 +3,8 @@ import AmbiencePlatform
 /// Every voice the mixer tracks, real and virtual, as values: slots and generations, the free and active lists,
 /// the voice clock and virtual playheads, the heap of virtual endings, the fading list, and ranking by priority ×
 /// audibility (VoicePoolRank.swift). A score's inputs on a live slot (gain, fade, placement, paused, source)
-/// change only through the pool's methods, which mark the slot for the next rank. Pure: no OpenAL, no locks. A slot's `source` is only a number here; `SourcePool` owns what it names.
+/// change only through the pool's methods, which mark the slot for the next rank. Pure: no OpenAL, no locks. A
+/// slot's `source` is only a number here; `SourcePool` owns what it names.
 ///
 /// Virtual time: a voice without a source keeps time on `clock` (output frames mixed while the session has not
 /// suspended the mixer). Its playhead is `elapsedFrames + (clock − anchor) × step`, folded into `elapsedFrames`
@@ -301,7 +302,7 @@ struct VoicePool {
     }
 
     /// Whether a rank is due after `frames` more. With no competition a rank only hands out free sources: do it at
-    /// once. With virtual voices about, ranking the whole crowd costs in proportion to it, so re-rank every 40 ms;
+    /// once. With virtual voices about, a full rank costs in proportion to the crowd, so re-rank every 40 ms;
     /// a new voice that matters more than the weakest real one takes its source in `play` without waiting.
     mutating func rankIsDue(afterFrames frames: Int, sources: Int, freeSources: Int, sampleRate: Int) -> Bool {
         framesSinceRank += frames

@@ -87,7 +87,9 @@ extension VoicePool {
         }
         attenuationsComputed &+= computed
         let threshold = scratch.withUnsafeMutableBufferPointer { rankCache.select(k: k, active: active, scratch: $0) }
-        assert(rankMatchesAfresh(keep: keep, audibility), "an incremental rank differs from a full one")
+        // Debug builds check every rank of a pool small enough (the tests' scenes) against one made afresh: a write
+        // of a score's input that bypassed the pool's methods shows here. Larger ones would pay a sort per rank.
+        assert(active.count > 2_048 || rankMatchesAfresh(keep: keep, audibility), "an incremental rank differs")
         return threshold
     }
 
