@@ -301,14 +301,13 @@ public final class Mixer: @unchecked Sendable {
                 demote(slot)
             }
         }
-        // Only the voices at or above the threshold can be real: visit them (the members), in the order of the
-        // live list, so that ties at the threshold go where a walk over the crowd would give them.
-        voices.sortRankMembers()
+        // Only the voices at or above the threshold, and not culled or paused, can be real: visit them alone, in the
+        // order of the live list, so that ties at the threshold go where a walk over the crowd would give them.
+        let candidates = voices.sortRankMembers()
         var weakest: (slot: Int32, importance: Float) = (-1, .infinity)
-        for i in 0..<voices.rankMembers.count {
-            let slot = voices.rankMembers[i]
+        for i in 0..<candidates {
+            let slot = voices.rankMember(i)
             let score = voices.rankScore(of: slot)
-            guard score >= threshold && score >= 0 else { continue }
             if voices.slots[Int(slot)].source < 0 {
                 guard let source = takeSource(for: slot) else { continue }
                 attach(slot, to: source)

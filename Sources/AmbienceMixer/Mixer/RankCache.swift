@@ -166,19 +166,37 @@ struct RankCache {
 
     // MARK: The mixer's walk
 
-    /// Sorts the members by their place in the live list (`activeIndex` of each), so that the mixer gives sources
-    /// in the order a walk over every live voice would (ties at the threshold go to the earlier). In place, no
-    /// allocation. The list is the last rank's sorted one with a few voices added, removed or moved in the live
-    /// list, so it is nearly in order: an insertion sort, unless that moves too much.
-    mutating func sortMembers(activeIndex: (Int32) -> Int32) {
+    /// Puts first the members that may be real after the rank (those scoring 0 or more: not culled, not paused),
+    /// sorted by their place in the live list (`activeIndex` of each), so that the mixer gives sources in the order a
+    /// walk over every live voice would (ties at the threshold go to the earlier); returns how many. In place, no
+    /// allocation. They are the last rank's, sorted, with a few voices added, removed or moved in the live list, so
+    /// nearly in order: an insertion sort, unless that moves too much. The others (thousands, when a window culls
+    /// most of the crowd and the threshold is a culled score) are not sorted: the mixer skips them.
+    mutating func sortMembers(activeIndex: (Int32) -> Int32) -> Int {
         order.removeAll(keepingCapacity: true)
-        for slot in members { order.append(Int64(activeIndex(slot)) << 32 | Int64(UInt32(bitPattern: slot))) }
+        var others = 0
+        for i in 0..<members.count {
+            let slot = members[i]
+            if scores[Int(slot)] >= 0 {
+                order.append(Int64(activeIndex(slot)) << 32 | Int64(UInt32(bitPattern: slot)))
+            } else {
+                members[others] = slot
+                others += 1
+            }
+        }
         order.withUnsafeMutableBufferPointer { sortNearlySorted($0) }
+        let candidates = order.count
+        // The others move behind the candidates, from the back so that none is written over before it is moved.
+        for j in stride(from: others - 1, through: 0, by: -1) {
+            members[candidates + j] = members[j]
+            memberIndex[Int(members[j])] = Int32(candidates + j)
+        }
         for (i, key) in order.enumerated() {
             let slot = Int32(truncatingIfNeeded: key)
             members[i] = slot
             memberIndex[Int(slot)] = Int32(i)
         }
+        return candidates
     }
 }
 

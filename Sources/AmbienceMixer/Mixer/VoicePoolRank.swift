@@ -140,12 +140,15 @@ extension VoicePool {
     /// The latest rank's score of a live voice.
     func rankScore(of slot: Int32) -> Float { rankCache.scores[Int(slot)] }
 
-    /// The live voices the latest rank scored at or above its threshold (after `sortRankMembers`, in the order of
-    /// the live list): the only ones that can be real after it.
+    /// The live voices the latest rank scored at or above its threshold: the only ones that can be real after it.
     var rankMembers: [Int32] { rankCache.members }
 
-    /// Puts `rankMembers` in the order of the live list, the order a walk over every live voice meets them.
-    mutating func sortRankMembers() {
+    /// The `index`th of `rankMembers`.
+    func rankMember(_ index: Int) -> Int32 { rankCache.members[index] }
+
+    /// Puts first in `rankMembers` those that may be real (scoring 0 or more), in the order of the live list, the
+    /// order a walk over every live voice meets them; returns how many.
+    mutating func sortRankMembers() -> Int {
         slots.withUnsafeBufferPointer { pool in rankCache.sortMembers { pool[Int($0)].activeIndex } }
     }
 

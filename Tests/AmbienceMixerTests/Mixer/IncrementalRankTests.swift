@@ -129,16 +129,19 @@ import Testing
                 #expect(pool.rankScore(of: slot).bitPattern == full.rankScore(of: slot).bitPattern)
             }
             #expect(pool.rankMatchesAfresh(keep: sources, audibility))
-            pool.sortRankMembers()
-            full.sortRankMembers()
-            #expect(pool.rankMembers == full.rankMembers)
+            #expect(Set(pool.rankMembers) == Set(full.rankMembers))
+            let candidates = pool.sortRankMembers()
+            #expect(full.sortRankMembers() == candidates)
+            // The voices the mixer visits, in its order: those a walk over the live list finds at or above the
+            // threshold and not culled or paused.
+            let walked = pool.active.filter { pool.rankScore(of: $0) >= threshold && pool.rankScore(of: $0) >= 0 }
+            #expect(Array(pool.rankMembers.prefix(candidates)) == walked)
+            #expect(Array(full.rankMembers.prefix(candidates)) == walked)
             for slot in pool.active where pool.slots[Int(slot)].source >= 0 {
                 let score = pool.rankScore(of: slot)
                 if score < threshold || score == VoicePool.culled { makeVirtual(slot) }
             }
-            for slot in pool.rankMembers {
-                let score = pool.rankScore(of: slot)
-                guard score >= threshold && score >= 0, pool.slots[Int(slot)].source < 0 else { continue }
+            for slot in walked where pool.slots[Int(slot)].source < 0 {
                 guard let source = freeSources.popLast() else { continue }
                 pool.becameReal(slot, on: source)
             }
