@@ -301,8 +301,9 @@ public final class Mixer: @unchecked Sendable {
                 demote(slot)
             }
         }
-        // Only the voices at or above the threshold, and not culled or paused, can be real: visit them alone, in the
-        // order of the live list, so that ties at the threshold go where a walk over the crowd would give them.
+        // Only the voices at or above the threshold, and not culled or paused, can be real: visit them alone (the
+        // rank's members), in the order of the live list, so that ties at the threshold go where a walk over the
+        // crowd would give them.
         let candidates = voices.sortRankMembers()
         var weakest: (slot: Int32, importance: Float) = (-1, .infinity)
         for i in 0..<candidates {

@@ -4,21 +4,28 @@
 ///
 /// While the global inputs hold, a voice's score changes only through the pool's methods, which mark it dirty: a
 /// start, a pause, a gain, a fade step, a placement, a source given or taken. The next rank rescores those alone.
-/// The `k`-th largest score is then among the members (the voices at or above the last threshold) unless fewer than
-/// `k` are left there; only then are all the scores read (an array of floats, never the slots).
+/// The `k`-th largest score is then among the members (the voices at or above the last threshold, and not culled or
+/// paused: scoring 0 or more) unless fewer than `k` are left there; only then are all the scores read (an array of
+/// floats, never the slots).
 struct RankCache {
     /// Each live voice's score at the last rank, by slot (a dirty slot's is out of date).
     private(set) var scores: [Float]
     /// Slots whose score may have changed since the last rank, each once (`isDirty`); freed slots stay listed.
     private var dirty: [Int32] = []
     private var isDirty: [Bool]
-    /// The live slots whose score is at or above `threshold`, and where each is in that list (by slot; -1: not in it).
+    /// The live slots whose score is at or above `bar`, and where each is in that list (by slot; -1: not in it): the
+    /// only voices that can be real after the rank.
     private(set) var members: [Int32] = []
     private var memberIndex: [Int32]
     /// The last rank's threshold; NaN when there is none to start from.
     private(set) var threshold: Float = .nan
+    /// What a member scores at least: the threshold, or 0 when it is below (a culled or paused voice is never real,
+    /// and under a window that culls most of the crowd they would be thousands).
+    private var bar: Float { max(threshold, 0) }
     /// Whether `scores` of clean slots and `members` hold: false until a full rank, and after `invalidate`.
     private(set) var isValid = false
+    /// Full ranks made (the cache built again), for tests and measurements.
+    private(set) var fullRanks = 0
     /// The global inputs of the last rank's scores: when one differs, every score is made again.
     private var busGains: [Float] = []
     private var hdrOwner: [Int] = []
@@ -105,7 +112,7 @@ struct RankCache {
             guard isLive(slot) else { continue }
             let value = score(slot)
             scores[Int(slot)] = value
-            setMembership(slot, value >= threshold)
+            setMembership(slot, value >= bar)
         }
         dirty.removeAll(keepingCapacity: true)
     }
@@ -115,15 +122,17 @@ struct RankCache {
         scores[Int(slot)] = score
     }
 
-    /// After a full rank: no slot is dirty, and the members are the live slots at or above `threshold`.
+    /// After a full rank: no slot is dirty, and the members are the live slots at or above `bar`.
     mutating func rebuild(threshold newThreshold: Float, active: [Int32]) {
         for slot in dirty { isDirty[Int(slot)] = false }
         dirty.removeAll(keepingCapacity: true)
         for slot in members { memberIndex[Int(slot)] = -1 }
         members.removeAll(keepingCapacity: true)
         threshold = newThreshold
-        for slot in active where scores[Int(slot)] >= newThreshold { setMembership(slot, true) }
+        let bar = bar
+        for slot in active where scores[Int(slot)] >= bar { setMembership(slot, true) }
         isValid = true
+        fullRanks &+= 1
     }
 
     /// The score a slot needs to be among the `k` most important of the live `active` ones, from the members when
@@ -131,9 +140,10 @@ struct RankCache {
     /// `active.count` values.
     mutating func select(k: Int, active: [Int32], scratch: UnsafeMutableBufferPointer<Float>) -> Float {
         let old = threshold
+        let oldBar = bar
         let found: Float
         if members.count >= k {
-            // Every voice outside the members scores below the old threshold, every member at or above it.
+            // Every voice outside the members scores below the old bar, every member at or above it.
             for (i, slot) in members.enumerated() { scratch[i] = scores[Int(slot)] }
             found = kthLargest(scratch, count: members.count, k: k, near: old)
         } else {
@@ -141,15 +151,16 @@ struct RankCache {
             found = kthLargest(scratch, count: active.count, k: k, near: old)
         }
         threshold = found
-        if found > old {
+        let newBar = bar
+        if newBar > oldBar {
             var i = members.count - 1
             while i >= 0 {
                 let slot = members[i]
-                if scores[Int(slot)] < found { setMembership(slot, false) }
+                if scores[Int(slot)] < newBar { setMembership(slot, false) }
                 i -= 1
             }
-        } else if found < old {
-            for slot in active where scores[Int(slot)] >= found { setMembership(slot, true) }
+        } else if newBar < oldBar {
+            for slot in active where scores[Int(slot)] >= newBar { setMembership(slot, true) }
         }
         return found
     }
@@ -166,37 +177,19 @@ struct RankCache {
 
     // MARK: The mixer's walk
 
-    /// Puts first the members that may be real after the rank (those scoring 0 or more: not culled, not paused),
-    /// sorted by their place in the live list (`activeIndex` of each), so that the mixer gives sources in the order a
-    /// walk over every live voice would (ties at the threshold go to the earlier); returns how many. In place, no
-    /// allocation. They are the last rank's, sorted, with a few voices added, removed or moved in the live list, so
-    /// nearly in order: an insertion sort, unless that moves too much. The others (thousands, when a window culls
-    /// most of the crowd and the threshold is a culled score) are not sorted: the mixer skips them.
-    mutating func sortMembers(activeIndex: (Int32) -> Int32) -> Int {
+    /// Sorts the members by their place in the live list (`activeIndex` of each), so that the mixer gives sources
+    /// in the order a walk over every live voice would (ties at the threshold go to the earlier). In place, no
+    /// allocation. The list is the last rank's sorted one with a few voices added, removed or moved in the live
+    /// list, so it is nearly in order: an insertion sort, unless that moves too much.
+    mutating func sortMembers(activeIndex: (Int32) -> Int32) {
         order.removeAll(keepingCapacity: true)
-        var others = 0
-        for i in 0..<members.count {
-            let slot = members[i]
-            if scores[Int(slot)] >= 0 {
-                order.append(Int64(activeIndex(slot)) << 32 | Int64(UInt32(bitPattern: slot)))
-            } else {
-                members[others] = slot
-                others += 1
-            }
-        }
+        for slot in members { order.append(Int64(activeIndex(slot)) << 32 | Int64(UInt32(bitPattern: slot))) }
         order.withUnsafeMutableBufferPointer { sortNearlySorted($0) }
-        let candidates = order.count
-        // The others move behind the candidates, from the back so that none is written over before it is moved.
-        for j in stride(from: others - 1, through: 0, by: -1) {
-            members[candidates + j] = members[j]
-            memberIndex[Int(members[j])] = Int32(candidates + j)
-        }
         for (i, key) in order.enumerated() {
             let slot = Int32(truncatingIfNeeded: key)
             members[i] = slot
             memberIndex[Int(slot)] = Int32(i)
         }
-        return candidates
     }
 }
 

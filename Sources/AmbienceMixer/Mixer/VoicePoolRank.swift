@@ -140,16 +140,18 @@ extension VoicePool {
     /// The latest rank's score of a live voice.
     func rankScore(of slot: Int32) -> Float { rankCache.scores[Int(slot)] }
 
-    /// The live voices the latest rank scored at or above its threshold: the only ones that can be real after it.
+    /// The live voices the latest rank scored at or above its threshold, and not culled or paused (0 or more): the
+    /// only ones that can be real after it.
     var rankMembers: [Int32] { rankCache.members }
 
     /// The `index`th of `rankMembers`.
     func rankMember(_ index: Int) -> Int32 { rankCache.members[index] }
 
-    /// Puts first in `rankMembers` those that may be real (scoring 0 or more), in the order of the live list, the
-    /// order a walk over every live voice meets them; returns how many.
+    /// Puts `rankMembers` in the order of the live list, the order a walk over every live voice meets them; returns
+    /// how many they are.
     mutating func sortRankMembers() -> Int {
         slots.withUnsafeBufferPointer { pool in rankCache.sortMembers { pool[Int($0)].activeIndex } }
+        return rankCache.members.count
     }
 
     /// Whether the latest rank's scores, threshold and members are what a rank made afresh would make, bit for bit:
@@ -165,7 +167,7 @@ extension VoicePool {
         }
         let k = min(max(keep, 1), active.count)
         let threshold = fresh.sorted(by: >)[k - 1]
-        let members = Set(active.indices.filter { fresh[$0] >= threshold }.map { active[$0] })
+        let members = Set(active.indices.filter { fresh[$0] >= max(threshold, 0) }.map { active[$0] })
         return threshold.bitPattern == rankCache.threshold.bitPattern && members == Set(rankCache.members)
             && active.indices.allSatisfy { fresh[$0].bitPattern == rankCache.scores[Int(active[$0])].bitPattern }
     }
