@@ -82,10 +82,12 @@ struct RankCache {
         return same
     }
 
-    /// Whether `values` equal `stored` bit for bit; copies them in either way (in place unless the count changed).
+    /// Whether `values` equal `stored` bit for bit; copies them in either way (in place unless the count changed:
+    /// elements, never the buffer, which shared would make the bus graph's next write copy its array).
     private static func record(_ values: [Float], in stored: inout [Float]) -> Bool {
         guard values.count == stored.count else {
-            stored = values
+            stored.removeAll(keepingCapacity: true)
+            stored.append(contentsOf: values)
             return false
         }
         var same = true
@@ -98,7 +100,8 @@ struct RankCache {
 
     private static func record(_ values: [Int], in stored: inout [Int]) -> Bool {
         guard values != stored else { return true }
-        stored = values
+        stored.removeAll(keepingCapacity: true)
+        stored.append(contentsOf: values)
         return false
     }
 
