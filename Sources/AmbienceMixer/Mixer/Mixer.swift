@@ -301,11 +301,14 @@ public final class Mixer: @unchecked Sendable {
                 demote(slot)
             }
         }
+        // Only the voices at or above the threshold, and not culled or paused, can be real: visit them alone (the
+        // rank's members), in the order of the live list, so that ties at the threshold go where a walk over the
+        // crowd would give them.
+        let candidates = voices.sortRankMembers()
         var weakest: (slot: Int32, importance: Float) = (-1, .infinity)
-        for i in 0..<voices.active.count {
-            let score = voices.rankScore(atActive: i)
-            guard score >= threshold && score >= 0 else { continue }
-            let slot = voices.active[i]
+        for i in 0..<candidates {
+            let slot = voices.rankMember(i)
+            let score = voices.rankScore(of: slot)
             if voices.slots[Int(slot)].source < 0 {
                 guard let source = takeSource(for: slot) else { continue }
                 attach(slot, to: source)
@@ -332,8 +335,7 @@ public final class Mixer: @unchecked Sendable {
             return
         }
         let position = min(voices.virtualPlayhead(slot), voices.slots[index].soundFrames - 1)
-        voices.slots[index].timing &+= 1  // a real voice's end is OpenAL's to find
-        voices.slots[index].source = source
+        voices.becameReal(slot, on: source)
         let s = voices.slots[index]
         let had = sources.settings[Int(source)]
         var wanted = SourcePool.placed(had, s.placement, listener: listener, folded: sound.isFoldedStereo)

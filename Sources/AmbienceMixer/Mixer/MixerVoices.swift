@@ -159,7 +159,7 @@ extension Mixer {
         let gain: Float
         do { gain = try requested.clamped(to: MixerLimits.gain, "gain") } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
-            voices.slots[Int(slot)].gain = gain
+            voices.setGain(slot, gain)
             applyGain(slot)
             // Under a window a quieter voice may now be under its bottom, or a louder one above it.
             if buses.hasHDR { voices.needsRank = true }
@@ -193,7 +193,7 @@ extension Mixer {
         let placement: Placement
         do { placement = try requested.validated() } catch { return .invalid(error) }
         return withLiveSlot(voice) { slot in
-            voices.slots[Int(slot)].placement = placement
+            voices.setPlacement(slot, placement)
             if buses.hasHDR { voices.needsRank = true }  // its distance moves its level under a window
             let source = voices.slots[Int(slot)].source
             guard source >= 0 else { return }

@@ -2,7 +2,9 @@ import AmbiencePlatform
 
 /// Every voice the mixer tracks, real and virtual, as values: slots and generations, the free and active lists,
 /// the voice clock and virtual playheads, the heap of virtual endings, the fading list, and ranking by priority ×
-/// audibility. Pure: no OpenAL, no locks. A slot's `source` is only a number here; `SourcePool` owns what it names.
+/// audibility (VoicePoolRank.swift). A score's inputs on a live slot (gain, fade, placement, paused, source)
+/// change only through the pool's methods, which mark the slot for the next rank. Pure: no OpenAL, no locks. A
+/// slot's `source` is only a number here; `SourcePool` owns what it names.
 ///
 /// Virtual time: a voice without a source keeps time on `clock` (output frames mixed while the session has not
 /// suspended the mixer). Its playhead is `elapsedFrames + (clock − anchor) × step`, folded into `elapsedFrames`
@@ -23,13 +25,13 @@ struct VoicePool {
     private(set) var fading: [Int32] = []
     /// Live, unpaused voices per bus: lets ducking skip a scan when its trigger bus has none.
     private(set) var unpausedOnBus: [Int]
-    /// Rank scores by active index, and a copy that `kthLargest` reorders.
-    private var scores: [Float]
-    private var scratch: [Float]
+    /// The last rank's scores, threshold and members, and the voices changed since (RankCache.swift). Internal for
+    /// VoicePoolRank.swift; only the pool's methods change it.
+    var rankCache: RankCache
+    /// What `kthLargest` reorders: a copy of scores.
+    var scratch: [Float]
     /// The real voice the last rank put lowest, and its score: a new voice that beats it takes its source at once.
     var weakestReal: (slot: Int32, importance: Float) = (-1, .infinity)
-    /// The score the latest rank asked for: the next rank's selection starts from it.
-    private var lastThreshold: Float = .nan
     /// A rank is owed (a voice started, paused or lost its source) and how long since the last one.
     var needsRank = false
     private(set) var framesSinceRank = 0
@@ -40,7 +42,8 @@ struct VoicePool {
     /// `listenerEpoch` (never 0), and `attenuationsComputed` counts the misses.
     private var attenuatedFor: ListenerState? = nil
     private(set) var listenerEpoch: UInt16 = 1
-    private(set) var attenuationsComputed = 0
+    /// Internal for VoicePoolRank.swift, which counts.
+    var attenuationsComputed = 0
 
     /// `rankMargin` in dB is clamped to 0…40; NaN and infinities take the default.
     init(capacity: Int, buses: Int, rankMargin: Float = MixerConfiguration.defaultRankMargin) {
@@ -49,7 +52,7 @@ struct VoicePool {
         slots = Array(repeating: VoiceSlot(), count: capacity)
         freeSlots = (0..<Int32(capacity)).reversed()
         active.reserveCapacity(capacity)
-        scores = Array(repeating: 0, count: capacity)
+        rankCache = RankCache(capacity: capacity)
         scratch = Array(repeating: 0, count: capacity)
         endings = VirtualEndings(capacity: capacity * 2)
         fading.reserveCapacity(capacity)
@@ -87,6 +90,7 @@ struct VoicePool {
         active.append(slot)
         if !paused { unpausedOnBus[bus] += 1 }
         if fades { startFading(slot) }
+        rankCache.markDirty(slot)
         return slot
     }
 
@@ -110,6 +114,7 @@ struct VoicePool {
             slots[Int(moved)].activeIndex = Int32(position)
         }
         slots[index].activeIndex = -1
+        rankCache.remove(slot)
         freeSlots.append(slot)
         if weakestReal.slot == slot { weakestReal = (-1, .infinity) }
         return generation
@@ -122,6 +127,7 @@ struct VoicePool {
         slots[Int(slot)].paused = paused
         unpausedOnBus[slots[Int(slot)].bus] += paused ? -1 : 1
         scheduleEnding(slot)
+        rankCache.markDirty(slot)
         needsRank = true
     }
 
@@ -169,6 +175,26 @@ struct VoicePool {
         slots[index].anchor = clock
         slots[index].timing &+= 1
         slots[index].source = -1
+        rankCache.markDirty(slot)
+    }
+
+    /// Records that a voice was given `source`: a real voice's score has the margin.
+    mutating func becameReal(_ slot: Int32, on source: Int32) {
+        slots[Int(slot)].timing &+= 1  // a real voice's end is OpenAL's to find
+        slots[Int(slot)].source = source
+        rankCache.markDirty(slot)
+    }
+
+    /// Sets a voice's own gain (its score follows at the next rank).
+    mutating func setGain(_ slot: Int32, _ gain: Float) {
+        slots[Int(slot)].gain = gain
+        rankCache.markDirty(slot)
+    }
+
+    /// Places a voice (its attenuation is computed again at the next rank).
+    mutating func setPlacement(_ slot: Int32, _ placement: Placement) {
+        slots[Int(slot)].placement = placement
+        rankCache.markDirty(slot)
     }
 
     /// Schedules the end of a virtual, unpaused one-shot (from its `elapsedFrames` at `anchor`).
@@ -237,6 +263,7 @@ struct VoicePool {
         slots[Int(slot)].fade = Ramp(from: start, to: gain, duration: seconds)
         slots[Int(slot)].stopAfterFade = thenStop
         startFading(slot)
+        rankCache.markDirty(slot)
     }
 
     /// Moves a fading voice's ramp on by `seconds`.
@@ -248,6 +275,7 @@ struct VoicePool {
         }
         ramp.advance(seconds)
         slots[index].fadeGain = ramp.value
+        rankCache.markDirty(slot)
         guard ramp.isDone else {
             slots[index].fade = ramp
             return .moving
@@ -274,54 +302,8 @@ struct VoicePool {
         slots[Int(slot)].fadeIndex = -1
     }
 
-    // MARK: Ranking
-
-    /// How much a voice matters: priority first, then how loud it would be at the listener.
-    static func importance(of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility) -> Float {
-        importance(of: slot, audibility, attenuation: attenuation(of: slot, audibility.listener))
-    }
-
-    /// The importance of a voice whose distance attenuation is known (1 for a panned voice): what a rank computes
-    /// with the slot's cached attenuation.
-    static func importance(
-        of slot: UnsafePointer<VoiceSlot>, _ audibility: Audibility, attenuation: Float
-    ) -> Float {
-        if slot.pointee.paused { return -1 }
-        let window = audibility.hdrOwner.isEmpty ? -1 : audibility.hdrOwner[slot.pointee.bus]
-        if window >= 0 { return hdrImportance(of: slot, window: window, audibility, attenuation: attenuation) }
-        return importance(of: slot, busGain: audibility.busGains[slot.pointee.bus], attenuation: attenuation)
-    }
-
-    /// The importance of a voice on a bus without an HDR window, whose bus gain and attenuation are known: what
-    /// `play` computes without gathering an `Audibility` (its arrays' retains and releases, per start).
-    static func importance(of slot: UnsafePointer<VoiceSlot>, busGain: Float, attenuation: Float) -> Float {
-        if slot.pointee.paused { return -1 }
-        // × 1 for a panned voice is exact: the score is the one computed without the cache.
-        let audible = slot.pointee.gain * slot.pointee.fadeGain * busGain * attenuation
-        return Float(slot.pointee.priority) * 16 + min(audible, 15)
-    }
-
-    static func importance(of slot: VoiceSlot, _ audibility: Audibility) -> Float {
-        withUnsafePointer(to: slot) { importance(of: $0, audibility) }
-    }
-
-    /// The importance of a slot in the pool, read in place: copying a slot would retain its sound.
-    func importance(ofSlot slot: Int32, _ audibility: Audibility) -> Float {
-        slots.withUnsafeBufferPointer { VoicePool.importance(of: $0.baseAddress! + Int(slot), audibility) }
-    }
-
-    /// The live voice that matters least: the one a new voice may steal when every slot is taken.
-    func leastImportantVoice(_ audibility: Audibility) -> (slot: Int32, importance: Float)? {
-        var best: (Int32, Float)? = nil
-        for slot in active {
-            let score = importance(ofSlot: slot, audibility)
-            if score < best?.1 ?? .infinity { best = (slot, score) }
-        }
-        return best
-    }
-
     /// Whether a rank is due after `frames` more. With no competition a rank only hands out free sources: do it at
-    /// once. With virtual voices about, ranking the whole crowd costs in proportion to it, so re-rank every 40 ms;
+    /// once. With virtual voices about, a full rank costs in proportion to the crowd, so re-rank every 40 ms;
     /// a new voice that matters more than the weakest real one takes its source in `play` without waiting.
     mutating func rankIsDue(afterFrames frames: Int, sources: Int, freeSources: Int, sampleRate: Int) -> Bool {
         framesSinceRank += frames
@@ -330,92 +312,21 @@ struct VoicePool {
         return (needsRank || waiting) && !competing || competing && framesSinceRank * 25 >= sampleRate
     }
 
-    /// Forgets the last rank: every voice that wants a source has one, so none is weakest and no score is needed.
-    mutating func forgetRank() {
-        weakestReal = (-1, .infinity)
-        lastThreshold = .nan
-    }
-
     /// Marks a rank done.
     mutating func ranked() {
         needsRank = false
         framesSinceRank = 0
     }
 
-    /// A real voice's score in a rank: its audibility (not its priority) raised by the margin, so a virtual voice of
-    /// the same priority takes its place only when more than `realMargin` louder (docs/ARCHITECTURE.md, "The
-    /// crowd"). Culled and paused voices get nothing: they are to lose their source.
-    static func realScore(_ score: Float, priority: UInt8, margin: Float) -> Float {
-        guard score >= 0 else { return score }
-        let base = Float(priority) * 16
-        return base + min((score - base) * margin, 15)
-    }
-
-    /// The score a new voice of importance `importance` would have once real: what `play` compares with the last
-    /// rank's threshold to decide whether it may take a free source between ranks.
-    func wouldStayReal(_ importance: Float, priority: UInt8) -> Bool {
-        lastThreshold.isNaN || VoicePool.realScore(importance, priority: priority, margin: realMargin) >= lastThreshold
-    }
-
-    /// Scores every live voice (a real one's audibility raised by the margin, so near-equals do not swap every
-    /// rank) and returns the score a voice needs to be among the `keep` most important: the real ones are those at
-    /// or above it.
-    mutating func rank(keep: Int, _ audibility: Audibility) -> Float {
-        let count = active.count
-        let margin = realMargin
-        let epoch = attenuationEpoch(for: audibility.listener)
-        let listener = audibility.listener
-        var computed = 0
-        slots.withUnsafeMutableBufferPointer { pool in
-            active.withUnsafeBufferPointer { live in
-                scores.withUnsafeMutableBufferPointer { scores in
-                    scratch.withUnsafeMutableBufferPointer { scratch in
-                        func score(_ slot: UnsafeMutablePointer<VoiceSlot>) {
-                            if slot.pointee.attenuationEpoch != epoch {
-                                slot.pointee.attenuation = VoicePool.attenuation(of: slot, listener)
-                                slot.pointee.attenuationEpoch = epoch
-                                computed += 1
-                            }
-                            var score = Self.importance(of: slot, audibility, attenuation: slot.pointee.attenuation)
-                            if slot.pointee.source >= 0 {
-                                score = VoicePool.realScore(score, priority: slot.pointee.priority, margin: margin)
-                            }
-                            let i = Int(slot.pointee.activeIndex)
-                            scores[i] = score
-                            scratch[i] = score
-                        }
-                        // A crowded pool is read in memory order, which the prefetcher follows; the live list
-                        // visits the same voices in no order, a cache miss each.
-                        if count * 4 >= pool.count {
-                            for s in 0..<pool.count where pool[s].activeIndex >= 0 { score(pool.baseAddress! + s) }
-                        } else {
-                            for i in 0..<count { score(pool.baseAddress! + Int(live[i])) }
-                        }
-                    }
-                }
-            }
-        }
-        attenuationsComputed &+= computed
-        let threshold = scratch.withUnsafeMutableBufferPointer {
-            kthLargest($0, count: count, k: min(max(keep, 1), count), near: lastThreshold)
-        }
-        lastThreshold = threshold
-        return threshold
-    }
-
     /// The epoch of the slots' cached attenuations for `listener`: a new one when it attenuates unlike the last.
-    private mutating func attenuationEpoch(for listener: ListenerState) -> UInt16 {
+    mutating func attenuationEpoch(for listener: ListenerState) -> UInt16 {
         if let cached = attenuatedFor, cached.attenuatesAlike(listener) { return listenerEpoch }
         attenuatedFor = listener
-        // This rank stamps every live slot again, so an epoch reused after the wrap finds none still holding it.
+        // A new epoch makes the next rank a full one, which stamps every live slot again: an epoch reused after the
+        // wrap finds none still holding it.
         listenerEpoch = listenerEpoch == .max ? 1 : listenerEpoch + 1
         return listenerEpoch
     }
-
-    /// The latest rank's score of a live voice.
-    func rankScore(of slot: Int32) -> Float { scores[Int(slots[Int(slot)].activeIndex)] }
-    /// The latest rank's score of the voice at `active[index]`.
-    func rankScore(atActive index: Int) -> Float { scores[index] }
 
     /// Whether an unpaused voice that can be heard (gain above -60 dB before its buses) plays on `bus` or under
     /// it: what triggers a ducking rule.

@@ -98,7 +98,7 @@ import Testing
         var pool = VoicePool(capacity: 4, buses: 5)
         var graph = graph()
         let ambience = try occupy(&pool, voice(loudness: 40))
-        pool.slots[Int(ambience)].source = 0
+        pool.becameReal(ambience, on: 0)
         _ = try occupy(&pool, voice(loudness: 85))
         follow(pool, &graph)
         _ = pool.rank(keep: 2, audibility(graph))
@@ -122,7 +122,7 @@ import Testing
         var footsteps = voice(loudness: 50, gain: gain, placement: .world(x: 0, y: 0, z: -distance))
         footsteps.fadeGain = fade
         let slot = try occupy(&pool, footsteps)
-        pool.slots[Int(slot)].source = 0  // heard: the bottom itself culls it (not the 1 dB of hysteresis)
+        pool.becameReal(slot, on: 0)  // heard: the bottom itself culls it (not the 1 dB of hysteresis)
         _ = try occupy(&pool, voice(loudness: 85))
         follow(pool, &graph)
         #expect(near(graph.hdr[Self.sfx]?.top, 85))
@@ -141,7 +141,7 @@ import Testing
         var pool = VoicePool(capacity: 4, buses: 5)
         var graph = graph()
         let slot = try occupy(&pool, voice(loudness: level))
-        if real { pool.slots[Int(slot)].source = 0 }
+        if real { pool.becameReal(slot, on: 0) }
         _ = try occupy(&pool, voice(loudness: 85))
         follow(pool, &graph)
         #expect(near(graph.hdr[Self.sfx]?.top, 85))

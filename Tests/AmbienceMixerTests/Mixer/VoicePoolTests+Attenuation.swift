@@ -54,9 +54,9 @@ extension VoicePoolTests {
             audibility.listener.forward = Vector3(x: 1, y: 0, z: 0)
             audibility.listener.velocity = Vector3(x: 0, y: 0, z: 3)
         case .rolloffChanges: audibility.listener.rolloff = 2
-        case .voiceMoves: pool.slots[Int(slots[2])].placement = .world(x: 0, y: 0, z: -3)
-        case .voicePlacedWhereItStands: pool.slots[Int(slots[2])].placement = .world(x: 0, y: 0, z: -4)
-        case .gainChanges: pool.slots[Int(slots[1])].gain = 0.5
+        case .voiceMoves: pool.setPlacement(slots[2], .world(x: 0, y: 0, z: -3))
+        case .voicePlacedWhereItStands: pool.setPlacement(slots[2], .world(x: 0, y: 0, z: -4))
+        case .gainChanges: pool.setGain(slots[1], 0.5)
         case .voicePauses: pool.setPaused(slots[3], true)
         case .voiceStarts:
             slots.append(try occupy(&pool, voice(placement: .world(x: 3, y: 0, z: 0))))

@@ -186,10 +186,10 @@ import Testing
         var pool = VoicePool(capacity: 2, buses: 5)
         let real = try occupy(&pool, voice(gain: 0.5))
         let rival = try occupy(&pool, voice(gain: 0.6))
-        pool.slots[Int(real)].source = 0
+        pool.becameReal(real, on: 0)
         let threshold = pool.rank(keep: 1, Self.noBuses)
         #expect(pool.rankScore(of: real) >= threshold && pool.rankScore(of: rival) < threshold)
-        pool.slots[Int(rival)].gain = 0.8  // more than the 0.25 bonus
+        pool.setGain(rival, 0.8)  // more than the 0.25 bonus
         let next = pool.rank(keep: 1, Self.noBuses)
         #expect(pool.rankScore(of: rival) >= next && pool.rankScore(of: real) < next)
     }
@@ -224,11 +224,11 @@ import Testing
         let first = pool.rank(keep: 8, Self.noBuses)
         #expect(Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= first }) == Set(56..<64))
         // The loudest fall silent: the next rank, started from the old threshold, finds the new eight.
-        for i in 60..<64 { pool.slots[Int(slots[i])].gain = 0 }
+        for i in 60..<64 { pool.setGain(slots[i], 0) }
         let second = pool.rank(keep: 8, Self.noBuses)
         #expect(Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= second }) == Set(52..<60))
         // Quiet ones grow loud: the threshold rises.
-        for i in 0..<8 { pool.slots[Int(slots[i])].gain = 2 }
+        for i in 0..<8 { pool.setGain(slots[i], 2) }
         let third = pool.rank(keep: 8, Self.noBuses)
         #expect(Set(slots.indices.filter { pool.rankScore(of: slots[$0]) >= third }) == Set(0..<8))
     }
@@ -272,7 +272,7 @@ import Testing
         #expect(!pool.hasAudibleVoices(under: 4, in: graph))
         let quiet = try occupy(&pool, voice(gain: 0.0001, bus: child))
         #expect(!pool.hasAudibleVoices(under: 4, in: graph))
-        pool.slots[Int(quiet)].gain = 1
+        pool.setGain(quiet, 1)
         #expect(pool.hasAudibleVoices(under: 4, in: graph) && pool.hasAudibleVoices(under: 0, in: graph))
         #expect(!pool.hasAudibleVoices(under: 1, in: graph))
         pool.setPaused(quiet, true)
