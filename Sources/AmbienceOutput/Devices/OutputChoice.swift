@@ -54,7 +54,8 @@ extension OutputBackend {
 
 /// How deep the libpulse output's server buffer is: one mix block (period) plus a slack that covers the next block's
 /// render. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
-/// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333`) overrides it, for the bench.
+/// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333,write=asked`) overrides it, for the
+/// bench.
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `tlength` in blocks, at most: what the server keeps queued for us.
     package var targetBlocks: Int
@@ -69,20 +70,37 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// is a whole block, which a burst of scheduling delay needs; a long block's render fits in half of it, and a
     /// whole one only adds latency (on PipeWire, 1,024 frames with two blocks queued: 27 ms over SDL_mixer's p99).
     package var slackMicroseconds: Int?
+    /// How the write callback answers the server's requests (nil: the server's rule, `onServer`).
+    package var writing: Writing?
+
+    /// How the write callback answers a request for `n` bytes.
+    package enum Writing: String, Sendable, Equatable {
+        /// Whole blocks, rendered at the request, as many as fit in it; none for less than a block.
+        case whole
+        /// Exactly `n` bytes, from a block rendered when the one before ran out: the server's queue is topped up at
+        /// every request, whatever its size, and a block is rendered when its first byte is asked for.
+        case asked
+        /// Exactly `n` bytes, from a block rendered as soon as the one before ran out, so that the next request is
+        /// answered at once (SDL 2.26's pulseaudio driver's order: render, write as asked, wait).
+        case ahead
+    }
 
     package init(
-        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0
+        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0,
+        writing: Writing? = .whole
     ) {
         self.targetBlocks = targetBlocks
         self.requestBlocks = requestBlocks
         self.prebufferBlocks = prebufferBlocks
         self.adjustLatency = adjustLatency
         self.slackMicroseconds = slackMicroseconds
+        self.writing = writing
     }
 
     /// The measured choice: up to two blocks; the second is cut by the server's rule (`onServer`).
     package static let chosen = PulseBuffering(
-        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil)
+        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil,
+        writing: nil)
 
     /// The slack a server gets when none was set. On PipeWire's pulse server the second block is cut to max(5⅓ ms,
     /// half a block), a whole block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to
@@ -90,9 +108,9 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `stress`. PulseAudio keeps whole blocks: its adjust-latency rule splits `tlength` between the sink and the
     /// queue, and with the cut stream underflowed hundreds of times in a 100-click run at 512 and 1,024.
     package func onServer(named name: String?) -> PulseBuffering {
-        guard slackMicroseconds == nil else { return self }
         var chosen = self
-        chosen.slackMicroseconds = name?.contains("PipeWire") == true ? 5_333 : 0
+        if chosen.slackMicroseconds == nil { chosen.slackMicroseconds = name?.contains("PipeWire") == true ? 5_333 : 0 }
+        if chosen.writing == nil { chosen.writing = .whole }
         return chosen
     }
 
@@ -124,25 +142,30 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard let text = ProcessEnvironment.value("AMBIENCE_PULSE_BUFFER"), !text.isEmpty else { return chosen }
         guard let parsed = PulseBuffering(parsing: text) else {
             Log.warning(
-                "output: AMBIENCE_PULSE_BUFFER '\(text)' is not tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs")
+                "output: AMBIENCE_PULSE_BUFFER '\(text)' is not "
+                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead")
             return chosen
         }
         return parsed
     }
 
-    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs` (blocks; any subset, the rest from `chosen`); nil
+    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead` (blocks; any subset, the
+    /// rest from `chosen`); nil
     /// when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf` 0–64); `slack` is 0–1,000,000 µs.
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {
             let parts = field.split(separator: "=", maxSplits: 1).map { String($0.filter { $0 != " " }) }
-            guard parts.count == 2, let number = Int(parts[1]), number >= 0 else { return nil }
+            guard parts.count == 2 else { return nil }
+            let number = parts[0] == "write" ? 0 : Int(parts[1]) ?? -1
+            guard number >= 0 else { return nil }
             switch parts[0] {
             case "slack" where number <= 1_000_000: slackMicroseconds = number
             case "tlength" where (1...64).contains(number): targetBlocks = number
             case "minreq" where number <= 64: requestBlocks = number
             case "prebuf" where number <= 64: prebufferBlocks = number
             case "adjust" where number <= 1: adjustLatency = number == 1
+            case "write": guard let way = Writing(rawValue: parts[1]) else { return nil }; writing = way
             default: return nil
             }
         }
@@ -150,6 +173,6 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     package var description: String {
         "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
-            + (slackMicroseconds.map { ",slack=\($0)" } ?? "")
+            + (slackMicroseconds.map { ",slack=\($0)" } ?? "") + (writing.map { ",write=\($0.rawValue)" } ?? "")
     }
 }

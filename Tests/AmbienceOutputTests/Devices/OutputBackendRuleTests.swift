@@ -35,9 +35,13 @@ import Testing
         #expect(parsed == PulseBuffering(targetBlocks: 4, requestBlocks: 2, prebufferBlocks: 0, adjustLatency: false))
         #expect(PulseBuffering(parsing: parsed.description) == parsed)
         #expect(PulseBuffering(parsing: "prebuf=2")?.targetBlocks == PulseBuffering.chosen.targetBlocks)
+        let asked = try #require(PulseBuffering(parsing: "tlength=1,minreq=0,write=ahead"))
+        #expect(asked.writing == .ahead && asked.targetBlocks == 1 && asked.requestBlocks == 0)
+        #expect(PulseBuffering(parsing: asked.description) == asked)
+        #expect(PulseBuffering(parsing: "write=asked")?.writing == .asked)
         let wrongs = [
             "tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x",
-            "slack=-1", "slack=1000001"
+            "slack=-1", "slack=1000001", "write=1", "write=", "write=Whole"
         ]
         for wrong in wrongs {
             #expect(PulseBuffering(parsing: wrong) == nil, "\(wrong)")
