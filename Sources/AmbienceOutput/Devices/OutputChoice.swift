@@ -72,6 +72,9 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     package var slackMicroseconds: Int?
     /// How the write callback answers the server's requests (nil: the server's rule, `onServer`).
     package var writing: Writing?
+    /// With writes as asked: `tlength` in µs, at most `targetBlocks` blocks (nil or 0: the blocks). What the queue
+    /// must hold against a late wake-up is time, whatever the block's length.
+    package var queueMicroseconds: Int?
 
     /// How the write callback answers a request for `n` bytes.
     package enum Writing: String, Sendable, Equatable {
@@ -119,6 +122,11 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         let block = max(blockFrames, 1)
         let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
         guard !overflow else { return Int.max / 2 }
+        if let queue = queueMicroseconds, queue > 0, writing == .asked || writing == .ahead {
+            let frames = (Double(queue) * Double(max(sampleRate, 1)) / 1e6).saturated(
+                Int.self, rounding: .toNearestOrAwayFromZero)
+            return max(1, min(whole, frames))
+        }
         guard let slack = slackMicroseconds, slack > 0, targetBlocks > 1 else { return whole }
         let slackFrames = (Double(slack) * Double(max(sampleRate, 1)) / 1e6).saturated(
             Int.self, rounding: .toNearestOrAwayFromZero)
@@ -161,6 +169,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
             guard number >= 0 else { return nil }
             switch parts[0] {
             case "slack" where number <= 1_000_000: slackMicroseconds = number
+            case "queue" where number <= 1_000_000: queueMicroseconds = number
             case "tlength" where (1...64).contains(number): targetBlocks = number
             case "minreq" where number <= 64: requestBlocks = number
             case "prebuf" where number <= 64: prebufferBlocks = number
@@ -174,5 +183,6 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
             + (slackMicroseconds.map { ",slack=\($0)" } ?? "") + (writing.map { ",write=\($0.rawValue)" } ?? "")
+            + (queueMicroseconds.map { ",queue=\($0)" } ?? "")
     }
 }
