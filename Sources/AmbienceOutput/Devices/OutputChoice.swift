@@ -52,8 +52,9 @@ extension OutputBackend {
     }
 }
 
-/// How deep the libpulse output's server buffer is: one mix block (period) plus a slack that covers the next block's
-/// render. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
+/// How deep the libpulse output's server buffer is, and how it is written: one mix block (period) plus a slack that
+/// covers the next block's render, written in whole blocks; or, for long blocks on PulseAudio, a queue of fixed time
+/// topped up as the server asks. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
 /// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333,write=asked`) overrides it, for the
 /// bench.
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
@@ -105,17 +106,32 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil,
         writing: nil)
 
-    /// The slack a server gets when none was set. On PipeWire's pulse server the second block is cut to max(5⅓ ms,
-    /// half a block), a whole block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to
-    /// 21.2 ms at 512 frames and from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in
-    /// `stress`. PulseAudio keeps whole blocks: its adjust-latency rule splits `tlength` between the sink and the
-    /// queue, and with the cut stream underflowed hundreds of times in a 100-click run at 512 and 1,024.
-    package func onServer(named name: String?) -> PulseBuffering {
+    /// What a server gets where nothing was set.
+    /// - **PipeWire's pulse server:** whole blocks; the second block is cut to max(5⅓ ms, half a block), a whole
+    ///   block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to 21.2 ms at 512 frames and
+    ///   from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in `stress`.
+    /// - **PulseAudio:** two whole blocks for a block of up to 8 ms; a longer one is written as asked, rendered
+    ///   ahead, with 10⅔ ms asked for the whole buffer (`pulseAudioQueueMicroseconds`). Under adjust-latency the
+    ///   server keeps three quarters of that queued and asks for a quarter at a time, so the queue never falls below
+    ///   about 4 ms whatever the block, where whole blocks let it fall to one block short of `tlength` (and
+    ///   `tlength` cannot be less than two blocks there: the server keeps it at least twice `minreq`). A block
+    ///   under 8 ms is better whole: its click goes out one block behind, under the 8 ms the asked queue holds.
+    package func onServer(named name: String?, blockFrames: Int, sampleRate: Int) -> PulseBuffering {
         var chosen = self
-        if chosen.slackMicroseconds == nil { chosen.slackMicroseconds = name?.contains("PipeWire") == true ? 5_333 : 0 }
-        if chosen.writing == nil { chosen.writing = .whole }
+        let pipeWire = name?.contains("PipeWire") == true
+        if chosen.slackMicroseconds == nil { chosen.slackMicroseconds = pipeWire ? 5_333 : 0 }
+        if chosen.writing == nil {
+            let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
+            chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .ahead : .whole
+        }
+        if chosen.queueMicroseconds == nil { chosen.queueMicroseconds = pipeWire ? 0 : Self.pulseAudioQueueMicroseconds }
         return chosen
     }
+
+    /// On PulseAudio: what writes as asked ask for the whole buffer (512 frames at 48 kHz), and the longest block
+    /// written whole.
+    static let pulseAudioQueueMicroseconds = 10_667
+    static let pulseAudioWholeBlockMicroseconds = 8_000.0
 
     /// `tlength` in frames for blocks of `blockFrames` at `sampleRate`.
     package func targetFrames(blockFrames: Int, sampleRate: Int) -> Int {
@@ -135,11 +151,16 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     /// `minreq` in frames (nil: the server's choice): at most the slack, so the server asks as soon as a block fits.
     /// PulseAudio keeps `tlength` at least twice `minreq` under `adjust`, so a whole-block `minreq` would put a long
-    /// block's queue back to two blocks (granted 2,072 frames for 1,536 asked, at 1,024).
+    /// block's queue back to two blocks (granted 2,072 frames for 1,536 asked, at 1,024). Written as asked: at most
+    /// a quarter of `tlength`, PulseAudio's own default.
     package func requestFrames(blockFrames: Int, sampleRate: Int) -> Int? {
         guard requestBlocks > 0 else { return nil }
         let block = max(blockFrames, 1)
         let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
+        if writing == .asked || writing == .ahead {
+            let quarter = max(targetFrames(blockFrames: block, sampleRate: sampleRate) / 4, 1)
+            return overflow ? quarter : min(asked, quarter)
+        }
         let slack = targetFrames(blockFrames: block, sampleRate: sampleRate) - block
         guard (slackMicroseconds ?? 0) > 0, slack > 0 else { return overflow ? Int.max / 2 : asked }
         return overflow ? slack : min(asked, slack)

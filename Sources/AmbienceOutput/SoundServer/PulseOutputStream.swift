@@ -114,7 +114,8 @@ final class PulseOutputStream: @unchecked Sendable {
         }
         // The buffer's rule depends on the server (`PulseBuffering.onServer`); a server that does not say gets
         // PulseAudio's.
-        buffering = buffering.onServer(named: try serverNameLocked(deadline: deadline))
+        buffering = buffering.onServer(
+            named: try serverNameLocked(deadline: deadline), blockFrames: blockFrames, sampleRate: sampleRate)
         var sink: (name: String, description: String)? = nil
         if let wanted {
             sink = try sinkLocked(named: wanted, deadline: deadline)
