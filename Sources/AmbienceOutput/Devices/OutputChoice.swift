@@ -91,7 +91,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     package init(
         targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0,
-        writing: Writing? = .whole
+        writing: Writing? = nil
     ) {
         self.targetBlocks = targetBlocks
         self.requestBlocks = requestBlocks
