@@ -54,9 +54,9 @@ extension OutputBackend {
 
 /// How deep the libpulse output's server buffer is, and how it is written: one mix block (period) plus a slack that
 /// covers the next block's render, written in whole blocks; or, for long blocks on PulseAudio, a queue of fixed time
-/// topped up as the server asks. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
-/// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333,write=asked`) overrides it, for the
-/// bench.
+/// topped up as the server asks. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound
+/// latency"); `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333,write=asked,queue=10667`)
+/// overrides it, for the bench.
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `tlength` in blocks, at most: what the server keeps queued for us.
     package var targetBlocks: Int
@@ -124,7 +124,9 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
             let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
             chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .ahead : .whole
         }
-        if chosen.queueMicroseconds == nil { chosen.queueMicroseconds = pipeWire ? 0 : Self.pulseAudioQueueMicroseconds }
+        if chosen.queueMicroseconds == nil {
+            chosen.queueMicroseconds = pipeWire ? 0 : Self.pulseAudioQueueMicroseconds
+        }
         return chosen
     }
 

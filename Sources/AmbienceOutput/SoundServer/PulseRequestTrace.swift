@@ -39,10 +39,9 @@ final class PulseRequestTrace: @unchecked Sendable {
         let frames = all.map { $0.bytes / max(frameBytes, 1) }.sorted()
         let held = all.map { $0.held / max(frameBytes, 1) }.sorted()
         let gaps = zip(all.dropFirst(), all).map { Double($0.nanoseconds - $1.nanoseconds) / 1e6 }.sorted()
-        func at(_ sorted: [Int], _ q: Double) -> Int { sorted[min(Int(Double(sorted.count - 1) * q), sorted.count - 1)] }
-        func at(_ sorted: [Double], _ q: Double) -> String {
-            String(Int((sorted[min(Int(Double(sorted.count - 1) * q), sorted.count - 1)] * 100).rounded())) + "e-2"
-        }
+        func index(_ count: Int, _ q: Double) -> Int { min(Int(Double(count - 1) * q), count - 1) }
+        func at(_ sorted: [Int], _ q: Double) -> Int { sorted[index(sorted.count, q)] }
+        func at(_ sorted: [Double], _ q: Double) -> Double { (sorted[index(sorted.count, q)] * 100).rounded() / 100 }
         let sizes = Dictionary(grouping: frames, by: { $0 }).map { ($0.key, $0.value.count) }.sorted { $0.1 > $1.1 }
         return "\(count) requests; frames asked p1/p50/p99 \(at(frames, 0.01))/\(at(frames, 0.5))/\(at(frames, 0.99)), "
             + "commonest \(sizes.prefix(4).map { "\($0.0)×\($0.1)" }.joined(separator: " ")); "
