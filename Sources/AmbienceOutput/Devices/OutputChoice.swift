@@ -174,15 +174,15 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard let parsed = PulseBuffering(parsing: text) else {
             Log.warning(
                 "output: AMBIENCE_PULSE_BUFFER '\(text)' is not "
-                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead")
+                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs")
             return chosen
         }
         return parsed
     }
 
-    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead` (blocks; any subset, the
-    /// rest from `chosen`); nil
-    /// when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf` 0–64); `slack` is 0–1,000,000 µs.
+    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs` (blocks; any
+    /// subset, the rest from `chosen`); nil when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf`
+    /// 0–64); `slack` and `queue` are 0–1,000,000 µs.
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {

@@ -39,9 +39,10 @@ import Testing
         #expect(asked.writing == .ahead && asked.targetBlocks == 1 && asked.requestBlocks == 0)
         #expect(PulseBuffering(parsing: asked.description) == asked)
         #expect(PulseBuffering(parsing: "write=asked")?.writing == .asked)
+        #expect(PulseBuffering(parsing: "queue=8000")?.queueMicroseconds == 8_000)
         let wrongs = [
             "tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x",
-            "slack=-1", "slack=1000001", "write=1", "write=", "write=Whole"
+            "slack=-1", "slack=1000001", "write=1", "write=", "write=Whole", "queue=-1", "queue=1000001"
         ]
         for wrong in wrongs {
             #expect(PulseBuffering(parsing: wrong) == nil, "\(wrong)")
