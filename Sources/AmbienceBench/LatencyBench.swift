@@ -135,6 +135,11 @@ public enum LatencyBench {
         if let failure = child.failure("the \(system.title) client", timeoutSeconds: timeoutSeconds) {
             throw .latency(failure)
         }
+        // What the child logged (`AMBIENCE_LOG=info`: the output's buffer as granted, its requests as traced) goes
+        // on to ours, marked with the system and period.
+        if Log.isEnabled(.info) && !child.errors.isEmpty {
+            Log.info("\(system.rawValue) at \(period):\n" + child.errors)
+        }
         guard let result = LatencyClientResult(lines: child.output) else {
             throw .latency("the \(system.title) client printed something unexpected")
         }

@@ -52,9 +52,11 @@ extension OutputBackend {
     }
 }
 
-/// How deep the libpulse output's server buffer is: one mix block (period) plus a slack that covers the next block's
-/// render. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound latency");
-/// `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333`) overrides it, for the bench.
+/// How deep the libpulse output's server buffer is, and how it is written: one mix block (period) plus a slack that
+/// covers the next block's render, written in whole blocks; or, for long blocks on PulseAudio, a queue of fixed time
+/// topped up as the server asks. Chosen by measurement on each server (README, "Small periods" and "Trigger-to-sound
+/// latency"); `AMBIENCE_PULSE_BUFFER` (`tlength=3,minreq=1,prebuf=1,adjust=0,slack=5333,write=asked,queue=10667`)
+/// overrides it, for the bench.
 package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// `tlength` in blocks, at most: what the server keeps queued for us.
     package var targetBlocks: Int
@@ -69,38 +71,80 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// is a whole block, which a burst of scheduling delay needs; a long block's render fits in half of it, and a
     /// whole one only adds latency (on PipeWire, 1,024 frames with two blocks queued: 27 ms over SDL_mixer's p99).
     package var slackMicroseconds: Int?
+    /// How the write callback answers the server's requests (nil: the server's rule, `onServer`).
+    package var writing: Writing?
+    /// With writes as asked: `tlength` in µs, at most `targetBlocks` blocks (nil or 0: the blocks). What the queue
+    /// must hold against a late wake-up is time, whatever the block's length.
+    package var queueMicroseconds: Int?
+
+    /// How the write callback answers a request for `n` bytes.
+    package enum Writing: String, Sendable, Equatable {
+        /// Whole blocks, rendered at the request, as many as fit in it; none for less than a block.
+        case whole
+        /// Exactly `n` bytes, from a block rendered when the one before ran out: the server's queue is topped up at
+        /// every request, whatever its size, and a block is rendered when its first byte is asked for.
+        case asked
+        /// Exactly `n` bytes, from a block rendered as soon as the one before ran out, so that the next request is
+        /// answered at once (SDL 2.26's pulseaudio driver's order: render, write as asked, wait).
+        case ahead
+    }
 
     package init(
-        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0
+        targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0,
+        writing: Writing? = nil
     ) {
         self.targetBlocks = targetBlocks
         self.requestBlocks = requestBlocks
         self.prebufferBlocks = prebufferBlocks
         self.adjustLatency = adjustLatency
         self.slackMicroseconds = slackMicroseconds
+        self.writing = writing
     }
 
     /// The measured choice: up to two blocks; the second is cut by the server's rule (`onServer`).
     package static let chosen = PulseBuffering(
-        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil)
+        targetBlocks: 2, requestBlocks: 1, prebufferBlocks: 1, adjustLatency: true, slackMicroseconds: nil,
+        writing: nil)
 
-    /// The slack a server gets when none was set. On PipeWire's pulse server the second block is cut to max(5⅓ ms,
-    /// half a block), a whole block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to
-    /// 21.2 ms at 512 frames and from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in
-    /// `stress`. PulseAudio keeps whole blocks: its adjust-latency rule splits `tlength` between the sink and the
-    /// queue, and with the cut stream underflowed hundreds of times in a 100-click run at 512 and 1,024.
-    package func onServer(named name: String?) -> PulseBuffering {
-        guard slackMicroseconds == nil else { return self }
+    /// What a server gets where nothing was set.
+    /// - **PipeWire's pulse server:** whole blocks; the second block is cut to max(5⅓ ms, half a block), a whole
+    ///   block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to 21.2 ms at 512 frames and
+    ///   from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in `stress`.
+    /// - **PulseAudio:** two whole blocks for a block of up to 8 ms; a longer one is written as asked, rendered
+    ///   ahead, with 10⅔ ms asked for the whole buffer (`pulseAudioQueueMicroseconds`). Under adjust-latency the
+    ///   server keeps three quarters of that queued and asks for a quarter at a time, so the queue never falls below
+    ///   about 4 ms whatever the block, where whole blocks let it fall to one block short of `tlength` (and
+    ///   `tlength` cannot be less than two blocks there: the server keeps it at least twice `minreq`). A block
+    ///   under 8 ms is better whole: its click goes out one block behind, under the 8 ms the asked queue holds.
+    package func onServer(named name: String?, blockFrames: Int, sampleRate: Int) -> PulseBuffering {
         var chosen = self
-        chosen.slackMicroseconds = name?.contains("PipeWire") == true ? 5_333 : 0
+        let pipeWire = name?.contains("PipeWire") == true
+        if chosen.slackMicroseconds == nil { chosen.slackMicroseconds = pipeWire ? 5_333 : 0 }
+        if chosen.writing == nil {
+            let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
+            chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .ahead : .whole
+        }
+        if chosen.queueMicroseconds == nil {
+            chosen.queueMicroseconds = pipeWire ? 0 : Self.pulseAudioQueueMicroseconds
+        }
         return chosen
     }
+
+    /// On PulseAudio: what writes as asked ask for the whole buffer (512 frames at 48 kHz), and the longest block
+    /// written whole.
+    static let pulseAudioQueueMicroseconds = 10_667
+    static let pulseAudioWholeBlockMicroseconds = 8_000.0
 
     /// `tlength` in frames for blocks of `blockFrames` at `sampleRate`.
     package func targetFrames(blockFrames: Int, sampleRate: Int) -> Int {
         let block = max(blockFrames, 1)
         let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
         guard !overflow else { return Int.max / 2 }
+        if let queue = queueMicroseconds, queue > 0, writing == .asked || writing == .ahead {
+            let frames = (Double(queue) * Double(max(sampleRate, 1)) / 1e6).saturated(
+                Int.self, rounding: .toNearestOrAwayFromZero)
+            return max(1, min(whole, frames))
+        }
         guard let slack = slackMicroseconds, slack > 0, targetBlocks > 1 else { return whole }
         let slackFrames = (Double(slack) * Double(max(sampleRate, 1)) / 1e6).saturated(
             Int.self, rounding: .toNearestOrAwayFromZero)
@@ -109,11 +153,16 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     /// `minreq` in frames (nil: the server's choice): at most the slack, so the server asks as soon as a block fits.
     /// PulseAudio keeps `tlength` at least twice `minreq` under `adjust`, so a whole-block `minreq` would put a long
-    /// block's queue back to two blocks (granted 2,072 frames for 1,536 asked, at 1,024).
+    /// block's queue back to two blocks (granted 2,072 frames for 1,536 asked, at 1,024). Written as asked: at most
+    /// a quarter of `tlength`, PulseAudio's own default.
     package func requestFrames(blockFrames: Int, sampleRate: Int) -> Int? {
         guard requestBlocks > 0 else { return nil }
         let block = max(blockFrames, 1)
         let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
+        if writing == .asked || writing == .ahead {
+            let quarter = max(targetFrames(blockFrames: block, sampleRate: sampleRate) / 4, 1)
+            return overflow ? quarter : min(asked, quarter)
+        }
         let slack = targetFrames(blockFrames: block, sampleRate: sampleRate) - block
         guard (slackMicroseconds ?? 0) > 0, slack > 0 else { return overflow ? Int.max / 2 : asked }
         return overflow ? slack : min(asked, slack)
@@ -124,25 +173,31 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard let text = ProcessEnvironment.value("AMBIENCE_PULSE_BUFFER"), !text.isEmpty else { return chosen }
         guard let parsed = PulseBuffering(parsing: text) else {
             Log.warning(
-                "output: AMBIENCE_PULSE_BUFFER '\(text)' is not tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs")
+                "output: AMBIENCE_PULSE_BUFFER '\(text)' is not "
+                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs")
             return chosen
         }
         return parsed
     }
 
-    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs` (blocks; any subset, the rest from `chosen`); nil
-    /// when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf` 0–64); `slack` is 0–1,000,000 µs.
+    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs` (blocks; any
+    /// subset, the rest from `chosen`); nil when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf`
+    /// 0–64); `slack` and `queue` are 0–1,000,000 µs.
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {
             let parts = field.split(separator: "=", maxSplits: 1).map { String($0.filter { $0 != " " }) }
-            guard parts.count == 2, let number = Int(parts[1]), number >= 0 else { return nil }
+            guard parts.count == 2 else { return nil }
+            let number = parts[0] == "write" ? 0 : Int(parts[1]) ?? -1
+            guard number >= 0 else { return nil }
             switch parts[0] {
             case "slack" where number <= 1_000_000: slackMicroseconds = number
+            case "queue" where number <= 1_000_000: queueMicroseconds = number
             case "tlength" where (1...64).contains(number): targetBlocks = number
             case "minreq" where number <= 64: requestBlocks = number
             case "prebuf" where number <= 64: prebufferBlocks = number
             case "adjust" where number <= 1: adjustLatency = number == 1
+            case "write": guard let way = Writing(rawValue: parts[1]) else { return nil }; writing = way
             default: return nil
             }
         }
@@ -150,6 +205,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
 
     package var description: String {
         "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
-            + (slackMicroseconds.map { ",slack=\($0)" } ?? "")
+            + (slackMicroseconds.map { ",slack=\($0)" } ?? "") + (writing.map { ",write=\($0.rawValue)" } ?? "")
+            + (queueMicroseconds.map { ",queue=\($0)" } ?? "")
     }
 }

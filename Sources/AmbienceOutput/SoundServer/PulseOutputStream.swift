@@ -39,8 +39,13 @@ final class PulseOutputStream: @unchecked Sendable {
     /// The loop's thread, raised from another thread once its id is known (AudioThreadPriority.swift).
     let audioThread: AudioThreadRaise
     /// One block, for a block larger than what `pa_stream_begin_write` lends (its memory pool's slot, 64 KiB less a
-    /// header: 8,192 frames and up): rendered here, then copied by `pa_stream_write`. Made once, at the open.
+    /// header: 8,192 frames and up), or the block being written piece by piece (`PulseBuffering.Writing.asked`):
+    /// rendered here, then copied by `pa_stream_write`. Made once, at the open.
     private let scratch: UnsafeMutablePointer<Float>
+    /// Bytes of `scratch` already written; a whole block's when none is waiting. Main-loop thread only.
+    private var scratchWritten: Int
+    /// The requests traced (`AMBIENCE_PULSE_TRACE`), or nil.
+    private let trace = PulseRequestTrace.configured()
 
     /// Connects to the default server (`PULSE_SERVER`, client.conf, the user's runtime folder; never starts one) and
     /// opens a stereo float stream at `sampleRate` on `deviceName` (a sink's name or description), or where the
@@ -59,6 +64,7 @@ final class PulseOutputStream: @unchecked Sendable {
         self.renderer = renderer
         scratch = .allocate(capacity: blockFrames * 2)
         scratch.initialize(repeating: 0, count: blockFrames * 2)
+        scratchWritten = blockFrames * Self.frameBytes
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             scratch.deallocate()
             audioThread.threadEnded()
@@ -108,7 +114,8 @@ final class PulseOutputStream: @unchecked Sendable {
         }
         // The buffer's rule depends on the server (`PulseBuffering.onServer`); a server that does not say gets
         // PulseAudio's.
-        buffering = buffering.onServer(named: try serverNameLocked(deadline: deadline))
+        buffering = buffering.onServer(
+            named: try serverNameLocked(deadline: deadline), blockFrames: blockFrames, sampleRate: sampleRate)
         var sink: (name: String, description: String)? = nil
         if let wanted {
             sink = try sinkLocked(named: wanted, deadline: deadline)
@@ -190,6 +197,7 @@ final class PulseOutputStream: @unchecked Sendable {
             pulse.pa_threaded_mainloop_unlock(mainloop)
             pulse.pa_threaded_mainloop_stop(mainloop)
             pulse.pa_threaded_mainloop_free(mainloop)
+            if let trace { Log.info("output: libpulse requests: \(trace.summary(frameBytes: Self.frameBytes))") }
         }
         dead.store(true, ordering: .relaxed)
     }
@@ -243,6 +251,10 @@ final class PulseOutputStream: @unchecked Sendable {
     /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
     private func fill(_ stream: OpaquePointer, writable: Int) {
         let blockBytes = blockFrames * Self.frameBytes
+        trace?.record(bytes: writable, held: blockBytes - scratchWritten)
+        if let writing = buffering.writing, writing != .whole {
+            return feed(stream, asked: writable, renderingAhead: writing == .ahead)
+        }
         var written = 0
         while writable - written >= blockBytes {
             var data: UnsafeMutableRawPointer? = nil
@@ -256,6 +268,32 @@ final class PulseOutputStream: @unchecked Sendable {
             renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: blockFrames)
             guard pulse.pa_stream_write(stream, data, blockBytes, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
             written += blockBytes
+        }
+    }
+
+    /// Writes the `asked` bytes (whole frames) from the block in `scratch`, rendering the next block each time one
+    /// runs out: the server's queue is topped up to its `tlength` at every request, where whole blocks left it up to
+    /// a block short. `renderingAhead`: a block that ran out is followed at once by the next one's render, so the next
+    /// request finds its data ready; else the render waits for the request that needs it.
+    private func feed(_ stream: OpaquePointer, asked: Int, renderingAhead: Bool) {
+        let blockBytes = blockFrames * Self.frameBytes
+        var left = max(asked, 0) - max(asked, 0) % Self.frameBytes
+        let block = UnsafeMutableRawPointer(scratch)
+        while left > 0 {
+            if scratchWritten >= blockBytes {
+                renderer.renderAudio(into: scratch, frames: blockFrames)
+                scratchWritten = 0
+            }
+            let count = min(left, blockBytes - scratchWritten)
+            guard pulse.pa_stream_write(stream, block + scratchWritten, count, nil, 0, PA_SEEK_RELATIVE) == 0 else {
+                return
+            }
+            scratchWritten += count
+            left -= count
+        }
+        if renderingAhead && scratchWritten >= blockBytes {
+            renderer.renderAudio(into: scratch, frames: blockFrames)
+            scratchWritten = 0
         }
     }
 

@@ -35,9 +35,14 @@ import Testing
         #expect(parsed == PulseBuffering(targetBlocks: 4, requestBlocks: 2, prebufferBlocks: 0, adjustLatency: false))
         #expect(PulseBuffering(parsing: parsed.description) == parsed)
         #expect(PulseBuffering(parsing: "prebuf=2")?.targetBlocks == PulseBuffering.chosen.targetBlocks)
+        let asked = try #require(PulseBuffering(parsing: "tlength=1,minreq=0,write=ahead"))
+        #expect(asked.writing == .ahead && asked.targetBlocks == 1 && asked.requestBlocks == 0)
+        #expect(PulseBuffering(parsing: asked.description) == asked)
+        #expect(PulseBuffering(parsing: "write=asked")?.writing == .asked)
+        #expect(PulseBuffering(parsing: "queue=8000")?.queueMicroseconds == 8_000)
         let wrongs = [
             "tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x",
-            "slack=-1", "slack=1000001"
+            "slack=-1", "slack=1000001", "write=1", "write=", "write=Whole", "queue=-1", "queue=1000001"
         ]
         for wrong in wrongs {
             #expect(PulseBuffering(parsing: wrong) == nil, "\(wrong)")
@@ -51,18 +56,34 @@ import Testing
 
     /// On PipeWire the slack past the first block is a whole block up to 5⅓ ms, then max(5⅓ ms, half a block): the
     /// queue a short block needs against scheduling delay, without a long block's whole period of latency. PulseAudio
-    /// keeps two whole blocks, and a slack set by hand is kept on either.
+    /// keeps two whole blocks up to 8 ms a block, and a longer block is written as asked, rendered ahead, into 10⅔ ms;
+    /// whatever was set by hand is kept on either.
     @Test func theServerKeepsOneBlockAndASlackThatCoversTheNextRender() {
-        let pulseAudio = PulseBuffering.chosen.onServer(named: "pulseaudio")
-        #expect(pulseAudio.targetFrames(blockFrames: 1024, sampleRate: 48_000) == 2048)
-        #expect(pulseAudio.requestFrames(blockFrames: 1024, sampleRate: 48_000) == 1024)
-        #expect(PulseBuffering.chosen.onServer(named: nil) == pulseAudio)
+        func onPulseAudio(_ frames: Int, _ rate: Int = 48_000) -> PulseBuffering {
+            PulseBuffering.chosen.onServer(named: "pulseaudio", blockFrames: frames, sampleRate: rate)
+        }
+        #expect(onPulseAudio(256).writing == .whole && onPulseAudio(384).writing == .whole)
+        #expect(onPulseAudio(256).targetFrames(blockFrames: 256, sampleRate: 48_000) == 512)
+        #expect(onPulseAudio(256).requestFrames(blockFrames: 256, sampleRate: 48_000) == 256)
+        // Past 8 ms a block (385 frames at 48 kHz, 353 at 44.1 kHz): 10⅔ ms asked, a quarter of it at a time.
+        #expect(onPulseAudio(385).writing == .ahead && onPulseAudio(353, 44_100).writing == .ahead)
+        for frames in [512, 1024, 4096] {
+            #expect(onPulseAudio(frames).targetFrames(blockFrames: frames, sampleRate: 48_000) == 512)
+            #expect(onPulseAudio(frames).requestFrames(blockFrames: frames, sampleRate: 48_000) == 128)
+        }
+        #expect(onPulseAudio(1024, 44_100).targetFrames(blockFrames: 1024, sampleRate: 44_100) == 470)
+        // A server that does not say gets PulseAudio's rule.
+        #expect(PulseBuffering.chosen.onServer(named: nil, blockFrames: 1024, sampleRate: 48_000) == onPulseAudio(1024))
         var byHand = PulseBuffering.chosen
         byHand.slackMicroseconds = 1_000
-        #expect(byHand.onServer(named: "pulseaudio") == byHand)
+        byHand.writing = .asked
+        byHand.queueMicroseconds = 0
+        #expect(byHand.onServer(named: "pulseaudio", blockFrames: 1024, sampleRate: 48_000) == byHand)
+        #expect(byHand.targetFrames(blockFrames: 1024, sampleRate: 48_000) == 1024 + 512)
         #expect(PulseBuffering(parsing: PulseBuffering.chosen.description) == PulseBuffering.chosen)
-        let chosen = PulseBuffering.chosen.onServer(named: "PulseAudio (on PipeWire 0.3.65)")
-        #expect(chosen.slackMicroseconds == 5_333)
+        let chosen = PulseBuffering.chosen.onServer(
+            named: "PulseAudio (on PipeWire 0.3.65)", blockFrames: 1024, sampleRate: 48_000)
+        #expect(chosen.slackMicroseconds == 5_333 && chosen.writing == .whole)
         let at48k = [128, 256, 512, 1024, 2048].map { chosen.targetFrames(blockFrames: $0, sampleRate: 48_000) }
         #expect(at48k == [256, 512, 768, 1536, 3072])
         // The server asks as soon as a block fits: minreq is the slack, a whole block only for short blocks.
@@ -84,5 +105,9 @@ import Testing
         // Absurd sizes saturate.
         #expect(chosen.targetFrames(blockFrames: Int.max, sampleRate: Int.max) == Int.max / 2)
         #expect(chosen.targetFrames(blockFrames: 0, sampleRate: 0) >= 1)
+        #expect(onPulseAudio(1024).targetFrames(blockFrames: Int.max, sampleRate: Int.max) == Int.max / 2)
+        #expect(onPulseAudio(1024).targetFrames(blockFrames: 1024, sampleRate: Int.max) == 2048)
+        #expect(onPulseAudio(1024).requestFrames(blockFrames: 0, sampleRate: 0) == 1)
+        #expect(onPulseAudio(0).writing == .whole && onPulseAudio(Int.max, 0).writing == .ahead)
     }
 }
