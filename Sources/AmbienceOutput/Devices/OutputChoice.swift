@@ -73,8 +73,9 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     package var slackMicroseconds: Int?
     /// How the write callback answers the server's requests (nil: the server's rule, `onServer`).
     package var writing: Writing?
-    /// With writes as asked: `tlength` in µs, at most `targetBlocks` blocks (nil or 0: the blocks). What the queue
-    /// must hold against a late wake-up is time, whatever the block's length.
+    /// With writes as asked: `tlength` in µs, at least half a block and at most `targetBlocks` blocks (nil or 0: the
+    /// blocks). What the queue must hold against a late wake-up is time, whatever the block's length; against the
+    /// next block's render, which grows with the block, half a block.
     package var queueMicroseconds: Int?
 
     /// How the write callback answers a request for `n` bytes.
@@ -111,7 +112,8 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     ///   block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to 21.2 ms at 512 frames and
     ///   from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in `stress`.
     /// - **PulseAudio:** two whole blocks for a block of up to 8 ms; a longer one is written as asked, rendered
-    ///   ahead, with 10⅔ ms asked for the whole buffer (`pulseAudioQueueMicroseconds`). Under adjust-latency the
+    ///   ahead, with 10⅔ ms (`pulseAudioQueueMicroseconds`), or half a block if that is more, asked for the whole
+    ///   buffer. Under adjust-latency the
     ///   server keeps three quarters of that queued and asks for a quarter at a time, so the queue never falls below
     ///   about 4 ms whatever the block, where whole blocks let it fall to one block short of `tlength` (and
     ///   `tlength` cannot be less than two blocks there: the server keeps it at least twice `minreq`). A block
@@ -143,7 +145,9 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         if let queue = queueMicroseconds, queue > 0, writing == .asked || writing == .ahead {
             let frames = (Double(queue) * Double(max(sampleRate, 1)) / 1e6).saturated(
                 Int.self, rounding: .toNearestOrAwayFromZero)
-            return max(1, min(whole, frames))
+            // At least half a block: the next block is rendered while the queue plays out, and its render grows
+            // with the block (a fixed 10⅔ ms would leave a 4,096-frame block's render 8 ms against its 85).
+            return max(1, min(whole, max(frames, block / 2)))
         }
         guard let slack = slackMicroseconds, slack > 0, targetBlocks > 1 else { return whole }
         let slackFrames = (Double(slack) * Double(max(sampleRate, 1)) / 1e6).saturated(
