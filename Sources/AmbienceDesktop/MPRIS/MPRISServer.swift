@@ -128,10 +128,6 @@ final class ServerCore: @unchecked Sendable {
     /// The last item path turned into a file URL, and the URL: making one reads the file system, and the metadata is
     /// looked at ten times a second.
     private var lastFileURL: (path: String, url: String)?
-    /// The metadata last made, and the item and artwork it was made from: the player is looked at ten times a second
-    /// and its item seldom changes, so the dictionary (a dozen strings, and Foundation's search for "://") is made
-    /// again only when they do.
-    private var lastMetadata: (item: MediaItem?, art: String?, metadata: [String: DBusValue])?
 
     init(connection: DBusConnection, controls: any MPRISPlayerControls, identity: String, pollInterval: Duration) {
         self.connection = connection
@@ -220,18 +216,8 @@ final class ServerCore: @unchecked Sendable {
 
     private static func trackID(_ item: MediaItem) -> String { "/org/ambience/track/\(item.persistentID)" }
 
-    /// The player's metadata now (`makeMetadata`), made again only when the item or its artwork changed.
     private var metadata: [String: DBusValue] {
-        let item = controls.nowPlayingItem
-        let art = item.flatMap { controls.artworkURL(for: $0) }
-        if let last = lastMetadata, last.item == item, last.art == art { return last.metadata }
-        let metadata = makeMetadata(item, art: art)
-        lastMetadata = (item, art, metadata)
-        return metadata
-    }
-
-    private func makeMetadata(_ item: MediaItem?, art: String?) -> [String: DBusValue] {
-        guard let item else { return ["mpris:trackid": .objectPath(ServerCore.noTrack)] }
+        guard let item = controls.nowPlayingItem else { return ["mpris:trackid": .objectPath(ServerCore.noTrack)] }
         var metadata: [String: DBusValue] = ["mpris:trackid": .objectPath(ServerCore.trackID(item))]
         if let title = item.title { metadata["xesam:title"] = .string(title) }
         if let artist = item.artist { metadata["xesam:artist"] = .strings([artist]) }
@@ -247,7 +233,7 @@ final class ServerCore: @unchecked Sendable {
         if !item.url.isEmpty {
             metadata["xesam:url"] = .string(item.url.contains("://") ? item.url : fileURL(item.url))
         }
-        if let art { metadata["mpris:artUrl"] = .string(art) }
+        if let art = controls.artworkURL(for: item) { metadata["mpris:artUrl"] = .string(art) }
         return metadata
     }
 
