@@ -136,10 +136,15 @@ for step in "${steps[@]}"; do
     # skipped: under ASan a process's peak is mostly ASan's shadow memory and quarantine, not what it holds (test.sh
     # runs it on the plain build). Nor is `bench --formats` (BenchFormatsTests), a benchmark against Debian's
     # SDL_mixer that ASan's slowdown would only lengthen (16 s); it went unrun here with `--skip SDLMixer` before.
+    # Nor is SDLMixerEffectsTests' `effectsAreHeard`: it records what SDL's disk driver is given in real time and
+    # wants a finite loop with no gap, which an instrumented stream thread, 2-3 times slower, sometimes feeds a block
+    # late (session 47: one block short in one run of two, and once on a plain build under two builds' load); the
+    # test suite runs it on the plain build, and its effects' memory is checked here by the other stand-in tests.
     if AMBIENCE_TEST_CC="$(dirname "$(readlink -f "$(command -v swift)")")/clang -fsanitize=address" \
         ASAN_OPTIONS="detect_leaks=1 halt_on_error=1" LSAN_OPTIONS="suppressions=$PWD/Tests/Sanitizers/lsan.supp" \
         bash scripts/with-services.sh swift test --skip-build --sanitize=address --scratch-path .build/asan --skip RouteChangeTests --skip MPRISTests --skip RealProgram \
-        --skip memoryCommandMeasuresBothSystemsInChildren --skip modulesAndMIDIAreMeasuredBesideSDLMixer --no-parallel; then
+        --skip memoryCommandMeasuresBothSystemsInChildren --skip modulesAndMIDIAreMeasuredBesideSDLMixer \
+        --skip effectsAreHeard --no-parallel; then
       echo "sanitizers: asan: the test suite is clean (build $((built - start)) s, tests $(( $(seconds) - built )) s)"
     else
       echo "sanitizers: asan: FAILED (build $((built - start)) s, tests $(( $(seconds) - built )) s)" >&2
