@@ -55,9 +55,15 @@ final class StressCrowd {
         let options = PlayOptions(
             pitch: spec.pitch, loop: spec.loop, placement: .world(x: spec.x, y: spec.y, z: spec.z))
         let sound = sounds[spec.sound]
-        let start = monotonicNanoseconds()
-        let voice = engine.play(sound, options)
-        if playNanos.count < Self.timedCalls { playNanos.append(monotonicNanoseconds() - start) }
+        let voice: Voice
+        if playNanos.count < Self.timedCalls {
+            let start = monotonicNanoseconds()
+            voice = engine.play(sound, options)
+            playNanos.append(monotonicNanoseconds() - start)
+        } else {
+            // The sample is full: the clock is not read. Its two reads per restart are the bench's, not a game's.
+            voice = engine.play(sound, options)
+        }
         playCalls += 1
         handles[index] = voice
         if !spec.loop && voice != .none { oneShots[Int(voice.slot)] = (voice.generation, index) }

@@ -1,19 +1,23 @@
 import AmbienceCore
 
 /// Everything the engine tells the game. Delivered in order by `AudioEngine.update()`, on the thread that calls it.
+///
+/// The rare, large cases are indirect (boxed), so that an event is as small as a voice's: a crowd hands the game
+/// thousands of `voiceFinished` a second, and at the largest case's 328 bytes each one's copies and the array that
+/// carries them cost more than the voice's end itself (docs/bench/profile.md, "The gap between instructions and time").
 public enum AudioEvent: Sendable, Equatable {
     /// A one-shot voice played to its end.
     case voiceFinished(Voice)
     /// A voice was stolen by a more important one.
     case voiceStolen(Voice)
     /// A notification from the application music player (only between begin/endGeneratingPlaybackNotifications).
-    case music(MusicEvent)
+    indirect case music(MusicEvent)
     /// A notification from the system music player (the desktop's own player).
-    case systemMusic(MusicEvent)
+    indirect case systemMusic(MusicEvent)
     /// A media library the engine watches (`AudioEngine.watch(_:)`) changed: query it again.
-    case library(MediaLibraryEvent)
+    indirect case library(MediaLibraryEvent)
     /// A notification from the audio session: route changes, interruptions, the silence-secondary-audio hint.
-    case session(SessionNotification)
+    indirect case session(SessionNotification)
     /// A warning, given once per engine: a bounded queue was full, so events were lost (the game did not call
     /// `update()` for a long time). `queue` names the first one that lost any ("mixer", "music player", "session",
     /// …) and `count` how many it had lost by then; `AudioEngine.stats.droppedEvents` keeps the running total.
