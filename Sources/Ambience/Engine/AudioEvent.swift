@@ -15,7 +15,7 @@ public enum AudioEvent: Sendable, Equatable {
     /// A notification from the system music player (the desktop's own player).
     indirect case systemMusic(MusicEvent)
     /// A media library the engine watches (`AudioEngine.watch(_:)`) changed: query it again.
-    indirect case library(MediaLibraryEvent)
+    case library(MediaLibraryEvent)
     /// A notification from the audio session: route changes, interruptions, the silence-secondary-audio hint.
     indirect case session(SessionNotification)
     /// A warning, given once per engine: a bounded queue was full, so events were lost (the game did not call
