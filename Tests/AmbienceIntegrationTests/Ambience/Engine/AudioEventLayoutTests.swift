@@ -18,11 +18,9 @@ import Testing
     /// The boxed cases keep their values and compare as before.
     @Test func theIndirectCasesKeepTheirPayloads() {
         let item = MediaItem(persistentID: 7, url: "file:///music/a.ogg", title: "A")
-        let events: [AudioEvent] = [
-            .music(.nowPlayingItemDidChange(item)), .systemMusic(.volumeDidChange(0.5)),
-            .session(.silenceSecondaryAudioHint(true)), .library(.libraryDidChange),
-            .eventsDropped(queue: "mixer", count: 3),
-        ]
+        var events: [AudioEvent] = [.music(.nowPlayingItemDidChange(item)), .systemMusic(.volumeDidChange(0.5))]
+        events += [.session(.silenceSecondaryAudioHint(true)), .library(.libraryDidChange)]
+        events.append(.eventsDropped(queue: "mixer", count: 3))
         let copied = events.map { $0 }
         #expect(copied == events)
         guard case .music(.nowPlayingItemDidChange(let playing)) = copied[0] else {
