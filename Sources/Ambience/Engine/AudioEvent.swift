@@ -2,9 +2,9 @@ import AmbienceCore
 
 /// Everything the engine tells the game. Delivered in order by `AudioEngine.update()`, on the thread that calls it.
 ///
-/// The rare, large cases are indirect (boxed), so that an event is as small as a voice's: a crowd hands the game
-/// thousands of `voiceFinished` a second, and at the largest case's 328 bytes each one's copies and the array that
-/// carries them cost more than the voice's end itself (docs/bench/profile.md, "The gap between instructions and time").
+/// The rare, large cases are indirect (boxed), so that an event takes 32 bytes: a crowd hands the game thousands of
+/// `voiceFinished` a second, each written, copied and destroyed at the largest case's size, 328 bytes, before
+/// (docs/bench/profile.md, "The gap between instructions and time").
 public enum AudioEvent: Sendable, Equatable {
     /// A one-shot voice played to its end.
     case voiceFinished(Voice)
