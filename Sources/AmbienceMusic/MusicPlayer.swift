@@ -48,6 +48,9 @@ public final class MusicPlayer: @unchecked Sendable {
     var feederChoseAt: UInt64 = 0
     var _crossfadeDuration: Double = 0
     private var worker: WorkerThread?
+    /// Called at every change an observer shows (`addChangeObserver`), under `lock`.
+    private var changeObservers: [(key: UInt64, changed: @Sendable () -> Void)] = []
+    private var nextObserverKey: UInt64 = 1
     /// Seed for shuffling; fixed for reproducible tests.
     public var shuffleSeed: UInt64 = 0x5EED
 
@@ -177,6 +180,28 @@ public final class MusicPlayer: @unchecked Sendable {
 
     func post(_ event: MusicEvent) {
         if notificationDepth > 0 { events.push(event) }
+    }
+
+    /// Starts calling `changed` at every change of what the desktop shows of the player (the MPRIS server): its
+    /// state, the item at the playhead (a replay of the same item too), its volume, a seek, a hold or its end. Called
+    /// on the thread that made the change, under the player's lock: it must only note the change and return, never
+    /// call the player. Returns the key that `removeChangeObserver` takes.
+    package func addChangeObserver(_ changed: @escaping @Sendable () -> Void) -> UInt64? {
+        lock.withLock { _ in
+            defer { nextObserverKey += 1 }
+            changeObservers.append((nextObserverKey, changed))
+            return nextObserverKey
+        }
+    }
+
+    /// Stops calling the observer `key` names; once this returns it is not called again.
+    package func removeChangeObserver(_ key: UInt64) {
+        lock.withLock { _ in changeObservers.removeAll { $0.key == key } }
+    }
+
+    /// Tells the change observers that what they show may have changed (under `lock`).
+    func noteChange() {
+        for observer in changeObservers { observer.changed() }
     }
 
     /// Logged outside the player's lock: a handler-less log writes to stderr, which a full pipe can block. The error
@@ -315,6 +340,7 @@ public final class MusicPlayer: @unchecked Sendable {
         guard new != state else { return }
         state = new
         post(.playbackStateDidChange(new))
+        noteChange()
     }
 
     func setPosition(_ new: Int?, force: Bool = false) {
@@ -324,7 +350,10 @@ public final class MusicPlayer: @unchecked Sendable {
         }
         position = new
         let now = new.map { queue[order[$0]].id }
-        if force || old != now { announce(new) }
+        if force || old != now {
+            announce(new)
+            noteChange()
+        }
     }
 
     func announce(_ orderIndex: Int?) {
@@ -349,6 +378,7 @@ public final class MusicPlayer: @unchecked Sendable {
         stream.startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time, loops: _repeatMode == .one)
         setPosition(orderIndex)
         worker?.wake()
+        noteChange()  // the playhead jumps to `time`
     }
 
     func orderIndex(ofEntry id: UInt64) -> Int? {

@@ -326,6 +326,46 @@ extension SoundServerSuites {
             #expect(music.playbackState == .paused)
             #expect(playerctl(["-p", player, "status"]) == "Paused")
         }
+
+        /// The engine's player signals its changes: with the server's fallback look an hour away, what the game does
+        /// to the player (play, skip, volume, seek, pause) reaches the desktop as it happens. On a bus of the test's
+        /// own, so that no other suite's engine pauses the player.
+        @Test func theEnginesPlayerIsSeenAsItChangesWithNoPoll() throws {
+            let bus = try ThrowawayService.dbus(in: fixtures)
+            defer { bus.kill() }
+            let one = try fixtures.sineWAV("one.wav", hz: 440, seconds: 2)
+            let two = try fixtures.sineWAV("two.wav", hz: 660, seconds: 3)
+            let engine = try AudioEngine(.offline(sampleRate: 48_000))
+            defer { engine.shutdown() }
+            let music = engine.musicPlayer
+            try music.setQueue(paths: [one, two])
+            let watcher = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+            defer { watcher.close() }
+            let server = try MPRISServer(
+                controls: music, appName: "signal-test", busAddress: bus.address, fallbackInterval: .seconds(3600))
+            defer { server.close() }
+            func seen() -> MPRISPlayerInfo? { watcher.player(named: server.busName) }
+            #expect(eventually { seen()?.title == "one.wav" && seen()?.status == .stopped })
+            _ = watcher.drainEvents()
+
+            music.play()
+            #expect(eventually { seen()?.status == .playing }, "\(String(describing: seen()))")
+            music.skipToNextItem()
+            #expect(eventually { seen()?.title == "two.wav" }, "\(String(describing: seen()))")
+            music.volume = 0.5
+            #expect(eventually { seen()?.volume == 0.5 }, "\(String(describing: seen()))")
+            try music.seek(to: 2.5)
+            var events: [MPRISEvent] = []
+            #expect(
+                eventually {
+                    events += watcher.drainEvents()
+                    return events.contains {
+                        if case .seeked(server.busName, let at) = $0 { abs(at - 2.5) < 0.1 } else { false }
+                    }
+                }, "the client saw \(events)")
+            music.pause()
+            #expect(eventually { seen()?.status == .paused }, "\(String(describing: seen()))")
+        }
     }
 }
 
