@@ -82,7 +82,8 @@ public final class MusicPlayer: @unchecked Sendable {
         let quietSeconds: Double?
     }
 
-    static let bufferCount = 6
+    /// Buffers of `StereoBlock.capacity` frames: 743 ms queued at 44.1 kHz, 557 ms still ahead when one has played.
+    static let bufferCount = 4
 
     package init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
         self.mixer = mixer
@@ -124,19 +125,23 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
             guard worker == nil else { return }
-            // 6 buffers of 4096 frames hold about half a second. Once every one is queued, nothing is due before the
-            // playing buffer or segment ends (a buffer frees, or the playhead enters another play-through), so the
-            // round waits until then, plus one 10 ms block for the mixer to have rendered past it, at most 100 ms:
-            // about one wake-up per buffer (11 a second at 44.1 kHz, where a wait of 30 ms while all were queued made
-            // 38). Otherwise (the feed ran out, a start, no music) a round every 10 ms. A play, seek or skip wakes it
-            // (`wakeFeeder`).
+            // 4 buffers of 8192 frames hold about three quarters of a second. Once every one is queued, nothing is
+            // due before the playing buffer or segment ends (a buffer frees, or the playhead enters another
+            // play-through), so the round waits until then, plus one 10 ms block for the mixer to have rendered past
+            // it, at most `longestWait`: one wake-up per buffer (5.4 a second at 44.1 kHz; 11 with the 4096-frame
+            // buffers before session 48, 38 with a 30 ms wait). Otherwise (the feed ran out, a start, no music) a
+            // round every 10 ms. A play, seek or skip wakes it (`wakeFeeder`).
             worker = WorkerThread(name: "ambience-stream", scheduling: .batch) { [self] control in
                 while !control.isStopRequested {
-                    control.wait(seconds: pump().map { min($0 + 0.01, 0.1) } ?? 0.01)
+                    control.wait(seconds: pump().map { min($0 + 0.01, MusicPlayer.longestWait) } ?? 0.01)
                 }
             }
         }
     }
+
+    /// The streaming thread's longest wait with every buffer queued: longer than a buffer at 44.1 and 48 kHz (186 and
+    /// 171 ms), so that it wakes once per buffer; a buffer at a lower rate is looked at more than once.
+    static let longestWait = 0.25
 
     /// Stops the streaming thread and waits for it to leave the player.
     func stopStreamingThread() {
