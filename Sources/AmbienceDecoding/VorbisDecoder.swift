@@ -83,9 +83,17 @@ package final class VorbisDecoder: AudioDecoder {
             // libvorbisfile never returns more than asked; kept in bounds anyway
             let count = min(Int(got), wanted - written)
             let out = buffer + written * channels
-            for channel in 0..<channels {
-                guard let plane = planes[channel] else { continue }
-                for frame in 0..<count { out[frame * channels + channel] = plane[frame] }
+            if channels == 2, let left = planes[0], let right = planes[1] {
+                // The music stream's case: one pass writing whole frames.
+                for frame in 0..<count {
+                    out[frame * 2] = left[frame]
+                    out[frame * 2 + 1] = right[frame]
+                }
+            } else {
+                for channel in 0..<channels {
+                    guard let plane = planes[channel] else { continue }
+                    for frame in 0..<count { out[frame * channels + channel] = plane[frame] }
+                }
             }
             written += count
         }

@@ -67,7 +67,9 @@ final class MusicFeeder {
         }
         var filled = 0
         for _ in 0..<orders.freeBuffers {
-            guard feed != nil, fillBlock(player, crossfade: orders.crossfade) else { break }
+            // A start's first block is short: the first sound waits for it alone.
+            let limit = orders.start != nil && filled == 0 ? StereoBlock.startFrames : StereoBlock.capacity
+            guard feed != nil, fillBlock(player, crossfade: orders.crossfade, limit: limit) else { break }
             filled += 1
         }
         prepareNext(player)
@@ -113,8 +115,8 @@ final class MusicFeeder {
 
     /// Decodes one block, crossing from item to item without a gap, and hands it to the player. Returns false when
     /// the player refused it (a newer generation) or the stream has ended.
-    private func fillBlock(_ player: MusicPlayer, crossfade: Double) -> Bool {
-        block.reset()
+    private func fillBlock(_ player: MusicPlayer, crossfade: Double, limit: Int) -> Bool {
+        block.reset(limit: limit)
         var errors: [(MediaItem, DecodingError)] = []
         var emptyItems = 0
         // engine-made: a clamped crossfade at the stream's rate

@@ -48,6 +48,9 @@ public final class MusicPlayer: @unchecked Sendable {
     var feederChoseAt: UInt64 = 0
     var _crossfadeDuration: Double = 0
     private var worker: WorkerThread?
+    /// Called at every change an observer shows (`addChangeObserver`), under `lock`.
+    private var changeObservers: [(key: UInt64, changed: @Sendable () -> Void)] = []
+    private var nextObserverKey: UInt64 = 1
     /// Seed for shuffling; fixed for reproducible tests.
     public var shuffleSeed: UInt64 = 0x5EED
 
@@ -79,7 +82,8 @@ public final class MusicPlayer: @unchecked Sendable {
         let quietSeconds: Double?
     }
 
-    static let bufferCount = 6
+    /// Buffers of `StereoBlock.capacity` frames: 743 ms queued at 44.1 kHz, 557 ms still ahead when one has played.
+    static let bufferCount = 4
 
     package init(mixer: Mixer, bus: Bus, decoding: DecoderOptions = DecoderOptions()) throws(EngineError) {
         self.mixer = mixer
@@ -121,19 +125,23 @@ public final class MusicPlayer: @unchecked Sendable {
         feeding.withLock { _ in ahead.startThread() }
         lock.withLock { _ in
             guard worker == nil else { return }
-            // 6 buffers of 4096 frames hold about half a second. Once every one is queued, nothing is due before the
-            // playing buffer or segment ends (a buffer frees, or the playhead enters another play-through), so the
-            // round waits until then, plus one 10 ms block for the mixer to have rendered past it, at most 100 ms:
-            // about one wake-up per buffer (11 a second at 44.1 kHz, where a wait of 30 ms while all were queued made
-            // 38). Otherwise (the feed ran out, a start, no music) a round every 10 ms. A play, seek or skip wakes it
-            // (`wakeFeeder`).
+            // 4 buffers of 8192 frames hold about three quarters of a second. Once every one is queued, nothing is
+            // due before the playing buffer or segment ends (a buffer frees, or the playhead enters another
+            // play-through), so the round waits until then, plus one 10 ms block for the mixer to have rendered past
+            // it, at most `longestWait`: one wake-up per buffer (5.4 a second at 44.1 kHz; 11 with the 4096-frame
+            // buffers before session 48, 38 with a 30 ms wait). Otherwise (the feed ran out, a start, no music) a
+            // round every 10 ms. A play, seek or skip wakes it (`wakeFeeder`).
             worker = WorkerThread(name: "ambience-stream", scheduling: .batch) { [self] control in
                 while !control.isStopRequested {
-                    control.wait(seconds: pump().map { min($0 + 0.01, 0.1) } ?? 0.01)
+                    control.wait(seconds: pump().map { min($0 + 0.01, MusicPlayer.longestWait) } ?? 0.01)
                 }
             }
         }
     }
+
+    /// The streaming thread's longest wait with every buffer queued: longer than a buffer at 44.1 and 48 kHz (186 and
+    /// 171 ms), so that it wakes once per buffer; a buffer at a lower rate is looked at more than once.
+    static let longestWait = 0.25
 
     /// Stops the streaming thread and waits for it to leave the player.
     func stopStreamingThread() {
@@ -177,6 +185,28 @@ public final class MusicPlayer: @unchecked Sendable {
 
     func post(_ event: MusicEvent) {
         if notificationDepth > 0 { events.push(event) }
+    }
+
+    /// Starts calling `changed` at every change of what the desktop shows of the player (the MPRIS server): its
+    /// state, the item at the playhead (a replay of the same item too), its volume, a seek, a hold or its end. Called
+    /// on the thread that made the change, under the player's lock: it must only note the change and return, never
+    /// call the player. Returns the key that `removeChangeObserver` takes.
+    package func addChangeObserver(_ changed: @escaping @Sendable () -> Void) -> UInt64? {
+        lock.withLock { _ in
+            defer { nextObserverKey += 1 }
+            changeObservers.append((nextObserverKey, changed))
+            return nextObserverKey
+        }
+    }
+
+    /// Stops calling the observer `key` names; once this returns it is not called again.
+    package func removeChangeObserver(_ key: UInt64) {
+        lock.withLock { _ in changeObservers.removeAll { $0.key == key } }
+    }
+
+    /// Tells the change observers that what they show may have changed (under `lock`).
+    func noteChange() {
+        for observer in changeObservers { observer.changed() }
     }
 
     /// Logged outside the player's lock: a handler-less log writes to stderr, which a full pipe can block. The error
@@ -315,6 +345,7 @@ public final class MusicPlayer: @unchecked Sendable {
         guard new != state else { return }
         state = new
         post(.playbackStateDidChange(new))
+        noteChange()
     }
 
     func setPosition(_ new: Int?, force: Bool = false) {
@@ -324,7 +355,10 @@ public final class MusicPlayer: @unchecked Sendable {
         }
         position = new
         let now = new.map { queue[order[$0]].id }
-        if force || old != now { announce(new) }
+        if force || old != now {
+            announce(new)
+            noteChange()
+        }
     }
 
     func announce(_ orderIndex: Int?) {
@@ -349,6 +383,7 @@ public final class MusicPlayer: @unchecked Sendable {
         stream.startOrder = StartOrder(entryID: entry.id, item: entry.item, time: time, loops: _repeatMode == .one)
         setPosition(orderIndex)
         worker?.wake()
+        noteChange()  // the playhead jumps to `time`
     }
 
     func orderIndex(ofEntry id: UInt64) -> Int? {

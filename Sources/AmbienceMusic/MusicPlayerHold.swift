@@ -22,6 +22,8 @@ extension MusicPlayer {
         lock.withLock { _ in
             guard held != on else { return }
             held = on
+            // The playhead stands still while held, whatever the state says: a look then sees the jump.
+            noteChange()
             if on {
                 // A paused stream keeps its playhead: nothing moves until it plays again.
                 if state == .playing { stream.pause() }

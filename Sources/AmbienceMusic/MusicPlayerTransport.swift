@@ -121,6 +121,7 @@ extension MusicPlayer {
                 requestStart(at: p, time: time)  // paused: filled, and heard on play()
             } else {
                 resumeTime = time
+                noteChange()
             }
         }
     }
@@ -195,6 +196,7 @@ extension MusicPlayer {
             _volume = clamped
             mixer.setStreamGain(stream.channel, clamped)
             post(.volumeDidChange(clamped))
+            noteChange()
         }
     }
 

@@ -22,19 +22,29 @@ package protocol MPRISPlayerControls: AnyObject, Sendable {
     func skipToPreviousItem()
     /// A URL for the item's artwork (`file://` on disk), when one is known. By default none is.
     func artworkURL(for item: MediaItem) -> String?
+    /// Starts calling `changed` whenever what the server shows may have changed: the playback state, the item (a
+    /// replay of it too), the volume, a seek, a hold. It may be called on any thread, with the player's own lock
+    /// held, so it only notes the change and returns. Returns the key that `removeChangeObserver` takes, or nil when
+    /// the player cannot tell (the default): the server then looks at it every poll interval.
+    func addChangeObserver(_ changed: @escaping @Sendable () -> Void) -> UInt64?
+    /// Stops calling the observer `addChangeObserver` returned `key` for.
+    func removeChangeObserver(_ key: UInt64)
 }
 
 extension MPRISPlayerControls {
     package func artworkURL(for item: MediaItem) -> String? { nil }
+    package func addChangeObserver(_ changed: @escaping @Sendable () -> Void) -> UInt64? { nil }
+    package func removeChangeObserver(_ key: UInt64) {}
 }
 
 /// Puts an application music player on the session bus as an MPRIS player, so the desktop (media keys, panels,
 /// `playerctl`) can show and drive it: `org.mpris.MediaPlayer2.ambience.<app>` serving `/org/mpris/MediaPlayer2`.
 ///
 /// Threads: the server runs one desktop thread that owns its bus connection. Method calls from the bus run there
-/// and call the controls. The thread also looks at the controls every `pollInterval` (and at once after
-/// `notifyChanged()` or a call it handled) and emits `PropertiesChanged` for what differs (never for `Position`,
-/// as MPRIS asks) and `Seeked` when the position jumps.
+/// and call the controls. The thread also looks at the controls when they signal a change (`addChangeObserver`),
+/// after `notifyChanged()` or a call it handled, and every `fallbackInterval` besides (every `pollInterval` for
+/// controls that cannot signal), and emits `PropertiesChanged` for what differs (never for `Position`, as MPRIS
+/// asks) and `Seeked` when the position jumps.
 package final class MPRISServer: Sendable {
     /// The name the server owns: `org.mpris.MediaPlayer2.ambience.<app>`, or with `.instance<pid>` appended when a
     /// second copy of the app already owns that.
@@ -42,11 +52,13 @@ package final class MPRISServer: Sendable {
     private let core: ServerCore
 
     /// Takes the bus name and starts serving. Throws `busUnavailable` when there is no bus (within `timeout`).
-    /// `identity` is the name panels show (the app's name by default).
+    /// `identity` is the name panels show (the app's name by default). `fallbackInterval`: how often controls that
+    /// signal their changes are looked at anyway (what no signal tells: a playhead that stood still while the
+    /// session held the audio, or a stream that ran dry); `pollInterval`: how often controls that cannot are.
     package init(
         controls: any MPRISPlayerControls, appName: String, identity: String? = nil,
         busAddress: String? = DesktopBus.sessionAddress, timeout: Duration = DesktopBus.defaultTimeout,
-        pollInterval: Duration = .milliseconds(100)
+        pollInterval: Duration = .milliseconds(100), fallbackInterval: Duration = .seconds(2)
     ) throws(DesktopError) {
         let connection = try DBusConnection(address: busAddress, timeout: timeout)
         let wanted = MPRISServer.busName(forApp: appName)
@@ -61,7 +73,8 @@ package final class MPRISServer: Sendable {
         }
         try connection.export(path: MPRISClient.objectPath)
         core = ServerCore(
-            connection: connection, controls: controls, identity: identity ?? appName, pollInterval: pollInterval)
+            connection: connection, controls: controls, identity: identity ?? appName, pollInterval: pollInterval,
+            fallbackInterval: fallbackInterval)
         core.start()
     }
 
@@ -96,10 +109,13 @@ final class ServerCore: @unchecked Sendable {
         var checkSoon = false
     }
 
-    /// What the desktop was last told.
+    /// What the desktop was last told, as plain values: the metadata is made from `item` and `art` only when they
+    /// change. (Kept `DBusValue`s would read as leaks to LeakSanitizer where a static keeps a server: an indirect
+    /// enum holds its case in the box pointer's spare bits.)
     private struct Published: Equatable {
         var status: String
-        var metadata: [String: DBusValue]
+        var item: MediaItem?
+        var art: String?
         var volume: Double
     }
 
@@ -119,21 +135,26 @@ final class ServerCore: @unchecked Sendable {
     let controls: any MPRISPlayerControls
     let identity: String
     let pollInterval: Duration
+    let fallbackInterval: Duration
     private let shared = Lock<Shared>(Shared())
     private let thread: DesktopThread
 
     // Desktop thread only.
     private var published: Published?
     private var sample: PositionSample?
-    /// The last item path turned into a file URL, and the URL: making one reads the file system, and the metadata is
-    /// looked at ten times a second.
+    /// The last item path turned into a file URL, and the URL: making one reads the file system, and panels ask for
+    /// the metadata again and again.
     private var lastFileURL: (path: String, url: String)?
 
-    init(connection: DBusConnection, controls: any MPRISPlayerControls, identity: String, pollInterval: Duration) {
+    init(
+        connection: DBusConnection, controls: any MPRISPlayerControls, identity: String, pollInterval: Duration,
+        fallbackInterval: Duration = .seconds(2)
+    ) {
         self.connection = connection
         self.controls = controls
         self.identity = identity
         self.pollInterval = pollInterval
+        self.fallbackInterval = fallbackInterval
         thread = DesktopThread(connection: connection)
     }
 
@@ -141,16 +162,24 @@ final class ServerCore: @unchecked Sendable {
 
     func stop() { thread.stop() }
 
+    /// Has the desktop thread look at the player. A burst of changes wakes it once: a look already due sees them all.
     func checkSoon() {
-        shared.withLock { $0.checkSoon = true }
-        connection.wake()
+        let due = shared.withLock { shared in
+            defer { shared.checkSoon = true }
+            return shared.checkSoon
+        }
+        if !due { connection.wake() }
     }
 
     // MARK: The desktop thread
 
     private func run() {
+        // Observed for as long as the thread runs: the player's changes wake it, and the poll becomes a fallback.
+        let observer = controls.addChangeObserver { [weak self] in self?.checkSoon() }
+        defer { if let observer { controls.removeChangeObserver(observer) } }
+        let interval = observer == nil ? pollInterval : fallbackInterval
         lookAtPlayer()
-        var nextPoll = ContinuousClock.now + pollInterval
+        var nextPoll = ContinuousClock.now + interval
         while thread.isRunning {
             let messages = connection.receive(timeout: max(nextPoll - .now, .zero))
             var handledCall = false
@@ -164,24 +193,29 @@ final class ServerCore: @unchecked Sendable {
             }
             let due = ContinuousClock.now >= nextPoll
             if handledCall || asked || due { lookAtPlayer() }
-            if due { nextPoll = .now + pollInterval }
+            if due { nextPoll = .now + interval }
         }
     }
 
     /// Compares the player with what the desktop was last told, and tells it what changed.
     private func lookAtPlayer() {
         let now = ContinuousClock.now
-        let state = Published(status: status, metadata: metadata, volume: Double(controls.volume))
+        let item = controls.nowPlayingItem
+        let state = Published(
+            status: status, item: item, art: item.flatMap { controls.artworkURL(for: $0) },
+            volume: Double(controls.volume))
         let position = controls.currentPlaybackTime
         if let published, published != state {
             var changed: [String: DBusValue] = [:]
             if published.status != state.status { changed["PlaybackStatus"] = .string(state.status) }
-            if published.metadata != state.metadata { changed["Metadata"] = .dict(state.metadata) }
+            if published.item != state.item || published.art != state.art {
+                changed["Metadata"] = .dict(metadata(state.item, art: state.art))
+            }
             if published.volume != state.volume { changed["Volume"] = .double(state.volume) }
-            emitPropertiesChanged(changed)
+            if !changed.isEmpty { emitPropertiesChanged(changed) }
         }
         published = state
-        let trackID = state.metadata["mpris:trackid"]?.string ?? ServerCore.noTrack
+        let trackID = item.map(ServerCore.trackID) ?? ServerCore.noTrack
         if let sample, sample.trackID == trackID {
             let expected = sample.position + (sample.playing ? (now - sample.at) / .seconds(1) : 0)
             if abs(position - expected) > ServerCore.jumpTolerance { emitSeeked(position) }
@@ -216,8 +250,14 @@ final class ServerCore: @unchecked Sendable {
 
     private static func trackID(_ item: MediaItem) -> String { "/org/ambience/track/\(item.persistentID)" }
 
+    /// The player's metadata now.
     private var metadata: [String: DBusValue] {
-        guard let item = controls.nowPlayingItem else { return ["mpris:trackid": .objectPath(ServerCore.noTrack)] }
+        let item = controls.nowPlayingItem
+        return metadata(item, art: item.flatMap { controls.artworkURL(for: $0) })
+    }
+
+    private func metadata(_ item: MediaItem?, art: String?) -> [String: DBusValue] {
+        guard let item else { return ["mpris:trackid": .objectPath(ServerCore.noTrack)] }
         var metadata: [String: DBusValue] = ["mpris:trackid": .objectPath(ServerCore.trackID(item))]
         if let title = item.title { metadata["xesam:title"] = .string(title) }
         if let artist = item.artist { metadata["xesam:artist"] = .strings([artist]) }
@@ -233,7 +273,7 @@ final class ServerCore: @unchecked Sendable {
         if !item.url.isEmpty {
             metadata["xesam:url"] = .string(item.url.contains("://") ? item.url : fileURL(item.url))
         }
-        if let art = controls.artworkURL(for: item) { metadata["mpris:artUrl"] = .string(art) }
+        if let art { metadata["mpris:artUrl"] = .string(art) }
         return metadata
     }
 
@@ -387,91 +427,4 @@ final class ServerCore: @unchecked Sendable {
         default: MPRISClient.playerInterface
         }
     }
-
-    static let introspection = """
-        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
-        <node>
-          <interface name="org.freedesktop.DBus.Introspectable">
-            <method name="Introspect">
-              <arg name="xml_data" type="s" direction="out"/>
-            </method>
-          </interface>
-          <interface name="org.freedesktop.DBus.Peer">
-            <method name="Ping"/>
-            <method name="GetMachineId">
-              <arg name="machine_uuid" type="s" direction="out"/>
-            </method>
-          </interface>
-          <interface name="org.freedesktop.DBus.Properties">
-            <method name="Get">
-              <arg name="interface_name" type="s" direction="in"/>
-              <arg name="property_name" type="s" direction="in"/>
-              <arg name="value" type="v" direction="out"/>
-            </method>
-            <method name="GetAll">
-              <arg name="interface_name" type="s" direction="in"/>
-              <arg name="properties" type="a{sv}" direction="out"/>
-            </method>
-            <method name="Set">
-              <arg name="interface_name" type="s" direction="in"/>
-              <arg name="property_name" type="s" direction="in"/>
-              <arg name="value" type="v" direction="in"/>
-            </method>
-            <signal name="PropertiesChanged">
-              <arg name="interface_name" type="s"/>
-              <arg name="changed_properties" type="a{sv}"/>
-              <arg name="invalidated_properties" type="as"/>
-            </signal>
-          </interface>
-          <interface name="org.mpris.MediaPlayer2">
-            <method name="Raise"/>
-            <method name="Quit"/>
-            <property name="CanQuit" type="b" access="read"/>
-            <property name="CanRaise" type="b" access="read"/>
-            <property name="HasTrackList" type="b" access="read"/>
-            <property name="Identity" type="s" access="read"/>
-            <property name="SupportedUriSchemes" type="as" access="read"/>
-            <property name="SupportedMimeTypes" type="as" access="read"/>
-          </interface>
-          <interface name="org.mpris.MediaPlayer2.Player">
-            <method name="Next"/>
-            <method name="Previous"/>
-            <method name="Pause"/>
-            <method name="PlayPause"/>
-            <method name="Stop"/>
-            <method name="Play"/>
-            <method name="Seek">
-              <arg name="Offset" type="x" direction="in"/>
-            </method>
-            <method name="SetPosition">
-              <arg name="TrackId" type="o" direction="in"/>
-              <arg name="Position" type="x" direction="in"/>
-            </method>
-            <method name="OpenUri">
-              <arg name="Uri" type="s" direction="in"/>
-            </method>
-            <signal name="Seeked">
-              <arg name="Position" type="x"/>
-            </signal>
-            <property name="PlaybackStatus" type="s" access="read"/>
-            <property name="Rate" type="d" access="read"/>
-            <property name="Metadata" type="a{sv}" access="read"/>
-            <property name="Volume" type="d" access="readwrite"/>
-            <property name="Position" type="x" access="read">
-              <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
-            </property>
-            <property name="MinimumRate" type="d" access="read"/>
-            <property name="MaximumRate" type="d" access="read"/>
-            <property name="CanGoNext" type="b" access="read"/>
-            <property name="CanGoPrevious" type="b" access="read"/>
-            <property name="CanPlay" type="b" access="read"/>
-            <property name="CanPause" type="b" access="read"/>
-            <property name="CanSeek" type="b" access="read"/>
-            <property name="CanControl" type="b" access="read">
-              <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="false"/>
-            </property>
-          </interface>
-        </node>
-        """
 }

@@ -300,13 +300,22 @@ extension SoundServerSuites {
             #expect(eventually { watcher.player(named: player) == nil })
         }
 
-        @Test func theServerExposesTheEnginesMusicPlayer() throws {
+        /// An offline engine whose music player holds two 2 s tones, `one.wav` and `two.wav`, and their paths.
+        func engineWithTwoSongs() throws -> (AudioEngine, one: String, two: String) {
             let one = try fixtures.sineWAV("one.wav", hz: 440, seconds: 2)
             let two = try fixtures.sineWAV("two.wav", hz: 660, seconds: 2)
             let engine = try AudioEngine(.offline(sampleRate: 48_000))
+            do { try engine.musicPlayer.setQueue(paths: [one, two]) } catch {
+                engine.shutdown()
+                throw error
+            }
+            return (engine, one, two)
+        }
+
+        @Test func theServerExposesTheEnginesMusicPlayer() throws {
+            let (engine, _, two) = try engineWithTwoSongs()
             defer { engine.shutdown() }
             let music = engine.musicPlayer
-            try music.setQueue(paths: [one, two])
             let server = try MPRISServer(controls: music, appName: "engine-test")
             defer { server.close() }
             let player = "ambience.engine_test"
@@ -325,6 +334,43 @@ extension SoundServerSuites {
             #expect(playerctl(["-p", player, "pause"]) != nil)
             #expect(music.playbackState == .paused)
             #expect(playerctl(["-p", player, "status"]) == "Paused")
+        }
+
+        /// The engine's player signals its changes: with the server's fallback look an hour away, what the game does
+        /// to the player (play, skip, volume, seek, pause) reaches the desktop as it happens. On a bus of the test's
+        /// own, so that no other suite's engine pauses the player.
+        @Test func theEnginesPlayerIsSeenAsItChangesWithNoPoll() throws {
+            let bus = try ThrowawayService.dbus(in: fixtures)
+            defer { bus.kill() }
+            let (engine, _, _) = try engineWithTwoSongs()
+            defer { engine.shutdown() }
+            let music = engine.musicPlayer
+            let watcher = try MPRISClient(busAddress: bus.address, timeout: .seconds(2))
+            defer { watcher.close() }
+            let server = try MPRISServer(
+                controls: music, appName: "signal-test", busAddress: bus.address, fallbackInterval: .seconds(3600))
+            defer { server.close() }
+            func seen() -> MPRISPlayerInfo? { watcher.player(named: server.busName) }
+            #expect(eventually { seen()?.title == "one.wav" && seen()?.status == .stopped })
+            _ = watcher.drainEvents()
+
+            music.play()
+            #expect(eventually { seen()?.status == .playing }, "\(String(describing: seen()))")
+            music.skipToNextItem()
+            #expect(eventually { seen()?.title == "two.wav" }, "\(String(describing: seen()))")
+            music.volume = 0.5
+            #expect(eventually { seen()?.volume == 0.5 }, "\(String(describing: seen()))")
+            try music.seek(to: 1.5)
+            var events: [MPRISEvent] = []
+            #expect(
+                eventually {
+                    events += watcher.drainEvents()
+                    return events.contains {
+                        if case .seeked(server.busName, let at) = $0 { abs(at - 1.5) < 0.1 } else { false }
+                    }
+                }, "the client saw \(events)")
+            music.pause()
+            #expect(eventually { seen()?.status == .paused }, "\(String(describing: seen()))")
         }
     }
 }
