@@ -88,6 +88,23 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         /// Exactly `n` bytes, from a block rendered as soon as the one before ran out, so that the next request is
         /// answered at once (SDL 2.26's pulseaudio driver's order: render, write as asked, wait).
         case ahead
+        /// Exactly `n` bytes, rendered at the request in pieces of at most `pieceFrames` (and a block): a start
+        /// waits for the next request, a fraction of a block, not for the next block.
+        case pieces
+    }
+
+    /// With writes in pieces: the longest render, in frames (nil or 0: a block). A request is rendered at once,
+    /// piece after piece, so the piece bounds each render's length, not the wait of a start.
+    package var pieceFrames: Int?
+
+    /// Whether requests are answered with exactly what they ask (not whole blocks): the queue is then `queue` µs.
+    var writesAsAsked: Bool { writing == .asked || writing == .ahead || writing == .pieces }
+
+    /// With writes in pieces, the frames of the next render when `left` frames of a request are still to write.
+    package func pieceLength(left: Int, blockFrames: Int) -> Int {
+        let block = max(blockFrames, 1)
+        let most = pieceFrames.map { $0 > 0 ? min($0, block) : block } ?? block
+        return min(max(left, 0), most)
     }
 
     package init(
@@ -142,7 +159,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         let block = max(blockFrames, 1)
         let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
         guard !overflow else { return Int.max / 2 }
-        if let queue = queueMicroseconds, queue > 0, writing == .asked || writing == .ahead {
+        if let queue = queueMicroseconds, queue > 0, writesAsAsked {
             let frames = (Double(queue) * Double(max(sampleRate, 1)) / 1e6).saturated(
                 Int.self, rounding: .toNearestOrAwayFromZero)
             // At least half a block: the next block is rendered while the queue plays out, and its render grows
@@ -163,7 +180,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard requestBlocks > 0 else { return nil }
         let block = max(blockFrames, 1)
         let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
-        if writing == .asked || writing == .ahead {
+        if writesAsAsked {
             let quarter = max(targetFrames(blockFrames: block, sampleRate: sampleRate) / 4, 1)
             return overflow ? quarter : min(asked, quarter)
         }
@@ -178,15 +195,15 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard let parsed = PulseBuffering(parsing: text) else {
             Log.warning(
                 "output: AMBIENCE_PULSE_BUFFER '\(text)' is not "
-                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs")
+                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead|pieces,queue=µs,piece=N")
             return chosen
         }
         return parsed
     }
 
-    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs` (blocks; any
-    /// subset, the rest from `chosen`); nil when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf`
-    /// 0–64); `slack` and `queue` are 0–1,000,000 µs.
+    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead|pieces,queue=µs,piece=N`
+    /// (blocks; any subset, the rest from `chosen`); nil when a key or number is wrong. Blocks are 1–64 (`minreq` and
+    /// `prebuf` 0–64); `slack` and `queue` are 0–1,000,000 µs; `piece` is 0–65,536 frames.
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {
@@ -197,6 +214,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
             switch parts[0] {
             case "slack" where number <= 1_000_000: slackMicroseconds = number
             case "queue" where number <= 1_000_000: queueMicroseconds = number
+            case "piece" where number <= 65_536: pieceFrames = number
             case "tlength" where (1...64).contains(number): targetBlocks = number
             case "minreq" where number <= 64: requestBlocks = number
             case "prebuf" where number <= 64: prebufferBlocks = number
@@ -210,6 +228,6 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
             + (slackMicroseconds.map { ",slack=\($0)" } ?? "") + (writing.map { ",write=\($0.rawValue)" } ?? "")
-            + (queueMicroseconds.map { ",queue=\($0)" } ?? "")
+            + (queueMicroseconds.map { ",queue=\($0)" } ?? "") + (pieceFrames.map { ",piece=\($0)" } ?? "")
     }
 }

@@ -247,28 +247,43 @@ final class PulseOutputStream: @unchecked Sendable {
     // MARK: On the main-loop thread
 
     /// Renders as many whole blocks as fit in what the server will take now (`writable`, all it asked for so far):
-    /// the mixer's clock advances by blocks, and writing a whole block for a smaller request would queue more than
-    /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
+    /// writing a whole block for a smaller request would queue more than `tlength`, a little more at every request.
+    /// Or, written as asked, exactly `writable`: from a block (`feed`), or rendered now in pieces of at most a block.
+    /// Writes into libpulse's own memory; stops if libpulse refuses.
     private func fill(_ stream: OpaquePointer, writable: Int) {
         let blockBytes = blockFrames * Self.frameBytes
         trace?.record(bytes: writable, held: blockBytes - scratchWritten)
-        if let writing = buffering.writing, writing != .whole {
-            return feed(stream, asked: writable, renderingAhead: writing == .ahead)
-        }
-        var written = 0
-        while writable - written >= blockBytes {
-            var data: UnsafeMutableRawPointer? = nil
-            var size = blockBytes
-            guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, var data else { return }
-            if size < blockBytes {
-                // More than libpulse lends at once: render into our block, which the write copies.
-                _ = pulse.pa_stream_cancel_write(stream)
-                data = UnsafeMutableRawPointer(scratch)
+        switch buffering.writing {
+        case .asked?, .ahead?: return feed(stream, asked: writable, renderingAhead: buffering.writing == .ahead)
+        case .pieces?:
+            var left = max(writable, 0) / Self.frameBytes
+            while left > 0 {
+                let frames = buffering.pieceLength(left: left, blockFrames: blockFrames)
+                guard renderAndWrite(stream, frames: frames) else { return }
+                left -= frames
             }
-            renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: blockFrames)
-            guard pulse.pa_stream_write(stream, data, blockBytes, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
-            written += blockBytes
+        case .whole?, nil:
+            var written = 0
+            while writable - written >= blockBytes {
+                guard renderAndWrite(stream, frames: blockFrames) else { return }
+                written += blockBytes
+            }
         }
+    }
+
+    /// Renders `frames` (at most a block) into libpulse's own memory and writes them; false if libpulse refused.
+    private func renderAndWrite(_ stream: OpaquePointer, frames: Int) -> Bool {
+        let bytes = frames * Self.frameBytes
+        var data: UnsafeMutableRawPointer? = nil
+        var size = bytes
+        guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, var data else { return false }
+        if size < bytes {
+            // More than libpulse lends at once: render into our block, which the write copies.
+            _ = pulse.pa_stream_cancel_write(stream)
+            data = UnsafeMutableRawPointer(scratch)
+        }
+        renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: frames)
+        return pulse.pa_stream_write(stream, data, bytes, nil, 0, PA_SEEK_RELATIVE) == 0
     }
 
     /// Writes the `asked` bytes (whole frames) from the block in `scratch`, rendering the next block each time one
