@@ -88,24 +88,30 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         /// Exactly `n` bytes, from a block rendered as soon as the one before ran out, so that the next request is
         /// answered at once (SDL 2.26's pulseaudio driver's order: render, write as asked, wait).
         case ahead
-        /// Exactly `n` bytes, rendered at the request in pieces of at most `pieceFrames` (and a block): a start
-        /// waits for the next request, a fraction of a block, not for the next block.
+        /// Exactly `n` bytes, from pieces of `pieceFrames` (a part of a block) each rendered when its first byte
+        /// is asked for, or with no piece set, rendered at the request itself: a start waits for the next piece, a
+        /// fraction of a block, not for the next block.
         case pieces
     }
 
-    /// With writes in pieces: the longest render, in frames (nil or 0: a block). A request is rendered at once,
-    /// piece after piece, so the piece bounds each render's length, not the wait of a start.
+    /// With writes in pieces: the frames of each render, at most a block (0: each request rendered as it comes, in
+    /// renders of at most a block; nil: the server's rule, `onServer`). Each render costs OpenAL Soft a visit to
+    /// every voice, so the piece trades a start's wait against the mix's cost.
     package var pieceFrames: Int?
 
     /// Whether requests are answered with exactly what they ask (not whole blocks): the queue is then `queue` µs.
     var writesAsAsked: Bool { writing == .asked || writing == .ahead || writing == .pieces }
 
-    /// With writes in pieces, the frames of the next render when `left` frames of a request are still to write.
-    package func pieceLength(left: Int, blockFrames: Int) -> Int {
-        let block = max(blockFrames, 1)
-        let most = pieceFrames.map { $0 > 0 ? min($0, block) : block } ?? block
-        return min(max(left, 0), most)
+    /// With writes in pieces, the frames of each render from a block of `blockFrames`, or nil when each request is
+    /// rendered as it comes (`pieceLength`).
+    package func pieceRenderFrames(blockFrames: Int) -> Int? {
+        guard let piece = pieceFrames, piece > 0 else { return nil }
+        return min(piece, max(blockFrames, 1))
     }
+
+    /// With each request rendered as it comes, the frames of the next render when `left` frames of it are still to
+    /// write: at most a block (the output's own block of memory).
+    package func pieceLength(left: Int, blockFrames: Int) -> Int { min(max(left, 0), max(blockFrames, 1)) }
 
     package init(
         targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0,

@@ -40,9 +40,13 @@ import Testing
         #expect(PulseBuffering(parsing: asked.description) == asked)
         #expect(PulseBuffering(parsing: "write=asked")?.writing == .asked)
         #expect(PulseBuffering(parsing: "queue=8000")?.queueMicroseconds == 8_000)
+        let pieces = try #require(PulseBuffering(parsing: "write=pieces,piece=64,queue=5333"))
+        #expect(pieces.writing == .pieces && pieces.pieceFrames == 64 && pieces.queueMicroseconds == 5_333)
+        #expect(PulseBuffering(parsing: pieces.description) == pieces)
         let wrongs = [
             "tlength=0", "minreq=-1", "minreq=65", "tlength=65", "adjust=2", "latency=3", "tlength", "tlength=x",
-            "slack=-1", "slack=1000001", "write=1", "write=", "write=Whole", "queue=-1", "queue=1000001"
+            "slack=-1", "slack=1000001", "write=1", "write=", "write=Whole", "queue=-1", "queue=1000001",
+            "piece=-1", "piece=65537", "piece=x", "write=piece"
         ]
         for wrong in wrongs {
             #expect(PulseBuffering(parsing: wrong) == nil, "\(wrong)")
@@ -52,6 +56,38 @@ import Testing
         #expect(huge.attributes(blockFrames: Int.max / 2, frameBytes: 8, sampleRate: 48_000).tlength == UInt32.max - 1)
         #expect(huge.attributes(blockFrames: 256, frameBytes: Int.max, sampleRate: Int.max).prebuf == 0)
         #expect(PulseBuffering.chosen.attributes(blockFrames: 128, frameBytes: 8, sampleRate: 48_000).minreq == 1024)
+    }
+
+    /// Written in pieces, each render is a piece of at most a block (the output's own block of memory), served as
+    /// the server asks; with no piece, a request is rendered at once, in renders of at most a block, to its last
+    /// frame; no render is empty or negative.
+    @Test func aRequestIsRenderedInPiecesOfAtMostABlock() {
+        func split(_ frames: Int, block: Int) -> [Int] {
+            var rule = PulseBuffering.chosen
+            rule.writing = .pieces
+            var left = frames
+            var lengths: [Int] = []
+            while left > 0 {
+                let length = rule.pieceLength(left: left, blockFrames: block)
+                guard length > 0 else { break }
+                lengths.append(length)
+                left -= length
+            }
+            return lengths
+        }
+        #expect(split(128, block: 512) == [128])
+        #expect(split(1_200, block: 512) == [512, 512, 176])
+        #expect(split(0, block: 256).isEmpty && split(-5, block: 256).isEmpty)
+        #expect(split(3, block: 0) == [1, 1, 1])
+        func piece(_ frames: Int?, block: Int) -> Int? {
+            var rule = PulseBuffering.chosen
+            rule.writing = .pieces
+            rule.pieceFrames = frames
+            return rule.pieceRenderFrames(blockFrames: block)
+        }
+        #expect(piece(128, block: 512) == 128 && piece(4_096, block: 256) == 256 && piece(1, block: 0) == 1)
+        #expect(piece(0, block: 512) == nil && piece(nil, block: 512) == nil)
+        #expect(piece(Int.max, block: Int.max) == Int.max)
     }
 
     /// On PipeWire the slack past the first block is a whole block up to 5⅓ ms, then max(5⅓ ms, half a block): the
