@@ -134,31 +134,42 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// - **PipeWire's pulse server:** whole blocks; the second block is cut to max(5⅓ ms, half a block), a whole
     ///   block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to 21.2 ms at 512 frames and
     ///   from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in `stress`.
-    /// - **PulseAudio:** two whole blocks for a block of up to 8 ms; a longer one is written as asked, rendered
-    ///   ahead, with 10⅔ ms (`pulseAudioQueueMicroseconds`), or half a block if that is more, asked for the whole
-    ///   buffer. Under adjust-latency the
-    ///   server keeps three quarters of that queued and asks for a quarter at a time, so the queue never falls below
-    ///   about 4 ms whatever the block, where whole blocks let it fall to one block short of `tlength` (and
-    ///   `tlength` cannot be less than two blocks there: the server keeps it at least twice `minreq`). A block
-    ///   under 8 ms is better whole: its click goes out one block behind, under the 8 ms the asked queue holds.
+    /// - **PulseAudio:** two whole blocks for a block of up to 4 ms (`pulseAudioWholeBlockMicroseconds`); a longer
+    ///   one is written as asked, in pieces (session 48), with 8 ms queued for a block of up to 8 ms and 10⅔ ms
+    ///   (`pulseAudioQueueMicroseconds`) past it, or half a block if that is more, asked for the whole buffer. Under
+    ///   adjust-latency the server keeps three quarters of that queued and asks for a quarter at a time, so the queue
+    ///   never falls below about 4 ms whatever the block, where whole blocks let it fall to one block short of
+    ///   `tlength` (and `tlength` cannot be less than two blocks there: the server keeps it at least twice
+    ///   `minreq`). A piece is a quarter of the block, or the server's request when that is more: a start waits for
+    ///   the next piece, not the next block (p99 from the call to the sound at 512 frames 7.6 ms against 17.6 from a
+    ///   block rendered ahead), for the cost of a render per piece (OpenAL Soft visits every voice in each).
     package func onServer(named name: String?, blockFrames: Int, sampleRate: Int) -> PulseBuffering {
         var chosen = self
         let pipeWire = name?.contains("PipeWire") == true
+        let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
         if chosen.slackMicroseconds == nil { chosen.slackMicroseconds = pipeWire ? 5_333 : 0 }
         if chosen.writing == nil {
-            let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
-            chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .ahead : .whole
+            chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .pieces : .whole
         }
         if chosen.queueMicroseconds == nil {
-            chosen.queueMicroseconds = pipeWire ? 0 : Self.pulseAudioQueueMicroseconds
+            chosen.queueMicroseconds =
+                pipeWire
+                ? 0 : blockMicroseconds > Self.pulseAudioShortQueueBlockMicroseconds
+                    ? Self.pulseAudioQueueMicroseconds : Self.pulseAudioShortQueueMicroseconds
+        }
+        if chosen.pieceFrames == nil && chosen.writing == .pieces {
+            let request = chosen.requestFrames(blockFrames: blockFrames, sampleRate: sampleRate) ?? 0
+            chosen.pieceFrames = max(max(blockFrames, 1) / 4, request, 1)
         }
         return chosen
     }
 
-    /// On PulseAudio: what writes as asked ask for the whole buffer (512 frames at 48 kHz), and the longest block
-    /// written whole.
+    /// On PulseAudio: what writes as asked ask for the whole buffer (512 frames at 48 kHz), or for a block of up to
+    /// 8 ms, the shorter queue; and the longest block written whole.
     static let pulseAudioQueueMicroseconds = 10_667
-    static let pulseAudioWholeBlockMicroseconds = 8_000.0
+    static let pulseAudioShortQueueMicroseconds = 8_000
+    static let pulseAudioShortQueueBlockMicroseconds = 8_000.0
+    static let pulseAudioWholeBlockMicroseconds = 4_000.0
 
     /// `tlength` in frames for blocks of `blockFrames` at `sampleRate`.
     package func targetFrames(blockFrames: Int, sampleRate: Int) -> Int {
