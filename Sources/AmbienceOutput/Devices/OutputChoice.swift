@@ -152,10 +152,9 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
             chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .pieces : .whole
         }
         if chosen.queueMicroseconds == nil {
-            chosen.queueMicroseconds =
-                pipeWire
-                ? 0 : blockMicroseconds > Self.pulseAudioShortQueueBlockMicroseconds
-                    ? Self.pulseAudioQueueMicroseconds : Self.pulseAudioShortQueueMicroseconds
+            let short = blockMicroseconds <= Self.pulseAudioShortQueueBlockMicroseconds
+            let pulseAudio = short ? Self.pulseAudioShortQueueMicroseconds : Self.pulseAudioQueueMicroseconds
+            chosen.queueMicroseconds = pipeWire ? 0 : pulseAudio
         }
         if chosen.pieceFrames == nil && chosen.writing == .pieces {
             let request = chosen.requestFrames(blockFrames: blockFrames, sampleRate: sampleRate) ?? 0
