@@ -88,7 +88,30 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         /// Exactly `n` bytes, from a block rendered as soon as the one before ran out, so that the next request is
         /// answered at once (SDL 2.26's pulseaudio driver's order: render, write as asked, wait).
         case ahead
+        /// Exactly `n` bytes, from pieces of `pieceFrames` (a part of a block) each rendered when its first byte
+        /// is asked for, or with no piece set, rendered at the request itself: a start waits for the next piece, a
+        /// fraction of a block, not for the next block.
+        case pieces
     }
+
+    /// With writes in pieces: the frames of each render, at most a block (0: each request rendered as it comes, in
+    /// renders of at most a block; nil: the server's rule, `onServer`). Each render costs OpenAL Soft a visit to
+    /// every voice, so the piece trades a start's wait against the mix's cost.
+    package var pieceFrames: Int?
+
+    /// Whether requests are answered with exactly what they ask (not whole blocks): the queue is then `queue` µs.
+    var writesAsAsked: Bool { writing == .asked || writing == .ahead || writing == .pieces }
+
+    /// With writes in pieces, the frames of each render from a block of `blockFrames`, or nil when each request is
+    /// rendered as it comes (`pieceLength`).
+    package func pieceRenderFrames(blockFrames: Int) -> Int? {
+        guard let piece = pieceFrames, piece > 0 else { return nil }
+        return min(piece, max(blockFrames, 1))
+    }
+
+    /// With each request rendered as it comes, the frames of the next render when `left` frames of it are still to
+    /// write: at most a block (the output's own block of memory).
+    package func pieceLength(left: Int, blockFrames: Int) -> Int { min(max(left, 0), max(blockFrames, 1)) }
 
     package init(
         targetBlocks: Int, requestBlocks: Int, prebufferBlocks: Int, adjustLatency: Bool, slackMicroseconds: Int? = 0,
@@ -111,38 +134,48 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     /// - **PipeWire's pulse server:** whole blocks; the second block is cut to max(5⅓ ms, half a block), a whole
     ///   block up to 256 frames at 48 kHz: p99 from the call to the sound fell from 37.1 to 21.2 ms at 512 frames and
     ///   from 68.8 to 31.5 at 1,024 (SDL_mixer: 32.0 and 42.0), with the same underflows in `stress`.
-    /// - **PulseAudio:** two whole blocks for a block of up to 8 ms; a longer one is written as asked, rendered
-    ///   ahead, with 10⅔ ms (`pulseAudioQueueMicroseconds`), or half a block if that is more, asked for the whole
-    ///   buffer. Under adjust-latency the
-    ///   server keeps three quarters of that queued and asks for a quarter at a time, so the queue never falls below
-    ///   about 4 ms whatever the block, where whole blocks let it fall to one block short of `tlength` (and
-    ///   `tlength` cannot be less than two blocks there: the server keeps it at least twice `minreq`). A block
-    ///   under 8 ms is better whole: its click goes out one block behind, under the 8 ms the asked queue holds.
+    /// - **PulseAudio:** two whole blocks for a block of up to 4 ms (`pulseAudioWholeBlockMicroseconds`); a longer
+    ///   one is written as asked, in pieces (session 48), with 8 ms queued for a block of up to 8 ms and 10⅔ ms
+    ///   (`pulseAudioQueueMicroseconds`) past it, or half a block if that is more, asked for the whole buffer. Under
+    ///   adjust-latency the server keeps three quarters of that queued and asks for a quarter at a time, so the queue
+    ///   never falls below about 4 ms whatever the block, where whole blocks let it fall to one block short of
+    ///   `tlength` (and `tlength` cannot be less than two blocks there: the server keeps it at least twice
+    ///   `minreq`). A piece is a quarter of the block, or the server's request when that is more: a start waits for
+    ///   the next piece, not the next block (p99 from the call to the sound at 512 frames 7.2 ms against 17.6 from a
+    ///   block rendered ahead), for the cost of a render per piece (OpenAL Soft visits every voice in each).
     package func onServer(named name: String?, blockFrames: Int, sampleRate: Int) -> PulseBuffering {
         var chosen = self
         let pipeWire = name?.contains("PipeWire") == true
+        let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
         if chosen.slackMicroseconds == nil { chosen.slackMicroseconds = pipeWire ? 5_333 : 0 }
         if chosen.writing == nil {
-            let blockMicroseconds = Double(max(blockFrames, 0)) * 1e6 / Double(max(sampleRate, 1))
-            chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .ahead : .whole
+            chosen.writing = !pipeWire && blockMicroseconds > Self.pulseAudioWholeBlockMicroseconds ? .pieces : .whole
         }
         if chosen.queueMicroseconds == nil {
-            chosen.queueMicroseconds = pipeWire ? 0 : Self.pulseAudioQueueMicroseconds
+            let short = blockMicroseconds <= Self.pulseAudioShortQueueBlockMicroseconds
+            let pulseAudio = short ? Self.pulseAudioShortQueueMicroseconds : Self.pulseAudioQueueMicroseconds
+            chosen.queueMicroseconds = pipeWire ? 0 : pulseAudio
+        }
+        if chosen.pieceFrames == nil && chosen.writing == .pieces {
+            let request = chosen.requestFrames(blockFrames: blockFrames, sampleRate: sampleRate) ?? 0
+            chosen.pieceFrames = max(max(blockFrames, 1) / 4, request, 1)
         }
         return chosen
     }
 
-    /// On PulseAudio: what writes as asked ask for the whole buffer (512 frames at 48 kHz), and the longest block
-    /// written whole.
+    /// On PulseAudio: what writes as asked ask for the whole buffer (512 frames at 48 kHz), or for a block of up to
+    /// 8 ms, the shorter queue; and the longest block written whole.
     static let pulseAudioQueueMicroseconds = 10_667
-    static let pulseAudioWholeBlockMicroseconds = 8_000.0
+    static let pulseAudioShortQueueMicroseconds = 8_000
+    static let pulseAudioShortQueueBlockMicroseconds = 8_000.0
+    static let pulseAudioWholeBlockMicroseconds = 4_000.0
 
     /// `tlength` in frames for blocks of `blockFrames` at `sampleRate`.
     package func targetFrames(blockFrames: Int, sampleRate: Int) -> Int {
         let block = max(blockFrames, 1)
         let (whole, overflow) = max(targetBlocks, 1).multipliedReportingOverflow(by: block)
         guard !overflow else { return Int.max / 2 }
-        if let queue = queueMicroseconds, queue > 0, writing == .asked || writing == .ahead {
+        if let queue = queueMicroseconds, queue > 0, writesAsAsked {
             let frames = (Double(queue) * Double(max(sampleRate, 1)) / 1e6).saturated(
                 Int.self, rounding: .toNearestOrAwayFromZero)
             // At least half a block: the next block is rendered while the queue plays out, and its render grows
@@ -163,7 +196,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard requestBlocks > 0 else { return nil }
         let block = max(blockFrames, 1)
         let (asked, overflow) = requestBlocks.multipliedReportingOverflow(by: block)
-        if writing == .asked || writing == .ahead {
+        if writesAsAsked {
             let quarter = max(targetFrames(blockFrames: block, sampleRate: sampleRate) / 4, 1)
             return overflow ? quarter : min(asked, quarter)
         }
@@ -178,15 +211,15 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
         guard let parsed = PulseBuffering(parsing: text) else {
             Log.warning(
                 "output: AMBIENCE_PULSE_BUFFER '\(text)' is not "
-                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs")
+                    + "tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead|pieces,queue=µs,piece=N")
             return chosen
         }
         return parsed
     }
 
-    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead,queue=µs` (blocks; any
-    /// subset, the rest from `chosen`); nil when a key or number is wrong. Blocks are 1–64 (`minreq` and `prebuf`
-    /// 0–64); `slack` and `queue` are 0–1,000,000 µs.
+    /// Reads `tlength=N,minreq=N,prebuf=N,adjust=0|1,slack=µs,write=whole|asked|ahead|pieces,queue=µs,piece=N`
+    /// (blocks; any subset, the rest from `chosen`); nil when a key or number is wrong. Blocks are 1–64 (`minreq` and
+    /// `prebuf` 0–64); `slack` and `queue` are 0–1,000,000 µs; `piece` is 0–65,536 frames.
     package init?(parsing text: String) {
         self = Self.chosen
         for field in text.split(separator: ",") {
@@ -197,6 +230,7 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
             switch parts[0] {
             case "slack" where number <= 1_000_000: slackMicroseconds = number
             case "queue" where number <= 1_000_000: queueMicroseconds = number
+            case "piece" where number <= 65_536: pieceFrames = number
             case "tlength" where (1...64).contains(number): targetBlocks = number
             case "minreq" where number <= 64: requestBlocks = number
             case "prebuf" where number <= 64: prebufferBlocks = number
@@ -210,6 +244,6 @@ package struct PulseBuffering: Sendable, Equatable, CustomStringConvertible {
     package var description: String {
         "tlength=\(targetBlocks),minreq=\(requestBlocks),prebuf=\(prebufferBlocks),adjust=\(adjustLatency ? 1 : 0)"
             + (slackMicroseconds.map { ",slack=\($0)" } ?? "") + (writing.map { ",write=\($0.rawValue)" } ?? "")
-            + (queueMicroseconds.map { ",queue=\($0)" } ?? "")
+            + (queueMicroseconds.map { ",queue=\($0)" } ?? "") + (pieceFrames.map { ",piece=\($0)" } ?? "")
     }
 }

@@ -42,8 +42,10 @@ final class PulseOutputStream: @unchecked Sendable {
     /// header: 8,192 frames and up), or the block being written piece by piece (`PulseBuffering.Writing.asked`):
     /// rendered here, then copied by `pa_stream_write`. Made once, at the open.
     private let scratch: UnsafeMutablePointer<Float>
-    /// Bytes of `scratch` already written; a whole block's when none is waiting. Main-loop thread only.
+    /// Bytes of `scratch` already written, of the `scratchRendered` its last render made; all of them when none is
+    /// waiting. Main-loop thread only.
     private var scratchWritten: Int
+    private var scratchRendered: Int
     /// The requests traced (`AMBIENCE_PULSE_TRACE`), or nil.
     private let trace = PulseRequestTrace.configured()
 
@@ -65,6 +67,7 @@ final class PulseOutputStream: @unchecked Sendable {
         scratch = .allocate(capacity: blockFrames * 2)
         scratch.initialize(repeating: 0, count: blockFrames * 2)
         scratchWritten = blockFrames * Self.frameBytes
+        scratchRendered = scratchWritten
         do throws(SharedLibraryError) { pulse = try library.functions() } catch {
             scratch.deallocate()
             audioThread.threadEnded()
@@ -247,53 +250,74 @@ final class PulseOutputStream: @unchecked Sendable {
     // MARK: On the main-loop thread
 
     /// Renders as many whole blocks as fit in what the server will take now (`writable`, all it asked for so far):
-    /// the mixer's clock advances by blocks, and writing a whole block for a smaller request would queue more than
-    /// `tlength`, a little more at every request. Writes into libpulse's own memory; stops if libpulse refuses.
+    /// writing a whole block for a smaller request would queue more than `tlength`, a little more at every request.
+    /// Or, written as asked, exactly `writable`: from a block (`feed`), or rendered now in pieces of at most a block.
+    /// Writes into libpulse's own memory; stops if libpulse refuses.
     private func fill(_ stream: OpaquePointer, writable: Int) {
         let blockBytes = blockFrames * Self.frameBytes
-        trace?.record(bytes: writable, held: blockBytes - scratchWritten)
-        if let writing = buffering.writing, writing != .whole {
-            return feed(stream, asked: writable, renderingAhead: writing == .ahead)
-        }
-        var written = 0
-        while writable - written >= blockBytes {
-            var data: UnsafeMutableRawPointer? = nil
-            var size = blockBytes
-            guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, var data else { return }
-            if size < blockBytes {
-                // More than libpulse lends at once: render into our block, which the write copies.
-                _ = pulse.pa_stream_cancel_write(stream)
-                data = UnsafeMutableRawPointer(scratch)
+        trace?.record(bytes: writable, held: scratchRendered - scratchWritten)
+        switch buffering.writing {
+        case .asked?, .ahead?:
+            return feed(stream, asked: writable, renderingAhead: buffering.writing == .ahead, renderFrames: blockFrames)
+        case .pieces?:
+            if let piece = buffering.pieceRenderFrames(blockFrames: blockFrames) {
+                return feed(stream, asked: writable, renderingAhead: false, renderFrames: piece)
             }
-            renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: blockFrames)
-            guard pulse.pa_stream_write(stream, data, blockBytes, nil, 0, PA_SEEK_RELATIVE) == 0 else { return }
-            written += blockBytes
+            var left = max(writable, 0) / Self.frameBytes
+            while left > 0 {
+                let frames = buffering.pieceLength(left: left, blockFrames: blockFrames)
+                guard renderAndWrite(stream, frames: frames) else { return }
+                left -= frames
+            }
+        case .whole?, nil:
+            var written = 0
+            while writable - written >= blockBytes {
+                guard renderAndWrite(stream, frames: blockFrames) else { return }
+                written += blockBytes
+            }
         }
     }
 
-    /// Writes the `asked` bytes (whole frames) from the block in `scratch`, rendering the next block each time one
-    /// runs out: the server's queue is topped up to its `tlength` at every request, where whole blocks left it up to
-    /// a block short. `renderingAhead`: a block that ran out is followed at once by the next one's render, so the next
-    /// request finds its data ready; else the render waits for the request that needs it.
-    private func feed(_ stream: OpaquePointer, asked: Int, renderingAhead: Bool) {
-        let blockBytes = blockFrames * Self.frameBytes
+    /// Renders `frames` (at most a block) into libpulse's own memory and writes them; false if libpulse refused.
+    private func renderAndWrite(_ stream: OpaquePointer, frames: Int) -> Bool {
+        let bytes = frames * Self.frameBytes
+        var data: UnsafeMutableRawPointer? = nil
+        var size = bytes
+        guard pulse.pa_stream_begin_write(stream, &data, &size) == 0, var data else { return false }
+        if size < bytes {
+            // More than libpulse lends at once: render into our block, which the write copies.
+            _ = pulse.pa_stream_cancel_write(stream)
+            data = UnsafeMutableRawPointer(scratch)
+        }
+        renderer.renderAudio(into: data.assumingMemoryBound(to: Float.self), frames: frames)
+        return pulse.pa_stream_write(stream, data, bytes, nil, 0, PA_SEEK_RELATIVE) == 0
+    }
+
+    /// Writes the `asked` bytes (whole frames) from the render in `scratch`, rendering the next `renderFrames` (at
+    /// most a block) each time one runs out: the server's queue is topped up to its `tlength` at every request, where
+    /// whole blocks left it up to a block short. `renderingAhead`: a render that ran out is followed at once by the
+    /// next one, so the next request finds its data ready; else the render waits for the request that needs it.
+    private func feed(_ stream: OpaquePointer, asked: Int, renderingAhead: Bool, renderFrames: Int) {
+        let renderBytes = min(max(renderFrames, 1), blockFrames) * Self.frameBytes
         var left = max(asked, 0) - max(asked, 0) % Self.frameBytes
         let block = UnsafeMutableRawPointer(scratch)
         while left > 0 {
-            if scratchWritten >= blockBytes {
-                renderer.renderAudio(into: scratch, frames: blockFrames)
+            if scratchWritten >= renderBytes {
+                renderer.renderAudio(into: scratch, frames: renderBytes / Self.frameBytes)
                 scratchWritten = 0
+                scratchRendered = renderBytes
             }
-            let count = min(left, blockBytes - scratchWritten)
+            let count = min(left, renderBytes - scratchWritten)
             guard pulse.pa_stream_write(stream, block + scratchWritten, count, nil, 0, PA_SEEK_RELATIVE) == 0 else {
                 return
             }
             scratchWritten += count
             left -= count
         }
-        if renderingAhead && scratchWritten >= blockBytes {
-            renderer.renderAudio(into: scratch, frames: blockFrames)
+        if renderingAhead && scratchWritten >= renderBytes {
+            renderer.renderAudio(into: scratch, frames: renderBytes / Self.frameBytes)
             scratchWritten = 0
+            scratchRendered = renderBytes
         }
     }
 

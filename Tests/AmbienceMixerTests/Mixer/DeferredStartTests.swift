@@ -87,6 +87,33 @@ import Testing
         #expect(mixer.render(frames: 2_048).samples == (try startAfterSilence(settle: false)))
     }
 
+    /// The libpulse output answers a request in pieces (`PulseBuffering.Writing.pieces`): OpenAL Soft's loopback
+    /// mixes exactly the frames it is asked for and applies a start at the next call, so a start made between two
+    /// 64-frame pieces sounds from the second one's first sample, and the pieces after it are, sample for sample,
+    /// the one long render of the same start.
+    @Test func aStartBetweenPiecesSoundsFromTheNextPieceAsInOneRender() throws {
+        func mix(pieces: [Int], startBefore: Int) throws -> [Float] {
+            let (mixer, sound) = try mixer()
+            var out = [Float](repeating: 1, count: pieces.reduce(0, +) * 2)
+            out.withUnsafeMutableBufferPointer { buffer in
+                var done = 0
+                for (index, frames) in pieces.enumerated() {
+                    if index == startBefore { #expect(mixer.play(sound).isReal) }
+                    mixer.render(into: buffer.baseAddress! + done * 2, frames: frames)
+                    done += frames
+                }
+            }
+            return out
+        }
+        let pieces = try mix(pieces: Array(repeating: 64, count: 32), startBefore: 3)
+        let whole = try mix(pieces: [192, 1_856], startBefore: 1)
+        #expect(pieces[0..<384].allSatisfy { $0 == 0 })
+        // The cosine's first sample, its loudest, is the fourth piece's first frame.
+        #expect(abs(pieces[384]) > 0.25 && abs(pieces[384] - whole[384]) < 1e-6)
+        let worst = zip(pieces, whole).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst < 1e-5, "pieces differ from one render by \(worst)")
+    }
+
     /// A source a one-shot has played out is `stopped` again before its next start is applied: a tick in between
     /// (the game's `update()` before the audio thread's next block) must not take it for played out.
     @Test func aTickBeforeTheBlockDoesNotEndAStartNotYetApplied() throws {

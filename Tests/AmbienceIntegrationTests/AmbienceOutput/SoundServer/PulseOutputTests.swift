@@ -13,8 +13,10 @@ import Testing
 extension SoundServerSuites {
     @Suite(.offTheCooperativePool, .timeLimit(.minutes(3)), .serialized) struct PulseOutputTests {
         /// A sine played through the libpulse output reaches the sink the game named (by its description, as SDL
-        /// names devices), and only that one: its monitor records the sine at its pitch and about its level.
-        @Test func audioReachesTheNamedSinkThroughLibpulse() throws {
+        /// names devices), and only that one: its monitor records the sine at its pitch and about its level. At
+        /// 128 frames the output writes whole blocks; at 256 and 1,024, on PulseAudio, pieces of 96 and 256 frames
+        /// (`PulseBuffering.Writing.pieces`), which a piece written out of place would break.
+        @Test(arguments: [128, 256, 1024]) func audioReachesTheNamedSinkThroughLibpulse(blockFrames: Int) throws {
             guard PulseServer.isRunning else { return }
             try PulseServer.restore()
             let fixtures = try Fixtures()
@@ -32,6 +34,7 @@ extension SoundServerSuites {
             var configuration = EngineConfiguration(
                 output: .device(name: "Headphones"), appName: "ambience-pulse-output-test", desktopIntegration: false)
             configuration.outputBackend = .libpulse
+            configuration.blockFrames = blockFrames
             let engine = try AudioEngine(configuration)
             defer { engine.shutdown() }
             #expect(engine.outputBackend == .libpulse)
