@@ -328,10 +328,11 @@ public func mixPaused(_ channel: Int32) -> Int32 {
 
 /// Mix_Playing: 1 when a play is on the channel (paused ones count), else 0; for -1 the number of such channels. A
 /// one-shot whose last frame the output has rendered reads 0, whether or not its end has been reported yet
-/// (ChannelEnds.swift).
+/// (ChannelEnds.swift). The first 64 channels are mostly answered without the lock (PlayingAnswers.swift).
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
-    StandIn.shared.state.withChannelLock { state in
+    if let answer = StandIn.shared.state.publishedPlaying(channel) { return answer }
+    return StandIn.shared.state.withChannelLock { state in
         state.settle(channel)
         return state.channels.count(channel) { state.channels.isPlaying($0) }
     }

@@ -64,6 +64,10 @@ struct MixerState {
     var music = MusicState()
     /// Mix_HookMusic's function and the stream playing it (MusicHook.swift), under this lock with the music it holds.
     var hook = MusicHook()
+    /// Mix_Playing's answers as published for readers without the lock (PlayingAnswers.swift), and how many of its
+    /// channels were published last.
+    var playingTable = PlayingTable(engine: nil)
+    var publishedChannels = PlayingTable.channels
 }
 
 extension MixerState {
@@ -123,12 +127,17 @@ final class GuardedMixerState: Sendable {
     private let lock = Lock<MixerState>(MixerState())
     /// `MusicAnswers` as last published.
     private let answers = Atomic<UInt8>(0)
+    /// The table Mix_Playing reads without the lock (PlayingAnswers.swift), replaced at each opening and close.
+    private let playing = Lock<PlayingTable>(PlayingTable(engine: nil))
 
     func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending MixerState) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try lock.withLock { (state: inout sending MixerState) throws(E) -> sending Result in
-            defer { answers.store(state.musicAnswers.rawValue, ordering: .releasing) }
+            defer {
+                answers.store(state.musicAnswers.rawValue, ordering: .releasing)
+                state.publishAnswers(to: playing)
+            }
             return try body(&state)
         }
     }
@@ -137,7 +146,16 @@ final class GuardedMixerState: Sendable {
     /// nothing the music's answers are made of, so those stay as last published (by the music's own calls, and by the
     /// update thread at each wake, which brings the session's pauses in), and the music player's lock is not taken.
     func withChannelLock<Result: ~Copyable>(_ body: (inout sending MixerState) -> sending Result) -> sending Result {
-        lock.withLock { (state: inout sending MixerState) -> sending Result in body(&state) }
+        lock.withLock { (state: inout sending MixerState) -> sending Result in
+            defer { state.publishAnswers(to: playing) }
+            return body(&state)
+        }
+    }
+
+    /// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
+    func publishedPlaying(_ channel: Int32) -> Int32? {
+        guard channel >= 0, Int(channel) < PlayingTable.channels else { return nil }
+        return playing.withLock { $0 }.answer(Int(channel))
     }
 
     /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.
