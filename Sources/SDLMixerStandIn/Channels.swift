@@ -63,7 +63,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
     -> Int32
 {
     let pointer = chunk.map(ChunkPointer.init)
-    let found = StandIn.shared.state.withChannelLock { state -> PlayRequest? in
+    let found = StandIn.shared.state.withChannelLock(publishing: channel) { state -> PlayRequest? in
         guard let device = state.device else {
             report(deviceNotOpen)
             return nil
@@ -109,7 +109,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
         var finished: [Int32] = []
         var abufToFree: UnsafeMutablePointer<UInt8>?
         var waiting = false
-        let result = StandIn.shared.state.withChannelLock { state -> Int32? in
+        let result = StandIn.shared.state.withChannelLock(publishing: channel) { state -> Int32? in
             if !readDone {
                 readDone = true
                 abufToFree = request.record.endRead()
@@ -332,7 +332,7 @@ public func mixPaused(_ channel: Int32) -> Int32 {
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
     if let answer = StandIn.shared.state.publishedPlaying(channel) { return answer }
-    return StandIn.shared.state.withChannelLock { state in
+    return StandIn.shared.state.withChannelLock(publishing: channel) { state in
         state.settle(channel)
         return state.channels.count(channel) { state.channels.isPlaying($0) }
     }

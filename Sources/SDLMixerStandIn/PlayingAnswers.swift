@@ -45,10 +45,13 @@ final class PlayingTable: Sendable {
 
 extension MixerState {
     /// Channel `i`'s answer in the published form, as `mixPlaying`'s locked path gives it: a play is on unless it
-    /// is a one-shot that `settle` would end, which it looks at only once the output has rendered its planned end.
-    func publishedAnswer(_ i: Int) -> Int {
-        guard i < channels.slots.count, channels.slots[i].voice != nil else { return PlayingTable.none }
-        guard device != nil, let end = channels.slots[i].endFrame, !channels.slots[i].paused,
+    /// is a one-shot that `settle` would end, which it looks at only once the output has rendered its planned end
+    /// (`opened`: a device is open; without one nothing is settled).
+    func publishedAnswer(_ i: Int, opened: Bool) -> Int {
+        // A pattern, not `!= nil`: that copied the voice (a retain of its mixer) for every channel at every publish.
+        guard i < channels.slots.count else { return PlayingTable.none }
+        guard case .some = channels.slots[i].voice else { return PlayingTable.none }
+        guard opened, let end = channels.slots[i].endFrame, channels.slots[i].pausedAt == nil,
             channels.slots[i].stream == nil, channels.slots[i].loopsLeft == 0
         else { return PlayingTable.on }
         // An end frame equal to a mark (one that overflowed) is past every count, as the locked path finds it.
@@ -66,7 +69,16 @@ extension MixerState {
             readers.withLock { $0 = table }
         }
         let count = min(max(channels.slots.count, publishedChannels), PlayingTable.channels)
-        for i in 0..<count { playingTable.store(publishedAnswer(i), at: i) }
+        let opened = engine != nil
+        for i in 0..<count { playingTable.store(publishedAnswer(i, opened: opened), at: i) }
         publishedChannels = min(channels.slots.count, PlayingTable.channels)
+    }
+
+    /// Publishes the answer of `channel` alone (every one for -1), after a call that changed no other channel and
+    /// neither opened nor closed the device (`GuardedMixerState.withChannelLock`).
+    mutating func publishAnswer(of channel: Int32, to readers: borrowing Lock<PlayingTable>) {
+        guard channel >= 0 else { return publishAnswers(to: readers) }
+        guard Int(channel) < PlayingTable.channels else { return }
+        playingTable.store(publishedAnswer(Int(channel), opened: device != nil), at: Int(channel))
     }
 }

@@ -145,9 +145,12 @@ final class GuardedMixerState: Sendable {
     /// `withLock` for the channel calls a game loop makes every frame (Mix_Playing, Mix_PlayChannel): they change
     /// nothing the music's answers are made of, so those stay as last published (by the music's own calls, and by the
     /// update thread at each wake, which brings the session's pauses in), and the music player's lock is not taken.
-    func withChannelLock<Result: ~Copyable>(_ body: (inout sending MixerState) -> sending Result) -> sending Result {
+    /// They change no channel but `channel` (any for -1), whose Mix_Playing answer alone is published again.
+    func withChannelLock<Result: ~Copyable>(
+        publishing channel: Int32, _ body: (inout sending MixerState) -> sending Result
+    ) -> sending Result {
         lock.withLock { (state: inout sending MixerState) -> sending Result in
-            defer { state.publishAnswers(to: playing) }
+            defer { state.publishAnswer(of: channel, to: playing) }
             return body(&state)
         }
     }
