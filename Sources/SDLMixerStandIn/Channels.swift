@@ -17,7 +17,7 @@ import Glibc
 /// the finished callback, then the effects' done callbacks; each once).
 func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
     for channel in channels {
-        let claimed = StandIn.shared.state.withLock { state -> standin_channel_finished?? in
+        let claimed = StandIn.shared.state.withChannelLock(publishing: nil) { state -> standin_channel_finished?? in
             if reporting {
                 guard state.reporting.contains(channel) else { return .none }
                 state.reportingNow = (channel, state.channels.index(channel).flatMap { state.channels.slots[$0].chunk })
@@ -26,16 +26,16 @@ func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
         }
         guard let callback = claimed else { continue }
         callback?(channel)
-        let chains = StandIn.shared.state.withLock { $0.channels.takeClosedChains(of: channel) }
+        let chains = StandIn.shared.state.withChannelLock(publishing: nil) { $0.channels.takeClosedChains(of: channel) }
         for ended in chains { callDone(ended.chain.close(), channel: channel) }
         if reporting {
-            StandIn.shared.state.withLock { state in
+            StandIn.shared.state.withChannelLock(publishing: nil) { state in
                 state.reporting.remove(channel)
                 state.reportingNow = nil
             }
         }
     }
-    let rest = StandIn.shared.state.withLock { state in
+    let rest = StandIn.shared.state.withChannelLock(publishing: nil) { state in
         // A streamed play the caller halted is let go by the engine's next update: within a tick.
         if state.channels.streamStoppedAt != nil { state.wakeUpdates() }
         return state.channels.takeClosedChains(of: nil)

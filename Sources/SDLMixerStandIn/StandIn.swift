@@ -145,12 +145,13 @@ final class GuardedMixerState: Sendable {
     /// `withLock` for the channel calls a game loop makes every frame (Mix_Playing, Mix_PlayChannel): they change
     /// nothing the music's answers are made of, so those stay as last published (by the music's own calls, and by the
     /// update thread at each wake, which brings the session's pauses in), and the music player's lock is not taken.
-    /// They change no channel but `channel` (any for -1), whose Mix_Playing answer alone is published again.
+    /// They change no channel but `channel` (any for -1; none for nil: the finished callbacks' bookkeeping), whose
+    /// Mix_Playing answer alone is published again.
     func withChannelLock<Result: ~Copyable>(
-        publishing channel: Int32, _ body: (inout sending MixerState) -> sending Result
+        publishing channel: Int32?, _ body: (inout sending MixerState) -> sending Result
     ) -> sending Result {
         lock.withLock { (state: inout sending MixerState) -> sending Result in
-            defer { state.publishAnswer(of: channel, to: playing) }
+            defer { if let channel { state.publishAnswer(of: channel, to: playing) } }
             return body(&state)
         }
     }
