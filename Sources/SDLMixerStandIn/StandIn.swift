@@ -64,10 +64,10 @@ struct MixerState {
     var music = MusicState()
     /// Mix_HookMusic's function and the stream playing it (MusicHook.swift), under this lock with the music it holds.
     var hook = MusicHook()
-    /// Mix_Playing's answers as published for readers without the lock (PlayingAnswers.swift), and how many of its
+    /// The opening whose engine Mix_Playing's published answers count frames of (PlayingAnswers.swift), and how many
     /// channels were published last.
-    var playingTable = PlayingTable(engine: nil)
-    var publishedChannels = PlayingTable.channels
+    var publishedOpening: Int?
+    var publishedChannels = PlayingAnswers.channels
 }
 
 extension MixerState {
@@ -127,8 +127,8 @@ final class GuardedMixerState: Sendable {
     private let lock = Lock<MixerState>(MixerState())
     /// `MusicAnswers` as last published.
     private let answers = Atomic<UInt8>(0)
-    /// The table Mix_Playing reads without the lock (PlayingAnswers.swift), replaced at each opening and close.
-    private let playing = Lock<PlayingTable>(PlayingTable(engine: nil))
+    /// What Mix_Playing reads without the lock (PlayingAnswers.swift).
+    private let playing = PlayingAnswers()
 
     func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending MixerState) throws(E) -> sending Result
@@ -158,8 +158,8 @@ final class GuardedMixerState: Sendable {
 
     /// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
     func publishedPlaying(_ channel: Int32) -> Int32? {
-        guard channel >= 0, Int(channel) < PlayingTable.channels else { return nil }
-        return playing.withLock { $0 }.answer(Int(channel))
+        guard channel >= 0, Int(channel) < PlayingAnswers.channels else { return nil }
+        return playing.answer(Int(channel))
     }
 
     /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.
