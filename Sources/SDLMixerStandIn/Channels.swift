@@ -17,7 +17,7 @@ import Glibc
 /// the finished callback, then the effects' done callbacks; each once).
 func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
     for channel in channels {
-        let claimed = StandIn.shared.state.withLock { state -> standin_channel_finished?? in
+        let claimed = StandIn.shared.state.withChannelLock(publishing: nil) { state -> standin_channel_finished?? in
             if reporting {
                 guard state.reporting.contains(channel) else { return .none }
                 state.reportingNow = (channel, state.channels.index(channel).flatMap { state.channels.slots[$0].chunk })
@@ -26,16 +26,16 @@ func deliverFinished(_ channels: [Int32], reporting: Bool = false) {
         }
         guard let callback = claimed else { continue }
         callback?(channel)
-        let chains = StandIn.shared.state.withLock { $0.channels.takeClosedChains(of: channel) }
+        let chains = StandIn.shared.state.withChannelLock(publishing: nil) { $0.channels.takeClosedChains(of: channel) }
         for ended in chains { callDone(ended.chain.close(), channel: channel) }
         if reporting {
-            StandIn.shared.state.withLock { state in
+            StandIn.shared.state.withChannelLock(publishing: nil) { state in
                 state.reporting.remove(channel)
                 state.reportingNow = nil
             }
         }
     }
-    let rest = StandIn.shared.state.withLock { state in
+    let rest = StandIn.shared.state.withChannelLock(publishing: nil) { state in
         // A streamed play the caller halted is let go by the engine's next update: within a tick.
         if state.channels.streamStoppedAt != nil { state.wakeUpdates() }
         return state.channels.takeClosedChains(of: nil)
@@ -63,7 +63,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
     -> Int32
 {
     let pointer = chunk.map(ChunkPointer.init)
-    let found = StandIn.shared.state.withChannelLock { state -> PlayRequest? in
+    let found = StandIn.shared.state.withChannelLock(publishing: channel) { state -> PlayRequest? in
         guard let device = state.device else {
             report(deviceNotOpen)
             return nil
@@ -109,7 +109,7 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
         var finished: [Int32] = []
         var abufToFree: UnsafeMutablePointer<UInt8>?
         var waiting = false
-        let result = StandIn.shared.state.withChannelLock { state -> Int32? in
+        let result = StandIn.shared.state.withChannelLock(publishing: channel) { state -> Int32? in
             if !readDone {
                 readDone = true
                 abufToFree = request.record.endRead()
@@ -328,10 +328,11 @@ public func mixPaused(_ channel: Int32) -> Int32 {
 
 /// Mix_Playing: 1 when a play is on the channel (paused ones count), else 0; for -1 the number of such channels. A
 /// one-shot whose last frame the output has rendered reads 0, whether or not its end has been reported yet
-/// (ChannelEnds.swift).
+/// (ChannelEnds.swift). The first 64 channels are mostly answered without the lock (PlayingAnswers.swift).
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
-    StandIn.shared.state.withChannelLock { state in
+    if let answer = StandIn.shared.state.publishedPlaying(channel) { return answer }
+    return StandIn.shared.state.withChannelLock(publishing: channel) { state in
         state.settle(channel)
         return state.channels.count(channel) { state.channels.isPlaying($0) }
     }

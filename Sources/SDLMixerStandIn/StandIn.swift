@@ -64,6 +64,10 @@ struct MixerState {
     var music = MusicState()
     /// Mix_HookMusic's function and the stream playing it (MusicHook.swift), under this lock with the music it holds.
     var hook = MusicHook()
+    /// The opening whose engine Mix_Playing's published answers count frames of (PlayingAnswers.swift), and how many
+    /// channels were published last.
+    var publishedOpening: Int?
+    var publishedChannels = PlayingAnswers.channels
 }
 
 extension MixerState {
@@ -123,12 +127,17 @@ final class GuardedMixerState: Sendable {
     private let lock = Lock<MixerState>(MixerState())
     /// `MusicAnswers` as last published.
     private let answers = Atomic<UInt8>(0)
+    /// What Mix_Playing reads without the lock (PlayingAnswers.swift).
+    private let playing = PlayingAnswers()
 
     func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending MixerState) throws(E) -> sending Result
     ) throws(E) -> sending Result {
         try lock.withLock { (state: inout sending MixerState) throws(E) -> sending Result in
-            defer { answers.store(state.musicAnswers.rawValue, ordering: .releasing) }
+            defer {
+                answers.store(state.musicAnswers.rawValue, ordering: .releasing)
+                state.publishAnswers(to: playing)
+            }
             return try body(&state)
         }
     }
@@ -136,8 +145,21 @@ final class GuardedMixerState: Sendable {
     /// `withLock` for the channel calls a game loop makes every frame (Mix_Playing, Mix_PlayChannel): they change
     /// nothing the music's answers are made of, so those stay as last published (by the music's own calls, and by the
     /// update thread at each wake, which brings the session's pauses in), and the music player's lock is not taken.
-    func withChannelLock<Result: ~Copyable>(_ body: (inout sending MixerState) -> sending Result) -> sending Result {
-        lock.withLock { (state: inout sending MixerState) -> sending Result in body(&state) }
+    /// They change no channel but `channel` (any for -1; none for nil: the finished callbacks' bookkeeping), whose
+    /// Mix_Playing answer alone is published again.
+    func withChannelLock<Result: ~Copyable>(
+        publishing channel: Int32?, _ body: (inout sending MixerState) -> sending Result
+    ) -> sending Result {
+        lock.withLock { (state: inout sending MixerState) -> sending Result in
+            defer { if let channel { state.publishAnswer(of: channel, to: playing) } }
+            return body(&state)
+        }
+    }
+
+    /// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
+    func publishedPlaying(_ channel: Int32) -> Int32? {
+        guard channel >= 0, Int(channel) < PlayingAnswers.channels else { return nil }
+        return playing.answer(Int(channel))
     }
 
     /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.

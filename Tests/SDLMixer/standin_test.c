@@ -411,6 +411,17 @@ int main(int argc, char **argv) {
     CHECK(Mix_AllocateChannels(4) == 4 && SDL_AtomicGet(&finished_count[10]) == before + 1);
     CHECK(seen_chunk[10] == tone);
     CHECK(Mix_PlayChannel(10, tone, 0) == -1 && Mix_Playing(-1) == 0);
+    /* Mix_Playing of one channel is answered without the lock from what each call publishes (PlayingAnswers.swift):
+     * every change shows at once, on the channels past the published ones too, and a one-shot reads 0 once out. */
+    CHECK(Mix_AllocateChannels(70) == 70 && Mix_PlayChannel(3, tone, -1) == 3 && Mix_PlayChannel(66, tone, -1) == 66);
+    CHECK(Mix_Playing(3) == 1 && Mix_Playing(66) == 1 && Mix_Playing(-1) == 2 && Mix_Playing(69) == 0);
+    Mix_Pause(3);
+    CHECK(Mix_Playing(3) == 1 && Mix_AllocateChannels(4) == 4 && Mix_Playing(3) == 1 && Mix_Playing(66) == 0);
+    CHECK(Mix_HaltChannel(3) == 0 && Mix_Playing(3) == 0 && Mix_Playing(4) == 0);
+    CHECK(Mix_PlayChannel(2, short_raw, 0) == 2 && Mix_Playing(2) == 1);
+    Uint32 asked = SDL_GetTicks();
+    while (Mix_Playing(2) && SDL_GetTicks() - asked < 5000) SDL_Delay(1);
+    CHECK(Mix_Playing(2) == 0 && Mix_Playing(-1) == 0);
 
     /* A chunk the program built itself plays, as chocolate-doom's do. */
     Mix_Chunk own = {0, (Uint8 *)raw, sizeof raw, MIX_MAX_VOLUME};

@@ -23,26 +23,39 @@ extension AudioEngine {
         if context.isLookDue { watchOtherAudio() }
     }
 
-    /// Tells the session what the desktop players and the sound server's other streams are playing.
+    /// Tells the session what the desktop players and the sound server's other streams are playing, when that differs
+    /// from what it was told last (the session's only source of both: an equal report changes nothing there, and the
+    /// look that makes one runs every 50 ms).
     private func watchOtherAudio() {
         // While the session bus is gone, what the players were last seen doing stands.
         let desktop = desktopLink?.connection
+        // One copy of the players' list for both questions (each copy sorts the client's table).
+        let players = desktop?.client.players
         let (seen, hasDevice) = state.withLock { state in
-            if let desktop {
+            if let desktop, let players {
                 state.playersLastSeen = PlayersSeen(
-                    playing: desktop.players.playingPlayers(),
-                    processes: Set(desktop.client.players.compactMap(\.processID)),
+                    playing: desktop.players.playingPlayers(among: players),
+                    processes: Set(players.compactMap(\.processID)),
                     gameDriven: systemMusicPlayer.gameDrivenPlayer?.name)
             }
             return (state.playersLastSeen, state.device != nil)
         }
+        let report: OtherAudioReport
         if let routes, hasDevice {
-            session.otherAudioChanged(
+            report = OtherAudioReport(
                 streamsPlaying: routes.isOtherAudioPlaying,
                 music: seen.music(streamWithoutPlayer: routes.isOtherMusicStreamPlaying(besides: seen.processes)))
         } else if desktop != nil {
-            session.otherAudioChanged(streamsPlaying: false, music: seen.music(streamWithoutPlayer: false))
+            report = OtherAudioReport(streamsPlaying: false, music: seen.music(streamWithoutPlayer: false))
+        } else {
+            return
         }
+        let isNew = state.withLock { state in
+            guard state.otherAudioReported != report else { return false }
+            state.otherAudioReported = report
+            return true
+        }
+        if isNew { session.otherAudioChanged(streamsPlaying: report.streamsPlaying, music: report.music) }
     }
 
     /// Whether this `update()` looks at the players and the output: the server has news, or the last look is
@@ -64,6 +77,12 @@ extension AudioEngine {
         session.attach(otherPlayers: desktop?.players)
         systemMusicPlayer.use(client: desktop?.client, ownBusName: desktop?.server?.busName)
     }
+}
+
+/// What `watchOtherAudio` told the session last.
+struct OtherAudioReport: Equatable {
+    var streamsPlaying: Bool
+    var music: OtherMusic
 }
 
 /// What the desktop players were doing when last seen.

@@ -41,6 +41,8 @@ public final class AudioEngine: @unchecked Sendable {
         var playersLastSeen = PlayersSeen()
         /// When `update()` last looked at the desktop players and the output (`pollMonitors`).
         var lastDeviceLook: Int?
+        /// What the session was last told of other apps' audio (`watchOtherAudio`).
+        var otherAudioReported: OtherAudioReport?
         var libraries: [MediaLibrary] = []
         /// This engine's place in the process's exit (`ProcessExit`), until it is shut down.
         var exitToken: Int?

@@ -162,6 +162,12 @@ package struct RouteTracker: Sendable, Equatable {
         return route(of: sink, driver: driver)
     }
 
+    /// Whether a `refresh` at a later time could change the tracker though the server's snapshot is the one it saw
+    /// at its last refresh, at `last`: a plug or a replacement is awaited, or the trust in a move ran out since.
+    package func refreshIsDue(since last: Int) -> Bool {
+        awaitedReplacement != nil || recentPlug != nil || trustMoveUntil > last
+    }
+
     /// Catches up with where the server says our stream is (after the events, once per poll).
     package mutating func refresh(_ snapshot: PulseSnapshot, now: Int) {
         if let awaited = awaitedReplacement, now >= awaited.until { awaitedReplacement = nil }

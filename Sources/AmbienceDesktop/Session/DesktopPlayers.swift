@@ -18,8 +18,11 @@ package final class DesktopPlayers: OtherPlayers {
         self.savedVolumes = savedVolumes
     }
 
-    package func playingPlayers() -> [String] {
-        client.players.filter { $0.status == .playing && $0.name != ownBusName }.map(\.name)
+    package func playingPlayers() -> [String] { playingPlayers(among: client.players) }
+
+    /// The players playing among `players` (a copy of `client.players` already made), our own server left out.
+    package func playingPlayers(among players: [MPRISPlayerInfo]) -> [String] {
+        players.filter { $0.status == .playing && $0.name != ownBusName }.map(\.name)
     }
 
     package func uncontrollable(_ players: [String]) -> [String] {

@@ -20,7 +20,7 @@ extension Mixer {
     package func progress(of voice: Voice) -> VoiceProgress? {
         guard !voice.isStream, voice.mixer === self else { return nil }
         return withLock {
-            guard voices.isCurrent(slot: voice.slot, generation: voice.generation) else {
+            guard isCurrent(slot: voice.slot, generation: voice.generation) else {
                 return VoiceProgress(framesLeft: 0, isHeld: false)
             }
             let index = Int(voice.slot)

@@ -68,6 +68,8 @@ package final class PulseAudioMonitor: Sendable {
     /// The cork listener's stream on the server, once the server has it (nil without one, or before it is ready).
     package var corkListenerIndex: UInt32? { snapshot.corkListenerIndex }
     func otherAppsPlaying(excludingPID pid: pid_t) -> [SinkInput] { snapshot.otherAppsPlaying(excludingPID: pid) }
+    /// How many times the snapshot has changed: the same count means the same snapshot.
+    var snapshotChanges: Int { connection.shared.withLock { $0.modelChanges } }
     func sinkOfOurStream(pid: pid_t = ProcessIdentity.current) -> SinkInfo? { snapshot.sinkOfStream(pid: pid) }
 
     /// The events since the last call, oldest first.
@@ -115,7 +117,9 @@ package final class PulseAudioMonitor: Sendable {
 
 /// The snapshot and the queued events: what both threads share.
 struct PulseShared {
-    var model = PulseSnapshot()
+    var model = PulseSnapshot() { didSet { modelChanges &+= 1 } }
+    /// Counts the changes to `model`, so that a reader can tell that it has seen the present one.
+    var modelChanges = 0
     var pending = EventQueue<PulseEvent>(capacity: PulseAudioMonitor.eventCapacity, overflow: .dropOldest)
 
     mutating func post(_ event: PulseEvent?) {

@@ -32,11 +32,20 @@ package final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     /// Set by `close()`: the engine is shutting down and its device closing, so polls look at nothing.
     private let isClosed = Atomic<Bool>(false)
     // Game thread only (poll), published to `view`.
-    private var pulse: PulseAudioMonitor? { didSet { publish() } }
+    private var pulse: PulseAudioMonitor? {
+        didSet {
+            seenSnapshot = -1
+            publish()
+        }
+    }
     private var tracker: RouteTracker { didSet { publish() } }
     private var otherStreamsPlaying = false { didSet { publish() } }
     private var otherMusicStreams: [SinkInput] = [] { didSet { publish() } }
     private var lastReconnect = 0
+    /// The server's snapshot the last refresh read (`PulseAudioMonitor.snapshotChanges`; -1 before the first), and
+    /// when: a look with nothing new since skips the refresh (`observeServer`).
+    private var seenSnapshot = -1
+    private var lastRefresh = 0
     /// When SDL was first seen to have given up on our stream, while the server has not explained why.
     private var streamDeadSince: Int?
     /// When SDL was first seen to have stopped our device, without a sound server to say why.
@@ -193,7 +202,8 @@ package final class RouteMonitor: SessionMonitor, @unchecked Sendable {
     ) -> [SessionEvent] {
         let driver = device.isNull ? "null" : device.driver
         var events: [SessionEvent] = []
-        for event in pulse.drainEvents() {
+        let drained = pulse.drainEvents()
+        for event in drained {
             switch event {
             case .connectionLost:
                 droppedByClosedMonitors.add(pulse.droppedEvents, ordering: .relaxed)
@@ -211,11 +221,20 @@ package final class RouteMonitor: SessionMonitor, @unchecked Sendable {
                 events += tracker.observe(event, in: pulse.snapshot, driver: driver, now: now)
             }
         }
-        tracker.refresh(pulse.snapshot, now: now)
-        let others = pulse.otherAppsPlaying(excludingPID: ProcessIdentity.current)
-        otherStreamsPlaying = !others.isEmpty
-        let music = others.filter { $0.mediaRole == "music" }
-        if music != otherMusicStreams { otherMusicStreams = music }
+        // The count is read before the snapshot: a change in between is in this snapshot, and seen again next time.
+        // With no event, the same snapshot and no timer of the tracker's running out, the refresh would find what
+        // the last one found: skipped (it copied the snapshot twice and published the view twice every look).
+        let changes = pulse.snapshotChanges
+        if !drained.isEmpty || changes != seenSnapshot || tracker.refreshIsDue(since: lastRefresh) {
+            seenSnapshot = changes
+            lastRefresh = now
+            let snapshot = pulse.snapshot
+            tracker.refresh(snapshot, now: now)
+            let others = snapshot.otherAppsPlaying(excludingPID: ProcessIdentity.current)
+            if otherStreamsPlaying == others.isEmpty { otherStreamsPlaying = !others.isEmpty }
+            let music = others.filter { $0.mediaRole == "music" }
+            if music != otherMusicStreams { otherMusicStreams = music }
+        }
         // SDL gave up on our stream though the server has a sink for it (the last sink went and another came).
         if !device.isNull && !device.isDeviceAlive && pulse.defaultSink != nil && events.isEmpty {
             let since = streamDeadSince ?? now

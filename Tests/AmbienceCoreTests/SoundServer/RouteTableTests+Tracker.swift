@@ -21,6 +21,24 @@ extension RouteTableTests {
         #expect(tracker.ourSink?.name == "speakers", "after a second the server's report wins")
     }
 
+    /// A refresh with the snapshot of the last one is skipped (RouteMonitor) unless time alone can change the
+    /// tracker: while a move is trusted, until a refresh after the trust ran out.
+    @Test func aRefreshIsDueWithTheSameSnapshotOnlyWhileTimeCanChangeIt() {
+        var tracker = RouteTracker(processID: Self.pid, appName: "game")
+        let both = Self.snapshot(
+            [Self.speakers, Self.headphones], default: "speakers", stream: Self.ourStream(on: Self.speakers))
+        tracker.refresh(both, now: 0)
+        #expect(!tracker.refreshIsDue(since: 0))
+        let stale = with(both) { $0.defaultSinkName = "headphones" }
+        _ = tracker.observe(
+            .defaultSinkChanged(from: "speakers", to: "headphones"), in: stale, driver: "pulseaudio", now: 0)
+        tracker.refresh(stale, now: 500_000_000)
+        #expect(tracker.refreshIsDue(since: 500_000_000), "the trust runs out later: the same snapshot then differs")
+        let trustEnds = RouteTracker.moveTrustNanoseconds
+        tracker.refresh(stale, now: trustEnds)
+        #expect(!tracker.refreshIsDue(since: trustEnds) && tracker.ourSink?.name == "speakers")
+    }
+
     /// Only this process's stream under the app's name is ours: another stream of the process (a probe) is not.
     @Test func onlyOurStreamMakesARemovalOurs() {
         var tracker = RouteTracker(processID: Self.pid, appName: "game")

@@ -1,0 +1,103 @@
+import Ambience
+import AmbiencePlatform
+import Synchronization
+
+// Mix_Playing without the stand-in's lock (issue #33 item 4). A game loop asks it of every channel every frame
+// (1,920 calls a second in `bench --sdl-mixer-stand-in`), and each call took the lock, settled the channel and
+// counted it, though almost every answer is the one before. Whoever holds the lock now publishes, as it lets go, the
+// answer of each channel it may have changed, as the locked path would give it: none (0), a play that only a call or
+// the update thread ends (1), or a one-shot's planned end frame in the engine's rendered frames, before which it is on
+// (1) and from which the locked path must settle it (ChannelEnds.swift). A call whose answer is not settled by that
+// (channel -1, a channel past the table, a one-shot past its planned end) takes the lock as before. The cells and the
+// clock are made once, with the stand-in's state, and live as long as the process: reading one takes no reference.
+
+/// Mix_Playing's published answers: one cell per channel, and the open engine, whose rendered frames the end frames
+/// count.
+final class PlayingAnswers: Sendable {
+    /// How many channels are answered without the lock (SDL_mixer opens 8; games allocate up to a few dozen).
+    static let channels = 64
+    /// No play on the channel, or no such channel: 0.
+    static let none = -1
+    /// A play that only a call or the update thread ends (a stream, loops to come, paused, no planned end): 1.
+    static let on = -2
+    /// The locked path's to answer.
+    static let locked = -3
+    /// An end frame takes the low bits of a cell (2^47 frames are 93 years at 48 kHz); the opening's number, the bits
+    /// above, so that an end frame is never compared with another opening's engine.
+    static let frameBits = 47
+    static let frameMask = (1 << frameBits) - 1
+
+    private final class Cell: Sendable {
+        let value = Atomic<Int>(PlayingAnswers.none)
+    }
+
+    private let cells: [Cell] = (0..<PlayingAnswers.channels).map { _ in Cell() }
+    /// The open engine and its opening's number (`OpenDevice.generation`).
+    private let clock = Lock<(engine: AudioEngine?, opening: Int)>((nil, 0))
+
+    /// A cell's value for a one-shot planned to end at `endFrame` in opening `opening`.
+    static func endValue(_ endFrame: Int, opening: Int) -> Int {
+        guard endFrame >= 0 else { return locked }
+        return min(endFrame, frameMask) | (opening & 0xFFFF) << frameBits
+    }
+
+    /// Under the stand-in's lock, when the open engine changes.
+    func open(_ engine: AudioEngine?, opening: Int) { clock.withLock { $0 = (engine, opening & 0xFFFF) } }
+
+    /// Under the stand-in's lock.
+    func store(_ value: Int, at i: Int) {
+        if cells[i].value.load(ordering: .relaxed) != value { cells[i].value.store(value, ordering: .releasing) }
+    }
+
+    /// Mix_Playing's answer for channel `i` (0..<channels), or nil when the locked path must give it.
+    func answer(_ i: Int) -> Int32? {
+        let value = cells[i].value.load(ordering: .acquiring)
+        if value == Self.none { return 0 }
+        if value == Self.on { return 1 }
+        guard value >= 0 else { return nil }
+        let before = clock.withLock { clock -> Bool in
+            guard clock.opening == value >> Self.frameBits, let frames = clock.engine?.renderedFrames else {
+                return false
+            }
+            return frames < value & Self.frameMask
+        }
+        return before ? 1 : nil
+    }
+}
+
+extension MixerState {
+    /// Channel `i`'s answer in the published form, as `mixPlaying`'s locked path gives it: a play is on unless it
+    /// is a one-shot that `settle` would end, which it looks at only once the output has rendered its planned end
+    /// (`opening`: the open device's number; without one nothing is settled).
+    func publishedAnswer(_ i: Int, opening: Int?) -> Int {
+        // A pattern, not `!= nil`: that copied the voice (a retain of its mixer) for every channel at every publish.
+        guard i < channels.slots.count else { return PlayingAnswers.none }
+        guard case .some = channels.slots[i].voice else { return PlayingAnswers.none }
+        guard let opening, let end = channels.slots[i].endFrame, channels.slots[i].pausedAt == nil,
+            channels.slots[i].stream == nil, channels.slots[i].loopsLeft == 0
+        else { return PlayingAnswers.on }
+        return PlayingAnswers.endValue(end, opening: opening)
+    }
+
+    /// Publishes every answer that can have changed (the channels there are, and those there were), and the engine
+    /// when the device was opened or closed.
+    mutating func publishAnswers(to answers: PlayingAnswers) {
+        let opening = device?.generation
+        if publishedOpening != opening {
+            answers.open(device?.engine, opening: opening ?? -1)
+            publishedOpening = opening
+            publishedChannels = PlayingAnswers.channels
+        }
+        let count = min(max(channels.slots.count, publishedChannels), PlayingAnswers.channels)
+        for i in 0..<count { answers.store(publishedAnswer(i, opening: opening), at: i) }
+        publishedChannels = min(channels.slots.count, PlayingAnswers.channels)
+    }
+
+    /// Publishes the answer of `channel` alone (every one for -1), after a call that changed no other channel and
+    /// neither opened nor closed the device (`GuardedMixerState.withChannelLock`).
+    mutating func publishAnswer(of channel: Int32, to answers: PlayingAnswers) {
+        guard channel >= 0 else { return publishAnswers(to: answers) }
+        guard Int(channel) < PlayingAnswers.channels else { return }
+        answers.store(publishedAnswer(Int(channel), opening: device?.generation), at: Int(channel))
+    }
+}
