@@ -232,6 +232,8 @@ public final class MusicPlayer: @unchecked Sendable {
             setPosition(queue.isEmpty ? nil : 0)
             if wasPlaying, !queue.isEmpty { requestStart(at: 0, time: 0) }
             if queue.isEmpty { setState(.stopped) }
+            // setPosition compares against the new queue, so a paused or stopped player's new item goes unsaid.
+            noteChange()
         }
     }
 
