@@ -110,9 +110,10 @@ extension Mixer {
 
     private func isCurrent(_ voice: Voice) -> Bool { isCurrent(slot: voice.slot, generation: voice.generation) }
 
-    /// `VoicePool.isCurrent`, read field by field in place: the pool's method, called on the mixer's stored pool, had
-    /// the whole pool copied for it (a retain and a release of each of its arrays), about 1,100 instructions for each
-    /// voice asked (callgrind; `areAlive` asks of 33 at each wake of the SDL_mixer stand-in's update thread).
+    /// Whether a handle's slot and generation name a live voice, read field by field in place. The pool's own method
+    /// (removed) had the whole pool copied for it when called on the mixer's stored pool (a retain and a release of
+    /// each of its arrays), about 1,100 instructions for each voice asked (callgrind; `areAlive` asks of 33 at each
+    /// wake of the SDL_mixer stand-in's update thread).
     func isCurrent(slot: Int32, generation: UInt32) -> Bool {
         guard slot >= 0, Int(slot) < voices.slots.count, voices.slots[Int(slot)].generation == generation else {
             return false

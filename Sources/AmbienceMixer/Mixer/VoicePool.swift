@@ -66,12 +66,6 @@ struct VoicePool {
 
     mutating func addBus() { unpausedOnBus.append(0) }
 
-    /// Whether a handle's slot and generation name a live voice.
-    func isCurrent(slot: Int32, generation: UInt32) -> Bool {
-        slot >= 0 && Int(slot) < slots.count && slots[Int(slot)].generation == generation
-            && slots[Int(slot)].sound != nil
-    }
-
     // MARK: Slots
 
     /// Puts a new voice in a free slot, anchored at the clock; nil when every slot is taken. The slot's generation
