@@ -133,10 +133,11 @@ extension Mixer {
         withLock {
             // The slot table taken once (one retain): `isCurrent` per handle still had the compiler copy the whole
             // pool for each (callgrind: about 1,400 instructions a handle, 33 at each wake of the SDL_mixer
-            // stand-in's update thread).
+            // stand-in's update thread). The handle's owner is compared, not its weak reference to the mixer,
+            // which each load would take and let go.
             let slots = voices.slots
             return handles.map { voice in
-                guard voice.mixer === self else { return false }
+                guard voice.owner === owner else { return false }
                 if voice.isStream { return streamVoices.isCurrent(slot: voice.slot, generation: voice.generation) }
                 let slot = Int(voice.slot)
                 return slot >= 0 && slot < slots.count && slots[slot].generation == voice.generation
