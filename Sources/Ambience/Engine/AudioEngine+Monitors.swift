@@ -29,14 +29,30 @@ extension AudioEngine {
     private func watchOtherAudio() {
         // While the session bus is gone, what the players were last seen doing stands.
         let desktop = desktopLink?.connection
-        // One copy of the players' list for both questions (each copy sorts the client's table).
-        let players = desktop?.client.players
+        // The players' list is copied (and sorted) only when the client's count says it may have changed since the
+        // last copy: with nothing new, what was seen then stands. The count is read before the copy, so a change in
+        // between is in the copy and seen again next time.
+        let source = desktop.map { (client: $0.client, changes: $0.client.changeCount) }
+        let gameDriven = desktop != nil ? systemMusicPlayer.gameDrivenPlayer?.name : nil
+        let unchanged = state.withLock { state in
+            guard let source else {
+                state.playersSeenFrom = nil
+                return false
+            }
+            guard let last = state.playersSeenFrom else { return false }
+            return last.client === source.client && last.changes == source.changes
+        }
+        let players = unchanged ? nil : desktop?.client.players
         let (seen, hasDevice) = state.withLock { state in
-            if let desktop, let players {
-                state.playersLastSeen = PlayersSeen(
-                    playing: desktop.players.playingPlayers(among: players),
-                    processes: Set(players.compactMap(\.processID)),
-                    gameDriven: systemMusicPlayer.gameDrivenPlayer?.name)
+            if let desktop, let source {
+                if let players {
+                    state.playersLastSeen = PlayersSeen(
+                        playing: desktop.players.playingPlayers(among: players),
+                        processes: Set(players.compactMap(\.processID)), gameDriven: gameDriven)
+                    state.playersSeenFrom = source
+                } else {
+                    state.playersLastSeen.gameDriven = gameDriven
+                }
             }
             return (state.playersLastSeen, state.device != nil)
         }

@@ -39,6 +39,10 @@ public final class AudioEngine: @unchecked Sendable {
         var musicPausedBySession = false
         /// What the desktop players were doing when last seen (it stands while the session bus is gone).
         var playersLastSeen = PlayersSeen()
+        /// The MPRIS client `playersLastSeen` was read from, and its `changeCount` then: a look with the same skips
+        /// the copy of its players. Held, not named by address: a new client at a freed one's address starts its
+        /// count again. Let go while the session bus is gone.
+        var playersSeenFrom: (client: MPRISClient, changes: Int)?
         /// When `update()` last looked at the desktop players and the output (`pollMonitors`).
         var lastDeviceLook: Int?
         /// What the session was last told of other apps' audio (`watchOtherAudio`).

@@ -44,6 +44,10 @@ package final class MPRISClient: Sendable {
     /// Every player known, by bus name.
     package var players: [MPRISPlayerInfo] { core.snapshot() }
 
+    /// A count that moves whenever `players` may have changed, including the changes no event tells (a position, a
+    /// player marked not responding): while it stands, `players` is what it was when it was read.
+    package var changeCount: Int { core.shared.withLock { $0.changes } }
+
     /// The player with this bus name, or short name ("mpv").
     package func player(named name: String) -> MPRISPlayerInfo? {
         let full = name.hasPrefix(MPRISClient.namePrefix) ? name : MPRISClient.namePrefix + name
@@ -92,7 +96,9 @@ final class ClientCore: @unchecked Sendable {
 
     struct Shared {
         /// One entry per player: a connection that owns several MPRIS names is listed under its preferred one.
-        var players: [String: MPRISPlayerInfo] = [:]
+        var players: [String: MPRISPlayerInfo] = [:] { didSet { changes &+= 1 } }
+        /// How many times `players` was written (`MPRISClient.changeCount`).
+        var changes = 0
         /// Each other name a listed player owns, to the name it is listed under.
         var aliases: [String: String] = [:]
         var events = EventQueue<MPRISEvent>(capacity: ClientCore.eventCapacity, overflow: .dropOldest)

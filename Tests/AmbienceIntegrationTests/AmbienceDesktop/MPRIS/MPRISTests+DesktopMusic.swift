@@ -59,6 +59,37 @@ extension MPRISTests {
         #expect(playerctl(["-p", name, "status"]) == "Playing")  // ambient leaves it alone
     }
 
+    /// `update()` copies the desktop players only when the MPRIS client's change count moved (`watchOtherAudio`):
+    /// the user's music started, paused and started again while the game runs reaches the session each time, and
+    /// looks with nothing new in between leave what was seen as it was. Fails if the count misses a change.
+    @Test func theUsersMusicStartedAndPausedMidRunReachesTheSession() throws {
+        let (mpv, name) = try startMPV(paused: true)
+        defer { mpv.kill() }
+        let engine = try desktopEngine("midrun")
+        defer { engine.shutdown() }
+        engine.session.setCategory(.ambient)
+        engine.session.setActive(true)
+        let bus = MPRISClient.namePrefix + name
+        func seenPlaying() -> Bool {
+            engine.update()
+            return engine.state.withLock { $0.playersLastSeen.playing }.contains(bus)
+        }
+        #expect(!seenPlaying())
+        for round in 0..<2 {
+            _ = playerctl(["-p", name, "play"])
+            #expect(eventually { seenPlaying() }, "round \(round): mpv playing not seen")
+            // Other programs on the shared bus can only add to it: the hint must be on.
+            #expect(engine.session.secondaryAudioShouldBeSilencedHint)
+            // Looks with nothing new keep it.
+            for _ in 0..<5 {
+                Thread.sleep(forTimeInterval: 0.06)
+                #expect(seenPlaying())
+            }
+            _ = playerctl(["-p", name, "pause"])
+            #expect(eventually { !seenPlaying() }, "round \(round): mpv paused not seen")
+        }
+    }
+
     @Test(arguments: [true, false])
     func nothingPlayingAtLaunchIsNotDetected(mpvPaused: Bool) throws {
         let mpv = mpvPaused ? try startMPV(paused: true).0 : nil
