@@ -116,27 +116,22 @@ struct VoicePool {
     /// every handle to it goes stale; returns the generation those handles had.
     @discardableResult
     mutating func free(_ slot: Int32) -> UInt32 {
+        let index = Int(slot)
+        let generation = slots[index].generation
+        slots[index].sound?.playingVoices -= 1
+        slots[index].sound = nil
         stopFading(slot)
-        // The slot written in place: through the array each field paid a bounds check and a uniqueness check, per end.
-        let (generation, paused, bus, position) = slots.withUnsafeMutableBufferPointer { pool in
-            assert(pool.indices.contains(Int(slot)), "a slot of this pool")  // the pointer below is unchecked
-            let s = pool.baseAddress! + Int(slot)
-            s.pointee.sound?.playingVoices -= 1
-            s.pointee.sound = nil
-            s.pointee.fade = nil
-            let generation = s.pointee.generation
-            s.pointee.generation &+= 1
-            s.pointee.timing &+= 1
-            let position = s.pointee.activeIndex
-            s.pointee.activeIndex = -1
-            return (generation, s.pointee.paused, s.pointee.bus, position)
-        }
-        if !paused { unpausedOnBus[bus] -= 1 }
+        slots[index].fade = nil
+        if !slots[index].paused { unpausedOnBus[slots[index].bus] -= 1 }
+        slots[index].generation &+= 1
+        slots[index].timing &+= 1
+        let position = Int(slots[index].activeIndex)
         let moved = active.removeLast()
         if moved != slot {
-            active[Int(position)] = moved
-            slots[Int(moved)].activeIndex = position
+            active[position] = moved
+            slots[Int(moved)].activeIndex = Int32(position)
         }
+        slots[index].activeIndex = -1
         rankCache.remove(slot)
         freeSlots.append(slot)
         if weakestReal.slot == slot { weakestReal = (-1, .infinity) }
