@@ -17,7 +17,7 @@ extension VoicePoolTests {
         PlayOptions(
             gain: 0.4, pitch: 1.5, loop: true, priority: 7, placement: .world(x: 3, y: -2, z: 8), fadeIn: 0.25,
             loudness: -12),
-        PlayOptions(gain: 0, pitch: 0.5, priority: 255, placement: .pan(-0.7), loudness: 6),
+        PlayOptions(gain: 0, pitch: 0.5, priority: 255, placement: .pan(-0.7), loudness: 6)
     ]
 
     @Test(arguments: startOptions) func aSlotStartedInPlaceIsAFreshOne(options: PlayOptions) throws {
