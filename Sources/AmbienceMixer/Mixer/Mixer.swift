@@ -429,16 +429,6 @@ public final class Mixer: @unchecked Sendable {
     /// Queues `event` for `update()`; the counters count it even when the queue is full.
     func post(_ event: QueuedVoiceEvent) { events.push(event) }
 
-    /// The events queued since the last call, oldest first, each with its handle.
-    package func drainEvents() -> [MixerEvent] {
-        let queued = withLock { events.drain() }
-        // Mapped outside the lock: one pass over plain numbers (popping them one by one cost four times as much).
-        return queued.map { event in
-            let voice = Voice(owner: owner, slot: event.slot, generation: event.generation, isStream: event.isStream)
-            return event.stolen ? .voiceStolen(voice) : .voiceFinished(voice)
-        }
-    }
-
     // MARK: Gains
 
     func applyGain(_ slot: Int32) {
