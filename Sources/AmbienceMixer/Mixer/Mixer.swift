@@ -58,7 +58,7 @@ public final class Mixer: @unchecked Sendable {
     /// past the cap the newest are dropped (each is a fact of its own: the earliest keep their meaning) and counted.
     /// Both are touched only under `lock`, as the parts above are: unchecked, since a voice's end pushed an event
     /// through a runtime exclusivity check (~110 instructions, 5,500 ends a second in a crowd).
-    @exclusivity(unchecked) var events = EventQueue<MixerEvent>(
+    @exclusivity(unchecked) var events = EventQueue<QueuedVoiceEvent>(
         capacity: Mixer.pendingEventCapacity, overflow: .dropNewest)
     @exclusivity(unchecked) var counters = MixerStats()
     /// `StereoFoldProbe`'s gain for this mixer's rate, once measured (nil inside: it could not be, nothing folds).
@@ -415,23 +415,21 @@ public final class Mixer: @unchecked Sendable {
 
     func release(_ slot: Int32, event: ReleaseEvent?) {
         if voices.slots[Int(slot)].source >= 0 { takeOffSource(slot) }
-        let voice = Voice(owner: owner, slot: slot, generation: voices.free(slot))
+        let generation = voices.free(slot)
         switch event {
         case .finished?:
             counters.finished += 1
-            post(.voiceFinished(voice))
+            post(QueuedVoiceEvent(slot: slot, generation: generation, isStream: false, stolen: false))
         case .stolen?:
             counters.stolen += 1
-            post(.voiceStolen(voice))
+            post(QueuedVoiceEvent(slot: slot, generation: generation, isStream: false, stolen: true))
         case nil:
             break
         }
     }
 
     /// Queues `event` for `update()`; the counters count it even when the queue is full.
-    func post(_ event: MixerEvent) { events.push(event) }
-
-    package func drainEvents() -> [MixerEvent] { withLock { events.drain() } }
+    func post(_ event: QueuedVoiceEvent) { events.push(event) }
 
     // MARK: Gains
 

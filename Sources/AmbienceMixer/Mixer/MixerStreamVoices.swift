@@ -271,6 +271,6 @@ extension Mixer {
         let generation = streamVoices.free(slot)
         guard finished else { return }
         counters.finished += 1
-        post(.voiceFinished(Voice(owner: owner, slot: slot, generation: generation, isStream: true)))
+        post(QueuedVoiceEvent(slot: slot, generation: generation, isStream: true, stolen: false))
     }
 }

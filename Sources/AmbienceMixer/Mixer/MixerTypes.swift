@@ -75,3 +75,14 @@ package enum MixerEvent: Sendable, Equatable {
     /// A voice lost its place to a more important one.
     case voiceStolen(Voice)
 }
+
+/// A `MixerEvent` as the mixer queues it under its lock: the voice's numbers without its owner, so that a voice's
+/// end retains and releases nothing; `Mixer.drainEvents` makes the handle (a retain and a release of the owner per
+/// end in a crowd, with the queue's copy of the event).
+struct QueuedVoiceEvent {
+    var slot: Int32
+    var generation: UInt32
+    var isStream: Bool
+    /// `voiceStolen`, else `voiceFinished`.
+    var stolen: Bool
+}

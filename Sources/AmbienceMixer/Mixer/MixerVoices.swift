@@ -12,85 +12,104 @@ extension Mixer {
     /// the start is applied with the others just before that block is mixed (`PendingStarts`). The handle is
     /// `isPlaying` and `isReal` at once, and its `elapsed` is 0 until that block.
     public func play(_ sound: Sound, _ options: PlayOptions = PlayOptions()) -> Voice {
-        guard let options = try? options.validated() else { return .none }
+        // Options within the limits are used as they are: no checked copy is made (with its bus retained).
+        if options.isWithinLimits { return start(sound, options) }
+        guard let checked = try? options.validatedInFull() else { return .none }
+        return start(sound, checked)
+    }
+
+    /// `play` with options already checked.
+    private func start(_ sound: Sound, _ options: PlayOptions) -> Voice {
         // Most starts call OpenAL for nothing now: the context is made current only around the calls a start does
         // make (a window raised, a voice stolen or demoted, a source set up: `attach`).
-        return withLock(enteringContext: false) {
+        withLock(enteringContext: false) {
             guard sound.isLoaded, sound.belongs(to: retiredBuffers) else { return .none }
-            var fresh = VoiceSlot()
-            fresh.sound = sound
-            fresh.bus =
+            let bus =
                 options.bus.map { $0.owner === owner ? $0.index : BuiltinBus.sfx.rawValue } ?? BuiltinBus.sfx.rawValue
-            fresh.gain = options.gain
-            fresh.pitch = options.pitch
-            fresh.loop = options.loop
-            fresh.priority = options.priority
-            fresh.placement = options.placement
-            fresh.soundFrames = Double(sound.frames)
-            fresh.step = Double(fresh.pitch) * Double(sound.sampleRate) / Double(configuration.sampleRate)
-            if options.fadeIn > 0 {
-                fresh.fadeGain = 0
-                fresh.fade = Ramp(from: 0, to: 1, duration: options.fadeIn)
-            }
-            let loudness = options.loudness ?? sound.loudness
-            fresh.loudnessGain = HDRWindow.linear(loudness)
-            // The slot goes to the window inout, through a method: captured by a closure it cost every start about
-            // 50 instructions more (callgrind, docs/bench/profile.md).
-            let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
-            let importance = withUnsafePointer(to: &fresh) { slot in
-                guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
-                return VoicePool.importance(
-                    of: slot, busGain: buses.effective[slot.pointee.bus],
-                    attenuation: VoicePool.attenuation(of: slot, listener))
-            }
-            if voices.isFull {
-                // Equals give way to the newcomer, except culled ones: every culled voice scores the same, and a
-                // silent newcomer must not end a culled voice that would have come back when the window fell.
-                guard let victim = voices.leastImportantVoice(audibility),
-                    victim.importance < importance
-                        || (victim.importance == importance && importance != VoicePool.culled)
-                else {
-                    device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
-                    counters.stolen += 1
+            let slot: Int32, importance: Float
+            if !buses.hasHDR && !voices.isFull {
+                // The common start: its slot written in place, its importance read there.
+                guard let taken = voices.occupy(sound, options, bus: bus, outputRate: configuration.sampleRate) else {
                     return .none
                 }
-                device.withCurrentContext { release(victim.slot, event: .stolen) }
-            }
-            let priority = fresh.priority  // read first: `occupy` consumes the slot
-            guard let slot = voices.occupy(fresh) else {
-                device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
-                return .none
+                slot = taken
+                importance = voices.slots.withUnsafeBufferPointer { pool in
+                    let s = pool.baseAddress! + Int(taken)
+                    return VoicePool.importance(
+                        of: s, busGain: buses.effective[bus], attenuation: VoicePool.attenuation(of: s, listener))
+                }
+            } else {
+                guard let (taken, score) = occupyCompeting(sound, options, bus: bus) else { return .none }
+                (slot, importance) = (taken, score)
             }
             sound.playingVoices += 1
             useCounter &+= 1
             sound.lastUsed = useCounter
             counters.started += 1
-
-            let weakest = voices.weakestReal
-            if importance == VoicePool.culled {
-                // Under its window's bottom: it keeps time virtually until the window falls.
-                voices.scheduleEnding(slot)
-            } else if voices.active.count <= sources.count
-                || voices.wouldStayReal(importance, priority: priority),
-                let source = takeSource(for: slot)
-            {
-                // In a crowd a free source goes only to a voice the next rank would keep real: a weaker one would
-                // be set up on it, then moved off at that rank, and the source is the rank's to give.
-                attach(slot, to: source)
-            } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
-                // The new voice beats the weakest real one: it takes that source now, not at the next rank.
-                voices.weakestReal = (-1, .infinity)
-                device.withCurrentContext { demote(weakest.slot) }
-                if let source = takeSource(for: slot) {
-                    attach(slot, to: source)
-                    counters.madeReal += 1
-                }
-                voices.needsRank = true
-            } else {
-                voices.scheduleEnding(slot)
-                voices.needsRank = true
-            }
+            place(slot, importance: importance, priority: options.priority)
             return Voice(owner: owner, slot: slot, generation: voices.slots[Int(slot)].generation)
+        }
+    }
+
+    /// A start under an HDR window or into a full pool: the new slot is built first, as the window is raised for it
+    /// and a victim chosen by its importance before it takes a slot. Nil when it is refused.
+    private func occupyCompeting(_ sound: Sound, _ options: PlayOptions, bus: Int) -> (Int32, Float)? {
+        var fresh = VoiceSlot()
+        fresh.start(sound, options, bus: bus, outputRate: configuration.sampleRate)
+        // The slot goes to the window inout, through a method: captured by a closure it cost every start about
+        // 50 instructions more (callgrind, docs/bench/profile.md).
+        let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
+        let importance = withUnsafePointer(to: &fresh) { slot in
+            guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
+            return VoicePool.importance(
+                of: slot, busGain: buses.effective[slot.pointee.bus],
+                attenuation: VoicePool.attenuation(of: slot, listener))
+        }
+        if voices.isFull {
+            // Equals give way to the newcomer, except culled ones: every culled voice scores the same, and a
+            // silent newcomer must not end a culled voice that would have come back when the window fell.
+            guard let victim = voices.leastImportantVoice(audibility),
+                victim.importance < importance
+                    || (victim.importance == importance && importance != VoicePool.culled)
+            else {
+                device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
+                counters.stolen += 1
+                return nil
+            }
+            device.withCurrentContext { release(victim.slot, event: .stolen) }
+        }
+        guard let slot = voices.occupy(fresh) else {
+            device.withCurrentContext(if: hdrBefore != nil) { undoHDR(hdrBefore) }
+            return nil
+        }
+        return (slot, importance)
+    }
+
+    /// Gives a voice just started a source, or schedules its virtual end.
+    private func place(_ slot: Int32, importance: Float, priority: UInt8) {
+        let weakest = voices.weakestReal
+        if importance == VoicePool.culled {
+            // Under its window's bottom: it keeps time virtually until the window falls.
+            voices.scheduleEnding(slot)
+        } else if voices.active.count <= sources.count
+            || voices.wouldStayReal(importance, priority: priority),
+            let source = takeSource(for: slot)
+        {
+            // In a crowd a free source goes only to a voice the next rank would keep real: a weaker one would
+            // be set up on it, then moved off at that rank, and the source is the rank's to give.
+            attach(slot, to: source)
+        } else if weakest.slot >= 0, importance > weakest.importance, voices.slots[Int(weakest.slot)].source >= 0 {
+            // The new voice beats the weakest real one: it takes that source now, not at the next rank.
+            voices.weakestReal = (-1, .infinity)
+            device.withCurrentContext { demote(weakest.slot) }
+            if let source = takeSource(for: slot) {
+                attach(slot, to: source)
+                counters.madeReal += 1
+            }
+            voices.needsRank = true
+        } else {
+            voices.scheduleEnding(slot)
+            voices.needsRank = true
         }
     }
 

@@ -34,6 +34,7 @@ public struct PlayOptions: Sendable {
     public var loudness: Float? = nil
 
     /// Options for `AudioEngine.play(_:_:)`, checked by `PlayOptions.validated()` when the voice starts.
+    @inlinable  // made by the game at every start: a call across modules cost more than the rest of its making
     public init(
         gain: Float = 1, pitch: Float = 1, loop: Bool = false, bus: Bus? = nil, priority: UInt8 = 128,
         placement: Placement = .pan(0), fadeIn: Double = 0, loudness: Float? = nil

@@ -78,14 +78,38 @@ struct VoicePool {
         fresh.activeIndex = Int32(active.count)
         fresh.anchor = clock
         fresh.fadeIndex = -1
-        let (paused, bus, fades) = (fresh.paused, fresh.bus, fresh.fade != nil)
         // Moved in: a copy would retain the sound and copy the slot's 150 bytes once more.
         slots[index] = consume fresh
-        active.append(slot)
-        if !paused { unpausedOnBus[bus] += 1 }
-        if fades { startFading(slot) }
-        rankCache.markDirty(slot)
+        enlist(slot)
         return slot
+    }
+
+    /// Starts a voice of `sound` with `options` (already checked) on `bus` in a free slot, written in place
+    /// (`VoiceSlot.start`), anchored at the clock; nil when every slot is taken. What `occupy(_:)` does without a
+    /// slot built, copied and moved in: those copies and their retains of the sound were a fifth of a virtual start.
+    mutating func occupy(_ sound: Sound, _ options: PlayOptions, bus: Int, outputRate: Int) -> Int32? {
+        guard let slot = freeSlots.popLast() else { return nil }
+        let (activeIndex, anchor) = (Int32(active.count), clock)
+        slots.withUnsafeMutableBufferPointer { pool in
+            assert(pool.indices.contains(Int(slot)), "a slot of this pool")  // the pointer below is unchecked
+            let s = pool.baseAddress! + Int(slot)
+            s.pointee.start(sound, options, bus: bus, outputRate: outputRate)
+            s.pointee.timing &+= 1
+            s.pointee.activeIndex = activeIndex
+            s.pointee.anchor = anchor
+            s.pointee.fadeIndex = -1
+        }
+        enlist(slot)
+        return slot
+    }
+
+    /// Lists a slot just filled as live: active, unpaused on its bus, fading, and marked for the next rank.
+    private mutating func enlist(_ slot: Int32) {
+        let index = Int(slot)
+        active.append(slot)
+        if !slots[index].paused { unpausedOnBus[slots[index].bus] += 1 }
+        if slots[index].fade != nil { startFading(slot) }
+        rankCache.markDirty(slot)
     }
 
     /// Frees a slot whose source, if it had one, is already taken off (`source` < 0). Its generation moves on, so
@@ -387,6 +411,32 @@ struct VoiceSlot {
     var timing: UInt32 = 0
     /// Index into the pool's `fading` list, or -1.
     var fadeIndex: Int32 = -1
+
+    /// Sets every field a start decides, for a voice of `sound` with `options` (already checked) on `bus`, mixed at
+    /// `outputRate` Hz: all but the pool's own (`generation`, `timing`, `activeIndex`, `anchor`, `fadeIndex`), so
+    /// that a free slot, whatever its last voice left in it, starts as a `VoiceSlot()` would
+    /// (`VoicePoolTests.aSlotStartedInPlaceIsAFreshOne` compares every field). A new field is set here too.
+    mutating func start(_ sound: Sound, _ options: PlayOptions, bus: Int, outputRate: Int) {
+        let fades = options.fadeIn > 0
+        placement = options.placement  // and the cached attenuation made stale
+        gain = options.gain
+        fadeGain = fades ? 0 : 1
+        loudnessGain = HDRWindow.linear(options.loudness ?? sound.loudness)
+        self.bus = bus
+        source = -1
+        priority = options.priority
+        paused = false
+        attenuation = 1
+        self.sound = sound
+        fade = fades ? Ramp(from: 0, to: 1, duration: options.fadeIn) : nil
+        stopAfterFade = false
+        pitch = options.pitch
+        loop = options.loop
+        occlusion = 0
+        elapsedFrames = 0
+        step = Double(options.pitch) * Double(sound.sampleRate) / Double(outputRate)
+        soundFrames = Double(sound.frames)
+    }
 
     /// Output frames the voice needs to play its sound from `position` (in the sound's frames) to the end.
     func outputFramesToEnd(from position: Double) -> Double {

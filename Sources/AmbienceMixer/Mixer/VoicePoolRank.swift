@@ -62,6 +62,7 @@ extension VoicePool {
 
     /// The score a new voice of importance `importance` would have once real: what `play` compares with the last
     /// rank's threshold to decide whether it may take a free source between ranks.
+    @inline(__always)  // called on the mixer's stored pool, it had the whole pool copied for it, per start
     func wouldStayReal(_ importance: Float, priority: UInt8) -> Bool {
         let last = rankCache.threshold
         return last.isNaN || VoicePool.realScore(importance, priority: priority, margin: realMargin) >= last
