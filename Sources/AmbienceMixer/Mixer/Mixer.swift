@@ -260,10 +260,10 @@ public final class Mixer: @unchecked Sendable {
         for source in 0..<sources.count {
             let slot = sources.owners[source]
             guard slot >= 0 else { continue }
-            // `SourcePool.hasPlayedOut`'s test, read field by field: the method had the whole pool copied for each
-            // source polled (callgrind: 16 copies a tick in the SDL_mixer stand-in's scene).
-            if sources.isPollDue(source, at: voices.clock) && !voices.slots[Int(slot)].loop
-                && !sources.starts.isPending(Int32(source)) && sources.sources[source].state == .stopped
+            if sources.isPollDue(source, at: voices.clock)
+                && SourcePool.hasPlayedOut(
+                    looping: voices.slots[Int(slot)].loop, startPending: sources.starts.isPending(Int32(source)),
+                    state: sources.sources[source].state)
             {
                 release(slot, event: .finished)
             } else if gainsChanged {
@@ -381,7 +381,10 @@ public final class Mixer: @unchecked Sendable {
     func resumeSource(of slot: Int32) {
         let source = voices.slots[Int(slot)].source
         sources.settle(source)
-        if sources.hasPlayedOut(source, looping: voices.slots[Int(slot)].loop) {
+        if SourcePool.hasPlayedOut(
+            looping: voices.slots[Int(slot)].loop, startPending: sources.starts.isPending(source),
+            state: sources[source].state)
+        {
             sources.pollEveryBlock(source)
         } else {
             sources[source].play()

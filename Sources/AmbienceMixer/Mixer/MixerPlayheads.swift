@@ -33,7 +33,11 @@ extension Mixer {
             } else if source >= 0 {
                 // The playhead first: a source that stops in between reads 0 there, and is then seen stopped below.
                 let offset = sources[source].sampleOffset
-                if sources.hasPlayedOut(source, looping: false) { return VoiceProgress(framesLeft: 0, isHeld: held) }
+                if SourcePool.hasPlayedOut(
+                    looping: false, startPending: sources.starts.isPending(source), state: sources[source].state)
+                {
+                    return VoiceProgress(framesLeft: 0, isHeld: held)
+                }
                 position = Double(offset)
             } else {
                 position = voices.virtualPlayhead(voice.slot)

@@ -64,6 +64,27 @@ import Testing
         #expect(all[0] > 0.2)  // 200 × 0.004 × 0.5, centred
     }
 
+    /// The whole pool started between two blocks, twice: every start lands in the voices primed at start
+    /// (`SourcePool.primeVoices`), and the 256 sound as 256 times one.
+    @Test func theWholePoolStartsInOneBlockAndAgainOnceItEnded() throws {
+        let gain: Float = 0.002
+        let one = try startAfterSilence(settle: false, gain: gain)
+        let (mixer, sound) = try mixer()
+        for _ in 0..<2 {
+            _ = mixer.render(frames: 300)
+            let voices = (0..<256).map { _ in mixer.play(sound, PlayOptions(gain: gain)) }
+            #expect(voices.allSatisfy { $0.isReal })
+            let all = mixer.render(frames: 2_048).samples
+            #expect(mixer.stats.realVoices == 256)
+            let reference = one.map { $0 * 256 }
+            let worst = zip(all, reference).map { abs($0 - $1) }.max() ?? 1
+            #expect(worst < 1e-4 * (reference.map(abs).max() ?? 0))
+            // The cosine is 4,800 frames long: rendered past its end, every voice has ended.
+            _ = mixer.render(frames: 4_800)
+            #expect(mixer.stats.realVoices == 0)
+        }
+    }
+
     @Test func aVoiceStoppedBeforeItsBlockIsNeverHeardAndItsSourceStartsCleanAgain() throws {
         let (mixer, sound) = try mixer(realVoices: 1)
         let voice = mixer.play(sound)
