@@ -362,7 +362,7 @@ public func mixPaused(_ channel: Int32) -> Int32 {
 /// (ChannelEnds.swift). The first 64 channels are mostly answered without the lock (PlayingAnswers.swift).
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
-    if let answer = StandIn.shared.state.publishedPlaying(channel) { return answer }
+    if let answer = publishedPlaying(channel) { return answer }
     return StandIn.shared.state.withChannelLock(publishing: channel) { state in
         state.settle(channel)
         return state.channels.count(channel) { state.channels.isPlaying($0) }

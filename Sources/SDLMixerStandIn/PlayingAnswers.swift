@@ -29,12 +29,13 @@ final class PlayingAnswers: @unchecked Sendable {
     static let frameBits = 47
     static let frameMask = (1 << frameBits) - 1
 
-    /// One opening's number and its engine's rendered frames (nil: no engine open). Immutable once published.
+    /// One opening's number and its engine's rendered frames (with no engine open, a counter that stays 0: no cell
+    /// holds an end frame then). Immutable once published.
     private final class Clock: Sendable {
         let opening: Int
-        let frames: RenderedFrames?
+        let frames: RenderedFrames
 
-        init(opening: Int, frames: RenderedFrames?) {
+        init(opening: Int, frames: RenderedFrames) {
             self.opening = opening
             self.frames = frames
         }
@@ -65,7 +66,7 @@ final class PlayingAnswers: @unchecked Sendable {
 
     /// Under the stand-in's lock, when the open engine changes.
     func open(_ frames: RenderedFrames?, opening: Int) {
-        let clock = Clock(opening: opening & 0xFFFF, frames: frames)
+        let clock = Clock(opening: opening & 0xFFFF, frames: frames ?? RenderedFrames())
         kept.withLock { $0.append(clock) }
         current.store(Unmanaged.passUnretained(clock), ordering: .releasing)
     }
@@ -81,12 +82,22 @@ final class PlayingAnswers: @unchecked Sendable {
         if value == Self.none { return 0 }
         if value == Self.on { return 1 }
         guard value >= 0, let clock = current.load(ordering: .acquiring) else { return nil }
-        let before = clock._withUnsafeGuaranteedRef { clock -> Bool in
-            guard clock.opening == value >> Self.frameBits, let frames = clock.frames else { return false }
-            return frames.count < value & Self.frameMask
+        // Read in place: a binding of the counter would retain and release it.
+        let before = clock._withUnsafeGuaranteedRef {
+            $0.opening == value >> Self.frameBits && $0.frames.count < value & Self.frameMask
         }
         return before ? 1 : nil
     }
+}
+
+/// The stand-in's answers, reached by Mix_Playing without a retain and a release of the state at each call (they
+/// live as long as the process, with `StandIn.shared`).
+let publishedAnswers = Unmanaged.passUnretained(StandIn.shared.state.playing)
+
+/// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
+func publishedPlaying(_ channel: Int32) -> Int32? {
+    guard channel >= 0, Int(channel) < PlayingAnswers.channels else { return nil }
+    return publishedAnswers._withUnsafeGuaranteedRef { $0.answer(Int(channel)) }
 }
 
 extension MixerState {

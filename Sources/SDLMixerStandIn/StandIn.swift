@@ -128,7 +128,7 @@ final class GuardedMixerState: Sendable {
     /// `MusicAnswers` as last published.
     private let answers = Atomic<UInt8>(0)
     /// What Mix_Playing reads without the lock (PlayingAnswers.swift).
-    private let playing = PlayingAnswers()
+    let playing = PlayingAnswers()
 
     func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending MixerState) throws(E) -> sending Result
@@ -154,12 +154,6 @@ final class GuardedMixerState: Sendable {
             defer { if let channel { state.publishAnswer(of: channel, to: playing) } }
             return body(&state)
         }
-    }
-
-    /// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
-    func publishedPlaying(_ channel: Int32) -> Int32? {
-        guard channel >= 0, Int(channel) < PlayingAnswers.channels else { return nil }
-        return playing.answer(Int(channel))
     }
 
     /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.
