@@ -10,11 +10,31 @@ import Synchronization
 // (1) and from which the locked path must settle it (ChannelEnds.swift). A call whose answer is not settled by that
 // (channel -1, a channel past the table, a one-shot past its planned end) takes the lock as before. The cells are made
 // once, with the stand-in's state, and live as long as the process; so does each opening's clock once published (a
-// few dozen bytes an opening): reading either takes no lock and no reference (session 49: the clock was under a
-// lock of its own, whose hold was most of a call).
+// few dozen bytes an opening). Session 49: the call reads two global atomics, which Swift initializes statically,
+// where it passed `StandIn.shared`'s lazy initialization (`swift_once`), retained the state and took a lock around
+// the clock (about 200 instructions a call, and a lock's atomics, against about 60 now).
+
+/// Where Mix_Playing's fast path finds the cells, as a bit pattern (a pointer is not Sendable); 0 until the stand-in's
+/// state exists (the locked path makes it).
+private let publishedCells = Atomic<Int>(0)
+/// The clock published last, read without a reference: `PlayingAnswers.kept` holds every clock ever published, so
+/// none that a reader has loaded is freed under it.
+private let publishedClock = Atomic<Unmanaged<PlayingClock>?>(nil)
+
+/// One opening's number and its engine's rendered frames (with no engine open, a counter that stays 0: no cell holds
+/// an end frame then). Immutable once published.
+private final class PlayingClock: Sendable {
+    let opening: Int
+    let frames: RenderedFrames
+
+    init(opening: Int, frames: RenderedFrames) {
+        self.opening = opening
+        self.frames = frames
+    }
+}
 
 /// Mix_Playing's published answers: one cell per channel, and the open engine, whose rendered frames the end frames
-/// count.
+/// count. One, with the stand-in's state (`GuardedMixerState`), for the process's life.
 final class PlayingAnswers: @unchecked Sendable {
     /// How many channels are answered without the lock (SDL_mixer opens 8; games allocate up to a few dozen).
     static let channels = 64
@@ -29,31 +49,19 @@ final class PlayingAnswers: @unchecked Sendable {
     static let frameBits = 47
     static let frameMask = (1 << frameBits) - 1
 
-    /// One opening's number and its engine's rendered frames (with no engine open, a counter that stays 0: no cell
-    /// holds an end frame then). Immutable once published.
-    private final class Clock: Sendable {
-        let opening: Int
-        let frames: RenderedFrames
-
-        init(opening: Int, frames: RenderedFrames) {
-            self.opening = opening
-            self.frames = frames
-        }
-    }
-
     /// One atomic per channel, side by side (unchecked Sendable: reached only through the pointer, as atomics).
     private let cells: UnsafeMutablePointer<Atomic<Int>>
-    /// The clock published last, read without a reference: `kept` holds every clock ever published, so none that a
-    /// reader has loaded is freed under it.
-    private let current = Atomic<Unmanaged<Clock>?>(nil)
-    private let kept = Lock<[Clock]>([])
+    /// Every clock published (`publishedClock`).
+    private let kept = Lock<[PlayingClock]>([])
 
     init() {
         cells = .allocate(capacity: Self.channels)
         for i in 0..<Self.channels { (cells + i).initialize(to: Atomic(Self.none)) }
+        publishedCells.store(Int(bitPattern: cells), ordering: .releasing)
     }
 
     deinit {
+        publishedCells.store(0, ordering: .releasing)
         cells.deinitialize(count: Self.channels)
         cells.deallocate()
     }
@@ -66,38 +74,31 @@ final class PlayingAnswers: @unchecked Sendable {
 
     /// Under the stand-in's lock, when the open engine changes.
     func open(_ frames: RenderedFrames?, opening: Int) {
-        let clock = Clock(opening: opening & 0xFFFF, frames: frames ?? RenderedFrames())
+        let clock = PlayingClock(opening: opening & 0xFFFF, frames: frames ?? RenderedFrames())
         kept.withLock { $0.append(clock) }
-        current.store(Unmanaged.passUnretained(clock), ordering: .releasing)
+        publishedClock.store(Unmanaged.passUnretained(clock), ordering: .releasing)
     }
 
     /// Under the stand-in's lock.
     func store(_ value: Int, at i: Int) {
         if cells[i].load(ordering: .relaxed) != value { cells[i].store(value, ordering: .releasing) }
     }
-
-    /// Mix_Playing's answer for channel `i` (0..<channels), or nil when the locked path must give it.
-    func answer(_ i: Int) -> Int32? {
-        let value = cells[i].load(ordering: .acquiring)
-        if value == Self.none { return 0 }
-        if value == Self.on { return 1 }
-        guard value >= 0, let clock = current.load(ordering: .acquiring) else { return nil }
-        // Read in place: a binding of the counter would retain and release it.
-        let before = clock._withUnsafeGuaranteedRef {
-            $0.opening == value >> Self.frameBits && $0.frames.count < value & Self.frameMask
-        }
-        return before ? 1 : nil
-    }
 }
-
-/// The stand-in's answers, reached by Mix_Playing without a retain and a release of the state at each call (they
-/// live as long as the process, with `StandIn.shared`).
-let publishedAnswers = Unmanaged.passUnretained(StandIn.shared.state.playing)
 
 /// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
 func publishedPlaying(_ channel: Int32) -> Int32? {
-    guard channel >= 0, Int(channel) < PlayingAnswers.channels else { return nil }
-    return publishedAnswers._withUnsafeGuaranteedRef { $0.answer(Int(channel)) }
+    guard channel >= 0, Int(channel) < PlayingAnswers.channels,
+        let cells = UnsafeMutablePointer<Atomic<Int>>(bitPattern: publishedCells.load(ordering: .acquiring))
+    else { return nil }
+    let value = cells[Int(channel)].load(ordering: .acquiring)
+    if value == PlayingAnswers.none { return 0 }
+    if value == PlayingAnswers.on { return 1 }
+    guard value >= 0, let clock = publishedClock.load(ordering: .acquiring) else { return nil }
+    // Read in place: a binding of the counter would retain and release it.
+    let before = clock._withUnsafeGuaranteedRef {
+        $0.opening == value >> PlayingAnswers.frameBits && $0.frames.count < value & PlayingAnswers.frameMask
+    }
+    return before ? 1 : nil
 }
 
 extension MixerState {

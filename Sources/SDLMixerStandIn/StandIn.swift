@@ -128,7 +128,7 @@ final class GuardedMixerState: Sendable {
     /// `MusicAnswers` as last published.
     private let answers = Atomic<UInt8>(0)
     /// What Mix_Playing reads without the lock (PlayingAnswers.swift).
-    let playing = PlayingAnswers()
+    private let playing = PlayingAnswers()
 
     func withLock<Result: ~Copyable, E: Error>(
         _ body: (inout sending MixerState) throws(E) -> sending Result
