@@ -3,8 +3,8 @@
  * 440 Hz tone (Mix_LoadWAV_RW, 44.1 kHz stereo S16, as opened) is played on channel 0 to its end (Mix_PlayChannel,
  * then Mix_Playing polled as a game loop does), 880 Hz is written into its abuf in place, and it is played again the
  * same way: SDL_mixer mixes from abuf, so the second play sounds the new bytes. Run with SDL's disk driver; the test
- * (SDLMixerStandInTests) reads what the device was given. 1 s (176 KB) is compared with the chunk's sound under the
- * stand-in's lock, 2 s (353 KB) outside it.
+ * (SDLMixerStandInTests) reads what the device was given. 0.25 s (44 KB) is compared with the chunk's sound under the
+ * stand-in's lock, 1 s (176 KB) outside it.
  */
 #define _GNU_SOURCE
 #include <SDL2/SDL.h>
