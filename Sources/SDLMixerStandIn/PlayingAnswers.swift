@@ -10,9 +10,9 @@ import Synchronization
 // (1) and from which the locked path must settle it (ChannelEnds.swift). A call whose answer is not settled by that
 // (channel -1, a channel past the table, a one-shot past its planned end) takes the lock as before. The cells are made
 // once, with the stand-in's state, and live as long as the process; so does each opening's clock once published (a
-// few dozen bytes an opening). Session 49: the call reads two global atomics, which Swift initializes statically,
+// hundred bytes an opening). Session 49: the call reads two global atomics, which Swift initializes statically,
 // where it passed `StandIn.shared`'s lazy initialization (`swift_once`), retained the state and took a lock around
-// the clock (about 200 instructions a call, and a lock's atomics, against about 60 now).
+// the clock (about 200 instructions a call, and a lock's atomics, against about 90 now).
 
 /// Where Mix_Playing's fast path finds the cells, as a bit pattern (a pointer is not Sendable); 0 until the stand-in's
 /// state exists (the locked path makes it).
