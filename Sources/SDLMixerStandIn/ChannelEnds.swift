@@ -20,11 +20,12 @@ extension ChannelTable {
         guard let endFrame = slots[i].endFrame, rendered >= endFrame, let voice = slots[i].voice, !slots[i].paused,
             slots[i].stream == nil, slots[i].loopsLeft == 0
         else { return false }
-        guard let progress = engine.mixer.progress(of: voice) else {
+        // A voice found played out is let go by the same call (one hold of the engine's lock, not two).
+        guard let progress = engine.mixer.stopIfPlayedOut(voice) else {
             slots[i].endFrame = nil  // a voice with no end of its own: the update thread's to look at
             return false
         }
-        if progress.framesLeft == 0 { return end(i) }
+        if progress.framesLeft == 0 { return end(i, voiceStopped: true) }
         var left = progress.framesLeft
         if progress.isHeld {
             left = max(

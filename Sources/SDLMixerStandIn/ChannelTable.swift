@@ -181,9 +181,9 @@ struct ChannelTable {
     /// The first channel past the reserved ones with no play on it.
     func firstFree() -> Int? { slots.indices.first { $0 >= reserved && !isPlaying($0) } }
 
-    /// Ends the play on channel `i` (stopping its voice if it still sounds) and returns whether there was one, for
-    /// the finished callback. Its placement ends with it, as SDL_mixer's effects do.
-    mutating func end(_ i: Int) -> Bool {
+    /// Ends the play on channel `i` (stopping its voice if it still sounds, unless the caller has: `voiceStopped`) and
+    /// returns whether there was one, for the finished callback. Its placement ends with it, as SDL_mixer's effects do.
+    mutating func end(_ i: Int, voiceStopped: Bool = false) -> Bool {
         guard let voice = slots[i].voice else { return false }
         if let stream = slots[i].stream {
             // Not `stop()`, which waits for a callback under way: an effect may be calling the library, which waits
@@ -192,8 +192,8 @@ struct ChannelTable {
             voice.setGain(0)
             voice.stop(fade: 0.001)
             streamStoppedAt = monotonicNanoseconds()
-        } else {
-            voice.stop()
+        } else if !voiceStopped {
+            voice.stop()  // (a sound's voice found played out was let go already: `Mixer.stopIfPlayedOut`)
         }
         // SDL_mixer drops a channel's effects when its play ends (done callbacks: `deliverFinished`).
         if slots[i].stream != nil || slots[i].effectCount > 0 { closeEffects(i, awaitingFinished: true) }

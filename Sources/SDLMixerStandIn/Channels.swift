@@ -51,6 +51,17 @@ private struct PlayRequest {
     let made: MadeSound?
 }
 
+/// What the first hold of the lock did: the play installed (or refused), or the work left to do outside it.
+private enum PlayFirstStep {
+    case done(Int32)
+    case request(PlayRequest)
+}
+
+/// The largest chunk whose bytes a play compares with its sound under the stand-in's lock (at most about 13 µs at the
+/// 0.2 ms per MB a compare takes with both copies out of the cache): then a play with nothing to report on its
+/// channel is installed in that one hold. A larger chunk's compare runs outside the lock, as a conversion does.
+let inLockCompareBytes = 64 * 1_024
+
 /// Starts `chunk` on `channel` (-1: the first free unreserved channel). `loops` -1 (or any negative) plays forever,
 /// N plays N + 1 times; `ticks` > 0 halts it after that many milliseconds; `fadeMs` > 0 fades it in.
 ///
@@ -58,12 +69,14 @@ private struct PlayRequest {
 /// that cannot play is refused before the channel's current play is touched); its bytes are compared with the
 /// sound made from them, or converted into a new one, outside it; then the play is installed under it. A play
 /// still on the channel ends first and its finished callback runs before the new chunk is installed (with no lock
-/// held), so the callback's Mix_GetChunk is the chunk that ended, as with SDL_mixer.
+/// held), so the callback's Mix_GetChunk is the chunk that ended, as with SDL_mixer. The common case, a chunk of at
+/// most `inLockCompareBytes` whose bytes still match its sound, played on a channel with no play and no end waiting
+/// to be reported, takes one hold: the compare and the install are done in the first.
 func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: Int32, fadeMs: Int32, ticks: Int32)
     -> Int32
 {
     let pointer = chunk.map(ChunkPointer.init)
-    let found = StandIn.shared.state.withChannelLock(publishing: channel) { state -> PlayRequest? in
+    let first = StandIn.shared.state.withChannelLock(publishing: channel) { state -> PlayFirstStep? in
         guard let device = state.device else {
             report(deviceNotOpen)
             return nil
@@ -86,14 +99,30 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
         }
         switch record.bytes(device.spec) {
         case .success(let bytes):
+            if bytes.length <= inLockCompareBytes, let made = record.made,
+                made.matches(bytes, generation: device.generation),
+                let i = channel == -1 ? state.firstFreeChannel() : state.channels.index(channel),
+                !state.channels.isPlaying(i), !state.reporting.contains(Int32(clamping: i))
+            {
+                // Nothing on the channel to end or report (an end waiting for its report is in `reporting`).
+                return .done(
+                    install(
+                        i, made: made, record: record, device: device, loops: loops, fadeMs: fadeMs, ticks: ticks,
+                        in: &state))
+            }
             record.readers += 1
-            return PlayRequest(record: record, device: device, bytes: bytes, made: record.made)
+            return .request(PlayRequest(record: record, device: device, bytes: bytes, made: record.made))
         case .failure(let problem):
             refuse(problem.description)
             return nil
         }
     }
-    guard let request = found else { return -1 }
+    let request: PlayRequest
+    switch first {
+    case .none: return -1
+    case .done(let result): return result
+    case .request(let found): request = found
+    }
     let generation = request.device.generation
     let prepared: Result<MadeSound, ChunkProblem> =
         if let made = request.made, made.matches(request.bytes, generation: generation) {
@@ -145,7 +174,9 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
                 finished.append(Int32(clamping: i))
                 if pass < 2_004 { return nil }
             }
-            return install(i, made: made, request: request, loops: loops, fadeMs: fadeMs, ticks: ticks, in: &state)
+            return install(
+                i, made: made, record: request.record, device: request.device, loops: loops, fadeMs: fadeMs,
+                ticks: ticks, in: &state)
         }
         if let abufToFree { SDL_free(abufToFree) }
         // Nothing ended here: no report, and no third hold of the lock for it (the common case of a game loop's play
@@ -159,19 +190,19 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
 
 /// Puts the play on channel `i` (its previous play ended).
 private func install(
-    _ i: Int, made: MadeSound, request: PlayRequest, loops: Int32, fadeMs: Int32, ticks: Int32,
+    _ i: Int, made: MadeSound, record: ChunkRecord, device: OpenDevice, loops: Int32, fadeMs: Int32, ticks: Int32,
     in state: inout MixerState
 ) -> Int32 {
     let now = monotonicNanoseconds()
     // Read before the voice starts: it plays from the next block rendered after this count, or from the one after when
     // a render is under way (the count grows once it returns). Then the end planned from it is a block early: one
     // look finds the voice still sounding, and the next comes a tick later.
-    let renderedBefore = request.device.engine.renderedFrames
-    state.channels.slots[i].chunk = ChunkPointer(raw: request.record.chunk)
-    state.channels.slots[i].chunkVolume = Int(request.record.chunk.pointee.volume)
+    let renderedBefore = device.engine.renderedFrames
+    state.channels.slots[i].chunk = ChunkPointer(raw: record.chunk)
+    state.channels.slots[i].chunkVolume = Int(record.chunk.pointee.volume)
     state.channels.slots[i].fade = fadeMs > 0 ? .fadingIn(startedAt: now, length: Int(fadeMs) * 1_000_000) : .none
     state.channels.slots[i].fadeLevel = fadeMs > 0 ? 0 : 1
-    let started = state.channels.startVoice(i, device: request.device, made: made, loops: loops < 0 ? -1 : Int(loops))
+    let started = state.channels.startVoice(i, device: device, made: made, loops: loops < 0 ? -1 : Int(loops))
     switch started {
     case .success(let voice):
         state.channels.slots[i].voice = voice
@@ -179,7 +210,7 @@ private func install(
         state.channels.slots[i].startedAt = now
         state.channels.slots[i].expiresAt = ticks > 0 ? now + Int(ticks) * 1_000_000 : nil
         state.channels.slots[i].endsAt = state.endOfPlay(made.sound, from: now)
-        state.channels.slots[i].endFrame = endFrame(of: made.sound, from: renderedBefore, engine: request.device.engine)
+        state.channels.slots[i].endFrame = endFrame(of: made.sound, from: renderedBefore, engine: device.engine)
         state.wakeUpdates(for: i)
         return Int32(clamping: i)
     case .failure(let problem):
@@ -331,7 +362,7 @@ public func mixPaused(_ channel: Int32) -> Int32 {
 /// (ChannelEnds.swift). The first 64 channels are mostly answered without the lock (PlayingAnswers.swift).
 @_cdecl("Mix_Playing")
 public func mixPlaying(_ channel: Int32) -> Int32 {
-    if let answer = StandIn.shared.state.publishedPlaying(channel) { return answer }
+    if let answer = publishedPlaying(channel) { return answer }
     return StandIn.shared.state.withChannelLock(publishing: channel) { state in
         state.settle(channel)
         return state.channels.count(channel) { state.channels.isPlaying($0) }

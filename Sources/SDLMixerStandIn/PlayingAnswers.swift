@@ -8,12 +8,34 @@ import Synchronization
 // answer of each channel it may have changed, as the locked path would give it: none (0), a play that only a call or
 // the update thread ends (1), or a one-shot's planned end frame in the engine's rendered frames, before which it is on
 // (1) and from which the locked path must settle it (ChannelEnds.swift). A call whose answer is not settled by that
-// (channel -1, a channel past the table, a one-shot past its planned end) takes the lock as before. The cells and the
-// clock are made once, with the stand-in's state, and live as long as the process: reading one takes no reference.
+// (channel -1, a channel past the table, a one-shot past its planned end) takes the lock as before. The cells are made
+// once, with the stand-in's state, and live as long as the process; so does each opening's clock once published (a
+// hundred bytes an opening). Session 49: the call reads two global atomics, which Swift initializes statically,
+// where it passed `StandIn.shared`'s lazy initialization (`swift_once`), retained the state and took a lock around
+// the clock (about 200 instructions a call, and a lock's atomics, against about 90 now).
+
+/// Where Mix_Playing's fast path finds the cells, as a bit pattern (a pointer is not Sendable); 0 until the stand-in's
+/// state exists (the locked path makes it).
+private let publishedCells = Atomic<Int>(0)
+/// The clock published last, read without a reference: `PlayingAnswers.kept` holds every clock ever published, so
+/// none that a reader has loaded is freed under it.
+private let publishedClock = Atomic<Unmanaged<PlayingClock>?>(nil)
+
+/// One opening's number and its engine's rendered frames (with no engine open, a counter that stays 0: no cell holds
+/// an end frame then). Immutable once published.
+private final class PlayingClock: Sendable {
+    let opening: Int
+    let frames: RenderedFrames
+
+    init(opening: Int, frames: RenderedFrames) {
+        self.opening = opening
+        self.frames = frames
+    }
+}
 
 /// Mix_Playing's published answers: one cell per channel, and the open engine, whose rendered frames the end frames
-/// count.
-final class PlayingAnswers: Sendable {
+/// count. One, with the stand-in's state (`GuardedMixerState`), for the process's life.
+final class PlayingAnswers: @unchecked Sendable {
     /// How many channels are answered without the lock (SDL_mixer opens 8; games allocate up to a few dozen).
     static let channels = 64
     /// No play on the channel, or no such channel: 0.
@@ -27,13 +49,22 @@ final class PlayingAnswers: Sendable {
     static let frameBits = 47
     static let frameMask = (1 << frameBits) - 1
 
-    private final class Cell: Sendable {
-        let value = Atomic<Int>(PlayingAnswers.none)
+    /// One atomic per channel, side by side (unchecked Sendable: reached only through the pointer, as atomics).
+    private let cells: UnsafeMutablePointer<Atomic<Int>>
+    /// Every clock published (`publishedClock`).
+    private let kept = Lock<[PlayingClock]>([])
+
+    init() {
+        cells = .allocate(capacity: Self.channels)
+        for i in 0..<Self.channels { (cells + i).initialize(to: Atomic(Self.none)) }
+        publishedCells.store(Int(bitPattern: cells), ordering: .releasing)
     }
 
-    private let cells: [Cell] = (0..<PlayingAnswers.channels).map { _ in Cell() }
-    /// The open engine and its opening's number (`OpenDevice.generation`).
-    private let clock = Lock<(engine: AudioEngine?, opening: Int)>((nil, 0))
+    deinit {
+        publishedCells.store(0, ordering: .releasing)
+        cells.deinitialize(count: Self.channels)
+        cells.deallocate()
+    }
 
     /// A cell's value for a one-shot planned to end at `endFrame` in opening `opening`.
     static func endValue(_ endFrame: Int, opening: Int) -> Int {
@@ -42,27 +73,32 @@ final class PlayingAnswers: Sendable {
     }
 
     /// Under the stand-in's lock, when the open engine changes.
-    func open(_ engine: AudioEngine?, opening: Int) { clock.withLock { $0 = (engine, opening & 0xFFFF) } }
+    func open(_ frames: RenderedFrames?, opening: Int) {
+        let clock = PlayingClock(opening: opening & 0xFFFF, frames: frames ?? RenderedFrames())
+        kept.withLock { $0.append(clock) }
+        publishedClock.store(Unmanaged.passUnretained(clock), ordering: .releasing)
+    }
 
     /// Under the stand-in's lock.
     func store(_ value: Int, at i: Int) {
-        if cells[i].value.load(ordering: .relaxed) != value { cells[i].value.store(value, ordering: .releasing) }
+        if cells[i].load(ordering: .relaxed) != value { cells[i].store(value, ordering: .releasing) }
     }
+}
 
-    /// Mix_Playing's answer for channel `i` (0..<channels), or nil when the locked path must give it.
-    func answer(_ i: Int) -> Int32? {
-        let value = cells[i].value.load(ordering: .acquiring)
-        if value == Self.none { return 0 }
-        if value == Self.on { return 1 }
-        guard value >= 0 else { return nil }
-        let before = clock.withLock { clock -> Bool in
-            guard clock.opening == value >> Self.frameBits, let frames = clock.engine?.renderedFrames else {
-                return false
-            }
-            return frames < value & Self.frameMask
-        }
-        return before ? 1 : nil
+/// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
+func publishedPlaying(_ channel: Int32) -> Int32? {
+    guard channel >= 0, Int(channel) < PlayingAnswers.channels,
+        let cells = UnsafeMutablePointer<Atomic<Int>>(bitPattern: publishedCells.load(ordering: .acquiring))
+    else { return nil }
+    let value = cells[Int(channel)].load(ordering: .acquiring)
+    if value == PlayingAnswers.none { return 0 }
+    if value == PlayingAnswers.on { return 1 }
+    guard value >= 0, let clock = publishedClock.load(ordering: .acquiring) else { return nil }
+    // Read in place: a binding of the counter would retain and release it.
+    let before = clock._withUnsafeGuaranteedRef {
+        $0.opening == value >> PlayingAnswers.frameBits && $0.frames.count < value & PlayingAnswers.frameMask
     }
+    return before ? 1 : nil
 }
 
 extension MixerState {
@@ -84,7 +120,7 @@ extension MixerState {
     mutating func publishAnswers(to answers: PlayingAnswers) {
         let opening = device?.generation
         if publishedOpening != opening {
-            answers.open(device?.engine, opening: opening ?? -1)
+            answers.open(device?.engine.renderedFrameCounter, opening: opening ?? -1)
             publishedOpening = opening
             publishedChannels = PlayingAnswers.channels
         }

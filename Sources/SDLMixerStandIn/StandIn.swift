@@ -156,12 +156,6 @@ final class GuardedMixerState: Sendable {
         }
     }
 
-    /// Mix_Playing's answer for `channel` as last published, or nil when only the locked path can give it.
-    func publishedPlaying(_ channel: Int32) -> Int32? {
-        guard channel >= 0, Int(channel) < PlayingAnswers.channels else { return nil }
-        return playing.answer(Int(channel))
-    }
-
     /// What Mix_PlayingMusic and Mix_PausedMusic answer now, without the lock.
     var musicAnswers: MusicAnswers { MusicAnswers(rawValue: answers.load(ordering: .acquiring)) }
 }

@@ -7,7 +7,11 @@ import Synchronization
 extension AudioEngine {
     /// Frames the mix has rendered since the engine started, on the device or offline: the bench's clock, read
     /// without reaching into the mixer.
-    package var renderedFrames: Int { mixer.framesRendered.load(ordering: .relaxed) }
+    package var renderedFrames: Int { mixer.framesRendered.count }
+
+    /// The counter behind `renderedFrames`, for a reader that keeps it past the engine's life (the SDL_mixer
+    /// stand-in's lock-free Mix_Playing).
+    package var renderedFrameCounter: RenderedFrames { mixer.framesRendered }
 
     /// How many mix blocks took each bucket of time (`RenderTimes`), for the bench.
     package func renderTimeCounts() -> [Int] { mixer.renderTimes.snapshot() }

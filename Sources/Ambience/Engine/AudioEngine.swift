@@ -352,7 +352,7 @@ public final class AudioEngine: @unchecked Sendable {
         TerminationWatch.shared.finishIfSignalled()
         pollMonitors()
         if !isOffline {
-            let now = mixer.framesRendered.load(ordering: .relaxed)
+            let now = mixer.framesRendered.count
             let delta = state.withLock { state in
                 let delta = now - state.lastTickFrame
                 state.lastTickFrame = now

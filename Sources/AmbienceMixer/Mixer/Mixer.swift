@@ -68,7 +68,7 @@ public final class Mixer: @unchecked Sendable {
     var useCounter: UInt64 = 0
 
     // Written by whoever renders (audio thread or offline render), read by the game thread.
-    package let framesRendered = Atomic<Int>(0)
+    package let framesRendered = RenderedFrames()
     let renderBlocks = Atomic<Int>(0)
     let renderNanosTotal = Atomic<Int>(0)
     let renderNanosMax = Atomic<Int>(0)
@@ -471,7 +471,7 @@ public final class Mixer: @unchecked Sendable {
         device.render(into: buffer, frames: frames)
         if postMix.isSet { postMix.run(buffer, frames: frames) }
         let spent = monotonicNanoseconds() - start
-        framesRendered.add(frames, ordering: .relaxed)
+        framesRendered.add(frames)
         renderBlocks.add(1, ordering: .relaxed)
         renderNanosTotal.add(spent, ordering: .relaxed)
         renderTimes.record(nanoseconds: spent)

@@ -19,31 +19,48 @@ extension Mixer {
     /// another mixer's.
     package func progress(of voice: Voice) -> VoiceProgress? {
         guard !voice.isStream, voice.mixer === self else { return nil }
+        return withLock { progressUnderLock(voice) }
+    }
+
+    /// `progress(of:)`, and when the voice has played out, its end as `Voice.stop()` makes it, in the same hold of the
+    /// lock: one lock and one switch of OpenAL's context, where the two calls took two each (the SDL_mixer stand-in
+    /// ends a one-shot this way when the game asks Mix_Playing past its planned end, 180 times a second in its bench).
+    package func stopIfPlayedOut(_ voice: Voice) -> VoiceProgress? {
+        guard !voice.isStream, voice.mixer === self else { return nil }
         return withLock {
-            guard isCurrent(slot: voice.slot, generation: voice.generation) else {
-                return VoiceProgress(framesLeft: 0, isHeld: false)
+            let progress = progressUnderLock(voice)
+            if progress?.framesLeft == 0, isCurrent(slot: voice.slot, generation: voice.generation) {
+                release(voice.slot, event: nil)
             }
-            let index = Int(voice.slot)
-            guard !voices.slots[index].loop else { return nil }
-            let held = voices.slots[index].paused || suspended
-            let source = voices.slots[index].source
-            let position: Double
-            if source >= 0, sources.starts.isPending(source) {
-                position = sources.startFrames[Int(source)]  // not played yet: OpenAL would read 0
-            } else if source >= 0 {
-                // The playhead first: a source that stops in between reads 0 there, and is then seen stopped below.
-                let offset = sources[source].sampleOffset
-                if SourcePool.hasPlayedOut(
-                    looping: false, startPending: sources.starts.isPending(source), state: sources[source].state)
-                {
-                    return VoiceProgress(framesLeft: 0, isHeld: held)
-                }
-                position = Double(offset)
-            } else {
-                position = voices.virtualPlayhead(voice.slot)
-            }
-            let left = voices.slots[index].outputFramesToEnd(from: position)
-            return VoiceProgress(framesLeft: left.saturated(Int.self, rounding: .up), isHeld: held)
+            return progress
         }
+    }
+
+    /// `progress(of:)`'s answer, under the lock.
+    private func progressUnderLock(_ voice: Voice) -> VoiceProgress? {
+        guard isCurrent(slot: voice.slot, generation: voice.generation) else {
+            return VoiceProgress(framesLeft: 0, isHeld: false)
+        }
+        let index = Int(voice.slot)
+        guard !voices.slots[index].loop else { return nil }
+        let held = voices.slots[index].paused || suspended
+        let source = voices.slots[index].source
+        let position: Double
+        if source >= 0, sources.starts.isPending(source) {
+            position = sources.startFrames[Int(source)]  // not played yet: OpenAL would read 0
+        } else if source >= 0 {
+            // The playhead first: a source that stops in between reads 0 there, and is then seen stopped below.
+            let offset = sources[source].sampleOffset
+            if SourcePool.hasPlayedOut(
+                looping: false, startPending: sources.starts.isPending(source), state: sources[source].state)
+            {
+                return VoiceProgress(framesLeft: 0, isHeld: held)
+            }
+            position = Double(offset)
+        } else {
+            position = voices.virtualPlayhead(voice.slot)
+        }
+        let left = voices.slots[index].outputFramesToEnd(from: position)
+        return VoiceProgress(framesLeft: left.saturated(Int.self, rounding: .up), isHeld: held)
     }
 }

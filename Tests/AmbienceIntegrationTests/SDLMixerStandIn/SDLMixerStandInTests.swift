@@ -152,6 +152,38 @@ struct SDLMixerStandInTests {
         #expect(level > 0.25 && level < 0.75, "440 Hz at \(level)")
     }
 
+    /// A program may write into a loaded chunk's `abuf` (pygame's sndarray does), and SDL_mixer, which mixes from it,
+    /// plays the new bytes: a 440 Hz chunk played to its end, then rewritten in place to 880 Hz and played again
+    /// (Tests/SDLMixer/standin_rewrite_test.c), is heard at 440 Hz and then at 880 Hz. A 0.25 s chunk is compared with
+    /// its sound under the stand-in's lock and played in one hold of it; a 1 s chunk is compared outside it
+    /// (`inLockCompareBytes`, 64 KB).
+    @Test(arguments: [0.25, 1.0])
+    func aChunkRewrittenInPlaceIsHeardAsRewritten(seconds: Double) throws {
+        let folder = try MixerStandIn.prepare("standin_rewrite_test")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let recording = folder + "/device.raw"
+        let result = try MixerStandIn.run(
+            folder, ["\(seconds)"], environment: ["SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": recording],
+            program: "standin_rewrite_test")
+        #expect(result.status == 0, "standin_rewrite_test \(seconds): \(result.stdout)\n\(result.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: recording))
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let signal = Signal(samples, channels: 2, sampleRate: 44_100)
+        let length = Int(seconds * 44_100)
+        // Each play's first frame: the second comes after the first's length and the program's 300 ms of silence.
+        func onset(from start: Int) -> Int? {
+            (start..<signal.frames).first { abs(samples[2 * $0]) > 0.05 }
+        }
+        let first = try #require(onset(from: 0), "nothing was heard")
+        let second = try #require(onset(from: first + length + 4_410), "the second play was not heard")
+        // Each play's first 0.2 s (less than the shorter chunk).
+        let window = 8_820
+        try #require(signal.frames - second > window, "under 0.2 s was recorded after the second start")
+        #expect(abs(signal.dominantFrequency(in: first..<(first + window)) - 440) < 2)
+        #expect(abs(signal.dominantFrequency(in: second..<(second + window)) - 880) < 2)
+        #expect(signal.amplitude(of: 440, in: second..<(second + window)) < 0.01, "the old bytes were played again")
+    }
+
     /// Mix_SetPanning(0, 255, 0) on the default stereo device scales the sides as SDL_mixer does (the channel's stream,
     /// the chunk being stereo): the left side carries the tone at its level, the right none of it. With
     /// Mix_SetReverseStereo(0, 1) set after it, the panned sides are swapped (SDL_mixer runs the swap after the

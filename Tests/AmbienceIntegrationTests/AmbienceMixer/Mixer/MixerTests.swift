@@ -110,6 +110,28 @@ import Testing
         #expect(crowded.mixer.progress(of: voice) == nil, "another mixer's voice")
     }
 
+    /// `Mixer.stopIfPlayedOut`, which the SDL_mixer stand-in's Mix_Playing ends a one-shot by: `progress(of:)`'s
+    /// answer, and a voice found played out let go by the same call (its handle dead at once, not at the next tick);
+    /// one still sounding, or a loop, is left playing.
+    @Test func aPlayedOutVoiceIsLetGoByTheCallThatFindsIt() throws {
+        let engine = try engine()
+        let half = try engine.makeSound(tone(hz: 300, seconds: 0.5), name: "half")
+        let voice = engine.play(half)
+        _ = try engine.render(frames: 6_144)
+        let playing = try #require(engine.mixer.stopIfPlayedOut(voice))
+        #expect(playing.framesLeft > 0 && voice.isAlive, "\(playing)")
+        // The mixer's render alone, as a device's callback runs it: no tick, which would let the voice go itself.
+        let frames = playing.framesLeft + 1_024
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: frames * 2)
+        defer { buffer.deallocate() }
+        engine.mixer.render(into: buffer, frames: frames)
+        try #require(voice.isAlive, "played out, and not let go before the call")
+        #expect(engine.mixer.stopIfPlayedOut(voice)?.framesLeft == 0)
+        #expect(!voice.isAlive)
+        let loop = engine.play(half, PlayOptions(loop: true))
+        #expect(engine.mixer.stopIfPlayedOut(loop) == nil && loop.isAlive, "a loop never ends")
+    }
+
     /// A virtual voice given the source its holder let go starts where it stood, at the next block (`PendingStarts`).
     /// Until then it reads that place, not the 0 OpenAL reads for a source that has not played; stopped before the
     /// block, it is never heard (review, stop 46).
