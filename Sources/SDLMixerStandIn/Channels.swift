@@ -88,20 +88,17 @@ func play(_ channel: Int32, _ chunk: UnsafeMutablePointer<Mix_Chunk>?, loops: In
             refuse("Tried to play a chunk that is not there: \(error.description)")
             return nil
         }
-        if channel == -1 {
-            guard state.firstFreeChannel() != nil else {
-                refuse("No free channels available")
-                return nil
-            }
-        } else if state.channels.index(channel) == nil {
-            refuse("Invalid channel \(channel): \(state.channels.count) are allocated")
+        guard let i = channel == -1 ? state.firstFreeChannel() : state.channels.index(channel) else {
+            refuse(
+                channel == -1
+                    ? "No free channels available" : "Invalid channel \(channel): \(state.channels.count) are allocated"
+            )
             return nil
         }
         switch record.bytes(device.spec) {
         case .success(let bytes):
             if bytes.length <= inLockCompareBytes, let made = record.made,
                 made.matches(bytes, generation: device.generation),
-                let i = channel == -1 ? state.firstFreeChannel() : state.channels.index(channel),
                 !state.channels.isPlaying(i), !state.reporting.contains(Int32(clamping: i))
             {
                 // Nothing on the channel to end or report (an end waiting for its report is in `reporting`).

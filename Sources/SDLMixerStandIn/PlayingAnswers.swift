@@ -33,8 +33,9 @@ private final class PlayingClock: Sendable {
     }
 }
 
-/// Mix_Playing's published answers: one cell per channel, and the open engine, whose rendered frames the end frames
-/// count. One, with the stand-in's state (`GuardedMixerState`), for the process's life.
+/// Mix_Playing's published answers: one cell per channel, and the open opening's clock (`PlayingClock`: its number
+/// and its engine's rendered frames, which the end frames count). One, with the stand-in's state
+/// (`GuardedMixerState`), for the process's life: never freed, since a reader may hold the cells' address it loaded.
 final class PlayingAnswers: @unchecked Sendable {
     /// How many channels are answered without the lock (SDL_mixer opens 8; games allocate up to a few dozen).
     static let channels = 64
@@ -60,21 +61,19 @@ final class PlayingAnswers: @unchecked Sendable {
         publishedCells.store(Int(bitPattern: cells), ordering: .releasing)
     }
 
-    deinit {
-        publishedCells.store(0, ordering: .releasing)
-        cells.deinitialize(count: Self.channels)
-        cells.deallocate()
-    }
+    /// An opening's number in a cell's high bits: 0 to 65,534 for an open device, 65,535 for none (-1), so that the
+    /// clock published at a close never reads as an opening's.
+    static func tag(_ opening: Int) -> Int { opening < 0 ? 0xFFFF : opening % 0xFFFF }
 
     /// A cell's value for a one-shot planned to end at `endFrame` in opening `opening`.
     static func endValue(_ endFrame: Int, opening: Int) -> Int {
         guard endFrame >= 0 else { return locked }
-        return min(endFrame, frameMask) | (opening & 0xFFFF) << frameBits
+        return min(endFrame, frameMask) | tag(opening) << frameBits
     }
 
     /// Under the stand-in's lock, when the open engine changes.
     func open(_ frames: RenderedFrames?, opening: Int) {
-        let clock = PlayingClock(opening: opening & 0xFFFF, frames: frames ?? RenderedFrames())
+        let clock = PlayingClock(opening: Self.tag(opening), frames: frames ?? RenderedFrames())
         kept.withLock { $0.append(clock) }
         publishedClock.store(Unmanaged.passUnretained(clock), ordering: .releasing)
     }

@@ -114,7 +114,6 @@ extension ChannelTable {
     func nextLook(now: Int, render: RenderPosition?, plan: LookPlan) -> Int? {
         var earliest: Int?
         var ends: [Int] = []
-        ends.reserveCapacity(slots.count)
         for i in slots.indices {
             let (other, end) = looks(i, now: now, render: render, plan: plan)
             if let other { earliest = min(earliest ?? other, other) }

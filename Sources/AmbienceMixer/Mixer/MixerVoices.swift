@@ -34,9 +34,7 @@ extension Mixer {
                 }
                 slot = taken
                 importance = voices.slots.withUnsafeBufferPointer { pool in
-                    let s = pool.baseAddress! + Int(taken)
-                    return VoicePool.importance(
-                        of: s, busGain: buses.effective[bus], attenuation: VoicePool.attenuation(of: s, listener))
+                    plainImportance(of: pool.baseAddress! + Int(taken))
                 }
             } else {
                 guard let (taken, score) = occupyCompeting(sound, options, bus: bus) else { return .none }
@@ -51,6 +49,14 @@ extension Mixer {
         }
     }
 
+    /// A slot's importance with no HDR window: its bus's gain and its attenuation at the listener.
+    @inline(__always)
+    private func plainImportance(of slot: UnsafePointer<VoiceSlot>) -> Float {
+        VoicePool.importance(
+            of: slot, busGain: buses.effective[slot.pointee.bus], attenuation: VoicePool.attenuation(of: slot, listener)
+        )
+    }
+
     /// A start under an HDR window or into a full pool: the new slot is built first, as the window is raised for it
     /// and a victim chosen by its importance before it takes a slot. Nil when it is refused.
     private func occupyCompeting(_ sound: Sound, _ options: PlayOptions, bus: Int) -> (Int32, Float)? {
@@ -60,10 +66,7 @@ extension Mixer {
         // 50 instructions more (callgrind, docs/bench/profile.md).
         let hdrBefore = buses.hasHDR ? withHDRWindows(&fresh) : nil
         let importance = withUnsafePointer(to: &fresh) { slot in
-            guard !buses.hasHDR else { return VoicePool.importance(of: slot, audibility) }
-            return VoicePool.importance(
-                of: slot, busGain: buses.effective[slot.pointee.bus],
-                attenuation: VoicePool.attenuation(of: slot, listener))
+            buses.hasHDR ? VoicePool.importance(of: slot, audibility) : plainImportance(of: slot)
         }
         if voices.isFull {
             // Equals give way to the newcomer, except culled ones: every culled voice scores the same, and a
@@ -134,10 +137,14 @@ extension Mixer {
     /// each of its arrays), about 1,100 instructions for each voice asked (callgrind; `areAlive` asks of 33 at each
     /// wake of the SDL_mixer stand-in's update thread).
     func isCurrent(slot: Int32, generation: UInt32) -> Bool {
-        guard slot >= 0, Int(slot) < voices.slots.count, voices.slots[Int(slot)].generation == generation else {
-            return false
-        }
-        guard case .some = voices.slots[Int(slot)].sound else { return false }
+        Self.isCurrent(in: voices.slots, slot: slot, generation: generation)
+    }
+
+    /// `isCurrent(slot:generation:)`'s rule over a slot table its caller took once (`areAlive`).
+    @inline(__always)
+    static func isCurrent(in slots: [VoiceSlot], slot: Int32, generation: UInt32) -> Bool {
+        guard slot >= 0, Int(slot) < slots.count, slots[Int(slot)].generation == generation else { return false }
+        guard case .some = slots[Int(slot)].sound else { return false }
         return true
     }
 
@@ -150,17 +157,15 @@ extension Mixer {
     /// `isAlive` of each voice, under one hold of the lock; false for another mixer's voices and `Voice.none`.
     package func areAlive(_ handles: [Voice]) -> [Bool] {
         withLock {
-            // The slot table taken once (one retain): `isCurrent` per handle still had the compiler copy the whole
-            // pool for each (callgrind: about 1,400 instructions a handle, 33 at each wake of the SDL_mixer
-            // stand-in's update thread). The handle's owner is compared, not its weak reference to the mixer,
-            // which each load would take and let go.
+            // The slot table taken once (one retain): the instance `isCurrent`, called from this closure, had the
+            // compiler copy the whole pool for each handle (callgrind: about 1,400 instructions a handle, 33 at each
+            // wake of the SDL_mixer stand-in's update thread). The handle's owner is compared, not its weak
+            // reference to the mixer, which each load would take and let go.
             let slots = voices.slots
             return handles.map { voice in
                 guard voice.owner === owner else { return false }
                 if voice.isStream { return streamVoices.isCurrent(slot: voice.slot, generation: voice.generation) }
-                let slot = Int(voice.slot)
-                return slot >= 0 && slot < slots.count && slots[slot].generation == voice.generation
-                    && slots[slot].sound != nil
+                return Self.isCurrent(in: slots, slot: voice.slot, generation: voice.generation)
             }
         }
     }

@@ -91,7 +91,7 @@ struct VoicePool {
         guard let slot = freeSlots.popLast() else { return nil }
         let (activeIndex, anchor) = (Int32(active.count), clock)
         slots.withUnsafeMutableBufferPointer { pool in
-            assert(pool.indices.contains(Int(slot)), "a slot of this pool")  // the pointer below is unchecked
+            precondition(pool.indices.contains(Int(slot)), "a slot of this pool")  // the pointer below is unchecked
             let s = pool.baseAddress! + Int(slot)
             s.pointee.start(sound, options, bus: bus, outputRate: outputRate)
             s.pointee.timing &+= 1
@@ -219,7 +219,7 @@ struct VoicePool {
     mutating func scheduleEnding(_ slot: Int32) {
         // Fields read in place: a copy of the slot would copy its 150 bytes and retain its sound, per virtual start.
         let ending: VoiceEnding? = slots.withUnsafeBufferPointer { pool in
-            assert(pool.indices.contains(Int(slot)), "a slot of this pool")  // the pointer below is unchecked
+            precondition(pool.indices.contains(Int(slot)), "a slot of this pool")  // the pointer below is unchecked
             let s = pool.baseAddress! + Int(slot)
             guard s.pointee.source < 0, !s.pointee.paused, !s.pointee.loop || s.pointee.soundFrames <= 0 else {
                 return nil
