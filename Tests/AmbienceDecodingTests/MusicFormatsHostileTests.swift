@@ -135,7 +135,9 @@ import Testing
             case .failure(let error):
                 Issue.record("\(module) \(name): \(error)")
             }
-            #expect(monotonicSeconds() - started < 20, "\(module) \(name) took \(monotonicSeconds() - started) s")
+            // A hang's bound, not a speed: the work is bounded in frames above. Under AddressSanitizer on a loaded
+            // machine the longest damaged module decoded to its bound in 23 s.
+            #expect(monotonicSeconds() - started < 60, "\(module) \(name) took \(monotonicSeconds() - started) s")
         }
     }
 

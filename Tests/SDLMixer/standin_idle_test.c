@@ -177,8 +177,10 @@ int main(int argc, char **argv) {
     while (!SDL_AtomicGet(&ended) && SDL_GetTicks() - start < 30000) SDL_Delay(1);
     took = SDL_GetTicks() - start;
     printf("the 2 s chunk was reported ended after %u ms\n", took);
-    /* SDL's dummy driver sleeps 11 ms per 11.6 ms block: the chunk plays about 5 % fast, and ends near 1.9 s. */
-    CHECK(SDL_AtomicGet(&ended) == 1 && took >= 1800 && took < 2150 && Mix_Playing(0) == 0);
+    /* SDL's dummy driver sleeps 11 ms per 11.6 ms block: the chunk plays about 5 % fast, and ends near 1.9 s. Its
+     * report may wait for the ends batched with it (up to a 100 ms tick): 2164 ms once under AddressSanitizer on a
+     * loaded machine. One 350 ms past the chunk's end still fails. */
+    CHECK(SDL_AtomicGet(&ended) == 1 && took >= 1800 && took < 2250 && Mix_Playing(0) == 0);
 
     /* Looping forever, it never ends by itself: no tick either. */
     CHECK(Mix_PlayChannel(0, long_chunk, -1) == 0);
