@@ -37,7 +37,9 @@ version="$major.$(version_part MINOR).$(version_part PATCH)"
 echo "install-test: the header says $version"
 
 # The system's SDL_mixer, which the install must leave alone (the stand-in goes in a folder of its own).
-system_mixer=$(ldconfig -p | awk '$1 == "libSDL2_mixer-2.0.so.0" { print $NF; exit }')
+# awk reads to the end: an early exit would end ldconfig by SIGPIPE once its list outgrows one read, and pipefail
+# would end this script with it (exit 141 in CI).
+system_mixer=$(ldconfig -p | awk '$1 == "libSDL2_mixer-2.0.so.0" && !found { print $NF; found = 1 }')
 system_mixer_sum=$( [ -z "$system_mixer" ] || sha256sum "$(readlink -f "$system_mixer")")
 
 bash scripts/install.sh --prefix "$prefix" "${install_options[@]}"
@@ -62,7 +64,7 @@ if command -v dpkg >/dev/null; then
   for needed in $(readelf -d "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     [ ! -e "$prefix/lib/ambience/$needed" ] || continue
     case "$needed" in libc.so.*|libm.so.*|ld-linux*|libpthread.so.*|libdl.so.*) continue ;; esac
-    package=$(dpkg -S "*/$needed" 2>/dev/null | head -1 | cut -d: -f1)
+    package=$(dpkg -S "*/$needed" 2>/dev/null | sed -n 1p | cut -d: -f1)
     grep -q "\`${package:-no package for $needed}\`" README.md || unlisted="$unlisted $needed (${package:-?})"
   done
   check "the README's packaging notes name the Debian package of every library it links${unlisted:+ (missing:$unlisted)}" test -z "$unlisted"
