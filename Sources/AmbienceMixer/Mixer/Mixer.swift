@@ -261,9 +261,7 @@ public final class Mixer: @unchecked Sendable {
             let slot = sources.owners[source]
             guard slot >= 0 else { continue }
             if sources.isPollDue(source, at: voices.clock)
-                && SourcePool.hasPlayedOut(
-                    looping: voices.slots[Int(slot)].loop, startPending: sources.starts.isPending(Int32(source)),
-                    state: sources.sources[source].state)
+                && sourceHasPlayedOut(Int32(source), looping: voices.slots[Int(slot)].loop)
             {
                 release(slot, event: .finished)
             } else if gainsChanged {
@@ -381,10 +379,7 @@ public final class Mixer: @unchecked Sendable {
     func resumeSource(of slot: Int32) {
         let source = voices.slots[Int(slot)].source
         sources.settle(source)
-        if SourcePool.hasPlayedOut(
-            looping: voices.slots[Int(slot)].loop, startPending: sources.starts.isPending(source),
-            state: sources[source].state)
-        {
+        if sourceHasPlayedOut(source, looping: voices.slots[Int(slot)].loop) {
             sources.pollEveryBlock(source)
         } else {
             sources[source].play()

@@ -51,16 +51,19 @@ extension Mixer {
         } else if source >= 0 {
             // The playhead first: a source that stops in between reads 0 there, and is then seen stopped below.
             let offset = sources[source].sampleOffset
-            if SourcePool.hasPlayedOut(
-                looping: false, startPending: sources.starts.isPending(source), state: sources[source].state)
-            {
-                return VoiceProgress(framesLeft: 0, isHeld: held)
-            }
+            if sourceHasPlayedOut(source, looping: false) { return VoiceProgress(framesLeft: 0, isHeld: held) }
             position = Double(offset)
         } else {
             position = voices.virtualPlayhead(voice.slot)
         }
         let left = voices.slots[index].outputFramesToEnd(from: position)
         return VoiceProgress(framesLeft: left.saturated(Int.self, rounding: .up), isHeld: held)
+    }
+
+    /// `SourcePool.hasPlayedOut` of one of the pool's sources, its fields read in place (under the lock).
+    @inline(__always)
+    func sourceHasPlayedOut(_ source: Int32, looping: Bool) -> Bool {
+        SourcePool.hasPlayedOut(
+            looping: looping, startPending: sources.starts.isPending(source), state: sources[source].state)
     }
 }
